@@ -1,0 +1,2 @@
+//! Benchmarks of neon: criterion benches in `benches/benches/`, aarch64 instruction-count
+//! bench binaries in `benches/src/bin/`.

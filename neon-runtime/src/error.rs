@@ -1,0 +1,124 @@
+//! Errors returned by tensor constructors, shape rules and operators.
+
+use core::fmt;
+
+use crate::dim::Dim;
+
+/// A shape rule violation, generic over the dimension type so the `neon_plan!` macro can
+/// report the same violation with symbolic sizes at compile time.
+///
+/// `arg` counts the operator's tensor arguments from 0 (inputs in call order).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeError<D> {
+    /// Argument `arg` has the wrong rank.
+    Rank {
+        /// Operator name (`"conv1d"`, `"linear"`, ...).
+        op: &'static str,
+        /// Which tensor argument.
+        arg: usize,
+        /// Ranks the operator accepts, as text (`"2"`, `"2 or 3"`).
+        expected: &'static str,
+        /// The rank given.
+        got: usize,
+    },
+    /// Axis `axis` of argument `arg` does not have the size the operator needs.
+    Dim {
+        /// Operator name.
+        op: &'static str,
+        /// Which tensor argument.
+        arg: usize,
+        /// Which axis of that argument (outermost = 0).
+        axis: usize,
+        /// What the axis means to the operator (`"input channels"`, `"frames"`).
+        what: &'static str,
+        /// The size the operator needs.
+        expected: D,
+        /// The size given.
+        got: D,
+    },
+    /// A derived size would be below `min` (for symbolic dims: for some value in range).
+    TooSmall {
+        /// Operator name.
+        op: &'static str,
+        /// What the size means (`"output frames"`).
+        what: &'static str,
+        /// The size as far as it could be computed.
+        value: D,
+        /// The smallest admissible size.
+        min: usize,
+    },
+    /// The operator's own geometry is invalid (zero stride, groups not dividing channels...).
+    Geometry {
+        /// Operator name.
+        op: &'static str,
+        /// Which rule is broken.
+        reason: &'static str,
+    },
+}
+
+impl<D: Dim> fmt::Display for ShapeError<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShapeError::Rank { op, arg, expected, got } => {
+                write!(f, "{op} expects a rank-{expected} tensor as argument {arg}, got rank {got}")
+            }
+            ShapeError::Dim { op, arg, axis, what, expected, got } => {
+                write!(f, "{op} expects {expected} {what}, argument {arg} has {got} (axis {axis})")
+            }
+            ShapeError::TooSmall { op, what, value, min } => {
+                write!(f, "{op}: {what} = {value} can be smaller than {min}")
+            }
+            ShapeError::Geometry { op, reason } => write!(f, "{op}: invalid geometry: {reason}"),
+        }
+    }
+}
+
+/// Run-time error of the runtime: bad lengths, shapes or geometry. Never a panic.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// A buffer does not have the length its shape needs.
+    Length {
+        /// What the buffer is (`"tensor data"`, `"weight"`, `"scratch"`).
+        what: &'static str,
+        /// Elements needed.
+        expected: usize,
+        /// Elements given.
+        got: usize,
+    },
+    /// A shape has rank 0 or above [`crate::MAX_RANK`], or a zero-sized dimension.
+    BadShape {
+        /// Why.
+        reason: &'static str,
+    },
+    /// The view's layout is not one the operator accepts.
+    Layout {
+        /// Operator name.
+        op: &'static str,
+        /// What it accepts.
+        expected: &'static str,
+    },
+    /// A shape rule failed.
+    Shape(ShapeError<usize>),
+}
+
+impl From<ShapeError<usize>> for Error {
+    fn from(e: ShapeError<usize>) -> Self {
+        Error::Shape(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Length { what, expected, got } => {
+                write!(f, "{what} has {got} elements, expected {expected}")
+            }
+            Error::BadShape { reason } => write!(f, "bad shape: {reason}"),
+            Error::Layout { op, expected } => write!(f, "{op} expects a {expected} tensor"),
+            Error::Shape(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

@@ -1,0 +1,72 @@
+//! Kernel backends.
+//!
+//! A backend is a zero-sized type implementing one trait per kernel family; [`Backend`]
+//! is their sum. Plans and operators are generic over `B: Backend` and monomorphised, so
+//! there is no dynamic dispatch, and one binary can run and compare both backends.
+//!
+//! - [`Portable`]: plain Rust written so LLVM vectorises it; every target.
+//! - `Neon`: `core::arch::aarch64` intrinsics; only with `target_arch = "aarch64"` and
+//!   feature `neon`.
+//!
+//! Both backends implement the same signatures and agree to within the tolerances each
+//! family documents (tests compare them on the same inputs under qemu-aarch64).
+//!
+//! One file per family: [`gemm`] (packed GEMM, GEMV), [`conv`] (conv1d, depthwise),
+//! [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`].
+
+pub mod activation;
+pub mod conv;
+pub mod elementwise;
+pub mod gemm;
+pub mod layout;
+pub mod norm;
+pub mod softmax;
+
+pub use activation::ActivationKernels;
+pub use conv::ConvKernels;
+pub use elementwise::ElementwiseKernels;
+pub use gemm::GemmKernels;
+pub use layout::LayoutKernels;
+pub use norm::NormKernels;
+pub use softmax::SoftmaxKernels;
+
+/// The portable backend: plain Rust, auto-vectorised by LLVM. Available everywhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Portable;
+
+/// The NEON backend: `core::arch::aarch64` intrinsics (aarch64 with feature `neon`).
+///
+/// NEON (Advanced SIMD) is mandatory on ARMv8-A, so this backend needs no run-time
+/// detection; optional extensions (dotprod, i8mm) are detected separately where used.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Neon;
+
+/// A complete kernel backend: every kernel family.
+pub trait Backend:
+    GemmKernels
+    + ConvKernels
+    + ElementwiseKernels
+    + ActivationKernels
+    + SoftmaxKernels
+    + NormKernels
+    + LayoutKernels
+    + Copy
+    + Default
+    + Send
+    + Sync
+    + core::fmt::Debug
+    + 'static
+{
+    /// Short name (`"portable"`, `"neon"`), as used by session options.
+    const NAME: &'static str;
+}
+
+impl Backend for Portable {
+    const NAME: &'static str = "portable";
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+impl Backend for Neon {
+    const NAME: &'static str = "neon";
+}

@@ -1,0 +1,41 @@
+//! # neon-runtime
+//!
+//! The `no_std`, dependency-free core of neon: tensor views and layouts
+//! ([`tensor`]), kernel backends ([`kernels`]: [`Portable`] everywhere, `Neon` on
+//! aarch64 with feature `neon`), and prepared operators ([`ops`]) that own immutable,
+//! kernel-ready weights.
+//!
+//! ## Conventions
+//! - Sequences are channel-first `[channels, frames]` unless a view says
+//!   [`Layout::FrameMajor`] (`[frames, channels]`). Dimensions are listed outermost first
+//!   (row-major); the last dimension is contiguous.
+//! - Kernels are free functions over slices with explicit geometry. They check their
+//!   geometry contract with `assert!` (the NEON paths rely on it for memory safety) and
+//!   therefore panic on a violated contract; the operators in [`ops`] validate every shape
+//!   first and return an [`Error`] instead, so user-facing code never reaches those asserts.
+//! - Operators never allocate in `run`; scratch memory comes from the caller.
+//!
+//! ## Features
+//! - `alloc`: operator constructors that pack weights into owned `Vec`s.
+//! - `std` (implies `alloc`): run-time CPU feature detection and, later, the worker team.
+//! - `neon`: the NEON backend; it only exists on `target_arch = "aarch64"`.
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod dim;
+pub mod error;
+pub mod kernels;
+pub mod ops;
+pub mod tensor;
+
+pub use dim::Dim;
+pub use error::{Error, ShapeError};
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+pub use kernels::Neon;
+pub use kernels::{Backend, Portable};
+pub use tensor::{IndexView, Layout, Shape, TensorView, TensorViewMut, MAX_RANK};

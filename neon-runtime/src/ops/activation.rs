@@ -1,0 +1,1 @@
+//! activation operators (stub: filled in by the activation family work).

@@ -1,0 +1,1 @@
+//! conv operators (stub: filled in by the conv family work).

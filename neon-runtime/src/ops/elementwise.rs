@@ -1,0 +1,1 @@
+//! elementwise operators (stub: filled in by the elementwise family work).

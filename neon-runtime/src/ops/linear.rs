@@ -1,0 +1,1 @@
+//! linear operators (stub: filled in by the linear family work).

@@ -1,0 +1,1 @@
+//! norm operators (stub: filled in by the norm family work).

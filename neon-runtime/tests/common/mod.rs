@@ -1,0 +1,42 @@
+//! Shared helpers for the kernel tests: seeded random data and f64 comparison.
+#![allow(dead_code)]
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// A deterministic RNG for a test (seed per test so failures reproduce).
+pub fn rng(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
+}
+
+/// `n` values uniform in `[lo, hi)`.
+pub fn uniform(rng: &mut SmallRng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    (0..n).map(|_| rng.gen_range(lo..hi)).collect()
+}
+
+/// Asserts `|got - want| <= abs + rel * |want|` elementwise, naming the first bad index.
+pub fn assert_close(what: &str, got: &[f32], want: &[f64], abs: f64, rel: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let err = (g as f64 - w).abs();
+        assert!(
+            err <= abs + rel * w.abs(),
+            "{what}: index {i}: got {g}, want {w} (err {err:e}, allowed {:e})",
+            abs + rel * w.abs()
+        );
+    }
+}
+
+/// Asserts two f32 slices agree within `abs + rel * |b|` (backend-vs-backend comparisons).
+pub fn assert_close_f32(what: &str, a: &[f32], b: &[f32], abs: f32, rel: f32) {
+    assert_eq!(a.len(), b.len(), "{what}: length");
+    for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+        let err = (x - y).abs();
+        assert!(err <= abs + rel * y.abs(), "{what}: index {i}: {x} vs {y} (err {err:e})");
+    }
+}
+
+/// Every vector tail: sizes 1..=33, then a few larger odd sizes.
+pub fn tail_sizes() -> impl Iterator<Item = usize> {
+    (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])
+}
