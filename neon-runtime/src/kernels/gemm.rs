@@ -112,7 +112,6 @@ pub trait GemmKernels {
     fn gemv_packed_b(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn naive_packed_b(
     m: usize,
     n: usize,
@@ -137,7 +136,6 @@ fn naive_packed_b(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn naive_packed_a(
     m: usize,
     n: usize,
