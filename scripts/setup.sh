@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need on a fresh Debian 12 x86_64 machine (root):
+# the pinned Rust toolchain with its aarch64 targets, and Debian's aarch64 cross linker and
+# qemu-user for running the aarch64 tests. Idempotent: a machine that has it all skips each step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# rust-toolchain.toml pins the toolchain; rustup installs it on first use. Targets explicitly,
+# since an already-installed toolchain does not always gain the targets the file lists.
+rustup show active-toolchain >/dev/null
+rustup target add aarch64-unknown-linux-gnu aarch64-unknown-none >/dev/null
+
+need=()
+command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+[ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || need+=(libc6-dev-arm64-cross)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: missing Debian packages: ${need[*]} (run as root, or apt-get install them)" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+echo "setup: toolchain $(rustc --version | cut -d' ' -f2), $(qemu-aarch64 --version | head -1)"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The project's test command (CI runs exactly this). On a fresh Debian machine it installs what
+# it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
+# NEON, the host test suite, the no_std bare-metal build, the aarch64 suite under qemu-aarch64
+# (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on a Cortex-A72 model
+# (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
+# or a run that executes no test fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step setup
+scripts/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "clippy (host)"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "clippy (aarch64, neon)"
+cargo clippy --workspace --all-targets --target aarch64-unknown-linux-gnu \
+  --features neon-runtime/neon -- -D warnings
+
+step "no_std build (aarch64-unknown-none, neon)"
+cargo build -p neon-runtime --no-default-features --features neon --target aarch64-unknown-none
+
+step "host tests"
+cargo test --workspace
+
+# Runs an aarch64 test command under qemu, echoes its output, and fails unless it executed tests.
+run_aarch64() {
+  local log
+  log=$(mktemp)
+  "$@" 2>&1 | tee "$log"
+  local passed
+  passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+  rm -f "$log"
+  if [ "$passed" -eq 0 ]; then
+    echo "aarch64 suite executed no test: failing" >&2
+    exit 1
+  fi
+  echo "aarch64: $passed tests passed under qemu-aarch64 (QEMU_CPU=${QEMU_CPU:-max})"
+}
+
+step "aarch64 tests under qemu-aarch64 (cpu max)"
+run_aarch64 cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon
+
+step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
+QEMU_CPU=cortex-a72 run_aarch64 cargo test -p neon-runtime --features alloc,neon \
+  --target aarch64-unknown-linux-gnu
+
+step "all test suites passed"
