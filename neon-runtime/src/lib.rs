@@ -31,6 +31,8 @@ pub mod dim;
 pub mod error;
 pub mod kernels;
 pub mod ops;
+#[cfg(feature = "alloc")]
+pub mod plan;
 pub mod tensor;
 
 pub use dim::Dim;
