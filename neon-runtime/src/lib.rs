@@ -34,6 +34,7 @@ pub mod ops;
 #[cfg(feature = "alloc")]
 pub mod plan;
 pub mod tensor;
+pub mod workspace;
 
 pub use dim::Dim;
 pub use error::{Error, ShapeError};
