@@ -99,6 +99,22 @@ pub enum Error {
     },
     /// A shape rule failed.
     Shape(ShapeError<usize>),
+    /// A run-time dimension or scalar is outside its declared range.
+    OutOfRange {
+        /// The dimension's or scalar's name.
+        name: &'static str,
+        /// The value given.
+        value: usize,
+        /// Smallest admissible value.
+        min: usize,
+        /// Largest admissible value.
+        max: usize,
+    },
+    /// A prepared operator does not have the geometry the plan was compiled for.
+    Weight {
+        /// The weight's name in the plan.
+        name: &'static str,
+    },
 }
 
 impl From<ShapeError<usize>> for Error {
@@ -116,6 +132,12 @@ impl fmt::Display for Error {
             Error::BadShape { reason } => write!(f, "bad shape: {reason}"),
             Error::Layout { op, expected } => write!(f, "{op} expects a {expected} tensor"),
             Error::Shape(e) => fmt::Display::fmt(e, f),
+            Error::OutOfRange { name, value, min, max } => {
+                write!(f, "{name} = {value} is outside {min}..={max}")
+            }
+            Error::Weight { name } => {
+                write!(f, "weight `{name}` does not have the geometry the plan was compiled for")
+            }
         }
     }
 }

@@ -22,51 +22,70 @@ pub struct MemoryRegion {
     pub last_step: usize,
 }
 
-/// Splits `ws` into `N` read-only regions and one writable region, each given as
-/// `(offset, len)` in elements.
+/// Splits `ws` into `R` read-only regions and `W` writable regions, each given as
+/// `(offset, len)` in elements. Writable regions must not overlap each other or any read
+/// region; read regions may overlap each other.
 ///
 /// # Errors
-/// [`Error::Length`] when a region does not fit in `ws`, and [`Error::BadShape`] when a
-/// read region overlaps the write region (the planner never produces either; generated
-/// code propagates the error instead of panicking).
+/// [`Error::Length`] when a region does not fit in `ws`, and [`Error::BadShape`] when
+/// regions overlap as described above (the planner never produces either; generated code
+/// propagates the error instead of panicking).
 #[allow(clippy::type_complexity)]
-pub fn carve<'a, const N: usize>(
+pub fn carve<'a, const R: usize, const W: usize>(
     ws: &'a mut [f32],
-    reads: [(usize, usize); N],
-    write: (usize, usize),
-) -> Result<([&'a [f32]; N], &'a mut [f32]), Error> {
+    reads: [(usize, usize); R],
+    writes: [(usize, usize); W],
+) -> Result<([&'a [f32]; R], [&'a mut [f32]; W]), Error> {
     let total = ws.len();
-    let (wo, wl) = write;
-    let wend = wo.checked_add(wl).filter(|&e| e <= total);
-    let Some(wend) = wend else {
-        return Err(Error::Length {
+    let end_of = |(o, l): (usize, usize)| {
+        o.checked_add(l).filter(|&e| e <= total).ok_or(Error::Length {
             what: "workspace",
-            expected: wo.saturating_add(wl),
+            expected: o.saturating_add(l),
             got: total,
-        });
+        })
     };
-    let (lo, rest) = ws.split_at_mut(wo);
-    let (w, hi) = rest.split_at_mut(wl);
-    let (lo, hi): (&'a [f32], &'a [f32]) = (lo, hi);
-    let mut out: [&'a [f32]; N] = [&[]; N];
-    for (slot, &(o, l)) in out.iter_mut().zip(reads.iter()) {
-        let end = o.checked_add(l).filter(|&e| e <= total);
-        let Some(end) = end else {
-            return Err(Error::Length {
-                what: "workspace",
-                expected: o.saturating_add(l),
-                got: total,
-            });
-        };
-        *slot = if end <= wo {
-            &lo[o..end]
-        } else if o >= wend {
-            &hi[o - wend..end - wend]
-        } else {
-            return Err(Error::BadShape { reason: "workspace read overlaps the write region" });
-        };
+    for &w in &writes {
+        end_of(w)?;
     }
-    Ok((out, w))
+    for &r in &reads {
+        end_of(r)?;
+    }
+    // Visit the write regions by offset; the gaps between them are read-only pieces.
+    let mut order: [usize; W] = core::array::from_fn(|i| i);
+    order.sort_unstable_by_key(|&i| writes[i].0);
+    let mut outs: [Option<&'a mut [f32]>; W] = core::array::from_fn(|_| None);
+    let mut ins: [&'a [f32]; R] = [&[]; R];
+    let mut found = [false; R];
+    let mut rest: &'a mut [f32] = ws;
+    let mut base = 0usize;
+    let mut take_reads = |gap: &'a [f32], gap_base: usize, found: &mut [bool; R]| {
+        for (i, &(o, l)) in reads.iter().enumerate() {
+            if !found[i] && o >= gap_base && o + l <= gap_base + gap.len() {
+                ins[i] = &gap[o - gap_base..o - gap_base + l];
+                found[i] = true;
+            }
+        }
+    };
+    for &i in &order {
+        let (o, l) = writes[i];
+        if o < base {
+            return Err(Error::BadShape { reason: "workspace write regions overlap" });
+        }
+        let (gap, tail) = core::mem::take(&mut rest).split_at_mut(o - base);
+        let (w, tail) = tail.split_at_mut(l);
+        take_reads(gap, base, &mut found);
+        outs[i] = Some(w);
+        rest = tail;
+        base = o + l;
+    }
+    take_reads(rest, base, &mut found);
+    if found.iter().any(|f| !f) {
+        return Err(Error::BadShape { reason: "workspace read overlaps a write region" });
+    }
+    let mut it = outs.into_iter();
+    let outs: [&'a mut [f32]; W] =
+        core::array::from_fn(|_| it.next().flatten().unwrap_or_default());
+    Ok((ins, outs))
 }
 
 #[cfg(test)]
@@ -76,7 +95,7 @@ mod tests {
     #[test]
     fn carve_disjoint_regions() {
         let mut ws: [f32; 16] = core::array::from_fn(|i| i as f32);
-        let ([a, b], w) = carve(&mut ws, [(0, 4), (12, 4)], (4, 8)).unwrap();
+        let ([a, b], [w]) = carve(&mut ws, [(0, 4), (12, 4)], [(4, 8)]).unwrap();
         assert_eq!(a, &[0.0, 1.0, 2.0, 3.0]);
         assert_eq!(b, &[12.0, 13.0, 14.0, 15.0]);
         w.fill(-1.0);
@@ -86,9 +105,19 @@ mod tests {
     #[test]
     fn carve_rejects_overlap_and_out_of_bounds() {
         let mut ws = [0.0f32; 16];
-        assert!(carve(&mut ws, [(2, 4)], (4, 4)).is_err());
-        assert!(carve(&mut ws, [(0, 4)], (14, 4)).is_err());
-        assert!(carve(&mut ws, [(15, 2)], (0, 4)).is_err());
-        assert!(carve(&mut ws, [], (0, 16)).is_ok());
+        assert!(carve(&mut ws, [(2, 4)], [(4, 4)]).is_err());
+        assert!(carve(&mut ws, [(0, 4)], [(14, 4)]).is_err());
+        assert!(carve(&mut ws, [(15, 2)], [(0, 4)]).is_err());
+        assert!(carve(&mut ws, [(0, 4)], [(4, 4), (6, 4)]).is_err());
+        assert!(carve(&mut ws, [], [(0, 16)]).is_ok());
+    }
+
+    #[test]
+    fn carve_several_writes_in_any_order() {
+        let mut ws: [f32; 16] = core::array::from_fn(|i| i as f32);
+        let ([a, b], [w1, w0]) = carve(&mut ws, [(4, 2), (5, 3)], [(12, 4), (0, 4)]).unwrap();
+        assert_eq!(a, &[4.0, 5.0]);
+        assert_eq!(b, &[5.0, 6.0, 7.0]);
+        assert_eq!((w0.len(), w0[0], w1.len(), w1[0]), (4, 0.0, 4, 12.0));
     }
 }

@@ -18,7 +18,7 @@ impl Liveness {
     /// Computes live ranges and merges in-place chains.
     ///
     /// A value written at step `s` and last read at step `t` is live on `[s, t]`; one never
-    /// read is live on `[s, s]`. External values written by no step (plan inputs) are live
+    /// read (such as a step's scratch) is live on `[s, s]`. External values written by no step (plan inputs) are live
     /// from step 0. A step marked in place reuses its first input's buffer when that input
     /// is a workspace value, is not also another argument of the step, is read for the last
     /// time at this step, and is at least as large as the output.
@@ -40,14 +40,15 @@ impl Liveness {
                 }
                 last_read[v] = Some(s);
             }
-            let o = step.output;
-            if o >= n {
-                return Err(PlanError::UnknownValue { step: s, value: o });
+            for &o in core::iter::once(&step.output).chain(&step.temps) {
+                if o >= n {
+                    return Err(PlanError::UnknownValue { step: s, value: o });
+                }
+                if written[o].is_some() {
+                    return Err(PlanError::WrittenTwice { step: s, value: o });
+                }
+                written[o] = Some(s);
             }
-            if written[o].is_some() {
-                return Err(PlanError::WrittenTwice { step: s, value: o });
-            }
-            written[o] = Some(s);
         }
         let ranges: Vec<(usize, usize)> = (0..n)
             .map(|v| {

@@ -61,6 +61,9 @@ pub struct Step {
     pub output: ValueId,
     /// The operator may write `output` over `inputs[0]` (elementwise operators).
     pub in_place: bool,
+    /// Scratch values the step writes and needs only while it runs (e.g. an im2col
+    /// buffer): live at this step alone.
+    pub temps: Vec<ValueId>,
 }
 
 /// A straight-line schedule: values and the steps that read and write them.
