@@ -18,6 +18,7 @@ pub mod conv;
 pub mod elementwise;
 pub mod linear;
 pub mod norm;
+pub mod sequence;
 pub mod softmax;
 
 use crate::dim::Dim;
