@@ -64,9 +64,11 @@ use super::Portable;
 /// midpoint between two neighbouring f32 values has at most 25 significant bits, so its
 /// square is exact in f64 and can be compared with the input.
 pub fn sqrt_f32(x: f32) -> f32 {
-    // `!(x > 0)` catches zeros, negatives and NaN.
-    if !(x > 0.0) || x == f32::INFINITY {
-        return if x == 0.0 || x == f32::INFINITY { x } else { f32::NAN };
+    if x.is_nan() || x < 0.0 {
+        return f32::NAN;
+    }
+    if x == 0.0 || x == f32::INFINITY {
+        return x;
     }
     let d = x as f64;
     // Initial estimate of 1/sqrt(d) from the bit pattern (the classic magic-constant guess).
@@ -285,7 +287,10 @@ fn group_norm_with<P: RowPrims>(
     check_channels("group_norm", channels, frames, x, y, gamma);
     check_beta("group_norm", beta, channels);
     assert!(frames > 0, "group_norm: frames must be >= 1");
-    assert!(groups > 0 && channels % groups == 0, "group_norm: groups must divide channels");
+    assert!(
+        groups > 0 && channels.is_multiple_of(groups),
+        "group_norm: groups must divide channels"
+    );
     let per_group = channels / groups;
     let glen = per_group * frames;
     for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
@@ -492,6 +497,10 @@ impl NormKernels for Portable {
     ) {
         check_channels("layer_norm_channels", channels, frames, x, y, gamma);
         check_beta("layer_norm_channels", beta, channels);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::layer_norm_rows(1, channels, x, gamma, beta, eps, y);
+        }
         let (c, t) = (channels, frames);
         let mut f0 = 0;
         while f0 + 16 <= t {
@@ -521,6 +530,10 @@ impl NormKernels for Portable {
         y: &mut [f32],
     ) {
         check_channels("rms_norm_channels", channels, frames, x, y, gamma);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::rms_norm_rows(1, channels, x, gamma, eps, y);
+        }
         let (c, t) = (channels, frames);
         let mut f0 = 0;
         while f0 + 16 <= t {
@@ -796,7 +809,8 @@ mod neon {
             f0 += 4;
         }
         // The last `t % 4` frames: one frame at a time with the scalar path (a strided
-        // column cannot fill a vector).
+        // column cannot fill a vector; a single-frame tensor never gets here, it is
+        // normalised as a contiguous row).
         while f0 < t {
             layer_norm_cf_block::<1>(c, t, f0, x, gamma, beta, eps, y);
             f0 += 1;
@@ -924,6 +938,10 @@ impl NormKernels for super::Neon {
     ) {
         check_channels("layer_norm_channels", channels, frames, x, y, gamma);
         check_beta("layer_norm_channels", beta, channels);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::layer_norm_rows(1, channels, x, gamma, beta, eps, y);
+        }
         // SAFETY: the callee only requires NEON, part of the ARMv8-A baseline.
         unsafe { neon::layer_norm_channels(channels, frames, x, gamma, beta, eps, y) }
     }
@@ -941,6 +959,10 @@ impl NormKernels for super::Neon {
         y: &mut [f32],
     ) {
         check_channels("rms_norm_channels", channels, frames, x, y, gamma);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::rms_norm_rows(1, channels, x, gamma, eps, y);
+        }
         // SAFETY: the callee only requires NEON, part of the ARMv8-A baseline.
         unsafe { neon::rms_norm_channels(channels, frames, x, gamma, eps, y) }
     }

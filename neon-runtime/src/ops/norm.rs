@@ -413,6 +413,18 @@ pub struct GroupNormGeometry {
     pub bias: bool,
 }
 
+impl GroupNormGeometry {
+    /// The geometry rules alone (no input).
+    fn check<D>(&self) -> Result<(), ShapeError<D>> {
+        let op = "group_norm";
+        check_common(op, self.channels, self.eps)?;
+        if self.groups == 0 || !self.channels.is_multiple_of(self.groups) {
+            return Err(ShapeError::Geometry { op, reason: "groups must divide channels" });
+        }
+        Ok(())
+    }
+}
+
 impl ShapeRule for GroupNormGeometry {
     fn name(&self) -> &'static str {
         "group_norm"
@@ -424,10 +436,7 @@ impl ShapeRule for GroupNormGeometry {
     /// `[channels, ..]` of rank 2..=4.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        check_common(op, self.channels, self.eps)?;
-        if self.groups == 0 || self.channels % self.groups != 0 {
-            return Err(ShapeError::Geometry { op, reason: "groups must divide channels" });
-        }
+        self.check()?;
         let x = single(op, inputs)?;
         expect_rank(op, 0, x, &[2, 3, 4], "2 to 4")?;
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
@@ -449,8 +458,7 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
     /// # Errors
     /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong buffer length.
     pub fn from_packed(geometry: GroupNormGeometry, params: S) -> Result<Self, Error> {
-        // The rule checks the geometry; any valid input shape will do.
-        geometry.output_shape(&[Shape::new(&[geometry.channels.max(1), 1])?])?;
+        geometry.check::<usize>()?;
         check_packed(geometry.channels, geometry.bias, params.as_ref().len())?;
         Ok(Self { geometry, params })
     }
