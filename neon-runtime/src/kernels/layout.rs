@@ -49,15 +49,16 @@ fn transpose_scalar(
     }
 }
 
-/// Drives the tiling: `block(i, j)` transposes the 4 x 4 block at row `i`, column `j`
-/// (both multiples of 4); the edges go through [`transpose_scalar`].
+/// Drives the tiling: `tile((ib, ie), (jb, je), x, y)` transposes the 4 x 4 blocks of rows
+/// `ib..ie` and columns `jb..je` (multiples of 4, at most [`TILE`] apart); the edges go
+/// through [`transpose_scalar`].
 #[inline(always)]
 fn tiled(
     rows: usize,
     cols: usize,
     x: &[f32],
     y: &mut [f32],
-    mut block: impl FnMut(usize, usize, &[f32], &mut [f32]),
+    mut tile: impl FnMut((usize, usize), (usize, usize), &[f32], &mut [f32]),
 ) {
     check(rows, cols, x, y);
     if rows == 1 || cols == 1 {
@@ -69,12 +70,7 @@ fn tiled(
     for ib in (0..r4).step_by(TILE) {
         let ie = (ib + TILE).min(r4);
         for jb in (0..c4).step_by(TILE) {
-            let je = (jb + TILE).min(c4);
-            for i in (ib..ie).step_by(4) {
-                for j in (jb..je).step_by(4) {
-                    block(i, j, x, y);
-                }
-            }
+            tile((ib, ie), (jb, (jb + TILE).min(c4)), x, y);
         }
         // Columns past the last multiple of 4, for these rows.
         transpose_scalar(rows, cols, (ib, ie), (c4, cols), x, y);
@@ -85,15 +81,19 @@ fn tiled(
 
 impl LayoutKernels for Portable {
     fn transpose(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) {
-        tiled(rows, cols, x, y, |i, j, x, y| {
-            let mut b = [[0.0f32; 4]; 4];
-            for r in 0..4 {
-                b[r].copy_from_slice(&x[(i + r) * cols + j..][..4]);
-            }
-            for c in 0..4 {
-                let o = &mut y[(j + c) * rows + i..][..4];
-                for r in 0..4 {
-                    o[r] = b[r][c];
+        tiled(rows, cols, x, y, |(ib, ie), (jb, je), x, y| {
+            for i in (ib..ie).step_by(4) {
+                for j in (jb..je).step_by(4) {
+                    let mut b = [[0.0f32; 4]; 4];
+                    for r in 0..4 {
+                        b[r].copy_from_slice(&x[(i + r) * cols + j..][..4]);
+                    }
+                    for c in 0..4 {
+                        let o = &mut y[(j + c) * rows + i..][..4];
+                        for r in 0..4 {
+                            o[r] = b[r][c];
+                        }
+                    }
                 }
             }
         })
@@ -104,37 +104,52 @@ impl LayoutKernels for Portable {
 mod neon {
     use core::arch::aarch64::*;
 
-    /// Transposes the 4 x 4 block at row `i`, column `j` of the `[rows, cols]` matrix `x`
-    /// into `y` (`[cols, rows]`).
+    /// Transposes the 4 x 4 block whose top-left element is `*p` (row stride `ps`) into
+    /// the block at `*q` (row stride `qs`).
+    ///
+    /// # Safety
+    /// `p + r * ps + 0..4` must be readable and `q + c * qs + 0..4` writable for r, c < 4,
+    /// and the two blocks must not overlap.
     #[inline]
     #[target_feature(enable = "neon")]
-    pub(super) fn block4(rows: usize, cols: usize, i: usize, j: usize, x: &[f32], y: &mut [f32]) {
-        // The furthest elements touched: x[(i + 3) * cols + j + 3], y[(j + 3) * rows + i + 3].
-        assert!(j + 4 <= cols && (i + 3) * cols + j + 4 <= x.len());
-        assert!(i + 4 <= rows && (j + 3) * rows + i + 4 <= y.len());
-        let p = x.as_ptr();
-        let q = y.as_mut_ptr();
-        // SAFETY: for r, c < 4 the loads read x[(i + r) * cols + j .. + 4] and the stores
-        // write y[(j + c) * rows + i .. + 4]; the asserts bound the last (largest) of each,
-        // so all are in bounds. `y` is borrowed mutably, so nothing aliases it.
-        unsafe {
-            let r0 = vld1q_f32(p.add(i * cols + j));
-            let r1 = vld1q_f32(p.add((i + 1) * cols + j));
-            let r2 = vld1q_f32(p.add((i + 2) * cols + j));
-            let r3 = vld1q_f32(p.add((i + 3) * cols + j));
-            // r0 = a0 a1 a2 a3, r1 = b0.., r2 = c0.., r3 = d0..
-            let t0 = vreinterpretq_f64_f32(vtrn1q_f32(r0, r1)); // a0 b0 a2 b2
-            let t1 = vreinterpretq_f64_f32(vtrn2q_f32(r0, r1)); // a1 b1 a3 b3
-            let t2 = vreinterpretq_f64_f32(vtrn1q_f32(r2, r3)); // c0 d0 c2 d2
-            let t3 = vreinterpretq_f64_f32(vtrn2q_f32(r2, r3)); // c1 d1 c3 d3
-            let o0 = vreinterpretq_f32_f64(vtrn1q_f64(t0, t2)); // a0 b0 c0 d0
-            let o1 = vreinterpretq_f32_f64(vtrn1q_f64(t1, t3)); // a1 b1 c1 d1
-            let o2 = vreinterpretq_f32_f64(vtrn2q_f64(t0, t2)); // a2 b2 c2 d2
-            let o3 = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3)); // a3 b3 c3 d3
-            vst1q_f32(q.add(j * rows + i), o0);
-            vst1q_f32(q.add((j + 1) * rows + i), o1);
-            vst1q_f32(q.add((j + 2) * rows + i), o2);
-            vst1q_f32(q.add((j + 3) * rows + i), o3);
+    unsafe fn block4(p: *const f32, ps: usize, q: *mut f32, qs: usize) {
+        let r0 = vld1q_f32(p);
+        let r1 = vld1q_f32(p.add(ps));
+        let r2 = vld1q_f32(p.add(2 * ps));
+        let r3 = vld1q_f32(p.add(3 * ps));
+        // r0 = a0 a1 a2 a3, r1 = b0.., r2 = c0.., r3 = d0..
+        let t0 = vreinterpretq_f64_f32(vtrn1q_f32(r0, r1)); // a0 b0 a2 b2
+        let t1 = vreinterpretq_f64_f32(vtrn2q_f32(r0, r1)); // a1 b1 a3 b3
+        let t2 = vreinterpretq_f64_f32(vtrn1q_f32(r2, r3)); // c0 d0 c2 d2
+        let t3 = vreinterpretq_f64_f32(vtrn2q_f32(r2, r3)); // c1 d1 c3 d3
+        vst1q_f32(q, vreinterpretq_f32_f64(vtrn1q_f64(t0, t2))); // a0 b0 c0 d0
+        vst1q_f32(q.add(qs), vreinterpretq_f32_f64(vtrn1q_f64(t1, t3))); // a1 b1 c1 d1
+        vst1q_f32(q.add(2 * qs), vreinterpretq_f32_f64(vtrn2q_f64(t0, t2))); // a2 b2 c2 d2
+        vst1q_f32(q.add(3 * qs), vreinterpretq_f32_f64(vtrn2q_f64(t1, t3))); // a3 b3 c3 d3
+    }
+
+    /// Transposes the 4 x 4 blocks of rows `ib..ie` and columns `jb..je` (all multiples
+    /// of 4) of the `[rows, cols]` matrix `x` into `y` (`[cols, rows]`).
+    #[target_feature(enable = "neon")]
+    pub(super) fn tile(
+        rows: usize,
+        cols: usize,
+        (ib, ie): (usize, usize),
+        (jb, je): (usize, usize),
+        x: &[f32],
+        y: &mut [f32],
+    ) {
+        // The blocks touch x[i * cols + j] and y[j * rows + i] for i < ie, j < je only.
+        assert!(ie <= rows && je <= cols && x.len() == rows * cols && y.len() == rows * cols);
+        assert!(ib % 4 == 0 && ie % 4 == 0 && jb % 4 == 0 && je % 4 == 0);
+        let (px, py) = (x.as_ptr(), y.as_mut_ptr());
+        for i in (ib..ie).step_by(4) {
+            for j in (jb..je).step_by(4) {
+                // SAFETY: i + 3 < ie <= rows and j + 3 < je <= cols, so the block reads
+                // x[(i + r) * cols + j + 0..4] and writes y[(j + c) * rows + i + 0..4]
+                // in bounds; `x` and `y` are distinct borrows.
+                unsafe { block4(px.add(i * cols + j), cols, py.add(j * rows + i), rows) }
+            }
         }
     }
 }
@@ -142,10 +157,10 @@ mod neon {
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 impl LayoutKernels for super::Neon {
     fn transpose(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) {
-        tiled(rows, cols, x, y, |i, j, x, y| {
-            // SAFETY: `block4` only requires NEON, part of the ARMv8-A baseline the `Neon`
+        tiled(rows, cols, x, y, |ir, jr, x, y| {
+            // SAFETY: `tile` only requires NEON, part of the ARMv8-A baseline the `Neon`
             // backend is built for; it checks its own bounds.
-            unsafe { neon::block4(rows, cols, i, j, x, y) }
+            unsafe { neon::tile(rows, cols, ir, jr, x, y) }
         })
     }
 }

@@ -204,6 +204,12 @@ trait RowPrims {
         beta: Option<&[f32]>,
         y: &mut [f32],
     );
+    /// `y = x * inv * gamma` (RMSNorm).
+    fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]);
+    /// `1 / sqrt(var + eps)`, correctly rounded square root and division.
+    fn inv_std(var: f32, eps: f32) -> f32 {
+        inv_std(var, eps)
+    }
     /// `y = ((x - shift) - m) * scale + bias` with scalar `scale` and `bias`.
     fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]);
 }
@@ -235,7 +241,7 @@ fn layer_norm_rows_with<P: RowPrims>(
     check_beta("layer_norm_rows", beta, n);
     for (xr, yr) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
         let (shift, m, var) = mean_var::<P>(xr);
-        P::normalize_row(xr, shift, m, inv_std(var, eps), gamma, beta, yr);
+        P::normalize_row(xr, shift, m, P::inv_std(var, eps), gamma, beta, yr);
     }
 }
 
@@ -261,8 +267,7 @@ fn rms_norm_rows_with<P: RowPrims>(
     check_rows("rms_norm_rows", rows, n, x, y, gamma);
     for (xr, yr) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
         let ss: f64 = xr.chunks(SUM_BLOCK).map(|b| P::sum_sq(b) as f64).sum();
-        let inv = inv_std((ss / n as f64) as f32, eps);
-        P::normalize_row(xr, 0.0, 0.0, inv, gamma, None, yr);
+        P::scale_row(xr, P::inv_std((ss / n as f64) as f32, eps), gamma, yr);
     }
 }
 
@@ -295,7 +300,7 @@ fn group_norm_with<P: RowPrims>(
     let glen = per_group * frames;
     for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
         let (shift, m, var) = mean_var::<P>(xg);
-        let inv = inv_std(var, eps);
+        let inv = P::inv_std(var, eps);
         for (k, (xr, yr)) in xg.chunks_exact(frames).zip(yg.chunks_exact_mut(frames)).enumerate() {
             let c = g * per_group + k;
             let bias = beta.map_or(0.0, |b| b[c]);
@@ -383,6 +388,12 @@ impl RowPrims for Portable {
                     *o = ((v - shift) - m) * inv * g;
                 }
             }
+        }
+    }
+
+    fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
+        for (o, (&v, &g)) in y.iter_mut().zip(x.iter().zip(gamma)) {
+            *o = v * inv * g;
         }
     }
 
@@ -673,32 +684,55 @@ mod neon {
         let n = x.len();
         let (gamma, y) = (&gamma[..n], &mut y[..n]);
         let (sv, mv, iv) = (vdupq_n_f32(shift), vdupq_n_f32(m), vdupq_n_f32(inv));
-        let n4 = n - n % 4;
+        let (mut xs, mut gs) = (x.chunks_exact(4), gamma.chunks_exact(4));
+        let mut ys = y.chunks_exact_mut(4);
         match beta {
             Some(b) => {
-                let b = &b[..n];
-                let mut i = 0;
-                while i < n4 {
-                    let d = vmulq_f32(vsubq_f32(vsubq_f32(ld(&x[i..]), sv), mv), iv);
-                    st(&mut y[i..], vfmaq_f32(ld(&b[i..]), d, ld(&gamma[i..])));
-                    i += 4;
+                let mut bs = b[..n].chunks_exact(4);
+                for (((xc, gc), bc), yc) in (&mut xs).zip(&mut gs).zip(&mut bs).zip(&mut ys) {
+                    let d = vmulq_f32(vsubq_f32(vsubq_f32(ld(xc), sv), mv), iv);
+                    st(yc, vfmaq_f32(ld(bc), d, ld(gc)));
                 }
-                for i in n4..n {
-                    y[i] = ((x[i] - shift) - m) * inv * gamma[i] + b[i];
+                let tail = xs.remainder().iter().zip(gs.remainder()).zip(bs.remainder());
+                for (o, ((&v, &g), &b)) in ys.into_remainder().iter_mut().zip(tail) {
+                    *o = ((v - shift) - m) * inv * g + b;
                 }
             }
             None => {
-                let mut i = 0;
-                while i < n4 {
-                    let d = vmulq_f32(vsubq_f32(vsubq_f32(ld(&x[i..]), sv), mv), iv);
-                    st(&mut y[i..], vmulq_f32(d, ld(&gamma[i..])));
-                    i += 4;
+                for ((xc, gc), yc) in (&mut xs).zip(&mut gs).zip(&mut ys) {
+                    let d = vmulq_f32(vsubq_f32(vsubq_f32(ld(xc), sv), mv), iv);
+                    st(yc, vmulq_f32(d, ld(gc)));
                 }
-                for i in n4..n {
-                    y[i] = ((x[i] - shift) - m) * inv * gamma[i];
+                let tail = xs.remainder().iter().zip(gs.remainder());
+                for (o, (&v, &g)) in ys.into_remainder().iter_mut().zip(tail) {
+                    *o = ((v - shift) - m) * inv * g;
                 }
             }
         }
+    }
+
+    #[target_feature(enable = "neon")]
+    pub(super) fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
+        let n = x.len();
+        let (gamma, y) = (&gamma[..n], &mut y[..n]);
+        let iv = vdupq_n_f32(inv);
+        let (mut xs, mut gs) = (x.chunks_exact(4), gamma.chunks_exact(4));
+        let mut ys = y.chunks_exact_mut(4);
+        for ((xc, gc), yc) in (&mut xs).zip(&mut gs).zip(&mut ys) {
+            st(yc, vmulq_f32(vmulq_f32(ld(xc), iv), ld(gc)));
+        }
+        let tail = xs.remainder().iter().zip(gs.remainder());
+        for (o, (&v, &g)) in ys.into_remainder().iter_mut().zip(tail) {
+            *o = v * inv * g;
+        }
+    }
+
+    /// Scalar `1 / sqrt(var + eps)` with `FSQRT` and `FDIV` (same bits as the portable
+    /// `inv_std`).
+    #[target_feature(enable = "neon")]
+    pub(super) fn inv_std1(var: f32, eps: f32) -> f32 {
+        let v = vdup_n_f32(var + eps);
+        vget_lane_f32::<0>(vdiv_f32(vdup_n_f32(1.0), vsqrt_f32(v)))
     }
 
     #[target_feature(enable = "neon")]
@@ -747,15 +781,24 @@ mod neon {
         eps: f32,
         y: &mut [f32],
     ) {
+        // Every access below is x[ch * t + f0 + i] or y[ch * t + f0 + i] with ch < c and
+        // i < 4 * V, so these bounds make all of them in range.
+        assert!(c >= 1 && f0 + 4 * V <= t && x.len() == c * t && y.len() == c * t);
+        let (gamma, beta) = (&gamma[..c], beta.map(|b| &b[..c]));
+        let (px, py) = (x[f0..].as_ptr(), y[f0..].as_mut_ptr());
         let mut shift = [vdupq_n_f32(0.0); V];
-        for k in 0..V {
-            shift[k] = ld(&x[f0 + 4 * k..]);
-        }
         let mut acc = [vdupq_n_f32(0.0); V];
-        for ch in 0..c {
-            let r = &x[ch * t + f0..][..4 * V];
+        // SAFETY: reads x[ch * t + f0 + 4k .. + 4] for ch < c, k < V: in bounds by the
+        // assert above.
+        unsafe {
             for k in 0..V {
-                acc[k] = vaddq_f32(acc[k], vsubq_f32(ld(&r[4 * k..]), shift[k]));
+                shift[k] = vld1q_f32(px.add(4 * k));
+            }
+            for ch in 0..c {
+                let r = px.add(ch * t);
+                for k in 0..V {
+                    acc[k] = vaddq_f32(acc[k], vsubq_f32(vld1q_f32(r.add(4 * k)), shift[k]));
+                }
             }
         }
         let rn = vdupq_n_f32(c as f32);
@@ -764,11 +807,14 @@ mod neon {
             m[k] = vdivq_f32(acc[k], rn);
         }
         let mut acc = [vdupq_n_f32(0.0); V];
-        for ch in 0..c {
-            let r = &x[ch * t + f0..][..4 * V];
-            for k in 0..V {
-                let d = vsubq_f32(vsubq_f32(ld(&r[4 * k..]), shift[k]), m[k]);
-                acc[k] = vfmaq_f32(acc[k], d, d);
+        // SAFETY: the same reads as above.
+        unsafe {
+            for ch in 0..c {
+                let r = px.add(ch * t);
+                for k in 0..V {
+                    let d = vsubq_f32(vsubq_f32(vld1q_f32(r.add(4 * k)), shift[k]), m[k]);
+                    acc[k] = vfmaq_f32(acc[k], d, d);
+                }
             }
         }
         let ev = vdupq_n_f32(eps);
@@ -778,13 +824,19 @@ mod neon {
         }
         for ch in 0..c {
             let g = vdupq_n_f32(gamma[ch]);
-            let b = vdupq_n_f32(beta.map_or(0.0, |b| b[ch]));
-            let r = &x[ch * t + f0..][..4 * V];
-            let o = &mut y[ch * t + f0..][..4 * V];
-            for k in 0..V {
-                let d = vsubq_f32(vsubq_f32(ld(&r[4 * k..]), shift[k]), m[k]);
-                let d = vmulq_f32(d, inv[k]);
-                st(&mut o[4 * k..], vfmaq_f32(b, d, g));
+            let b = vdupq_n_f32(match beta {
+                Some(b) => b[ch],
+                None => 0.0,
+            });
+            // SAFETY: the same reads as above, and writes to the same positions of `y`
+            // (in bounds by the assert; `y` is borrowed mutably, so nothing aliases it).
+            unsafe {
+                let (r, o) = (px.add(ch * t), py.add(ch * t));
+                for k in 0..V {
+                    let d = vsubq_f32(vsubq_f32(vld1q_f32(r.add(4 * k)), shift[k]), m[k]);
+                    let d = vmulq_f32(d, inv[k]);
+                    vst1q_f32(o.add(4 * k), vfmaq_f32(b, d, g));
+                }
             }
         }
     }
@@ -829,12 +881,20 @@ mod neon {
         eps: f32,
         y: &mut [f32],
     ) {
+        // As in `layer_norm_cf_vec`: these bounds cover every access below.
+        assert!(c >= 1 && f0 + 4 * V <= t && x.len() == c * t && y.len() == c * t);
+        let gamma = &gamma[..c];
+        let (px, py) = (x[f0..].as_ptr(), y[f0..].as_mut_ptr());
         let mut acc = [vdupq_n_f32(0.0); V];
-        for ch in 0..c {
-            let r = &x[ch * t + f0..][..4 * V];
-            for k in 0..V {
-                let v = ld(&r[4 * k..]);
-                acc[k] = vfmaq_f32(acc[k], v, v);
+        // SAFETY: reads x[ch * t + f0 + 4k .. + 4] for ch < c, k < V: in bounds by the
+        // assert above.
+        unsafe {
+            for ch in 0..c {
+                let r = px.add(ch * t);
+                for k in 0..V {
+                    let v = vld1q_f32(r.add(4 * k));
+                    acc[k] = vfmaq_f32(acc[k], v, v);
+                }
             }
         }
         let (rn, ev) = (vdupq_n_f32(c as f32), vdupq_n_f32(eps));
@@ -844,10 +904,14 @@ mod neon {
         }
         for ch in 0..c {
             let g = vdupq_n_f32(gamma[ch]);
-            let r = &x[ch * t + f0..][..4 * V];
-            let o = &mut y[ch * t + f0..][..4 * V];
-            for k in 0..V {
-                st(&mut o[4 * k..], vmulq_f32(vmulq_f32(ld(&r[4 * k..]), inv[k]), g));
+            // SAFETY: the same reads as above, and writes to the same positions of `y`
+            // (in bounds by the assert; `y` is borrowed mutably, so nothing aliases it).
+            unsafe {
+                let (r, o) = (px.add(ch * t), py.add(ch * t));
+                for k in 0..V {
+                    let v = vmulq_f32(vmulq_f32(vld1q_f32(r.add(4 * k)), inv[k]), g);
+                    vst1q_f32(o.add(4 * k), v);
+                }
             }
         }
     }
@@ -905,6 +969,14 @@ mod neon {
         ) {
             // SAFETY: NEON is available (see above).
             unsafe { normalize_row(x, shift, m, inv, gamma, beta, y) }
+        }
+        fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
+            // SAFETY: NEON is available (see above).
+            unsafe { scale_row(x, inv, gamma, y) }
+        }
+        fn inv_std(var: f32, eps: f32) -> f32 {
+            // SAFETY: NEON is available (see above).
+            unsafe { inv_std1(var, eps) }
         }
         fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]) {
             // SAFETY: NEON is available (see above).
