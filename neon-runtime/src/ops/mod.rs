@@ -16,6 +16,7 @@
 pub mod activation;
 pub mod conv;
 pub mod elementwise;
+pub mod layout;
 pub mod linear;
 pub mod norm;
 pub mod sequence;

@@ -1,1 +1,529 @@
-//! norm operators (stub: filled in by the norm family work).
+//! Normalisation operators: [`LayerNorm`], [`RmsNorm`], [`GroupNorm`].
+//!
+//! Each has a `Copy` geometry implementing [`ShapeRule`] (the output has the input's shape)
+//! and holds its per-channel parameters packed in one buffer `S: AsRef<[f32]>`: `gamma`
+//! (`channels` values) followed, when the geometry has a bias, by `beta` (`channels`
+//! values). That buffer is what the kernels read, so `from_packed` accepts static data
+//! as is. Formulas, sources and accuracy: [`crate::kernels::norm`].
+//!
+//! Argument numbering in [`ShapeError`]s: argument 0 is the input, argument 1 the output.
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use super::{expect_dim, expect_rank, ShapeRule};
+use crate::dim::Dim;
+use crate::error::{Error, ShapeError};
+use crate::kernels::Backend;
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+
+/// Name of a layout in error messages.
+fn layout_name(layout: Layout) -> &'static str {
+    match layout {
+        Layout::ChannelFirst => "channel-first",
+        Layout::FrameMajor => "frame-major",
+    }
+}
+
+/// Checks that the input carries `layout`.
+pub(crate) fn check_input_layout(
+    op: &'static str,
+    input: &TensorView,
+    layout: Layout,
+) -> Result<(), Error> {
+    if input.layout() == layout {
+        Ok(())
+    } else {
+        Err(Error::Layout { op, expected: layout_name(layout) })
+    }
+}
+
+/// Checks that `output` has shape `expected` and layout `layout` (argument 1).
+pub(crate) fn check_output(
+    op: &'static str,
+    expected: &Shape,
+    layout: Layout,
+    output: &TensorViewMut,
+) -> Result<(), Error> {
+    const RANKS: [&str; 4] = ["1", "2", "3", "4"];
+    let got = output.shape();
+    if got.rank() != expected.rank() {
+        let want = RANKS[expected.rank() - 1];
+        return Err(ShapeError::Rank { op, arg: 1, expected: want, got: got.rank() }.into());
+    }
+    for (axis, (&g, &e)) in got.dims().iter().zip(expected.dims()).enumerate() {
+        if g != e {
+            let what = "output size";
+            return Err(ShapeError::Dim { op, arg: 1, axis, what, expected: e, got: g }.into());
+        }
+    }
+    if output.layout() != layout {
+        let expected = match layout {
+            Layout::ChannelFirst => "channel-first output",
+            Layout::FrameMajor => "frame-major output",
+        };
+        return Err(Error::Layout { op, expected });
+    }
+    Ok(())
+}
+
+/// The one input of a single-input rule, or a geometry error naming the arity.
+fn single<'a, D>(op: &'static str, inputs: &'a [Shape<D>]) -> Result<&'a Shape<D>, ShapeError<D>> {
+    match inputs {
+        [x] => Ok(x),
+        _ => Err(ShapeError::Geometry { op, reason: "expects exactly one input" }),
+    }
+}
+
+/// Shared geometry checks: `channels >= 1`, `eps` positive and finite.
+fn check_common<D>(op: &'static str, channels: usize, eps: f32) -> Result<(), ShapeError<D>> {
+    if channels == 0 {
+        return Err(ShapeError::Geometry { op, reason: "channels must be >= 1" });
+    }
+    if !(eps > 0.0 && eps.is_finite()) {
+        return Err(ShapeError::Geometry { op, reason: "eps must be positive and finite" });
+    }
+    Ok(())
+}
+
+/// Shape rule of a norm over `channels`: frame-major inputs of rank 1..=4 whose last axis
+/// is `channels`; channel-first inputs `[channels, frames]`. The output has the input's
+/// shape.
+fn channel_norm_shape<D: Dim>(
+    op: &'static str,
+    channels: usize,
+    layout: Layout,
+    x: &Shape<D>,
+) -> Result<Shape<D>, ShapeError<D>> {
+    let c = D::constant(channels);
+    match layout {
+        Layout::FrameMajor => {
+            expect_rank(op, 0, x, &[1, 2, 3, 4], "1 to 4")?;
+            expect_dim(op, 0, x, x.rank() - 1, "channels", &c)?;
+        }
+        Layout::ChannelFirst => {
+            expect_rank(op, 0, x, &[2], "2")?;
+            expect_dim(op, 0, x, 0, "channels", &c)?;
+        }
+    }
+    Ok(x.clone())
+}
+
+/// Checks a packed parameter buffer: `channels` values of gamma, plus `channels` of beta
+/// when `bias`.
+fn check_packed(channels: usize, bias: bool, len: usize) -> Result<(), Error> {
+    let expected = if bias { 2 * channels } else { channels };
+    if len == expected {
+        Ok(())
+    } else {
+        Err(Error::Length { what: "packed norm parameters", expected, got: len })
+    }
+}
+
+/// Concatenates gamma and beta after checking their lengths (moves `gamma`'s allocation).
+#[cfg(feature = "alloc")]
+fn pack(
+    channels: usize,
+    bias: bool,
+    mut gamma: Vec<f32>,
+    beta: Option<&[f32]>,
+) -> Result<Vec<f32>, Error> {
+    if gamma.len() != channels {
+        return Err(Error::Length { what: "gamma", expected: channels, got: gamma.len() });
+    }
+    match (bias, beta) {
+        (true, Some(b)) if b.len() == channels => gamma.extend_from_slice(b),
+        (true, b) => {
+            let got = b.map_or(0, <[f32]>::len);
+            return Err(Error::Length { what: "beta", expected: channels, got });
+        }
+        (false, Some(b)) => return Err(Error::Length { what: "beta", expected: 0, got: b.len() }),
+        (false, None) => {}
+    }
+    Ok(gamma)
+}
+
+/// Splits a checked packed buffer into gamma and optional beta.
+fn split(params: &[f32], channels: usize, bias: bool) -> (&[f32], Option<&[f32]>) {
+    let (gamma, beta) = params.split_at(channels);
+    (gamma, bias.then_some(beta))
+}
+
+// ---------------------------------------------------------------------------------------
+// LayerNorm
+// ---------------------------------------------------------------------------------------
+
+/// Geometry of a [`LayerNorm`] (Ba, Kiros & Hinton 2016): normalises each frame over its
+/// `channels` values, then applies per-channel `gamma` and (when `bias`) `beta`.
+///
+/// - `layout == FrameMajor`: input `[.., channels]` (rank 1..=4, the last axis is
+///   normalised; `[frames, channels]` is the transformer case).
+/// - `layout == ChannelFirst`: input `[channels, frames]`, each column normalised across
+///   the channels.
+///
+/// The output has the input's shape and layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerNormGeometry {
+    /// Channels normalised together (>= 1).
+    pub channels: usize,
+    /// Added to the variance inside the square root (> 0, finite; PyTorch default 1e-5).
+    pub eps: f32,
+    /// Whether a per-channel bias `beta` follows the scale `gamma`.
+    pub bias: bool,
+    /// Which axis holds the channels.
+    pub layout: Layout,
+}
+
+impl ShapeRule for LayerNormGeometry {
+    fn name(&self) -> &'static str {
+        "layer_norm"
+    }
+    /// # Errors
+    /// [`ShapeError::Geometry`] for `channels == 0`, a non-positive or non-finite `eps`, or
+    /// not exactly one input; [`ShapeError::Rank`] / [`ShapeError::Dim`] when the input is
+    /// not `[.., channels]` (frame-major) or `[channels, frames]` (channel-first).
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let op = self.name();
+        check_common(op, self.channels, self.eps)?;
+        channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
+    }
+}
+
+/// Prepared LayerNorm: geometry plus packed `[gamma; beta]` (see [`LayerNormGeometry`]).
+#[derive(Clone, Debug)]
+pub struct LayerNorm<S> {
+    geometry: LayerNormGeometry,
+    params: S,
+}
+
+impl<S: AsRef<[f32]>> LayerNorm<S> {
+    /// From an already packed buffer: `gamma` (`channels` values) followed by `beta`
+    /// (`channels` values) when `geometry.bias`. No copy.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong buffer length.
+    pub fn from_packed(geometry: LayerNormGeometry, params: S) -> Result<Self, Error> {
+        check_common::<usize>("layer_norm", geometry.channels, geometry.eps)?;
+        check_packed(geometry.channels, geometry.bias, params.as_ref().len())?;
+        Ok(Self { geometry, params })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &LayerNormGeometry {
+        &self.geometry
+    }
+
+    /// The packed parameters (`[gamma; beta]`).
+    pub fn packed(&self) -> &[f32] {
+        self.params.as_ref()
+    }
+
+    /// Normalises `input` into `output` (same shape and layout).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the input does not match the geometry or the output shape
+    /// differs from the input's; [`Error::Layout`] when the input's layout is not
+    /// `geometry.layout` or the output's differs from it. Nothing is written on error.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let g = &self.geometry;
+        let op = g.name();
+        let shape = g.output_shape(&[*input.shape()])?;
+        check_input_layout(op, input, g.layout)?;
+        check_output(op, &shape, g.layout, output)?;
+        let (gamma, beta) = split(self.params.as_ref(), g.channels, g.bias);
+        let (x, y) = (input.data(), output.data_mut());
+        match g.layout {
+            Layout::FrameMajor => {
+                B::layer_norm_rows(x.len() / g.channels, g.channels, x, gamma, beta, g.eps, y)
+            }
+            Layout::ChannelFirst => {
+                B::layer_norm_channels(g.channels, x.len() / g.channels, x, gamma, beta, g.eps, y)
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl LayerNorm<Vec<f32>> {
+    /// Takes `gamma` (and `beta` when `geometry.bias`) by value; `gamma`'s allocation is
+    /// reused for the packed buffer.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
+    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    pub fn new(
+        geometry: LayerNormGeometry,
+        gamma: Vec<f32>,
+        beta: Option<Vec<f32>>,
+    ) -> Result<Self, Error> {
+        let packed = pack(geometry.channels, geometry.bias, gamma, beta.as_deref())?;
+        Self::from_packed(geometry, packed)
+    }
+
+    /// Copies borrowed `gamma` and `beta`.
+    ///
+    /// # Errors
+    /// As [`LayerNorm::new`].
+    pub fn from_slice(
+        geometry: LayerNormGeometry,
+        gamma: &[f32],
+        beta: Option<&[f32]>,
+    ) -> Result<Self, Error> {
+        let packed = pack(geometry.channels, geometry.bias, gamma.to_vec(), beta)?;
+        Self::from_packed(geometry, packed)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// RmsNorm
+// ---------------------------------------------------------------------------------------
+
+/// Geometry of an [`RmsNorm`] (Zhang & Sennrich 2019):
+/// `y = x / sqrt(mean(x^2) + eps) * gamma`, the mean over the `channels` of each frame.
+///
+/// Layouts as [`LayerNormGeometry`]: frame-major `[.., channels]` (rank 1..=4) or
+/// channel-first `[channels, frames]`. The output has the input's shape and layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RmsNormGeometry {
+    /// Channels normalised together (>= 1).
+    pub channels: usize,
+    /// Added to the mean square inside the square root (> 0, finite).
+    pub eps: f32,
+    /// Which axis holds the channels.
+    pub layout: Layout,
+}
+
+impl ShapeRule for RmsNormGeometry {
+    fn name(&self) -> &'static str {
+        "rms_norm"
+    }
+    /// # Errors
+    /// As [`LayerNormGeometry`]'s rule.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let op = self.name();
+        check_common(op, self.channels, self.eps)?;
+        channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
+    }
+}
+
+/// Prepared RMSNorm: geometry plus `gamma` (`channels` values).
+#[derive(Clone, Debug)]
+pub struct RmsNorm<S> {
+    geometry: RmsNormGeometry,
+    gamma: S,
+}
+
+impl<S: AsRef<[f32]>> RmsNorm<S> {
+    /// From `gamma` as stored (`channels` values). No copy.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong length.
+    pub fn from_packed(geometry: RmsNormGeometry, gamma: S) -> Result<Self, Error> {
+        check_common::<usize>("rms_norm", geometry.channels, geometry.eps)?;
+        check_packed(geometry.channels, false, gamma.as_ref().len())?;
+        Ok(Self { geometry, gamma })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &RmsNormGeometry {
+        &self.geometry
+    }
+
+    /// The scale `gamma`.
+    pub fn packed(&self) -> &[f32] {
+        self.gamma.as_ref()
+    }
+
+    /// Normalises `input` into `output` (same shape and layout).
+    ///
+    /// # Errors
+    /// As [`LayerNorm::run`].
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let g = &self.geometry;
+        let op = g.name();
+        let shape = g.output_shape(&[*input.shape()])?;
+        check_input_layout(op, input, g.layout)?;
+        check_output(op, &shape, g.layout, output)?;
+        let gamma = self.gamma.as_ref();
+        let (x, y) = (input.data(), output.data_mut());
+        match g.layout {
+            Layout::FrameMajor => {
+                B::rms_norm_rows(x.len() / g.channels, g.channels, x, gamma, g.eps, y)
+            }
+            Layout::ChannelFirst => {
+                B::rms_norm_channels(g.channels, x.len() / g.channels, x, gamma, g.eps, y)
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl RmsNorm<Vec<f32>> {
+    /// Takes `gamma` by value.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` does not hold
+    /// `channels` values.
+    pub fn new(geometry: RmsNormGeometry, gamma: Vec<f32>) -> Result<Self, Error> {
+        let packed = pack(geometry.channels, false, gamma, None)?;
+        Self::from_packed(geometry, packed)
+    }
+
+    /// Copies a borrowed `gamma`.
+    ///
+    /// # Errors
+    /// As [`RmsNorm::new`].
+    pub fn from_slice(geometry: RmsNormGeometry, gamma: &[f32]) -> Result<Self, Error> {
+        Self::new(geometry, gamma.to_vec())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// GroupNorm
+// ---------------------------------------------------------------------------------------
+
+/// Geometry of a [`GroupNorm`] (Wu & He 2018): the `channels` are split into `groups`
+/// equal groups of consecutive channels; each group is normalised over all its values
+/// (channels in the group x frames), then per-channel `gamma` and (when `bias`) `beta`
+/// are applied. `groups == 1` normalises the whole tensor (the "global layer norm" of
+/// Conv-TasNet), `groups == channels` is instance norm.
+///
+/// Input: channel-first `[channels, frames]`, or `[channels, height, width]` (rank 2..=4,
+/// axis 0 = channels, the other axes are flattened). The output has the input's shape and
+/// layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupNormGeometry {
+    /// Channels (>= 1, a multiple of `groups`).
+    pub channels: usize,
+    /// Number of groups (>= 1, divides `channels`).
+    pub groups: usize,
+    /// Added to the variance inside the square root (> 0, finite; PyTorch default 1e-5).
+    pub eps: f32,
+    /// Whether a per-channel bias `beta` follows the scale `gamma`.
+    pub bias: bool,
+}
+
+impl GroupNormGeometry {
+    /// The geometry rules alone (no input).
+    fn check<D>(&self) -> Result<(), ShapeError<D>> {
+        let op = "group_norm";
+        check_common(op, self.channels, self.eps)?;
+        if self.groups == 0 || !self.channels.is_multiple_of(self.groups) {
+            return Err(ShapeError::Geometry { op, reason: "groups must divide channels" });
+        }
+        Ok(())
+    }
+}
+
+impl ShapeRule for GroupNormGeometry {
+    fn name(&self) -> &'static str {
+        "group_norm"
+    }
+    /// # Errors
+    /// [`ShapeError::Geometry`] for `channels == 0`, `groups` zero or not dividing
+    /// `channels`, a non-positive or non-finite `eps`, or not exactly one input;
+    /// [`ShapeError::Rank`] / [`ShapeError::Dim`] when the input is not
+    /// `[channels, ..]` of rank 2..=4.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let op = self.name();
+        self.check()?;
+        let x = single(op, inputs)?;
+        expect_rank(op, 0, x, &[2, 3, 4], "2 to 4")?;
+        expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
+        Ok(x.clone())
+    }
+}
+
+/// Prepared GroupNorm: geometry plus packed `[gamma; beta]` (see [`GroupNormGeometry`]).
+#[derive(Clone, Debug)]
+pub struct GroupNorm<S> {
+    geometry: GroupNormGeometry,
+    params: S,
+}
+
+impl<S: AsRef<[f32]>> GroupNorm<S> {
+    /// From an already packed buffer: `gamma` (`channels` values) followed by `beta`
+    /// (`channels` values) when `geometry.bias`. No copy.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong buffer length.
+    pub fn from_packed(geometry: GroupNormGeometry, params: S) -> Result<Self, Error> {
+        geometry.check::<usize>()?;
+        check_packed(geometry.channels, geometry.bias, params.as_ref().len())?;
+        Ok(Self { geometry, params })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &GroupNormGeometry {
+        &self.geometry
+    }
+
+    /// The packed parameters (`[gamma; beta]`).
+    pub fn packed(&self) -> &[f32] {
+        self.params.as_ref()
+    }
+
+    /// Normalises `input` into `output` (same shape, both channel-first).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the input does not match the geometry or the output shape
+    /// differs from the input's; [`Error::Layout`] when the input or the output is not
+    /// channel-first. Nothing is written on error.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let g = &self.geometry;
+        let op = g.name();
+        let shape = g.output_shape(&[*input.shape()])?;
+        check_input_layout(op, input, Layout::ChannelFirst)?;
+        check_output(op, &shape, Layout::ChannelFirst, output)?;
+        let (gamma, beta) = split(self.params.as_ref(), g.channels, g.bias);
+        let (x, y) = (input.data(), output.data_mut());
+        let frames = x.len() / g.channels;
+        B::group_norm(g.channels, frames, g.groups, x, gamma, beta, g.eps, y);
+        Ok(())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl GroupNorm<Vec<f32>> {
+    /// Takes `gamma` (and `beta` when `geometry.bias`) by value; `gamma`'s allocation is
+    /// reused for the packed buffer.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
+    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    pub fn new(
+        geometry: GroupNormGeometry,
+        gamma: Vec<f32>,
+        beta: Option<Vec<f32>>,
+    ) -> Result<Self, Error> {
+        let packed = pack(geometry.channels, geometry.bias, gamma, beta.as_deref())?;
+        Self::from_packed(geometry, packed)
+    }
+
+    /// Copies borrowed `gamma` and `beta`.
+    ///
+    /// # Errors
+    /// As [`GroupNorm::new`].
+    pub fn from_slice(
+        geometry: GroupNormGeometry,
+        gamma: &[f32],
+        beta: Option<&[f32]>,
+    ) -> Result<Self, Error> {
+        let packed = pack(geometry.channels, geometry.bias, gamma.to_vec(), beta)?;
+        Self::from_packed(geometry, packed)
+    }
+}
