@@ -30,6 +30,11 @@ pub use layout::LayoutKernels;
 pub use norm::NormKernels;
 pub use softmax::SoftmaxKernels;
 
+// The NEON kernels assume Advanced SIMD is enabled at compile time (it is on every
+// aarch64 Linux and the default bare-metal target); a soft-float target would be unsound.
+#[cfg(all(target_arch = "aarch64", feature = "neon", not(target_feature = "neon")))]
+compile_error!("feature `neon` needs a target with NEON enabled (not a soft-float target)");
+
 /// The portable backend: plain Rust, auto-vectorised by LLVM. Available everywhere.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Portable;
