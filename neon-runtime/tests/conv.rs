@@ -6,7 +6,9 @@ mod common;
 
 use common::{rng, tail_sizes, uniform};
 use neon_runtime::error::ShapeError;
-use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
+use neon_runtime::ops::conv::{
+    Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry, IM2COL_TILE_FRAMES,
+};
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{Backend, Error, Layout, Portable, Shape, TensorView, TensorViewMut};
 use rand::rngs::SmallRng;
@@ -112,28 +114,49 @@ fn nan_vec(n: usize) -> Vec<f32> {
 // im2col kernels (pure copies: must match the reference exactly).
 // ---------------------------------------------------------------------------------------
 
+/// Channel-first im2col `[ch * k, count]` of output frames `first..first + count`.
 fn im2col_refs(
     x: &[f32],
     ch: usize,
     frames: usize,
-    k: usize,
-    s: usize,
-    d: usize,
-    pl: usize,
-    of: usize,
+    (k, s, d, pl): (usize, usize, usize, usize),
+    first: usize,
+    count: usize,
 ) -> Vec<f32> {
-    // Channel-first `[ch * k, of]`.
-    let mut col = vec![0.0; ch * k * of];
+    let mut col = vec![0.0; ch * k * count];
     for c in 0..ch {
         for t in 0..k {
-            for n in 0..of {
-                if let Some(p) = src_pos(n, t, s, d, pl, frames) {
-                    col[(c * k + t) * of + n] = x[c * frames + p];
+            for n in 0..count {
+                if let Some(p) = src_pos(first + n, t, s, d, pl, frames) {
+                    col[(c * k + t) * count + n] = x[c * frames + p];
                 }
             }
         }
     }
     col
+}
+
+/// Both im2col layouts of the tile `first..first + count` on backend B, against the reference.
+fn im2col_case<B: Backend>(
+    x: &[f32],
+    ch: usize,
+    frames: usize,
+    window: (usize, usize, usize, usize),
+    first: usize,
+    count: usize,
+) {
+    let (k, s, d, pl) = window;
+    let want = im2col_refs(x, ch, frames, window, first, count);
+    let ctx = format!(
+        "{} im2col ch={ch} t={frames} k={k} s={s} d={d} pl={pl} tile={first}+{count}",
+        B::NAME
+    );
+    let mut cf = nan_vec(ch * k * count);
+    B::im2col_channel_first(x, ch, frames, k, s, d, pl, first, count, &mut cf);
+    assert_eq!(cf, want, "{ctx}");
+    let mut fm = nan_vec(ch * k * count);
+    B::im2col_frame_major(x, ch, frames, k, s, d, pl, first, count, &mut fm);
+    assert_eq!(fm, transpose(&want, ch * k, count), "{ctx} (frame-major)");
 }
 
 /// Paddings worth testing for a window: none, left, right, both (asymmetric), causal, "same".
@@ -157,17 +180,13 @@ fn check_im2col<B: Backend>() {
                     }
                     for (pl, pr) in paddings(k, d) {
                         let Some(of) = out_len(frames, k, s, d, pl, pr) else { continue };
-                        let want = im2col_refs(&x, ch, frames, k, s, d, pl, of);
-                        let mut cf = nan_vec(ch * k * of);
-                        B::im2col_channel_first(&x, ch, frames, k, s, d, pl, of, &mut cf);
-                        let ctx = format!(
-                            "{} im2col cf ch={ch} t={frames} k={k} s={s} d={d} p=({pl},{pr})",
-                            B::NAME
-                        );
-                        assert_eq!(cf, want, "{ctx}");
-                        let mut fm = nan_vec(ch * k * of);
-                        B::im2col_frame_major(&x, ch, frames, k, s, d, pl, of, &mut fm);
-                        assert_eq!(fm, transpose(&want, ch * k, of), "{ctx} (frame-major)");
+                        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), 0, of);
+                        // Tiles: inside the left padding, in the middle, the last frame,
+                        // and past the input (all padding).
+                        for first in [1, of / 2, of - 1, of + 3] {
+                            let count = (of - first.min(of)).max(1);
+                            im2col_case::<B>(&x, ch, frames, (k, s, d, pl), first, count);
+                        }
                         cases += 1;
                     }
                 }
@@ -202,13 +221,8 @@ fn check_im2col_wide<B: Backend>() {
     ] {
         let x = uniform(&mut r, ch * frames, -1.0, 1.0);
         let of = out_len(frames, k, s, d, pl, pl).unwrap();
-        let want = im2col_refs(&x, ch, frames, k, s, d, pl, of);
-        let mut fm = nan_vec(ch * k * of);
-        B::im2col_frame_major(&x, ch, frames, k, s, d, pl, of, &mut fm);
-        assert_eq!(fm, transpose(&want, ch * k, of), "{} fm ch={ch} k={k} s={s}", B::NAME);
-        let mut cf = nan_vec(ch * k * of);
-        B::im2col_channel_first(&x, ch, frames, k, s, d, pl, of, &mut cf);
-        assert_eq!(cf, want, "{} cf ch={ch} k={k} s={s}", B::NAME);
+        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), 0, of);
+        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), of / 3, of / 2);
     }
 }
 
@@ -422,6 +436,10 @@ fn check_conv_sweeps<B: Backend>() {
         (Conv1dGeometry::new(13, 33, 1).stride(2), 25),
         (Conv1dGeometry::new(12, 9, 1).groups(3), 13),
         (Conv1dGeometry::new(64, 64, 3).padding(1, 1), 100),
+        // Longer than one im2col tile (IM2COL_TILE_FRAMES = 256 output frames).
+        (Conv1dGeometry::new(3, 5, 5).padding(2, 2), 600),
+        (Conv1dGeometry::new(4, 6, 3).stride(2).dilation(2).groups(2).padding(3, 0), 1031),
+        (Conv1dGeometry::new(2, 3, 1), 513),
     ];
     for (i, (g0, frames)) in odd.into_iter().enumerate() {
         for g in both_layouts(g0) {
@@ -561,12 +579,14 @@ fn neon_matches_portable() {
         let of = g.output_frames(frames).unwrap();
         let x = uniform(&mut r, ch * frames, -1.0, 1.0);
         let (k, s, d, pl) = (g.kernel, g.stride, g.dilation, g.pad_left);
-        let (mut a, mut b) = (nan_vec(ch * k * of), nan_vec(ch * k * of));
-        Portable::im2col_channel_first(&x, ch, frames, k, s, d, pl, of, &mut a);
-        Neon::im2col_channel_first(&x, ch, frames, k, s, d, pl, of, &mut b);
+        let first = r.gen_range(0..of);
+        let count = of - first;
+        let (mut a, mut b) = (nan_vec(ch * k * count), nan_vec(ch * k * count));
+        Portable::im2col_channel_first(&x, ch, frames, k, s, d, pl, first, count, &mut a);
+        Neon::im2col_channel_first(&x, ch, frames, k, s, d, pl, first, count, &mut b);
         assert_eq!(a, b, "im2col cf {g:?}");
-        Portable::im2col_frame_major(&x, ch, frames, k, s, d, pl, of, &mut a);
-        Neon::im2col_frame_major(&x, ch, frames, k, s, d, pl, of, &mut b);
+        Portable::im2col_frame_major(&x, ch, frames, k, s, d, pl, first, count, &mut a);
+        Neon::im2col_frame_major(&x, ch, frames, k, s, d, pl, first, count, &mut b);
         assert_eq!(a, b, "im2col fm {g:?}");
 
         // Depthwise on the same data (one filter per channel): the two backends differ only
@@ -852,4 +872,6 @@ fn scratch_lengths() {
     assert_eq!(pwf.scratch_len(100), 16 * 100);
     let g = Conv1dGeometry::new(16, 32, 3).groups(4).stride(2).padding(1, 1);
     assert_eq!(g.scratch_len(100), 4 * 3 * 50);
+    // Long inputs: one tile of IM2COL_TILE_FRAMES output frames.
+    assert_eq!(g.scratch_len(100_000), 4 * 3 * IM2COL_TILE_FRAMES);
 }

@@ -4,33 +4,40 @@
 //! channel) and describe the sliding window the same way as PyTorch's `Conv1d`:
 //! output frame `n`, tap `t` (`0 <= t < kernel`) reads input frame
 //! `n * stride + t * dilation - pad_left`, and reads outside `0..frames` are zeros (zero
-//! padding). Right padding is implicit: the caller chooses `out_frames`, and every read
-//! past the last input frame is a zero.
+//! padding). Right padding is implicit: the caller chooses how many output frames to
+//! produce, and every read past the last input frame is a zero.
 //!
 //! - [`ConvKernels::im2col_channel_first`] builds the GEMM `B` operand `[channels * kernel,
-//!   out_frames]` for [`super::GemmKernels::gemm_packed_a`] (channel-first conv output).
-//! - [`ConvKernels::im2col_frame_major`] builds the GEMM `A` operand `[out_frames,
+//!   count]` for [`super::GemmKernels::gemm_packed_a`] (channel-first conv output).
+//! - [`ConvKernels::im2col_frame_major`] builds the GEMM `A` operand `[count,
 //!   channels * kernel]` for [`super::GemmKernels::gemm_packed_b`] (frame-major conv output).
 //! - [`ConvKernels::depthwise_conv1d`]: one filter per channel, computed directly (no GEMM).
 //!
-//! In both im2col layouts the reduction index is `r = c * kernel + t`, which matches a
-//! PyTorch weight `[out_channels, channels, kernel]` read as a `[out_channels, channels *
-//! kernel]` matrix.
+//! The im2col kernels produce a *tile* of output frames `first_frame .. first_frame +
+//! count`, so that an operator can bound its scratch memory on long inputs. In both layouts
+//! the reduction index is `r = c * kernel + t`, which matches a PyTorch weight
+//! `[out_channels, channels, kernel]` read as a `[out_channels, channels * kernel]` matrix.
+//!
+//! Edges (outputs whose window reaches into the padding) are handled by scalar code with
+//! explicit bounds; the interior runs in fixed-width blocks (vectors on NEON) whose every
+//! load is proven in bounds by [`interior_blocks`].
 
 use super::Portable;
 
 /// im2col and depthwise conv1d kernels.
 ///
 /// Every function takes the window geometry explicitly: `kernel`, `stride`, `dilation`
-/// (all `>= 1`), `pad_left` (zeros before the first frame) and `out_frames`.
+/// (all `>= 1`) and `pad_left` (zeros before the first frame).
 pub trait ConvKernels {
-    /// im2col, channel-first: `col[c * kernel + t, n] = x[c, n * stride + t * dilation -
-    /// pad_left]` (zero outside the input), `col` row-major `[channels * kernel, out_frames]`.
+    /// im2col, channel-first, for the output frames `first_frame .. first_frame + count`:
+    /// `col[c * kernel + t, n] = x[c, (first_frame + n) * stride + t * dilation - pad_left]`
+    /// (zero outside the input); `x`: `[channels, frames]`, `col` row-major
+    /// `[channels * kernel, count]`.
     ///
     /// # Panics
     /// When `kernel`, `stride` or `dilation` is 0, `x.len() != channels * frames`,
-    /// `col.len() != channels * kernel * out_frames`, or the window positions overflow
-    /// `usize` (`out_frames * stride + (kernel - 1) * dilation`, `pad_left + frames`).
+    /// `col.len() != channels * kernel * count`, or the window positions overflow `usize`
+    /// (`(first_frame + count) * stride + (kernel - 1) * dilation`, `pad_left + frames`).
     fn im2col_channel_first(
         x: &[f32],
         channels: usize,
@@ -39,12 +46,15 @@ pub trait ConvKernels {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     );
 
-    /// im2col, frame-major: `col[n, c * kernel + t] = x[c, n * stride + t * dilation -
-    /// pad_left]` (zero outside the input), `col` row-major `[out_frames, channels * kernel]`.
+    /// im2col, frame-major, for the output frames `first_frame .. first_frame + count`:
+    /// `col[n, c * kernel + t] = x[c, (first_frame + n) * stride + t * dilation - pad_left]`
+    /// (zero outside the input); `x`: `[channels, frames]`, `col` row-major
+    /// `[count, channels * kernel]`.
     ///
     /// # Panics
     /// As [`ConvKernels::im2col_channel_first`] (same lengths).
@@ -56,7 +66,8 @@ pub trait ConvKernels {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     );
 
@@ -85,26 +96,73 @@ pub trait ConvKernels {
     );
 }
 
-/// Checks the shared window contract; after it, `n * stride + t * dilation` cannot
-/// overflow for `n <= out_frames`, `t < kernel`, nor can `pad_left + frames`.
-fn check_window(
-    what: &str,
+/// A checked window over `x` with an output tile folded in.
+///
+/// Output `n` (`< out_frames`, relative to the tile), tap `t` reads channel `c` at
+/// `x[c * ldx + x0 + p]` with `p = n * stride + t * dilation - pad_left` when
+/// `0 <= p < frames`, else a zero: `x0`, `frames` and `pad_left` describe the part of each
+/// row that the tile can see. After [`Win::new`], `n * stride + t * dilation` cannot
+/// overflow for `n <= out_frames`, `t < kernel`, nor can `pad_left + frames`, and
+/// `x0 + frames <= ldx`.
+#[derive(Clone, Copy, Debug)]
+struct Win {
     channels: usize,
+    ldx: usize,
+    x0: usize,
     frames: usize,
     kernel: usize,
     stride: usize,
     dilation: usize,
     pad_left: usize,
     out_frames: usize,
-    x_len: usize,
-) {
-    assert!(kernel >= 1 && stride >= 1 && dilation >= 1, "{what}: kernel/stride/dilation 0");
-    assert_eq!(Some(x_len), channels.checked_mul(frames), "{what}: input length");
-    let reach = out_frames
-        .checked_mul(stride)
-        .and_then(|a| (kernel - 1).checked_mul(dilation).and_then(|b| a.checked_add(b)));
-    assert!(reach.is_some(), "{what}: window positions overflow");
-    assert!(pad_left.checked_add(frames).is_some(), "{what}: padding overflows");
+}
+
+impl Win {
+    /// Checks the kernel contract (panics) and folds `first_frame` into the window.
+    fn new(
+        what: &str,
+        x_len: usize,
+        channels: usize,
+        frames: usize,
+        (kernel, stride, dilation, pad_left): (usize, usize, usize, usize),
+        first_frame: usize,
+        out_frames: usize,
+    ) -> Self {
+        assert!(kernel >= 1 && stride >= 1 && dilation >= 1, "{what}: kernel/stride/dilation 0");
+        assert_eq!(Some(x_len), channels.checked_mul(frames), "{what}: input length");
+        let reach = first_frame
+            .checked_add(out_frames)
+            .and_then(|n| n.checked_mul(stride))
+            .and_then(|a| (kernel - 1).checked_mul(dilation).and_then(|b| a.checked_add(b)));
+        assert!(reach.is_some(), "{what}: window positions overflow");
+        assert!(pad_left.checked_add(frames).is_some(), "{what}: padding overflows");
+        // Output `first_frame` starts at padded position `start`: either still in the left
+        // padding (less padding left), or `skip` frames into the input (a later row start).
+        let start = first_frame * stride;
+        let (x0, pad) = if start <= pad_left {
+            (0, pad_left - start)
+        } else {
+            ((start - pad_left).min(frames), 0)
+        };
+        Win {
+            channels,
+            ldx: frames,
+            x0,
+            frames: frames - x0,
+            kernel,
+            stride,
+            dilation,
+            pad_left: pad,
+            out_frames,
+        }
+    }
+
+    /// Reduction rows `channels * kernel`, after checking `col.len()` (panics).
+    fn check_col(&self, col_len: usize) -> usize {
+        let rows = self.channels.checked_mul(self.kernel).expect("im2col: rows overflow");
+        assert_eq!(Some(col_len), rows.checked_mul(self.out_frames), "im2col: col length");
+        rows
+    }
 }
 
 /// Outputs `n` in `lo..hi` whose tap at offset `off` (`t * dilation`) reads inside the
@@ -171,46 +229,24 @@ fn interior_blocks(
 /// Channel-first im2col driver; `gather(src, stride, dst)` writes `dst[j] = src[j * stride]`
 /// with `src.len() >= (dst.len() - 1) * stride + 1`.
 #[inline(always)]
-fn im2col_cf_with(
-    x: &[f32],
-    channels: usize,
-    frames: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    pad_left: usize,
-    out_frames: usize,
-    col: &mut [f32],
-    gather: impl Fn(&[f32], usize, &mut [f32]),
-) {
-    check_window(
-        "im2col",
-        channels,
-        frames,
-        kernel,
-        stride,
-        dilation,
-        pad_left,
-        out_frames,
-        x.len(),
-    );
-    let rows = channels.checked_mul(kernel).expect("im2col: rows overflow");
-    assert_eq!(Some(col.len()), rows.checked_mul(out_frames), "im2col: col length");
-    if out_frames == 0 {
+fn im2col_cf_with(x: &[f32], w: Win, col: &mut [f32], gather: impl Fn(&[f32], usize, &mut [f32])) {
+    w.check_col(col.len());
+    let of = w.out_frames;
+    if of == 0 {
         return;
     }
-    for c in 0..channels {
-        let xr = &x[c * frames..][..frames];
-        for t in 0..kernel {
-            let row = &mut col[(c * kernel + t) * out_frames..][..out_frames];
-            let off = t * dilation;
-            let (lo, hi) = tap_range(off, stride, pad_left, frames, out_frames);
+    for c in 0..w.channels {
+        let xr = &x[c * w.ldx + w.x0..][..w.frames];
+        for t in 0..w.kernel {
+            let row = &mut col[(c * w.kernel + t) * of..][..of];
+            let off = t * w.dilation;
+            let (lo, hi) = tap_range(off, w.stride, w.pad_left, w.frames, of);
             row[..lo].fill(0.0);
             row[hi..].fill(0.0);
             if lo < hi {
-                let s0 = lo * stride + off - pad_left;
-                let last = (hi - 1 - lo) * stride;
-                gather(&xr[s0..=s0 + last], stride, &mut row[lo..hi]);
+                let s0 = lo * w.stride + off - w.pad_left;
+                let last = (hi - 1 - lo) * w.stride;
+                gather(&xr[s0..=s0 + last], w.stride, &mut row[lo..hi]);
             }
         }
     }
@@ -230,25 +266,15 @@ fn gather_scalar(src: &[f32], stride: usize, dst: &mut [f32]) {
 
 /// Writes frame-major im2col row `n` (`channels * kernel` values), scalar.
 #[inline(always)]
-fn im2col_fm_row(
-    x: &[f32],
-    channels: usize,
-    frames: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    pad_left: usize,
-    n: usize,
-    row: &mut [f32],
-) {
-    let (t_lo, t_hi) = tap_window(n, kernel, stride, dilation, pad_left, frames);
-    for (c, seg) in row.chunks_exact_mut(kernel).take(channels).enumerate() {
+fn im2col_fm_row(x: &[f32], w: &Win, n: usize, row: &mut [f32]) {
+    let (t_lo, t_hi) = tap_window(n, w.kernel, w.stride, w.dilation, w.pad_left, w.frames);
+    for (c, seg) in row.chunks_exact_mut(w.kernel).take(w.channels).enumerate() {
         seg[..t_lo].fill(0.0);
         seg[t_hi..].fill(0.0);
         if t_lo < t_hi {
-            let s0 = c * frames + n * stride + t_lo * dilation - pad_left;
-            let last = (t_hi - 1 - t_lo) * dilation;
-            gather_scalar(&x[s0..=s0 + last], dilation, &mut seg[t_lo..t_hi]);
+            let s0 = c * w.ldx + w.x0 + n * w.stride + t_lo * w.dilation - w.pad_left;
+            let last = (t_hi - 1 - t_lo) * w.dilation;
+            gather_scalar(&x[s0..=s0 + last], w.dilation, &mut seg[t_lo..t_hi]);
         }
     }
 }
@@ -257,68 +283,33 @@ fn im2col_fm_row(
 /// 64 `usize` = 512 bytes of stack).
 const FM_CHUNK: usize = 64;
 
-/// Fills `offs` with the input offsets `c * frames + t * dilation` of the consecutive
-/// reduction rows `r = c * kernel + t`, starting from `(c, t)`, and advances `(c, t)`.
-#[inline(always)]
-fn fill_offsets(
-    offs: &mut [usize],
-    c: &mut usize,
-    t: &mut usize,
-    frames: usize,
-    kernel: usize,
-    dilation: usize,
-) {
-    for o in offs {
-        *o = *c * frames + *t * dilation;
-        *t += 1;
-        if *t == kernel {
-            *t = 0;
-            *c += 1;
-        }
-    }
-}
-
-/// Frame-major im2col driver; `geometry` is `(channels, frames, kernel, stride, dilation,
-/// pad_left, out_frames)` as in [`ConvKernels::im2col_frame_major`]. Interior blocks of 4 output frames `n..n + 4` (see
+/// Frame-major im2col driver. Interior blocks of 4 output frames `n..n + 4` (see
 /// [`interior_blocks`]) are written chunk by chunk of [`FM_CHUNK`] reduction rows by
-/// `block(offs, base, out)`: `offs[i]` is the input offset `c * frames + t * dilation` of
-/// reduction row `r0 + i`, `base = n * stride - pad_left`, and `out` starts at
-/// `col[n * rows + r0]` with `3 * rows + offs.len()` elements (so row `n + j`, reduction row
-/// `r0 + i` is `out[j * rows + i]`). Every tap of an interior block reads inside the input,
-/// and `base + offs[i] + 4 * stride` stays inside reduction row `i`'s channel. The other
-/// frames (edges, where some tap reads padding, and the tail) are written whole by
-/// [`im2col_fm_row`].
+/// `block(offs, base, out)`: `offs[i] = c * ldx + t * dilation` for reduction row
+/// `r0 + i = c * kernel + t`, `base = x0 + n * stride - pad_left`, and `out` starts at
+/// `col[n * rows + r0]` with `3 * rows + offs.len()` elements (row `n + j`, reduction row
+/// `r0 + i` is `out[j * rows + i]`). In an interior block every tap reads inside the input
+/// and `x[base + offs[i] .. + 4 * stride]` lies inside channel `c`'s visible row part
+/// `x0 .. x0 + frames`. The other frames (edges, where some tap reads padding, and the
+/// tail) are written whole by [`im2col_fm_row`].
 #[inline(always)]
 fn im2col_fm_with(
     x: &[f32],
-    geometry: (usize, usize, usize, usize, usize, usize, usize),
+    w: Win,
     col: &mut [f32],
     mut block: impl FnMut(&[usize], usize, &mut [f32]),
 ) {
-    let (channels, frames, kernel, stride, dilation, pad_left, out_frames) = geometry;
-    check_window(
-        "im2col",
-        channels,
-        frames,
-        kernel,
-        stride,
-        dilation,
-        pad_left,
-        out_frames,
-        x.len(),
-    );
-    let rows = channels.checked_mul(kernel).expect("im2col: row length overflows");
-    assert_eq!(Some(col.len()), rows.checked_mul(out_frames), "im2col: col length");
-    if rows == 0 || out_frames == 0 {
+    let rows = w.check_col(col.len());
+    let of = w.out_frames;
+    if rows == 0 || of == 0 {
         return;
     }
-    let (lo, hi) = interior_blocks(4, kernel, stride, dilation, pad_left, frames, out_frames);
+    let (lo, hi) = interior_blocks(4, w.kernel, w.stride, w.dilation, w.pad_left, w.frames, of);
     // Blocks start at lo, lo + 4, ... while < hi (then n + 4 <= out_frames).
-    let lo = lo.min(out_frames);
+    let lo = lo.min(of);
     let end = lo + 4 * hi.saturating_sub(lo).div_ceil(4);
-    for n in (0..lo).chain(end..out_frames) {
-        let row = &mut col[n * rows..][..rows];
-        im2col_fm_row(x, channels, frames, kernel, stride, dilation, pad_left, n, row);
+    for n in (0..lo).chain(end..of) {
+        im2col_fm_row(x, &w, n, &mut col[n * rows..][..rows]);
     }
     if lo == end {
         return;
@@ -328,44 +319,40 @@ fn im2col_fm_with(
     while r0 < rows {
         let len = FM_CHUNK.min(rows - r0);
         let offs = &mut offs[..len];
-        fill_offsets(offs, &mut c, &mut t, frames, kernel, dilation);
+        for o in offs.iter_mut() {
+            *o = c * w.ldx + t * w.dilation;
+            t += 1;
+            if t == w.kernel {
+                t = 0;
+                c += 1;
+            }
+        }
         for n in (lo..end).step_by(4) {
             let out = &mut col[n * rows + r0..][..3 * rows + len];
-            block(offs, n * stride - pad_left, out);
+            block(offs, w.x0 + n * w.stride - w.pad_left, out);
         }
         r0 += len;
     }
 }
 
+/// Checks the depthwise contract (panics).
 fn check_depthwise(
     x: &[f32],
     channels: usize,
     frames: usize,
     w: &[f32],
     bias: Option<&[f32]>,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    pad_left: usize,
+    window: (usize, usize, usize, usize),
     out_frames: usize,
     y: &[f32],
 ) {
-    check_window(
-        "depthwise_conv1d",
-        channels,
-        frames,
-        kernel,
-        stride,
-        dilation,
-        pad_left,
-        out_frames,
-        x.len(),
-    );
-    assert_eq!(Some(w.len()), channels.checked_mul(kernel), "depthwise_conv1d: weight length");
+    let what = "depthwise_conv1d";
+    Win::new(what, x.len(), channels, frames, window, 0, out_frames);
+    assert_eq!(Some(w.len()), channels.checked_mul(window.0), "{what}: weight length");
     if let Some(b) = bias {
-        assert_eq!(b.len(), channels, "depthwise_conv1d: bias length");
+        assert_eq!(b.len(), channels, "{what}: bias length");
     }
-    assert_eq!(Some(y.len()), channels.checked_mul(out_frames), "depthwise_conv1d: output length");
+    assert_eq!(Some(y.len()), channels.checked_mul(out_frames), "{what}: output length");
 }
 
 /// Depthwise output when there is no input frame (every tap reads padding): the bias.
@@ -444,28 +431,12 @@ fn depthwise_row_portable<const S: usize>(
     let mut n = 0;
     while n < out_frames {
         if n >= lo && n < hi32 {
-            let out = &mut yr[n..n + 32];
-            depthwise_block_portable::<S, 32>(
-                xr,
-                n * stride - pad_left,
-                wr,
-                b,
-                stride,
-                dilation,
-                out,
-            );
+            let (base, out) = (n * stride - pad_left, &mut yr[n..n + 32]);
+            depthwise_block_portable::<S, 32>(xr, base, wr, b, stride, dilation, out);
             n += 32;
         } else if n >= lo && n < hi8 {
-            let out = &mut yr[n..n + 8];
-            depthwise_block_portable::<S, 8>(
-                xr,
-                n * stride - pad_left,
-                wr,
-                b,
-                stride,
-                dilation,
-                out,
-            );
+            let (base, out) = (n * stride - pad_left, &mut yr[n..n + 8]);
+            depthwise_block_portable::<S, 8>(xr, base, wr, b, stride, dilation, out);
             n += 8;
         } else {
             yr[n] = depthwise_scalar_at(xr, wr, b, stride, dilation, pad_left, n);
@@ -483,21 +454,13 @@ impl ConvKernels for Portable {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     ) {
-        im2col_cf_with(
-            x,
-            channels,
-            frames,
-            kernel,
-            stride,
-            dilation,
-            pad_left,
-            out_frames,
-            col,
-            gather_scalar,
-        );
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
+        im2col_cf_with(x, w, col, gather_scalar);
     }
 
     fn im2col_frame_major(
@@ -508,12 +471,14 @@ impl ConvKernels for Portable {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     ) {
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
         let rows = channels * kernel;
-        let geometry = (channels, frames, kernel, stride, dilation, pad_left, out_frames);
-        im2col_fm_with(x, geometry, col, |offs, base, out| {
+        im2col_fm_with(x, w, col, |offs, base, out| {
             // A scalar 4x4 block transpose: one bounds check per reduction row.
             let (o0, rest) = out.split_at_mut(rows);
             let (o1, rest) = rest.split_at_mut(rows);
@@ -539,9 +504,8 @@ impl ConvKernels for Portable {
         out_frames: usize,
         y: &mut [f32],
     ) {
-        check_depthwise(
-            x, channels, frames, w, bias, kernel, stride, dilation, pad_left, out_frames, y,
-        );
+        let window = (kernel, stride, dilation, pad_left);
+        check_depthwise(x, channels, frames, w, bias, window, out_frames, y);
         if frames == 0 || out_frames == 0 {
             return depthwise_no_input(bias, out_frames, y);
         }
@@ -560,7 +524,7 @@ impl ConvKernels for Portable {
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon {
-    use super::{depthwise_scalar_at, gather_scalar, im2col_fm_with, interior_blocks};
+    use super::{depthwise_scalar_at, gather_scalar, im2col_fm_with, interior_blocks, Win};
     use core::arch::aarch64::*;
 
     /// Loads `[p[0], p[s], p[2s], p[3s]]` for the stride `s` (`S` when non-zero, else
@@ -633,34 +597,30 @@ mod neon {
         }
     }
 
+    #[inline(always)]
+    fn vdup_zero() -> float32x4_t {
+        // SAFETY: register-only NEON operation.
+        unsafe { vdupq_n_f32(0.0) }
+    }
+
     /// Frame-major im2col: each interior block of 4 output frames is built as 4x4
     /// transposes of 4 reduction rows (`r = c * kernel + t`) at a time, loaded through the
     /// offset table of [`im2col_fm_with`]; edge frames and the tail are scalar rows.
-    pub(super) fn im2col_fm<const S: usize>(
-        x: &[f32],
-        channels: usize,
-        frames: usize,
-        kernel: usize,
-        stride: usize,
-        dilation: usize,
-        pad_left: usize,
-        out_frames: usize,
-        col: &mut [f32],
-    ) {
-        let stride = if S == 0 { stride } else { S };
-        let rows = channels * kernel;
-        let geometry = (channels, frames, kernel, stride, dilation, pad_left, out_frames);
-        im2col_fm_with(x, geometry, col, |offs, base, out| {
+    pub(super) fn im2col_fm<const S: usize>(x: &[f32], w: Win, col: &mut [f32]) {
+        let stride = if S == 0 { w.stride } else { S };
+        let rows = w.channels * w.kernel;
+        im2col_fm_with(x, w, col, |offs, base, out| {
             let full = offs.len() & !3;
             for (rb, o4) in offs[..full].chunks_exact(4).enumerate() {
                 let mut v = [vdup_zero(); 4];
                 for (reg, &o) in v.iter_mut().zip(o4) {
                     let off = base + o;
-                    debug_assert!(off / frames < channels && off % frames + 4 * stride <= frames);
-                    // SAFETY: `o = c * frames + t * dilation` for a reduction row r = c *
+                    debug_assert!(off / w.ldx < w.channels);
+                    debug_assert!(off % w.ldx + 4 * stride <= w.x0 + w.frames);
+                    // SAFETY: `o = c * ldx + t * dilation` for a reduction row r = c *
                     // kernel + t < rows, so c < channels, and the interior condition of
                     // `im2col_fm_with` keeps the 4 * stride elements read by `load4` inside
-                    // row c of `x` (`x.len() == channels * frames`, checked by it).
+                    // row c of `x` (`x.len() == channels * ldx`, checked by `Win::new`).
                     *reg = unsafe { load4::<S>(x.as_ptr().add(off), stride) };
                 }
                 let [c0, c1, c2, c3] = transpose4(v[0], v[1], v[2], v[3]);
@@ -681,12 +641,6 @@ mod neon {
                 }
             }
         });
-    }
-
-    #[inline(always)]
-    fn vdup_zero() -> float32x4_t {
-        // SAFETY: register-only NEON operation.
-        unsafe { vdupq_n_f32(0.0) }
     }
 
     /// `4 * V` outputs of one channel: every tap accumulated in `V` registers with fused
@@ -777,21 +731,13 @@ impl ConvKernels for super::Neon {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     ) {
-        im2col_cf_with(
-            x,
-            channels,
-            frames,
-            kernel,
-            stride,
-            dilation,
-            pad_left,
-            out_frames,
-            col,
-            neon::gather,
-        );
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
+        im2col_cf_with(x, w, col, neon::gather);
     }
 
     fn im2col_frame_major(
@@ -802,17 +748,20 @@ impl ConvKernels for super::Neon {
         stride: usize,
         dilation: usize,
         pad_left: usize,
-        out_frames: usize,
+        first_frame: usize,
+        count: usize,
         col: &mut [f32],
     ) {
-        // One indirect call per im2col: the stride is a compile-time constant inside.
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
+        // The stride is a compile-time constant inside (one indirect call per im2col).
         let im2col = match stride {
             1 => neon::im2col_fm::<1>,
             2 => neon::im2col_fm::<2>,
             3 => neon::im2col_fm::<3>,
             _ => neon::im2col_fm::<0>,
         };
-        im2col(x, channels, frames, kernel, stride, dilation, pad_left, out_frames, col);
+        im2col(x, w, col);
     }
 
     fn depthwise_conv1d(
@@ -828,9 +777,8 @@ impl ConvKernels for super::Neon {
         out_frames: usize,
         y: &mut [f32],
     ) {
-        check_depthwise(
-            x, channels, frames, w, bias, kernel, stride, dilation, pad_left, out_frames, y,
-        );
+        let window = (kernel, stride, dilation, pad_left);
+        check_depthwise(x, channels, frames, w, bias, window, out_frames, y);
         if frames == 0 || out_frames == 0 {
             return depthwise_no_input(bias, out_frames, y);
         }

@@ -26,7 +26,12 @@
 //!   activations row-major `[frames, k]`, so even a pointwise conv needs this im2col (for
 //!   `kernel == 1` it is a transpose of the input).
 //!
-//! Scratch holds one group's im2col at a time: [`Conv1d::scratch_len`].
+//! The im2col runs in tiles of at most [`IM2COL_TILE_FRAMES`] output frames (one group,
+//! one tile at a time), so the scratch ([`Conv1d::scratch_len`]) is bounded by
+//! `in_channels / groups * kernel * IM2COL_TILE_FRAMES` values however long the input.
+//!
+//! A depthwise conv (`groups == in_channels == out_channels`) also runs here, as
+//! `channels` one-row GEMMs; [`DepthwiseConv1d`] is the direct, much faster route.
 //!
 //! [`ConvKernels::im2col_channel_first`]: crate::kernels::ConvKernels::im2col_channel_first
 //! [`ConvKernels::im2col_frame_major`]: crate::kernels::ConvKernels::im2col_frame_major
@@ -44,6 +49,11 @@ use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
 use crate::kernels::Backend;
 use crate::ops::{expect_dim, expect_rank, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+
+/// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
+/// `in_channels / groups * kernel * IM2COL_TILE_FRAMES` values however long the input, and
+/// each GEMM call still sees a wide `n`.
+pub const IM2COL_TILE_FRAMES: usize = 256;
 
 const CONV1D: &str = "conv1d";
 const DEPTHWISE: &str = "depthwise_conv1d";
@@ -333,14 +343,16 @@ impl Conv1dGeometry {
             && self.output_layout == Layout::ChannelFirst
     }
 
-    /// Scratch elements [`Conv1d::run`] needs for `frames` input frames: one group's
-    /// im2col, `in_channels / groups * kernel * out_frames` (0 on the pointwise fast path).
-    /// Returns 0 when the input would be too short (`run` then fails before using scratch).
+    /// Scratch elements [`Conv1d::run`] needs for `frames` input frames: one im2col tile,
+    /// `in_channels / groups * kernel * min(out_frames, IM2COL_TILE_FRAMES)` (0 on the
+    /// pointwise fast path). Returns 0 when the input would be too short (`run` then fails
+    /// before using scratch).
     pub fn scratch_len(&self, frames: usize) -> usize {
         if self.is_pointwise_fast_path() {
             return 0;
         }
-        self.output_frames(frames).map_or(0, |n| n.saturating_mul(self.reduction()))
+        self.output_frames(frames)
+            .map_or(0, |n| n.min(IM2COL_TILE_FRAMES).saturating_mul(self.reduction()))
     }
 
     /// Packs PyTorch-layout weights `[out_channels, in_channels / groups, kernel]` into the
@@ -534,36 +546,39 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         };
 
         let (cin, cout, k) = (g.group_in_channels(), g.group_out_channels(), g.reduction());
+        let tile = out_frames.min(IM2COL_TILE_FRAMES);
         let group_len = self.packed.as_ref().len() / g.groups;
         let x = input.data();
         let y = output.data_mut();
-        let col = &mut scratch[..need];
+        let (ks, s, d, pl) = (g.kernel, g.stride, g.dilation, g.pad_left);
         for grp in 0..g.groups {
             let xg = &x[grp * cin * frames..][..cin * frames];
             let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
             let bias = self.bias().map(|b| &b[grp * cout..][..cout]);
-            match g.output_layout {
-                Layout::ChannelFirst => {
-                    let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
-                    if g.is_pointwise_fast_path() {
-                        B::gemm_packed_a(cout, out_frames, k, wg, xg, frames, bias, yg, out_frames);
-                    } else {
-                        B::im2col_channel_first(
-                            xg, cin, frames, g.kernel, g.stride, g.dilation, g.pad_left,
-                            out_frames, col,
-                        );
-                        B::gemm_packed_a(
-                            cout, out_frames, k, wg, col, out_frames, bias, yg, out_frames,
-                        );
+            if g.is_pointwise_fast_path() {
+                // The input rows are the GEMM's B operand `[cin, frames]` (ldb = frames).
+                let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
+                B::gemm_packed_a(cout, out_frames, k, wg, xg, frames, bias, yg, out_frames);
+                continue;
+            }
+            for n0 in (0..out_frames).step_by(tile) {
+                let nt = tile.min(out_frames - n0);
+                let col = &mut scratch[..k * nt];
+                match g.output_layout {
+                    Layout::ChannelFirst => {
+                        // Columns n0..n0 + nt of the group's rows: C[i, j] at
+                        // y[(grp * cout + i) * out_frames + n0 + j].
+                        B::im2col_channel_first(xg, cin, frames, ks, s, d, pl, n0, nt, col);
+                        let yg = &mut y[grp * cout * out_frames + n0..];
+                        B::gemm_packed_a(cout, nt, k, wg, col, nt, bias, yg, out_frames);
                     }
-                }
-                Layout::FrameMajor => {
-                    B::im2col_frame_major(
-                        xg, cin, frames, g.kernel, g.stride, g.dilation, g.pad_left, out_frames,
-                        col,
-                    );
-                    let yg = &mut y[grp * cout..];
-                    B::gemm_packed_b(out_frames, cout, k, col, k, wg, bias, yg, g.out_channels);
+                    Layout::FrameMajor => {
+                        // Rows n0..n0 + nt, the group's column block: C[i, j] at
+                        // y[(n0 + i) * out_channels + grp * cout + j].
+                        B::im2col_frame_major(xg, cin, frames, ks, s, d, pl, n0, nt, col);
+                        let yg = &mut y[n0 * g.out_channels + grp * cout..];
+                        B::gemm_packed_b(nt, cout, k, col, k, wg, bias, yg, g.out_channels);
+                    }
                 }
             }
         }
