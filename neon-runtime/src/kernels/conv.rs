@@ -20,7 +20,7 @@
 //!
 //! Edges (outputs whose window reaches into the padding) are handled by scalar code with
 //! explicit bounds; the interior runs in fixed-width blocks (vectors on NEON) whose every
-//! load is proven in bounds by [`interior_blocks`].
+//! load is proven in bounds by a single range computation per row (`interior_blocks`).
 
 use super::Portable;
 
