@@ -24,8 +24,8 @@
 //! The 8x12 shape (the usual choice when `A` is packed too) needs 24 + 8 + 3 = 35
 //! registers here, because each unpacked `A` row occupies a whole register for the
 //! 4 `k` values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17%
-//! more instructions per FLOP than 5x16. Ideal count per 4 `k`: 80 `fmla` + 5 + 4 loads
-//! + ~3 loop instructions = 92 for 640 FLOPs, i.e. ~7.0 FLOPs per instruction.
+//! more instructions per FLOP than 5x16. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads
+//! and 2 loop instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
 //! Rows that do not fill a tile (`m % 5`) run the same kernel with 1..=4 rows; a partial
 //! last panel (`n % 16`) is computed whole (its padding is zero) and only its valid
 //! columns are stored; `k % 4` trailing values use `fmla` by a scalar.
@@ -558,6 +558,10 @@ mod neon {
         );
     }
 
+    /// An assembly inner loop for `R` rows: `(accumulators, row pointers, panel, k / 4)`.
+    type AsmKernel<const R: usize> =
+        fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize);
+
     /// A packed-B tile: `R` rows of `A` (row `r` at `a[r]`) times one 16-wide panel; the
     /// first `cols` columns are stored to `c` (rows `ldc` apart). `R = 5` runs the
     /// assembly inner loop, `R < 5` (the `m % 5` tail rows) the same steps in intrinsics.
@@ -575,7 +579,7 @@ mod neon {
         c: *mut f32,
         ldc: usize,
         cols: usize,
-        asm_rows: Option<fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize)>,
+        asm_rows: Option<AsmKernel<R>>,
     ) {
         let mut acc = [*init; R];
         let blocks = k / 4;
