@@ -725,7 +725,81 @@ mod neon {
         }
     }
 
+    /// Lines of the 8x12 inner loop for one `k`: the panel's 8 weights into v24, v25 and
+    /// 12 values of row `k` of `B` into v26..v28 (post-incremented by `ldb`), then
+    /// `acc[i][v] += B[v] * W[i]` with `acc[i][v]` in `v(3i+v)`.
+    macro_rules! asm_a_step {
+        () => {
+            concat!(
+                "ld1 {{v24.4s, v25.4s}}, [{w}], #32\n",
+                "ld1 {{v26.4s, v27.4s, v28.4s}}, [{b}], {ldb}\n",
+                asm_a_step!(@row "v0", "v1", "v2", "v24", "0"),
+                asm_a_step!(@row "v3", "v4", "v5", "v24", "1"),
+                asm_a_step!(@row "v6", "v7", "v8", "v24", "2"),
+                asm_a_step!(@row "v9", "v10", "v11", "v24", "3"),
+                asm_a_step!(@row "v12", "v13", "v14", "v25", "0"),
+                asm_a_step!(@row "v15", "v16", "v17", "v25", "1"),
+                asm_a_step!(@row "v18", "v19", "v20", "v25", "2"),
+                asm_a_step!(@row "v21", "v22", "v23", "v25", "3"),
+            )
+        };
+        (@row $c0:literal, $c1:literal, $c2:literal, $w:literal, $l:literal) => {
+            concat!(
+                "fmla ", $c0, ".4s, v26.4s, ", $w, ".s[", $l, "]\n",
+                "fmla ", $c1, ".4s, v27.4s, ", $w, ".s[", $l, "]\n",
+                "fmla ", $c2, ".4s, v28.4s, ", $w, ".s[", $l, "]\n",
+            )
+        };
+    }
+
+    /// An assembly inner loop for `4 * NV` columns: `(accumulators, panel, b, ldb, k / 2)`.
+    type AsmKernelA<const NV: usize> =
+        fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
+
+    /// The 8x12 inner loop over `pairs` pairs of `k` (`pairs >= 1`): as for the 5x16
+    /// kernel, LLVM's version spends extra integer instructions on the pointers and the
+    /// counter, while here both loads post-increment their pointers.
+    ///
+    /// Not `unsafe` so it fits [`AsmKernelA`]; only [`tile_a`] calls it, under its
+    /// contract (`panel` holds `16 * pairs` values, rows `kk < 2 * pairs` of `b` hold 12).
+    #[inline(always)]
+    fn asm_8x12(
+        acc: &mut [[float32x4_t; 3]; PACK_MR],
+        panel: *const f32,
+        b: *const f32,
+        ldb: usize,
+        pairs: usize,
+    ) {
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = acc;
+        // SAFETY: reads 16 * pairs panel values and 12 values of 2 * pairs rows of `b`,
+        // inside the slices per tile_a's contract; only v0..v28 (declared) are written.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                asm_a_step!(),
+                asm_a_step!(),
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                w = inout(reg) panel => _,
+                b = inout(reg) b => _,
+                ldb = in(reg) ldb * 4,
+                n = inout(reg) pairs => _,
+                inout("v0") r0[0], inout("v1") r0[1], inout("v2") r0[2],
+                inout("v3") r1[0], inout("v4") r1[1], inout("v5") r1[2],
+                inout("v6") r2[0], inout("v7") r2[1], inout("v8") r2[2],
+                inout("v9") r3[0], inout("v10") r3[1], inout("v11") r3[2],
+                inout("v12") r4[0], inout("v13") r4[1], inout("v14") r4[2],
+                inout("v15") r5[0], inout("v16") r5[1], inout("v17") r5[2],
+                inout("v18") r6[0], inout("v19") r6[1], inout("v20") r6[2],
+                inout("v21") r7[0], inout("v22") r7[1], inout("v23") r7[2],
+                out("v24") _, out("v25") _, out("v26") _, out("v27") _, out("v28") _,
+                options(nostack, readonly),
+            );
+        }
+    }
+
     /// The packed-A micro-kernel: the 8-row weight panel times `4 * NV` columns of `B`.
+    /// With `asm_cols` (the 8x12 shape) the pairs of `k` run in assembly.
     ///
     /// # Safety
     /// `panel` must hold `8 * k` values; `b.add(kk * ldb + j)` readable for `kk < k`,
@@ -741,10 +815,15 @@ mod neon {
         c: *mut f32,
         ldc: usize,
         rows: usize,
+        asm_cols: Option<AsmKernelA<NV>>,
     ) {
         let mut acc: [[float32x4_t; NV]; PACK_MR] =
             core::array::from_fn(|i| [vdupq_n_f32(bias[i]); NV]);
         let mut kk = 0;
+        if let (Some(kernel), true) = (asm_cols, k >= 2) {
+            kernel(&mut acc, panel, b, ldb, k / 2);
+            kk = k / 2 * 2;
+        }
         while kk + 2 <= k {
             let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
             let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
@@ -828,15 +907,25 @@ mod neon {
                 let c = cp.add(row0 * ldc);
                 let mut j = 0;
                 while j + 12 <= n {
-                    tile_a::<3>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows);
+                    tile_a::<3>(
+                        k,
+                        panel,
+                        bp.add(j),
+                        ldb,
+                        &bias,
+                        c.add(j),
+                        ldc,
+                        rows,
+                        Some(asm_8x12),
+                    );
                     j += 12;
                 }
                 if n - j >= 8 {
-                    tile_a::<2>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows);
+                    tile_a::<2>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows, None);
                     j += 8;
                 }
                 if n - j >= 4 {
-                    tile_a::<1>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows);
+                    tile_a::<1>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows, None);
                     j += 4;
                 }
                 if j < n {
@@ -844,6 +933,77 @@ mod neon {
                 }
             }
         }
+    }
+
+    /// Lines of the GEMV inner loop for lane `$l`: 16 weights of each of the two panels
+    /// into v20..v23 and v24..v27, then 8 `fmla` by lane `$l` of `x` (v16).
+    macro_rules! asm_gemv_step {
+        ($l:literal) => {
+            concat!(
+                "ld1 {{v20.4s, v21.4s, v22.4s, v23.4s}}, [{p0}], #64\n",
+                "ld1 {{v24.4s, v25.4s, v26.4s, v27.4s}}, [{p1}], #64\n",
+                "fmla v0.4s, v20.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v1.4s, v21.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v2.4s, v22.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v3.4s, v23.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v4.4s, v24.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v5.4s, v25.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v6.4s, v26.4s, v16.s[",
+                $l,
+                "]\n",
+                "fmla v7.4s, v27.4s, v16.s[",
+                $l,
+                "]\n",
+            )
+        };
+    }
+
+    /// The two-panel GEMV inner loop over `blocks` steps of 4 `k` (`blocks >= 1`), in
+    /// assembly for the post-incremented 4-register loads (LLVM splits them into `ldp`
+    /// pairs and adds pointer arithmetic: 4.6 FLOPs per instruction instead of 5.9).
+    ///
+    /// # Safety
+    /// `x` readable for `4 * blocks` values, `p0` and `p1` for `64 * blocks` each.
+    #[inline(always)]
+    unsafe fn gemv_asm_2x16(
+        acc0: &mut float32x4x4_t,
+        acc1: &mut float32x4x4_t,
+        x: *const f32,
+        p0: *const f32,
+        p1: *const f32,
+        blocks: usize,
+    ) {
+        core::arch::asm!(
+            "2:",
+            "ldr q16, [{x}], #16",
+            asm_gemv_step!("0"),
+            asm_gemv_step!("1"),
+            asm_gemv_step!("2"),
+            asm_gemv_step!("3"),
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            x = inout(reg) x => _,
+            p0 = inout(reg) p0 => _,
+            p1 = inout(reg) p1 => _,
+            n = inout(reg) blocks => _,
+            inout("v0") acc0.0, inout("v1") acc0.1, inout("v2") acc0.2, inout("v3") acc0.3,
+            inout("v4") acc1.0, inout("v5") acc1.1, inout("v6") acc1.2, inout("v7") acc1.3,
+            out("v16") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            options(nostack, readonly),
+        );
     }
 
     /// GEMV over `P` consecutive panels (`16 * P` outputs, `cols` of them valid).
@@ -873,6 +1033,12 @@ mod neon {
                     acc[q].3 = vfmaq_laneq_f32::<$lane>(acc[q].3, b.3, $xv);
                 }
             };
+        }
+        if P == 2 && k >= 4 {
+            let [p0, p1] = [bp[0], bp[P - 1]];
+            let (a0, a1) = acc.split_at_mut(1);
+            gemv_asm_2x16(&mut a0[0], &mut a1[0], x, p0, p1, k / 4);
+            kk = k / 4 * 4;
         }
         while kk + 4 <= k {
             let xv = vld1q_f32(x.add(kk));
