@@ -1,1 +1,255 @@
-//! linear operators (stub: filled in by the linear family work).
+//! `Linear`: a fully connected layer, `y = x · W^T + b` (PyTorch's `nn.Linear`).
+//!
+//! Weights are `[out_features, in_features]` (PyTorch's layout) and are packed once into
+//! the packed-B layout of [`crate::kernels::gemm`]; the input is frame-major
+//! `[rows, in_features]` (or one row, rank 1 `[in_features]`) and the output
+//! `[rows, out_features]` (rank 1 `[out_features]` for a rank-1 input). Several rows run
+//! the packed GEMM, a single row the GEMV.
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use super::{expect_dim, expect_rank, ShapeRule};
+use crate::dim::Dim;
+use crate::error::{Error, ShapeError};
+use crate::kernels::gemm::packed_b_len;
+use crate::kernels::Backend;
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+
+const OP: &str = "linear";
+
+/// The geometry of a [`Linear`] layer: feature counts and whether it has a bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearGeometry {
+    /// Input features (`K`, the last axis of the input).
+    pub in_features: usize,
+    /// Output features (`N`, the last axis of the output).
+    pub out_features: usize,
+    /// Whether a bias of `out_features` values is added.
+    pub bias: bool,
+}
+
+impl LinearGeometry {
+    /// Elements of the packed weight buffer ([`crate::kernels::gemm::pack_b`] layout), as
+    /// [`Linear::from_packed`] expects it (sizes whose buffer would not fit in memory
+    /// overflow; the constructors check that case and return an error).
+    pub const fn packed_weight_len(&self) -> usize {
+        packed_b_len(self.out_features, self.in_features)
+    }
+
+    /// Checks the geometry itself.
+    ///
+    /// # Errors
+    /// [`ShapeError::Geometry`] when a feature count is 0.
+    pub fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        if self.in_features == 0 {
+            return Err(ShapeError::Geometry { op: OP, reason: "in_features must be >= 1" });
+        }
+        if self.out_features == 0 {
+            return Err(ShapeError::Geometry { op: OP, reason: "out_features must be >= 1" });
+        }
+        Ok(())
+    }
+}
+
+impl ShapeRule for LinearGeometry {
+    fn name(&self) -> &'static str {
+        OP
+    }
+
+    /// `[rows, in_features] -> [rows, out_features]`, `[in_features] -> [out_features]`.
+    ///
+    /// # Errors
+    /// [`ShapeError::Geometry`] for a zero feature count or not exactly one input;
+    /// [`ShapeError::Rank`] for an input of rank other than 1 or 2; [`ShapeError::Dim`]
+    /// when the last axis is not `in_features`.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        self.validate()?;
+        let [x] = inputs else {
+            return Err(ShapeError::Geometry { op: OP, reason: "linear takes exactly one input" });
+        };
+        expect_rank(OP, 0, x, &[1, 2], "1 or 2")?;
+        let last = x.rank() - 1;
+        expect_dim(OP, 0, x, last, "input features", &D::constant(self.in_features))?;
+        let out = D::constant(self.out_features);
+        let shape = match x.dims() {
+            [rows, _] => Shape::new(&[rows.clone(), out]),
+            _ => Shape::new(&[out]),
+        };
+        // Every dimension is >= 1 (the input's were, out_features was checked above).
+        shape.map_err(|_| ShapeError::Geometry { op: OP, reason: "output shape" })
+    }
+}
+
+/// A fully connected layer holding packed weights: `y[r, j] = sum_k x[r, k] W[j, k] + b[j]`.
+///
+/// `S` is the weight storage (`Vec<f32>` with feature `alloc`, `&'static [f32]` for
+/// weights packed offline, ...). Immutable after construction, `Send + Sync` when `S` is.
+#[derive(Clone, Debug)]
+pub struct Linear<S> {
+    geometry: LinearGeometry,
+    /// [`crate::kernels::gemm::pack_b`] of `W[out_features, in_features]`.
+    weight: S,
+    bias: Option<S>,
+}
+
+#[cfg(feature = "alloc")]
+impl Linear<Vec<f32>> {
+    /// Packs `weight` (`[out_features, in_features]`, row-major, PyTorch's layout) once
+    /// and keeps `bias` (`[out_features]`) as given.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count; [`Error::Length`] when `weight` does not
+    /// have `out_features * in_features` values or `bias` `out_features`.
+    pub fn new(
+        weight: Vec<f32>,
+        bias: Option<Vec<f32>>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
+        check_raw(&geometry, &weight, bias.as_deref())?;
+        let mut packed = alloc::vec![0.0; checked_packed_len(&geometry)?];
+        crate::kernels::gemm::pack_b(&weight, out_features, in_features, &mut packed);
+        Ok(Self { geometry, weight: packed, bias })
+    }
+
+    /// As [`Linear::new`], from borrowed weights: packs `weight` and copies `bias`.
+    ///
+    /// # Errors
+    /// As [`Linear::new`].
+    pub fn from_slice(
+        weight: &[f32],
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
+        check_raw(&geometry, weight, bias)?;
+        let mut packed = alloc::vec![0.0; checked_packed_len(&geometry)?];
+        crate::kernels::gemm::pack_b(weight, out_features, in_features, &mut packed);
+        Ok(Self { geometry, weight: packed, bias: bias.map(<[f32]>::to_vec) })
+    }
+}
+
+/// Checks unpacked weight and bias lengths against the geometry.
+#[cfg(feature = "alloc")]
+fn check_raw(g: &LinearGeometry, weight: &[f32], bias: Option<&[f32]>) -> Result<(), Error> {
+    g.validate::<usize>()?;
+    let expected = g
+        .out_features
+        .checked_mul(g.in_features)
+        .ok_or(Error::BadShape { reason: "in_features * out_features overflows usize" })?;
+    if weight.len() != expected {
+        return Err(Error::Length { what: "weight", expected, got: weight.len() });
+    }
+    check_bias(g, bias)
+}
+
+/// [`LinearGeometry::packed_weight_len`], checked for overflow.
+fn checked_packed_len(g: &LinearGeometry) -> Result<usize, Error> {
+    let nr = crate::kernels::gemm::PACK_NR;
+    g.out_features
+        .div_ceil(nr)
+        .checked_mul(nr)
+        .and_then(|n| n.checked_mul(g.in_features))
+        .ok_or(Error::BadShape { reason: "packed weight length overflows usize" })
+}
+
+fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(), Error> {
+    match bias {
+        Some(b) if b.len() != g.out_features => {
+            Err(Error::Length { what: "bias", expected: g.out_features, got: b.len() })
+        }
+        _ => Ok(()),
+    }
+}
+
+impl<S: AsRef<[f32]>> Linear<S> {
+    /// Wraps weights already in the packed-B layout ([`crate::kernels::gemm::pack_b`] of
+    /// `W[out_features, in_features]`, [`LinearGeometry::packed_weight_len`] values) and
+    /// `bias` (`[out_features]`), without packing or copying.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count; [`Error::Length`] for a packed weight or
+    /// bias of the wrong length.
+    pub fn from_packed(
+        weight: S,
+        bias: Option<S>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
+        geometry.validate::<usize>()?;
+        let expected = checked_packed_len(&geometry)?;
+        let got = weight.as_ref().len();
+        if got != expected {
+            return Err(Error::Length { what: "packed weight", expected, got });
+        }
+        check_bias(&geometry, bias.as_ref().map(AsRef::as_ref))?;
+        Ok(Self { geometry, weight, bias })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> LinearGeometry {
+        self.geometry
+    }
+
+    /// The packed weights ([`crate::kernels::gemm::pack_b`] layout).
+    pub fn packed_weight(&self) -> &[f32] {
+        self.weight.as_ref()
+    }
+
+    /// The bias (`[out_features]`), if any.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.bias.as_ref().map(AsRef::as_ref)
+    }
+
+    /// `output = input · W^T + bias` with backend `B`.
+    ///
+    /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
+    /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
+    /// runs the GEMV, several the packed GEMM. No scratch, no allocation.
+    ///
+    /// # Errors
+    /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
+    /// breaks the [`LinearGeometry`] shape rule or the output shape differs from it
+    /// (reported as argument 1); [`Error::Layout`] for a rank-2 input or output that is not
+    /// [`Layout::FrameMajor`]. `output` is untouched on error.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let want = self.geometry.output_shape(core::slice::from_ref(input.shape()))?;
+        let frame_major = "frame-major [rows, features]";
+        if input.dims().len() == 2 && input.layout() != Layout::FrameMajor {
+            return Err(Error::Layout { op: OP, expected: frame_major });
+        }
+        if output.shape().rank() != want.rank() {
+            let expected = if want.rank() == 1 { "1" } else { "2" };
+            let got = output.shape().rank();
+            return Err(ShapeError::Rank { op: OP, arg: 1, expected, got }.into());
+        }
+        let names: &[&'static str] = if want.rank() == 2 {
+            &["output rows", "output features"]
+        } else {
+            &["output features"]
+        };
+        for (axis, &what) in names.iter().enumerate() {
+            expect_dim(OP, 1, output.shape(), axis, what, &want.dims()[axis])?;
+        }
+        if output.dims().len() == 2 && output.layout() != Layout::FrameMajor {
+            return Err(Error::Layout { op: OP, expected: frame_major });
+        }
+        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
+        let rows = if input.dims().len() == 2 { input.dims()[0] } else { 1 };
+        let (w, bias) = (self.weight.as_ref(), self.bias());
+        if rows == 1 {
+            B::gemv_packed_b(n, k, input.data(), w, bias, output.data_mut());
+        } else {
+            B::gemm_packed_b(rows, n, k, input.data(), k, w, bias, output.data_mut(), n);
+        }
+        Ok(())
+    }
+}

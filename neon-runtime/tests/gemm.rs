@@ -1,0 +1,483 @@
+//! Packed GEMM / GEMV kernels against an f64 reference: every tail of m, n and k
+//! (1..=33, sampled so the suite stays fast under qemu), odd shapes, strides, bias / no
+//! bias, `k = 0`, and NEON against portable on the same inputs.
+
+mod common;
+
+use common::{assert_close, assert_close_f32, rng, uniform};
+use neon_runtime::kernels::gemm::{
+    pack_a, pack_b, packed_a_len, packed_b_len, GemmKernels, PACK_MR, PACK_NR,
+};
+use neon_runtime::{Backend, Portable};
+use rand::rngs::SmallRng;
+
+/// Value written around and between the output rows: columns past `n` must keep it.
+const SENTINEL: f32 = 1234.5;
+
+/// Tolerance for one output: f32 accumulation of `k` products has error at most about
+/// `k * eps * sum_k |a * w|` (each of the k roundings of the running sum is bounded by eps
+/// times its magnitude, itself bounded by the absolute sum); the bias adds one rounding.
+/// `ulps(1)`-scale slack covers the final rounding to f32.
+fn tolerance(k: usize, abs_sum: f64) -> f64 {
+    (k as f64 + 2.0) * f32::EPSILON as f64 * abs_sum + 1e-30
+}
+
+/// One test problem: `C = A · W^T + bias` (packed B) with strides.
+struct ProblemB {
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldc: usize,
+    a: Vec<f32>,
+    w: Vec<f32>,
+    bias: Option<Vec<f32>>,
+}
+
+impl ProblemB {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        r: &mut SmallRng,
+        m: usize,
+        n: usize,
+        k: usize,
+        lda: usize,
+        ldc: usize,
+        bias: bool,
+    ) -> Self {
+        let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
+        Self {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            a: uniform(r, a_len, -1.0, 1.0),
+            w: uniform(r, n * k, -1.0, 1.0),
+            bias: bias.then(|| uniform(r, n, -1.0, 1.0)),
+        }
+    }
+
+    /// The f64 reference and the per-output tolerance (max over outputs).
+    fn reference(&self) -> (Vec<f64>, f64) {
+        let mut out = vec![0.0; self.m * self.n];
+        let mut tol: f64 = 0.0;
+        for i in 0..self.m {
+            for j in 0..self.n {
+                let bias = self.bias.as_ref().map_or(0.0, |b| b[j] as f64);
+                let (mut s, mut abs) = (bias, bias.abs());
+                for kk in 0..self.k {
+                    let p = self.a[i * self.lda + kk] as f64 * self.w[j * self.k + kk] as f64;
+                    s += p;
+                    abs += p.abs();
+                }
+                out[i * self.n + j] = s;
+                tol = tol.max(tolerance(self.k, abs));
+            }
+        }
+        (out, tol)
+    }
+
+    /// Runs backend `B`; returns the `m x n` result after checking the padding columns.
+    fn run<B: Backend>(&self, packed: &[f32]) -> Vec<f32> {
+        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
+        let mut c = vec![SENTINEL; c_len];
+        B::gemm_packed_b(
+            self.m,
+            self.n,
+            self.k,
+            &self.a,
+            self.lda,
+            packed,
+            self.bias.as_deref(),
+            &mut c,
+            self.ldc,
+        );
+        let mut out = Vec::with_capacity(self.m * self.n);
+        for i in 0..self.m {
+            let row = &c[i * self.ldc..];
+            out.extend_from_slice(&row[..self.n]);
+            if i + 1 < self.m {
+                assert!(
+                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
+                    "{}: row {i} padding written",
+                    B::NAME
+                );
+            }
+        }
+        out
+    }
+
+    fn packed(&self) -> Vec<f32> {
+        let mut p = vec![f32::NAN; packed_b_len(self.n, self.k)];
+        pack_b(&self.w, self.n, self.k, &mut p);
+        p
+    }
+}
+
+/// Checks backend `B` on one packed-B problem; returns the max abs error.
+fn check_b<B: Backend>(p: &ProblemB) -> f64 {
+    let (want, tol) = p.reference();
+    let got = p.run::<B>(&p.packed());
+    let what = format!("{} gemm_packed_b m={} n={} k={}", B::NAME, p.m, p.n, p.k);
+    assert_close(&what, &got, &want, tol, 0.0);
+    max_err(&got, &want)
+}
+
+/// `C = W · B + bias` (packed A) with strides.
+struct ProblemA {
+    m: usize,
+    n: usize,
+    k: usize,
+    ldb: usize,
+    ldc: usize,
+    w: Vec<f32>,
+    b: Vec<f32>,
+    bias: Option<Vec<f32>>,
+}
+
+impl ProblemA {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        r: &mut SmallRng,
+        m: usize,
+        n: usize,
+        k: usize,
+        ldb: usize,
+        ldc: usize,
+        bias: bool,
+    ) -> Self {
+        let b_len = if k == 0 { 0 } else { (k - 1) * ldb + n };
+        Self {
+            m,
+            n,
+            k,
+            ldb,
+            ldc,
+            w: uniform(r, m * k, -1.0, 1.0),
+            b: uniform(r, b_len, -1.0, 1.0),
+            bias: bias.then(|| uniform(r, m, -1.0, 1.0)),
+        }
+    }
+
+    fn reference(&self) -> (Vec<f64>, f64) {
+        let mut out = vec![0.0; self.m * self.n];
+        let mut tol: f64 = 0.0;
+        for i in 0..self.m {
+            for j in 0..self.n {
+                let bias = self.bias.as_ref().map_or(0.0, |b| b[i] as f64);
+                let (mut s, mut abs) = (bias, bias.abs());
+                for kk in 0..self.k {
+                    let p = self.w[i * self.k + kk] as f64 * self.b[kk * self.ldb + j] as f64;
+                    s += p;
+                    abs += p.abs();
+                }
+                out[i * self.n + j] = s;
+                tol = tol.max(tolerance(self.k, abs));
+            }
+        }
+        (out, tol)
+    }
+
+    fn run<B: Backend>(&self, packed: &[f32]) -> Vec<f32> {
+        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
+        let mut c = vec![SENTINEL; c_len];
+        B::gemm_packed_a(
+            self.m,
+            self.n,
+            self.k,
+            packed,
+            &self.b,
+            self.ldb,
+            self.bias.as_deref(),
+            &mut c,
+            self.ldc,
+        );
+        let mut out = Vec::with_capacity(self.m * self.n);
+        for i in 0..self.m {
+            let row = &c[i * self.ldc..];
+            out.extend_from_slice(&row[..self.n]);
+            if i + 1 < self.m {
+                assert!(
+                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
+                    "{}: row {i} padding written",
+                    B::NAME
+                );
+            }
+        }
+        out
+    }
+
+    fn packed(&self) -> Vec<f32> {
+        let mut p = vec![f32::NAN; packed_a_len(self.m, self.k)];
+        pack_a(&self.w, self.m, self.k, &mut p);
+        p
+    }
+}
+
+fn check_a<B: Backend>(p: &ProblemA) -> f64 {
+    let (want, tol) = p.reference();
+    let got = p.run::<B>(&p.packed());
+    let what = format!("{} gemm_packed_a m={} n={} k={}", B::NAME, p.m, p.n, p.k);
+    assert_close(&what, &got, &want, tol, 0.0);
+    max_err(&got, &want)
+}
+
+fn max_err(got: &[f32], want: &[f64]) -> f64 {
+    got.iter().zip(want).map(|(&g, &w)| (g as f64 - w).abs()).fold(0.0, f64::max)
+}
+
+/// Sampled (m, n, k) covering every size 1..=33 of each dimension: each dimension sweeps
+/// 1..=33 while the other two cycle through sizes that hit other tails, plus the cube
+/// diagonal.
+fn tail_shapes() -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for t in 1..=33 {
+        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
+        v.push((t, u, w));
+        v.push((u, t, w));
+        v.push((w, u, t));
+        v.push((t, t, t));
+    }
+    v
+}
+
+/// Odd shapes: prime sizes, sizes one off the tiles, `416 x 1664` (a 4x MLP block).
+const ODD_SHAPES: [(usize, usize, usize); 6] =
+    [(7, 13, 5), (3, 1664, 416), (17, 416, 1664), (5, 16, 4), (81, 47, 63), (1, 1, 1)];
+
+fn gemm_b_tails<B: Backend>() -> f64 {
+    let mut r = rng(1);
+    let mut worst: f64 = 0.0;
+    for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
+        // Alternate tight and padded strides, with and without bias.
+        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 3, n + 5) };
+        let p = ProblemB::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0);
+        worst = worst.max(check_b::<B>(&p));
+    }
+    worst
+}
+
+fn gemm_b_odd<B: Backend>() -> f64 {
+    let mut r = rng(2);
+    let mut worst: f64 = 0.0;
+    for (idx, &(m, n, k)) in ODD_SHAPES.iter().enumerate() {
+        let p = ProblemB::new(&mut r, m, n, k, k + idx, n + 2 * idx, idx % 2 == 0);
+        worst = worst.max(check_b::<B>(&p));
+    }
+    worst
+}
+
+fn gemm_a_tails<B: Backend>() -> f64 {
+    let mut r = rng(3);
+    let mut worst: f64 = 0.0;
+    for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
+        let (ldb, ldc) = if idx % 2 == 0 { (n, n) } else { (n + 3, n + 5) };
+        let p = ProblemA::new(&mut r, m, n, k, ldb, ldc, idx % 3 != 0);
+        worst = worst.max(check_a::<B>(&p));
+    }
+    worst
+}
+
+fn gemm_a_odd<B: Backend>() -> f64 {
+    let mut r = rng(4);
+    let mut worst: f64 = 0.0;
+    // (m, n, k) = (out channels, frames, in channels * kernel).
+    for (idx, &(m, n, k)) in
+        [(7, 13, 5), (1664, 7, 416), (416, 19, 1664), (8, 12, 4), (63, 81, 47), (1, 1, 1)]
+            .iter()
+            .enumerate()
+    {
+        let p = ProblemA::new(&mut r, m, n, k, n + idx, n + 2 * idx, idx % 2 == 0);
+        worst = worst.max(check_a::<B>(&p));
+    }
+    worst
+}
+
+/// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
+fn degenerate<B: Backend>() {
+    let bias = [1.0, 2.0, 3.0];
+    let mut c = [SENTINEL; 6];
+    B::gemm_packed_b(2, 3, 0, &[], 0, &[], Some(&bias), &mut c, 3);
+    assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    B::gemm_packed_b(2, 3, 0, &[], 0, &[], None, &mut c, 3);
+    assert_eq!(c, [0.0; 6]);
+    let mut c = [SENTINEL; 6];
+    B::gemm_packed_a(3, 2, 0, &[], &[], 2, Some(&bias), &mut c, 2);
+    assert_eq!(c, [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]);
+    let mut y = [SENTINEL; 3];
+    B::gemv_packed_b(3, 0, &[], &[], Some(&bias), &mut y);
+    assert_eq!(y, bias);
+    let mut c = [SENTINEL; 2];
+    B::gemm_packed_b(0, 2, 4, &[], 4, &[0.0; PACK_NR * 4], None, &mut c, 2);
+    B::gemm_packed_b(2, 0, 4, &[0.0; 8], 4, &[], None, &mut c, 0);
+    B::gemm_packed_a(0, 2, 4, &[], &[0.0; 8], 2, None, &mut c, 2);
+    B::gemm_packed_a(2, 0, 4, &[0.0; PACK_MR * 4], &[], 0, None, &mut c, 0);
+    assert_eq!(c, [SENTINEL; 2]);
+}
+
+/// GEMV against the reference over every tail of n and k, and the odd shapes.
+fn gemv<B: Backend>() -> f64 {
+    let mut r = rng(5);
+    let mut worst: f64 = 0.0;
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+    shapes.extend([(13, 7), (1664, 416), (416, 1664), (1024, 1024), (47, 1), (1, 255)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        let p = ProblemB::new(&mut r, 1, n, k, k, n, idx % 2 == 0);
+        let (want, tol) = p.reference();
+        let mut y = vec![SENTINEL; n];
+        B::gemv_packed_b(n, k, &p.a, &p.packed(), p.bias.as_deref(), &mut y);
+        assert_close(&format!("{} gemv n={n} k={k}", B::NAME), &y, &want, tol, 0.0);
+        worst = worst.max(max_err(&y, &want));
+    }
+    worst
+}
+
+/// GEMV and a one-row GEMM compute the same thing.
+fn gemv_matches_gemm<B: Backend>() {
+    let mut r = rng(6);
+    for &(n, k) in &[(33, 17), (100, 64), (16, 3)] {
+        let p = ProblemB::new(&mut r, 1, n, k, k, n, true);
+        let packed = p.packed();
+        let mut y = vec![0.0; n];
+        B::gemv_packed_b(n, k, &p.a, &packed, p.bias.as_deref(), &mut y);
+        let c = p.run::<B>(&packed);
+        // Same products, possibly summed in a different order: k*eps relative slack.
+        assert_close_f32("gemv vs gemm", &y, &c, 1e-5 * k as f32, 1e-5);
+    }
+}
+
+fn all<B: Backend>() {
+    let worst = [
+        gemm_b_tails::<B>(),
+        gemm_b_odd::<B>(),
+        gemm_a_tails::<B>(),
+        gemm_a_odd::<B>(),
+        gemv::<B>(),
+    ];
+    // Printed so the report can quote the measured error (`-- --nocapture`).
+    let worst: Vec<String> = worst.iter().map(|e| format!("{e:.2e}")).collect();
+    println!("{}: max abs error b_tails/b_odd/a_tails/a_odd/gemv = {worst:?}", B::NAME);
+    degenerate::<B>();
+    gemv_matches_gemm::<B>();
+}
+
+#[test]
+fn portable_gemm() {
+    all::<Portable>();
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_gemm() {
+    all::<neon_runtime::Neon>();
+}
+
+/// NEON and portable agree on the same inputs (both also checked against f64 above).
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_matches_portable() {
+    use neon_runtime::Neon;
+    let mut r = rng(7);
+    for (m, n, k) in tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]) {
+        // The backends round differently (fused vs separate multiply-add, summation
+        // order): both are within the f64 tolerance, so within twice it of each other.
+        let pb = ProblemB::new(&mut r, m, n, k, k + 1, n + 1, true);
+        let (_, tol) = pb.reference();
+        let packed = pb.packed();
+        assert_close_f32(
+            "neon vs portable, packed b",
+            &pb.run::<Neon>(&packed),
+            &pb.run::<Portable>(&packed),
+            2.0 * tol as f32,
+            0.0,
+        );
+        let pa = ProblemA::new(&mut r, m, n, k, n + 2, n, false);
+        let (_, tol) = pa.reference();
+        let packed = pa.packed();
+        assert_close_f32(
+            "neon vs portable, packed a",
+            &pa.run::<Neon>(&packed),
+            &pa.run::<Portable>(&packed),
+            2.0 * tol as f32,
+            0.0,
+        );
+        let mut yn = vec![0.0; n];
+        let mut yp = vec![0.0; n];
+        let x = &pb.a[..k];
+        let bias = pb.bias.as_deref();
+        let packed = pb.packed();
+        Neon::gemv_packed_b(n, k, x, &packed, bias, &mut yn);
+        Portable::gemv_packed_b(n, k, x, &packed, bias, &mut yp);
+        assert_close_f32("neon vs portable, gemv", &yn, &yp, 2.0 * tol as f32, 0.0);
+    }
+}
+
+#[test]
+fn pack_layouts() {
+    let (n, k) = (19, 3);
+    let w: Vec<f32> = (0..n * k).map(|v| v as f32).collect();
+    let mut p = vec![f32::NAN; packed_b_len(n, k)];
+    pack_b(&w, n, k, &mut p);
+    assert_eq!(p.len(), 2 * PACK_NR * k);
+    for panel in 0..2 {
+        for kk in 0..k {
+            for j in 0..PACK_NR {
+                let col = panel * PACK_NR + j;
+                let want = if col < n { w[col * k + kk] } else { 0.0 };
+                assert_eq!(p[panel * PACK_NR * k + kk * PACK_NR + j], want);
+            }
+        }
+    }
+    let (m, k) = (11, 2);
+    let w: Vec<f32> = (0..m * k).map(|v| v as f32).collect();
+    let mut p = vec![f32::NAN; packed_a_len(m, k)];
+    pack_a(&w, m, k, &mut p);
+    assert_eq!(p.len(), 2 * PACK_MR * k);
+    for panel in 0..2 {
+        for kk in 0..k {
+            for i in 0..PACK_MR {
+                let row = panel * PACK_MR + i;
+                let want = if row < m { w[row * k + kk] } else { 0.0 };
+                assert_eq!(p[panel * PACK_MR * k + kk * PACK_MR + i], want);
+            }
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "lda < k")]
+fn contract_lda() {
+    let mut c = [0.0; 4];
+    Portable::gemm_packed_b(1, 4, 4, &[0.0; 4], 3, &[0.0; PACK_NR * 4], None, &mut c, 4);
+}
+
+#[test]
+#[should_panic(expected = "a too short")]
+fn contract_a_len() {
+    let mut c = [0.0; 8];
+    Portable::gemm_packed_b(2, 4, 4, &[0.0; 7], 4, &[0.0; PACK_NR * 4], None, &mut c, 4);
+}
+
+#[test]
+#[should_panic(expected = "b too short")]
+fn contract_b_len() {
+    let mut c = [0.0; 8];
+    Portable::gemm_packed_a(2, 4, 2, &[0.0; PACK_MR * 2], &[0.0; 7], 4, None, &mut c, 4);
+}
+
+#[test]
+#[should_panic(expected = "y length")]
+fn contract_gemv_y() {
+    let mut y = [0.0; 3];
+    Portable::gemv_packed_b(4, 2, &[0.0; 2], &[0.0; PACK_NR * 2], None, &mut y);
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+#[should_panic(expected = "c too short")]
+fn contract_neon_c_len() {
+    let mut c = [0.0; 7];
+    neon_runtime::Neon::gemm_packed_b(2, 4, 4, &[0.0; 8], 4, &[0.0; PACK_NR * 4], None, &mut c, 4);
+}
