@@ -17,6 +17,8 @@ use std::fmt;
 use std::rc::Rc;
 
 use neon_runtime::Dim;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 
 /// Largest number of symbol combinations evaluated exactly by range checks.
 pub const EXACT_POINTS: u64 = 1 << 20;
@@ -227,10 +229,90 @@ impl SymDim {
             }
         }
     }
-    /// The value when the symbols take `env`'s values (for tests and generated validation).
-    pub fn eval(&self, env: &BTreeMap<&str, i64>) -> i64 {
-        self.poly.eval(env)
+}
+
+impl SymDim {
+    /// A Rust `usize` expression computing the value from `usize` variables named after
+    /// the symbols: plain `usize` arithmetic when no partial result can be negative over
+    /// the range, else `i64` with `div_euclid` (floor division) and a final cast. The
+    /// generated code validates the symbols first, so the result is >= 1 and fits.
+    pub fn to_tokens(&self) -> TokenStream {
+        if let Some(c) = self.poly.as_constant() {
+            let c = c as usize;
+            return quote!(#c);
+        }
+        if self.unsigned_safe(&self.poly) {
+            return poly_tokens(&self.poly, false);
+        }
+        let e = poly_tokens(&self.poly, true);
+        quote!((#e) as usize)
     }
+
+    /// Whether `p` and every floor-division numerator inside it are >= 0 over the whole
+    /// range, so plain `usize` arithmetic (positive terms first) cannot underflow.
+    fn unsigned_safe(&self, p: &Poly) -> bool {
+        let me = SymDim { poly: p.clone(), bounds: self.bounds.clone() };
+        me.range().0 >= 0
+            && p.0.keys().flatten().all(|a| match a {
+                Atom::Sym(_) => true,
+                Atom::FloorDiv(q, _) => self.unsigned_safe(q),
+            })
+    }
+}
+
+/// A Rust expression for `p`: `usize` arithmetic with positive terms first, or `i64`
+/// arithmetic with `div_euclid` (floor division) when `signed`.
+fn poly_tokens(p: &Poly, signed: bool) -> TokenStream {
+    let mut terms: Vec<(&Vec<Atom>, i64)> = p.0.iter().map(|(m, &c)| (m, c)).collect();
+    // Positive terms first, symbol terms before the constant: `frames + 4`, `frames - 6`.
+    terms.sort_by(|a, b| {
+        (a.1 < 0).cmp(&(b.1 < 0)).then(b.0.len().cmp(&a.0.len())).then(a.0.cmp(b.0))
+    });
+    let mut out: Option<TokenStream> = None;
+    for (mono, c) in terms {
+        let atoms: Vec<TokenStream> = mono
+            .iter()
+            .map(|a| match a {
+                Atom::Sym(s) => {
+                    let id = format_ident!("{}", s);
+                    if signed {
+                        quote!((#id as i64))
+                    } else {
+                        quote!(#id)
+                    }
+                }
+                Atom::FloorDiv(q, d) => {
+                    let q = poly_tokens(q, signed);
+                    if signed {
+                        quote!((#q).div_euclid(#d))
+                    } else {
+                        let d = *d as usize;
+                        quote!((#q) / #d)
+                    }
+                }
+            })
+            .collect();
+        let mag = c.unsigned_abs();
+        let mag_t = if signed {
+            let m = mag as i64;
+            quote!(#m)
+        } else {
+            let m = mag as usize;
+            quote!(#m)
+        };
+        let term = match atoms.into_iter().reduce(|a, b| quote!(#a * #b)) {
+            None => mag_t,
+            Some(p) if mag == 1 => p,
+            Some(p) => quote!(#mag_t * #p),
+        };
+        out = Some(match (out, c < 0) {
+            (None, false) => term,
+            (None, true) => quote!(-#term),
+            (Some(acc), false) => quote!(#acc + #term),
+            (Some(acc), true) => quote!(#acc - #term),
+        });
+    }
+    out.unwrap_or_else(|| if signed { quote!(0i64) } else { quote!(0usize) })
 }
 
 impl PartialEq for SymDim {

@@ -1,0 +1,408 @@
+//! Phase 4: emit straight-line Rust. One call per operator into the runtime, slices carved
+//! from one workspace at the planner's constant offsets, run-time dims and tensor lengths
+//! validated before the first kernel, no heap, no dynamic dispatch, no `unsafe`.
+
+use neon_runtime::plan::MemoryPlan;
+use neon_runtime::Layout;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::Ident;
+
+use crate::check::{Checked, Home};
+use crate::ops::{Act, Bin, Op};
+use crate::parse::{Plan, Role};
+use crate::schedule::ELEM;
+use crate::sym::SymDim;
+
+fn layout_tokens(krate: &TokenStream, l: Layout) -> TokenStream {
+    match l {
+        Layout::ChannelFirst => quote!(#krate::Layout::ChannelFirst),
+        Layout::FrameMajor => quote!(#krate::Layout::FrameMajor),
+    }
+}
+
+/// Name of the local holding a value's run-time dims.
+fn dims_ident(label: &str) -> Ident {
+    format_ident!("dims_{}", label.replace('#', "_").replace('\'', "_next"))
+}
+
+fn dims_array(shape: &[SymDim]) -> TokenStream {
+    let d: Vec<TokenStream> = shape.iter().map(SymDim::to_tokens).collect();
+    quote!([#(#d),*])
+}
+
+/// The dims (by name) a shape mentions, in declaration order.
+fn dims_used(c: &Checked, shape: &[SymDim]) -> Vec<Ident> {
+    let syms: Vec<String> = shape.iter().flat_map(SymDim::symbols).collect();
+    c.dims.iter().filter(|d| syms.contains(&d.name.to_string())).map(|d| d.name.clone()).collect()
+}
+
+pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
+    let krate = plan.krate.as_ref().map_or_else(|| quote!(::neon_runtime), |p| quote!(#p));
+    let name = &plan.name;
+    let vis = &plan.vis;
+    let attrs = &plan.attrs;
+    let weights_name = format_ident!("{}Weights", name);
+    let ws_name = format_ident!("{}Workspace", name);
+    let ws_floats = mp.workspace_bytes / ELEM;
+    let ws_bytes = mp.workspace_bytes;
+    let lb_bytes = mp.lower_bound_bytes;
+    let n_steps = c.steps.len();
+
+    // Weights struct: one prepared operator per main weight.
+    let mut fields = Vec::new();
+    let mut consts = Vec::new();
+    let mut weight_checks = Vec::new();
+    for s in &c.steps {
+        let (Some(w), Some(ty), Some((geom, geom_ty))) =
+            (s.weight, s.op.weight_type(&krate), s.op.geometry_tokens(&krate))
+        else {
+            continue;
+        };
+        let field = &c.weights[w].name;
+        let cname = format_ident!("{}", field.to_string().to_uppercase());
+        let doc = format!(
+            "Geometry the prepared operator `{field}` must have ({} over weight shape {:?}{}).",
+            s.callee,
+            c.weights[w].shape,
+            s.bias.map_or(String::new(), |b| format!(" with bias `{}`", c.weights[b].name))
+        );
+        let fdoc =
+            format!("`{}` ({}): build it with geometry [`{name}::{cname}`].", field, s.callee);
+        fields.push(quote!(#[doc = #fdoc] pub #field: #ty<S>,));
+        consts.push(quote!(#[doc = #doc] pub const #cname: #geom_ty = #geom;));
+        let fname = field.to_string();
+        let has_bias = s.bias.is_some();
+        let geom_check = match s.op {
+            Op::Linear(_) => quote!(weights.#field.geometry() != Self::#cname),
+            _ => quote!(*weights.#field.geometry() != Self::#cname),
+        };
+        let bias_check = match s.op {
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) => {
+                quote!(|| weights.#field.bias().is_some() != #has_bias)
+            }
+            _ => quote!(),
+        };
+        weight_checks.push(quote! {
+            if #geom_check #bias_check {
+                return Err(#krate::Error::Weight { name: #fname });
+            }
+        });
+    }
+
+    // Parameters.
+    let tensor_params: Vec<TokenStream> = [Role::Input, Role::Output, Role::State]
+        .iter()
+        .flat_map(|role| {
+            c.tensors.iter().filter(move |t| t.role == *role).map(|t| {
+                let n = &t.name;
+                if t.role == Role::Input {
+                    quote!(#n: &[f32])
+                } else {
+                    quote!(#n: &mut [f32])
+                }
+            })
+        })
+        .collect();
+    let dim_params: Vec<TokenStream> = c
+        .dims
+        .iter()
+        .map(|d| {
+            let n = &d.name;
+            quote!(#n: usize)
+        })
+        .collect();
+    let scalar_params: Vec<TokenStream> = c.scalars.iter().map(|s| quote!(#s: usize)).collect();
+
+    // Length functions and validation.
+    let mut len_fns = Vec::new();
+    let mut len_checks = Vec::new();
+    for t in &c.tensors {
+        let f = format_ident!("{}_len", t.name);
+        let used = dims_used(c, &t.shape);
+        let numel = t.shape.iter().map(SymDim::to_tokens).reduce(|a, b| quote!(#a * #b));
+        let role = match t.role {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::State => "state",
+        };
+        let shape_doc: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        let doc = format!("Elements of {role} `{}`, shape `[{}]`.", t.name, shape_doc.join(", "));
+        len_fns.push(quote! {
+            #[doc = #doc]
+            #[allow(clippy::identity_op, clippy::erasing_op)]
+            pub const fn #f(#(#used: usize),*) -> usize { #numel }
+        });
+        let n = &t.name;
+        let what = format!("{role} `{}`", t.name);
+        len_checks.push(quote! {
+            if #n.len() != Self::#f(#(#used),*) {
+                return Err(#krate::Error::Length { what: #what, expected: Self::#f(#(#used),*), got: #n.len() });
+            }
+        });
+    }
+    let dim_checks: Vec<TokenStream> = c.dims.iter().map(|d| {
+        let n = &d.name;
+        let (lo, hi) = (d.lo as usize, d.hi as usize);
+        let s = n.to_string();
+        quote! {
+            if !(#lo..=#hi).contains(&#n) {
+                return Err(#krate::Error::OutOfRange { name: #s, value: #n, min: #lo, max: #hi });
+            }
+        }
+    }).collect();
+
+    // Run-time dims of every tensor value, computed once after validation.
+    let dim_lets: Vec<TokenStream> = c
+        .values
+        .iter()
+        .filter(|v| v.home != Home::Scratch)
+        .map(|v| {
+            let id = dims_ident(&v.label);
+            let arr = dims_array(&v.shape);
+            let r = v.shape.len();
+            quote!(let #id: [usize; #r] = #arr;)
+        })
+        .collect();
+
+    // Steps.
+    let mut body = Vec::new();
+    for s in &c.steps {
+        let (in_layouts, out_layout) = s.op.layouts(s.inputs.len());
+        let out = &c.values[s.output];
+        let aliased = mp.placements[s.output].aliases.is_some()
+            && mp.placements[s.output].aliases
+                == Some(mp.placements[s.inputs[0]].aliases.unwrap_or(s.inputs[0]));
+        let state_in_place = matches!(s.op, Op::WriteFrames(..))
+            || matches!((c.values[s.inputs[0]].home, out.home), (Home::Tensor(a), Home::Tensor(b)) if a == b);
+        let in_place = aliased || state_in_place;
+
+        let mut reads = Vec::new(); // (offset, len) of workspace reads
+        let mut read_names = Vec::new();
+        let mut writes = Vec::new();
+        let mut write_names = Vec::new();
+        let mut input_exprs = Vec::new();
+        for (k, &v) in s.inputs.iter().enumerate() {
+            let val = &c.values[v];
+            let dims = dims_ident(&val.label);
+            let len = quote!(#dims.iter().product::<usize>());
+            if k == 0 && in_place {
+                input_exprs.push(quote!());
+                continue;
+            }
+            match val.home {
+                Home::Tensor(t) => {
+                    let n = &c.tensors[t].name;
+                    input_exprs.push(quote!(&#n[..]));
+                }
+                _ => {
+                    let off = mp.placements[v].offset.unwrap_or(0) / ELEM;
+                    let id = format_ident!("in{}", k);
+                    reads.push(quote!((#off, #len)));
+                    read_names.push(id.clone());
+                    input_exprs.push(quote!(#id));
+                }
+            }
+        }
+        let out_dims = dims_ident(&out.label);
+        let out_len = quote!(#out_dims.iter().product::<usize>());
+        let out_expr = match out.home {
+            Home::Tensor(t) => {
+                let n = &c.tensors[t].name;
+                quote!(&mut #n[..])
+            }
+            _ => {
+                let off = mp.placements[s.output].offset.unwrap_or(0) / ELEM;
+                writes.push(quote!((#off, #out_len)));
+                write_names.push(format_ident!("out"));
+                quote!(out)
+            }
+        };
+        let scratch_expr = s.scratch.map(|v| {
+            let off = mp.placements[v].offset.unwrap_or(0) / ELEM;
+            let len = c.values[v].max_elems;
+            writes.push(quote!((#off, #len)));
+            write_names.push(format_ident!("scratch"));
+            quote!(scratch)
+        });
+        let carve = if reads.is_empty() && writes.is_empty() {
+            quote!()
+        } else {
+            quote! {
+                let ([#(#read_names),*], [#(#write_names),*]) =
+                    #krate::workspace::carve(&mut workspace.0[..], [#(#reads),*], [#(#writes),*])?;
+            }
+        };
+        let view = |k: usize| {
+            let e = &input_exprs[k];
+            let dims = dims_ident(&c.values[s.inputs[k]].label);
+            let l = layout_tokens(&krate, in_layouts[k]);
+            quote!(&#krate::TensorView::new(#e, &#dims, #l)?)
+        };
+        let out_layout_t = layout_tokens(&krate, out_layout);
+        let out_view =
+            quote!(&mut #krate::TensorViewMut::new(#out_expr, &#out_dims, #out_layout_t)?);
+        let call = match &s.op {
+            Op::Conv1d(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
+                quote!(weights.#f.run::<B>(#x, #out_view, #scr)?;)
+            }
+            Op::DepthwiseConv1d(_)
+            | Op::Linear(_)
+            | Op::LayerNorm(_)
+            | Op::RmsNorm(_)
+            | Op::GroupNorm(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                quote!(weights.#f.run::<B>(#x, #out_view)?;)
+            }
+            Op::Transpose(t) => {
+                let to = layout_tokens(&krate, t.to);
+                let x = view(0);
+                quote!(#krate::ops::layout::Transpose { to: #to }.run::<B>(#x, #out_view)?;)
+            }
+            Op::ConcatFrames(g) => {
+                let l = layout_tokens(&krate, g.layout);
+                let (a, b) = (view(0), view(1));
+                quote!(#krate::ops::sequence::ConcatFrames { layout: #l }.run(#a, #b, #out_view)?;)
+            }
+            Op::LastFrames(g) => {
+                let l = layout_tokens(&krate, g.layout);
+                let fr = g.frames;
+                let x = view(0);
+                quote!(#krate::ops::sequence::LastFrames { frames: #fr, layout: #l }.run(#x, #out_view)?;)
+            }
+            Op::WriteFrames(g, at) => {
+                let l = layout_tokens(&krate, g.layout);
+                let x = view(1);
+                quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
+            }
+            Op::Act(a) => {
+                let (f, f_to, extra) = act_fns(*a);
+                if in_place {
+                    quote!(B::#f(#out_expr #extra);)
+                } else {
+                    let x = &input_exprs[0];
+                    quote!(B::#f_to(#x, #out_expr #extra);)
+                }
+            }
+            Op::Bin(b) => {
+                let (f_assign, f_to) = match b {
+                    Bin::Add => (format_ident!("add_assign"), format_ident!("add")),
+                    Bin::Mul => (format_ident!("mul_assign"), format_ident!("mul")),
+                };
+                let y = &input_exprs[1];
+                if in_place {
+                    quote!(B::#f_assign(#out_expr, #y);)
+                } else {
+                    let x = &input_exprs[0];
+                    quote!(B::#f_to(#x, #y, #out_expr);)
+                }
+            }
+        };
+        body.push(quote! {
+            {
+                #carve
+                #call
+            }
+        });
+    }
+
+    // Memory map.
+    let regions: Vec<TokenStream> = c
+        .values
+        .iter()
+        .enumerate()
+        .map(|(v, val)| {
+            let label = &val.label;
+            let p = mp.placements[v];
+            let off = match p.offset {
+                Some(o) => quote!(Some(#o)),
+                None => quote!(None),
+            };
+            let bytes = val.max_elems * ELEM;
+            let (first, last) = (p.first, p.last);
+            quote!(#krate::workspace::MemoryRegion { name: #label, offset: #off, bytes: #bytes, first_step: #first, last_step: #last })
+        })
+        .collect();
+
+    let ws_doc = format!(
+        "Workspace of [`{name}`]: {ws_bytes} bytes, 16-byte aligned; `const`-constructible, so it can live in a `static` or on the stack."
+    );
+    let weights_doc = format!("Prepared operators of [`{name}`]; `S` is their weight storage.");
+    let run_doc = format!(
+        "Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+    );
+    quote! {
+        #(#attrs)*
+        #vis struct #name;
+
+        #[doc = #weights_doc]
+        #vis struct #weights_name<S: AsRef<[f32]>> {
+            #(#fields)*
+        }
+
+        #[doc = #ws_doc]
+        #[repr(C, align(16))]
+        #vis struct #ws_name(pub [f32; #ws_floats]);
+
+        impl #ws_name {
+            /// A zeroed workspace.
+            pub const fn new() -> Self {
+                Self([0.0; #ws_floats])
+            }
+        }
+
+        impl ::core::default::Default for #ws_name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl #name {
+            /// Workspace size in bytes (at the upper bound of every dim).
+            pub const WORKSPACE_BYTES: usize = #ws_bytes;
+            /// Lower bound in bytes: the largest total of simultaneously live intermediates.
+            pub const LOWER_BOUND_BYTES: usize = #lb_bytes;
+            /// Operator calls in the plan.
+            pub const STEPS: usize = #n_steps;
+            /// Every value: workspace offset (None for caller-owned tensors), size, and live steps.
+            pub const MEMORY_MAP: &'static [#krate::workspace::MemoryRegion] = &[#(#regions),*];
+            #(#consts)*
+            #(#len_fns)*
+
+            #[doc = #run_doc]
+            #[allow(clippy::too_many_arguments, clippy::identity_op, clippy::erasing_op, unused_mut)]
+            pub fn run<B: #krate::Backend, S: AsRef<[f32]>>(
+                weights: &#weights_name<S>,
+                #(#tensor_params,)*
+                #(#dim_params,)*
+                #(#scalar_params,)*
+                workspace: &mut #ws_name,
+            ) -> ::core::result::Result<(), #krate::Error> {
+                #(#dim_checks)*
+                #(#len_checks)*
+                #(#weight_checks)*
+                #(#dim_lets)*
+                #(#body)*
+                Ok(())
+            }
+        }
+    }
+}
+
+fn act_fns(a: Act) -> (Ident, Ident, TokenStream) {
+    let (base, extra) = match a {
+        Act::Relu => ("relu", quote!()),
+        Act::LeakyRelu(s) => ("leaky_relu", quote!(, #s)),
+        Act::GeluErf => ("gelu_erf", quote!()),
+        Act::GeluTanh => ("gelu_tanh", quote!()),
+        Act::Silu => ("silu", quote!()),
+        Act::Tanh => ("tanh", quote!()),
+        Act::Sigmoid => ("sigmoid", quote!()),
+        Act::Exp => ("exp", quote!()),
+    };
+    (format_ident!("{}", base), format_ident!("{}_to", base), extra)
+}

@@ -1,0 +1,564 @@
+//! The operator table of `neon_plan!`: how a call such as `conv1d(x, w, b, stride = 2)`
+//! becomes the runtime's own geometry (whose shape rule the check phase runs on symbolic
+//! shapes), and how it is emitted as a call into the runtime.
+//!
+//! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape rule.
+
+use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
+use neon_runtime::ops::layout::Transpose;
+use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
+use neon_runtime::ops::ShapeRule;
+use neon_runtime::{Layout, Shape, ShapeError};
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Expr, Ident, Lit};
+
+use crate::parse::lit_int;
+use crate::sym::SymDim;
+
+/// Elementwise activations (in place capable).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Act {
+    Relu,
+    LeakyRelu(f32),
+    GeluErf,
+    GeluTanh,
+    Silu,
+    Tanh,
+    Sigmoid,
+    Exp,
+}
+
+/// Elementwise binary operators (in place over their first operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bin {
+    Add,
+    Mul,
+}
+
+/// A resolved operator call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Conv1d(Conv1dGeometry),
+    DepthwiseConv1d(DepthwiseConv1dGeometry),
+    Linear(LinearGeometry),
+    LayerNorm(LayerNormGeometry),
+    RmsNorm(RmsNormGeometry),
+    GroupNorm(GroupNormGeometry),
+    Transpose(Transpose),
+    Act(Act),
+    Bin(Bin),
+    ConcatFrames(ConcatFrames),
+    LastFrames(LastFrames),
+    /// Writes into the state given as its first argument at the scalar `at`.
+    WriteFrames(WriteFrames, Ident),
+}
+
+/// What an argument position of an operator takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Tensor,
+    Weight,
+    OptionalWeight,
+}
+
+/// The signature of a builtin operator: argument slots and whether it has weights.
+pub fn signature(name: &str) -> Option<&'static [Slot]> {
+    use Slot::*;
+    Some(match name {
+        "conv1d" | "depthwise_conv1d" | "linear" | "layer_norm" | "group_norm" => {
+            &[Tensor, Weight, OptionalWeight]
+        }
+        "rms_norm" => &[Tensor, Weight],
+        "transpose" | "relu" | "leaky_relu" | "gelu" | "gelu_tanh" | "silu" | "tanh"
+        | "sigmoid" | "exp" | "last_frames" => &[Tensor],
+        "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
+        _ => return None,
+    })
+}
+
+/// Options of one call, checked off as they are read so unknown ones can be reported.
+pub struct Options<'a> {
+    items: &'a [(Ident, Expr)],
+    used: Vec<bool>,
+    pub errors: Vec<syn::Error>,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(items: &'a [(Ident, Expr)]) -> Self {
+        Options { items, used: vec![false; items.len()], errors: Vec::new() }
+    }
+    fn get(&mut self, key: &str) -> Option<&'a Expr> {
+        let i = self.items.iter().position(|(k, _)| k == key)?;
+        self.used[i] = true;
+        Some(&self.items[i].1)
+    }
+    fn usize(&mut self, key: &str, default: usize) -> usize {
+        match self.get(key) {
+            None => default,
+            Some(e) => match lit_int(e).and_then(|v| usize::try_from(v).ok()) {
+                Some(v) => v,
+                None => {
+                    self.errors
+                        .push(syn::Error::new_spanned(e, format!("`{key}` takes an integer >= 0")));
+                    default
+                }
+            },
+        }
+    }
+    fn float(&mut self, key: &str, default: f32) -> f32 {
+        match self.get(key) {
+            None => default,
+            Some(e) => match lit_float(e) {
+                Some(v) => v as f32,
+                None => {
+                    self.errors.push(syn::Error::new_spanned(e, format!("`{key}` takes a number")));
+                    default
+                }
+            },
+        }
+    }
+    fn pair(&mut self, key: &str) -> Option<(usize, usize)> {
+        let e = self.get(key)?;
+        if let Expr::Tuple(t) = e {
+            let v: Vec<Option<usize>> =
+                t.elems.iter().map(|x| lit_int(x).and_then(|v| usize::try_from(v).ok())).collect();
+            if let [Some(a), Some(b)] = v[..] {
+                return Some((a, b));
+            }
+        }
+        if let Some(v) = lit_int(e).and_then(|v| usize::try_from(v).ok()) {
+            return Some((v, v));
+        }
+        self.errors
+            .push(syn::Error::new_spanned(e, format!("`{key}` takes `n` or `(left, right)`")));
+        None
+    }
+    fn flag(&mut self, key: &str) -> bool {
+        match self.get(key) {
+            None => false,
+            Some(Expr::Lit(l)) if matches!(&l.lit, Lit::Bool(b) if b.value) => true,
+            Some(Expr::Lit(l)) if matches!(&l.lit, Lit::Bool(_)) => false,
+            Some(e) => {
+                self.errors
+                    .push(syn::Error::new_spanned(e, format!("`{key}` takes `true` or `false`")));
+                false
+            }
+        }
+    }
+    fn layout(&mut self, key: &str, default: Layout) -> Layout {
+        match self.get(key) {
+            None => default,
+            Some(e) => match path_ident(e).as_deref() {
+                Some("channel_first") => Layout::ChannelFirst,
+                Some("frame_major") => Layout::FrameMajor,
+                _ => {
+                    self.errors.push(syn::Error::new_spanned(
+                        e,
+                        format!("`{key}` takes `channel_first` or `frame_major`"),
+                    ));
+                    default
+                }
+            },
+        }
+    }
+    fn ident(&mut self, key: &str) -> Option<Ident> {
+        let e = self.get(key)?;
+        match e {
+            Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().cloned(),
+            _ => {
+                self.errors
+                    .push(syn::Error::new_spanned(e, format!("`{key}` takes a scalar's name")));
+                None
+            }
+        }
+    }
+    /// Reports every option nobody read.
+    pub fn finish(mut self, op: &str) -> Vec<syn::Error> {
+        for (i, (k, _)) in self.items.iter().enumerate() {
+            if !self.used[i] {
+                self.errors.push(syn::Error::new(k.span(), format!("{op} has no option `{k}`")));
+            }
+        }
+        self.errors
+    }
+}
+
+fn lit_float(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Float(f) => f.base10_parse().ok(),
+            Lit::Int(i) => i.base10_parse::<i64>().ok().map(|v| v as f64),
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => lit_float(&u.expr).map(|v| -v),
+        _ => None,
+    }
+}
+
+fn path_ident(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+/// A weight argument as the resolver sees it: name, span and constant shape.
+pub struct WeightArg<'a> {
+    pub name: &'a Ident,
+    pub shape: &'a [usize],
+}
+
+fn weight_rank(op: &str, w: &WeightArg, rank: usize, what: &str) -> Result<(), syn::Error> {
+    if w.shape.len() == rank {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            w.name.span(),
+            format!("{op} expects {what} of rank {rank}, `{}` has shape {:?}", w.name, w.shape),
+        ))
+    }
+}
+
+fn bias_len(op: &str, b: Option<&WeightArg>, n: usize, what: &str) -> Result<bool, syn::Error> {
+    match b {
+        None => Ok(false),
+        Some(b) if b.shape == [n] => Ok(true),
+        Some(b) => Err(syn::Error::new(
+            b.name.span(),
+            format!("{op} expects {what} of shape [{n}], `{}` has shape {:?}", b.name, b.shape),
+        )),
+    }
+}
+
+/// Builds the operator of a call from its name, weight shapes and options.
+pub fn resolve(
+    callee: &Ident,
+    weights: &[WeightArg],
+    opts: &mut Options,
+) -> Result<Op, syn::Error> {
+    let name = callee.to_string();
+    let op = name.as_str();
+    let w = weights.first();
+    let b = weights.get(1);
+    Ok(match op {
+        "conv1d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 3, "a weight [out_channels, in_channels / groups, kernel]")?;
+            let (out_c, in_g, k) = (w.shape[0], w.shape[1], w.shape[2]);
+            let groups = opts.usize("groups", 1).max(1);
+            let mut g = Conv1dGeometry::new(in_g * groups, out_c, k)
+                .stride(opts.usize("stride", 1))
+                .dilation(opts.usize("dilation", 1))
+                .groups(groups)
+                .output_layout(opts.layout("output", Layout::ChannelFirst));
+            if opts.flag("causal") {
+                g = g.causal();
+            }
+            if let Some((l, r)) = opts.pair("padding") {
+                g = g.padding(l, r);
+            }
+            bias_len(op, b, out_c, "a bias")?;
+            Op::Conv1d(g)
+        }
+        "depthwise_conv1d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 3, "a weight [channels, 1, kernel]")?;
+            if w.shape[1] != 1 {
+                return Err(syn::Error::new(
+                    w.name.span(),
+                    format!("depthwise_conv1d expects a weight [channels, 1, kernel], `{}` has shape {:?}", w.name, w.shape),
+                ));
+            }
+            let (c, k) = (w.shape[0], w.shape[2]);
+            let mut g = DepthwiseConv1dGeometry {
+                channels: c,
+                kernel: k,
+                stride: opts.usize("stride", 1),
+                dilation: opts.usize("dilation", 1),
+                pad_left: 0,
+                pad_right: 0,
+            };
+            if opts.flag("causal") {
+                g.pad_left = g.dilation * (k.saturating_sub(1));
+            }
+            if let Some((l, r)) = opts.pair("padding") {
+                (g.pad_left, g.pad_right) = (l, r);
+            }
+            bias_len(op, b, c, "a bias")?;
+            Op::DepthwiseConv1d(g)
+        }
+        "linear" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
+            let bias = bias_len(op, b, w.shape[0], "a bias")?;
+            Op::Linear(LinearGeometry { in_features: w.shape[1], out_features: w.shape[0], bias })
+        }
+        "layer_norm" | "rms_norm" | "group_norm" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 1, "a scale [channels]")?;
+            let c = w.shape[0];
+            let bias = bias_len(op, b, c, "a bias")?;
+            let eps = opts.float("eps", 1e-5);
+            match op {
+                "layer_norm" => Op::LayerNorm(LayerNormGeometry {
+                    channels: c,
+                    eps,
+                    bias,
+                    layout: opts.layout("layout", Layout::ChannelFirst),
+                }),
+                "rms_norm" => Op::RmsNorm(RmsNormGeometry {
+                    channels: c,
+                    eps,
+                    layout: opts.layout("layout", Layout::ChannelFirst),
+                }),
+                _ => Op::GroupNorm(GroupNormGeometry {
+                    channels: c,
+                    groups: opts.usize("groups", 1),
+                    eps,
+                    bias,
+                }),
+            }
+        }
+        "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
+        "relu" => Op::Act(Act::Relu),
+        "leaky_relu" => Op::Act(Act::LeakyRelu(opts.float("slope", 0.01))),
+        "gelu" => Op::Act(Act::GeluErf),
+        "gelu_tanh" => Op::Act(Act::GeluTanh),
+        "silu" => Op::Act(Act::Silu),
+        "tanh" => Op::Act(Act::Tanh),
+        "sigmoid" => Op::Act(Act::Sigmoid),
+        "exp" => Op::Act(Act::Exp),
+        "add" => Op::Bin(Bin::Add),
+        "mul" => Op::Bin(Bin::Mul),
+        "concat_frames" => {
+            Op::ConcatFrames(ConcatFrames { layout: opts.layout("layout", Layout::ChannelFirst) })
+        }
+        "last_frames" => Op::LastFrames(LastFrames {
+            frames: opts.usize("frames", 0),
+            layout: opts.layout("layout", Layout::ChannelFirst),
+        }),
+        "write_frames" => {
+            let layout = opts.layout("layout", Layout::ChannelFirst);
+            let Some(at) = opts.ident("at") else {
+                return Err(syn::Error::new(callee.span(), "write_frames needs `at = <scalar>`"));
+            };
+            Op::WriteFrames(WriteFrames { layout }, at)
+        }
+        _ => unreachable!("resolve is only called for operators with a signature"),
+    })
+}
+
+/// Shape rule of an elementwise operator: every input has the first one's shape.
+fn same_shape(
+    op: &'static str,
+    inputs: &[Shape<SymDim>],
+) -> Result<Shape<SymDim>, ShapeError<SymDim>> {
+    let first = &inputs[0];
+    for (i, s) in inputs.iter().enumerate().skip(1) {
+        if s.rank() != first.rank() {
+            return Err(ShapeError::Rank {
+                op,
+                arg: i,
+                expected: rank_text(first.rank()),
+                got: s.rank(),
+            });
+        }
+        for axis in 0..s.rank() {
+            if s.dims()[axis] != first.dims()[axis] {
+                return Err(ShapeError::Dim {
+                    op,
+                    arg: i,
+                    axis,
+                    what: if axis + 1 == s.rank() {
+                        "elements along the last axis"
+                    } else {
+                        "elements along this axis"
+                    },
+                    expected: first.dims()[axis].clone(),
+                    got: s.dims()[axis].clone(),
+                });
+            }
+        }
+    }
+    Ok(first.clone())
+}
+
+fn rank_text(r: usize) -> &'static str {
+    ["0", "1", "2", "3", "4"].get(r).copied().unwrap_or("?")
+}
+
+impl Op {
+    /// The operator's name in messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Conv1d(g) => g.name(),
+            Op::DepthwiseConv1d(g) => g.name(),
+            Op::Linear(g) => g.name(),
+            Op::LayerNorm(g) => g.name(),
+            Op::RmsNorm(g) => g.name(),
+            Op::GroupNorm(g) => g.name(),
+            Op::Transpose(g) => g.name(),
+            Op::Act(_) => "activation",
+            Op::Bin(Bin::Add) => "add",
+            Op::Bin(Bin::Mul) => "mul",
+            Op::ConcatFrames(g) => g.name(),
+            Op::LastFrames(g) => g.name(),
+            Op::WriteFrames(g, _) => g.name(),
+        }
+    }
+
+    /// Runs the runtime's shape rule on symbolic shapes.
+    pub fn output_shape(
+        &self,
+        inputs: &[Shape<SymDim>],
+    ) -> Result<Shape<SymDim>, ShapeError<SymDim>> {
+        match self {
+            Op::Conv1d(g) => g.output_shape(inputs),
+            Op::DepthwiseConv1d(g) => g.output_shape(inputs),
+            Op::Linear(g) => g.output_shape(inputs),
+            Op::LayerNorm(g) => g.output_shape(inputs),
+            Op::RmsNorm(g) => g.output_shape(inputs),
+            Op::GroupNorm(g) => g.output_shape(inputs),
+            Op::Transpose(g) => g.output_shape(inputs),
+            Op::Act(_) => same_shape("activation", inputs),
+            Op::Bin(_) => same_shape(self.name(), inputs),
+            Op::ConcatFrames(g) => g.output_shape(inputs),
+            Op::LastFrames(g) => g.output_shape(inputs),
+            Op::WriteFrames(g, _) => g.output_shape(inputs),
+        }
+    }
+
+    /// May write its output over its first input.
+    pub fn in_place(&self) -> bool {
+        matches!(self, Op::Act(_) | Op::Bin(_) | Op::WriteFrames(..))
+    }
+
+    /// Scratch elements for an input whose dims are at most `max_dims`.
+    pub fn scratch_len(&self, max_dims: &[usize]) -> usize {
+        match self {
+            Op::Conv1d(g) => g.scratch_len(max_dims.get(1).copied().unwrap_or(1)),
+            _ => 0,
+        }
+    }
+
+    /// The runtime type of the prepared operator held in the weights struct, if any.
+    pub fn weight_type(&self, krate: &TokenStream) -> Option<TokenStream> {
+        Some(match self {
+            Op::Conv1d(_) => quote!(#krate::ops::conv::Conv1d),
+            Op::DepthwiseConv1d(_) => quote!(#krate::ops::conv::DepthwiseConv1d),
+            Op::Linear(_) => quote!(#krate::ops::linear::Linear),
+            Op::LayerNorm(_) => quote!(#krate::ops::norm::LayerNorm),
+            Op::RmsNorm(_) => quote!(#krate::ops::norm::RmsNorm),
+            Op::GroupNorm(_) => quote!(#krate::ops::norm::GroupNorm),
+            _ => return None,
+        })
+    }
+
+    /// A constant expression of the geometry type, and the type.
+    pub fn geometry_tokens(&self, krate: &TokenStream) -> Option<(TokenStream, TokenStream)> {
+        let layout = |l: Layout| match l {
+            Layout::ChannelFirst => quote!(#krate::Layout::ChannelFirst),
+            Layout::FrameMajor => quote!(#krate::Layout::FrameMajor),
+        };
+        Some(match self {
+            Op::Conv1d(g) => {
+                let Conv1dGeometry {
+                    in_channels,
+                    out_channels,
+                    kernel,
+                    stride,
+                    dilation,
+                    groups,
+                    pad_left,
+                    pad_right,
+                    output_layout,
+                } = *g;
+                let ol = layout(output_layout);
+                (
+                    quote!(#krate::ops::conv::Conv1dGeometry {
+                        in_channels: #in_channels, out_channels: #out_channels, kernel: #kernel,
+                        stride: #stride, dilation: #dilation, groups: #groups,
+                        pad_left: #pad_left, pad_right: #pad_right, output_layout: #ol,
+                    }),
+                    quote!(#krate::ops::conv::Conv1dGeometry),
+                )
+            }
+            Op::DepthwiseConv1d(g) => {
+                let DepthwiseConv1dGeometry {
+                    channels,
+                    kernel,
+                    stride,
+                    dilation,
+                    pad_left,
+                    pad_right,
+                } = *g;
+                (
+                    quote!(#krate::ops::conv::DepthwiseConv1dGeometry {
+                        channels: #channels, kernel: #kernel, stride: #stride, dilation: #dilation,
+                        pad_left: #pad_left, pad_right: #pad_right,
+                    }),
+                    quote!(#krate::ops::conv::DepthwiseConv1dGeometry),
+                )
+            }
+            Op::Linear(g) => {
+                let LinearGeometry { in_features, out_features, bias } = *g;
+                (
+                    quote!(#krate::ops::linear::LinearGeometry {
+                        in_features: #in_features, out_features: #out_features, bias: #bias,
+                    }),
+                    quote!(#krate::ops::linear::LinearGeometry),
+                )
+            }
+            Op::LayerNorm(g) => {
+                let LayerNormGeometry { channels, eps, bias, layout: l } = *g;
+                let l = layout(l);
+                (
+                    quote!(#krate::ops::norm::LayerNormGeometry {
+                        channels: #channels, eps: #eps, bias: #bias, layout: #l,
+                    }),
+                    quote!(#krate::ops::norm::LayerNormGeometry),
+                )
+            }
+            Op::RmsNorm(g) => {
+                let RmsNormGeometry { channels, eps, layout: l } = *g;
+                let l = layout(l);
+                (
+                    quote!(#krate::ops::norm::RmsNormGeometry { channels: #channels, eps: #eps, layout: #l }),
+                    quote!(#krate::ops::norm::RmsNormGeometry),
+                )
+            }
+            Op::GroupNorm(g) => {
+                let GroupNormGeometry { channels, groups, eps, bias } = *g;
+                (
+                    quote!(#krate::ops::norm::GroupNormGeometry {
+                        channels: #channels, groups: #groups, eps: #eps, bias: #bias,
+                    }),
+                    quote!(#krate::ops::norm::GroupNormGeometry),
+                )
+            }
+            _ => return None,
+        })
+    }
+
+    /// Layouts of the tensor inputs and of the output, as the runtime operator expects them.
+    pub fn layouts(&self, arity: usize) -> (Vec<Layout>, Layout) {
+        let cf = Layout::ChannelFirst;
+        let fm = Layout::FrameMajor;
+        match self {
+            Op::Conv1d(g) => (vec![cf], g.output_layout),
+            Op::DepthwiseConv1d(_) => (vec![cf], cf),
+            Op::Linear(_) => (vec![fm], fm),
+            Op::LayerNorm(g) => (vec![g.layout], g.layout),
+            Op::RmsNorm(g) => (vec![g.layout], g.layout),
+            Op::GroupNorm(_) => (vec![cf], cf),
+            Op::Transpose(t) => (vec![t.from_layout()], t.to),
+            Op::ConcatFrames(g) => (vec![g.layout; 2], g.layout),
+            Op::LastFrames(g) => (vec![g.layout], g.layout),
+            Op::WriteFrames(g, _) => (vec![g.layout; 2], g.layout),
+            Op::Act(_) | Op::Bin(_) => (vec![cf; arity], cf),
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! Phase 3: schedule. The checked plan is already in execution order (straight-line
+//! code); this phase hands its values and steps to the runtime's planner
+//! (`neon_runtime::plan`, the same planner the dynamic plan uses) for liveness, in-place
+//! reuse and workspace offsets.
+
+use neon_runtime::plan::{self, MemoryPlan, Schedule, Step, Storage, Value};
+
+use crate::check::{Checked, Home};
+
+/// Bytes per element (f32).
+pub const ELEM: usize = 4;
+
+pub fn schedule(c: &Checked) -> Result<MemoryPlan, String> {
+    let values = c
+        .values
+        .iter()
+        .map(|v| Value {
+            bytes: v.max_elems * ELEM,
+            storage: match v.home {
+                Home::Tensor(_) => Storage::External,
+                Home::Temp | Home::Scratch => Storage::Workspace,
+            },
+        })
+        .collect();
+    let steps = c
+        .steps
+        .iter()
+        .map(|s| Step {
+            inputs: s.inputs.clone(),
+            output: s.output,
+            in_place: s.in_place,
+            temps: s.scratch.into_iter().collect(),
+        })
+        .collect();
+    plan::plan(&Schedule { values, steps }).map_err(|e| e.to_string())
+}
