@@ -15,41 +15,49 @@
 //! Both backends block the output in registers and stream the packed weights once per
 //! tile; only the activations are read unpacked, straight from the caller's rows.
 //!
-//! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20 `float32x4_t`
-//! accumulators. Per step of 4 `k` values the kernel loads one 4-value vector from each
-//! of the 5 `A` rows (`A[i, k..k+4]`, unpacked, frame-major activations) and, for each of
-//! the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80 multiply-adds are
-//! `fmla v.4s, v.4s, v.s[lane]` (`vfmaq_laneq_f32`), taking `A[i, k+l]` from lane `l`.
+//! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20
+//! `float32x4_t` accumulators. Per step of 4 `k` values the kernel loads one 4-value
+//! vector from each of the 5 `A` rows (`A[i, k..k+4]`, unpacked frame-major activations)
+//! and, for each of the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80
+//! multiply-adds are `fmla v.4s, v.4s, v.s[lane]` taking `A[i, k+l]` from lane `l`.
 //! Registers: 20 accumulators + 5 `A` vectors + 4 `B` vectors = 29 of 32, no spills.
 //! The 8x12 shape (the usual choice when `A` is packed too) needs 24 + 8 + 3 = 35
-//! registers here, because each unpacked `A` row occupies a whole register for the
-//! 4 `k` values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17%
-//! more instructions per FLOP than 5x16. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads
-//! and 2 loop instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
-//! Rows that do not fill a tile (`m % 5`) run the same kernel with 1..=4 rows; a partial
-//! last panel (`n % 16`) is computed whole (its padding is zero) and only its valid
-//! columns are stored; `k % 4` trailing values use `fmla` by a scalar.
+//! registers here, because each unpacked `A` row occupies a whole register for the 4 `k`
+//! values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17% more
+//! instructions per FLOP. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads and 2 loop
+//! instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
+//! The inner loop is `asm!`: written with intrinsics, LLVM spends 5 more integer
+//! instructions per step on the 6 pointers and the counter (6.14 FLOPs per instruction
+//! instead of 6.90), and a `vst1q_f32_x4` of the accumulators makes it allocate each row
+//! as a register tuple and spill (3.0). Rows that do not fill a tile (`m % 5`) run the
+//! same steps in intrinsics with 1..=4 rows; a partial last panel (`n % 16`) is computed
+//! whole (its padding is zero) and only its valid columns are stored; `k % 4` trailing
+//! values use `fmla` by a broadcast scalar.
 //!
 //! **NEON, packed A: 8x12.** One tile is an 8-row weight panel by 12 columns of `B`:
 //! 24 accumulators. Per `k` the kernel loads the panel's 8 weights (2 vectors, the lane
-//! sources) and 12 values of row `k` of `B` (3 vectors): 24 `fmla` by element for 5 loads;
-//! 29 registers. Columns are covered by 12-, 8- and 4-wide tiles and a lane-loaded tail
-//! for the last 1..=3 columns (`B` rows are not padded, so nothing is read past them).
+//! sources, one `ld1`) and 12 values of row `k` of `B` (3 vectors, one `ld1`
+//! post-incremented by `ldb`): 24 `fmla` by element; 29 registers; `asm!` inner loop over
+//! pairs of `k`. Columns are covered by 12-, 8- and 4-wide tiles and a lane-loaded tail
+//! for the last 1..=3 columns (`B` rows are not padded, so nothing is read past them);
+//! rows past `m` in the last panel are computed on zero weights and not stored.
 //!
 //! **NEON, GEMV (packed B, `m = 1`).** Two panels (32 outputs) at a time: 8 accumulators,
-//! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`.
+//! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`
+//! (`asm!` inner loop; 43 instructions per 256 FLOPs).
 //!
-//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`,
-//! FLOPs = `2·M·N·K` over instructions executed in the call, weights packed beforehand):
-//! sgemm 256³ packed B **6.97**, packed A **6.60**, packing included
-//! (`pack_b` + `gemm_packed_b`) **6.76**; GEMV 1024×1024 **5.41**; matrixmultiply 0.3 on
-//! the same sgemm: 6.02.
+//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`;
+//! cortex-a53 gives the same counts; FLOPs = `2·M·N·K` over the instructions executed in
+//! the call, weights packed beforehand): sgemm 256³ packed B **6.90**, packed A **6.96**,
+//! packing included (`pack_b` + `gemm_packed_b`) **6.44**; GEMV 1024×1024 **5.88**.
+//! matrixmultiply 0.3.11 on the same sgemm: 5.88 (GEMV, as a 1-row sgemm: 0.37).
 //!
-//! **Portable.** The same tiles as plain Rust over fixed-size `[[f32; W]; R]` accumulator
-//! arrays so LLVM keeps them in vector registers: 4 rows x 16 columns for packed B and
-//! 8 x 8 for packed A (x86-64's baseline SSE2 has 16 vector registers; on aarch64, where
-//! there are 32, the packed-A tile is 8 x 16). Portable code is compiled without FMA
-//! contraction, so a multiply-add is two instructions and the backends differ by rounding.
+//! **Portable.** The same idea in plain Rust over fixed-size accumulator arrays that LLVM
+//! keeps in vector registers: packed B uses 2 rows x 16 columns on x86-64 (its baseline
+//! SSE2 has 16 vector registers; 4 x 16 spills there) and 4 x 16 on aarch64; packed A
+//! uses 8 rows x 4 columns, vectorised along the packed weights with `B[k, j]` broadcast.
+//! Portable code is compiled without FMA contraction (a multiply-add is two
+//! instructions: ~2 FLOPs per instruction on aarch64), so the backends differ by rounding.
 
 use super::Portable;
 
