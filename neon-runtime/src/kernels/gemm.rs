@@ -592,7 +592,7 @@ mod neon {
 
     /// An assembly inner loop for `R` rows: `(accumulators, row pointers, panel, k / 4)`.
     type AsmKernel<const R: usize> =
-        fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize);
+        unsafe fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize);
 
     /// A packed-B tile: `R` rows of `A` (row `r` at `a[r]`) times one 16-wide panel; the
     /// first `cols` columns are stored to `c` (rows `ldc` apart). `R = 5` runs the
@@ -654,14 +654,6 @@ mod neon {
         core::array::from_fn(|r| a.add((i + r) * lda))
     }
 
-    /// [`kernel_5x16`] as a safe-signature function pointer for [`tile_b`].
-    #[inline(always)]
-    fn asm_5x16(acc: &mut [[float32x4_t; 4]; 5], a: [*const f32; 5], panel: *const f32, n: usize) {
-        // SAFETY: only called from tile_b, whose contract covers 4*n values of each row
-        // and 64*n panel values.
-        unsafe { kernel_5x16(acc, a, panel, n) }
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gemm_packed_b(
         m: usize,
@@ -699,7 +691,7 @@ mod neon {
                             c,
                             ldc,
                             cols,
-                            Some(asm_5x16),
+                            Some(kernel_5x16),
                         );
                         i += MR_B;
                     }
@@ -786,16 +778,17 @@ mod neon {
 
     /// An assembly inner loop for `4 * NV` columns: `(accumulators, panel, b, ldb, k / 2)`.
     type AsmKernelA<const NV: usize> =
-        fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
+        unsafe fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
 
     /// The 8x12 inner loop over `pairs` pairs of `k` (`pairs >= 1`): as for the 5x16
     /// kernel, LLVM's version spends extra integer instructions on the pointers and the
     /// counter, while here both loads post-increment their pointers.
     ///
-    /// Not `unsafe` so it fits [`AsmKernelA`]; only [`tile_a`] calls it, under its
-    /// contract (`panel` holds `16 * pairs` values, rows `kk < 2 * pairs` of `b` hold 12).
+    /// # Safety
+    /// `panel` readable for `16 * pairs` values; rows `kk < 2 * pairs` of `b` (`ldb`
+    /// apart) readable for 12 values.
     #[inline(always)]
-    fn asm_8x12(
+    unsafe fn asm_8x12(
         acc: &mut [[float32x4_t; 3]; PACK_MR],
         panel: *const f32,
         b: *const f32,
@@ -804,7 +797,7 @@ mod neon {
     ) {
         let [r0, r1, r2, r3, r4, r5, r6, r7] = acc;
         // SAFETY: reads 16 * pairs panel values and 12 values of 2 * pairs rows of `b`,
-        // inside the slices per tile_a's contract; only v0..v28 (declared) are written.
+        // readable per this function's contract; only v0..v28 (declared) are written.
         unsafe {
             core::arch::asm!(
                 "2:",
