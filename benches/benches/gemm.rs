@@ -58,10 +58,10 @@ fn bench_gemm(cr: &mut Criterion) {
     let mut c = vec![0.0; s * s];
     let mut g = cr.benchmark_group("sgemm_256");
     g.throughput(Throughput::Elements((2 * s * s * s) as u64));
-    g.bench_function("neon_packed_b", |bch| {
+    g.bench_function("ours_packed_b", |bch| {
         bch.iter(|| Fast::gemm_packed_b(s, s, s, black_box(&a), s, &pb, Some(&bias), &mut c, s))
     });
-    g.bench_function("neon_packed_a", |bch| {
+    g.bench_function("ours_packed_a", |bch| {
         bch.iter(|| Fast::gemm_packed_a(s, s, s, &pa, black_box(&a), s, Some(&bias), &mut c, s))
     });
     g.bench_function("matrixmultiply", |bch| {
@@ -78,7 +78,7 @@ fn bench_gemv(cr: &mut Criterion) {
     let mut y = vec![0.0; s];
     let mut g = cr.benchmark_group("gemv_1024");
     g.throughput(Throughput::Elements((2 * s * s) as u64));
-    g.bench_function("neon_gemv_packed_b", |bch| {
+    g.bench_function("ours_gemv_packed_b", |bch| {
         bch.iter(|| Fast::gemv_packed_b(s, s, black_box(&x), &pb, Some(&bias), &mut y))
     });
     g.bench_function("matrixmultiply", |bch| {

@@ -11,7 +11,7 @@
 //! - `gemv`: `GemmKernels::gemv_packed_b`, 1024x1024;
 //! - `mm-gemm`: `matrixmultiply::sgemm`, 256x256x256 (it packs both operands per call);
 //! - `mm-gemv`: `matrixmultiply::sgemm` with m = 1, 1024x1024;
-//! - `portable-gemm-b`, `portable-gemv`: the portable backend on the same problems.
+//! - `portable-gemm-b`, `portable-gemm-a`, `portable-gemv`: the portable backend on the same problems.
 //!
 //! On aarch64 the backend is `Neon` (the crate enables `neon-runtime/neon` there); elsewhere
 //! the binary builds (so the workspace builds everywhere) and runs without markers.
@@ -139,11 +139,12 @@ fn main() {
         "mm-gemm" => mm(256, 256),
         "mm-gemv" => mm(1, 1024),
         "portable-gemm-b" => gemm_b::<Portable>(256, false),
+        "portable-gemm-a" => gemm_a::<Portable>(256),
         "portable-gemv" => gemv::<Portable>(1024),
         _ => {
             eprintln!(
                 "usage: insn_gemm gemm-b|gemm-b-pack|gemm-a|gemv|mm-gemm|mm-gemv|\
-                 portable-gemm-b|portable-gemv"
+                 portable-gemm-b|portable-gemm-a|portable-gemv"
             );
             std::process::exit(2);
         }

@@ -15,41 +15,49 @@
 //! Both backends block the output in registers and stream the packed weights once per
 //! tile; only the activations are read unpacked, straight from the caller's rows.
 //!
-//! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20 `float32x4_t`
-//! accumulators. Per step of 4 `k` values the kernel loads one 4-value vector from each
-//! of the 5 `A` rows (`A[i, k..k+4]`, unpacked, frame-major activations) and, for each of
-//! the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80 multiply-adds are
-//! `fmla v.4s, v.4s, v.s[lane]` (`vfmaq_laneq_f32`), taking `A[i, k+l]` from lane `l`.
+//! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20
+//! `float32x4_t` accumulators. Per step of 4 `k` values the kernel loads one 4-value
+//! vector from each of the 5 `A` rows (`A[i, k..k+4]`, unpacked frame-major activations)
+//! and, for each of the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80
+//! multiply-adds are `fmla v.4s, v.4s, v.s[lane]` taking `A[i, k+l]` from lane `l`.
 //! Registers: 20 accumulators + 5 `A` vectors + 4 `B` vectors = 29 of 32, no spills.
 //! The 8x12 shape (the usual choice when `A` is packed too) needs 24 + 8 + 3 = 35
-//! registers here, because each unpacked `A` row occupies a whole register for the
-//! 4 `k` values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17%
-//! more instructions per FLOP than 5x16. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads
-//! and 2 loop instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
-//! Rows that do not fill a tile (`m % 5`) run the same kernel with 1..=4 rows; a partial
-//! last panel (`n % 16`) is computed whole (its padding is zero) and only its valid
-//! columns are stored; `k % 4` trailing values use `fmla` by a scalar.
+//! registers here, because each unpacked `A` row occupies a whole register for the 4 `k`
+//! values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17% more
+//! instructions per FLOP. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads and 2 loop
+//! instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
+//! The inner loop is `asm!`: written with intrinsics, LLVM spends 5 more integer
+//! instructions per step on the 6 pointers and the counter (6.14 FLOPs per instruction
+//! instead of 6.90), and a `vst1q_f32_x4` of the accumulators makes it allocate each row
+//! as a register tuple and spill (3.0). Rows that do not fill a tile (`m % 5`) run the
+//! same steps in intrinsics with 1..=4 rows; a partial last panel (`n % 16`) is computed
+//! whole (its padding is zero) and only its valid columns are stored; `k % 4` trailing
+//! values use `fmla` by a broadcast scalar.
 //!
 //! **NEON, packed A: 8x12.** One tile is an 8-row weight panel by 12 columns of `B`:
 //! 24 accumulators. Per `k` the kernel loads the panel's 8 weights (2 vectors, the lane
-//! sources) and 12 values of row `k` of `B` (3 vectors): 24 `fmla` by element for 5 loads;
-//! 29 registers. Columns are covered by 12-, 8- and 4-wide tiles and a lane-loaded tail
-//! for the last 1..=3 columns (`B` rows are not padded, so nothing is read past them).
+//! sources, one `ld1`) and 12 values of row `k` of `B` (3 vectors, one `ld1`
+//! post-incremented by `ldb`): 24 `fmla` by element; 29 registers; `asm!` inner loop over
+//! pairs of `k`. Columns are covered by 12-, 8- and 4-wide tiles and a lane-loaded tail
+//! for the last 1..=3 columns (`B` rows are not padded, so nothing is read past them);
+//! rows past `m` in the last panel are computed on zero weights and not stored.
 //!
 //! **NEON, GEMV (packed B, `m = 1`).** Two panels (32 outputs) at a time: 8 accumulators,
-//! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`.
+//! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`
+//! (`asm!` inner loop; 43 instructions per 256 FLOPs).
 //!
-//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`,
-//! FLOPs = `2·M·N·K` over instructions executed in the call, weights packed beforehand):
-//! sgemm 256³ packed B **6.97**, packed A **6.60**, packing included
-//! (`pack_b` + `gemm_packed_b`) **6.76**; GEMV 1024×1024 **5.41**; matrixmultiply 0.3 on
-//! the same sgemm: 6.02.
+//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`;
+//! cortex-a53 gives the same counts; FLOPs = `2·M·N·K` over the instructions executed in
+//! the call, weights packed beforehand): sgemm 256³ packed B **6.90**, packed A **6.96**,
+//! packing included (`pack_b` + `gemm_packed_b`) **6.44**; GEMV 1024×1024 **5.88**.
+//! matrixmultiply 0.3.11 on the same sgemm: 5.88 (GEMV, as a 1-row sgemm: 0.37).
 //!
-//! **Portable.** The same tiles as plain Rust over fixed-size `[[f32; W]; R]` accumulator
-//! arrays so LLVM keeps them in vector registers: 4 rows x 16 columns for packed B and
-//! 8 x 8 for packed A (x86-64's baseline SSE2 has 16 vector registers; on aarch64, where
-//! there are 32, the packed-A tile is 8 x 16). Portable code is compiled without FMA
-//! contraction, so a multiply-add is two instructions and the backends differ by rounding.
+//! **Portable.** The same idea in plain Rust over fixed-size accumulator arrays that LLVM
+//! keeps in vector registers: packed B uses 2 rows x 16 columns on x86-64 (its baseline
+//! SSE2 has 16 vector registers; 4 x 16 spills there) and 4 x 16 on aarch64; packed A
+//! uses 8 rows x 4 columns, vectorised along the packed weights with `B[k, j]` broadcast.
+//! Portable code is compiled without FMA contraction (a multiply-add is two
+//! instructions: ~2 FLOPs per instruction on aarch64), so the backends differ by rounding.
 
 use super::Portable;
 
@@ -79,6 +87,16 @@ pub fn pack_b(w: &[f32], n: usize, k: usize, out: &mut [f32]) {
         return;
     }
     for (p, panel) in out.chunks_exact_mut(PACK_NR * k).enumerate() {
+        if (p + 1) * PACK_NR <= n {
+            // Full panel: write each packed row of 16 contiguously (a transpose).
+            let rows = &w[p * PACK_NR * k..(p + 1) * PACK_NR * k];
+            for (kk, dst) in panel.chunks_exact_mut(PACK_NR).enumerate() {
+                for (j, d) in dst.iter_mut().enumerate() {
+                    *d = rows[j * k + kk];
+                }
+            }
+            continue;
+        }
         for j in 0..PACK_NR {
             let col = p * PACK_NR + j;
             if col < n {
@@ -274,14 +292,17 @@ const MC_B: usize = 80;
 // Portable
 // ------------------------------------------------------------------------------------
 
-/// Rows of the portable packed-B tile.
-const P_MR_B: usize = 4;
-/// Columns of the portable packed-A tile: 8 x 8 accumulators fill x86-64's 16 SSE
-/// registers; aarch64 has 32 vector registers, room for 8 x 16.
+/// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
+/// registers of x86-64's 16 (4 x 16 spills there: 2x slower); aarch64 has 32.
 #[cfg(target_arch = "aarch64")]
-const P_NC_A: usize = 16;
+const P_MR_B: usize = 4;
 #[cfg(not(target_arch = "aarch64"))]
-const P_NC_A: usize = 8;
+const P_MR_B: usize = 2;
+/// Columns of the portable packed-A tile (by 8 rows, vectorised along the rows): 4
+/// columns are 8 accumulator registers on x86-64 (16 SSE registers) and aarch64 alike;
+/// 8 columns make LLVM's vectoriser shuffle (1.0 instead of 2.1 FLOPs per instruction on
+/// aarch64) and spill on x86-64.
+const P_NC_A: usize = 4;
 
 /// Portable packed-B tile: `R` rows of `a` (`lda` apart) times one panel, stored into
 /// `cols` columns of `c` (rows `ldc` apart).
@@ -328,23 +349,34 @@ fn p_tile_a<const NC: usize>(
     rows: usize,
     cols: usize,
 ) {
-    let mut acc: [[f32; NC]; PACK_MR] = core::array::from_fn(|i| [init[i]; NC]);
-    for (kk, w) in panel[..k * PACK_MR].chunks_exact(PACK_MR).enumerate() {
-        let brow: [f32; NC] = if cols == NC {
-            b[kk * ldb..kk * ldb + NC].try_into().unwrap()
-        } else {
-            let mut t = [0.0; NC];
-            t[..cols].copy_from_slice(&b[kk * ldb..kk * ldb + cols]);
-            t
-        };
-        for (acc, &wv) in acc.iter_mut().zip(w) {
-            for (acc, &bv) in acc.iter_mut().zip(&brow) {
+    // acc[j] holds column j for the 8 rows: the vectors run along the packed weights
+    // (contiguous) and B[k, j] is broadcast; this keeps LLVM's vectoriser off shuffles.
+    let mut acc: [[f32; PACK_MR]; NC] = [*init; NC];
+    #[inline(always)]
+    fn step<const NC: usize>(acc: &mut [[f32; PACK_MR]; NC], w: &[f32], brow: &[f32; NC]) {
+        let w: &[f32; PACK_MR] = w.try_into().unwrap();
+        for (acc, &bv) in acc.iter_mut().zip(brow) {
+            for (acc, &wv) in acc.iter_mut().zip(w) {
                 *acc += wv * bv;
             }
         }
     }
-    for (r, acc) in acc.iter().enumerate().take(rows) {
-        c[r * ldc..r * ldc + cols].copy_from_slice(&acc[..cols]);
+    let panel = &panel[..k * PACK_MR];
+    if cols == NC {
+        for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+            step(&mut acc, w, b[kk * ldb..kk * ldb + NC].try_into().unwrap());
+        }
+    } else {
+        for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+            let mut t = [0.0; NC];
+            t[..cols].copy_from_slice(&b[kk * ldb..kk * ldb + cols]);
+            step(&mut acc, w, &t);
+        }
+    }
+    for r in 0..rows {
+        for (j, dst) in c[r * ldc..r * ldc + cols].iter_mut().enumerate() {
+            *dst = acc[j][r];
+        }
     }
 }
 
@@ -560,7 +592,7 @@ mod neon {
 
     /// An assembly inner loop for `R` rows: `(accumulators, row pointers, panel, k / 4)`.
     type AsmKernel<const R: usize> =
-        fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize);
+        unsafe fn(&mut [[float32x4_t; 4]; R], [*const f32; R], *const f32, usize);
 
     /// A packed-B tile: `R` rows of `A` (row `r` at `a[r]`) times one 16-wide panel; the
     /// first `cols` columns are stored to `c` (rows `ldc` apart). `R = 5` runs the
@@ -622,14 +654,6 @@ mod neon {
         core::array::from_fn(|r| a.add((i + r) * lda))
     }
 
-    /// [`kernel_5x16`] as a safe-signature function pointer for [`tile_b`].
-    #[inline(always)]
-    fn asm_5x16(acc: &mut [[float32x4_t; 4]; 5], a: [*const f32; 5], panel: *const f32, n: usize) {
-        // SAFETY: only called from tile_b, whose contract covers 4*n values of each row
-        // and 64*n panel values.
-        unsafe { kernel_5x16(acc, a, panel, n) }
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gemm_packed_b(
         m: usize,
@@ -667,7 +691,7 @@ mod neon {
                             c,
                             ldc,
                             cols,
-                            Some(asm_5x16),
+                            Some(kernel_5x16),
                         );
                         i += MR_B;
                     }
@@ -754,16 +778,17 @@ mod neon {
 
     /// An assembly inner loop for `4 * NV` columns: `(accumulators, panel, b, ldb, k / 2)`.
     type AsmKernelA<const NV: usize> =
-        fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
+        unsafe fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
 
     /// The 8x12 inner loop over `pairs` pairs of `k` (`pairs >= 1`): as for the 5x16
     /// kernel, LLVM's version spends extra integer instructions on the pointers and the
     /// counter, while here both loads post-increment their pointers.
     ///
-    /// Not `unsafe` so it fits [`AsmKernelA`]; only [`tile_a`] calls it, under its
-    /// contract (`panel` holds `16 * pairs` values, rows `kk < 2 * pairs` of `b` hold 12).
+    /// # Safety
+    /// `panel` readable for `16 * pairs` values; rows `kk < 2 * pairs` of `b` (`ldb`
+    /// apart) readable for 12 values.
     #[inline(always)]
-    fn asm_8x12(
+    unsafe fn asm_8x12(
         acc: &mut [[float32x4_t; 3]; PACK_MR],
         panel: *const f32,
         b: *const f32,
@@ -772,7 +797,7 @@ mod neon {
     ) {
         let [r0, r1, r2, r3, r4, r5, r6, r7] = acc;
         // SAFETY: reads 16 * pairs panel values and 12 values of 2 * pairs rows of `b`,
-        // inside the slices per tile_a's contract; only v0..v28 (declared) are written.
+        // readable per this function's contract; only v0..v28 (declared) are written.
         unsafe {
             core::arch::asm!(
                 "2:",
