@@ -218,6 +218,8 @@ enum Binding {
     Scalar,
     /// A declared output not written yet.
     Unwritten(usize),
+    /// A name whose definition failed (already reported).
+    Poisoned,
 }
 
 pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
@@ -239,6 +241,10 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                 d.name.span(),
                 format!("symbolic dim `{}` needs an upper bound (`{} in {}..=N`): the workspace is sized for it", d.name, d.name, d.lo.0),
             );
+            // Keep the name resolvable so its uses do not report cascading errors.
+            let lo = d.lo.0.max(1);
+            bounds.insert(d.name.to_string(), (lo, lo));
+            dims.push(DimInfo { name: d.name.clone(), lo, hi: lo });
             continue;
         };
         if d.lo.0 < 1 {
@@ -278,7 +284,10 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
     let mut tensors = Vec::new();
     for t in &plan.tensors {
         declare(&mut ctx, &t.name);
-        let Some(shape) = shape_exprs(&t.shape, t.shape_span, &mut ctx, &dims) else { continue };
+        let Some(shape) = shape_exprs(&t.shape, t.shape_span, &mut ctx, &dims) else {
+            bind.insert(t.name.to_string(), Binding::Poisoned);
+            continue;
+        };
         let ti = tensors.len();
         tensors.push(TensorInfo {
             role: t.role,
@@ -310,224 +319,214 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
     let mut let_count: HashMap<String, usize> = HashMap::new();
     let mut scalar_used: Vec<bool> = vec![false; plan.scalars.len()];
     for stmt in &plan.stmts {
-        readers.resize(values.len(), 0);
-        let callee = &stmt.callee;
-        let Some(sig) = ops::signature(&callee.to_string()) else {
-            let hint = if bind.contains_key(&callee.to_string()) {
-                format!(
-                    " (`{callee}` is not an operator; pass it to one, e.g. `conv1d(x, {callee})`)"
-                )
-            } else {
-                String::new()
+        let steps_before = steps.len();
+        // An argument whose own definition failed: skip the statement without a second,
+        // cascading error.
+        let poisoned =
+            stmt.args.iter().any(|a| matches!(bind.get(&a.to_string()), Some(Binding::Poisoned)));
+        'body: {
+            if poisoned {
+                break 'body;
+            }
+            readers.resize(values.len(), 0);
+            let callee = &stmt.callee;
+            let Some(sig) = ops::signature(&callee.to_string()) else {
+                let hint = if bind.contains_key(&callee.to_string()) {
+                    format!(
+                        " (`{callee}` is not an operator; pass it to one, e.g. `conv1d(x, {callee})`)"
+                    )
+                } else {
+                    String::new()
+                };
+                ctx.err(callee.span(), format!("unknown operator `{callee}`{hint}"));
+                break 'body;
             };
-            ctx.err(callee.span(), format!("unknown operator `{callee}`{hint}"));
-            continue;
-        };
-        let max_args = sig.len();
-        let min_args = sig.iter().filter(|s| **s != Slot::OptionalWeight).count();
-        if stmt.args.len() < min_args || stmt.args.len() > max_args {
-            ctx.err(
-                stmt.call_span,
-                format!(
-                    "{callee} takes {} arguments, {} given",
-                    if min_args == max_args {
-                        min_args.to_string()
-                    } else {
-                        format!("{min_args} or {max_args}")
-                    },
-                    stmt.args.len()
-                ),
-            );
-            continue;
-        }
-        let mut ok = true;
-        let mut inputs: Vec<usize> = Vec::new();
-        let mut input_idents: Vec<&Ident> = Vec::new();
-        let mut warg: Vec<usize> = Vec::new();
-        for (arg, slot) in stmt.args.iter().zip(sig) {
-            let b = bind.get(&arg.to_string()).copied();
-            match (slot, b) {
-                (Slot::Tensor, Some(Binding::Value(v))) => {
-                    inputs.push(v);
-                    input_idents.push(arg);
-                }
-                (Slot::Tensor, Some(Binding::Weight(_))) => {
-                    ctx.err(
-                        arg.span(),
-                        format!("`{arg}` is a weight; {callee} expects a tensor here"),
-                    );
-                    ok = false;
-                }
-                (Slot::Tensor, Some(Binding::Unwritten(_))) => {
-                    ctx.err(arg.span(), format!("output `{arg}` is read before it is written"));
-                    ok = false;
-                }
-                (Slot::Tensor, _) => {
-                    ctx.err(arg.span(), format!("use of undefined value `{arg}`"));
-                    ok = false;
-                }
-                (_, Some(Binding::Weight(w))) => warg.push(w),
-                (_, Some(_)) => {
-                    ctx.err(
-                        arg.span(),
-                        format!("`{arg}` is not a weight; {callee} expects a weight here"),
-                    );
-                    ok = false;
-                }
-                (_, None) => {
-                    ctx.err(
-                        arg.span(),
-                        format!("unknown weight `{arg}`: declare it with `weight {arg}: f32[..];`"),
-                    );
-                    ok = false;
-                }
-            }
-        }
-        let mut opts = Options::new(&stmt.options);
-        if !ok {
-            continue;
-        }
-        let wargs: Vec<WeightArg> = warg
-            .iter()
-            .map(|&w| WeightArg { name: &weights[w].name, shape: &weights[w].shape })
-            .collect();
-        let op = match ops::resolve(callee, &wargs, &mut opts) {
-            Ok(op) => op,
-            Err(e) => {
-                ctx.errors.push(e);
-                ctx.errors.extend(opts.finish(&callee.to_string()));
-                continue;
-            }
-        };
-        ctx.errors.extend(opts.finish(&callee.to_string()));
-        if let Op::WriteFrames(_, at) = &op {
-            match plan.scalars.iter().position(|s| s == at) {
-                Some(i) => scalar_used[i] = true,
-                None => {
-                    ctx.err(
-                        at.span(),
-                        format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)"),
-                    );
-                    continue;
-                }
-            }
-        }
-        // Shape rule.
-        let in_shapes: Vec<Shape<SymDim>> = inputs
-            .iter()
-            .map(|&v| {
-                Shape::new(&values[v].shape).expect("declared shapes have rank 1..=4 and dims >= 1")
-            })
-            .collect();
-        let out_shape = match op.output_shape(&in_shapes) {
-            Ok(s) => s,
-            Err(e) => {
-                let (span, msg) = shape_message(&e, &input_idents, stmt.call_span, &dims);
-                ctx.err(span, msg);
-                continue;
-            }
-        };
-        let out_dims: Vec<SymDim> = out_shape.dims().to_vec();
-        // Weights: each belongs to one call.
-        let step_index = steps.len();
-        for (k, &w) in warg.iter().enumerate() {
-            if let Some((s, _)) = weights[w].used {
+            let max_args = sig.len();
+            let min_args = sig.iter().filter(|s| **s != Slot::OptionalWeight).count();
+            if stmt.args.len() < min_args || stmt.args.len() > max_args {
                 ctx.err(
-                    stmt.args[1 + k].span(),
-                    format!("weight shape conflict: `{}` is already used by step {s} ({}); declare a separate weight", weights[w].name, steps[s].callee),
+                    stmt.call_span,
+                    format!(
+                        "{callee} takes {} arguments, {} given",
+                        if min_args == max_args {
+                            min_args.to_string()
+                        } else {
+                            format!("{min_args} or {max_args}")
+                        },
+                        stmt.args.len()
+                    ),
                 );
-                ok = false;
-            } else {
-                weights[w].used = Some((step_index, k == 0));
+                break 'body;
             }
-        }
-        // Target.
-        let target = &stmt.target;
-        let tname = target.to_string();
-        let output = if stmt.is_let {
-            match bind.get(&tname) {
-                Some(Binding::Value(v)) if values[*v].home != Home::Temp => {
-                    let what = match values[*v].home {
-                        Home::Tensor(t) if tensors[t].role == Role::Input => "an input",
-                        _ => "a state",
-                    };
-                    ctx.err(
-                        target.span(),
-                        format!("cannot redefine `{target}`: it is {what} of the plan"),
-                    );
-                    continue;
-                }
-                Some(Binding::Weight(_)) | Some(Binding::Scalar) | Some(Binding::Unwritten(_)) => {
-                    ctx.err(
-                        target.span(),
-                        format!("cannot redefine `{target}`: the name is declared by the plan"),
-                    );
-                    continue;
-                }
-                _ => {}
-            }
-            let n = let_count.entry(tname.clone()).or_insert(0);
-            *n += 1;
-            let label = if *n == 1 { tname.clone() } else { format!("{tname}#{n}") };
-            values.push(Value {
-                label,
-                span: target.span(),
-                max_elems: max_elems(&out_dims),
-                shape: out_dims.clone(),
-                home: Home::Temp,
-            });
-            bind.insert(tname.clone(), Binding::Value(values.len() - 1));
-            values.len() - 1
-        } else {
-            match bind.get(&tname).copied() {
-                Some(Binding::Unwritten(t)) => {
-                    if out_dims != tensors[t].shape {
+            let mut ok = true;
+            let mut inputs: Vec<usize> = Vec::new();
+            let mut input_idents: Vec<&Ident> = Vec::new();
+            let mut warg: Vec<usize> = Vec::new();
+            let mut warg_ids: Vec<&Ident> = Vec::new();
+            for (arg, slot) in stmt.args.iter().zip(sig) {
+                let b = bind.get(&arg.to_string()).copied();
+                match (slot, b) {
+                    (Slot::Tensor, Some(Binding::Value(v))) => {
+                        inputs.push(v);
+                        input_idents.push(arg);
+                    }
+                    (Slot::Tensor, Some(Binding::Weight(_))) => {
                         ctx.err(
-                            stmt.call_span,
+                            arg.span(),
+                            format!("`{arg}` is a weight; {callee} expects a tensor here"),
+                        );
+                        ok = false;
+                    }
+                    (Slot::Tensor, Some(Binding::Unwritten(_))) => {
+                        ctx.err(arg.span(), format!("output `{arg}` is read before it is written"));
+                        ok = false;
+                    }
+                    (Slot::Tensor, _) => {
+                        ctx.err(arg.span(), format!("use of undefined value `{arg}`"));
+                        ok = false;
+                    }
+                    (_, Some(Binding::Weight(w))) => {
+                        warg.push(w);
+                        warg_ids.push(arg);
+                    }
+                    (_, Some(_)) => {
+                        ctx.err(
+                            arg.span(),
+                            format!("`{arg}` is not a weight; {callee} expects a weight here"),
+                        );
+                        ok = false;
+                    }
+                    (_, None) => {
+                        ctx.err(
+                            arg.span(),
                             format!(
-                                "{callee} produces {}, output `{target}` is declared {}",
-                                shape_text(&out_dims),
-                                shape_text(&tensors[t].shape)
+                                "unknown weight `{arg}`: declare it with `weight {arg}: f32[..];`"
                             ),
                         );
+                        ok = false;
+                    }
+                }
+            }
+            let mut opts = Options::new(&stmt.options);
+            if !ok {
+                break 'body;
+            }
+            let wargs: Vec<WeightArg> = warg
+                .iter()
+                .zip(&warg_ids)
+                .map(|(&w, id)| WeightArg { name: id, shape: &weights[w].shape })
+                .collect();
+            let op = match ops::resolve(callee, &wargs, &mut opts) {
+                Ok(op) => op,
+                Err(e) => {
+                    ctx.errors.push(e);
+                    ctx.errors.extend(opts.finish(&callee.to_string()));
+                    break 'body;
+                }
+            };
+            ctx.errors.extend(opts.finish(&callee.to_string()));
+            if let Op::WriteFrames(_, at) = &op {
+                match plan.scalars.iter().position(|s| s == at) {
+                    Some(i) => scalar_used[i] = true,
+                    None => {
+                        ctx.err(
+                            at.span(),
+                            format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)"),
+                        );
+                        break 'body;
+                    }
+                }
+            }
+            // Shape rule.
+            let in_shapes: Vec<Shape<SymDim>> = inputs
+                .iter()
+                .map(|&v| {
+                    Shape::new(&values[v].shape)
+                        .expect("declared shapes have rank 1..=4 and dims >= 1")
+                })
+                .collect();
+            let out_shape = match op.output_shape(&in_shapes) {
+                Ok(s) => s,
+                Err(e) => {
+                    let (span, msg) = shape_message(&e, &input_idents, stmt.call_span, &dims);
+                    ctx.err(span, msg);
+                    break 'body;
+                }
+            };
+            let out_dims: Vec<SymDim> = out_shape.dims().to_vec();
+            // Weights: each belongs to one call.
+            let step_index = steps.len();
+            for (k, &w) in warg.iter().enumerate() {
+                if let Some((s, _)) = weights[w].used {
+                    if s == usize::MAX {
+                        ok = false;
                         continue;
                     }
-                    tensors[t].written = true;
-                    values.push(Value {
-                        label: tname.clone(),
-                        span: target.span(),
-                        max_elems: max_elems(&out_dims),
-                        shape: out_dims.clone(),
-                        home: Home::Tensor(t),
-                    });
-                    bind.insert(tname.clone(), Binding::Value(values.len() - 1));
-                    values.len() - 1
+                    ctx.err(
+                        warg_ids[k].span(),
+                        format!("weight shape conflict: `{}` is already used by step {s} ({}); declare a separate weight", weights[w].name, steps[s].callee),
+                    );
+                    ok = false;
+                } else {
+                    weights[w].used = Some((step_index, k == 0));
                 }
-                Some(Binding::Value(v)) => match values[v].home {
-                    Home::Tensor(t) if tensors[t].role == Role::State => {
+            }
+            // Target.
+            let target = &stmt.target;
+            let tname = target.to_string();
+            let output = if stmt.is_let {
+                match bind.get(&tname) {
+                    Some(Binding::Value(v)) if values[*v].home != Home::Temp => {
+                        let what = match values[*v].home {
+                            Home::Tensor(t) if tensors[t].role == Role::Input => "an input",
+                            _ => "a state",
+                        };
+                        ctx.err(
+                            target.span(),
+                            format!("cannot redefine `{target}`: it is {what} of the plan"),
+                        );
+                        break 'body;
+                    }
+                    Some(Binding::Weight(_))
+                    | Some(Binding::Scalar)
+                    | Some(Binding::Unwritten(_)) => {
+                        ctx.err(
+                            target.span(),
+                            format!("cannot redefine `{target}`: the name is declared by the plan"),
+                        );
+                        break 'body;
+                    }
+                    _ => {}
+                }
+                let n = let_count.entry(tname.clone()).or_insert(0);
+                *n += 1;
+                let label = if *n == 1 { tname.clone() } else { format!("{tname}#{n}") };
+                values.push(Value {
+                    label,
+                    span: target.span(),
+                    max_elems: max_elems(&out_dims),
+                    shape: out_dims.clone(),
+                    home: Home::Temp,
+                });
+                bind.insert(tname.clone(), Binding::Value(values.len() - 1));
+                values.len() - 1
+            } else {
+                match bind.get(&tname).copied() {
+                    Some(Binding::Unwritten(t)) => {
                         if out_dims != tensors[t].shape {
                             ctx.err(
                                 stmt.call_span,
                                 format!(
-                                    "{callee} produces {}, state `{target}` is declared {}",
+                                    "{callee} produces {}, output `{target}` is declared {}",
                                     shape_text(&out_dims),
                                     shape_text(&tensors[t].shape)
                                 ),
                             );
-                            continue;
-                        }
-                        if let Some(pos) = inputs.iter().position(|&i| i == v) {
-                            if pos != 0 || !op.in_place() {
-                                ctx.err(
-                                    stmt.args[pos].span(),
-                                    format!("`{target}` is read and written by this {callee}: compute into a `let` first"),
-                                );
-                                continue;
-                            }
+                            break 'body;
                         }
                         tensors[t].written = true;
                         values.push(Value {
-                            label: format!("{tname}'"),
+                            label: tname.clone(),
                             span: target.span(),
                             max_elems: max_elems(&out_dims),
                             shape: out_dims.clone(),
@@ -536,77 +535,135 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                         bind.insert(tname.clone(), Binding::Value(values.len() - 1));
                         values.len() - 1
                     }
-                    Home::Tensor(t) if tensors[t].role == Role::Input => {
+                    Some(Binding::Value(v)) => match values[v].home {
+                        Home::Tensor(t) if tensors[t].role == Role::State => {
+                            if out_dims != tensors[t].shape {
+                                ctx.err(
+                                    stmt.call_span,
+                                    format!(
+                                        "{callee} produces {}, state `{target}` is declared {}",
+                                        shape_text(&out_dims),
+                                        shape_text(&tensors[t].shape)
+                                    ),
+                                );
+                                break 'body;
+                            }
+                            if let Some(pos) = inputs.iter().position(|&i| i == v) {
+                                if pos != 0 || !op.in_place() {
+                                    ctx.err(
+                                        stmt.args[pos].span(),
+                                        format!("`{target}` is read and written by this {callee}: compute into a `let` first"),
+                                    );
+                                    break 'body;
+                                }
+                            }
+                            tensors[t].written = true;
+                            values.push(Value {
+                                label: format!("{tname}'"),
+                                span: target.span(),
+                                max_elems: max_elems(&out_dims),
+                                shape: out_dims.clone(),
+                                home: Home::Tensor(t),
+                            });
+                            bind.insert(tname.clone(), Binding::Value(values.len() - 1));
+                            values.len() - 1
+                        }
+                        Home::Tensor(t) if tensors[t].role == Role::Input => {
+                            ctx.err(
+                                target.span(),
+                                format!("cannot write to input `{target}`: inputs are read-only"),
+                            );
+                            break 'body;
+                        }
+                        Home::Tensor(_) => {
+                            ctx.err(target.span(), format!("output `{target}` is written twice"));
+                            break 'body;
+                        }
+                        _ => {
+                            ctx.err(target.span(), format!("cannot assign to `{target}`: use `let {target} = ...` for a new value"));
+                            break 'body;
+                        }
+                    },
+                    Some(Binding::Poisoned) => break 'body,
+                    Some(_) => {
+                        ctx.err(target.span(), format!("cannot assign to `{target}`"));
+                        break 'body;
+                    }
+                    None => {
                         ctx.err(
                             target.span(),
-                            format!("cannot write to input `{target}`: inputs are read-only"),
+                            format!(
+                                "cannot assign to undeclared `{target}`: use `let {target} = ...`"
+                            ),
                         );
-                        continue;
+                        break 'body;
                     }
-                    Home::Tensor(_) => {
-                        ctx.err(target.span(), format!("output `{target}` is written twice"));
-                        continue;
-                    }
-                    _ => {
-                        ctx.err(target.span(), format!("cannot assign to `{target}`: use `let {target} = ...` for a new value"));
-                        continue;
-                    }
-                },
-                Some(_) => {
-                    ctx.err(target.span(), format!("cannot assign to `{target}`"));
-                    continue;
                 }
-                None => {
-                    ctx.err(
-                        target.span(),
-                        format!("cannot assign to undeclared `{target}`: use `let {target} = ...`"),
-                    );
-                    continue;
+            };
+            if matches!(op, Op::WriteFrames(..)) {
+                let state_in = inputs[0];
+                let is_same_state = matches!((values[state_in].home, values[output].home), (Home::Tensor(a), Home::Tensor(b)) if a == b && tensors[a].role == Role::State);
+                if !is_same_state {
+                    ctx.err(stmt.call_span, "write_frames writes in place: assign it to the state it reads, `s = write_frames(s, x, at = pos)`");
+                    break 'body;
                 }
             }
-        };
-        if matches!(op, Op::WriteFrames(..)) {
-            let state_in = inputs[0];
-            let is_same_state = matches!((values[state_in].home, values[output].home), (Home::Tensor(a), Home::Tensor(b)) if a == b && tensors[a].role == Role::State);
-            if !is_same_state {
-                ctx.err(stmt.call_span, "write_frames writes in place: assign it to the state it reads, `s = write_frames(s, x, at = pos)`");
-                continue;
+            if !ok {
+                break 'body;
             }
-        }
-        if !ok {
-            continue;
-        }
-        let max_in: Vec<usize> = in_shapes
-            .first()
-            .map(|s| s.dims().iter().map(|d| d.range().1.max(1) as usize).collect())
-            .unwrap_or_default();
-        let scratch_len = op.scratch_len(&max_in);
-        let scratch = (scratch_len > 0).then(|| {
-            values.push(Value {
-                label: format!("{}#scratch{}", callee, step_index),
-                span: callee.span(),
-                shape: Vec::new(),
-                home: Home::Scratch,
-                max_elems: scratch_len,
+            let max_in: Vec<usize> = in_shapes
+                .first()
+                .map(|s| s.dims().iter().map(|d| d.range().1.max(1) as usize).collect())
+                .unwrap_or_default();
+            let scratch_len = op.scratch_len(&max_in);
+            let scratch = (scratch_len > 0).then(|| {
+                values.push(Value {
+                    label: format!("{}#scratch{}", callee, step_index),
+                    span: callee.span(),
+                    shape: Vec::new(),
+                    home: Home::Scratch,
+                    max_elems: scratch_len,
+                });
+                values.len() - 1
             });
-            values.len() - 1
-        });
-        readers.resize(values.len(), 0);
-        for &v in &inputs {
-            readers[v] += 1;
+            readers.resize(values.len(), 0);
+            for &v in &inputs {
+                readers[v] += 1;
+            }
+            let (weight, bias) = (warg.first().copied(), warg.get(1).copied());
+            let in_place = op.in_place();
+            steps.push(StepInfo {
+                op,
+                callee: callee.clone(),
+                inputs,
+                output,
+                scratch,
+                weight,
+                bias,
+                in_place,
+            });
         }
-        let (weight, bias) = (warg.first().copied(), warg.get(1).copied());
-        let in_place = op.in_place();
-        steps.push(StepInfo {
-            op,
-            callee: callee.clone(),
-            inputs,
-            output,
-            scratch,
-            weight,
-            bias,
-            in_place,
-        });
+        if steps.len() == steps_before {
+            // The statement failed: count its arguments as used and its target as defined,
+            // so the error is not followed by "never used" / "never written" noise.
+            readers.resize(values.len(), 0);
+            for a in &stmt.args {
+                match bind.get(&a.to_string()).copied() {
+                    Some(Binding::Value(v)) => readers[v] += 1,
+                    Some(Binding::Weight(w)) if weights[w].used.is_none() => {
+                        weights[w].used = Some((usize::MAX, false))
+                    }
+                    _ => {}
+                }
+            }
+            match bind.get(&stmt.target.to_string()).copied() {
+                Some(Binding::Unwritten(t)) => tensors[t].written = true,
+                _ if stmt.is_let => {
+                    bind.insert(stmt.target.to_string(), Binding::Poisoned);
+                }
+                _ => {}
+            }
+        }
     }
     readers.resize(values.len(), 0);
 
