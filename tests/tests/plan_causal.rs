@@ -1,6 +1,8 @@
 //! A causal conv plan with caller-owned history: streaming in uneven chunks equals one
 //! whole run, and both equal the runtime operators called one by one.
 
+mod common;
+
 use neon_macros::neon_plan;
 use neon_runtime::ops::conv::Conv1d;
 use neon_runtime::ops::norm::LayerNorm;
@@ -115,4 +117,30 @@ fn bad_inputs_are_errors_and_the_plan_stays_usable() {
     );
     assert_eq!(history, vec![0.0; 16], "validation happens before any kernel");
     CausalConv::run::<Portable, _>(&w, &x, &mut y, &mut history, 10, &mut ws).unwrap();
+}
+
+#[test]
+fn run_allocates_nothing() {
+    let w = weights();
+    let mut ws = Box::new(CausalConvWorkspace::new());
+    let mut history = vec![0.0f32; 16];
+    let x = input(200);
+    let mut y = vec![0.0f32; 8 * 200];
+    let (result, allocations) = common::count_allocations(|| {
+        CausalConv::run::<Portable, _>(&w, &x, &mut y, &mut history, 200, &mut ws)
+    });
+    result.unwrap();
+    assert_eq!(allocations, 0, "CausalConv::run allocated");
+    // An error path allocates nothing either.
+    let (result, allocations) = common::count_allocations(|| {
+        CausalConv::run::<Portable, _>(&w, &x, &mut y, &mut history, 199, &mut ws)
+    });
+    assert!(result.is_err());
+    assert_eq!(allocations, 0);
+}
+
+#[test]
+fn allocation_counter_sees_allocations() {
+    let (v, n) = common::count_allocations(|| vec![1u8; 10]);
+    assert_eq!((v.len(), n), (10, 1));
 }
