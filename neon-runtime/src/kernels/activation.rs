@@ -103,7 +103,9 @@ pub(crate) mod consts {
     /// (our fit, see the module docs; exact-arithmetic max relative error 1.8e-8).
     pub const EXPM1_P: [f32; 5] =
         [4.999_999_7e-1, 1.666_654_3e-1, 4.166_720_4e-2, 8.366_631e-3, 1.388_254_5e-3];
-    /// `2 (|x|)` above which `tanh` is exactly `+-1` in f32 (`tanh(9.011) = 1 - 2^-25`).
+    /// Clamp of `2|x|` in tanh (keeps `expm1(2|x|)` finite). tanh rounds to exactly `+-1`
+    /// in f32 from `|x| = 9.011` (`1 - tanh(9.011) = 2^-25`), so the clamp at `|x| = 10`
+    /// changes nothing.
     pub const TANH_ZMAX: f32 = 20.0;
     /// `|z|` from which `erf(z)` rounds to exactly `+-1` (`erfc(3.91921) = 2^-25`).
     pub const ERF_SAT: f32 = 3.92;
@@ -130,8 +132,8 @@ pub(crate) mod consts {
     pub const GELU_K0: f32 = 1.595_769_2;
     /// `2 sqrt(2 / pi) * 0.044715`: GELU tanh form as a sigmoid, cubic coefficient.
     pub const GELU_K1: f32 = 7.135_481_4e-2;
-    /// Below this the multiplicand `x` of SiLU / GELU is clamped, so that `-inf * 0` cannot
-    /// produce NaN (the sigmoid / `1 + erf` factor is exactly 0 there anyway).
+    /// Below this the multiplicand `x` of SiLU and of the tanh form of GELU is clamped, so
+    /// that `-inf * 0` cannot produce NaN (the sigmoid factor is exactly 0 there anyway).
     pub const GATE_XMIN: f32 = -200.0;
     /// Clamp of the `x / 2` factor of the erf form of GELU, so that `inf * 0` cannot produce
     /// NaN (the factor it multiplies is exactly 0 beyond `|x| = 5.55`).
