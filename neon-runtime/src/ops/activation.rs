@@ -1,1 +1,140 @@
-//! activation operators (stub: filled in by the activation family work).
+//! Activation operators: [`Activation`], one enum for every pointwise activation.
+//!
+//! Activations have no weights, so the operator is its own geometry: it implements
+//! [`ShapeRule`] with the identity rule (one input of any shape, rank 1..=4; the output has
+//! the same shape). They run in place ([`Activation::run_in_place`], what plans use) or out of
+//! place ([`Activation::run`]). Accuracy and special values of each function: see
+//! [`crate::kernels::activation`].
+
+use crate::dim::Dim;
+use crate::error::{Error, ShapeError};
+use crate::kernels::Backend;
+use crate::ops::elementwise::{check_unary, expect_arity};
+use crate::ops::ShapeRule;
+use crate::tensor::{Shape, TensorView, TensorViewMut};
+
+/// A pointwise activation function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Activation {
+    /// `max(x, 0)`.
+    Relu,
+    /// `x` for `x >= 0`, `slope * x` below (PyTorch's `negative_slope`, commonly 0.01 or 0.2).
+    LeakyRelu {
+        /// Slope for negative inputs; must be finite.
+        slope: f32,
+    },
+    /// GELU, exact (erf) form: `0.5 x (1 + erf(x / sqrt 2))` (PyTorch `approximate="none"`).
+    GeluErf,
+    /// GELU, tanh form (Hendrycks & Gimpel 2016):
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (PyTorch `approximate="tanh"`).
+    GeluTanh,
+    /// SiLU / swish: `x * sigmoid(x)`.
+    Silu,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// Logistic sigmoid `1 / (1 + exp(-x))`.
+    Sigmoid,
+    /// Exponential.
+    Exp,
+}
+
+impl Activation {
+    /// Applies the activation to a flat slice in place (any length).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] ([`ShapeError::Geometry`]) for a non-finite leaky ReLU slope.
+    pub fn apply<B: Backend>(&self, x: &mut [f32]) -> Result<(), Error> {
+        self.check_geometry()?;
+        match *self {
+            Activation::Relu => B::relu(x),
+            Activation::LeakyRelu { slope } => B::leaky_relu(x, slope),
+            Activation::GeluErf => B::gelu_erf(x),
+            Activation::GeluTanh => B::gelu_tanh(x),
+            Activation::Silu => B::silu(x),
+            Activation::Tanh => B::tanh(x),
+            Activation::Sigmoid => B::sigmoid(x),
+            Activation::Exp => B::exp(x),
+        }
+        Ok(())
+    }
+
+    /// Applies the activation from `x` into `y` (flat slices of equal length).
+    ///
+    /// # Errors
+    /// [`Error::Length`] when `y.len() != x.len()`; [`Error::Shape`] for a non-finite leaky
+    /// ReLU slope.
+    pub fn apply_to<B: Backend>(&self, x: &[f32], y: &mut [f32]) -> Result<(), Error> {
+        self.check_geometry()?;
+        if x.len() != y.len() {
+            return Err(Error::Length {
+                what: "activation output",
+                expected: x.len(),
+                got: y.len(),
+            });
+        }
+        match *self {
+            Activation::Relu => B::relu_to(x, y),
+            Activation::LeakyRelu { slope } => B::leaky_relu_to(x, y, slope),
+            Activation::GeluErf => B::gelu_erf_to(x, y),
+            Activation::GeluTanh => B::gelu_tanh_to(x, y),
+            Activation::Silu => B::silu_to(x, y),
+            Activation::Tanh => B::tanh_to(x, y),
+            Activation::Sigmoid => B::sigmoid_to(x, y),
+            Activation::Exp => B::exp_to(x, y),
+        }
+        Ok(())
+    }
+
+    /// `output = f(input)`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the output shape differs from the input's (argument 1) or the
+    /// slope is not finite; [`Error::Layout`] when the output's layout differs from the
+    /// input's.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        check_unary(self, input, output)?;
+        self.apply_to::<B>(input.data(), output.data_mut())
+    }
+
+    /// `x = f(x)` in place.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite leaky ReLU slope.
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        self.apply::<B>(x.data_mut())
+    }
+
+    fn check_geometry<D>(&self) -> Result<(), ShapeError<D>> {
+        match *self {
+            Activation::LeakyRelu { slope } if !slope.is_finite() => Err(ShapeError::Geometry {
+                op: self.name(),
+                reason: "leaky ReLU slope must be finite",
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl ShapeRule for Activation {
+    fn name(&self) -> &'static str {
+        match self {
+            Activation::Relu => "relu",
+            Activation::LeakyRelu { .. } => "leaky_relu",
+            Activation::GeluErf => "gelu",
+            Activation::GeluTanh => "gelu_tanh",
+            Activation::Silu => "silu",
+            Activation::Tanh => "tanh",
+            Activation::Sigmoid => "sigmoid",
+            Activation::Exp => "exp",
+        }
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        expect_arity(self.name(), inputs, 1)?;
+        self.check_geometry()?;
+        Ok(inputs[0].clone())
+    }
+}

@@ -1,1 +1,618 @@
-//! elementwise operators (stub: filled in by the elementwise family work).
+//! Elementwise operators: [`Add`] and [`Mul`] of equal shapes (residuals, gating), scalar
+//! [`Scale`] and [`ScaleShift`], and per-channel broadcasts with weights: [`BiasAdd`] and
+//! [`LayerScale`] (also fused with a residual add, as in ConvNeXt's `x + gamma * f(x)`).
+//!
+//! None of these change the shape. Operators without weights are their own geometry (they
+//! implement [`ShapeRule`] directly). Every `run*` method validates shapes and layouts first
+//! and returns an [`Error`] without touching the output when something does not match.
+//!
+//! Layouts: inputs and outputs of one call must carry the same [`Layout`] tag; the
+//! per-channel operators additionally require the layout they were built for (the channel
+//! axis is axis 0 channel-first, the last axis frame-major).
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use crate::dim::Dim;
+use crate::error::{Error, ShapeError};
+use crate::kernels::Backend;
+use crate::ops::{expect_dim, expect_rank, ShapeRule};
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+
+/// Rank as text for [`ShapeError::Rank`] (`expected` is a `&'static str`).
+const RANK_TEXT: [&str; 4] = ["1", "2", "3", "4"];
+
+/// Checks the number of inputs a shape rule was given.
+pub(crate) fn expect_arity<D: Dim>(
+    op: &'static str,
+    inputs: &[Shape<D>],
+    n: usize,
+) -> Result<(), ShapeError<D>> {
+    if inputs.len() == n {
+        Ok(())
+    } else {
+        let reason = if n == 1 { "expects exactly 1 input" } else { "expects exactly 2 inputs" };
+        Err(ShapeError::Geometry { op, reason })
+    }
+}
+
+/// Checks that argument `arg` has exactly the shape `expected` (rank, then every axis).
+pub(crate) fn expect_shape<D: Dim>(
+    op: &'static str,
+    arg: usize,
+    shape: &Shape<D>,
+    expected: &Shape<D>,
+) -> Result<(), ShapeError<D>> {
+    let rank = expected.rank();
+    if shape.rank() != rank {
+        return Err(ShapeError::Rank { op, arg, expected: RANK_TEXT[rank - 1], got: shape.rank() });
+    }
+    for (axis, d) in expected.dims().iter().enumerate() {
+        expect_dim(op, arg, shape, axis, "size", d)?;
+    }
+    Ok(())
+}
+
+/// Checks that a tensor argument carries the layout the operator needs.
+pub(crate) fn expect_layout(
+    op: &'static str,
+    got: Layout,
+    want: Layout,
+    expected: &'static str,
+) -> Result<(), Error> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::Layout { op, expected })
+    }
+}
+
+/// Text for [`Error::Layout`] when an argument's layout differs from the first input's.
+pub(crate) const SAME_LAYOUT: &str = "tensor in the same layout as the first input";
+
+/// Validates a unary, shape-preserving call: runs `rule` on the input shape and checks the
+/// output shape (argument 1) and layout.
+pub(crate) fn check_unary<R: ShapeRule>(
+    rule: &R,
+    input: &TensorView<'_>,
+    output: &TensorViewMut<'_>,
+) -> Result<(), Error> {
+    let out = rule.output_shape(&[*input.shape()])?;
+    expect_shape(rule.name(), 1, output.shape(), &out)?;
+    expect_layout(rule.name(), output.layout(), input.layout(), SAME_LAYOUT)
+}
+
+/// Validates a binary, shape-preserving call `(a, b) -> out`; `out` is argument 2.
+fn check_binary<R: ShapeRule>(
+    rule: &R,
+    a: &TensorView<'_>,
+    b: &TensorView<'_>,
+    out: Option<&TensorViewMut<'_>>,
+) -> Result<(), Error> {
+    let shape = rule.output_shape(&[*a.shape(), *b.shape()])?;
+    expect_layout(rule.name(), b.layout(), a.layout(), SAME_LAYOUT)?;
+    if let Some(out) = out {
+        expect_shape(rule.name(), 2, out.shape(), &shape)?;
+        expect_layout(rule.name(), out.layout(), a.layout(), SAME_LAYOUT)?;
+    }
+    Ok(())
+}
+
+/// The shape rule of equal-shape binary operators: both inputs have the same shape, which is
+/// the output shape.
+fn equal_shapes<D: Dim>(op: &'static str, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+    expect_arity(op, inputs, 2)?;
+    expect_shape(op, 1, &inputs[1], &inputs[0])?;
+    Ok(inputs[0].clone())
+}
+
+/// Elementwise sum of two tensors of the same shape and layout (residual connection).
+///
+/// Inputs `a`, `b` and the output: any shape (rank 1..=4), all equal. No broadcasting (use
+/// [`BiasAdd`] for a per-channel vector).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Add;
+
+/// Elementwise product of two tensors of the same shape and layout (gating).
+///
+/// Inputs `a`, `b` and the output: any shape (rank 1..=4), all equal. No broadcasting (use
+/// [`LayerScale`] for a per-channel vector).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mul;
+
+impl ShapeRule for Add {
+    fn name(&self) -> &'static str {
+        "add"
+    }
+    fn arity(&self) -> usize {
+        2
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        equal_shapes(self.name(), inputs)
+    }
+}
+
+impl ShapeRule for Mul {
+    fn name(&self) -> &'static str {
+        "mul"
+    }
+    fn arity(&self) -> usize {
+        2
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        equal_shapes(self.name(), inputs)
+    }
+}
+
+impl Add {
+    /// `out = a + b`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
+    /// [`Error::Layout`] when their layouts differ.
+    pub fn run<B: Backend>(
+        &self,
+        a: &TensorView<'_>,
+        b: &TensorView<'_>,
+        out: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        check_binary(self, a, b, Some(out))?;
+        B::add(a.data(), b.data(), out.data_mut());
+        Ok(())
+    }
+
+    /// `acc += b` in place (`acc` is argument 0).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
+    pub fn run_in_place<B: Backend>(
+        &self,
+        acc: &mut TensorViewMut<'_>,
+        b: &TensorView<'_>,
+    ) -> Result<(), Error> {
+        check_binary(self, &acc.as_view(), b, None)?;
+        B::add_assign(acc.data_mut(), b.data());
+        Ok(())
+    }
+}
+
+impl Mul {
+    /// `out = a * b`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
+    /// [`Error::Layout`] when their layouts differ.
+    pub fn run<B: Backend>(
+        &self,
+        a: &TensorView<'_>,
+        b: &TensorView<'_>,
+        out: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        check_binary(self, a, b, Some(out))?;
+        B::mul(a.data(), b.data(), out.data_mut());
+        Ok(())
+    }
+
+    /// `acc *= b` in place (`acc` is argument 0).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
+    pub fn run_in_place<B: Backend>(
+        &self,
+        acc: &mut TensorViewMut<'_>,
+        b: &TensorView<'_>,
+    ) -> Result<(), Error> {
+        check_binary(self, &acc.as_view(), b, None)?;
+        B::mul_assign(acc.data_mut(), b.data());
+        Ok(())
+    }
+}
+
+/// Multiplication by a scalar: `y = x * scale` (any shape, shape preserved).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    /// The factor; must be finite.
+    pub scale: f32,
+}
+
+/// Scale and shift by scalars: `y = x * scale + shift` (any shape, shape preserved; the NEON
+/// backend fuses the multiply-add).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleShift {
+    /// The factor; must be finite.
+    pub scale: f32,
+    /// The offset; must be finite.
+    pub shift: f32,
+}
+
+impl ShapeRule for Scale {
+    fn name(&self) -> &'static str {
+        "scale"
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        expect_arity(self.name(), inputs, 1)?;
+        if !self.scale.is_finite() {
+            return Err(ShapeError::Geometry { op: self.name(), reason: "scale must be finite" });
+        }
+        Ok(inputs[0].clone())
+    }
+}
+
+impl ShapeRule for ScaleShift {
+    fn name(&self) -> &'static str {
+        "scale_shift"
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        expect_arity(self.name(), inputs, 1)?;
+        if !self.scale.is_finite() || !self.shift.is_finite() {
+            let reason = "scale and shift must be finite";
+            return Err(ShapeError::Geometry { op: self.name(), reason });
+        }
+        Ok(inputs[0].clone())
+    }
+}
+
+impl Scale {
+    /// `output = input * scale`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite scale (geometry) or an output shape that differs
+    /// from the input's; [`Error::Layout`] when the layouts differ.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        check_unary(self, input, output)?;
+        B::scale_to(input.data(), output.data_mut(), self.scale);
+        Ok(())
+    }
+
+    /// `x *= scale` in place.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite scale.
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        self.output_shape(&[*x.shape()])?;
+        B::scale(x.data_mut(), self.scale);
+        Ok(())
+    }
+}
+
+impl ScaleShift {
+    /// `output = input * scale + shift`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite scale or shift (geometry) or an output shape that
+    /// differs from the input's; [`Error::Layout`] when the layouts differ.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        check_unary(self, input, output)?;
+        B::scale_shift_to(input.data(), output.data_mut(), self.scale, self.shift);
+        Ok(())
+    }
+
+    /// `x = x * scale + shift` in place.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite scale or shift.
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        self.output_shape(&[*x.shape()])?;
+        B::scale_shift(x.data_mut(), self.scale, self.shift);
+        Ok(())
+    }
+}
+
+/// What a per-channel operator does with its vector `v` (`channels` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerChannelOp {
+    /// `y = x + v[c]` ([`BiasAdd`]); one input.
+    AddBias,
+    /// `y = x * v[c]` ([`LayerScale`]); one input.
+    Scale,
+    /// `acc = acc + v[c] * x` ([`LayerScale::run_residual`]); two inputs `(acc, x)`.
+    AddScaled,
+}
+
+/// Geometry of a per-channel broadcast: the number of channels, the layout that says which
+/// axis holds them, and the operation.
+///
+/// Shape rule: every input has rank 1..=4, its channel axis (axis 0 for
+/// [`Layout::ChannelFirst`]: `[channels, frames]`, `[channels, height, width]`; the last
+/// axis for [`Layout::FrameMajor`]: `[frames, channels]`) has `channels` elements, the
+/// second input of [`PerChannelOp::AddScaled`] has the shape of the first; the output has
+/// the shape of the first input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerChannel {
+    /// Number of channels (length of the per-channel vector), >= 1.
+    pub channels: usize,
+    /// Where the channel axis is.
+    pub layout: Layout,
+    /// The operation.
+    pub op: PerChannelOp,
+}
+
+impl PerChannel {
+    /// The channel axis of a tensor of rank `rank` in this geometry's layout.
+    pub fn channel_axis(&self, rank: usize) -> usize {
+        match self.layout {
+            Layout::ChannelFirst => 0,
+            Layout::FrameMajor => rank - 1,
+        }
+    }
+
+    /// `(outer, inner)` sizes of a tensor: the kernel geometry. Channel first:
+    /// `(channels, product of the other axes)`; frame major: `(product of the other axes,
+    /// channels)`.
+    fn split(&self, shape: &Shape) -> (usize, usize) {
+        let n = shape.dims().iter().product::<usize>();
+        match self.layout {
+            Layout::ChannelFirst => (self.channels, n / self.channels),
+            Layout::FrameMajor => (n / self.channels, self.channels),
+        }
+    }
+
+    fn layout_text(&self) -> &'static str {
+        match self.layout {
+            Layout::ChannelFirst => "channel-first tensor (the layout the operator was built for)",
+            Layout::FrameMajor => "frame-major tensor (the layout the operator was built for)",
+        }
+    }
+}
+
+impl ShapeRule for PerChannel {
+    fn name(&self) -> &'static str {
+        match self.op {
+            PerChannelOp::AddBias => "bias_add",
+            PerChannelOp::Scale => "layer_scale",
+            PerChannelOp::AddScaled => "layer_scale_residual",
+        }
+    }
+    fn arity(&self) -> usize {
+        match self.op {
+            PerChannelOp::AddScaled => 2,
+            _ => 1,
+        }
+    }
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let op = self.name();
+        expect_arity(op, inputs, self.arity())?;
+        if self.channels == 0 {
+            return Err(ShapeError::Geometry { op, reason: "channels must be >= 1" });
+        }
+        let x = &inputs[0];
+        expect_rank(op, 0, x, &[1, 2, 3, 4], "1 to 4")?;
+        let axis = self.channel_axis(x.rank());
+        expect_dim(op, 0, x, axis, "channels", &D::constant(self.channels))?;
+        if self.op == PerChannelOp::AddScaled {
+            expect_shape(op, 1, &inputs[1], x)?;
+        }
+        Ok(x.clone())
+    }
+}
+
+fn check_vector(len: usize, what: &'static str) -> Result<(), Error> {
+    if len == 0 {
+        return Err(Error::Length { what, expected: 1, got: 0 });
+    }
+    Ok(())
+}
+
+/// Validates a per-channel call on `x` (argument 0), with an optional second input `b`
+/// (argument 1) and an optional separate output (argument `1 + b.is_some()`).
+fn check_per_channel(
+    geo: &PerChannel,
+    x: &TensorView<'_>,
+    b: Option<&TensorView<'_>>,
+    out: Option<&TensorViewMut<'_>>,
+) -> Result<(), Error> {
+    let shape = match b {
+        Some(b) => geo.output_shape(&[*x.shape(), *b.shape()])?,
+        None => geo.output_shape(&[*x.shape()])?,
+    };
+    expect_layout(geo.name(), x.layout(), geo.layout, geo.layout_text())?;
+    if let Some(b) = b {
+        expect_layout(geo.name(), b.layout(), geo.layout, geo.layout_text())?;
+    }
+    if let Some(out) = out {
+        expect_shape(geo.name(), 1 + b.is_some() as usize, out.shape(), &shape)?;
+        expect_layout(geo.name(), out.layout(), geo.layout, geo.layout_text())?;
+    }
+    Ok(())
+}
+
+/// Per-channel bias add: `y[.., c, ..] = x[.., c, ..] + bias[c]`, channel axis given by the
+/// layout (see [`PerChannel`]).
+///
+/// Storage `S` holds the `channels` bias values (`Vec<f32>`, `&'static [f32]`, ...); they are
+/// used as given (no packing).
+#[derive(Clone, Debug)]
+pub struct BiasAdd<S> {
+    bias: S,
+    layout: Layout,
+}
+
+/// Per-channel multiply (layer scale, as in ConvNeXt / CaiT): `y[.., c, ..] = x[.., c, ..] *
+/// gamma[c]`, channel axis given by the layout (see [`PerChannel`]); also fused with a
+/// residual add ([`LayerScale::run_residual`]).
+#[derive(Clone, Debug)]
+pub struct LayerScale<S> {
+    gamma: S,
+    layout: Layout,
+}
+
+macro_rules! per_channel_constructors {
+    ($ty:ident, $field:ident, $what:literal) => {
+        #[cfg(feature = "alloc")]
+        impl $ty<Vec<f32>> {
+            #[doc = concat!("Takes the ", $what, " vector (`channels` values) by value.")]
+            ///
+            /// # Errors
+            /// [`Error::Length`] when the vector is empty.
+            pub fn new($field: Vec<f32>, layout: Layout) -> Result<Self, Error> {
+                Self::from_packed($field, layout)
+            }
+
+            #[doc = concat!("Copies the ", $what, " vector (`channels` values).")]
+            ///
+            /// # Errors
+            /// [`Error::Length`] when the slice is empty.
+            pub fn from_slice($field: &[f32], layout: Layout) -> Result<Self, Error> {
+                Self::from_packed($field.to_vec(), layout)
+            }
+        }
+
+        impl<S: AsRef<[f32]>> $ty<S> {
+            #[doc = concat!("Uses `", stringify!($field), "` (`channels` values) as stored: ")]
+            /// the kernel layout of a per-channel vector is the plain vector, so this is the
+            /// zero-copy constructor for `&'static` or shared storage.
+            ///
+            /// # Errors
+            /// [`Error::Length`] when the vector is empty.
+            pub fn from_packed($field: S, layout: Layout) -> Result<Self, Error> {
+                check_vector($field.as_ref().len(), $what)?;
+                Ok(Self { $field, layout })
+            }
+
+            #[doc = concat!("The ", $what, " vector.")]
+            pub fn $field(&self) -> &[f32] {
+                self.$field.as_ref()
+            }
+        }
+    };
+}
+
+per_channel_constructors!(BiasAdd, bias, "bias");
+per_channel_constructors!(LayerScale, gamma, "layer scale");
+
+impl<S: AsRef<[f32]>> BiasAdd<S> {
+    /// The geometry (channels, layout, [`PerChannelOp::AddBias`]).
+    pub fn geometry(&self) -> PerChannel {
+        PerChannel {
+            channels: self.bias.as_ref().len(),
+            layout: self.layout,
+            op: PerChannelOp::AddBias,
+        }
+    }
+
+    /// `output = input + bias[c]`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the input's channel axis does not have `channels` elements or
+    /// the output shape differs; [`Error::Layout`] when a tensor is not in the operator's
+    /// layout.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        let geo = self.geometry();
+        check_per_channel(&geo, input, None, Some(output))?;
+        output.data_mut().copy_from_slice(input.data());
+        self.apply::<B>(&geo, output);
+        Ok(())
+    }
+
+    /// `x += bias[c]` in place.
+    ///
+    /// # Errors
+    /// As [`BiasAdd::run`].
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        let geo = self.geometry();
+        check_per_channel(&geo, &x.as_view(), None, None)?;
+        self.apply::<B>(&geo, x);
+        Ok(())
+    }
+
+    fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
+        let (outer, inner) = geo.split(x.shape());
+        let bias = self.bias.as_ref();
+        match geo.layout {
+            Layout::ChannelFirst => B::add_bias_channel_first(x.data_mut(), bias, outer, inner),
+            Layout::FrameMajor => B::add_bias_frame_major(x.data_mut(), bias, outer, inner),
+        }
+    }
+}
+
+impl<S: AsRef<[f32]>> LayerScale<S> {
+    /// The geometry of [`LayerScale::run`] (channels, layout, [`PerChannelOp::Scale`]).
+    pub fn geometry(&self) -> PerChannel {
+        PerChannel {
+            channels: self.gamma.as_ref().len(),
+            layout: self.layout,
+            op: PerChannelOp::Scale,
+        }
+    }
+
+    /// The geometry of [`LayerScale::run_residual`] ([`PerChannelOp::AddScaled`]).
+    pub fn residual_geometry(&self) -> PerChannel {
+        PerChannel { op: PerChannelOp::AddScaled, ..self.geometry() }
+    }
+
+    /// `output = input * gamma[c]`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the input's channel axis does not have `channels` elements or
+    /// the output shape differs; [`Error::Layout`] when a tensor is not in the operator's
+    /// layout.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        let geo = self.geometry();
+        check_per_channel(&geo, input, None, Some(output))?;
+        output.data_mut().copy_from_slice(input.data());
+        self.apply::<B>(&geo, output);
+        Ok(())
+    }
+
+    /// `x *= gamma[c]` in place.
+    ///
+    /// # Errors
+    /// As [`LayerScale::run`].
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        let geo = self.geometry();
+        check_per_channel(&geo, &x.as_view(), None, None)?;
+        self.apply::<B>(&geo, x);
+        Ok(())
+    }
+
+    /// Residual with layer scale, in place: `acc += gamma[c] * x` (argument 0 `acc`, e.g. the
+    /// skip branch; argument 1 `x`, the block output). Fused multiply-add on NEON.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `acc`'s channel axis does not have `channels` elements or `x`
+    /// has another shape; [`Error::Layout`] when a tensor is not in the operator's layout.
+    pub fn run_residual<B: Backend>(
+        &self,
+        acc: &mut TensorViewMut<'_>,
+        x: &TensorView<'_>,
+    ) -> Result<(), Error> {
+        let geo = self.residual_geometry();
+        check_per_channel(&geo, &acc.as_view(), Some(x), None)?;
+        let (outer, inner) = geo.split(acc.shape());
+        let g = self.gamma.as_ref();
+        match geo.layout {
+            Layout::ChannelFirst => {
+                B::add_scaled_channels_channel_first(acc.data_mut(), x.data(), g, outer, inner)
+            }
+            Layout::FrameMajor => {
+                B::add_scaled_channels_frame_major(acc.data_mut(), x.data(), g, outer, inner)
+            }
+        }
+        Ok(())
+    }
+
+    fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
+        let (outer, inner) = geo.split(x.shape());
+        let g = self.gamma.as_ref();
+        match geo.layout {
+            Layout::ChannelFirst => B::scale_channels_channel_first(x.data_mut(), g, outer, inner),
+            Layout::FrameMajor => B::scale_channels_frame_major(x.data_mut(), g, outer, inner),
+        }
+    }
+}
