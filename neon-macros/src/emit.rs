@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use crate::check::{Checked, Home};
-use crate::ops::{Act, Bin, Op};
+use crate::ops::Op;
 use crate::parse::{Plan, Role};
 use crate::schedule::ELEM;
 use crate::sym::SymDim;
@@ -74,7 +74,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let fname = field.to_string();
         let has_bias = s.bias.is_some();
         let geom_check = match s.op {
-            Op::Linear(_) => quote!(weights.#field.geometry() != Self::#cname),
+            Op::Linear(_) | Op::PerChannel(_) => quote!(weights.#field.geometry() != Self::#cname),
             _ => quote!(*weights.#field.geometry() != Self::#cname),
         };
         let bias_check = match s.op {
@@ -279,26 +279,23 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
             }
-            Op::Act(a) => {
-                let (f, f_to, extra) = act_fns(*a);
+            Op::Act(_) | Op::Softmax | Op::Bin(_) => {
+                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
                 if in_place {
-                    quote!(B::#f(#out_expr #extra);)
+                    quote!(#unit.run_in_place::<B>(#out_view #(, #rest)*)?;)
                 } else {
-                    let x = &input_exprs[0];
-                    quote!(B::#f_to(#x, #out_expr #extra);)
+                    let x = view(0);
+                    quote!(#unit.run::<B>(#x #(, #rest)*, #out_view)?;)
                 }
             }
-            Op::Bin(b) => {
-                let (f_assign, f_to) = match b {
-                    Bin::Add => (format_ident!("add_assign"), format_ident!("add")),
-                    Bin::Mul => (format_ident!("mul_assign"), format_ident!("mul")),
-                };
-                let y = &input_exprs[1];
+            Op::PerChannel(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
                 if in_place {
-                    quote!(B::#f_assign(#out_expr, #y);)
+                    quote!(weights.#f.run_in_place::<B>(#out_view)?;)
                 } else {
-                    let x = &input_exprs[0];
-                    quote!(B::#f_to(#x, #y, #out_expr);)
+                    let x = view(0);
+                    quote!(weights.#f.run::<B>(#x, #out_view)?;)
                 }
             }
         };
@@ -391,18 +388,4 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             }
         }
     }
-}
-
-fn act_fns(a: Act) -> (Ident, Ident, TokenStream) {
-    let (base, extra) = match a {
-        Act::Relu => ("relu", quote!()),
-        Act::LeakyRelu(s) => ("leaky_relu", quote!(, #s)),
-        Act::GeluErf => ("gelu_erf", quote!()),
-        Act::GeluTanh => ("gelu_tanh", quote!()),
-        Act::Silu => ("silu", quote!()),
-        Act::Tanh => ("tanh", quote!()),
-        Act::Sigmoid => ("sigmoid", quote!()),
-        Act::Exp => ("exp", quote!()),
-    };
-    (format_ident!("{}", base), format_ident!("{}_to", base), extra)
 }

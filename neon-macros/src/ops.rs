@@ -4,11 +4,14 @@
 //!
 //! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape rule.
 
+use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
+use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
+use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{Layout, Shape, ShapeError};
 use proc_macro2::TokenStream;
@@ -17,19 +20,6 @@ use syn::{Expr, Ident, Lit};
 
 use crate::parse::lit_int;
 use crate::sym::SymDim;
-
-/// Elementwise activations (in place capable).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Act {
-    Relu,
-    LeakyRelu(f32),
-    GeluErf,
-    GeluTanh,
-    Silu,
-    Tanh,
-    Sigmoid,
-    Exp,
-}
 
 /// Elementwise binary operators (in place over their first operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +38,11 @@ pub enum Op {
     RmsNorm(RmsNormGeometry),
     GroupNorm(GroupNormGeometry),
     Transpose(Transpose),
-    Act(Act),
+    Act(Activation),
     Bin(Bin),
+    Softmax,
+    /// `layer_scale` (`PerChannelOp::Scale`) or `bias_add` (`PerChannelOp::AddBias`).
+    PerChannel(PerChannel),
     ConcatFrames(ConcatFrames),
     LastFrames(LastFrames),
     /// Writes into the state given as its first argument at the scalar `at`.
@@ -71,9 +64,9 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         "conv1d" | "depthwise_conv1d" | "linear" | "layer_norm" | "group_norm" => {
             &[Tensor, Weight, OptionalWeight]
         }
-        "rms_norm" => &[Tensor, Weight],
+        "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "gelu" | "gelu_tanh" | "silu" | "tanh"
-        | "sigmoid" | "exp" | "last_frames" => &[Tensor],
+        | "sigmoid" | "exp" | "softmax" | "last_frames" => &[Tensor],
         "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
         _ => return None,
     })
@@ -323,16 +316,26 @@ pub fn resolve(
             }
         }
         "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
-        "relu" => Op::Act(Act::Relu),
-        "leaky_relu" => Op::Act(Act::LeakyRelu(opts.float("slope", 0.01))),
-        "gelu" => Op::Act(Act::GeluErf),
-        "gelu_tanh" => Op::Act(Act::GeluTanh),
-        "silu" => Op::Act(Act::Silu),
-        "tanh" => Op::Act(Act::Tanh),
-        "sigmoid" => Op::Act(Act::Sigmoid),
-        "exp" => Op::Act(Act::Exp),
+        "relu" => Op::Act(Activation::Relu),
+        "leaky_relu" => Op::Act(Activation::LeakyRelu { slope: opts.float("slope", 0.01) }),
+        "gelu" => Op::Act(Activation::GeluErf),
+        "gelu_tanh" => Op::Act(Activation::GeluTanh),
+        "silu" => Op::Act(Activation::Silu),
+        "tanh" => Op::Act(Activation::Tanh),
+        "sigmoid" => Op::Act(Activation::Sigmoid),
+        "exp" => Op::Act(Activation::Exp),
         "add" => Op::Bin(Bin::Add),
         "mul" => Op::Bin(Bin::Mul),
+        "softmax" => Op::Softmax,
+        "layer_scale" | "bias_add" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 1, "a vector [channels]")?;
+            Op::PerChannel(PerChannel {
+                channels: w.shape[0],
+                layout: opts.layout("layout", Layout::ChannelFirst),
+                op: if op == "layer_scale" { PerChannelOp::Scale } else { PerChannelOp::AddBias },
+            })
+        }
         "concat_frames" => {
             Op::ConcatFrames(ConcatFrames { layout: opts.layout("layout", Layout::ChannelFirst) })
         }
@@ -351,65 +354,7 @@ pub fn resolve(
     })
 }
 
-/// Shape rule of an elementwise operator: every input has the first one's shape.
-fn same_shape(
-    op: &'static str,
-    inputs: &[Shape<SymDim>],
-) -> Result<Shape<SymDim>, ShapeError<SymDim>> {
-    let first = &inputs[0];
-    for (i, s) in inputs.iter().enumerate().skip(1) {
-        if s.rank() != first.rank() {
-            return Err(ShapeError::Rank {
-                op,
-                arg: i,
-                expected: rank_text(first.rank()),
-                got: s.rank(),
-            });
-        }
-        for axis in 0..s.rank() {
-            if s.dims()[axis] != first.dims()[axis] {
-                return Err(ShapeError::Dim {
-                    op,
-                    arg: i,
-                    axis,
-                    what: if axis + 1 == s.rank() {
-                        "elements along the last axis"
-                    } else {
-                        "elements along this axis"
-                    },
-                    expected: first.dims()[axis].clone(),
-                    got: s.dims()[axis].clone(),
-                });
-            }
-        }
-    }
-    Ok(first.clone())
-}
-
-fn rank_text(r: usize) -> &'static str {
-    ["0", "1", "2", "3", "4"].get(r).copied().unwrap_or("?")
-}
-
 impl Op {
-    /// The operator's name in messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Conv1d(g) => g.name(),
-            Op::DepthwiseConv1d(g) => g.name(),
-            Op::Linear(g) => g.name(),
-            Op::LayerNorm(g) => g.name(),
-            Op::RmsNorm(g) => g.name(),
-            Op::GroupNorm(g) => g.name(),
-            Op::Transpose(g) => g.name(),
-            Op::Act(_) => "activation",
-            Op::Bin(Bin::Add) => "add",
-            Op::Bin(Bin::Mul) => "mul",
-            Op::ConcatFrames(g) => g.name(),
-            Op::LastFrames(g) => g.name(),
-            Op::WriteFrames(g, _) => g.name(),
-        }
-    }
-
     /// Runs the runtime's shape rule on symbolic shapes.
     pub fn output_shape(
         &self,
@@ -423,8 +368,11 @@ impl Op {
             Op::RmsNorm(g) => g.output_shape(inputs),
             Op::GroupNorm(g) => g.output_shape(inputs),
             Op::Transpose(g) => g.output_shape(inputs),
-            Op::Act(_) => same_shape("activation", inputs),
-            Op::Bin(_) => same_shape(self.name(), inputs),
+            Op::Act(a) => a.output_shape(inputs),
+            Op::Bin(Bin::Add) => Add.output_shape(inputs),
+            Op::Bin(Bin::Mul) => Mul.output_shape(inputs),
+            Op::Softmax => Softmax.output_shape(inputs),
+            Op::PerChannel(g) => g.output_shape(inputs),
             Op::ConcatFrames(g) => g.output_shape(inputs),
             Op::LastFrames(g) => g.output_shape(inputs),
             Op::WriteFrames(g, _) => g.output_shape(inputs),
@@ -433,7 +381,10 @@ impl Op {
 
     /// May write its output over its first input.
     pub fn in_place(&self) -> bool {
-        matches!(self, Op::Act(_) | Op::Bin(_) | Op::WriteFrames(..))
+        matches!(
+            self,
+            Op::Act(_) | Op::Bin(_) | Op::Softmax | Op::PerChannel(_) | Op::WriteFrames(..)
+        )
     }
 
     /// Scratch elements for an input whose dims are at most `max_dims`.
@@ -453,6 +404,10 @@ impl Op {
             Op::LayerNorm(_) => quote!(#krate::ops::norm::LayerNorm),
             Op::RmsNorm(_) => quote!(#krate::ops::norm::RmsNorm),
             Op::GroupNorm(_) => quote!(#krate::ops::norm::GroupNorm),
+            Op::PerChannel(PerChannel { op: PerChannelOp::Scale, .. }) => {
+                quote!(#krate::ops::elementwise::LayerScale)
+            }
+            Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
             _ => return None,
         })
     }
@@ -539,6 +494,46 @@ impl Op {
                     quote!(#krate::ops::norm::GroupNormGeometry),
                 )
             }
+            Op::PerChannel(g) => {
+                let PerChannel { channels, layout: l, op } = *g;
+                let l = layout(l);
+                let op = match op {
+                    PerChannelOp::Scale => quote!(#krate::ops::elementwise::PerChannelOp::Scale),
+                    PerChannelOp::AddBias => {
+                        quote!(#krate::ops::elementwise::PerChannelOp::AddBias)
+                    }
+                    PerChannelOp::AddScaled => {
+                        quote!(#krate::ops::elementwise::PerChannelOp::AddScaled)
+                    }
+                };
+                (
+                    quote!(#krate::ops::elementwise::PerChannel { channels: #channels, layout: #l, op: #op }),
+                    quote!(#krate::ops::elementwise::PerChannel),
+                )
+            }
+            _ => return None,
+        })
+    }
+
+    /// The runtime expression of a weightless operator (its own geometry).
+    pub fn unit_tokens(&self, krate: &TokenStream) -> Option<TokenStream> {
+        Some(match self {
+            Op::Act(a) => {
+                let v = match a {
+                    Activation::Relu => quote!(Relu),
+                    Activation::LeakyRelu { slope } => quote!(LeakyRelu { slope: #slope }),
+                    Activation::GeluErf => quote!(GeluErf),
+                    Activation::GeluTanh => quote!(GeluTanh),
+                    Activation::Silu => quote!(Silu),
+                    Activation::Tanh => quote!(Tanh),
+                    Activation::Sigmoid => quote!(Sigmoid),
+                    Activation::Exp => quote!(Exp),
+                };
+                quote!(#krate::ops::activation::Activation::#v)
+            }
+            Op::Bin(Bin::Add) => quote!(#krate::ops::elementwise::Add),
+            Op::Bin(Bin::Mul) => quote!(#krate::ops::elementwise::Mul),
+            Op::Softmax => quote!(#krate::ops::softmax::Softmax),
             _ => return None,
         })
     }
@@ -558,7 +553,9 @@ impl Op {
             Op::ConcatFrames(g) => (vec![g.layout; 2], g.layout),
             Op::LastFrames(g) => (vec![g.layout], g.layout),
             Op::WriteFrames(g, _) => (vec![g.layout; 2], g.layout),
+            Op::PerChannel(g) => (vec![g.layout], g.layout),
             Op::Act(_) | Op::Bin(_) => (vec![cf; arity], cf),
+            Op::Softmax => (vec![fm], fm),
         }
     }
 }

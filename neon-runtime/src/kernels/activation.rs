@@ -462,9 +462,7 @@ impl ActivationKernels for Portable {
 
 // The NEON code below calls `core::arch::aarch64` intrinsics from functions without
 // `#[target_feature]` (so that they can be `#[inline(always)]`); that is sound only when the
-// target enables NEON statically. Every aarch64 target does except the `-softfloat` ones.
-#[cfg(all(target_arch = "aarch64", feature = "neon", not(target_feature = "neon")))]
-compile_error!("the Neon backend needs a target with the `neon` target feature enabled");
+// target enables NEON statically, which `kernels/mod.rs` enforces with a compile_error!.
 
 /// NEON forms of the approximations (same algorithm and constants as [`scalar`]) and the
 /// slice drivers. Reused by the softmax kernels.
@@ -477,7 +475,7 @@ pub(crate) mod neon {
     #[inline(always)]
     pub(crate) fn expm1_poly(r: float32x4_t) -> float32x4_t {
         // SAFETY: register-only NEON arithmetic; NEON is statically enabled (checked by the
-        // compile_error! above).
+        // compile_error! in kernels/mod.rs).
         unsafe {
             let mut p = vdupq_n_f32(EXPM1_P[4]);
             p = vfmaq_f32(vdupq_n_f32(EXPM1_P[3]), p, r);
