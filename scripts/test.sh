@@ -24,6 +24,9 @@ step "clippy (aarch64, neon)"
 cargo clippy --workspace --all-targets --target aarch64-unknown-linux-gnu \
   --features neon-runtime/neon -- -D warnings
 
+step "docs (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 step "no_std build (aarch64-unknown-none, neon)"
 cargo build -p neon-runtime --no-default-features --features neon --target aarch64-unknown-none
 

@@ -62,13 +62,13 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let field = &c.weights[w].name;
         let cname = format_ident!("{}", field.to_string().to_uppercase());
         let doc = format!(
-            "Geometry the prepared operator `{field}` must have ({} over weight shape {:?}{}).",
+            " Geometry the prepared operator `{field}` must have ({} over weight shape {:?}{}).",
             s.callee,
             c.weights[w].shape,
             s.bias.map_or(String::new(), |b| format!(" with bias `{}`", c.weights[b].name))
         );
         let fdoc =
-            format!("`{}` ({}): build it with geometry [`{name}::{cname}`].", field, s.callee);
+            format!(" `{}` ({}): build it with geometry [`{name}::{cname}`].", field, s.callee);
         fields.push(quote!(#[doc = #fdoc] pub #field: #ty<S>,));
         consts.push(quote!(#[doc = #doc] pub const #cname: #geom_ty = #geom;));
         let fname = field.to_string();
@@ -78,9 +78,10 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             _ => quote!(*weights.#field.geometry() != Self::#cname),
         };
         let bias_check = match s.op {
-            Op::Conv1d(_) | Op::DepthwiseConv1d(_) => {
-                quote!(|| weights.#field.bias().is_some() != #has_bias)
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) if has_bias => {
+                quote!(|| weights.#field.bias().is_none())
             }
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) => quote!(|| weights.#field.bias().is_some()),
             _ => quote!(),
         };
         weight_checks.push(quote! {
@@ -127,7 +128,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             Role::State => "state",
         };
         let shape_doc: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
-        let doc = format!("Elements of {role} `{}`, shape `[{}]`.", t.name, shape_doc.join(", "));
+        let doc = format!(" Elements of {role} `{}`, shape `[{}]`.", t.name, shape_doc.join(", "));
         len_fns.push(quote! {
             #[doc = #doc]
             #[allow(clippy::identity_op, clippy::erasing_op)]
@@ -326,11 +327,11 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         .collect();
 
     let ws_doc = format!(
-        "Workspace of [`{name}`]: {ws_bytes} bytes, 16-byte aligned; `const`-constructible, so it can live in a `static` or on the stack."
+        " Workspace of [`{name}`]: {ws_bytes} bytes, 16-byte aligned; `const`-constructible, so it can live in a `static` or on the stack."
     );
-    let weights_doc = format!("Prepared operators of [`{name}`]; `S` is their weight storage.");
+    let weights_doc = format!(" Prepared operators of [`{name}`]; `S` is their weight storage.");
     let run_doc = format!(
-        "Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+        " Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
     );
     quote! {
         #(#attrs)*

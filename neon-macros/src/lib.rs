@@ -1,9 +1,126 @@
 //! `neon_plan!`: compile-time shape checking, static memory planning and straight-line
 //! code generation over `neon-runtime` kernels.
 //!
-//! Phases, one module each: [`parse`] (syntax) -> [`check`] (names, symbolic shapes, the
-//! runtime's own shape rules) -> [`schedule`] (the runtime's planner: liveness, in-place,
-//! offsets) -> [`emit`] (straight-line Rust).
+//! A plan is one model component written as a block of operator calls. At compile time
+//! the macro resolves every name, runs each operator's shape rule on symbolic shapes (the
+//! runtime's own rules, evaluated on symbolic dims: one source of truth),
+//! computes buffer lifetimes and a fixed workspace layout with the runtime's planner, and
+//! expands to one zero-allocation function that calls the kernels in order.
+//!
+//! # Example
+//!
+//! ```
+//! use neon_macros::neon_plan;
+//! use neon_runtime::ops::conv::Conv1d;
+//! use neon_runtime::Portable;
+//!
+//! neon_plan! {
+//!     /// conv1d -> ReLU -> residual add, over any number of frames up to 1000.
+//!     pub plan Block {
+//!         dim frames in 1..=1000;
+//!         weight w: f32[16, 16, 3];
+//!         weight b: f32[16];
+//!         input x: [16, frames];
+//!         output y: [16, frames];
+//!
+//!         let h = conv1d(x, w, b, padding = (1, 1));
+//!         let h = relu(h);
+//!         y = add(h, x);
+//!     }
+//! }
+//!
+//! // Weights: one prepared operator per weight an operator uses, built with the geometry
+//! // the plan was compiled for (packing happens here, once).
+//! let weights = BlockWeights {
+//!     w: Conv1d::new(Block::W, vec![0.01; 16 * 16 * 3], Some(vec![0.0; 16])).unwrap(),
+//! };
+//! let mut workspace = Box::new(BlockWorkspace::new()); // Block::WORKSPACE_BYTES, aligned
+//! let x = vec![1.0f32; Block::x_len(40)];
+//! let mut y = vec![0.0f32; Block::y_len(40)];
+//! Block::run::<Portable, _>(&weights, &x, &mut y, 40, &mut workspace).unwrap();
+//! assert!((y[0] - 1.32).abs() < 1e-5); // relu(0.01 * 32 taps inside the padding) + 1
+//!
+//! // Wrong sizes are errors before any kernel runs; the plan stays usable.
+//! assert!(Block::run::<Portable, _>(&weights, &x, &mut y, 41, &mut workspace).is_err());
+//! ```
+//!
+//! # Grammar
+//!
+//! ```text
+//! [attributes] [pub] plan Name {
+//!     crate = ::path::to::neon_runtime;          // optional, default ::neon_runtime
+//!     dim NAME in LO..=HI;                        // symbolic dimension, LO >= 1
+//!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape
+//!     input NAME: [shape];                        // caller's tensor, read-only
+//!     output NAME: [shape];                       // caller's tensor, written once
+//!     state NAME: [shape];                        // caller's tensor, read and written
+//!     scalar NAME: usize;                         // run-time scalar (e.g. a position)
+//!     let NAME = op(args.., option = value, ..);  // a new intermediate (may shadow)
+//!     NAME = op(args..);                          // writes an output or a state
+//! }
+//! ```
+//!
+//! Shapes are outermost first; shape expressions use integers, dims, `+ - *` and floor
+//! division by positive constants. Every dimension, declared or derived, must be >= 1 over
+//! the whole range of its dims, or the plan does not compile.
+//!
+//! # Operators
+//!
+//! | call | input -> output | options |
+//! |---|---|---|
+//! | `conv1d(x, w[, b])` | `[Cin, T]` -> `[Cout, T']` (w: `[Cout, Cin/groups, K]`) | `stride`, `dilation`, `groups`, `padding = n \| (l, r)`, `causal = true`, `output = frame_major` |
+//! | `depthwise_conv1d(x, w[, b])` | `[C, T]` -> `[C, T']` (w: `[C, 1, K]`) | `stride`, `dilation`, `padding`, `causal` |
+//! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`) | |
+//! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
+//! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |
+//! | `layer_scale(x, g)` | same shape, times `g[c]` per channel | `layout` |
+//! | `relu`, `leaky_relu`, `gelu` (erf), `gelu_tanh`, `silu`, `tanh`, `sigmoid`, `exp` | same shape | `slope` (leaky_relu) |
+//! | `add(a, b)`, `mul(a, b)` | equal shapes | |
+//! | `softmax(x)` | same shape, over the last axis | |
+//! | `transpose(x)` | `[a, b]` -> `[b, a]` | `to = frame_major \| channel_first` |
+//! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]` | `layout` |
+//! | `last_frames(x)` | `[C, T]` -> `[C, n]` | `frames = n`, `layout` |
+//! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
+//!
+//! # Generated items
+//!
+//! For `plan Name`:
+//! - `struct Name` with `WORKSPACE_BYTES`, `LOWER_BOUND_BYTES`, `STEPS`, `MEMORY_MAP` (name,
+//!   offset, bytes, first and last step of every value), one geometry constant per weight
+//!   (`Name::W`), `NAME_len(dims..)` for every caller tensor, and
+//!   `run::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace)`.
+//! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
+//!   uses (a bias belongs to its operator's field).
+//! - `struct NameWorkspace`: `[f32; WORKSPACE_BYTES / 4]`, 16-byte aligned, `const fn new`,
+//!   so it can be a `static`.
+//!
+//! `run` validates dims against their bounds, every tensor's length and every weight's
+//! geometry, returning `neon_runtime::Error` before the first kernel runs. The generated
+//! code has no heap allocation, no dynamic dispatch and no `unsafe`.
+//!
+//! # Errors
+//!
+//! Every error is a `compile_error!` spanned on the offending token, and all errors of a
+//! block are reported together: mismatched channels or frames (naming both shapes), wrong
+//! ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
+//! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
+//! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
+//! so what would be a warning is an error.
+//!
+//! # Expanded
+//!
+//! What the example above expands to, as `cargo expand` shows it (regenerated by
+//! `scripts/expand-example.sh`):
+//!
+#![doc = include_str!("../docs/expanded.md")]
+//!
+//! # Design
+//!
+//! Phases, one module each: `parse` (syntax) -> `check` (names, symbolic shapes, the
+//! runtime's own shape rules) -> `schedule` (the runtime's planner: liveness, in-place,
+//! offsets) -> `emit` (straight-line Rust). Symbolic dims are canonical polynomials with
+//! floor-division atoms; range checks evaluate every point of small domains exactly and
+//! fall back to sound interval arithmetic.
 
 mod check;
 mod emit;
@@ -14,7 +131,7 @@ mod sym;
 
 use proc_macro::TokenStream;
 
-/// Compiles a plan: see the crate documentation.
+/// Compiles a plan into straight-line code: see the [crate documentation](crate).
 #[proc_macro]
 pub fn neon_plan(input: TokenStream) -> TokenStream {
     let plan = syn::parse_macro_input!(input as parse::Plan);
