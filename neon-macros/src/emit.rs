@@ -166,6 +166,31 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         })
         .collect();
 
+    // Scalars that index into states (write_frames' `at`) are range-checked up front too.
+    let scalar_checks: Vec<TokenStream> = c
+        .steps
+        .iter()
+        .filter_map(|s| match &s.op {
+            Op::WriteFrames(g, at) => {
+                let axis = usize::from(g.layout == Layout::ChannelFirst);
+                let cap = dims_ident(&c.values[s.inputs[0]].label);
+                let x = dims_ident(&c.values[s.inputs[1]].label);
+                let name = at.to_string();
+                Some(quote! {
+                    if #x[#axis] > #cap[#axis] || #at > #cap[#axis] - #x[#axis] {
+                        return Err(#krate::Error::OutOfRange {
+                            name: #name,
+                            value: #at,
+                            min: 0,
+                            max: #cap[#axis].saturating_sub(#x[#axis]),
+                        });
+                    }
+                })
+            }
+            _ => None,
+        })
+        .collect();
+
     // Steps.
     let mut body = Vec::new();
     for s in &c.steps {
@@ -384,6 +409,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 #(#len_checks)*
                 #(#weight_checks)*
                 #(#dim_lets)*
+                #(#scalar_checks)*
                 #(#body)*
                 Ok(())
             }
