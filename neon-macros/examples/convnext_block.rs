@@ -98,7 +98,7 @@ fn main() -> Result<(), neon_runtime::Error> {
     let err = Block::run::<Portable, _>(
         &weights,
         &x,
-        &mut vec![0.0; 10],
+        &mut [0.0; 10],
         frames,
         &mut BlockWorkspace::new(),
     );
