@@ -95,13 +95,8 @@ fn main() -> Result<(), neon_runtime::Error> {
         println!("neon:     {ms:.3} ms per run, max |neon - portable| = {diff:e}");
     }
     // A wrong size is an error, never a panic, and the plan stays usable.
-    let err = Block::run::<Portable, _>(
-        &weights,
-        &x,
-        &mut [0.0; 10],
-        frames,
-        &mut BlockWorkspace::new(),
-    );
+    let err =
+        Block::run::<Portable, _>(&weights, &x, &mut [0.0; 10], frames, &mut BlockWorkspace::new());
     println!("wrong output length -> {}", err.unwrap_err());
     Ok(())
 }
