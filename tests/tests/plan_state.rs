@@ -61,3 +61,24 @@ fn appends_at_position_and_validates_first() {
     Append::run::<Portable, _>(&w, &x, &mut y, &mut cache, 3, 13, &mut ws).unwrap();
     assert_eq!(cache[15], x[2]);
 }
+
+/// The workspace type is `const`-constructible, so it can live in a `static`.
+static WORKSPACE: std::sync::Mutex<AppendWorkspace> = std::sync::Mutex::new(AppendWorkspace::new());
+
+#[test]
+fn workspace_in_a_static() {
+    let w = weights();
+    let mut cache = vec![0.0f32; 64];
+    let mut y = vec![0.0f32; 64];
+    let x = vec![1.0f32; 4];
+    let mut ws = WORKSPACE.lock().unwrap();
+    Append::run::<Portable, _>(&w, &x, &mut y, &mut cache, 1, 0, &mut ws).unwrap();
+    assert_eq!(y[0], 1.0);
+    assert_eq!(core::mem::align_of::<AppendWorkspace>(), 16);
+    assert_eq!(core::mem::size_of::<AppendWorkspace>(), Append::WORKSPACE_BYTES);
+    println!(
+        "Append: workspace {} bytes, lower bound {} bytes",
+        Append::WORKSPACE_BYTES,
+        Append::LOWER_BOUND_BYTES
+    );
+}
