@@ -9,8 +9,7 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::elementwise::{check_unary, expect_arity};
-use crate::ops::ShapeRule;
+use crate::ops::{check_unary, expect_arity, ShapeRule};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// A pointwise activation function.

@@ -47,7 +47,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
 use crate::kernels::Backend;
-use crate::ops::{expect_dim, expect_rank, ShapeRule};
+use crate::ops::{check_input_layout, expect_dim, expect_rank, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
@@ -145,13 +145,6 @@ fn check_output(
     expect_rank(op, arg, output.shape(), &[2], "2")?;
     for (axis, (what, want)) in what.into_iter().zip(expected.dims()).enumerate() {
         expect_dim(op, arg, output.shape(), axis, what, want)?;
-    }
-    Ok(())
-}
-
-fn check_input_layout(op: &'static str, input: &TensorView<'_>) -> Result<(), Error> {
-    if input.layout() != Layout::ChannelFirst {
-        return Err(Error::Layout { op, expected: "channel-first input" });
     }
     Ok(())
 }
@@ -528,7 +521,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         scratch: &mut [f32],
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_input_layout(CONV1D, input)?;
+        check_input_layout(CONV1D, input, Layout::ChannelFirst)?;
         let out_shape = g.output_shape(&[*input.shape()])?;
         let what = match g.output_layout {
             Layout::ChannelFirst => ["output channels", "output frames"],
@@ -799,7 +792,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         output: &mut TensorViewMut<'_>,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_input_layout(DEPTHWISE, input)?;
+        check_input_layout(DEPTHWISE, input, Layout::ChannelFirst)?;
         let out_shape = g.output_shape(&[*input.shape()])?;
         let what = ["output channels", "output frames"];
         check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;

@@ -16,71 +16,11 @@ use alloc::vec::Vec;
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::{expect_dim, expect_rank, ShapeRule};
+use crate::ops::{
+    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, ShapeRule,
+    SAME_LAYOUT,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
-
-/// Rank as text for [`ShapeError::Rank`] (`expected` is a `&'static str`).
-const RANK_TEXT: [&str; 4] = ["1", "2", "3", "4"];
-
-/// Checks the number of inputs a shape rule was given.
-pub(crate) fn expect_arity<D: Dim>(
-    op: &'static str,
-    inputs: &[Shape<D>],
-    n: usize,
-) -> Result<(), ShapeError<D>> {
-    if inputs.len() == n {
-        Ok(())
-    } else {
-        let reason = if n == 1 { "expects exactly 1 input" } else { "expects exactly 2 inputs" };
-        Err(ShapeError::Geometry { op, reason })
-    }
-}
-
-/// Checks that argument `arg` has exactly the shape `expected` (rank, then every axis).
-pub(crate) fn expect_shape<D: Dim>(
-    op: &'static str,
-    arg: usize,
-    shape: &Shape<D>,
-    expected: &Shape<D>,
-) -> Result<(), ShapeError<D>> {
-    let rank = expected.rank();
-    if shape.rank() != rank {
-        return Err(ShapeError::Rank { op, arg, expected: RANK_TEXT[rank - 1], got: shape.rank() });
-    }
-    for (axis, d) in expected.dims().iter().enumerate() {
-        expect_dim(op, arg, shape, axis, "size", d)?;
-    }
-    Ok(())
-}
-
-/// Checks that a tensor argument carries the layout the operator needs.
-pub(crate) fn expect_layout(
-    op: &'static str,
-    got: Layout,
-    want: Layout,
-    expected: &'static str,
-) -> Result<(), Error> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(Error::Layout { op, expected })
-    }
-}
-
-/// Text for [`Error::Layout`] when an argument's layout differs from the first input's.
-pub(crate) const SAME_LAYOUT: &str = "tensor in the same layout as the first input";
-
-/// Validates a unary, shape-preserving call: runs `rule` on the input shape and checks the
-/// output shape (argument 1) and layout.
-pub(crate) fn check_unary<R: ShapeRule>(
-    rule: &R,
-    input: &TensorView<'_>,
-    output: &TensorViewMut<'_>,
-) -> Result<(), Error> {
-    let out = rule.output_shape(&[*input.shape()])?;
-    expect_shape(rule.name(), 1, output.shape(), &out)?;
-    expect_layout(rule.name(), output.layout(), input.layout(), SAME_LAYOUT)
-}
 
 /// Validates a binary, shape-preserving call `(a, b) -> out`; `out` is argument 2.
 fn check_binary<R: ShapeRule>(

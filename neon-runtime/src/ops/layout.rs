@@ -1,8 +1,7 @@
 //! Layout operators: [`Transpose`] between channel-first `[channels, frames]` and
 //! frame-major `[frames, channels]` sequences.
 
-use super::norm::{check_input_layout, check_output};
-use super::{expect_rank, ShapeRule};
+use super::{check_input_layout, check_output, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;

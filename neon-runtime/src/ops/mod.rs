@@ -23,8 +23,8 @@ pub mod sequence;
 pub mod softmax;
 
 use crate::dim::Dim;
-use crate::error::ShapeError;
-use crate::tensor::Shape;
+use crate::error::{Error, ShapeError};
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// The shape rule of an operator geometry.
 pub trait ShapeRule {
@@ -77,4 +77,95 @@ pub fn expect_dim<D: Dim>(
     } else {
         Err(ShapeError::Dim { op, arg, axis, what, expected: expected.clone(), got: got.clone() })
     }
+}
+
+/// Rank as text for [`ShapeError::Rank`] (`expected` is a `&'static str`).
+const RANK_TEXT: [&str; 4] = ["1", "2", "3", "4"];
+
+/// Checks the number of inputs a shape rule was given.
+pub(crate) fn expect_arity<D: Dim>(
+    op: &'static str,
+    inputs: &[Shape<D>],
+    n: usize,
+) -> Result<(), ShapeError<D>> {
+    if inputs.len() == n {
+        Ok(())
+    } else {
+        let reason = if n == 1 { "expects exactly 1 input" } else { "expects exactly 2 inputs" };
+        Err(ShapeError::Geometry { op, reason })
+    }
+}
+
+/// Checks that argument `arg` has exactly the shape `expected` (rank, then every axis).
+pub(crate) fn expect_shape<D: Dim>(
+    op: &'static str,
+    arg: usize,
+    shape: &Shape<D>,
+    expected: &Shape<D>,
+) -> Result<(), ShapeError<D>> {
+    let rank = expected.rank();
+    if shape.rank() != rank {
+        return Err(ShapeError::Rank { op, arg, expected: RANK_TEXT[rank - 1], got: shape.rank() });
+    }
+    for (axis, d) in expected.dims().iter().enumerate() {
+        expect_dim(op, arg, shape, axis, "size", d)?;
+    }
+    Ok(())
+}
+
+/// Checks that a tensor argument carries the layout the operator needs.
+pub(crate) fn expect_layout(
+    op: &'static str,
+    got: Layout,
+    want: Layout,
+    expected: &'static str,
+) -> Result<(), Error> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::Layout { op, expected })
+    }
+}
+
+/// Name of a layout in error messages.
+pub(crate) fn layout_name(layout: Layout) -> &'static str {
+    match layout {
+        Layout::ChannelFirst => "channel-first",
+        Layout::FrameMajor => "frame-major",
+    }
+}
+
+/// Checks that the input carries `layout`.
+pub(crate) fn check_input_layout(
+    op: &'static str,
+    input: &TensorView,
+    layout: Layout,
+) -> Result<(), Error> {
+    expect_layout(op, input.layout(), layout, layout_name(layout))
+}
+
+/// Checks that `output` has shape `expected` (argument 1) and layout `layout`.
+pub(crate) fn check_output(
+    op: &'static str,
+    expected: &Shape,
+    layout: Layout,
+    output: &TensorViewMut,
+) -> Result<(), Error> {
+    expect_shape(op, 1, output.shape(), expected)?;
+    expect_layout(op, output.layout(), layout, layout_name(layout))
+}
+
+/// Text for [`Error::Layout`] when an argument's layout differs from the first input's.
+pub(crate) const SAME_LAYOUT: &str = "tensor in the same layout as the first input";
+
+/// Validates a unary, shape-preserving call: runs `rule` on the input shape and checks the
+/// output shape (argument 1) and layout.
+pub(crate) fn check_unary<R: ShapeRule>(
+    rule: &R,
+    input: &TensorView<'_>,
+    output: &TensorViewMut<'_>,
+) -> Result<(), Error> {
+    let out = rule.output_shape(&[*input.shape()])?;
+    expect_shape(rule.name(), 1, output.shape(), &out)?;
+    expect_layout(rule.name(), output.layout(), input.layout(), SAME_LAYOUT)
 }

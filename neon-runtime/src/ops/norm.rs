@@ -11,61 +11,11 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{expect_dim, expect_rank, ShapeRule};
+use super::{check_input_layout, check_output, expect_dim, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
-
-/// Name of a layout in error messages.
-fn layout_name(layout: Layout) -> &'static str {
-    match layout {
-        Layout::ChannelFirst => "channel-first",
-        Layout::FrameMajor => "frame-major",
-    }
-}
-
-/// Checks that the input carries `layout`.
-pub(crate) fn check_input_layout(
-    op: &'static str,
-    input: &TensorView,
-    layout: Layout,
-) -> Result<(), Error> {
-    if input.layout() == layout {
-        Ok(())
-    } else {
-        Err(Error::Layout { op, expected: layout_name(layout) })
-    }
-}
-
-/// Checks that `output` has shape `expected` and layout `layout` (argument 1).
-pub(crate) fn check_output(
-    op: &'static str,
-    expected: &Shape,
-    layout: Layout,
-    output: &TensorViewMut,
-) -> Result<(), Error> {
-    const RANKS: [&str; 4] = ["1", "2", "3", "4"];
-    let got = output.shape();
-    if got.rank() != expected.rank() {
-        let want = RANKS[expected.rank() - 1];
-        return Err(ShapeError::Rank { op, arg: 1, expected: want, got: got.rank() }.into());
-    }
-    for (axis, (&g, &e)) in got.dims().iter().zip(expected.dims()).enumerate() {
-        if g != e {
-            let what = "output size";
-            return Err(ShapeError::Dim { op, arg: 1, axis, what, expected: e, got: g }.into());
-        }
-    }
-    if output.layout() != layout {
-        let expected = match layout {
-            Layout::ChannelFirst => "channel-first output",
-            Layout::FrameMajor => "frame-major output",
-        };
-        return Err(Error::Layout { op, expected });
-    }
-    Ok(())
-}
 
 /// The one input of a single-input rule, or a geometry error naming the arity.
 fn single<'a, D>(op: &'static str, inputs: &'a [Shape<D>]) -> Result<&'a Shape<D>, ShapeError<D>> {

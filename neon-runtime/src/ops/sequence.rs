@@ -9,7 +9,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::ops::{expect_dim, expect_rank, ShapeRule};
+use crate::ops::{expect_dim, expect_layout, expect_rank, expect_shape, layout_name, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
@@ -47,27 +47,11 @@ fn check_views(
     out: &TensorViewMut<'_>,
     want: &Shape,
 ) -> Result<(), Error> {
-    if ins.iter().any(|v| v.layout() != layout) || out.layout() != layout {
-        return Err(Error::Layout {
-            op,
-            expected: match layout {
-                Layout::ChannelFirst => "channel-first",
-                Layout::FrameMajor => "frame-major",
-            },
-        });
+    for v in ins {
+        expect_layout(op, v.layout(), layout, layout_name(layout))?;
     }
-    if out.shape() != want {
-        let axis = usize::from(out.shape().dims().first() == want.dims().first());
-        return Err(ShapeError::Dim {
-            op,
-            arg: ins.len(),
-            axis,
-            what: "output size",
-            expected: want.dims().get(axis).copied().unwrap_or(0),
-            got: out.shape().dims().get(axis).copied().unwrap_or(0),
-        }
-        .into());
-    }
+    expect_layout(op, out.layout(), layout, layout_name(layout))?;
+    expect_shape(op, ins.len(), out.shape(), want)?;
     Ok(())
 }
 
@@ -255,9 +239,8 @@ impl WriteFrames {
     ) -> Result<(), Error> {
         let op = self.name();
         self.output_shape(&[*state.shape(), *x.shape()])?;
-        if state.layout() != self.layout || x.layout() != self.layout {
-            return Err(Error::Layout { op, expected: "the geometry's layout" });
-        }
+        expect_layout(op, state.layout(), self.layout, layout_name(self.layout))?;
+        expect_layout(op, x.layout(), self.layout, layout_name(self.layout))?;
         let (c, cap) = seq(self.layout, state.shape());
         let (_, t) = seq(self.layout, x.shape());
         if t > cap || at > cap - t {

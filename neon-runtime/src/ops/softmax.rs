@@ -9,8 +9,7 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::elementwise::{check_unary, expect_arity};
-use crate::ops::{expect_rank, ShapeRule};
+use crate::ops::{check_unary, expect_arity, expect_rank, ShapeRule};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// Softmax over the last axis (numerically stable: rows are shifted by their maximum).
