@@ -2,8 +2,14 @@
 //!
 //! The `no_std`, dependency-free core of neon: tensor views and layouts
 //! ([`tensor`]), kernel backends ([`kernels`]: [`Portable`] everywhere, `Neon` on
-//! aarch64 with feature `neon`), and prepared operators ([`ops`]) that own immutable,
-//! kernel-ready weights.
+//! aarch64 with feature `neon`), prepared operators ([`ops`]) that own immutable,
+//! kernel-ready weights, the static memory planner (`plan`, feature `alloc`) and the
+//! workspace slicing that generated plans use ([`workspace`]).
+//!
+//! Model components are usually written as `neon_plan!` blocks (crate `neon-macros`),
+//! which check shapes with the operators' own [`ops::ShapeRule`]s at compile time, lay out
+//! one workspace with the `plan` module's planner and expand to straight-line calls of these
+//! operators.
 //!
 //! ## Conventions
 //! - Sequences are channel-first `[channels, frames]` unless a view says
