@@ -1,0 +1,583 @@
+//! Int8-weight kernels and operators against an f64 reference on the dequantised weights
+//! (`f64(q) * scale + offset`, or `f64(q) * scale[j, k / 32]`): every tail of m, n and k
+//! (1..=33, sampled), odd shapes, 416 -> 1664 and 1664 -> 416, `k` across the GEMM's
+//! conversion block and `m` across its row block, strides, bias / no bias, Moonshine-like
+//! scales and offsets, NEON against portable on the same inputs; packing layouts; the
+//! operators' results, shape rule and errors.
+
+mod common;
+
+use common::{assert_close, assert_close_f32, rng, uniform};
+use neon_runtime::kernels::gemm::PACK_NR;
+use neon_runtime::kernels::quant::{
+    pack_block_scales, pack_block_scales_transposed, pack_i8, pack_i8_transposed,
+    packed_block_scales_len, packed_i8_len, QuantKernels, BLOCK_K, KC, MC, QUANT_KR,
+};
+use neon_runtime::{Backend, Portable};
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// Value written around and between the output rows: columns past `n` must keep it.
+const SENTINEL: f32 = 1234.5;
+
+/// How the test weights are scaled.
+#[derive(Clone, Debug)]
+enum Format {
+    /// `W = q * scale + offset`.
+    Tensor { scale: f32, offset: f32 },
+    /// `W = q * scales[j * (k / 32) + k / 32]` (`[n, k / 32]`, unpacked).
+    Block(Vec<f32>),
+}
+
+/// Moonshine-like per-tensor parameters: scale in [1e-3, 1e-2), `offset = scale * z` with
+/// an integer `z` in -65..=25 (as shipped: `offset / scale` is an exact integer).
+fn moonshine_format(r: &mut SmallRng) -> Format {
+    let scale = r.gen_range(1e-3f32..1e-2);
+    let z = r.gen_range(-65i32..=25);
+    Format::Tensor { scale, offset: scale * z as f32 }
+}
+
+/// Block scales in [1e-3, 2e-2), a few negative (symmetric format: any sign works).
+fn block_format(r: &mut SmallRng, n: usize, k: usize) -> Format {
+    let s = (0..n * k / BLOCK_K)
+        .map(|_| r.gen_range(1e-3f32..2e-2) * if r.gen_bool(0.1) { -1.0 } else { 1.0 })
+        .collect();
+    Format::Block(s)
+}
+
+fn int8(r: &mut SmallRng, len: usize) -> Vec<i8> {
+    (0..len).map(|_| r.gen_range(-128i32..=127) as i8).collect()
+}
+
+/// One problem: `C = A · W^T + bias` with `W` int8-quantised, `A` rows `lda` apart, `C`
+/// rows `ldc` apart.
+struct Problem {
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldc: usize,
+    a: Vec<f32>,
+    /// `[n, k]`.
+    q: Vec<i8>,
+    format: Format,
+    bias: Option<Vec<f32>>,
+}
+
+impl Problem {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        r: &mut SmallRng,
+        m: usize,
+        n: usize,
+        k: usize,
+        lda: usize,
+        ldc: usize,
+        bias: bool,
+        block: bool,
+    ) -> Self {
+        let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
+        let format = if block { block_format(r, n, k) } else { moonshine_format(r) };
+        Self {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            a: uniform(r, a_len, -1.0, 1.0),
+            q: int8(r, n * k),
+            format,
+            bias: bias.then(|| uniform(r, n, -1.0, 1.0)),
+        }
+    }
+
+    /// `W[j, kk]` dequantised in f64.
+    fn weight(&self, j: usize, kk: usize) -> f64 {
+        let q = self.q[j * self.k + kk] as f64;
+        match &self.format {
+            Format::Tensor { scale, offset } => q * *scale as f64 + *offset as f64,
+            Format::Block(s) => q * s[j * (self.k / BLOCK_K) + kk / BLOCK_K] as f64,
+        }
+    }
+
+    /// The f64 reference and the tolerance (max over outputs).
+    ///
+    /// Tolerance per output: `(k + 3) * eps * mag`, with `mag = |scale| sum|a q| +
+    /// |offset| sum|a| + |bias|` (per tensor) or `sum |a q scale| + |bias|` (blocks).
+    /// Why: `f32(q)` is exact, so `x · q` carries only f32 accumulation error, at most
+    /// about `k * eps * sum |a q|` (each of the k roundings of the running sum is bounded
+    /// by eps times its magnitude, itself bounded by the absolute sum; this also covers the
+    /// GEMM's partial sums over `k` blocks). `sum(a)`, summed in 16 lanes, is within
+    /// `(k / 16 + 4) * eps * sum |a|`, and `offset` multiplies that error: the bound is on
+    /// `|offset| sum |a|`, not on the (possibly cancelled) `|offset sum a|`, which is the
+    /// cancellation the rewrite `scale (x · q) + offset sum(x)` pays for. The final
+    /// multiply by `scale` and the two additions add three roundings of at most
+    /// `eps * mag`. For blocks, each block's partial dot product has error within
+    /// `32 * eps * sum_block |a q|`, scaling and accumulating the `k / 32` blocks adds
+    /// `(k / 32 + 1)` roundings; the GEMM instead rounds `q * scale` once per weight
+    /// (relative eps / 2) and accumulates in f32: both within `(k + 3) * eps * mag`.
+    fn reference(&self) -> (Vec<f64>, f64) {
+        let mut out = vec![0.0; self.m * self.n];
+        let mut tol: f64 = 0.0;
+        for i in 0..self.m {
+            let row = &self.a[i * self.lda..i * self.lda + self.k];
+            let abs_row: f64 = row.iter().map(|&v| (v as f64).abs()).sum();
+            for j in 0..self.n {
+                let bias = self.bias.as_ref().map_or(0.0, |b| b[j] as f64);
+                let mut s = bias;
+                let mut mag = bias.abs();
+                for (kk, &x) in row.iter().enumerate() {
+                    s += x as f64 * self.weight(j, kk);
+                    let q = self.q[j * self.k + kk] as f64;
+                    mag += match &self.format {
+                        Format::Tensor { scale, .. } => (x as f64 * q * *scale as f64).abs(),
+                        Format::Block(_) => (x as f64 * self.weight(j, kk)).abs(),
+                    };
+                }
+                if let Format::Tensor { offset, .. } = self.format {
+                    mag += (offset as f64).abs() * abs_row;
+                }
+                out[i * self.n + j] = s;
+                tol = tol.max((self.k as f64 + 3.0) * f32::EPSILON as f64 * mag + 1e-30);
+            }
+        }
+        (out, tol)
+    }
+
+    /// The packed weights (NaN-free: every byte is written by the packer).
+    fn packed(&self) -> (Vec<i8>, Vec<f32>) {
+        let mut b = vec![99; packed_i8_len(self.n, self.k)];
+        pack_i8(&self.q, self.n, self.k, &mut b);
+        let scales = match &self.format {
+            Format::Block(s) => {
+                let mut p = vec![f32::NAN; packed_block_scales_len(self.n, self.k)];
+                pack_block_scales(s, self.n, self.k, &mut p);
+                p
+            }
+            Format::Tensor { .. } => Vec::new(),
+        };
+        (b, scales)
+    }
+
+    /// Runs backend `B`'s GEMM; returns the `m x n` result after checking the padding
+    /// columns between rows.
+    fn run_gemm<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
+        let mut c = vec![SENTINEL; c_len];
+        let (m, n, k, a, lda, ldc) = (self.m, self.n, self.k, &self.a, self.lda, self.ldc);
+        let bias = self.bias.as_deref();
+        match self.format {
+            Format::Tensor { scale, offset } => {
+                B::gemm_i8(m, n, k, a, lda, b, scale, offset, bias, &mut c, ldc)
+            }
+            Format::Block(_) => B::gemm_i8_block(m, n, k, a, lda, b, scales, bias, &mut c, ldc),
+        }
+        let mut out = Vec::with_capacity(self.m * self.n);
+        for i in 0..self.m {
+            let row = &c[i * self.ldc..];
+            out.extend_from_slice(&row[..self.n]);
+            if i + 1 < self.m {
+                assert!(
+                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
+                    "{}: row {i} padding written",
+                    B::NAME
+                );
+            }
+        }
+        out
+    }
+
+    /// Runs backend `B`'s GEMV on row 0.
+    fn run_gemv<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        let mut y = vec![SENTINEL; self.n];
+        let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
+        match self.format {
+            Format::Tensor { scale, offset } => B::gemv_i8(n, k, x, b, scale, offset, bias, &mut y),
+            Format::Block(_) => B::gemv_i8_block(n, k, x, b, scales, bias, &mut y),
+        }
+        y
+    }
+
+    fn label(&self, what: &str) -> String {
+        let kind = match self.format {
+            Format::Tensor { .. } => "per-tensor",
+            Format::Block(_) => "block",
+        };
+        format!("{what} {kind} m={} n={} k={} bias={}", self.m, self.n, self.k, self.bias.is_some())
+    }
+}
+
+fn max_err(got: &[f32], want: &[f64]) -> f64 {
+    got.iter().zip(want).map(|(&g, &w)| (g as f64 - w).abs()).fold(0.0, f64::max)
+}
+
+/// Checks backend `B`'s GEMM on one problem; returns the max abs error and the tolerance.
+fn check_gemm<B: Backend>(p: &Problem) -> (f64, f64) {
+    let (want, tol) = p.reference();
+    let (b, s) = p.packed();
+    let got = p.run_gemm::<B>(&b, &s);
+    assert_close(&p.label(&format!("{} gemm", B::NAME)), &got, &want, tol, 0.0);
+    (max_err(&got, &want), tol)
+}
+
+/// Checks backend `B`'s GEMV on row 0 of one problem (the tolerance is the max over
+/// all rows: problems used here have `m = 1` or a few rows).
+fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
+    let (want, tol) = p.reference();
+    let want = &want[..p.n];
+    let (b, s) = p.packed();
+    let got = p.run_gemv::<B>(&b, &s);
+    assert_close(&p.label(&format!("{} gemv", B::NAME)), &got, want, tol, 0.0);
+    (max_err(&got, want), tol)
+}
+
+/// Sampled (m, n, k) covering every size 1..=33 of each dimension.
+fn tail_shapes() -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for t in 1..=33 {
+        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
+        v.push((t, u, w));
+        v.push((u, t, w));
+        v.push((w, u, t));
+    }
+    v
+}
+
+/// Odd GEMM shapes: primes, one off the tiles, the Moonshine MLP (few rows), `m` across
+/// the row block [`MC`] and `k` across the conversion block [`KC`].
+fn odd_shapes() -> Vec<(usize, usize, usize)> {
+    vec![
+        (7, 13, 5),
+        (3, 1664, 416),
+        (5, 416, 1664),
+        (MC + 3, 40, KC + 44),
+        (2 * MC + 1, 17, 2 * KC + 1),
+        (81, 47, 63),
+        (2, 16, 4),
+        (1, 1, 1),
+    ]
+}
+
+/// Worst error and the tolerance it was held to, for the printed summary.
+#[derive(Default)]
+struct Worst {
+    err: f64,
+    ratio: f64,
+}
+
+impl Worst {
+    fn add(&mut self, (err, tol): (f64, f64)) {
+        self.err = self.err.max(err);
+        self.ratio = self.ratio.max(err / tol);
+    }
+}
+
+impl std::fmt::Display for Worst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "max abs err {:.2e} (max err/tol {:.3})", self.err, self.ratio)
+    }
+}
+
+fn gemm_tensor<B: Backend>() -> Worst {
+    let mut r = rng(1);
+    let mut w = Worst::default();
+    for (idx, (m, n, k)) in tail_shapes().into_iter().chain(odd_shapes()).enumerate() {
+        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 3, n + 5) };
+        w.add(check_gemm::<B>(&Problem::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0, false)));
+    }
+    w
+}
+
+fn gemv_tensor<B: Backend>() -> Worst {
+    let mut r = rng(2);
+    let mut w = Worst::default();
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+    shapes.extend([(13, 7), (1664, 416), (416, 1664), (47, 1), (1, 255), (40, 300), (48, 9)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false)));
+    }
+    w
+}
+
+/// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block.
+const BLOCK_KS: [usize; 5] = [32, 64, 96, 128, KC + 32];
+
+fn gemm_block<B: Backend>() -> Worst {
+    let mut r = rng(3);
+    let mut w = Worst::default();
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=33)
+        .map(|t| (t, (t * 7) % 33 + 1, BLOCK_KS[t % 5]))
+        .chain((1..=33).map(|t| ((t * 13) % 33 + 1, t, BLOCK_KS[(t + 2) % 5])))
+        .collect();
+    shapes.extend([(3, 1664, 416), (5, 416, 1664), (MC + 3, 40, KC + 64), (1, 1, 32)]);
+    for (idx, (m, n, k)) in shapes.into_iter().enumerate() {
+        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 1, n + 2) };
+        w.add(check_gemm::<B>(&Problem::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0, true)));
+    }
+    w
+}
+
+fn gemv_block<B: Backend>() -> Worst {
+    let mut r = rng(4);
+    let mut w = Worst::default();
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
+    shapes.extend([(1664, 416), (416, 1664), (64, 32), (17, 640)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, true)));
+    }
+    w
+}
+
+/// General per-tensor parameters (an offset that is not a multiple of the scale, a
+/// negative scale, a zero offset) on a few shapes.
+fn general_parameters<B: Backend>() {
+    let mut r = rng(5);
+    for (idx, &(scale, offset)) in
+        [(0.37f32, -1.3f32), (-2e-3, 5e-4), (1.0, 0.0)].iter().enumerate()
+    {
+        for &(m, n, k) in &[(1, 33, 17), (4, 20, 45), (1, 16, 64)] {
+            let mut p = Problem::new(&mut r, m, n, k, k, n, idx != 1, false);
+            p.format = Format::Tensor { scale, offset };
+            check_gemm::<B>(&p);
+            check_gemv::<B>(&p);
+        }
+    }
+}
+
+/// The extreme codes -128 and 127 convert exactly: with power-of-two scales the whole
+/// computation is exact.
+fn extreme_codes<B: Backend>() {
+    for &(code, k) in &[(-128i8, 37usize), (127, 64), (-128, 416)] {
+        let n = 19;
+        let q = vec![code; n * k];
+        let mut b = vec![0; packed_i8_len(n, k)];
+        pack_i8(&q, n, k, &mut b);
+        let x = vec![1.0f32; k];
+        let (scale, offset) = (0.0078125f32, 0.25f32);
+        let want = scale * (code as f32 * k as f32) + offset * k as f32;
+        let mut y = vec![0.0; n];
+        B::gemv_i8(n, k, &x, &b, scale, offset, None, &mut y);
+        assert!(y.iter().all(|&v| v == want), "{}: gemv code {code}: {y:?} != {want}", B::NAME);
+        let mut c = vec![0.0; 2 * n];
+        let a = [x.clone(), x.clone()].concat();
+        B::gemm_i8(2, n, k, &a, k, &b, scale, offset, None, &mut c, n);
+        assert!(c.iter().all(|&v| v == want), "{}: gemm code {code}", B::NAME);
+        // Block scales of 2^-7 everywhere: the same dot product without the offset.
+        let scales = vec![0.0078125f32; n * k.div_ceil(BLOCK_K)];
+        if k % BLOCK_K == 0 {
+            let mut s = vec![0.0; packed_block_scales_len(n, k)];
+            pack_block_scales(&scales, n, k, &mut s);
+            let want = scale * (code as f32 * k as f32);
+            B::gemv_i8_block(n, k, &x, &b, &s, None, &mut y);
+            assert!(y.iter().all(|&v| v == want), "{}: block gemv code {code}", B::NAME);
+            B::gemm_i8_block(2, n, k, &a, k, &b, &s, None, &mut c, n);
+            assert!(c.iter().all(|&v| v == want), "{}: block gemm code {code}", B::NAME);
+        }
+    }
+}
+
+/// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
+fn degenerate<B: Backend>() {
+    let bias = [1.0, 2.0, 3.0];
+    let mut c = [SENTINEL; 6];
+    B::gemm_i8(2, 3, 0, &[], 0, &[], 0.5, 0.25, Some(&bias), &mut c, 3);
+    assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    B::gemm_i8_block(2, 3, 0, &[], 0, &[], &[], None, &mut c, 3);
+    assert_eq!(c, [0.0; 6]);
+    let mut y = [SENTINEL; 3];
+    B::gemv_i8(3, 0, &[], &[], 0.5, 0.25, Some(&bias), &mut y);
+    assert_eq!(y, bias);
+    let mut y = [SENTINEL; 3];
+    B::gemv_i8_block(3, 0, &[], &[], &[], None, &mut y);
+    assert_eq!(y, [0.0; 3]);
+    let mut c = [SENTINEL; 2];
+    let b = [0i8; PACK_NR * 4];
+    B::gemm_i8(0, 2, 4, &[], 4, &b, 1.0, 0.0, None, &mut c, 2);
+    B::gemm_i8(2, 0, 4, &[0.0; 8], 4, &[], 1.0, 0.0, None, &mut c, 0);
+    B::gemv_i8(0, 4, &[0.0; 4], &[], 1.0, 0.0, None, &mut []);
+    assert_eq!(c, [SENTINEL; 2]);
+}
+
+/// GEMV and a one-row GEMM compute the same thing.
+fn gemv_matches_gemm<B: Backend>() {
+    let mut r = rng(6);
+    for &(n, k, block) in &[(33, 17, false), (100, 64, true), (16, 3, false), (40, 300, false)] {
+        let p = Problem::new(&mut r, 1, n, k, k, n, true, block);
+        let (_, tol) = p.reference();
+        let (b, s) = p.packed();
+        // Same products summed in a different order: both within tol of the reference.
+        assert_close_f32(
+            &p.label("gemv vs gemm"),
+            &p.run_gemv::<B>(&b, &s),
+            &p.run_gemm::<B>(&b, &s),
+            2.0 * tol as f32,
+            0.0,
+        );
+    }
+}
+
+fn all<B: Backend>() {
+    let results = [
+        ("gemm per-tensor", gemm_tensor::<B>()),
+        ("gemv per-tensor", gemv_tensor::<B>()),
+        ("gemm block", gemm_block::<B>()),
+        ("gemv block", gemv_block::<B>()),
+    ];
+    // Printed so the report can quote the measured errors (`-- --nocapture`).
+    for (what, w) in &results {
+        println!("{}: {what}: {w}", B::NAME);
+    }
+    general_parameters::<B>();
+    extreme_codes::<B>();
+    degenerate::<B>();
+    gemv_matches_gemm::<B>();
+}
+
+#[test]
+fn portable_quant_kernels() {
+    all::<Portable>();
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_quant_kernels() {
+    all::<neon_runtime::Neon>();
+}
+
+/// NEON and portable agree on the same inputs (both also checked against f64 above).
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_matches_portable() {
+    use neon_runtime::Neon;
+    let mut r = rng(7);
+    let shapes = tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]);
+    for (idx, (m, n, k)) in shapes.enumerate() {
+        // Different summation orders, fused or separate multiply-adds: each backend is
+        // within tol of the f64 result, so within 2 tol of the other.
+        for block in [false, true] {
+            let k = if block { k.div_ceil(BLOCK_K) * BLOCK_K } else { k };
+            let p = Problem::new(&mut r, m, n, k, k + 1, n + 1, idx % 2 == 0, block);
+            let (_, tol) = p.reference();
+            let (b, s) = p.packed();
+            let tol = 2.0 * tol as f32;
+            let label = p.label("neon vs portable");
+            assert_close_f32(
+                &label,
+                &p.run_gemm::<Neon>(&b, &s),
+                &p.run_gemm::<Portable>(&b, &s),
+                tol,
+                0.0,
+            );
+            assert_close_f32(
+                &label,
+                &p.run_gemv::<Neon>(&b, &s),
+                &p.run_gemv::<Portable>(&b, &s),
+                tol,
+                0.0,
+            );
+        }
+    }
+}
+
+#[test]
+fn pack_layouts() {
+    let (n, k) = (19, 6);
+    let q: Vec<i8> = (0..n * k).map(|v| (v % 251) as i8).collect();
+    let mut p = vec![99i8; packed_i8_len(n, k)];
+    pack_i8(&q, n, k, &mut p);
+    let kp = 8; // k rounded up to a whole group of 4
+    assert_eq!(p.len(), 2 * PACK_NR * kp);
+    for panel in 0..2 {
+        for g in 0..kp / QUANT_KR {
+            for j in 0..PACK_NR {
+                for kk in 0..QUANT_KR {
+                    let (col, kx) = (panel * PACK_NR + j, g * QUANT_KR + kk);
+                    let want = if col < n && kx < k { q[col * k + kx] } else { 0 };
+                    let at = panel * PACK_NR * kp + g * PACK_NR * QUANT_KR + j * QUANT_KR + kk;
+                    assert_eq!(p[at], want, "panel {panel} group {g} output {j} k {kk}");
+                }
+            }
+        }
+    }
+    // [k, n] input packs to the same bytes as its transpose.
+    let qt: Vec<i8> = (0..k * n).map(|i| q[(i % n) * k + i / n]).collect();
+    let mut pt = vec![99i8; packed_i8_len(n, k)];
+    pack_i8_transposed(&qt, n, k, &mut pt);
+    assert_eq!(p, pt);
+
+    let (n, k) = (19, 64);
+    let nb = k / BLOCK_K;
+    let s: Vec<f32> = (0..n * nb).map(|v| v as f32).collect();
+    let mut ps = vec![f32::NAN; packed_block_scales_len(n, k)];
+    pack_block_scales(&s, n, k, &mut ps);
+    assert_eq!(ps.len(), 2 * PACK_NR * nb);
+    for panel in 0..2 {
+        for b in 0..nb {
+            for j in 0..PACK_NR {
+                let col = panel * PACK_NR + j;
+                let want = if col < n { s[col * nb + b] } else { 0.0 };
+                assert_eq!(ps[(panel * nb + b) * PACK_NR + j], want);
+            }
+        }
+    }
+    let st: Vec<f32> = (0..nb * n).map(|i| s[(i % n) * nb + i / n]).collect();
+    let mut pst = vec![f32::NAN; packed_block_scales_len(n, k)];
+    pack_block_scales_transposed(&st, n, k, &mut pst);
+    assert_eq!(ps, pst);
+}
+
+#[test]
+#[should_panic(expected = "k not a multiple of 32")]
+fn contract_block_k() {
+    let mut y = [0.0; 4];
+    Portable::gemv_i8_block(
+        4,
+        40,
+        &[0.0; 40],
+        &[0; PACK_NR * 40],
+        &[0.0; PACK_NR * 2],
+        None,
+        &mut y,
+    );
+}
+
+#[test]
+#[should_panic(expected = "packed scales too short")]
+fn contract_block_scales() {
+    let mut c = [0.0; 8];
+    Portable::gemm_i8_block(
+        2,
+        4,
+        64,
+        &[0.0; 128],
+        64,
+        &[0; PACK_NR * 64],
+        &[0.0; 31],
+        None,
+        &mut c,
+        4,
+    );
+}
+
+#[test]
+#[should_panic(expected = "packed b too short")]
+fn contract_b_len() {
+    let mut y = [0.0; 4];
+    Portable::gemv_i8(4, 5, &[0.0; 5], &[0; PACK_NR * 5], 1.0, 0.0, None, &mut y);
+}
+
+#[test]
+#[should_panic(expected = "lda < k")]
+fn contract_lda() {
+    let mut c = [0.0; 8];
+    Portable::gemm_i8(2, 4, 4, &[0.0; 8], 3, &[0; PACK_NR * 4], 1.0, 0.0, None, &mut c, 4);
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+#[should_panic(expected = "x length")]
+fn contract_neon_x_len() {
+    let mut y = [0.0; 4];
+    neon_runtime::Neon::gemv_i8(4, 4, &[0.0; 3], &[0; PACK_NR * 4], 1.0, 0.0, None, &mut y);
+}
