@@ -224,11 +224,36 @@ fn check_gemm<B: Backend>(p: &Problem) -> (f64, f64) {
 /// all rows: problems used here have `m = 1` or a few rows).
 fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
     let (want, tol) = p.reference();
+    let tol = tol + gemv_extra_tol::<B>(p);
     let want = &want[..p.n];
     let (b, s) = p.packed();
     let got = p.run_gemv::<B>(&b, &s);
     assert_close(&p.label(&format!("{} gemv", B::NAME)), &got, want, tol, 0.0);
     (max_err(&got, want), tol)
+}
+
+/// Whether backend `B`'s GEMVs quantise the activations (the NEON backend on the `sdot`
+/// path: only when the runtime is built with feature `std` or for a dotprod target, as
+/// the plain test build does no run-time detection).
+fn gemv_is_dot<B: Backend>() -> bool {
+    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+    {
+        B::NAME == "neon" && neon_runtime::kernels::quant::dotprod_available()
+    }
+    #[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
+    {
+        false
+    }
+}
+
+/// The tolerance added to a GEMV check for backend `B`: the activation quantisation bound
+/// on the `sdot` path (see `dot::quantisation_bound`), 0 otherwise.
+fn gemv_extra_tol<B: Backend>(_p: &Problem) -> f64 {
+    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+    if gemv_is_dot::<B>() {
+        return dot::quantisation_bound(_p);
+    }
+    0.0
 }
 
 /// Sampled (m, n, k) covering every size 1..=33 of each dimension.
@@ -358,7 +383,13 @@ fn extreme_codes<B: Backend>() {
         let want = scale * (code as f32 * k as f32) + offset * k as f32;
         let mut y = vec![0.0; n];
         B::gemv_i8(n, k, &x, &b, scale, offset, None, &mut y);
-        assert!(y.iter().all(|&v| v == want), "{}: gemv code {code}: {y:?} != {want}", B::NAME);
+        // On the sdot path x = 1 is quantised as 127 * fl(1 / 127): a few ulps off.
+        let slack = if gemv_is_dot::<B>() { 1e-5 * want.abs() } else { 0.0 };
+        assert!(
+            y.iter().all(|&v| (v - want).abs() <= slack),
+            "{}: gemv code {code}: {y:?} != {want}",
+            B::NAME
+        );
         let mut c = vec![0.0; 2 * n];
         let a = [x.clone(), x.clone()].concat();
         B::gemm_i8(2, n, k, &a, k, &b, scale, offset, None, &mut c, n);
@@ -370,7 +401,12 @@ fn extreme_codes<B: Backend>() {
             pack_block_scales(&scales, n, k, &mut s);
             let want = scale * (code as f32 * k as f32);
             B::gemv_i8_block(n, k, &x, &b, &s, None, &mut y);
-            assert!(y.iter().all(|&v| v == want), "{}: block gemv code {code}", B::NAME);
+            let slack = if gemv_is_dot::<B>() { 1e-5 * want.abs() } else { 0.0 };
+            assert!(
+                y.iter().all(|&v| (v - want).abs() <= slack),
+                "{}: block gemv code {code}",
+                B::NAME
+            );
             B::gemm_i8_block(2, n, k, &a, k, &b, &s, None, &mut c, n);
             assert!(c.iter().all(|&v| v == want), "{}: block gemm code {code}", B::NAME);
         }
@@ -405,6 +441,7 @@ fn gemv_matches_gemm<B: Backend>() {
     for &(n, k, block) in &[(33, 17, false), (100, 64, true), (16, 3, false), (40, 300, false)] {
         let p = Problem::new(&mut r, 1, n, k, k, n, true, block);
         let (_, tol) = p.reference();
+        let tol = tol + gemv_extra_tol::<B>(&p);
         let (b, s) = p.packed();
         // Same products summed in a different order: both within tol of the reference.
         assert_close_f32(
@@ -459,6 +496,7 @@ fn neon_matches_portable() {
             let k = if block { k.div_ceil(BLOCK_K) * BLOCK_K } else { k };
             let p = Problem::new(&mut r, m, n, k, k + 1, n + 1, idx % 2 == 0, block);
             let (_, tol) = p.reference();
+            let gemv_tol = 2.0 * (tol + gemv_extra_tol::<Neon>(&p)) as f32;
             let (b, s) = p.packed();
             let tol = 2.0 * tol as f32;
             let label = p.label("neon vs portable");
@@ -473,9 +511,168 @@ fn neon_matches_portable() {
                 &label,
                 &p.run_gemv::<Neon>(&b, &s),
                 &p.run_gemv::<Portable>(&b, &s),
-                tol,
+                gemv_tol,
                 0.0,
             );
+        }
+    }
+}
+
+/// The `sdot` GEMVs: activations quantised to int8 per block of 32.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod dot {
+    use super::*;
+    use neon_runtime::kernels::quant::dot::{self, DOT_KC};
+    use neon_runtime::kernels::quant::dotprod_available;
+    use neon_runtime::Neon;
+
+    /// The extra error allowed for quantising the activations: per block `b` of 32,
+    /// `|x - d_b * round(x / d_b)| <= d_b / 2` with `d_b = max_b |x| / 127` (plus the
+    /// rounding of `x / d_b`, relative 2^-24 of 127, and of `d_b` itself), so output `j`
+    /// moves by at most `sum_b |w_scale| d_b / 2 sum_{k in b} |q[j, k]|`; 1% slack covers
+    /// those roundings and the f32 accumulation of the (slightly larger) quantised terms.
+    pub fn quantisation_bound(p: &Problem) -> f64 {
+        let x = &p.a[..p.k];
+        let mut worst: f64 = 0.0;
+        for j in 0..p.n {
+            let mut e = 0.0;
+            for (b, xb) in x.chunks(BLOCK_K).enumerate() {
+                let d = xb.iter().map(|&v| (v as f64).abs()).fold(0.0, f64::max) / 127.0;
+                let qsum: f64 =
+                    (0..xb.len()).map(|i| (p.q[j * p.k + b * BLOCK_K + i] as f64).abs()).sum();
+                let ws = match &p.format {
+                    Format::Tensor { scale, .. } => (*scale as f64).abs(),
+                    Format::Block(s) => (s[j * (p.k / BLOCK_K) + b] as f64).abs(),
+                };
+                e += ws * d / 2.0 * qsum;
+            }
+            worst = worst.max(e);
+        }
+        1.01 * worst
+    }
+
+    /// Runs the explicit `sdot` GEMV on row 0 and checks it; returns (max err, tol,
+    /// rms err / rms output).
+    fn check(p: &Problem) -> (f64, f64, f64) {
+        let (want, tol) = p.reference();
+        let want = &want[..p.n];
+        let tol = tol + quantisation_bound(p);
+        let (b, s) = p.packed();
+        let mut y = vec![SENTINEL; p.n];
+        let (n, k, x, bias) = (p.n, p.k, &p.a[..p.k], p.bias.as_deref());
+        // SAFETY: the callers run this only when the CPU has dotprod.
+        unsafe {
+            match p.format {
+                Format::Tensor { scale, offset } => {
+                    dot::gemv_i8(n, k, x, &b, scale, offset, bias, &mut y)
+                }
+                Format::Block(_) => dot::gemv_i8_block(n, k, x, &b, &s, bias, &mut y),
+            }
+        }
+        assert_close(&p.label("sdot gemv"), &y, want, tol, 0.0);
+        // Relative RMS error, quoted in the report for the Moonshine shapes.
+        let e2: f64 = y.iter().zip(want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum();
+        let w2: f64 = want.iter().map(|w| w * w).sum();
+        if p.k >= 416 && p.n >= 416 {
+            println!("{}: rms err / rms y = {:.2e}", p.label("sdot gemv"), (e2 / w2).sqrt());
+        }
+        (max_err(&y, want), tol, (e2 / w2).sqrt())
+    }
+
+    fn has_dotprod() -> bool {
+        let yes = std::arch::is_aarch64_feature_detected!("dotprod");
+        if !yes {
+            println!("sdot tests skipped: this CPU has no dotprod (QEMU_CPU=cortex-a72?)");
+        }
+        yes
+    }
+
+    #[test]
+    fn sdot_gemv() {
+        if !has_dotprod() {
+            return;
+        }
+        let mut r = rng(30);
+        let mut worst = Worst::default();
+        let mut rel: f64 = 0.0;
+        // Per tensor: every tail of n and k, odd shapes, Moonshine's MLP, k past one
+        // quantisation chunk (DOT_KC) with and without a partial last block.
+        let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+        shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+        shapes.extend([(1664, 416), (416, 1664), (47, 1), (1, 255), (40, 300), (13, DOT_KC + 52)]);
+        shapes.extend([(33, 2 * DOT_KC + 37), (16, DOT_KC), (3, 63)]);
+        for (idx, &(n, k)) in shapes.iter().enumerate() {
+            let (e, t, q) = check(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false));
+            worst.add((e, t));
+            rel = rel.max(q);
+        }
+        println!("sdot gemv per-tensor: {worst}, worst rms err / rms y {rel:.2e}");
+        let (mut worst, mut rel) = (Worst::default(), 0.0f64);
+        let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
+        shapes.extend([(1664, 416), (416, 1664), (17, DOT_KC + 64), (40, 2 * DOT_KC + 32)]);
+        for (idx, &(n, k)) in shapes.iter().enumerate() {
+            let (e, t, q) = check(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, true));
+            worst.add((e, t));
+            rel = rel.max(q);
+        }
+        println!("sdot gemv block: {worst}, worst rms err / rms y {rel:.2e}");
+    }
+
+    /// Blocks of very different magnitudes, an all-zero block, tiny values: each block
+    /// has its own scale.
+    #[test]
+    fn sdot_block_magnitudes() {
+        if !has_dotprod() {
+            return;
+        }
+        let mut r = rng(31);
+        let (n, k) = (37, 160);
+        for block in [false, true] {
+            let mut p = Problem::new(&mut r, 1, n, k, k, n, true, block);
+            for (b, xb) in p.a.chunks_mut(BLOCK_K).enumerate() {
+                let m = [1e-20f32, 1e3, 0.0, 1e-38, 1.0][b];
+                xb.iter_mut().for_each(|v| *v *= m);
+            }
+            check(&p);
+        }
+    }
+
+    /// A NaN or infinite activation makes the outputs NaN (not silently finite).
+    #[test]
+    fn sdot_non_finite() {
+        if !has_dotprod() {
+            return;
+        }
+        let (n, k) = (20, 64);
+        let q = vec![3i8; n * k];
+        let mut b = vec![0; packed_i8_len(n, k)];
+        pack_i8(&q, n, k, &mut b);
+        for bad in [f32::NAN, f32::INFINITY] {
+            let mut x = vec![0.5f32; k];
+            x[40] = bad;
+            let mut y = vec![0.0; n];
+            // SAFETY: dotprod checked above.
+            unsafe { dot::gemv_i8(n, k, &x, &b, 0.01, 0.0, None, &mut y) };
+            assert!(y.iter().all(|v| v.is_nan()), "{bad}: {y:?}");
+        }
+    }
+
+    /// The NEON backend takes the `sdot` path exactly when `dotprod_available()` says so.
+    #[test]
+    fn neon_dispatch() {
+        let mut r = rng(32);
+        let p = Problem::new(&mut r, 1, 40, 96, 96, 40, true, false);
+        let (b, s) = p.packed();
+        let via_backend = p.run_gemv::<Neon>(&b, &s);
+        if dotprod_available() {
+            let mut y = vec![0.0; p.n];
+            let Format::Tensor { scale, offset } = p.format else { unreachable!() };
+            // SAFETY: dotprod_available() is true.
+            unsafe { dot::gemv_i8(p.n, p.k, &p.a, &b, scale, offset, p.bias.as_deref(), &mut y) };
+            assert_eq!(via_backend, y);
+        } else {
+            // The widening path: within the f32 tolerance of the reference.
+            check_gemv::<Neon>(&p);
         }
     }
 }
@@ -601,14 +798,16 @@ mod operators {
         (0..k * n).map(|i| v[(i % n) * k + i / n]).collect()
     }
 
-    /// Runs `run` on `p.a` as `[rows, k]` (and, for one row, as rank 1) and checks the
-    /// result against the f64 reference.
-    fn check_run(
+    /// Runs `run` (backend `B`) on `p.a` as `[rows, k]` (and, for one row, as rank 1) and
+    /// checks the result against the f64 reference.
+    fn check_run<B: Backend>(
         p: &Problem,
         what: &str,
         run: &dyn Fn(&TensorView, &mut TensorViewMut) -> Result<(), Error>,
     ) {
         let (want, tol) = p.reference();
+        // One row runs the GEMV, which may quantise the activations (`sdot` path).
+        let tol = if p.m == 1 { tol + gemv_extra_tol::<B>(p) } else { tol };
         let (rows, k, n) = (p.m, p.k, p.n);
         let mut y = vec![f32::NAN; rows * n];
         let input = TensorView::new(&p.a, &[rows, k], Layout::FrameMajor).unwrap();
@@ -662,9 +861,9 @@ mod operators {
             assert_eq!(g.packed_weight_len(), packed.len());
 
             let what = format!("{} quant_linear", B::NAME);
-            check_run(&p, &what, &|i, o| by_value.run::<B>(i, o));
-            check_run(&p, &what, &|i, o| by_in_out.run::<B>(i, o));
-            check_run(&p, &what, &|i, o| by_packed.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_value.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_in_out.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_packed.run::<B>(i, o));
         }
     }
 
@@ -694,9 +893,9 @@ mod operators {
             assert_eq!(g.packed_scales_len(), packed_scales.len());
 
             let what = format!("{} block_q8_linear", B::NAME);
-            check_run(&p, &what, &|i, o| by_value.run::<B>(i, o));
-            check_run(&p, &what, &|i, o| by_in_out.run::<B>(i, o));
-            check_run(&p, &what, &|i, o| by_packed.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_value.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_in_out.run::<B>(i, o));
+            check_run::<B>(&p, &what, &|i, o| by_packed.run::<B>(i, o));
         }
     }
 

@@ -8,7 +8,9 @@
 //!
 //! Usage: `insn_quant WORKLOAD M K N` (`M` rows; GEMV workloads ignore it) with WORKLOAD
 //! one of `gemv-f32`, `gemv-i8`, `gemv-i8-block`, `gemm-f32`, `gemm-i8`, `gemm-i8-block`,
-//! and the same prefixed with `portable-` for the portable backend.
+//! the same prefixed with `portable-` for the portable backend, and (aarch64 with dotprod)
+//! `gemv-i8-dot`, `gemv-i8-block-dot`: the `sdot` GEMVs called explicitly. The binary is
+//! built without feature `std` of the runtime, so `gemv-i8` is the widening path.
 
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
 use neon_runtime::kernels::quant::{
@@ -74,6 +76,27 @@ fn run<B: Backend>(workload: &str, m: usize, k: usize, n: usize) -> f32 {
                 B::gemv_packed_b(n, k, &a, &packed, Some(&bias), &mut c);
             } else {
                 B::gemm_packed_b(m, n, k, &a, k, &packed, Some(&bias), &mut c, n);
+            }
+            region_stop(1);
+        }
+        #[cfg(target_arch = "aarch64")]
+        "gemv-i8-dot" | "gemv-i8-block-dot" => {
+            use neon_runtime::kernels::quant::dot;
+            assert!(std::arch::is_aarch64_feature_detected!("dotprod"), "no dotprod");
+            let mut packed = vec![0; packed_i8_len(n, k)];
+            pack_i8(&int8(n * k, 2), n, k, &mut packed);
+            let scales: Vec<f32> =
+                data(n * k / BLOCK_K, 4).iter().map(|v| 1e-3 * (v + 2.0)).collect();
+            let mut packed_scales = vec![0.0; packed_block_scales_len(n, k)];
+            pack_block_scales(&scales, n, k, &mut packed_scales);
+            region_start(1);
+            // SAFETY: dotprod checked above.
+            unsafe {
+                if workload == "gemv-i8-dot" {
+                    dot::gemv_i8(n, k, &a, &packed, 3e-3, -0.04, Some(&bias), &mut c);
+                } else {
+                    dot::gemv_i8_block(n, k, &a, &packed, &packed_scales, Some(&bias), &mut c);
+                }
             }
             region_stop(1);
         }
