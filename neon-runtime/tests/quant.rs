@@ -237,23 +237,45 @@ fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
 /// the plain test build does no run-time detection).
 fn gemv_is_dot<B: Backend>() -> bool {
     #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    {
-        B::NAME == "neon" && neon_runtime::kernels::quant::dotprod_available()
-    }
+    let dot = neon_runtime::kernels::quant::dotprod_available();
     #[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
-    {
-        false
-    }
+    let dot = false;
+    B::NAME == "neon" && dot
 }
 
 /// The tolerance added to a GEMV check for backend `B`: the activation quantisation bound
-/// on the `sdot` path (see `dot::quantisation_bound`), 0 otherwise.
-fn gemv_extra_tol<B: Backend>(_p: &Problem) -> f64 {
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+/// on the `sdot` path, 0 otherwise.
+fn gemv_extra_tol<B: Backend>(p: &Problem) -> f64 {
     if gemv_is_dot::<B>() {
-        return dot::quantisation_bound(_p);
+        quantisation_bound(p)
+    } else {
+        0.0
     }
-    0.0
+}
+
+/// The extra error allowed for quantising the activations (the `sdot` path): per block
+/// `b` of 32, `|x - d_b * round(x / d_b)| <= d_b / 2` with `d_b = max_b |x| / 127` (plus
+/// the rounding of `x / d_b`, relative 2^-24 of 127, and of `d_b` itself), so output `j`
+/// moves by at most `sum_b |w_scale| d_b / 2 sum_{k in b} |q[j, k]|`; 1% slack covers
+/// those roundings and the f32 accumulation of the (slightly larger) quantised terms.
+fn quantisation_bound(p: &Problem) -> f64 {
+    let x = &p.a[..p.k];
+    let mut worst: f64 = 0.0;
+    for j in 0..p.n {
+        let mut e = 0.0;
+        for (b, xb) in x.chunks(BLOCK_K).enumerate() {
+            let d = xb.iter().map(|&v| (v as f64).abs()).fold(0.0, f64::max) / 127.0;
+            let qsum: f64 =
+                (0..xb.len()).map(|i| (p.q[j * p.k + b * BLOCK_K + i] as f64).abs()).sum();
+            let ws = match &p.format {
+                Format::Tensor { scale, .. } => (*scale as f64).abs(),
+                Format::Block(s) => (s[j * (p.k / BLOCK_K) + b] as f64).abs(),
+            };
+            e += ws * d / 2.0 * qsum;
+        }
+        worst = worst.max(e);
+    }
+    1.01 * worst
 }
 
 /// Sampled (m, n, k) covering every size 1..=33 of each dimension.
@@ -525,31 +547,6 @@ mod dot {
     use neon_runtime::kernels::quant::dot::{self, DOT_KC};
     use neon_runtime::kernels::quant::dotprod_available;
     use neon_runtime::Neon;
-
-    /// The extra error allowed for quantising the activations: per block `b` of 32,
-    /// `|x - d_b * round(x / d_b)| <= d_b / 2` with `d_b = max_b |x| / 127` (plus the
-    /// rounding of `x / d_b`, relative 2^-24 of 127, and of `d_b` itself), so output `j`
-    /// moves by at most `sum_b |w_scale| d_b / 2 sum_{k in b} |q[j, k]|`; 1% slack covers
-    /// those roundings and the f32 accumulation of the (slightly larger) quantised terms.
-    pub fn quantisation_bound(p: &Problem) -> f64 {
-        let x = &p.a[..p.k];
-        let mut worst: f64 = 0.0;
-        for j in 0..p.n {
-            let mut e = 0.0;
-            for (b, xb) in x.chunks(BLOCK_K).enumerate() {
-                let d = xb.iter().map(|&v| (v as f64).abs()).fold(0.0, f64::max) / 127.0;
-                let qsum: f64 =
-                    (0..xb.len()).map(|i| (p.q[j * p.k + b * BLOCK_K + i] as f64).abs()).sum();
-                let ws = match &p.format {
-                    Format::Tensor { scale, .. } => (*scale as f64).abs(),
-                    Format::Block(s) => (s[j * (p.k / BLOCK_K) + b] as f64).abs(),
-                };
-                e += ws * d / 2.0 * qsum;
-            }
-            worst = worst.max(e);
-        }
-        1.01 * worst
-    }
 
     /// Runs the explicit `sdot` GEMV on row 0 and checks it; returns (max err, tol,
     /// rms err / rms output).
