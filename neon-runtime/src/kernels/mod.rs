@@ -11,8 +11,9 @@
 //! Both backends implement the same signatures and agree to within the tolerances each
 //! family documents (tests compare them on the same inputs under qemu-aarch64).
 //!
-//! One file per family: [`gemm`] (packed GEMM, GEMV), [`conv`] (conv1d, depthwise),
-//! [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`].
+//! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
+//! GEMM), [`conv`] (conv1d, depthwise), [`elementwise`], [`activation`], [`softmax`],
+//! [`norm`], [`layout`].
 
 pub mod activation;
 pub mod conv;
@@ -20,6 +21,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod layout;
 pub mod norm;
+pub mod quant;
 pub mod softmax;
 
 pub use activation::ActivationKernels;
@@ -28,6 +30,7 @@ pub use elementwise::ElementwiseKernels;
 pub use gemm::GemmKernels;
 pub use layout::LayoutKernels;
 pub use norm::NormKernels;
+pub use quant::QuantKernels;
 pub use softmax::SoftmaxKernels;
 
 // The NEON kernels assume Advanced SIMD is enabled at compile time (it is on every
@@ -50,6 +53,7 @@ pub struct Neon;
 /// A complete kernel backend: every kernel family.
 pub trait Backend:
     GemmKernels
+    + QuantKernels
     + ConvKernels
     + ElementwiseKernels
     + ActivationKernels

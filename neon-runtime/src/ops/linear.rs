@@ -42,13 +42,77 @@ impl LinearGeometry {
     /// # Errors
     /// [`ShapeError::Geometry`] when a feature count is 0.
     pub fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        self.validate_as(OP)
+    }
+
+    /// [`LinearGeometry::validate`], reporting errors as operator `op`.
+    pub(crate) fn validate_as<D>(&self, op: &'static str) -> Result<(), ShapeError<D>> {
         if self.in_features == 0 {
-            return Err(ShapeError::Geometry { op: OP, reason: "in_features must be >= 1" });
+            return Err(ShapeError::Geometry { op, reason: "in_features must be >= 1" });
         }
         if self.out_features == 0 {
-            return Err(ShapeError::Geometry { op: OP, reason: "out_features must be >= 1" });
+            return Err(ShapeError::Geometry { op, reason: "out_features must be >= 1" });
         }
         Ok(())
+    }
+
+    /// The shape rule of [`LinearGeometry`], reporting errors as operator `op`: the one
+    /// source of the rule for every fully connected layer (the int8 layers of
+    /// [`crate::ops::quant`] run it under their own names).
+    pub(crate) fn output_shape_as<D: Dim>(
+        &self,
+        op: &'static str,
+        inputs: &[Shape<D>],
+    ) -> Result<Shape<D>, ShapeError<D>> {
+        self.validate_as(op)?;
+        let [x] = inputs else {
+            return Err(ShapeError::Geometry { op, reason: "linear takes exactly one input" });
+        };
+        expect_rank(op, 0, x, &[1, 2], "1 or 2")?;
+        let last = x.rank() - 1;
+        expect_dim(op, 0, x, last, "input features", &D::constant(self.in_features))?;
+        let out = D::constant(self.out_features);
+        let shape = match x.dims() {
+            [rows, _] => Shape::new(&[rows.clone(), out]),
+            _ => Shape::new(&[out]),
+        };
+        // Every dimension is >= 1 (the input's were, out_features was checked above).
+        shape.map_err(|_| ShapeError::Geometry { op, reason: "output shape" })
+    }
+
+    /// Validates `input` and `output` of a run against the shape rule (as operator `op`)
+    /// and the frame-major layout; returns the number of rows (1 for a rank-1 input).
+    ///
+    /// # Errors
+    /// As [`Linear::run`].
+    pub(crate) fn check_run(
+        &self,
+        op: &'static str,
+        input: &TensorView,
+        output: &TensorViewMut,
+    ) -> Result<usize, Error> {
+        let want = self.output_shape_as(op, core::slice::from_ref(input.shape()))?;
+        let frame_major = "frame-major [rows, features]";
+        if input.dims().len() == 2 && input.layout() != Layout::FrameMajor {
+            return Err(Error::Layout { op, expected: frame_major });
+        }
+        if output.shape().rank() != want.rank() {
+            let expected = if want.rank() == 1 { "1" } else { "2" };
+            let got = output.shape().rank();
+            return Err(ShapeError::Rank { op, arg: 1, expected, got }.into());
+        }
+        let names: &[&'static str] = if want.rank() == 2 {
+            &["output rows", "output features"]
+        } else {
+            &["output features"]
+        };
+        for (axis, &what) in names.iter().enumerate() {
+            expect_dim(op, 1, output.shape(), axis, what, &want.dims()[axis])?;
+        }
+        if output.dims().len() == 2 && output.layout() != Layout::FrameMajor {
+            return Err(Error::Layout { op, expected: frame_major });
+        }
+        Ok(if input.dims().len() == 2 { input.dims()[0] } else { 1 })
     }
 }
 
@@ -64,20 +128,7 @@ impl ShapeRule for LinearGeometry {
     /// [`ShapeError::Rank`] for an input of rank other than 1 or 2; [`ShapeError::Dim`]
     /// when the last axis is not `in_features`.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op: OP, reason: "linear takes exactly one input" });
-        };
-        expect_rank(OP, 0, x, &[1, 2], "1 or 2")?;
-        let last = x.rank() - 1;
-        expect_dim(OP, 0, x, last, "input features", &D::constant(self.in_features))?;
-        let out = D::constant(self.out_features);
-        let shape = match x.dims() {
-            [rows, _] => Shape::new(&[rows.clone(), out]),
-            _ => Shape::new(&[out]),
-        };
-        // Every dimension is >= 1 (the input's were, out_features was checked above).
-        shape.map_err(|_| ShapeError::Geometry { op: OP, reason: "output shape" })
+        self.output_shape_as(OP, inputs)
     }
 }
 
@@ -221,29 +272,8 @@ impl<S: AsRef<[f32]>> Linear<S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
-        let want = self.geometry.output_shape(core::slice::from_ref(input.shape()))?;
-        let frame_major = "frame-major [rows, features]";
-        if input.dims().len() == 2 && input.layout() != Layout::FrameMajor {
-            return Err(Error::Layout { op: OP, expected: frame_major });
-        }
-        if output.shape().rank() != want.rank() {
-            let expected = if want.rank() == 1 { "1" } else { "2" };
-            let got = output.shape().rank();
-            return Err(ShapeError::Rank { op: OP, arg: 1, expected, got }.into());
-        }
-        let names: &[&'static str] = if want.rank() == 2 {
-            &["output rows", "output features"]
-        } else {
-            &["output features"]
-        };
-        for (axis, &what) in names.iter().enumerate() {
-            expect_dim(OP, 1, output.shape(), axis, what, &want.dims()[axis])?;
-        }
-        if output.dims().len() == 2 && output.layout() != Layout::FrameMajor {
-            return Err(Error::Layout { op: OP, expected: frame_major });
-        }
+        let rows = self.geometry.check_run(OP, input, output)?;
         let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let rows = if input.dims().len() == 2 { input.dims()[0] } else { 1 };
         let (w, bias) = (self.weight.as_ref(), self.bias());
         if rows == 1 {
             B::gemv_packed_b(n, k, input.data(), w, bias, output.data_mut());

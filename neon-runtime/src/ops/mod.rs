@@ -11,7 +11,8 @@
 //! time that the operator runs on concrete shapes.
 //!
 //! Storage is generic: `S: AsRef<[f32]>`: `Vec<f32>` (feature `alloc`), `&'static [f32]`,
-//! or anything else that derefs to a slice.
+//! or anything else that derefs to a slice (int8 weights likewise: `Q: AsRef<[i8]>`, see
+//! [`quant`]).
 
 pub mod activation;
 pub mod conv;
@@ -19,6 +20,7 @@ pub mod elementwise;
 pub mod layout;
 pub mod linear;
 pub mod norm;
+pub mod quant;
 pub mod sequence;
 pub mod softmax;
 

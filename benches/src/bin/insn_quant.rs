@@ -1,0 +1,154 @@
+//! Instruction-count workloads for the int8-weight kernels, next to the f32 kernels on the
+//! same shapes (Moonshine base: d_model 416, MLP 1664, 413 encoder frames).
+//!
+//! Run under qemu-aarch64 with the insn-count plugin and `--region`, e.g.
+//! `count-insns.sh --region --quiet --cpu neoverse-n1 target/.../insn_quant gemv-i8 416 1664`:
+//! the measured call is bracketed by the plugin's marker system calls, so input setup,
+//! weight packing and process start-up are not counted.
+//!
+//! Usage: `insn_quant WORKLOAD M K N` (`M` rows; GEMV workloads ignore it) with WORKLOAD
+//! one of `gemv-f32`, `gemv-i8`, `gemv-i8-block`, `gemm-f32`, `gemm-i8`, `gemm-i8-block`,
+//! the same prefixed with `portable-` for the portable backend, and (aarch64 with dotprod)
+//! `gemv-i8-dot`, `gemv-i8-block-dot`: the `sdot` GEMVs called explicitly. The binary is
+//! built without feature `std` of the runtime, so `gemv-i8` is the widening path.
+
+use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
+use neon_runtime::kernels::quant::{
+    pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, BLOCK_K,
+};
+use neon_runtime::{Backend, Portable};
+
+#[cfg(target_arch = "aarch64")]
+type Fast = neon_runtime::Neon;
+#[cfg(not(target_arch = "aarch64"))]
+type Fast = Portable;
+
+/// Starts counting region `id` (see `insn_gemm.rs`).
+#[inline(always)]
+fn region_start(id: u64) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: an unassigned system call number: the kernel (or qemu) only returns ENOSYS
+    // in x0, which is declared clobbered.
+    unsafe {
+        core::arch::asm!("svc #0", in("x8") 0x5A5A0u64, inout("x0") id => _, options(nostack));
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    let _ = id;
+}
+
+/// Stops counting region `id`.
+#[inline(always)]
+fn region_stop(id: u64) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as in `region_start`.
+    unsafe {
+        core::arch::asm!("svc #0", in("x8") 0x5A5A1u64, inout("x0") id => _, options(nostack));
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    let _ = id;
+}
+
+/// Deterministic values in [-1, 1) (a small LCG).
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn int8(n: usize, seed: u32) -> Vec<i8> {
+    data(n, seed).iter().map(|&v| (v * 127.0) as i8).collect()
+}
+
+fn run<B: Backend>(workload: &str, m: usize, k: usize, n: usize) -> f32 {
+    let rows = if workload.starts_with("gemv") { 1 } else { m };
+    let (a, bias) = (data(rows * k, 1), data(n, 3));
+    let mut c = vec![0.0; rows * n];
+    match workload {
+        "gemv-f32" | "gemm-f32" => {
+            let mut packed = vec![0.0; packed_b_len(n, k)];
+            pack_b(&data(n * k, 2), n, k, &mut packed);
+            region_start(1);
+            if rows == 1 {
+                B::gemv_packed_b(n, k, &a, &packed, Some(&bias), &mut c);
+            } else {
+                B::gemm_packed_b(m, n, k, &a, k, &packed, Some(&bias), &mut c, n);
+            }
+            region_stop(1);
+        }
+        #[cfg(target_arch = "aarch64")]
+        "gemv-i8-dot" | "gemv-i8-block-dot" => {
+            use neon_runtime::kernels::quant::dot;
+            assert!(std::arch::is_aarch64_feature_detected!("dotprod"), "no dotprod");
+            let mut packed = vec![0; packed_i8_len(n, k)];
+            pack_i8(&int8(n * k, 2), n, k, &mut packed);
+            let scales: Vec<f32> =
+                data(n * k / BLOCK_K, 4).iter().map(|v| 1e-3 * (v + 2.0)).collect();
+            let mut packed_scales = vec![0.0; packed_block_scales_len(n, k)];
+            pack_block_scales(&scales, n, k, &mut packed_scales);
+            region_start(1);
+            // SAFETY: dotprod checked above.
+            unsafe {
+                if workload == "gemv-i8-dot" {
+                    dot::gemv_i8(n, k, &a, &packed, 3e-3, -0.04, Some(&bias), &mut c);
+                } else {
+                    dot::gemv_i8_block(n, k, &a, &packed, &packed_scales, Some(&bias), &mut c);
+                }
+            }
+            region_stop(1);
+        }
+        "gemv-i8" | "gemm-i8" => {
+            let mut packed = vec![0; packed_i8_len(n, k)];
+            pack_i8(&int8(n * k, 2), n, k, &mut packed);
+            let (scale, offset) = (3e-3, -0.04);
+            region_start(1);
+            if rows == 1 {
+                B::gemv_i8(n, k, &a, &packed, scale, offset, Some(&bias), &mut c);
+            } else {
+                B::gemm_i8(m, n, k, &a, k, &packed, scale, offset, Some(&bias), &mut c, n);
+            }
+            region_stop(1);
+        }
+        "gemv-i8-block" | "gemm-i8-block" => {
+            let mut packed = vec![0; packed_i8_len(n, k)];
+            pack_i8(&int8(n * k, 2), n, k, &mut packed);
+            let scales: Vec<f32> =
+                data(n * k / BLOCK_K, 4).iter().map(|v| 1e-3 * (v + 2.0)).collect();
+            let mut packed_scales = vec![0.0; packed_block_scales_len(n, k)];
+            pack_block_scales(&scales, n, k, &mut packed_scales);
+            region_start(1);
+            if rows == 1 {
+                B::gemv_i8_block(n, k, &a, &packed, &packed_scales, Some(&bias), &mut c);
+            } else {
+                B::gemm_i8_block(m, n, k, &a, k, &packed, &packed_scales, Some(&bias), &mut c, n);
+            }
+            region_stop(1);
+        }
+        _ => {
+            eprintln!("unknown workload {workload}");
+            std::process::exit(2);
+        }
+    }
+    c.iter().sum()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: insn_quant [portable-]gemv-f32|gemv-i8|gemv-i8-block|gemm-f32|gemm-i8|gemm-i8-block M K N";
+    if args.len() != 5 {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    }
+    let dims: Vec<usize> = args[2..].iter().map(|v| v.parse().expect(usage)).collect();
+    let (m, k, n) = (dims[0], dims[1], dims[2]);
+    let workload = args[1].as_str();
+    let checksum = match workload.strip_prefix("portable-") {
+        Some(w) => run::<Portable>(w, m, k, n),
+        None => run::<Fast>(workload, m, k, n),
+    };
+    // Printing the checksum keeps the computation observable.
+    println!("{workload} {m}x{k}x{n}: checksum {checksum}");
+}

@@ -1,0 +1,561 @@
+//! Fully connected layers with int8 weights and f32 activations.
+//!
+//! - [`QuantLinear`]: per-tensor int8, `W = f32(q) * scale + offset` with one `scale` and
+//!   one `offset` per tensor (the format Moonshine ships). Runs
+//!   `y = scale * (x · q_j) + offset * sum(x) + b[j]` without dequantising the weights.
+//! - [`BlockQ8Linear`]: block-int8, `W[j, k] = f32(q[j, k]) * scale[j, k / 32]`
+//!   (symmetric, one f32 scale per 32 consecutive weights of a row), for models we
+//!   convert ourselves. `in_features` must be a multiple of 32: other sizes are an error,
+//!   not padded, because the converter is ours and padding `k` would also need the
+//!   activations padded.
+//!
+//! Both have the shape rule of [`Linear`](crate::ops::linear::Linear) (the same code,
+//! [`LinearGeometry`]'s rule, run under their own operator names): input frame-major
+//! `[rows, in_features]` (or rank 1 `[in_features]`, one row), output
+//! `[rows, out_features]` (`[out_features]`). One row runs the int8 GEMV, several the
+//! int8 GEMM of [`crate::kernels::quant`].
+//!
+//! Weights are `[out_features, in_features]` (PyTorch's layout) in `new` / `from_slice`;
+//! `from_in_out` takes `[in_features, out_features]` (the `y = x · W` layout of ONNX and
+//! TFLite exports, Moonshine's included) and transposes while packing. Packing
+//! ([`crate::kernels::quant::pack_i8`]) happens once, in the constructor; `from_packed`
+//! wraps data packed offline (e.g. `&'static` arrays embedded in a firmware image).
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use super::linear::LinearGeometry;
+use super::ShapeRule;
+use crate::dim::Dim;
+use crate::error::{Error, ShapeError};
+use crate::kernels::gemm::PACK_NR;
+use crate::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K, QUANT_KR};
+use crate::kernels::Backend;
+use crate::tensor::{Shape, TensorView, TensorViewMut};
+
+const OP: &str = "quant_linear";
+const BLOCK_OP: &str = "block_q8_linear";
+
+/// The geometry of a [`QuantLinear`] layer: feature counts and whether it has a bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantLinearGeometry {
+    /// Input features (`K`, the last axis of the input).
+    pub in_features: usize,
+    /// Output features (`N`, the last axis of the output).
+    pub out_features: usize,
+    /// Whether a bias of `out_features` values is added.
+    pub bias: bool,
+}
+
+impl QuantLinearGeometry {
+    /// The same sizes as an f32 [`LinearGeometry`], whose shape rule this layer uses.
+    pub const fn linear(&self) -> LinearGeometry {
+        LinearGeometry {
+            in_features: self.in_features,
+            out_features: self.out_features,
+            bias: self.bias,
+        }
+    }
+
+    /// Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout), as
+    /// [`QuantLinear::from_packed`] expects them (sizes whose buffer would not fit in
+    /// memory overflow; the constructors check that case and return an error).
+    pub const fn packed_weight_len(&self) -> usize {
+        packed_i8_len(self.out_features, self.in_features)
+    }
+
+    /// Checks the geometry itself.
+    ///
+    /// # Errors
+    /// [`ShapeError::Geometry`] when a feature count is 0.
+    pub fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        self.linear().validate_as(OP)
+    }
+}
+
+impl ShapeRule for QuantLinearGeometry {
+    fn name(&self) -> &'static str {
+        OP
+    }
+
+    /// `[rows, in_features] -> [rows, out_features]`, `[in_features] -> [out_features]`
+    /// ([`LinearGeometry`]'s rule).
+    ///
+    /// # Errors
+    /// As [`LinearGeometry`]'s rule, named `quant_linear`.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        self.linear().output_shape_as(OP, inputs)
+    }
+}
+
+/// The geometry of a [`BlockQ8Linear`] layer: feature counts and whether it has a bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockQ8LinearGeometry {
+    /// Input features (`K`, the last axis of the input); a multiple of 32.
+    pub in_features: usize,
+    /// Output features (`N`, the last axis of the output).
+    pub out_features: usize,
+    /// Whether a bias of `out_features` values is added.
+    pub bias: bool,
+}
+
+impl BlockQ8LinearGeometry {
+    /// The same sizes as an f32 [`LinearGeometry`], whose shape rule this layer uses.
+    pub const fn linear(&self) -> LinearGeometry {
+        LinearGeometry {
+            in_features: self.in_features,
+            out_features: self.out_features,
+            bias: self.bias,
+        }
+    }
+
+    /// Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout).
+    pub const fn packed_weight_len(&self) -> usize {
+        packed_i8_len(self.out_features, self.in_features)
+    }
+
+    /// Values of the packed block scales ([`crate::kernels::quant::pack_block_scales`]
+    /// layout).
+    pub const fn packed_scales_len(&self) -> usize {
+        packed_block_scales_len(self.out_features, self.in_features)
+    }
+
+    /// Checks the geometry itself.
+    ///
+    /// # Errors
+    /// [`ShapeError::Geometry`] when a feature count is 0 or `in_features` is not a
+    /// multiple of 32.
+    pub fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        self.linear().validate_as(BLOCK_OP)?;
+        if !self.in_features.is_multiple_of(BLOCK_K) {
+            let reason = "in_features must be a multiple of 32 (the block size)";
+            return Err(ShapeError::Geometry { op: BLOCK_OP, reason });
+        }
+        Ok(())
+    }
+}
+
+impl ShapeRule for BlockQ8LinearGeometry {
+    fn name(&self) -> &'static str {
+        BLOCK_OP
+    }
+
+    /// `[rows, in_features] -> [rows, out_features]`, `[in_features] -> [out_features]`
+    /// ([`LinearGeometry`]'s rule).
+    ///
+    /// # Errors
+    /// As [`LinearGeometry`]'s rule, named `block_q8_linear`, and
+    /// [`ShapeError::Geometry`] when `in_features` is not a multiple of 32.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        self.validate()?;
+        self.linear().output_shape_as(BLOCK_OP, inputs)
+    }
+}
+
+/// `out_features * in_features`, checked for overflow.
+#[cfg(feature = "alloc")]
+fn checked_weight_len(g: &LinearGeometry) -> Result<usize, Error> {
+    g.out_features
+        .checked_mul(g.in_features)
+        .ok_or(Error::BadShape { reason: "in_features * out_features overflows usize" })
+}
+
+/// [`packed_i8_len`], checked for overflow.
+fn checked_packed_len(g: &LinearGeometry) -> Result<usize, Error> {
+    g.out_features
+        .div_ceil(PACK_NR)
+        .checked_mul(PACK_NR)
+        .and_then(|n| n.checked_mul(g.in_features.div_ceil(QUANT_KR)))
+        .and_then(|n| n.checked_mul(QUANT_KR))
+        .ok_or(Error::BadShape { reason: "packed weight length overflows usize" })
+}
+
+/// [`packed_block_scales_len`], checked for overflow.
+fn checked_scales_len(g: &LinearGeometry) -> Result<usize, Error> {
+    g.out_features
+        .div_ceil(PACK_NR)
+        .checked_mul(PACK_NR)
+        .and_then(|n| n.checked_mul(g.in_features / BLOCK_K))
+        .ok_or(Error::BadShape { reason: "packed scales length overflows usize" })
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::Length { what, expected, got })
+    }
+}
+
+fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(), Error> {
+    match bias {
+        Some(b) => check_len("bias", g.out_features, b.len()),
+        None => Ok(()),
+    }
+}
+
+/// A fully connected layer with per-tensor int8 weights:
+/// `y[r, j] = scale * sum_k x[r, k] q[j, k] + offset * sum_k x[r, k] + b[j]`, i.e.
+/// `x · W^T + b` with `W = q * scale + offset`.
+///
+/// `Q` stores the packed int8 weights (`Vec<i8>` with feature `alloc`, `&'static [i8]`
+/// for weights packed offline), `S` the f32 bias. Immutable after construction,
+/// `Send + Sync` when `Q` and `S` are.
+#[derive(Clone, Debug)]
+pub struct QuantLinear<Q, S> {
+    geometry: QuantLinearGeometry,
+    /// [`crate::kernels::quant::pack_i8`] of `q[out_features, in_features]`.
+    weight: Q,
+    scale: f32,
+    offset: f32,
+    bias: Option<S>,
+}
+
+/// Checks the per-tensor parameters and the bias.
+fn check_tensor_params(
+    g: &QuantLinearGeometry,
+    scale: f32,
+    offset: f32,
+    bias: Option<&[f32]>,
+) -> Result<(), Error> {
+    g.validate::<usize>()?;
+    if !scale.is_finite() || !offset.is_finite() {
+        return Err(
+            ShapeError::Geometry { op: OP, reason: "scale and offset must be finite" }.into()
+        );
+    }
+    check_bias(&g.linear(), bias)
+}
+
+#[cfg(feature = "alloc")]
+impl QuantLinear<Vec<i8>, Vec<f32>> {
+    /// Packs `q` (`[out_features, in_features]`, row-major) once and keeps `scale`,
+    /// `offset` and `bias` (`[out_features]`) as given.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count, a non-finite scale or offset;
+    /// [`Error::Length`] when `q` does not have `out_features * in_features` values or
+    /// `bias` `out_features`.
+    pub fn new(
+        q: Vec<i8>,
+        scale: f32,
+        offset: f32,
+        bias: Option<Vec<f32>>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let mut op = Self::from_slice(&q, scale, offset, None, in_features, out_features)?;
+        check_tensor_params(&op.geometry, scale, offset, bias.as_deref())?;
+        op.geometry.bias = bias.is_some();
+        op.bias = bias;
+        Ok(op)
+    }
+
+    /// As [`QuantLinear::new`], from borrowed data: packs `q` and copies `bias`.
+    ///
+    /// # Errors
+    /// As [`QuantLinear::new`].
+    pub fn from_slice(
+        q: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
+        check_tensor_params(&geometry, scale, offset, bias)?;
+        check_len("weight", checked_weight_len(&geometry.linear())?, q.len())?;
+        let mut packed = alloc::vec![0; checked_packed_len(&geometry.linear())?];
+        crate::kernels::quant::pack_i8(q, out_features, in_features, &mut packed);
+        let bias = bias.map(<[f32]>::to_vec);
+        Ok(Self { geometry, weight: packed, scale, offset, bias })
+    }
+
+    /// As [`QuantLinear::from_slice`], with `q` given as `[in_features, out_features]`
+    /// (`y = x · W`, the layout of ONNX / TFLite exports such as Moonshine's): transposed
+    /// while packing.
+    ///
+    /// # Errors
+    /// As [`QuantLinear::new`].
+    pub fn from_in_out(
+        q: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
+        check_tensor_params(&geometry, scale, offset, bias)?;
+        check_len("weight", checked_weight_len(&geometry.linear())?, q.len())?;
+        let mut packed = alloc::vec![0; checked_packed_len(&geometry.linear())?];
+        crate::kernels::quant::pack_i8_transposed(q, out_features, in_features, &mut packed);
+        let bias = bias.map(<[f32]>::to_vec);
+        Ok(Self { geometry, weight: packed, scale, offset, bias })
+    }
+}
+
+impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
+    /// Wraps weights already packed ([`crate::kernels::quant::pack_i8`] of
+    /// `q[out_features, in_features]`, [`QuantLinearGeometry::packed_weight_len`] bytes)
+    /// and `bias` (`[out_features]`), without packing or copying.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count, a non-finite scale or offset;
+    /// [`Error::Length`] for packed weights or a bias of the wrong length.
+    pub fn from_packed(
+        weight: Q,
+        scale: f32,
+        offset: f32,
+        bias: Option<S>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
+        check_tensor_params(&geometry, scale, offset, bias.as_ref().map(AsRef::as_ref))?;
+        let expected = checked_packed_len(&geometry.linear())?;
+        check_len("packed weight", expected, weight.as_ref().len())?;
+        Ok(Self { geometry, weight, scale, offset, bias })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> QuantLinearGeometry {
+        self.geometry
+    }
+
+    /// The packed weights ([`crate::kernels::quant::pack_i8`] layout).
+    pub fn packed_weight(&self) -> &[i8] {
+        self.weight.as_ref()
+    }
+
+    /// The per-tensor scale.
+    pub fn scale(&self) -> f32 {
+        self.scale
+    }
+
+    /// The per-tensor offset.
+    pub fn offset(&self) -> f32 {
+        self.offset
+    }
+
+    /// The bias (`[out_features]`), if any.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.bias.as_ref().map(AsRef::as_ref)
+    }
+
+    /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`.
+    ///
+    /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
+    /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
+    /// runs the GEMV, several the GEMM. No scratch, no allocation (the GEMM converts
+    /// weights through a 21 KiB stack buffer, see [`crate::kernels::quant`]).
+    ///
+    /// # Errors
+    /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
+    /// breaks the shape rule or the output shape differs from it (reported as argument 1);
+    /// [`Error::Layout`] for a rank-2 input or output that is not frame-major. `output` is
+    /// untouched on error.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let rows = self.geometry.linear().check_run(OP, input, output)?;
+        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
+        let (w, bias, scale, offset) = (self.weight.as_ref(), self.bias(), self.scale, self.offset);
+        if rows == 1 {
+            B::gemv_i8(n, k, input.data(), w, scale, offset, bias, output.data_mut());
+        } else {
+            B::gemm_i8(rows, n, k, input.data(), k, w, scale, offset, bias, output.data_mut(), n);
+        }
+        Ok(())
+    }
+}
+
+/// A fully connected layer with block-int8 weights:
+/// `y[r, j] = sum_k x[r, k] q[j, k] scale[j, k / 32] + b[j]`.
+///
+/// `Q` stores the packed int8 weights, `S` the packed block scales and the bias.
+/// Immutable after construction, `Send + Sync` when `Q` and `S` are.
+#[derive(Clone, Debug)]
+pub struct BlockQ8Linear<Q, S> {
+    geometry: BlockQ8LinearGeometry,
+    /// [`crate::kernels::quant::pack_i8`] of `q[out_features, in_features]`.
+    weight: Q,
+    /// [`crate::kernels::quant::pack_block_scales`] of `scale[out_features, in / 32]`.
+    scales: S,
+    bias: Option<S>,
+}
+
+/// Checks the geometry, the scales (finite, `len` values) and the bias.
+fn check_block_params(
+    g: &BlockQ8LinearGeometry,
+    scales: &[f32],
+    scales_len: usize,
+    bias: Option<&[f32]>,
+) -> Result<(), Error> {
+    g.validate::<usize>()?;
+    check_len("scales", scales_len, scales.len())?;
+    if !scales.iter().all(|v| v.is_finite()) {
+        let reason = "block scales must be finite";
+        return Err(ShapeError::Geometry { op: BLOCK_OP, reason }.into());
+    }
+    check_bias(&g.linear(), bias)
+}
+
+#[cfg(feature = "alloc")]
+impl BlockQ8Linear<Vec<i8>, Vec<f32>> {
+    /// Packs `q` (`[out_features, in_features]`) and `scales` (`[out_features,
+    /// in_features / 32]`: row `j` holds output `j`'s block scales) once; keeps `bias`
+    /// (`[out_features]`).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count, `in_features` not a multiple of 32, or
+    /// a non-finite block scale; [`Error::Length`] for `q`, `scales` or `bias` of the
+    /// wrong length.
+    pub fn new(
+        q: Vec<i8>,
+        scales: Vec<f32>,
+        bias: Option<Vec<f32>>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let mut op = Self::from_slice(&q, &scales, None, in_features, out_features)?;
+        check_bias(&op.geometry.linear(), bias.as_deref())?;
+        op.geometry.bias = bias.is_some();
+        op.bias = bias;
+        Ok(op)
+    }
+
+    /// As [`BlockQ8Linear::new`], from borrowed data (packed and copied).
+    ///
+    /// # Errors
+    /// As [`BlockQ8Linear::new`].
+    pub fn from_slice(
+        q: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        Self::pack(q, scales, bias, in_features, out_features, false)
+    }
+
+    /// As [`BlockQ8Linear::from_slice`], with `q` given as `[in_features, out_features]`
+    /// and `scales` as `[in_features / 32, out_features]` (row `b` holds block `b` of
+    /// every output), transposed while packing.
+    ///
+    /// # Errors
+    /// As [`BlockQ8Linear::new`].
+    pub fn from_in_out(
+        q: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        Self::pack(q, scales, bias, in_features, out_features, true)
+    }
+
+    fn pack(
+        q: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        in_features: usize,
+        out_features: usize,
+        in_out: bool,
+    ) -> Result<Self, Error> {
+        use crate::kernels::quant as k;
+        let geometry = BlockQ8LinearGeometry { in_features, out_features, bias: bias.is_some() };
+        geometry.validate::<usize>()?;
+        let linear = geometry.linear();
+        let raw_scales = out_features
+            .checked_mul(in_features / BLOCK_K)
+            .ok_or(Error::BadShape { reason: "scales length overflows usize" })?;
+        check_block_params(&geometry, scales, raw_scales, bias)?;
+        check_len("weight", checked_weight_len(&linear)?, q.len())?;
+        let mut packed = alloc::vec![0; checked_packed_len(&linear)?];
+        let mut packed_scales = alloc::vec![0.0; checked_scales_len(&linear)?];
+        if in_out {
+            k::pack_i8_transposed(q, out_features, in_features, &mut packed);
+            k::pack_block_scales_transposed(scales, out_features, in_features, &mut packed_scales);
+        } else {
+            k::pack_i8(q, out_features, in_features, &mut packed);
+            k::pack_block_scales(scales, out_features, in_features, &mut packed_scales);
+        }
+        let bias = bias.map(<[f32]>::to_vec);
+        Ok(Self { geometry, weight: packed, scales: packed_scales, bias })
+    }
+}
+
+impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
+    /// Wraps already packed weights ([`BlockQ8LinearGeometry::packed_weight_len`] bytes)
+    /// and block scales ([`BlockQ8LinearGeometry::packed_scales_len`] values), and `bias`
+    /// (`[out_features]`), without packing or copying.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count, `in_features` not a multiple of 32, or
+    /// a non-finite block scale; [`Error::Length`] for buffers of the wrong length.
+    pub fn from_packed(
+        weight: Q,
+        scales: S,
+        bias: Option<S>,
+        in_features: usize,
+        out_features: usize,
+    ) -> Result<Self, Error> {
+        let geometry = BlockQ8LinearGeometry { in_features, out_features, bias: bias.is_some() };
+        geometry.validate::<usize>()?;
+        let linear = geometry.linear();
+        let scales_len = checked_scales_len(&linear)?;
+        check_block_params(
+            &geometry,
+            scales.as_ref(),
+            scales_len,
+            bias.as_ref().map(AsRef::as_ref),
+        )?;
+        check_len("packed weight", checked_packed_len(&linear)?, weight.as_ref().len())?;
+        Ok(Self { geometry, weight, scales, bias })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> BlockQ8LinearGeometry {
+        self.geometry
+    }
+
+    /// The packed weights ([`crate::kernels::quant::pack_i8`] layout).
+    pub fn packed_weight(&self) -> &[i8] {
+        self.weight.as_ref()
+    }
+
+    /// The packed block scales ([`crate::kernels::quant::pack_block_scales`] layout).
+    pub fn packed_scales(&self) -> &[f32] {
+        self.scales.as_ref()
+    }
+
+    /// The bias (`[out_features]`), if any.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.bias.as_ref().map(AsRef::as_ref)
+    }
+
+    /// `output = input · W^T + bias` with `W[j, k] = q[j, k] * scale[j, k / 32]`, backend
+    /// `B`. Shapes, layouts and errors as [`QuantLinear::run`].
+    ///
+    /// # Errors
+    /// As [`QuantLinear::run`] (named `block_q8_linear`).
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        let rows = self.geometry.linear().check_run(BLOCK_OP, input, output)?;
+        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
+        let (w, s, bias) = (self.weight.as_ref(), self.scales.as_ref(), self.bias());
+        if rows == 1 {
+            B::gemv_i8_block(n, k, input.data(), w, s, bias, output.data_mut());
+        } else {
+            B::gemm_i8_block(rows, n, k, input.data(), k, w, s, bias, output.data_mut(), n);
+        }
+        Ok(())
+    }
+}
