@@ -56,8 +56,9 @@
 //!
 //! # NEON: the `sdot` path (cores with the dot-product extension)
 //!
-//! The GEMVs have a second path, `dot`, taken when `dotprod_available()` (the build
-//! targets dotprod, or feature `std` detects it at run time): the activations are
+//! The GEMVs have a second path, [`dot`], opt-in (the backend's default is the widening
+//! path, so results do not depend on the CPU), for CPUs where `dotprod_available()` (the
+//! build targets dotprod, or feature `std` detects it at run time): the activations are
 //! quantised to int8 per block of 32 and `sdot` multiplies 16 weights by 4 activations
 //! per instruction, exactly in i32; per block the sums are converted and scaled into f32
 //! accumulators. This trades accuracy for instructions: the result moves by up to
@@ -1129,10 +1130,9 @@ mod neon {
 // NEON: the dot-product (`sdot`) GEMV
 // ------------------------------------------------------------------------------------
 
-/// Whether the NEON backend's int8 GEMVs take the `sdot` path on this CPU: when the build
-/// targets the dotprod extension (`target_feature = "dotprod"`), or, with feature `std`,
-/// when the CPU reports it at run time. Without `std` and without the target feature the
-/// widening path runs everywhere.
+/// Whether the `sdot` GEMVs ([`dot`]) may run on this CPU: when the build targets the
+/// dotprod extension (`target_feature = "dotprod"`), or, with feature `std`, when the CPU
+/// reports it at run time. The NEON backend itself always takes the widening path.
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub fn dotprod_available() -> bool {
     if cfg!(target_feature = "dotprod") {
@@ -1148,8 +1148,8 @@ pub fn dotprod_available() -> bool {
     }
 }
 
-/// The `sdot` GEMVs, callable explicitly (the NEON backend calls them when
-/// [`dotprod_available`]; tests and benchmarks call them directly).
+/// The `sdot` GEMVs, called explicitly (check [`dotprod_available`] first); the NEON
+/// backend's default is the widening path.
 ///
 /// The activations are quantised to int8 in blocks of 32 (`d = max|x| / 127` per block,
 /// `x_i = round(x / d)`, ties to even; the last block zero padded), then
@@ -1671,12 +1671,9 @@ impl QuantKernels for super::Neon {
     ) {
         let scales = Scales::Tensor { scale, offset };
         check_gemv("gemv_i8", n, k, x, b, scales, bias, y);
-        if dotprod_available() {
-            // SAFETY: the CPU implements dotprod.
-            unsafe { neon_dot::gemv(n, k, x, b, scales, bias, y) }
-        } else {
-            neon::gemv(n, k, x, b, scales, bias, y);
-        }
+        // The widening path is the default: exact products, results independent of the
+        // CPU. The `sdot` path is opt-in (`dot`), since it quantises the activations.
+        neon::gemv(n, k, x, b, scales, bias, y);
     }
 
     fn gemm_i8(
@@ -1708,12 +1705,9 @@ impl QuantKernels for super::Neon {
     ) {
         let scales = Scales::Block(scales);
         check_gemv("gemv_i8_block", n, k, x, b, scales, bias, y);
-        if dotprod_available() {
-            // SAFETY: the CPU implements dotprod.
-            unsafe { neon_dot::gemv(n, k, x, b, scales, bias, y) }
-        } else {
-            neon::gemv(n, k, x, b, scales, bias, y);
-        }
+        // The widening path is the default: exact products, results independent of the
+        // CPU. The `sdot` path is opt-in (`dot`), since it quantises the activations.
+        neon::gemv(n, k, x, b, scales, bias, y);
     }
 
     fn gemm_i8_block(
