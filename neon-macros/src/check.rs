@@ -21,9 +21,31 @@ pub struct DimInfo {
     pub hi: i64,
 }
 
+/// How a weight tensor is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// f32 values.
+    F32,
+    /// int8 with one scale and one offset per tensor: `w = scale * q + offset`.
+    I8,
+    /// Block-int8: 32 consecutive weights of a row share one f32 scale.
+    I8Block32,
+}
+
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Storage::F32 => "f32",
+            Storage::I8 => "i8",
+            Storage::I8Block32 => "i8_block32",
+        })
+    }
+}
+
 /// A declared weight tensor.
 pub struct WeightInfo {
     pub name: Ident,
+    pub storage: Storage,
     pub shape: Vec<usize>,
     /// The step whose prepared operator holds it, and whether it is that operator's
     /// main weight (the field of the weights struct) or its bias.
@@ -265,12 +287,19 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
     let mut weights = Vec::new();
     for w in &plan.weights {
         declare(&mut ctx, &w.name);
-        if w.storage != "f32" {
-            ctx.err(
-                w.storage.span(),
-                format!("unsupported weight storage `{}` (this version: f32)", w.storage),
-            );
-        }
+        let storage = match w.storage.to_string().as_str() {
+            "f32" => Storage::F32,
+            "i8" => Storage::I8,
+            "i8_block32" => Storage::I8Block32,
+            other => {
+                ctx.err(
+                    w.storage.span(),
+                    format!("unknown weight storage `{other}`: f32, i8 (per-tensor scale and offset) or i8_block32 (32 weights per scale)"),
+                );
+                bind.insert(w.name.to_string(), Binding::Poisoned);
+                continue;
+            }
+        };
         let Some(shape) = shape_exprs(&w.shape, w.shape_span, &mut ctx, &dims) else { continue };
         let Some(shape) = shape.iter().map(|d| d.as_constant()).collect::<Option<Vec<usize>>>()
         else {
@@ -278,7 +307,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
             continue;
         };
         bind.insert(w.name.to_string(), Binding::Weight(weights.len()));
-        weights.push(WeightInfo { name: w.name.clone(), shape, used: None });
+        weights.push(WeightInfo { name: w.name.clone(), storage, shape, used: None });
     }
     let mut values: Vec<Value> = Vec::new();
     let mut tensors = Vec::new();
@@ -414,7 +443,11 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
             let wargs: Vec<WeightArg> = warg
                 .iter()
                 .zip(&warg_ids)
-                .map(|(&w, id)| WeightArg { name: id, shape: &weights[w].shape })
+                .map(|(&w, id)| WeightArg {
+                    name: id,
+                    shape: &weights[w].shape,
+                    storage: weights[w].storage,
+                })
                 .collect();
             let op = match ops::resolve(callee, &wargs, &mut opts) {
                 Ok(op) => op,

@@ -69,12 +69,15 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         );
         let fdoc =
             format!(" `{}` ({}): build it with geometry [`{name}::{cname}`].", field, s.callee);
-        fields.push(quote!(#[doc = #fdoc] pub #field: #ty<S>,));
+        let ty = if s.op.int8() { quote!(#ty<Q, S>) } else { quote!(#ty<S>) };
+        fields.push(quote!(#[doc = #fdoc] pub #field: #ty,));
         consts.push(quote!(#[doc = #doc] pub const #cname: #geom_ty = #geom;));
         let fname = field.to_string();
         let has_bias = s.bias.is_some();
         let geom_check = match s.op {
-            Op::Linear(_) | Op::PerChannel(_) => quote!(weights.#field.geometry() != Self::#cname),
+            Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) | Op::PerChannel(_) => {
+                quote!(weights.#field.geometry() != Self::#cname)
+            }
             _ => quote!(*weights.#field.geometry() != Self::#cname),
         };
         let bias_check = match s.op {
@@ -90,6 +93,14 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             }
         });
     }
+
+    // Weight storage type parameters: `S` for f32 data, `Q` for int8 data when used.
+    let has_int8 = c.steps.iter().any(|s| s.op.int8());
+    let (weight_params, weight_args) = if has_int8 {
+        (quote!(S: AsRef<[f32]>, Q: AsRef<[i8]>), quote!(S, Q))
+    } else {
+        (quote!(S: AsRef<[f32]>), quote!(S))
+    };
 
     // Parameters.
     let tensor_params: Vec<TokenStream> = [Role::Input, Role::Output, Role::State]
@@ -277,6 +288,8 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             }
             Op::DepthwiseConv1d(_)
             | Op::Linear(_)
+            | Op::QuantLinear(_)
+            | Op::BlockQ8Linear(_)
             | Op::LayerNorm(_)
             | Op::RmsNorm(_)
             | Op::GroupNorm(_) => {
@@ -354,7 +367,13 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
     let ws_doc = format!(
         " Workspace of [`{name}`]: {ws_bytes} bytes, 16-byte aligned; `const`-constructible, so it can live in a `static` or on the stack."
     );
-    let weights_doc = format!(" Prepared operators of [`{name}`]; `S` is their weight storage.");
+    let weights_doc = if has_int8 {
+        format!(
+            " Prepared operators of [`{name}`]; `S` is their f32 storage, `Q` their int8 storage."
+        )
+    } else {
+        format!(" Prepared operators of [`{name}`]; `S` is their weight storage.")
+    };
     let run_doc = format!(
         " Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
     );
@@ -363,7 +382,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         #vis struct #name;
 
         #[doc = #weights_doc]
-        #vis struct #weights_name<S: AsRef<[f32]>> {
+        #vis struct #weights_name<#weight_params> {
             #(#fields)*
         }
 
@@ -398,8 +417,8 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
 
             #[doc = #run_doc]
             #[allow(clippy::too_many_arguments, clippy::identity_op, clippy::erasing_op, unused_mut)]
-            pub fn run<B: #krate::Backend, S: AsRef<[f32]>>(
-                weights: &#weights_name<S>,
+            pub fn run<B: #krate::Backend, #weight_params>(
+                weights: &#weights_name<#weight_args>,
                 #(#tensor_params,)*
                 #(#dim_params,)*
                 #(#scalar_params,)*

@@ -50,7 +50,9 @@
 //! [attributes] [pub] plan Name {
 //!     crate = ::path::to::neon_runtime;          // optional, default ::neon_runtime
 //!     dim NAME in LO..=HI;                        // symbolic dimension, LO >= 1
-//!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape
+//!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape; storage
+//!                                                 // f32, i8 (per-tensor scale and offset)
+//!                                                 // or i8_block32 (one scale per 32 weights)
 //!     input NAME: [shape];                        // caller's tensor, read-only
 //!     output NAME: [shape];                       // caller's tensor, written once
 //!     state NAME: [shape];                        // caller's tensor, read and written
@@ -70,7 +72,7 @@
 //! |---|---|---|
 //! | `conv1d(x, w[, b])` | `[Cin, T]` -> `[Cout, T']` (w: `[Cout, Cin/groups, K]`) | `stride`, `dilation`, `groups`, `padding = n \| (l, r)`, `causal = true`, `output = frame_major` |
 //! | `depthwise_conv1d(x, w[, b])` | `[C, T]` -> `[C, T']` (w: `[C, 1, K]`) | `stride`, `dilation`, `padding`, `causal` |
-//! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`) | |
+//! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`; f32, i8 or i8_block32) | |
 //! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
 //! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |
 //! | `layer_scale(x, g)` | same shape, times `g[c]` per channel | `layout` |
@@ -90,7 +92,9 @@
 //!   (`Name::W`), `NAME_len(dims..)` for every caller tensor, and
 //!   `run::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace)`.
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
-//!   uses (a bias belongs to its operator's field).
+//!   uses (a bias belongs to its operator's field). `S: AsRef<[f32]>` is the f32 storage;
+//!   a plan with int8 weights adds `Q: AsRef<[i8]>` (`NameWeights<S, Q>`, fields such as
+//!   `QuantLinear<Q, S>` and `BlockQ8Linear<Q, S>`), and `run` takes `<B, S, Q>`.
 //! - `struct NameWorkspace`: `[f32; WORKSPACE_BYTES / 4]`, 16-byte aligned, `const fn new`,
 //!   so it can be a `static`.
 //!

@@ -10,6 +10,7 @@ use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::ops::ShapeRule;
@@ -18,6 +19,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, Ident, Lit};
 
+use crate::check::Storage;
 use crate::parse::lit_int;
 use crate::sym::SymDim;
 
@@ -34,6 +36,8 @@ pub enum Op {
     Conv1d(Conv1dGeometry),
     DepthwiseConv1d(DepthwiseConv1dGeometry),
     Linear(LinearGeometry),
+    QuantLinear(QuantLinearGeometry),
+    BlockQ8Linear(BlockQ8LinearGeometry),
     LayerNorm(LayerNormGeometry),
     RmsNorm(RmsNormGeometry),
     GroupNorm(GroupNormGeometry),
@@ -202,6 +206,7 @@ fn path_ident(e: &Expr) -> Option<String> {
 pub struct WeightArg<'a> {
     pub name: &'a Ident,
     pub shape: &'a [usize],
+    pub storage: Storage,
 }
 
 fn weight_rank(op: &str, w: &WeightArg, rank: usize, what: &str) -> Result<(), syn::Error> {
@@ -236,6 +241,20 @@ pub fn resolve(
     let op = name.as_str();
     let w = weights.first();
     let b = weights.get(1);
+    // Only `linear` takes int8 weights; biases and every other weight are f32.
+    for (k, arg) in weights.iter().enumerate() {
+        if arg.storage != Storage::F32 && !(op == "linear" && k == 0) {
+            return Err(syn::Error::new(
+                arg.name.span(),
+                format!(
+                    "{op} takes f32 {}, `{}` is {}",
+                    if k == 0 { "weights" } else { "biases" },
+                    arg.name,
+                    arg.storage
+                ),
+            ));
+        }
+    }
     Ok(match op {
         "conv1d" => {
             let w = w.expect("signature has a weight");
@@ -287,7 +306,22 @@ pub fn resolve(
             let w = w.expect("signature has a weight");
             weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
             let bias = bias_len(op, b, w.shape[0], "a bias")?;
-            Op::Linear(LinearGeometry { in_features: w.shape[1], out_features: w.shape[0], bias })
+            let (in_features, out_features) = (w.shape[1], w.shape[0]);
+            match w.storage {
+                Storage::F32 => Op::Linear(LinearGeometry { in_features, out_features, bias }),
+                Storage::I8 => {
+                    Op::QuantLinear(QuantLinearGeometry { in_features, out_features, bias })
+                }
+                Storage::I8Block32 => {
+                    if in_features % 32 != 0 {
+                        return Err(syn::Error::new(
+                            w.name.span(),
+                            format!("i8_block32 weights need in_features divisible by 32, `{}` has {in_features}", w.name),
+                        ));
+                    }
+                    Op::BlockQ8Linear(BlockQ8LinearGeometry { in_features, out_features, bias })
+                }
+            }
         }
         "layer_norm" | "rms_norm" | "group_norm" => {
             let w = w.expect("signature has a weight");
@@ -364,6 +398,8 @@ impl Op {
             Op::Conv1d(g) => g.output_shape(inputs),
             Op::DepthwiseConv1d(g) => g.output_shape(inputs),
             Op::Linear(g) => g.output_shape(inputs),
+            Op::QuantLinear(g) => g.output_shape(inputs),
+            Op::BlockQ8Linear(g) => g.output_shape(inputs),
             Op::LayerNorm(g) => g.output_shape(inputs),
             Op::RmsNorm(g) => g.output_shape(inputs),
             Op::GroupNorm(g) => g.output_shape(inputs),
@@ -395,12 +431,19 @@ impl Op {
         }
     }
 
+    /// Whether the prepared operator stores int8 weights (its type is `Op<Q, S>`).
+    pub fn int8(&self) -> bool {
+        matches!(self, Op::QuantLinear(_) | Op::BlockQ8Linear(_))
+    }
+
     /// The runtime type of the prepared operator held in the weights struct, if any.
     pub fn weight_type(&self, krate: &TokenStream) -> Option<TokenStream> {
         Some(match self {
             Op::Conv1d(_) => quote!(#krate::ops::conv::Conv1d),
             Op::DepthwiseConv1d(_) => quote!(#krate::ops::conv::DepthwiseConv1d),
             Op::Linear(_) => quote!(#krate::ops::linear::Linear),
+            Op::QuantLinear(_) => quote!(#krate::ops::quant::QuantLinear),
+            Op::BlockQ8Linear(_) => quote!(#krate::ops::quant::BlockQ8Linear),
             Op::LayerNorm(_) => quote!(#krate::ops::norm::LayerNorm),
             Op::RmsNorm(_) => quote!(#krate::ops::norm::RmsNorm),
             Op::GroupNorm(_) => quote!(#krate::ops::norm::GroupNorm),
@@ -465,6 +508,24 @@ impl Op {
                         in_features: #in_features, out_features: #out_features, bias: #bias,
                     }),
                     quote!(#krate::ops::linear::LinearGeometry),
+                )
+            }
+            Op::QuantLinear(g) => {
+                let QuantLinearGeometry { in_features, out_features, bias } = *g;
+                (
+                    quote!(#krate::ops::quant::QuantLinearGeometry {
+                        in_features: #in_features, out_features: #out_features, bias: #bias,
+                    }),
+                    quote!(#krate::ops::quant::QuantLinearGeometry),
+                )
+            }
+            Op::BlockQ8Linear(g) => {
+                let BlockQ8LinearGeometry { in_features, out_features, bias } = *g;
+                (
+                    quote!(#krate::ops::quant::BlockQ8LinearGeometry {
+                        in_features: #in_features, out_features: #out_features, bias: #bias,
+                    }),
+                    quote!(#krate::ops::quant::BlockQ8LinearGeometry),
                 )
             }
             Op::LayerNorm(g) => {
@@ -545,7 +606,7 @@ impl Op {
         match self {
             Op::Conv1d(g) => (vec![cf], g.output_layout),
             Op::DepthwiseConv1d(_) => (vec![cf], cf),
-            Op::Linear(_) => (vec![fm], fm),
+            Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) => (vec![fm], fm),
             Op::LayerNorm(g) => (vec![g.layout], g.layout),
             Op::RmsNorm(g) => (vec![g.layout], g.layout),
             Op::GroupNorm(_) => (vec![cf], cf),
