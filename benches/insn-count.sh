@@ -19,22 +19,30 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --target aarch64-unknown-linux-gnu
-BIN="$ROOT/target/aarch64-unknown-linux-gnu/release/insn_gemm"
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --target aarch64-unknown-linux-gnu
+BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
 GEMV_FLOPS=$((2 * 1024 * 1024))
-# workload | FLOPs | description
+QGEMV_FLOPS=$((2 * 416 * 1664))           # Moonshine base: d_model 416 -> MLP 1664
+QGEMM_FLOPS=$((2 * 413 * 416 * 1664))     # 413 encoder frames (beckett.wav)
+# binary and arguments | FLOPs | description
 WORKLOADS=(
-  "gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
-  "gemm-b-pack|$GEMM_FLOPS|sgemm 256³, ours: pack_b + gemm_packed_b (packing counted)"
-  "gemm-a|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_a (8x12), weights packed beforehand"
-  "mm-gemm|$GEMM_FLOPS|sgemm 256³, matrixmultiply 0.3 sgemm (packs both operands per call)"
-  "portable-gemm-b|$GEMM_FLOPS|sgemm 256³, ours: Portable gemm_packed_b (no FMA contraction)"
-  "portable-gemm-a|$GEMM_FLOPS|sgemm 256³, ours: Portable gemm_packed_a (no FMA contraction)"
-  "gemv|$GEMV_FLOPS|GEMV 1024², ours: NEON gemv_packed_b, weights packed beforehand"
-  "mm-gemv|$GEMV_FLOPS|GEMV 1024², matrixmultiply 0.3 sgemm with m = 1"
-  "portable-gemv|$GEMV_FLOPS|GEMV 1024², ours: Portable gemv_packed_b"
+  "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
+  "insn_gemm gemm-b-pack|$GEMM_FLOPS|sgemm 256³, ours: pack_b + gemm_packed_b (packing counted)"
+  "insn_gemm gemm-a|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_a (8x12), weights packed beforehand"
+  "insn_gemm mm-gemm|$GEMM_FLOPS|sgemm 256³, matrixmultiply 0.3 sgemm (packs both operands per call)"
+  "insn_gemm portable-gemm-b|$GEMM_FLOPS|sgemm 256³, ours: Portable gemm_packed_b (no FMA contraction)"
+  "insn_gemm portable-gemm-a|$GEMM_FLOPS|sgemm 256³, ours: Portable gemm_packed_a (no FMA contraction)"
+  "insn_gemm gemv|$GEMV_FLOPS|GEMV 1024², ours: NEON gemv_packed_b, weights packed beforehand"
+  "insn_gemm mm-gemv|$GEMV_FLOPS|GEMV 1024², matrixmultiply 0.3 sgemm with m = 1"
+  "insn_gemm portable-gemv|$GEMV_FLOPS|GEMV 1024², ours: Portable gemv_packed_b"
+  "insn_quant gemv-f32 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, f32 weights (reference for the int8 rows)"
+  "insn_quant gemv-i8 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, int8 per-tensor, NEON widening path (default)"
+  "insn_quant gemv-i8-block 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, block-int8, NEON widening path"
+  "insn_quant gemv-i8-dot 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, int8 per-tensor, sdot path (dotprod CPUs only)"
+  "insn_quant gemm-f32 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, f32 weights"
+  "insn_quant gemm-i8 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, int8 per-tensor"
 )
 
 table="$(mktemp)"
@@ -46,11 +54,13 @@ trap 'rm -f "$table"' EXIT
   for _ in $CPUS; do printf -- '---:|---:|'; done
   printf '\n'
   for w in "${WORKLOADS[@]}"; do
-    IFS='|' read -r name flops desc <<<"$w"
-    printf '| %s (`%s`) |' "$desc" "$name"
+    IFS='|' read -r cmd flops desc <<<"$w"
+    read -r -a argv <<<"$cmd"
+    printf '| %s (`%s`) |' "$desc" "${argv[*]:1}"
     for cpu in $CPUS; do
-      n="$("$INSN_COUNT" --region --quiet --cpu "$cpu" "$BIN" "$name" 2>/dev/null)"
-      awk -v n="$n" -v f="$flops" 'BEGIN { printf " %d | %.2f |", n, f / n }'
+      n="$("$INSN_COUNT" --region --quiet --cpu "$cpu" "$BINDIR/${argv[0]}" "${argv[@]:1}" 2>/dev/null || true)"
+      # A workload the CPU model cannot run (sdot without dotprod) prints n/a.
+      awk -v n="$n" -v f="$flops" 'BEGIN { if (n + 0 > 0) printf " %d | %.2f |", n, f / n; else printf " n/a | n/a |" }'
     done
     printf '\n'
   done

@@ -6,6 +6,7 @@
 //! On aarch64 the `Neon` backend is measured, elsewhere `Portable`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use neon_benches::data;
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
 use neon_runtime::kernels::GemmKernels;
 
@@ -13,16 +14,6 @@ use neon_runtime::kernels::GemmKernels;
 type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = neon_runtime::Portable;
-
-fn data(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
-}
 
 /// matrixmultiply's `C = A · W^T` with `A` `m x k`, `W` `n x k` (read through strides).
 fn mm_sgemm(m: usize, n: usize, k: usize, a: &[f32], w: &[f32], c: &mut [f32]) {

@@ -16,6 +16,7 @@
 //! On aarch64 the backend is `Neon` (the crate enables `neon-runtime/neon` there); elsewhere
 //! the binary builds (so the workspace builds everywhere) and runs without markers.
 
+use neon_benches::{data, region_start, region_stop};
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
 use neon_runtime::kernels::GemmKernels;
 use neon_runtime::Portable;
@@ -24,43 +25,6 @@ use neon_runtime::Portable;
 type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = Portable;
-
-/// Starts counting region `id` (a system call the insn-count plugin watches; the kernel
-/// answers ENOSYS, so it is harmless outside the counter).
-#[inline(always)]
-fn region_start(id: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: an unassigned system call number: the kernel (or qemu) only returns ENOSYS
-    // in x0, which is declared clobbered.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A0u64, inout("x0") id => _, options(nostack));
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    let _ = id;
-}
-
-/// Stops counting region `id`.
-#[inline(always)]
-fn region_stop(id: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: as in `region_start`.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A1u64, inout("x0") id => _, options(nostack));
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    let _ = id;
-}
-
-/// Deterministic values in [-1, 1) (a small LCG: no dependency, same data every run).
-fn data(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
-}
 
 fn gemm_b<B: GemmKernels>(s: usize, pack_in_region: bool) -> f32 {
     let (a, w, bias) = (data(s * s, 1), data(s * s, 2), data(s, 3));

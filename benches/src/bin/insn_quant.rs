@@ -12,6 +12,7 @@
 //! `gemv-i8-dot`, `gemv-i8-block-dot`: the `sdot` GEMVs called explicitly. The binary is
 //! built without feature `std` of the runtime, so `gemv-i8` is the widening path.
 
+use neon_benches::{data, region_start, region_stop};
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, BLOCK_K,
@@ -22,42 +23,6 @@ use neon_runtime::{Backend, Portable};
 type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = Portable;
-
-/// Starts counting region `id` (see `insn_gemm.rs`).
-#[inline(always)]
-fn region_start(id: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: an unassigned system call number: the kernel (or qemu) only returns ENOSYS
-    // in x0, which is declared clobbered.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A0u64, inout("x0") id => _, options(nostack));
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    let _ = id;
-}
-
-/// Stops counting region `id`.
-#[inline(always)]
-fn region_stop(id: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: as in `region_start`.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A1u64, inout("x0") id => _, options(nostack));
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    let _ = id;
-}
-
-/// Deterministic values in [-1, 1) (a small LCG).
-fn data(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
-}
 
 fn int8(n: usize, seed: u32) -> Vec<i8> {
     data(n, seed).iter().map(|&v| (v * 127.0) as i8).collect()
