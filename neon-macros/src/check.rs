@@ -223,9 +223,13 @@ fn shape_exprs(exprs: &[Expr], span: Span, ctx: &mut Ctx, dims: &[DimInfo]) -> O
     ok.then_some(out)
 }
 
+/// Elements at the upper bounds, saturating (sizes past [`MAX_ELEMS`] are reported).
 fn max_elems(shape: &[SymDim]) -> usize {
-    shape.iter().map(|d| d.range().1.max(0) as usize).product()
+    shape.iter().fold(1usize, |acc, d| acc.saturating_mul(d.range().1.max(0) as usize))
 }
+
+/// Largest tensor the workspace may hold, in f32 elements (2^40: 4 TiB).
+const MAX_ELEMS: usize = 1 << 40;
 
 fn shape_text(s: &[SymDim]) -> String {
     let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
@@ -248,6 +252,13 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
     let mut ctx = Ctx { errors: Vec::new(), bounds: Rc::new(Bounds::new()) };
     let mut names: HashMap<String, Span> = HashMap::new();
     let mut declare = |ctx: &mut Ctx, id: &Ident| {
+        let n = id.to_string();
+        if n == "weights" || n == "workspace" || n.starts_with("__") {
+            ctx.err(
+                id.span(),
+                format!("`{id}` is reserved by the generated code; choose another name"),
+            );
+        }
         if let Some(_prev) = names.insert(id.to_string(), id.span()) {
             ctx.err(id.span(), format!("`{id}` is declared twice"));
         }
@@ -317,6 +328,14 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
             bind.insert(t.name.to_string(), Binding::Poisoned);
             continue;
         };
+        if max_elems(&shape) > MAX_ELEMS {
+            ctx.err(
+                t.shape_span,
+                format!("`{}` can hold more than 2^40 elements; lower the dims' bounds", t.name),
+            );
+            bind.insert(t.name.to_string(), Binding::Poisoned);
+            continue;
+        }
         let ti = tensors.len();
         tensors.push(TensorInfo {
             role: t.role,
@@ -581,7 +600,9 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                                 );
                                 break 'body;
                             }
-                            if let Some(pos) = inputs.iter().position(|&i| i == v) {
+                            let uses: Vec<usize> =
+                                (0..inputs.len()).filter(|&p| inputs[p] == v).collect();
+                            if let Some(&pos) = uses.iter().find(|&&p| p != 0).or(uses.first()) {
                                 if pos != 0 || !op.in_place() {
                                     ctx.err(
                                         stmt.args[pos].span(),

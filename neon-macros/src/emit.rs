@@ -3,7 +3,7 @@
 //! validated before the first kernel, no heap, no dynamic dispatch, no `unsafe`.
 
 use neon_runtime::plan::MemoryPlan;
-use neon_runtime::Layout;
+use neon_runtime::{Dim, Layout};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -21,13 +21,27 @@ fn layout_tokens(krate: &TokenStream, l: Layout) -> TokenStream {
     }
 }
 
-/// Name of the local holding a value's run-time dims.
-fn dims_ident(label: &str) -> Ident {
-    format_ident!("dims_{}", label.replace('#', "_").replace('\'', "_next"))
+/// Name of the local holding a value's run-time dims (the value's label, made unique by
+/// its index, behind a `__` prefix that user names cannot take).
+fn dims_ident(c: &Checked, v: usize) -> Ident {
+    let label = c.values[v].label.replace('#', "_").replace('\'', "_next");
+    format_ident!("__dims{}_{}", v, label)
 }
 
 fn dims_array(shape: &[SymDim]) -> TokenStream {
-    let d: Vec<TokenStream> = shape.iter().map(SymDim::to_tokens).collect();
+    let d: Vec<TokenStream> = shape
+        .iter()
+        .map(|d| {
+            let e = d.to_tokens();
+            if d.as_constant().is_some()
+                || d.symbols().len() == 1 && d.to_string() == d.symbols()[0]
+            {
+                e
+            } else {
+                quote!((#e))
+            }
+        })
+        .collect();
     quote!([#(#d),*])
 }
 
@@ -96,7 +110,10 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
 
     // Weight storage type parameters: `S` for f32 data, `Q` for int8 data when used.
     let has_int8 = c.steps.iter().any(|s| s.op.int8());
-    let (weight_params, weight_args) = if has_int8 {
+    let (weight_params, weight_args) = if fields.is_empty() {
+        // A plan without weights: a unit weights struct, no storage parameter.
+        (quote!(), quote!())
+    } else if has_int8 {
         (quote!(S: AsRef<[f32]>, Q: AsRef<[i8]>), quote!(S, Q))
     } else {
         (quote!(S: AsRef<[f32]>), quote!(S))
@@ -132,7 +149,14 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
     for t in &c.tensors {
         let f = format_ident!("{}_len", t.name);
         let used = dims_used(c, &t.shape);
-        let numel = t.shape.iter().map(SymDim::to_tokens).reduce(|a, b| quote!(#a * #b));
+        let numel = t
+            .shape
+            .iter()
+            .map(|d| {
+                let e = d.to_tokens();
+                quote!((#e))
+            })
+            .reduce(|a, b| quote!(#a * #b));
         let role = match t.role {
             Role::Input => "input",
             Role::Output => "output",
@@ -142,7 +166,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let doc = format!(" Elements of {role} `{}`, shape `[{}]`.", t.name, shape_doc.join(", "));
         len_fns.push(quote! {
             #[doc = #doc]
-            #[allow(clippy::identity_op, clippy::erasing_op)]
+            #[allow(clippy::identity_op, clippy::erasing_op, clippy::manual_div_ceil, unused_parens)]
             pub const fn #f(#(#used: usize),*) -> usize { #numel }
         });
         let n = &t.name;
@@ -168,9 +192,10 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
     let dim_lets: Vec<TokenStream> = c
         .values
         .iter()
-        .filter(|v| v.home != Home::Scratch)
-        .map(|v| {
-            let id = dims_ident(&v.label);
+        .enumerate()
+        .filter(|(_, v)| v.home != Home::Scratch)
+        .map(|(i, v)| {
+            let id = dims_ident(c, i);
             let arr = dims_array(&v.shape);
             let r = v.shape.len();
             quote!(let #id: [usize; #r] = #arr;)
@@ -184,8 +209,8 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         .filter_map(|s| match &s.op {
             Op::WriteFrames(g, at) => {
                 let axis = usize::from(g.layout == Layout::ChannelFirst);
-                let cap = dims_ident(&c.values[s.inputs[0]].label);
-                let x = dims_ident(&c.values[s.inputs[1]].label);
+                let cap = dims_ident(c, s.inputs[0]);
+                let x = dims_ident(c, s.inputs[1]);
                 let name = at.to_string();
                 Some(quote! {
                     if #x[#axis] > #cap[#axis] || #at > #cap[#axis] - #x[#axis] {
@@ -221,7 +246,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let mut input_exprs = Vec::new();
         for (k, &v) in s.inputs.iter().enumerate() {
             let val = &c.values[v];
-            let dims = dims_ident(&val.label);
+            let dims = dims_ident(c, v);
             let len = quote!(#dims.iter().product::<usize>());
             if k == 0 && in_place {
                 input_exprs.push(quote!());
@@ -234,14 +259,14 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 }
                 _ => {
                     let off = mp.placements[v].offset.unwrap_or(0) / ELEM;
-                    let id = format_ident!("in{}", k);
+                    let id = format_ident!("__in{}", k);
                     reads.push(quote!((#off, #len)));
                     read_names.push(id.clone());
                     input_exprs.push(quote!(#id));
                 }
             }
         }
-        let out_dims = dims_ident(&out.label);
+        let out_dims = dims_ident(c, s.output);
         let out_len = quote!(#out_dims.iter().product::<usize>());
         let out_expr = match out.home {
             Home::Tensor(t) => {
@@ -251,16 +276,16 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             _ => {
                 let off = mp.placements[s.output].offset.unwrap_or(0) / ELEM;
                 writes.push(quote!((#off, #out_len)));
-                write_names.push(format_ident!("out"));
-                quote!(out)
+                write_names.push(format_ident!("__out"));
+                quote!(__out)
             }
         };
         let scratch_expr = s.scratch.map(|v| {
             let off = mp.placements[v].offset.unwrap_or(0) / ELEM;
             let len = c.values[v].max_elems;
             writes.push(quote!((#off, #len)));
-            write_names.push(format_ident!("scratch"));
-            quote!(scratch)
+            write_names.push(format_ident!("__scratch"));
+            quote!(__scratch)
         });
         let carve = if reads.is_empty() && writes.is_empty() {
             quote!()
@@ -272,7 +297,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         };
         let view = |k: usize| {
             let e = &input_exprs[k];
-            let dims = dims_ident(&c.values[s.inputs[k]].label);
+            let dims = dims_ident(c, s.inputs[k]);
             let l = layout_tokens(&krate, in_layouts[k]);
             quote!(&#krate::TensorView::new(#e, &#dims, #l)?)
         };
@@ -416,7 +441,15 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             #(#len_fns)*
 
             #[doc = #run_doc]
-            #[allow(clippy::too_many_arguments, clippy::identity_op, clippy::erasing_op, unused_mut)]
+            #[allow(
+                clippy::too_many_arguments,
+                clippy::identity_op,
+                clippy::erasing_op,
+                clippy::manual_div_ceil,
+                clippy::possible_missing_comma,
+                unused_parens,
+                unused_mut
+            )]
             pub fn run<B: #krate::Backend, #weight_params>(
                 weights: &#weights_name<#weight_args>,
                 #(#tensor_params,)*

@@ -231,6 +231,13 @@ fn bias_len(op: &str, b: Option<&WeightArg>, n: usize, what: &str) -> Result<boo
     }
 }
 
+fn conflict(callee: &Ident) -> syn::Error {
+    syn::Error::new(
+        callee.span(),
+        format!("{callee}: `causal = true` and `padding` both set the padding; give one"),
+    )
+}
+
 /// Builds the operator of a call from its name, weight shapes and options.
 pub fn resolve(
     callee: &Ident,
@@ -260,17 +267,17 @@ pub fn resolve(
             let w = w.expect("signature has a weight");
             weight_rank(op, w, 3, "a weight [out_channels, in_channels / groups, kernel]")?;
             let (out_c, in_g, k) = (w.shape[0], w.shape[1], w.shape[2]);
-            let groups = opts.usize("groups", 1).max(1);
-            let mut g = Conv1dGeometry::new(in_g * groups, out_c, k)
+            let groups = opts.usize("groups", 1);
+            let mut g = Conv1dGeometry::new(in_g.saturating_mul(groups), out_c, k)
                 .stride(opts.usize("stride", 1))
                 .dilation(opts.usize("dilation", 1))
                 .groups(groups)
                 .output_layout(opts.layout("output", Layout::ChannelFirst));
-            if opts.flag("causal") {
-                g = g.causal();
-            }
-            if let Some((l, r)) = opts.pair("padding") {
-                g = g.padding(l, r);
+            match (opts.flag("causal"), opts.pair("padding")) {
+                (true, Some(_)) => return Err(conflict(callee)),
+                (true, None) => g = g.causal(),
+                (false, Some((l, r))) => g = g.padding(l, r),
+                (false, None) => {}
             }
             bias_len(op, b, out_c, "a bias")?;
             Op::Conv1d(g)
@@ -293,11 +300,11 @@ pub fn resolve(
                 pad_left: 0,
                 pad_right: 0,
             };
-            if opts.flag("causal") {
-                g.pad_left = g.dilation * (k.saturating_sub(1));
-            }
-            if let Some((l, r)) = opts.pair("padding") {
-                (g.pad_left, g.pad_right) = (l, r);
+            match (opts.flag("causal"), opts.pair("padding")) {
+                (true, Some(_)) => return Err(conflict(callee)),
+                (true, None) => g.pad_left = g.dilation.saturating_mul(k.saturating_sub(1)),
+                (false, Some((l, r))) => (g.pad_left, g.pad_right) = (l, r),
+                (false, None) => {}
             }
             bias_len(op, b, c, "a bias")?;
             Op::DepthwiseConv1d(g)

@@ -107,12 +107,15 @@ impl Poly {
         }
     }
     fn eval(&self, env: &BTreeMap<&str, i64>) -> i64 {
-        self.0.iter().map(|(mono, &c)| mono.iter().fold(c, |acc, a| acc * a.eval(env))).sum()
+        self.0
+            .iter()
+            .map(|(mono, &c)| mono.iter().fold(c, |acc, a| acc.saturating_mul(a.eval(env))))
+            .fold(0i64, i64::saturating_add)
     }
     fn interval(&self, b: &Bounds) -> (i64, i64) {
         self.0.iter().fold((0, 0), |(lo, hi), (mono, &c)| {
             let (ml, mh) = mono.iter().fold((c, c), |acc, a| mul_interval(acc, a.interval(b)));
-            (lo + ml, hi + mh)
+            (lo.saturating_add(ml), hi.saturating_add(mh))
         })
     }
     fn symbols<'a>(&'a self, out: &mut Vec<&'a str>) {
@@ -132,7 +135,7 @@ impl Poly {
 }
 
 fn mul_interval((a, b): (i64, i64), (c, d): (i64, i64)) -> (i64, i64) {
-    let p = [a * c, a * d, b * c, b * d];
+    let p = [a.saturating_mul(c), a.saturating_mul(d), b.saturating_mul(c), b.saturating_mul(d)];
     (*p.iter().min().unwrap_or(&0), *p.iter().max().unwrap_or(&0))
 }
 
@@ -316,8 +319,28 @@ fn poly_tokens(p: &Poly, signed: bool) -> TokenStream {
 }
 
 impl PartialEq for SymDim {
+    /// Equal canonical forms; failing that, for expressions with floor divisions (whose
+    /// nestings the canonical form does not normalise), equal values at every point of a
+    /// small enough domain.
     fn eq(&self, other: &Self) -> bool {
-        self.poly == other.poly
+        if self.poly == other.poly {
+            return true;
+        }
+        let has_div = |p: &Poly| p.0.keys().flatten().any(|a| matches!(a, Atom::FloorDiv(..)));
+        if !(has_div(&self.poly) || has_div(&other.poly)) {
+            return false;
+        }
+        let diff = self.sub(other);
+        let syms = diff.symbols();
+        let exact = syms.iter().all(|s| diff.bounds.contains_key(s))
+            && syms
+                .iter()
+                .try_fold(1u64, |n, s| {
+                    let (lo, hi) = diff.bounds[s];
+                    n.checked_mul((hi - lo + 1).max(1) as u64).filter(|&n| n <= EXACT_POINTS)
+                })
+                .is_some();
+        exact && diff.range() == (0, 0)
     }
 }
 

@@ -42,7 +42,10 @@ pub(super) fn place(schedule: &Schedule, live: &Liveness) -> Result<MemoryPlan, 
     let conflicts: Vec<usize> = buffers
         .iter()
         .map(|b| {
-            buffers.iter().filter(|o| o.first <= b.last && b.first <= o.last).map(|o| o.bytes).sum()
+            buffers
+                .iter()
+                .filter(|o| o.first <= b.last && b.first <= o.last)
+                .fold(0usize, |acc, o| acc.saturating_add(o.bytes))
         })
         .collect();
     let mut best: Option<(usize, Vec<Option<usize>>)> = None;
@@ -85,8 +88,11 @@ pub(super) fn place(schedule: &Schedule, live: &Liveness) -> Result<MemoryPlan, 
     let steps = schedule.steps.len().max(1);
     let mut lower_bound = 0usize;
     for s in 0..steps {
-        let live_bytes: usize =
-            buffers.iter().filter(|b| b.first <= s && s <= b.last).map(|b| b.bytes).sum();
+        let live_bytes: usize = buffers
+            .iter()
+            .filter(|b| b.first <= s && s <= b.last)
+            .try_fold(0usize, |acc, b| acc.checked_add(b.bytes))
+            .ok_or(PlanError::Overflow)?;
         lower_bound = lower_bound.max(live_bytes);
     }
     Ok(MemoryPlan { placements, workspace_bytes: workspace, lower_bound_bytes: lower_bound })
