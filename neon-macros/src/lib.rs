@@ -104,12 +104,19 @@
 //!
 //! # Errors
 //!
-//! Every error is a `compile_error!` spanned on the offending token, and all errors of a
-//! block are reported together: mismatched channels or frames (naming both shapes), wrong
+//! Every error is a `compile_error!` spanned on the offending token, and the errors of all
+//! statements of a block are reported together (the first one per statement; a statement
+//! that fails defines nothing, so later uses of its result are not reported again): mismatched channels or frames (naming both shapes), wrong
 //! ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
 //! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
 //! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
 //! so what would be a warning is an error.
+//!
+//! Values carry shapes, not layouts: each operator reads its inputs in the layout it
+//! expects (`conv1d` channel-first, `linear` frame-major, norms as their `layout` option
+//! says). When a channel-first `[C, T]` value meets an operator that expects frame-major
+//! `[T, C]`, the shape check catches it unless `C == T`; convert with `transpose(x)` or
+//! `conv1d(.., output = frame_major)`.
 //!
 //! # Expanded
 //!

@@ -142,5 +142,6 @@ impl fmt::Display for Error {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for Error {}
+// `core::error::Error` (stable since Rust 1.81): `?` into `Box<dyn Error>` works in every
+// build, with or without feature `std`.
+impl core::error::Error for Error {}
