@@ -56,7 +56,7 @@
 //!
 //! # NEON: the `sdot` path (cores with the dot-product extension)
 //!
-//! The GEMVs have a second path, [`dot`], opt-in (the backend's default is the widening
+//! The GEMVs have a second path, `dot`, opt-in (the backend's default is the widening
 //! path, so results do not depend on the CPU), for CPUs where `dotprod_available()` (the
 //! build targets dotprod, or feature `std` detects it at run time): the activations are
 //! quantised to int8 per block of 32 and `sdot` multiplies 16 weights by 4 activations
@@ -1130,7 +1130,7 @@ mod neon {
 // NEON: the dot-product (`sdot`) GEMV
 // ------------------------------------------------------------------------------------
 
-/// Whether the `sdot` GEMVs ([`dot`]) may run on this CPU: when the build targets the
+/// Whether the `sdot` GEMVs (`dot`) may run on this CPU: when the build targets the
 /// dotprod extension (`target_feature = "dotprod"`), or, with feature `std`, when the CPU
 /// reports it at run time. The NEON backend itself always takes the widening path.
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
