@@ -1,4 +1,15 @@
-//! Model components built on neon (OpenWakeWord, Moonshine, sanoTTS).
+//! Model components built on neon: openWakeWord (wake-word detection); Moonshine and sanoTTS
+//! to come.
 //!
-//! Not implemented yet: a placeholder in the workspace layout until the model work lands.
+//! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
+//! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
+//! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
+//! `neon` command-line program. Feature `neon` (default) selects the NEON backend on aarch64.
 #![no_std]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod openwakeword;
