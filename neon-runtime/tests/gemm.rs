@@ -481,3 +481,223 @@ fn contract_neon_c_len() {
     let mut c = [0.0; 7];
     neon_runtime::Neon::gemm_packed_b(2, 4, 4, &[0.0; 8], 4, &[0.0; PACK_NR * 4], None, &mut c, 4);
 }
+
+// ---------------------------------------------------------------------------------------
+// gemm_packed_a_rows: B rows placed by a BRows map, fused epilogue.
+// ---------------------------------------------------------------------------------------
+
+mod rows {
+    use super::*;
+    use neon_runtime::kernels::gemm::{BRows, Epilogue};
+    use rand::Rng;
+
+    /// The epilogue in f64: `max(x, slope * x, min)`.
+    fn ep64(e: Option<Epilogue>, x: f64) -> f64 {
+        e.map_or(x, |e| x.max(e.slope as f64 * x).max(e.min as f64))
+    }
+
+    /// Offset of row `r` of `B` under `br`.
+    fn offset(br: &BRows, r: usize) -> usize {
+        (r / br.rows) * br.segment_stride + (r % br.rows) * br.ldb
+    }
+
+    const EPILOGUES: [Option<Epilogue>; 5] = [
+        None,
+        Some(Epilogue { slope: 0.2, min: -0.4 }),
+        Some(Epilogue { slope: 0.0, min: f32::NEG_INFINITY }),
+        Some(Epilogue { slope: 1.0, min: 0.1 }),
+        Some(Epilogue { slope: 0.5, min: f32::NEG_INFINITY }),
+    ];
+
+    /// One random problem on backend `B`: checks the f64 reference (with the GEMM
+    /// tolerance: for slopes in [0, 1] the epilogue is 1-Lipschitz, so it does not grow the
+    /// error) and bitwise equality with `gemm_packed_a` on the gathered, contiguous `B`
+    /// followed by `Epilogue::apply` (the reduction runs in the same order).
+    #[allow(clippy::too_many_arguments)]
+    fn case<B: Backend>(
+        r: &mut SmallRng,
+        m: usize,
+        n: usize,
+        br: BRows,
+        ldc: usize,
+        bias_on: bool,
+        epilogue: Option<Epilogue>,
+    ) -> Vec<f32> {
+        let k = br.rows * br.segments;
+        let b = uniform(r, br.span(n).unwrap(), -1.0, 1.0);
+        let w = uniform(r, m * k, -1.0, 1.0);
+        let bias = bias_on.then(|| uniform(r, m, -1.0, 1.0));
+        let mut packed = vec![f32::NAN; packed_a_len(m, k)];
+        pack_a(&w, m, k, &mut packed);
+        let c_len = if m == 0 { 0 } else { (m - 1) * ldc + n };
+        let mut c = vec![SENTINEL; c_len];
+        B::gemm_packed_a_rows(m, n, &packed, &b, br, bias.as_deref(), epilogue, &mut c, ldc);
+        let what = format!("{} rows m={m} n={n} {br:?} {epilogue:?}", B::NAME);
+        // Gathered B, contiguous `[k, n]`.
+        let gathered: Vec<f32> =
+            (0..k).flat_map(|row| b[offset(&br, row)..][..n].to_vec()).collect();
+        let mut c2 = vec![SENTINEL; c_len];
+        B::gemm_packed_a(m, n, k, &packed, &gathered, n, bias.as_deref(), &mut c2, ldc);
+        let mut got = Vec::new();
+        for i in 0..m {
+            let row = &c[i * ldc..];
+            got.extend_from_slice(&row[..n]);
+            if i + 1 < m {
+                assert!(row[n..ldc].iter().all(|&v| v == SENTINEL), "{what}: padding written");
+            }
+            for j in 0..n {
+                let want = epilogue.map_or(c2[i * ldc + j], |e| e.apply(c2[i * ldc + j]));
+                assert_eq!(row[j].to_bits(), want.to_bits(), "{what}: ({i}, {j}) vs gemm_packed_a");
+            }
+        }
+        let mut want = vec![0.0; m * n];
+        let mut tol: f64 = 0.0;
+        for i in 0..m {
+            for j in 0..n {
+                let bv = bias.as_ref().map_or(0.0, |b| b[i] as f64);
+                let (mut s, mut abs) = (bv, bv.abs());
+                for row in 0..k {
+                    let p = w[i * k + row] as f64 * gathered[row * n + j] as f64;
+                    s += p;
+                    abs += p.abs();
+                }
+                want[i * n + j] = ep64(epilogue, s);
+                tol = tol.max(tolerance(k, abs));
+            }
+        }
+        assert_close(&what, &got, &want, tol, 0.0);
+        got
+    }
+
+    /// Every tail of m (1..=17) and n (1..=33), 1..=3 segments of odd and even row counts,
+    /// overlapping and disjoint segments, each epilogue.
+    fn sweep<B: Backend>() {
+        let mut r = rng(21);
+        let mut cases = 0;
+        for m in (1..=17).chain([24, 48]) {
+            for n in (1..=33).step_by(if m % 2 == 0 { 1 } else { 4 }) {
+                let rows = [1, 2, 3, 5, 24][cases % 5];
+                let segments = 1 + cases % 3;
+                let ldb = if cases % 4 == 0 { n / 2 + 1 } else { n + cases % 3 };
+                let segment_stride = [0, 1, n, rows * ldb + 3][cases % 4];
+                let br = BRows { rows, ldb, segments, segment_stride };
+                let ldc = n + cases % 2;
+                case::<B>(&mut r, m, n, br, ldc, cases % 3 != 0, EPILOGUES[cases % 5]);
+                cases += 1;
+            }
+        }
+        // A 3x1 conv read directly from a [24, 30, 8] image: 3 segments of 24 channels,
+        // rows 240 apart, segments 8 apart, 224 output pixels.
+        let br = BRows { rows: 24, ldb: 240, segments: 3, segment_stride: 8 };
+        case::<B>(&mut r, 48, 224, br, 224, true, EPILOGUES[1]);
+        assert!(cases > 300, "{cases}");
+    }
+
+    #[test]
+    fn portable_rows() {
+        sweep::<Portable>();
+    }
+
+    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+    #[test]
+    fn neon_rows() {
+        sweep::<neon_runtime::Neon>();
+    }
+
+    /// The backends agree to within twice the GEMM tolerance; the epilogue itself is
+    /// bitwise the same on both (`Epilogue::apply` mirrors `fmax`).
+    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+    #[test]
+    fn neon_rows_match_portable() {
+        use neon_runtime::Neon;
+        let mut r = rng(22);
+        for i in 0..60 {
+            let (m, n) = (r.gen_range(1..40), r.gen_range(1..70));
+            let br = BRows {
+                rows: r.gen_range(1..20),
+                ldb: n + r.gen_range(0..3),
+                segments: r.gen_range(1..4),
+                segment_stride: r.gen_range(0..50),
+            };
+            let e = EPILOGUES[i % 5];
+            let k = br.rows * br.segments;
+            let seed = r.gen();
+            let yn = case::<Neon>(&mut rng(seed), m, n, br, n, true, e);
+            let yp = case::<Portable>(&mut rng(seed), m, n, br, n, true, e);
+            let tol = 2.0 * tolerance(k, k as f64 + 1.0) as f32;
+            assert_close_f32("rows neon vs portable", &yn, &yp, tol, 0.0);
+        }
+        // The epilogue on special values: NaN stays NaN, -0 / +0 as fmax.
+        for e in EPILOGUES.into_iter().flatten() {
+            for x in [f32::NAN, -0.0, 0.0, -1e-30, 1e30, -1e30, f32::INFINITY, f32::NEG_INFINITY] {
+                let mut cp = [0.0f32; 1];
+                let mut cn = [0.0f32; 1];
+                let bias = [x];
+                // k = 0: the result is e(bias), through each backend's own code path.
+                let br = BRows::contiguous(0, 1);
+                Portable::gemm_packed_a_rows(1, 1, &[], &[], br, Some(&bias), Some(e), &mut cp, 1);
+                Neon::gemm_packed_a_rows(1, 1, &[], &[], br, Some(&bias), Some(e), &mut cn, 1);
+                assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x}");
+                // k = 1 with weight 1 and B = x: the register path.
+                let mut packed = vec![0.0; PACK_MR];
+                packed[0] = 1.0;
+                let br = BRows::contiguous(1, 1);
+                Portable::gemm_packed_a_rows(1, 1, &packed, &[x], br, None, Some(e), &mut cp, 1);
+                Neon::gemm_packed_a_rows(1, 1, &packed, &[x], br, None, Some(e), &mut cn, 1);
+                assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x} (register path)");
+            }
+        }
+    }
+
+    /// `k = 0` gives `e(bias)`; `m = 0` or `n = 0` writes nothing.
+    #[test]
+    fn degenerate_rows() {
+        let e = Some(Epilogue { slope: 0.2, min: -0.4 });
+        let mut c = [SENTINEL; 6];
+        let br = BRows { rows: 0, ldb: 3, segments: 2, segment_stride: 5 };
+        Portable::gemm_packed_a_rows(2, 3, &[], &[], br, Some(&[-1.0, 2.0]), e, &mut c, 3);
+        assert_eq!(c, [-0.2, -0.2, -0.2, 2.0, 2.0, 2.0]);
+        let mut c = [SENTINEL; 3];
+        Portable::gemm_packed_a_rows(
+            0,
+            3,
+            &[],
+            &[0.0; 6],
+            BRows::contiguous(2, 3),
+            None,
+            e,
+            &mut [],
+            3,
+        );
+        Portable::gemm_packed_a_rows(
+            1,
+            0,
+            &[0.0; 16],
+            &[],
+            BRows::contiguous(2, 0),
+            None,
+            e,
+            &mut c,
+            3,
+        );
+        assert_eq!(c, [SENTINEL; 3]);
+        assert_eq!(Epilogue::leaky_relu(0.2).apply(-1.0), -0.2);
+        assert_eq!(Epilogue::clamp_min(-0.4).apply(-1.0), -0.4);
+        assert_eq!(Epilogue::clamp_min(-0.4).apply(3.0), 3.0);
+        assert_eq!(BRows { rows: 3, ldb: 10, segments: 2, segment_stride: 4 }.span(5), Some(29));
+        assert_eq!(BRows::contiguous(0, 4).span(5), Some(0));
+        assert_eq!(
+            BRows { rows: 2, ldb: usize::MAX, segments: 1, segment_stride: 0 }.span(1),
+            None
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm_packed_a_rows: b too short")]
+    fn contract_rows_b_len() {
+        let br = BRows { rows: 2, ldb: 4, segments: 2, segment_stride: 3 };
+        // span(4) = 3 + 4 + 4 = 11.
+        let mut c = [0.0; 4];
+        Portable::gemm_packed_a_rows(1, 4, &[0.0; 32], &[0.0; 10], br, None, None, &mut c, 4);
+    }
+}

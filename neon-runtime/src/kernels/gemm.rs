@@ -136,6 +136,100 @@ pub fn pack_a(w: &[f32], m: usize, k: usize, out: &mut [f32]) {
     }
 }
 
+/// Where the rows of the `B` operand of [`GemmKernels::gemm_packed_a_rows`] are: the
+/// reduction runs over `segments` blocks of `rows` rows, and row `r = s * rows + q`
+/// (segment `s`, row `q` of it) starts at `s * segment_stride + q * ldb`.
+///
+/// One segment (`BRows::contiguous`) is an ordinary row-major `B` with leading dimension
+/// `ldb`. Several segments let a convolution read its input directly, without im2col: a
+/// `kh x 1` conv2d (stride 1, no padding) over `x[c, h, w]` (`[channels, height, width]`)
+/// has, for output pixel `p = h * width + w` and tap `i`, `B[(i, c), p] = x[c * height *
+/// width + i * width + p]`: segment `i` is the input shifted by `i` image rows
+/// (`segment_stride = width`), its rows are the channels (`ldb = height * width`).
+/// Rows may overlap: the GEMM only reads `B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BRows {
+    /// Rows per segment.
+    pub rows: usize,
+    /// Distance (elements) between consecutive rows of a segment.
+    pub ldb: usize,
+    /// Number of segments (`>= 1`).
+    pub segments: usize,
+    /// Distance (elements) between the first rows of consecutive segments.
+    pub segment_stride: usize,
+}
+
+impl BRows {
+    /// An ordinary `[k, n]` operand, rows `ldb` apart.
+    pub const fn contiguous(k: usize, ldb: usize) -> Self {
+        Self { rows: k, ldb, segments: 1, segment_stride: 0 }
+    }
+
+    /// The reduction length `rows * segments`, `None` on overflow.
+    pub const fn k(&self) -> Option<usize> {
+        self.rows.checked_mul(self.segments)
+    }
+
+    /// Elements of `B` that `n` columns reach: `(segments - 1) * segment_stride + (rows - 1)
+    /// * ldb + n` (0 when there is nothing to read), `None` on overflow.
+    pub fn span(&self, n: usize) -> Option<usize> {
+        if self.rows == 0 || self.segments == 0 || n == 0 {
+            return Some(0);
+        }
+        (self.segments - 1)
+            .checked_mul(self.segment_stride)?
+            .checked_add((self.rows - 1).checked_mul(self.ldb)?)?
+            .checked_add(n)
+    }
+}
+
+/// An output stage fused into [`GemmKernels::gemm_packed_a_rows`]: every result `x` is
+/// stored as `max(x, slope * x, min)`, while it is still in registers.
+///
+/// With `0 <= slope <= 1` this is a leaky ReLU (`x` for `x >= 0`, `slope * x` below; PyTorch's
+/// `LeakyReLU(negative_slope)`) followed by a clamp from below at `min`; `slope = 1` leaves
+/// `x` as is, `min = -inf` clamps nothing. openWakeWord's embedding applies
+/// `Epilogue { slope: 0.2, min: -0.4 }` after every conv but the last. The maximum is IEEE
+/// `maximum` (NEON `fmax`): a NaN propagates, `max(-0, +0) = +0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Multiplier of the second candidate (`slope * x`).
+    pub slope: f32,
+    /// Lower bound of the result.
+    pub min: f32,
+}
+
+impl Epilogue {
+    /// Leaky ReLU with `slope` (in `[0, 1]`), no clamp.
+    pub const fn leaky_relu(slope: f32) -> Self {
+        Self { slope, min: f32::NEG_INFINITY }
+    }
+
+    /// Clamp from below at `min` only.
+    pub const fn clamp_min(min: f32) -> Self {
+        Self { slope: 1.0, min }
+    }
+
+    /// The stage on one value (what both backends compute, bit for bit).
+    #[inline(always)]
+    pub fn apply(&self, x: f32) -> f32 {
+        fmax(fmax(x, self.slope * x), self.min)
+    }
+}
+
+/// IEEE `maximum` as NEON's `fmax` computes it: a NaN operand gives NaN, and of two equal
+/// values (`-0` and `+0`) the positive one (the AND of the sign bits).
+#[inline(always)]
+pub(crate) fn fmax(a: f32, b: f32) -> f32 {
+    if a > b || a.is_nan() {
+        a
+    } else if b > a || b.is_nan() {
+        b
+    } else {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
 /// GEMM and GEMV over packed weights. All products overwrite `c` / `y` (no accumulation).
 pub trait GemmKernels {
     /// `C[i, j] = sum_k A[i, k] * W[j, k] + bias[j]` for `i < m`, `j < n`.
@@ -178,6 +272,34 @@ pub trait GemmKernels {
         b: &[f32],
         ldb: usize,
         bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    );
+
+    /// The general packed-A product behind conv2d: `C[i, j] = e(sum_r W[i, r] * B[r, j] +
+    /// bias[i])` for `i < m`, `j < n`, with the reduction `r < k = rows.rows *
+    /// rows.segments` over the rows of `B` that `rows` places ([`BRows`]: row `r` at
+    /// `b[offset(r) .. offset(r) + n]`) and `e` the `epilogue` (identity when `None`).
+    ///
+    /// `a`: [`pack_a`] of `W[m, k]` (its reduction order is `B`'s row order); `bias`: `m`
+    /// values or `None`; `c`: row `i` at `c[i*ldc .. i*ldc + n]`, columns `n..ldc`
+    /// untouched. With `k = 0` the result is `e(bias)` (or `e(0)`).
+    /// `gemm_packed_a(m, n, k, a, b, ldb, ..)` is this with `BRows::contiguous(k, ldb)`
+    /// and no epilogue.
+    ///
+    /// # Panics
+    /// When a slice is too short for the geometry (`a` shorter than [`packed_a_len`]`(m,
+    /// k)`, `b` than [`BRows::span`]`(n)`, `bias` than `m`, `c` than `(m-1)*ldc + n`),
+    /// `ldc < n`, or `k` or the span overflows `usize`.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
         c: &mut [f32],
         ldc: usize,
     );
@@ -246,6 +368,30 @@ fn check_packed_a(
     }
 }
 
+/// The geometry contract of [`GemmKernels::gemm_packed_a_rows`]; returns `k`.
+#[allow(clippy::too_many_arguments)]
+fn check_packed_a_rows(
+    m: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    rows: BRows,
+    bias: Option<&[f32]>,
+    c: &[f32],
+    ldc: usize,
+) -> usize {
+    let k = rows.k().expect("gemm_packed_a_rows: k overflows");
+    let span = rows.span(n).expect("gemm_packed_a_rows: b span overflows");
+    assert!(ldc >= n, "gemm_packed_a_rows: ldc < n");
+    assert!(a.len() >= packed_a_len(m, k), "gemm_packed_a_rows: packed a too short");
+    assert!(b.len() >= span, "gemm_packed_a_rows: b too short");
+    assert!(c.len() >= strided_len(m, n, ldc), "gemm_packed_a_rows: c too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= m, "gemm_packed_a_rows: bias too short");
+    }
+    k
+}
+
 /// The geometry contract of [`GemmKernels::gemv_packed_b`].
 fn check_gemv(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &[f32]) {
     assert_eq!(x.len(), k, "gemv_packed_b: x length");
@@ -267,10 +413,18 @@ fn bias_only_b(m: usize, n: usize, bias: Option<&[f32]>, c: &mut [f32], ldc: usi
     }
 }
 
-/// `C[i, j] = bias[i]` (or 0): the packed-A product when `k = 0` (or nothing to do).
-fn bias_only_a(m: usize, n: usize, bias: Option<&[f32]>, c: &mut [f32], ldc: usize) {
+/// `C[i, j] = e(bias[i])` (or `e(0)`): the packed-A product when `k = 0` (or nothing to do).
+fn bias_only_a(
+    m: usize,
+    n: usize,
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    c: &mut [f32],
+    ldc: usize,
+) {
     for i in 0..m {
-        c[i * ldc..i * ldc + n].fill(bias.map_or(0.0, |b| b[i]));
+        let v = bias.map_or(0.0, |b| b[i]);
+        c[i * ldc..i * ldc + n].fill(epilogue.map_or(v, |e| e.apply(v)));
     }
 }
 
@@ -334,16 +488,17 @@ fn p_tile_b<const R: usize>(
     }
 }
 
-/// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows `ldb` apart)
-/// starting at `b[0]`, `cols <= NC` of them valid, stored into `rows` rows of `c`.
+/// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows placed by
+/// `br`, relative to `b[0]`), `cols <= NC` of them valid, stored into `rows` rows of `c`
+/// after the epilogue.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn p_tile_a<const NC: usize>(
-    k: usize,
     panel: &[f32],
     b: &[f32],
-    ldb: usize,
+    br: BRows,
     init: &[f32; PACK_MR],
+    epilogue: Option<Epilogue>,
     c: &mut [f32],
     ldc: usize,
     rows: usize,
@@ -361,21 +516,52 @@ fn p_tile_a<const NC: usize>(
             }
         }
     }
-    let panel = &panel[..k * PACK_MR];
-    if cols == NC {
-        for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
-            step(&mut acc, w, b[kk * ldb..kk * ldb + NC].try_into().unwrap());
-        }
-    } else {
-        for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
-            let mut t = [0.0; NC];
-            t[..cols].copy_from_slice(&b[kk * ldb..kk * ldb + cols]);
-            step(&mut acc, w, &t);
+    let (k, ldb) = (br.rows, br.ldb);
+    for s in 0..br.segments {
+        let panel = &panel[s * k * PACK_MR..(s + 1) * k * PACK_MR];
+        let b = &b[s * br.segment_stride..];
+        if cols == NC {
+            for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+                step(&mut acc, w, b[kk * ldb..kk * ldb + NC].try_into().unwrap());
+            }
+        } else {
+            for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+                let mut t = [0.0; NC];
+                t[..cols].copy_from_slice(&b[kk * ldb..kk * ldb + cols]);
+                step(&mut acc, w, &t);
+            }
         }
     }
     for r in 0..rows {
         for (j, dst) in c[r * ldc..r * ldc + cols].iter_mut().enumerate() {
-            *dst = acc[j][r];
+            *dst = epilogue.map_or(acc[j][r], |e| e.apply(acc[j][r]));
+        }
+    }
+}
+
+/// The portable packed-A driver (contract checked by the caller, `m, n, k >= 1`).
+#[allow(clippy::too_many_arguments)]
+fn p_gemm_packed_a(
+    m: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    br: BRows,
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let k = br.rows * br.segments;
+    for p in 0..m.div_ceil(PACK_MR) {
+        let row0 = p * PACK_MR;
+        let rows = (m - row0).min(PACK_MR);
+        let init = padded::<PACK_MR>(bias, row0, rows);
+        let panel = &a[p * PACK_MR * k..(p + 1) * PACK_MR * k];
+        for j in (0..n).step_by(P_NC_A) {
+            let cols = (n - j).min(P_NC_A);
+            let c = &mut c[row0 * ldc + j..];
+            p_tile_a::<P_NC_A>(panel, &b[j..], br, &init, epilogue, c, ldc, rows, cols);
         }
     }
 }
@@ -433,19 +619,27 @@ impl GemmKernels for Portable {
     ) {
         check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
         if m == 0 || n == 0 || k == 0 {
-            return bias_only_a(m, n, bias, c, ldc);
+            return bias_only_a(m, n, bias, None, c, ldc);
         }
-        for p in 0..m.div_ceil(PACK_MR) {
-            let row0 = p * PACK_MR;
-            let rows = (m - row0).min(PACK_MR);
-            let init = padded::<PACK_MR>(bias, row0, rows);
-            let panel = &a[p * PACK_MR * k..(p + 1) * PACK_MR * k];
-            for j in (0..n).step_by(P_NC_A) {
-                let cols = (n - j).min(P_NC_A);
-                let c = &mut c[row0 * ldc + j..];
-                p_tile_a::<P_NC_A>(k, panel, &b[j..], ldb, &init, c, ldc, rows, cols);
-            }
+        p_gemm_packed_a(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc);
+    }
+
+    fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        let k = check_packed_a_rows(m, n, a, b, rows, bias, c, ldc);
+        if m == 0 || n == 0 || k == 0 {
+            return bias_only_a(m, n, bias, epilogue, c, ldc);
         }
+        p_gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc);
     }
 
     fn gemv_packed_b(
@@ -478,7 +672,7 @@ impl GemmKernels for Portable {
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon {
-    use super::{padded, PACK_MR, PACK_NR};
+    use super::{padded, BRows, Epilogue, PACK_MR, PACK_NR};
     use core::arch::aarch64::*;
 
     /// Rows of the NEON packed-B tile.
@@ -823,20 +1017,72 @@ mod neon {
         }
     }
 
-    /// The packed-A micro-kernel: the 8-row weight panel times `4 * NV` columns of `B`.
-    /// With `asm_cols` (the 8x12 shape) the pairs of `k` run in assembly.
+    /// Applies the epilogue to every accumulator: `max(max(x, slope * x), min)` (`fmax`).
+    #[inline(always)]
+    fn apply_epilogue<const NV: usize>(acc: &mut [[float32x4_t; NV]; PACK_MR], e: Epilogue) {
+        // SAFETY: register-only NEON arithmetic (NEON is part of the aarch64 baseline).
+        unsafe {
+            let lo = vdupq_n_f32(e.min);
+            for row in acc.iter_mut() {
+                for v in row.iter_mut() {
+                    let t = vmulq_n_f32(*v, e.slope);
+                    *v = vmaxq_f32(vmaxq_f32(*v, t), lo);
+                }
+            }
+        }
+    }
+
+    /// `k` steps of the packed-A micro-kernel over one segment: `acc += W[.., ..k] · B`,
+    /// `B` row `kk` at `b + kk * ldb`.
     ///
     /// # Safety
-    /// `panel` must hold `8 * k` values; `b.add(kk * ldb + j)` readable for `kk < k`,
-    /// `j < 4 * NV`; `c.add(r * ldc + j)` writable for `r < rows`, `j < 4 * NV`.
+    /// `panel` readable for `8 * k` values, `b.add(kk * ldb + j)` for `kk < k`, `j < 4 * NV`.
+    #[inline(always)]
+    unsafe fn segment_a<const NV: usize>(
+        acc: &mut [[float32x4_t; NV]; PACK_MR],
+        panel: *const f32,
+        b: *const f32,
+        k: usize,
+        ldb: usize,
+        asm_cols: Option<AsmKernelA<NV>>,
+    ) {
+        let mut kk = 0;
+        if let (Some(kernel), true) = (asm_cols, k >= 2) {
+            kernel(acc, panel, b, ldb, k / 2);
+            kk = k / 2 * 2;
+        }
+        while kk + 2 <= k {
+            let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
+            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
+            step_a::<NV>(acc, vld1q_f32_x2(w), &bv);
+            let row = row.add(ldb);
+            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
+            step_a::<NV>(acc, vld1q_f32_x2(w.add(PACK_MR)), &bv);
+            kk += 2;
+        }
+        if kk < k {
+            let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
+            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
+            step_a::<NV>(acc, vld1q_f32_x2(w), &bv);
+        }
+    }
+
+    /// The packed-A micro-kernel: the 8-row weight panel times `4 * NV` columns of `B`
+    /// (rows placed by `br` from `b`), then the epilogue. With `asm_cols` (the 8x12 shape)
+    /// the pairs of `k` of each segment run in assembly.
+    ///
+    /// # Safety
+    /// `panel` must hold `8 * k` values (`k = br.rows * br.segments`); `b.add(offset(r) + j)`
+    /// readable for every row `r < k` and `j < 4 * NV`; `c.add(r * ldc + j)` writable for
+    /// `r < rows`, `j < 4 * NV`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn tile_a<const NV: usize>(
-        k: usize,
         panel: *const f32,
         b: *const f32,
-        ldb: usize,
+        br: BRows,
         bias: &[f32; PACK_MR],
+        epilogue: Option<Epilogue>,
         c: *mut f32,
         ldc: usize,
         rows: usize,
@@ -844,24 +1090,17 @@ mod neon {
     ) {
         let mut acc: [[float32x4_t; NV]; PACK_MR] =
             core::array::from_fn(|i| [vdupq_n_f32(bias[i]); NV]);
-        let mut kk = 0;
-        if let (Some(kernel), true) = (asm_cols, k >= 2) {
-            kernel(&mut acc, panel, b, ldb, k / 2);
-            kk = k / 2 * 2;
+        if br.segments == 1 {
+            segment_a(&mut acc, panel, b, br.rows, br.ldb, asm_cols);
+        } else {
+            for s in 0..br.segments {
+                let panel = panel.add(s * br.rows * PACK_MR);
+                let b = b.add(s * br.segment_stride);
+                segment_a(&mut acc, panel, b, br.rows, br.ldb, asm_cols);
+            }
         }
-        while kk + 2 <= k {
-            let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
-            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
-            step_a::<NV>(&mut acc, vld1q_f32_x2(w), &bv);
-            let row = row.add(ldb);
-            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
-            step_a::<NV>(&mut acc, vld1q_f32_x2(w.add(PACK_MR)), &bv);
-            kk += 2;
-        }
-        if kk < k {
-            let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
-            let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
-            step_a::<NV>(&mut acc, vld1q_f32_x2(w), &bv);
+        if let Some(e) = epilogue {
+            apply_epilogue(&mut acc, e);
         }
         store_a(&acc, rows, c, ldc);
     }
@@ -874,28 +1113,36 @@ mod neon {
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn tile_a_tail(
-        k: usize,
         panel: *const f32,
         b: *const f32,
-        ldb: usize,
+        br: BRows,
         bias: &[f32; PACK_MR],
+        epilogue: Option<Epilogue>,
         c: *mut f32,
         ldc: usize,
         rows: usize,
         cols: usize,
     ) {
         let mut acc: [[float32x4_t; 1]; PACK_MR] = core::array::from_fn(|i| [vdupq_n_f32(bias[i])]);
-        for kk in 0..k {
-            let row = b.add(kk * ldb);
-            let mut v = vdupq_n_f32(0.0);
-            v = vld1q_lane_f32::<0>(row, v);
-            if cols > 1 {
-                v = vld1q_lane_f32::<1>(row.add(1), v);
+        let k = br.rows;
+        for s in 0..br.segments {
+            let panel = panel.add(s * k * PACK_MR);
+            let b = b.add(s * br.segment_stride);
+            for kk in 0..k {
+                let row = b.add(kk * br.ldb);
+                let mut v = vdupq_n_f32(0.0);
+                v = vld1q_lane_f32::<0>(row, v);
+                if cols > 1 {
+                    v = vld1q_lane_f32::<1>(row.add(1), v);
+                }
+                if cols > 2 {
+                    v = vld1q_lane_f32::<2>(row.add(2), v);
+                }
+                step_a::<1>(&mut acc, vld1q_f32_x2(panel.add(kk * PACK_MR)), &[v]);
             }
-            if cols > 2 {
-                v = vld1q_lane_f32::<2>(row.add(2), v);
-            }
-            step_a::<1>(&mut acc, vld1q_f32_x2(panel.add(kk * PACK_MR)), &[v]);
+        }
+        if let Some(e) = epilogue {
+            apply_epilogue(&mut acc, e);
         }
         for (r, acc) in acc.iter().enumerate().take(rows) {
             let mut t = [0.0f32; 4];
@@ -904,57 +1151,52 @@ mod neon {
         }
     }
 
+    /// The NEON packed-A driver: for each 8-row panel, 12-, 8- and 4-column tiles and the
+    /// lane-loaded tail (contract checked by the caller, `m, n, k >= 1`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gemm_packed_a(
         m: usize,
         n: usize,
-        k: usize,
         a: &[f32],
         b: &[f32],
-        ldb: usize,
+        br: BRows,
         bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
         c: &mut [f32],
         ldc: usize,
     ) {
-        if m == 0 || n == 0 {
-            return;
-        }
+        let k = br.rows * br.segments;
         let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
         for p in 0..m.div_ceil(PACK_MR) {
             let row0 = p * PACK_MR;
             let rows = (m - row0).min(PACK_MR);
             let bias = padded::<PACK_MR>(bias, row0, rows);
-            // SAFETY: every pointer stays inside the slices checked by check_packed_a:
-            // panel p holds 8*k values, rows kk < k of `b` hold n values from kk*ldb and
-            // the tiles read columns j..j+width <= n; rows < m of `c` hold n values.
+            // SAFETY: every pointer stays inside the slices checked by check_packed_a(_rows):
+            // panel p holds 8*k values, every row r < k of `b` holds n values from its
+            // offset (`BRows::span(n) <= b.len()`) and the tiles read columns j..j+width <=
+            // n; rows < m of `c` hold n values.
             unsafe {
                 let panel = ap.add(p * PACK_MR * k);
                 let c = cp.add(row0 * ldc);
                 let mut j = 0;
                 while j + 12 <= n {
-                    tile_a::<3>(
-                        k,
-                        panel,
-                        bp.add(j),
-                        ldb,
-                        &bias,
-                        c.add(j),
-                        ldc,
-                        rows,
-                        Some(asm_8x12),
-                    );
+                    let (b, c) = (bp.add(j), c.add(j));
+                    tile_a::<3>(panel, b, br, &bias, epilogue, c, ldc, rows, Some(asm_8x12));
                     j += 12;
                 }
                 if n - j >= 8 {
-                    tile_a::<2>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows, None);
+                    let (b, c) = (bp.add(j), c.add(j));
+                    tile_a::<2>(panel, b, br, &bias, epilogue, c, ldc, rows, None);
                     j += 8;
                 }
                 if n - j >= 4 {
-                    tile_a::<1>(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows, None);
+                    let (b, c) = (bp.add(j), c.add(j));
+                    tile_a::<1>(panel, b, br, &bias, epilogue, c, ldc, rows, None);
                     j += 4;
                 }
                 if j < n {
-                    tile_a_tail(k, panel, bp.add(j), ldb, &bias, c.add(j), ldc, rows, n - j);
+                    let (b, c) = (bp.add(j), c.add(j));
+                    tile_a_tail(panel, b, br, &bias, epilogue, c, ldc, rows, n - j);
                 }
             }
         }
@@ -1147,9 +1389,26 @@ impl GemmKernels for super::Neon {
     ) {
         check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
         if m == 0 || n == 0 || k == 0 {
-            return bias_only_a(m, n, bias, c, ldc);
+            return bias_only_a(m, n, bias, None, c, ldc);
         }
-        neon::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+        neon::gemm_packed_a(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc)
+    }
+    fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        let k = check_packed_a_rows(m, n, a, b, rows, bias, c, ldc);
+        if m == 0 || n == 0 || k == 0 {
+            return bias_only_a(m, n, bias, epilogue, c, ldc);
+        }
+        neon::gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc)
     }
     fn gemv_packed_b(
         n: usize,
