@@ -590,6 +590,7 @@ impl Op {
                 let v = match a {
                     Activation::Relu => quote!(Relu),
                     Activation::LeakyRelu { slope } => quote!(LeakyRelu { slope: #slope }),
+                    Activation::ClampMin { min } => quote!(ClampMin { min: #min }),
                     Activation::GeluErf => quote!(GeluErf),
                     Activation::GeluTanh => quote!(GeluTanh),
                     Activation::Silu => quote!(Silu),

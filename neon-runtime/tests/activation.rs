@@ -388,6 +388,46 @@ fn relu_exact<B: Backend>() {
     assert_eq!(&s[1..], &[f32::NEG_INFINITY, -2.0 * 0.1, 3.0]);
 }
 
+/// `clamp_min` is exact (a comparison): every tail, several bounds, special values.
+fn clamp_min_exact<B: Backend>() {
+    let mut r = rng(15);
+    for n in tail_sizes() {
+        let xs = uniform(&mut r, n, -3.0, 3.0);
+        for min in [-0.4f32, 0.0, 1.5, f32::NEG_INFINITY] {
+            let want: Vec<f64> = xs.iter().map(|&x| (x as f64).max(min as f64)).collect();
+            let mut got = xs.clone();
+            B::clamp_min(&mut got, min);
+            assert_close("clamp_min", &got, &want, 0.0, 0.0);
+            let mut y = vec![f32::NAN; n];
+            B::clamp_min_to(&xs, &mut y, min);
+            assert_close("clamp_min_to", &y, &want, 0.0, 0.0);
+        }
+    }
+    let mut s = [f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, f32::INFINITY, -0.5];
+    B::clamp_min(&mut s, -0.4);
+    assert!(s[0].is_nan(), "NaN stays NaN");
+    assert_eq!(s[1].to_bits(), (-0.0f32).to_bits());
+    assert_eq!(&s[2..], &[0.0, -0.4, f32::INFINITY, -0.4]);
+    // fmax on signed zeros: +0 wins whichever side it is on.
+    let mut s = [-0.0f32, 0.0];
+    B::clamp_min(&mut s, 0.0);
+    assert_eq!(s.map(f32::to_bits), [0, 0]);
+    let mut s = [0.0f32];
+    B::clamp_min(&mut s, -0.0);
+    assert_eq!(s[0].to_bits(), 0);
+}
+
+#[test]
+fn clamp_min_exact_portable() {
+    clamp_min_exact::<Portable>();
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn clamp_min_exact_neon() {
+    clamp_min_exact::<neon_runtime::Neon>();
+}
+
 fn apply(f: fn(&mut [f32]), xs: &[f32]) -> Vec<f32> {
     let mut v = xs.to_vec();
     f(&mut v);
@@ -555,6 +595,11 @@ mod neon {
         Portable::leaky_relu(&mut a, 0.1);
         Neon::leaky_relu(&mut b, 0.1);
         assert_eq!(a, b);
+        let mut a = xs.clone();
+        let mut b = xs.clone();
+        Portable::clamp_min(&mut a, -0.4);
+        Neon::clamp_min(&mut b, -0.4);
+        assert_eq!(a, b);
     }
 }
 
@@ -646,9 +691,10 @@ mod op {
     use neon_runtime::ops::ShapeRule;
     use neon_runtime::{Error, Layout, Shape, ShapeError, TensorView, TensorViewMut};
 
-    const ALL: [Activation; 8] = [
+    const ALL: [Activation; 9] = [
         Activation::Relu,
         Activation::LeakyRelu { slope: 0.1 },
+        Activation::ClampMin { min: -0.4 },
         Activation::GeluErf,
         Activation::GeluTanh,
         Activation::Silu,
@@ -721,6 +767,11 @@ mod op {
         assert!(bad.output_shape(&[s]).is_err());
         let mut vy = TensorViewMut::new(&mut y, &[2, 3], Layout::ChannelFirst).unwrap();
         assert!(bad.run_in_place::<Portable>(&mut vy).is_err());
+        let bad = Activation::ClampMin { min: f32::NAN };
+        let err = bad.apply::<Portable>(&mut y).unwrap_err();
+        assert!(matches!(err, Error::Shape(ShapeError::Geometry { op: "clamp_min", .. })));
+        assert!(bad.output_shape(&[s]).is_err());
+        assert_eq!(y, x);
         // Wrong arity and slice lengths.
         assert!(matches!(act.output_shape(&[s, s]), Err(ShapeError::Geometry { .. })));
         assert!(matches!(act.output_shape::<usize>(&[]), Err(ShapeError::Geometry { .. })));

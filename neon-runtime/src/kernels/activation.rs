@@ -1,4 +1,4 @@
-//! Activation kernels: ReLU, leaky ReLU, GELU (erf and tanh forms), SiLU, tanh, sigmoid, exp
+//! Activation kernels: ReLU, leaky ReLU, clamp from below, GELU (erf and tanh forms), SiLU, tanh, sigmoid, exp
 //! and erf, in place (`f(x)`) or out of place (`f_to(x, y)`), over flat `f32` slices of any
 //! length.
 //!
@@ -6,7 +6,7 @@
 //! vectorisable approximations. [`Portable`] and `Neon` run the same algorithm with the same
 //! coefficients; they differ only in that NEON fuses multiply-adds (`fmla`, one rounding)
 //! where the portable code rounds twice, so the two agree to a few ulps (the tests allow
-//! `4 eps |y|`; ReLU and leaky ReLU are bitwise equal).
+//! `4 eps |y|`; ReLU, leaky ReLU and the clamp are bitwise equal).
 //!
 //! # Algorithms
 //! - **exp**: `x = n ln2 + r`, `n = round(x / ln2)` by the `1.5 * 2^23` rounding trick (`n`
@@ -82,6 +82,7 @@
 //! the tanh form and 6.9 for the erf form, relative errors up to about 1.5e-6). For `x >= 0`
 //! the factor is 1.
 
+use super::gemm::fmax;
 use super::Portable;
 
 /// Constants shared by both backends (one source of truth for the coefficients).
@@ -160,6 +161,16 @@ pub trait ActivationKernels {
     /// # Panics
     /// When `x.len() != y.len()`.
     fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32);
+
+    /// Clamp from below in place: `x = max(x, min)` (IEEE `maximum`, as NEON `fmax`: NaN
+    /// stays NaN, `max(-0, +0) = +0`). openWakeWord applies `max(x, -0.4)` after each leaky
+    /// ReLU of its embedding.
+    fn clamp_min(x: &mut [f32], min: f32);
+    /// Clamp from below: `y = max(x, min)`.
+    ///
+    /// # Panics
+    /// When `x.len() != y.len()`.
+    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32);
 
     /// GELU, erf form, in place: `x = 0.5 x (1 + erf(x / sqrt 2))`.
     fn gelu_erf(x: &mut [f32]);
@@ -416,6 +427,12 @@ impl ActivationKernels for Portable {
     fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32) {
         portable_map_to(x, y, |v| scalar::leaky_relu(v, slope))
     }
+    fn clamp_min(x: &mut [f32], min: f32) {
+        portable_map(x, |v| fmax(v, min))
+    }
+    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32) {
+        portable_map_to(x, y, |v| fmax(v, min))
+    }
     fn gelu_erf(x: &mut [f32]) {
         portable_map(x, scalar::gelu_erf)
     }
@@ -628,6 +645,13 @@ pub(crate) mod neon {
         unsafe { vmaxq_f32(x, vdupq_n_f32(0.0)) }
     }
 
+    /// `max(x, min)` (`fmax`).
+    #[inline(always)]
+    pub(crate) fn clamp_min(x: float32x4_t, min: f32) -> float32x4_t {
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        unsafe { vmaxq_f32(x, vdupq_n_f32(min)) }
+    }
+
     /// Leaky ReLU (compare and select, as the portable code).
     #[inline(always)]
     pub(crate) fn leaky_relu(x: float32x4_t, slope: f32) -> float32x4_t {
@@ -716,6 +740,12 @@ impl ActivationKernels for super::Neon {
     }
     fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32) {
         neon::map_to(x, y, |v| neon::leaky_relu(v, slope))
+    }
+    fn clamp_min(x: &mut [f32], min: f32) {
+        neon::map(x, |v| neon::clamp_min(v, min))
+    }
+    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32) {
+        neon::map_to(x, y, |v| neon::clamp_min(v, min))
     }
     fn gelu_erf(x: &mut [f32]) {
         neon::map(x, neon::gelu_erf)

@@ -168,7 +168,7 @@ impl Win {
 /// Outputs `n` in `lo..hi` whose tap at offset `off` (`t * dilation`) reads inside the
 /// input, i.e. `pad_left <= n * stride + off < pad_left + frames`; `hi <= out_frames`.
 #[inline]
-fn tap_range(
+pub(super) fn tap_range(
     off: usize,
     stride: usize,
     pad_left: usize,
@@ -254,7 +254,7 @@ fn im2col_cf_with(x: &[f32], w: Win, col: &mut [f32], gather: impl Fn(&[f32], us
 
 /// Scalar strided gather: `dst[j] = src[j * stride]`.
 #[inline(always)]
-fn gather_scalar(src: &[f32], stride: usize, dst: &mut [f32]) {
+pub(super) fn gather_scalar(src: &[f32], stride: usize, dst: &mut [f32]) {
     if stride == 1 {
         dst.copy_from_slice(&src[..dst.len()]);
     } else {
@@ -523,7 +523,7 @@ impl ConvKernels for Portable {
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
+pub(super) mod neon {
     use super::{depthwise_scalar_at, gather_scalar, im2col_fm_with, interior_blocks, Win};
     use core::arch::aarch64::*;
 
@@ -553,7 +553,7 @@ mod neon {
     /// Strided gather `dst[j] = src[j * stride]`: a copy for stride 1, de-interleaving
     /// loads for stride 2 and 3, scalar otherwise.
     #[inline(always)]
-    pub(super) fn gather(src: &[f32], stride: usize, dst: &mut [f32]) {
+    pub(in crate::kernels) fn gather(src: &[f32], stride: usize, dst: &mut [f32]) {
         if stride != 2 && stride != 3 {
             return gather_scalar(src, stride, dst);
         }

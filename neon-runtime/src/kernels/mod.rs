@@ -12,24 +12,28 @@
 //! family documents (tests compare them on the same inputs under qemu-aarch64).
 //!
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
-//! GEMM), [`conv`] (conv1d, depthwise), [`elementwise`], [`activation`], [`softmax`],
-//! [`norm`], [`layout`].
+//! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
+//! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`].
 
 pub mod activation;
 pub mod conv;
+pub mod conv2d;
 pub mod elementwise;
 pub mod gemm;
 pub mod layout;
 pub mod norm;
+pub mod pool;
 pub mod quant;
 pub mod softmax;
 
 pub use activation::ActivationKernels;
 pub use conv::ConvKernels;
+pub use conv2d::Conv2dKernels;
 pub use elementwise::ElementwiseKernels;
 pub use gemm::GemmKernels;
 pub use layout::LayoutKernels;
 pub use norm::NormKernels;
+pub use pool::PoolKernels;
 pub use quant::QuantKernels;
 pub use softmax::SoftmaxKernels;
 
@@ -55,6 +59,8 @@ pub trait Backend:
     GemmKernels
     + QuantKernels
     + ConvKernels
+    + Conv2dKernels
+    + PoolKernels
     + ElementwiseKernels
     + ActivationKernels
     + SoftmaxKernels

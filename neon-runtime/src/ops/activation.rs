@@ -22,6 +22,12 @@ pub enum Activation {
         /// Slope for negative inputs; must be finite.
         slope: f32,
     },
+    /// Clamp from below: `max(x, min)` (NaN stays NaN). openWakeWord's embedding applies
+    /// `ClampMin { min: -0.4 }` after each leaky ReLU.
+    ClampMin {
+        /// Lower bound; must not be NaN.
+        min: f32,
+    },
     /// GELU, exact (erf) form: `0.5 x (1 + erf(x / sqrt 2))` (PyTorch `approximate="none"`).
     GeluErf,
     /// GELU, tanh form (Hendrycks & Gimpel 2016):
@@ -41,12 +47,14 @@ impl Activation {
     /// Applies the activation to a flat slice in place (any length).
     ///
     /// # Errors
-    /// [`Error::Shape`] ([`ShapeError::Geometry`]) for a non-finite leaky ReLU slope.
+    /// [`Error::Shape`] ([`ShapeError::Geometry`]) for a non-finite leaky ReLU slope or a
+    /// NaN clamp bound.
     pub fn apply<B: Backend>(&self, x: &mut [f32]) -> Result<(), Error> {
         self.check_geometry()?;
         match *self {
             Activation::Relu => B::relu(x),
             Activation::LeakyRelu { slope } => B::leaky_relu(x, slope),
+            Activation::ClampMin { min } => B::clamp_min(x, min),
             Activation::GeluErf => B::gelu_erf(x),
             Activation::GeluTanh => B::gelu_tanh(x),
             Activation::Silu => B::silu(x),
@@ -61,7 +69,7 @@ impl Activation {
     ///
     /// # Errors
     /// [`Error::Length`] when `y.len() != x.len()`; [`Error::Shape`] for a non-finite leaky
-    /// ReLU slope.
+    /// ReLU slope or a NaN clamp bound.
     pub fn apply_to<B: Backend>(&self, x: &[f32], y: &mut [f32]) -> Result<(), Error> {
         self.check_geometry()?;
         if x.len() != y.len() {
@@ -74,6 +82,7 @@ impl Activation {
         match *self {
             Activation::Relu => B::relu_to(x, y),
             Activation::LeakyRelu { slope } => B::leaky_relu_to(x, y, slope),
+            Activation::ClampMin { min } => B::clamp_min_to(x, y, min),
             Activation::GeluErf => B::gelu_erf_to(x, y),
             Activation::GeluTanh => B::gelu_tanh_to(x, y),
             Activation::Silu => B::silu_to(x, y),
@@ -87,8 +96,8 @@ impl Activation {
     /// `output = f(input)`.
     ///
     /// # Errors
-    /// [`Error::Shape`] when the output shape differs from the input's (argument 1) or the
-    /// slope is not finite; [`Error::Layout`] when the output's layout differs from the
+    /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
+    /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's layout differs from the
     /// input's.
     pub fn run<B: Backend>(
         &self,
@@ -102,7 +111,7 @@ impl Activation {
     /// `x = f(x)` in place.
     ///
     /// # Errors
-    /// [`Error::Shape`] for a non-finite leaky ReLU slope.
+    /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
     pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
         self.apply::<B>(x.data_mut())
     }
@@ -112,6 +121,10 @@ impl Activation {
             Activation::LeakyRelu { slope } if !slope.is_finite() => Err(ShapeError::Geometry {
                 op: self.name(),
                 reason: "leaky ReLU slope must be finite",
+            }),
+            Activation::ClampMin { min } if min.is_nan() => Err(ShapeError::Geometry {
+                op: self.name(),
+                reason: "clamp_min bound must not be NaN",
             }),
             _ => Ok(()),
         }
@@ -123,6 +136,7 @@ impl ShapeRule for Activation {
         match self {
             Activation::Relu => "relu",
             Activation::LeakyRelu { .. } => "leaky_relu",
+            Activation::ClampMin { .. } => "clamp_min",
             Activation::GeluErf => "gelu",
             Activation::GeluTanh => "gelu_tanh",
             Activation::Silu => "silu",

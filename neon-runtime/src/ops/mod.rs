@@ -16,10 +16,12 @@
 
 pub mod activation;
 pub mod conv;
+pub mod conv2d;
 pub mod elementwise;
 pub mod layout;
 pub mod linear;
 pub mod norm;
+pub mod pool;
 pub mod quant;
 pub mod sequence;
 pub mod softmax;
@@ -170,4 +172,39 @@ pub(crate) fn check_unary<R: ShapeRule>(
     let out = rule.output_shape(&[*input.shape()])?;
     expect_shape(rule.name(), 1, output.shape(), &out)?;
     expect_layout(rule.name(), output.layout(), input.layout(), SAME_LAYOUT)
+}
+
+/// Output positions of a sliding window (no dilation) over `size` input positions with
+/// `pad` zeros in total, `kernel` taps and step `stride >= 1`: `floor((size + pad - kernel)
+/// / stride) + 1` (PyTorch's `Conv2d` / `MaxPool2d` formula), generic over [`Dim`].
+///
+/// # Errors
+/// [`ShapeError::TooSmall`] naming `what` when `size + pad` can be smaller than `kernel`.
+pub(crate) fn window_output<D: Dim>(
+    op: &'static str,
+    what: &'static str,
+    size: &D,
+    pad: usize,
+    kernel: usize,
+    stride: usize,
+) -> Result<D, ShapeError<D>> {
+    let padded = size.add_const(pad);
+    match padded.checked_sub_const(kernel) {
+        Some(rest) => Ok(rest.div_floor_const(stride).add_const(1)),
+        None => Err(ShapeError::TooSmall { op, what, value: padded, min: kernel }),
+    }
+}
+
+/// A rank-3 image shape `[channels, height, width]` from three dims >= 1.
+pub(crate) fn image_shape<D: Dim>(
+    op: &'static str,
+    channels: D,
+    height: D,
+    width: D,
+) -> Result<Shape<D>, ShapeError<D>> {
+    Shape::new(&[channels.clone(), height.clone(), width.clone()]).map_err(|_| {
+        let value = [channels, height, width].into_iter().find(|d| !d.at_least(1));
+        let value = value.unwrap_or_else(|| D::constant(0));
+        ShapeError::TooSmall { op, what: "output dimension", value, min: 1 }
+    })
 }
