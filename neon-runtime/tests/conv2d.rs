@@ -468,12 +468,12 @@ fn geometry_and_scratch() {
     assert_eq!((even.pad_top, even.pad_bottom, even.pad_left, even.pad_right), (1, 2, 0, 1));
     assert_eq!(g.output_size(36, 16), Some((36, 16)));
     assert_eq!(g.reduction(), 72);
-    // 16384 / 72 = 227 -> 216 pixels per block.
-    assert_eq!(g.tile_pixels(576), 216);
+    // 32768 / 72 = 455 -> 444 pixels per block.
+    assert_eq!(CONV2D_BLOCK_VALUES, 32768);
+    assert_eq!(g.tile_pixels(576), 444);
     assert_eq!(g.tile_pixels(100), 100);
-    assert_eq!(g.scratch_len(36, 16), 72 * 216);
-    assert_eq!(CONV2D_BLOCK_VALUES, 16384);
-    let big = Conv2dGeometry::new(4096, 8, (3, 3));
+    assert_eq!(g.scratch_len(36, 16), 72 * 444);
+    let big = Conv2dGeometry::new(8192, 8, (3, 3));
     assert_eq!(big.tile_pixels(1000), 12, "at least one GEMM tile");
     let direct = Conv2dGeometry::new(72, 72, (3, 1));
     assert!(direct.is_direct() && !g.is_direct());

@@ -164,40 +164,42 @@ fn row_runs(
 ) {
     let (width, plane) = (w.width, w.height * w.width);
     let (kh, kw, pl) = (w.kernel_h, w.kernel_w, w.pad_left);
-    // Output rows the tile touches.
-    let (oh0, oh1) = (first / width, (first + count - 1) / width);
-    for c in 0..w.channels {
-        let xc = &x[c * plane..(c + 1) * plane];
-        for i in 0..kh {
-            for j in 0..kw {
+    // Tile position of the first pixel of column 0 of an output row (mod width).
+    let phase = (width - first % width) % width;
+    // Zeroes tile positions q, q + width, ... (one padding column) of `row`.
+    let zero_column = |row: &mut [f32], ow: usize| {
+        let mut q = phase + ow;
+        if q >= width {
+            q -= width;
+        }
+        while q < count {
+            row[q] = 0.0;
+            q += width;
+        }
+    };
+    for i in 0..kh {
+        for j in 0..kw {
+            // Pixel p reads x[c * plane + i * width + j + p - pl]: the tile is one shifted
+            // run per channel. Its pixels before `lo` / from `hi` on would read outside the
+            // channel's plane; they all lie in padding columns (ow < pl - j, resp. ow >=
+            // width + pl - j), which are zeroed below, so they are not copied.
+            let start = (i * width + j + first) as isize - pl as isize;
+            let lo = (-start).clamp(0, count as isize) as usize;
+            let hi = (plane as isize - start).clamp(lo as isize, count as isize) as usize;
+            let s0 = (start + lo as isize) as usize;
+            // Padding columns, at most kw - 1 per output row.
+            let left = pl.saturating_sub(j).min(width);
+            let right = j.saturating_sub(pl).min(width);
+            for c in 0..w.channels {
                 let row = &mut col[((c * kh + i) * kw + j) * count..][..count];
-                // Pixel p reads xc[i * width + j + p - pl]: the tile's run starts at `start`
-                // (may be negative by up to pl, or end past the plane by up to kw - 1 - pl;
-                // those pixels are padding columns and are zeroed below).
-                let start = (i * width + j + first) as isize - pl as isize;
-                let lo = (-start).clamp(0, count as isize) as usize;
-                let hi = (plane as isize - start).clamp(lo as isize, count as isize) as usize;
-                row[..lo].fill(0.0);
-                row[hi..].fill(0.0);
                 if lo < hi {
-                    let s0 = (start + lo as isize) as usize;
-                    copy(&xc[s0..s0 + (hi - lo)], &mut row[lo..hi]);
+                    copy(&x[c * plane + s0..][..hi - lo], &mut row[lo..hi]);
                 }
-                // Padding columns: ow < pl - j (left) and ow >= width + pl - j (right).
-                let (left, right) =
-                    (pl.saturating_sub(j).min(width), (j.saturating_sub(pl)).min(width));
-                if left == 0 && right == 0 {
-                    continue;
+                for ow in 0..left {
+                    zero_column(row, ow);
                 }
-                for oh in oh0..=oh1 {
-                    let base = oh * width;
-                    // Tile-relative bounds of this output row.
-                    let a = base.max(first) - first;
-                    let b = (base + width).min(first + count) - first;
-                    let left_end = (base + left).clamp(first, first + count) - first;
-                    let right_start = (base + width - right).clamp(first, first + count) - first;
-                    row[a..left_end.max(a)].fill(0.0);
-                    row[right_start.min(b)..b].fill(0.0);
+                for ow in width - right..width {
+                    zero_column(row, ow);
                 }
             }
         }
@@ -261,26 +263,58 @@ impl Conv2dKernels for Portable {
 mod neon {
     use core::arch::aarch64::*;
 
-    /// `dst = src` (equal lengths): 16 values per `ld1`/`st1` of 4 registers, then single
-    /// vectors, then scalars. Explicit so that bare-metal builds do not depend on the speed
-    /// of the platform's `memcpy`.
+    /// `dst = src` (equal lengths), without a call or a loop LLVM would turn into one:
+    /// 16 values per `ld1`/`st1` of 4 registers in an assembly loop, then one overlapping
+    /// block for the remainder (lengths >= 16), 4-value blocks and an overlapping last one
+    /// (4..16), or single values (< 4). Explicit so that bare-metal builds do not depend
+    /// on the platform's `memcpy`, and short runs cost no call.
     #[inline(always)]
     pub(super) fn copy(src: &[f32], dst: &mut [f32]) {
         assert_eq!(src.len(), dst.len(), "copy: lengths differ");
         let n = dst.len();
         let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-        let mut i = 0;
-        while i + 16 <= n {
-            // SAFETY: i + 16 <= n = src.len() = dst.len(): 16 values read and written.
-            unsafe { vst1q_f32_x4(d.add(i), vld1q_f32_x4(s.add(i))) };
-            i += 16;
+        // SAFETY: every access below is inside `0..n` of both slices (which do not overlap:
+        // one is shared, the other exclusive): the loop copies `16 * (n / 16)` values,
+        // the overlapping blocks start at `n - 16` / `n - 4` >= 0, and the small cases
+        // check `n` first.
+        unsafe {
+            if n >= 16 {
+                core::arch::asm!(
+                    "2:",
+                    "ld1 {{v0.4s, v1.4s, v2.4s, v3.4s}}, [{s}], #64",
+                    "st1 {{v0.4s, v1.4s, v2.4s, v3.4s}}, [{d}], #64",
+                    "subs {n}, {n}, #1",
+                    "b.ne 2b",
+                    s = inout(reg) s => _,
+                    d = inout(reg) d => _,
+                    n = inout(reg) n / 16 => _,
+                    out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                    options(nostack),
+                );
+                if n % 16 != 0 {
+                    vst1q_f32_x4(d.add(n - 16), vld1q_f32_x4(s.add(n - 16)));
+                }
+            } else if n >= 4 {
+                vst1q_f32(d, vld1q_f32(s));
+                if n >= 8 {
+                    vst1q_f32(d.add(4), vld1q_f32(s.add(4)));
+                }
+                if n >= 12 {
+                    vst1q_f32(d.add(8), vld1q_f32(s.add(8)));
+                }
+                vst1q_f32(d.add(n - 4), vld1q_f32(s.add(n - 4)));
+            } else {
+                if n > 0 {
+                    *d = *s;
+                }
+                if n > 1 {
+                    *d.add(1) = *s.add(1);
+                }
+                if n > 2 {
+                    *d.add(2) = *s.add(2);
+                }
+            }
         }
-        while i + 4 <= n {
-            // SAFETY: i + 4 <= n: 4 values read and written.
-            unsafe { vst1q_f32(d.add(i), vld1q_f32(s.add(i))) };
-            i += 4;
-        }
-        dst[i..].copy_from_slice(&src[i..]);
     }
 }
 

@@ -970,49 +970,120 @@ mod neon {
         };
     }
 
-    /// An assembly inner loop for `4 * NV` columns: `(accumulators, panel, b, ldb, k / 2)`.
-    type AsmKernelA<const NV: usize> =
-        unsafe fn(&mut [[float32x4_t; NV]; PACK_MR], *const f32, *const f32, usize, usize);
+    /// Lines of the 8x12 epilogue for one row of accumulators: `v = max(max(v, v * s), lo)`
+    /// with `s` in v24 and `lo` in v25 (v26 a temporary).
+    macro_rules! asm_epilogue_row {
+        ($c0:literal, $c1:literal, $c2:literal) => {
+            concat!(
+                asm_epilogue_row!(@v $c0),
+                asm_epilogue_row!(@v $c1),
+                asm_epilogue_row!(@v $c2),
+            )
+        };
+        (@v $c:literal) => {
+            concat!(
+                "fmul v26.4s, ", $c, ".4s, v24.4s\n",
+                "fmax ", $c, ".4s, ", $c, ".4s, v26.4s\n",
+                "fmax ", $c, ".4s, ", $c, ".4s, v25.4s\n",
+            )
+        };
+    }
 
-    /// The 8x12 inner loop over `pairs` pairs of `k` (`pairs >= 1`): as for the 5x16
-    /// kernel, LLVM's version spends extra integer instructions on the pointers and the
-    /// counter, while here both loads post-increment their pointers.
+    /// A whole 8x12 tile in assembly: accumulators set to the bias, every segment of `br`
+    /// (pairs of `k` in a loop of two steps, then the odd step), the epilogue, and 8 rows
+    /// of 12 results stored with one `st1` of 3 registers each.
+    ///
+    /// Everything between the loads of the bias and the stores stays in v0..v28, so LLVM
+    /// neither moves the 24 accumulators into place nor spills loop invariants around the
+    /// loop (as an intrinsics tile around an assembly loop does: ~270 instructions of
+    /// set-up, epilogue and stores per tile instead of ~110 here).
     ///
     /// # Safety
-    /// `panel` readable for `16 * pairs` values; rows `kk < 2 * pairs` of `b` (`ldb`
-    /// apart) readable for 12 values.
+    /// `panel` readable for `8 * k` values (`k = br.rows * br.segments >= 1`), every row of
+    /// `B` under `br` readable for 12 values from `b`, `bias` for 8 values, `epilogue` (if
+    /// not null) for 2 values (`slope`, `min`), and `c.add(r * ldc + j)` writable for
+    /// `r < 8`, `j < 12`.
     #[inline(always)]
-    unsafe fn asm_8x12(
-        acc: &mut [[float32x4_t; 3]; PACK_MR],
+    unsafe fn asm_tile_8x12(
         panel: *const f32,
         b: *const f32,
-        ldb: usize,
-        pairs: usize,
+        br: BRows,
+        bias: *const f32,
+        epilogue: *const f32,
+        c: *mut f32,
+        ldc: usize,
     ) {
-        let [r0, r1, r2, r3, r4, r5, r6, r7] = acc;
-        // SAFETY: reads 16 * pairs panel values and 12 values of 2 * pairs rows of `b`,
-        // readable per this function's contract; only v0..v28 (declared) are written.
+        // SAFETY: reads exactly the panel, the rows of B (12 values each), the bias and
+        // the epilogue constants, and writes 8 rows of 12 values of `c`, all covered by this
+        // function's contract; only the declared registers are written.
         unsafe {
             core::arch::asm!(
+                "ld1 {{v24.4s, v25.4s}}, [{bias}]",
+                "dup v0.4s, v24.s[0]", "dup v1.4s, v24.s[0]", "dup v2.4s, v24.s[0]",
+                "dup v3.4s, v24.s[1]", "dup v4.4s, v24.s[1]", "dup v5.4s, v24.s[1]",
+                "dup v6.4s, v24.s[2]", "dup v7.4s, v24.s[2]", "dup v8.4s, v24.s[2]",
+                "dup v9.4s, v24.s[3]", "dup v10.4s, v24.s[3]", "dup v11.4s, v24.s[3]",
+                "dup v12.4s, v25.s[0]", "dup v13.4s, v25.s[0]", "dup v14.4s, v25.s[0]",
+                "dup v15.4s, v25.s[1]", "dup v16.4s, v25.s[1]", "dup v17.4s, v25.s[1]",
+                "dup v18.4s, v25.s[2]", "dup v19.4s, v25.s[2]", "dup v20.4s, v25.s[2]",
+                "dup v21.4s, v25.s[3]", "dup v22.4s, v25.s[3]", "dup v23.4s, v25.s[3]",
+                // Segments: rows / 2 pairs of steps, then the odd step.
+                "3:",
+                "mov {b}, {bseg}",
+                "lsr {n}, {rows}, #1",
+                "cbz {n}, 5f",
                 "2:",
                 asm_a_step!(),
                 asm_a_step!(),
                 "subs {n}, {n}, #1",
                 "b.ne 2b",
+                "5:",
+                "tbz {rows}, #0, 6f",
+                asm_a_step!(),
+                "6:",
+                "add {bseg}, {bseg}, {sstride}",
+                "subs {segs}, {segs}, #1",
+                "b.ne 3b",
+                // Epilogue.
+                "cbz {ep}, 7f",
+                "ld1r {{v24.4s}}, [{ep}], #4",
+                "ld1r {{v25.4s}}, [{ep}]",
+                asm_epilogue_row!("v0", "v1", "v2"),
+                asm_epilogue_row!("v3", "v4", "v5"),
+                asm_epilogue_row!("v6", "v7", "v8"),
+                asm_epilogue_row!("v9", "v10", "v11"),
+                asm_epilogue_row!("v12", "v13", "v14"),
+                asm_epilogue_row!("v15", "v16", "v17"),
+                asm_epilogue_row!("v18", "v19", "v20"),
+                asm_epilogue_row!("v21", "v22", "v23"),
+                "7:",
+                "st1 {{v0.4s, v1.4s, v2.4s}}, [{c}], {ldc}",
+                "st1 {{v3.4s, v4.4s, v5.4s}}, [{c}], {ldc}",
+                "st1 {{v6.4s, v7.4s, v8.4s}}, [{c}], {ldc}",
+                "st1 {{v9.4s, v10.4s, v11.4s}}, [{c}], {ldc}",
+                "st1 {{v12.4s, v13.4s, v14.4s}}, [{c}], {ldc}",
+                "st1 {{v15.4s, v16.4s, v17.4s}}, [{c}], {ldc}",
+                "st1 {{v18.4s, v19.4s, v20.4s}}, [{c}], {ldc}",
+                "st1 {{v21.4s, v22.4s, v23.4s}}, [{c}], {ldc}",
+                bias = in(reg) bias,
                 w = inout(reg) panel => _,
-                b = inout(reg) b => _,
-                ldb = in(reg) ldb * 4,
-                n = inout(reg) pairs => _,
-                inout("v0") r0[0], inout("v1") r0[1], inout("v2") r0[2],
-                inout("v3") r1[0], inout("v4") r1[1], inout("v5") r1[2],
-                inout("v6") r2[0], inout("v7") r2[1], inout("v8") r2[2],
-                inout("v9") r3[0], inout("v10") r3[1], inout("v11") r3[2],
-                inout("v12") r4[0], inout("v13") r4[1], inout("v14") r4[2],
-                inout("v15") r5[0], inout("v16") r5[1], inout("v17") r5[2],
-                inout("v18") r6[0], inout("v19") r6[1], inout("v20") r6[2],
-                inout("v21") r7[0], inout("v22") r7[1], inout("v23") r7[2],
-                out("v24") _, out("v25") _, out("v26") _, out("v27") _, out("v28") _,
-                options(nostack, readonly),
+                b = out(reg) _,
+                bseg = inout(reg) b => _,
+                ldb = in(reg) br.ldb * 4,
+                rows = in(reg) br.rows,
+                segs = inout(reg) br.segments => _,
+                sstride = in(reg) br.segment_stride * 4,
+                n = out(reg) _,
+                ep = inout(reg) epilogue => _,
+                c = inout(reg) c => _,
+                ldc = in(reg) ldc * 4,
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _,
+                out("v5") _, out("v6") _, out("v7") _, out("v8") _, out("v9") _,
+                out("v10") _, out("v11") _, out("v12") _, out("v13") _, out("v14") _,
+                out("v15") _, out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+                out("v20") _, out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+                out("v25") _, out("v26") _, out("v27") _, out("v28") _,
+                options(nostack),
             );
         }
     }
@@ -1044,13 +1115,8 @@ mod neon {
         b: *const f32,
         k: usize,
         ldb: usize,
-        asm_cols: Option<AsmKernelA<NV>>,
     ) {
         let mut kk = 0;
-        if let (Some(kernel), true) = (asm_cols, k >= 2) {
-            kernel(acc, panel, b, ldb, k / 2);
-            kk = k / 2 * 2;
-        }
         while kk + 2 <= k {
             let (w, row) = (panel.add(kk * PACK_MR), b.add(kk * ldb));
             let bv: [float32x4_t; NV] = core::array::from_fn(|v| vld1q_f32(row.add(4 * v)));
@@ -1067,9 +1133,9 @@ mod neon {
         }
     }
 
-    /// The packed-A micro-kernel: the 8-row weight panel times `4 * NV` columns of `B`
-    /// (rows placed by `br` from `b`), then the epilogue. With `asm_cols` (the 8x12 shape)
-    /// the pairs of `k` of each segment run in assembly.
+    /// The packed-A micro-kernel in intrinsics for 8 or 4 columns (`NV = 2, 1`): the
+    /// 8-row weight panel times `4 * NV` columns of `B` (rows placed by `br` from `b`),
+    /// then the epilogue, then `rows` rows stored. (12 columns: [`asm_tile_8x12`].)
     ///
     /// # Safety
     /// `panel` must hold `8 * k` values (`k = br.rows * br.segments`); `b.add(offset(r) + j)`
@@ -1086,18 +1152,13 @@ mod neon {
         c: *mut f32,
         ldc: usize,
         rows: usize,
-        asm_cols: Option<AsmKernelA<NV>>,
     ) {
         let mut acc: [[float32x4_t; NV]; PACK_MR] =
             core::array::from_fn(|i| [vdupq_n_f32(bias[i]); NV]);
-        if br.segments == 1 {
-            segment_a(&mut acc, panel, b, br.rows, br.ldb, asm_cols);
-        } else {
-            for s in 0..br.segments {
-                let panel = panel.add(s * br.rows * PACK_MR);
-                let b = b.add(s * br.segment_stride);
-                segment_a(&mut acc, panel, b, br.rows, br.ldb, asm_cols);
-            }
+        for s in 0..br.segments {
+            let panel = panel.add(s * br.rows * PACK_MR);
+            let b = b.add(s * br.segment_stride);
+            segment_a(&mut acc, panel, b, br.rows, br.ldb);
         }
         if let Some(e) = epilogue {
             apply_epilogue(&mut acc, e);
@@ -1105,8 +1166,10 @@ mod neon {
         store_a(&acc, rows, c, ldc);
     }
 
-    /// The packed-A tail for the last `cols < 4` columns: `B` values are loaded lane by
-    /// lane so nothing past a row's end is read.
+    /// The packed-A tail for the last `cols < 4` columns, one column at a time: the 8
+    /// rows of column `j` are two vectors, updated per `k` by the panel's 8 weights times
+    /// `B[k, j]` broadcast (`ld1r`), so nothing past a row's end is read and no lane is
+    /// wasted (`n = 1` is a GEMV: 1 load of weights, 1 broadcast, 2 `fmla` per `k`).
     ///
     /// # Safety
     /// As [`tile_a`] with `cols` in place of `4 * NV`.
@@ -1123,31 +1186,58 @@ mod neon {
         rows: usize,
         cols: usize,
     ) {
-        let mut acc: [[float32x4_t; 1]; PACK_MR] = core::array::from_fn(|i| [vdupq_n_f32(bias[i])]);
+        match cols {
+            1 => tail_cols::<1>(panel, b, br, bias, epilogue, c, ldc, rows),
+            2 => tail_cols::<2>(panel, b, br, bias, epilogue, c, ldc, rows),
+            _ => tail_cols::<3>(panel, b, br, bias, epilogue, c, ldc, rows),
+        }
+    }
+
+    /// [`tile_a_tail`] for `C` columns.
+    ///
+    /// # Safety
+    /// As [`tile_a`] with `C` in place of `4 * NV`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tail_cols<const C: usize>(
+        panel: *const f32,
+        b: *const f32,
+        br: BRows,
+        bias: &[f32; PACK_MR],
+        epilogue: Option<Epilogue>,
+        c: *mut f32,
+        ldc: usize,
+        rows: usize,
+    ) {
+        let init = vld1q_f32_x2(bias.as_ptr());
+        // acc[j] = rows 0..4 and 4..8 of column j.
+        let mut acc = [[init.0, init.1]; C];
         let k = br.rows;
         for s in 0..br.segments {
             let panel = panel.add(s * k * PACK_MR);
             let b = b.add(s * br.segment_stride);
             for kk in 0..k {
+                let w = vld1q_f32_x2(panel.add(kk * PACK_MR));
                 let row = b.add(kk * br.ldb);
-                let mut v = vdupq_n_f32(0.0);
-                v = vld1q_lane_f32::<0>(row, v);
-                if cols > 1 {
-                    v = vld1q_lane_f32::<1>(row.add(1), v);
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    let v = vld1q_dup_f32(row.add(j));
+                    acc[0] = vfmaq_f32(acc[0], w.0, v);
+                    acc[1] = vfmaq_f32(acc[1], w.1, v);
                 }
-                if cols > 2 {
-                    v = vld1q_lane_f32::<2>(row.add(2), v);
-                }
-                step_a::<1>(&mut acc, vld1q_f32_x2(panel.add(kk * PACK_MR)), &[v]);
             }
         }
         if let Some(e) = epilogue {
-            apply_epilogue(&mut acc, e);
+            let lo = vdupq_n_f32(e.min);
+            for v in acc.iter_mut().flatten() {
+                *v = vmaxq_f32(vmaxq_f32(*v, vmulq_n_f32(*v, e.slope)), lo);
+            }
         }
-        for (r, acc) in acc.iter().enumerate().take(rows) {
-            let mut t = [0.0f32; 4];
-            vst1q_f32(t.as_mut_ptr(), acc[0]);
-            core::ptr::copy_nonoverlapping(t.as_ptr(), c.add(r * ldc), cols);
+        for (j, acc) in acc.iter().enumerate() {
+            let mut t = [0.0f32; PACK_MR];
+            vst1q_f32_x2(t.as_mut_ptr(), float32x4x2_t(acc[0], acc[1]));
+            for (r, &v) in t.iter().enumerate().take(rows) {
+                *c.add(r * ldc + j) = v;
+            }
         }
     }
 
@@ -1167,6 +1257,9 @@ mod neon {
     ) {
         let k = br.rows * br.segments;
         let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+        // The epilogue constants for the assembly tile (a null pointer: none).
+        let ep_consts = epilogue.map(|e| [e.slope, e.min]);
+        let ep: *const f32 = ep_consts.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
         for p in 0..m.div_ceil(PACK_MR) {
             let row0 = p * PACK_MR;
             let rows = (m - row0).min(PACK_MR);
@@ -1181,17 +1274,27 @@ mod neon {
                 let mut j = 0;
                 while j + 12 <= n {
                     let (b, c) = (bp.add(j), c.add(j));
-                    tile_a::<3>(panel, b, br, &bias, epilogue, c, ldc, rows, Some(asm_8x12));
+                    if rows == PACK_MR {
+                        asm_tile_8x12(panel, b, br, bias.as_ptr(), ep, c, ldc);
+                    } else {
+                        // A partial last panel: the tile goes to a buffer, `rows` rows out.
+                        let mut t = [0.0f32; PACK_MR * 12];
+                        let tp = t.as_mut_ptr();
+                        asm_tile_8x12(panel, b, br, bias.as_ptr(), ep, tp, 12);
+                        for r in 0..rows {
+                            core::ptr::copy_nonoverlapping(tp.add(12 * r), c.add(r * ldc), 12);
+                        }
+                    }
                     j += 12;
                 }
                 if n - j >= 8 {
                     let (b, c) = (bp.add(j), c.add(j));
-                    tile_a::<2>(panel, b, br, &bias, epilogue, c, ldc, rows, None);
+                    tile_a::<2>(panel, b, br, &bias, epilogue, c, ldc, rows);
                     j += 8;
                 }
                 if n - j >= 4 {
                     let (b, c) = (bp.add(j), c.add(j));
-                    tile_a::<1>(panel, b, br, &bias, epilogue, c, ldc, rows, None);
+                    tile_a::<1>(panel, b, br, &bias, epilogue, c, ldc, rows);
                     j += 4;
                 }
                 if j < n {
