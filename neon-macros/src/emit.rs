@@ -95,10 +95,12 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             _ => quote!(*weights.#field.geometry() != Self::#cname),
         };
         let bias_check = match s.op {
-            Op::Conv1d(_) | Op::DepthwiseConv1d(_) if has_bias => {
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) if has_bias => {
                 quote!(|| weights.#field.bias().is_none())
             }
-            Op::Conv1d(_) | Op::DepthwiseConv1d(_) => quote!(|| weights.#field.bias().is_some()),
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) => {
+                quote!(|| weights.#field.bias().is_some())
+            }
             _ => quote!(),
         };
         weight_checks.push(quote! {
@@ -305,11 +307,16 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let out_view =
             quote!(&mut #krate::TensorViewMut::new(#out_expr, &#out_dims, #out_layout_t)?);
         let call = match &s.op {
-            Op::Conv1d(_) => {
+            Op::Conv1d(_) | Op::Conv2d(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
                 let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
                 quote!(weights.#f.run::<B>(#x, #out_view, #scr)?;)
+            }
+            Op::MaxPool2d(_) => {
+                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let x = view(0);
+                quote!(#unit.run::<B>(#x, #out_view)?;)
             }
             Op::DepthwiseConv1d(_)
             | Op::Linear(_)

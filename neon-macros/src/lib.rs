@@ -62,8 +62,8 @@
 //! }
 //! ```
 //!
-//! Shapes are outermost first; shape expressions use integers, dims, `+ - *` and floor
-//! division by positive constants. Every dimension, declared or derived, must be >= 1 over
+//! Shapes are outermost first (images: `[channels, height, width]`); shape expressions use
+//! integers, dims, `+ - *` and floor division by positive constants. Every dimension, declared or derived, must be >= 1 over
 //! the whole range of its dims, or the plan does not compile.
 //!
 //! # Operators
@@ -72,11 +72,14 @@
 //! |---|---|---|
 //! | `conv1d(x, w[, b])` | `[Cin, T]` -> `[Cout, T']` (w: `[Cout, Cin/groups, K]`) | `stride`, `dilation`, `groups`, `padding = n \| (l, r)`, `causal = true`, `output = frame_major` |
 //! | `depthwise_conv1d(x, w[, b])` | `[C, T]` -> `[C, T']` (w: `[C, 1, K]`) | `stride`, `dilation`, `padding`, `causal` |
+//! | `conv2d(x, w[, b])` | `[Cin, H, W]` -> `[Cout, H', W']` (w: `[Cout, Cin, KH, KW]`, PyTorch's OIHW) | `stride = n \| (sh, sw)`, `padding = n \| (top, bottom, left, right) \| same \| valid`, fused output stage `leaky_relu = slope` (in `[0, 1]`) and/or `clamp_min = min` (applied in that order) |
+//! | `max_pool2d(x)` | `[C, H, W]` -> `[C, H', W']` (no padding; last rows / columns that do not fill a window are dropped) | `kernel = n \| (kh, kw)` (required), `stride = n \| (sh, sw)` (default: the kernel) |
 //! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`; f32, i8 or i8_block32) | |
 //! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
 //! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |
 //! | `layer_scale(x, g)` | same shape, times `g[c]` per channel | `layout` |
 //! | `relu`, `leaky_relu`, `gelu` (erf), `gelu_tanh`, `silu`, `tanh`, `sigmoid`, `exp` | same shape | `slope` (leaky_relu) |
+//! | `clamp_min(x, min = v)` | same shape, `max(x, v)` | `min` (required; negative numbers as `-0.4`) |
 //! | `add(a, b)`, `mul(a, b)` | equal shapes | |
 //! | `softmax(x)` | same shape, over the last axis | |
 //! | `transpose(x)` | `[a, b]` -> `[b, a]` | `to = frame_major \| channel_first` |

@@ -6,10 +6,12 @@
 
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
+use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
@@ -35,6 +37,8 @@ pub enum Bin {
 pub enum Op {
     Conv1d(Conv1dGeometry),
     DepthwiseConv1d(DepthwiseConv1dGeometry),
+    Conv2d(Conv2dGeometry),
+    MaxPool2d(MaxPool2d),
     Linear(LinearGeometry),
     QuantLinear(QuantLinearGeometry),
     BlockQ8Linear(BlockQ8LinearGeometry),
@@ -65,12 +69,12 @@ pub enum Slot {
 pub fn signature(name: &str) -> Option<&'static [Slot]> {
     use Slot::*;
     Some(match name {
-        "conv1d" | "depthwise_conv1d" | "linear" | "layer_norm" | "group_norm" => {
+        "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
             &[Tensor, Weight, OptionalWeight]
         }
         "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
-        "transpose" | "relu" | "leaky_relu" | "gelu" | "gelu_tanh" | "silu" | "tanh"
-        | "sigmoid" | "exp" | "softmax" | "last_frames" => &[Tensor],
+        "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" => &[Tensor],
         "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
         _ => return None,
     })
@@ -132,6 +136,41 @@ impl<'a> Options<'a> {
         self.errors
             .push(syn::Error::new_spanned(e, format!("`{key}` takes `n` or `(left, right)`")));
         None
+    }
+    /// `n` (every element `n`) or a tuple of `len` integers; `None` when absent.
+    fn tuple(&mut self, key: &str, len: usize, form: &str) -> Option<Vec<usize>> {
+        let e = self.get(key)?;
+        let as_usize = |x: &Expr| lit_int(x).and_then(|v| usize::try_from(v).ok());
+        if let Some(v) = as_usize(e) {
+            return Some(vec![v; len]);
+        }
+        if let Expr::Tuple(t) = e {
+            let v: Option<Vec<usize>> = t.elems.iter().map(as_usize).collect();
+            if let Some(v) = v.filter(|v| v.len() == len) {
+                return Some(v);
+            }
+        }
+        self.errors.push(syn::Error::new_spanned(e, format!("`{key}` takes {form}")));
+        None
+    }
+    /// A number that must be given.
+    fn required_float(&mut self, key: &str, callee: &Ident) -> Option<f32> {
+        if self.items.iter().any(|(k, _)| k == key) {
+            Some(self.float(key, 0.0))
+        } else {
+            self.errors
+                .push(syn::Error::new(callee.span(), format!("{callee} needs `{key} = <number>`")));
+            None
+        }
+    }
+    /// The value of `key` when it is a bare name (`padding = same`), without consuming it
+    /// otherwise.
+    fn keyword(&mut self, key: &str) -> Option<(String, &'a Expr)> {
+        let i = self.items.iter().position(|(k, _)| k == key)?;
+        let e = &self.items[i].1;
+        let name = path_ident(e)?;
+        self.used[i] = true;
+        Some((name, e))
     }
     fn flag(&mut self, key: &str) -> bool {
         match self.get(key) {
@@ -309,6 +348,65 @@ pub fn resolve(
             bias_len(op, b, c, "a bias")?;
             Op::DepthwiseConv1d(g)
         }
+        "conv2d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 4, "a weight [out_channels, in_channels, kernel_h, kernel_w]")?;
+            let (out_c, in_c) = (w.shape[0], w.shape[1]);
+            let mut g = Conv2dGeometry::new(in_c, out_c, (w.shape[2], w.shape[3]));
+            if let Some(s) = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`") {
+                g = g.stride(s[0], s[1]);
+            }
+            match opts.keyword("padding") {
+                Some((kw, _)) if kw == "valid" => {}
+                Some((kw, e)) if kw == "same" => {
+                    if (g.stride_h, g.stride_w) != (1, 1) {
+                        return Err(syn::Error::new_spanned(
+                            e,
+                            "conv2d: `padding = same` needs stride 1 (give the four paddings)",
+                        ));
+                    }
+                    g = g.same();
+                }
+                Some((_, e)) => {
+                    return Err(syn::Error::new_spanned(
+                        e,
+                        "`padding` takes `n`, `(top, bottom, left, right)`, `same` or `valid`",
+                    ))
+                }
+                None => {
+                    let form = "`n`, `(top, bottom, left, right)`, `same` or `valid`";
+                    if let Some(p) = opts.tuple("padding", 4, form) {
+                        g = g.padding(p[0], p[1], p[2], p[3]);
+                    }
+                }
+            }
+            if opts.items.iter().any(|(k, _)| k == "leaky_relu") {
+                g = g.leaky_relu(opts.float("leaky_relu", 0.0));
+            }
+            if opts.items.iter().any(|(k, _)| k == "clamp_min") {
+                g = g.clamp_min(opts.float("clamp_min", 0.0));
+            }
+            bias_len(op, b, out_c, "a bias")?;
+            Op::Conv2d(g)
+        }
+        "max_pool2d" => {
+            let stride = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`");
+            let form = "`n` or `(kernel_h, kernel_w)`";
+            let Some(k) = opts.tuple("kernel", 2, form) else {
+                if opts.errors.is_empty() {
+                    return Err(syn::Error::new(
+                        callee.span(),
+                        "max_pool2d needs `kernel = (kernel_h, kernel_w)`",
+                    ));
+                }
+                return Err(opts.errors.remove(0));
+            };
+            let mut p = MaxPool2d::new((k[0], k[1]));
+            if let Some(s) = stride {
+                p = p.stride(s[0], s[1]);
+            }
+            Op::MaxPool2d(p)
+        }
         "linear" => {
             let w = w.expect("signature has a weight");
             weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
@@ -359,6 +457,10 @@ pub fn resolve(
         "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
         "relu" => Op::Act(Activation::Relu),
         "leaky_relu" => Op::Act(Activation::LeakyRelu { slope: opts.float("slope", 0.01) }),
+        "clamp_min" => match opts.required_float("min", callee) {
+            Some(min) => Op::Act(Activation::ClampMin { min }),
+            None => return Err(opts.errors.remove(0)),
+        },
         "gelu" => Op::Act(Activation::GeluErf),
         "gelu_tanh" => Op::Act(Activation::GeluTanh),
         "silu" => Op::Act(Activation::Silu),
@@ -404,6 +506,8 @@ impl Op {
         match self {
             Op::Conv1d(g) => g.output_shape(inputs),
             Op::DepthwiseConv1d(g) => g.output_shape(inputs),
+            Op::Conv2d(g) => g.output_shape(inputs),
+            Op::MaxPool2d(p) => p.output_shape(inputs),
             Op::Linear(g) => g.output_shape(inputs),
             Op::QuantLinear(g) => g.output_shape(inputs),
             Op::BlockQ8Linear(g) => g.output_shape(inputs),
@@ -434,6 +538,10 @@ impl Op {
     pub fn scratch_len(&self, max_dims: &[usize]) -> usize {
         match self {
             Op::Conv1d(g) => g.scratch_len(max_dims.get(1).copied().unwrap_or(1)),
+            Op::Conv2d(g) => g.scratch_len(
+                max_dims.get(1).copied().unwrap_or(1),
+                max_dims.get(2).copied().unwrap_or(1),
+            ),
             _ => 0,
         }
     }
@@ -448,6 +556,7 @@ impl Op {
         Some(match self {
             Op::Conv1d(_) => quote!(#krate::ops::conv::Conv1d),
             Op::DepthwiseConv1d(_) => quote!(#krate::ops::conv::DepthwiseConv1d),
+            Op::Conv2d(_) => quote!(#krate::ops::conv2d::Conv2d),
             Op::Linear(_) => quote!(#krate::ops::linear::Linear),
             Op::QuantLinear(_) => quote!(#krate::ops::quant::QuantLinear),
             Op::BlockQ8Linear(_) => quote!(#krate::ops::quant::BlockQ8Linear),
@@ -506,6 +615,38 @@ impl Op {
                         pad_left: #pad_left, pad_right: #pad_right,
                     }),
                     quote!(#krate::ops::conv::DepthwiseConv1dGeometry),
+                )
+            }
+            Op::Conv2d(g) => {
+                let Conv2dGeometry {
+                    in_channels,
+                    out_channels,
+                    kernel_h,
+                    kernel_w,
+                    stride_h,
+                    stride_w,
+                    pad_top,
+                    pad_bottom,
+                    pad_left,
+                    pad_right,
+                    leaky_slope,
+                    clamp_min,
+                } = *g;
+                let opt = |v: Option<f32>| match v {
+                    Some(v) => quote!(::core::option::Option::Some(#v)),
+                    None => quote!(::core::option::Option::None),
+                };
+                let (leaky_slope, clamp_min) = (opt(leaky_slope), opt(clamp_min));
+                (
+                    quote!(#krate::ops::conv2d::Conv2dGeometry {
+                        in_channels: #in_channels, out_channels: #out_channels,
+                        kernel_h: #kernel_h, kernel_w: #kernel_w,
+                        stride_h: #stride_h, stride_w: #stride_w,
+                        pad_top: #pad_top, pad_bottom: #pad_bottom,
+                        pad_left: #pad_left, pad_right: #pad_right,
+                        leaky_slope: #leaky_slope, clamp_min: #clamp_min,
+                    }),
+                    quote!(#krate::ops::conv2d::Conv2dGeometry),
                 )
             }
             Op::Linear(g) => {
@@ -600,6 +741,12 @@ impl Op {
                 };
                 quote!(#krate::ops::activation::Activation::#v)
             }
+            Op::MaxPool2d(p) => {
+                let MaxPool2d { kernel_h, kernel_w, stride_h, stride_w } = *p;
+                quote!(#krate::ops::pool::MaxPool2d {
+                    kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
+                })
+            }
             Op::Bin(Bin::Add) => quote!(#krate::ops::elementwise::Add),
             Op::Bin(Bin::Mul) => quote!(#krate::ops::elementwise::Mul),
             Op::Softmax => quote!(#krate::ops::softmax::Softmax),
@@ -613,7 +760,7 @@ impl Op {
         let fm = Layout::FrameMajor;
         match self {
             Op::Conv1d(g) => (vec![cf], g.output_layout),
-            Op::DepthwiseConv1d(_) => (vec![cf], cf),
+            Op::DepthwiseConv1d(_) | Op::Conv2d(_) | Op::MaxPool2d(_) => (vec![cf], cf),
             Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) => (vec![fm], fm),
             Op::LayerNorm(g) => (vec![g.layout], g.layout),
             Op::RmsNorm(g) => (vec![g.layout], g.layout),

@@ -10,7 +10,8 @@
 //!            | "let" Ident "=" call ";"
 //!            | Ident "=" call ";"                      (writes an output or a state)
 //! call      := Ident "(" (arg ("," arg)*)? ")"
-//! arg       := Ident | Ident "=" Lit | Ident "=" "(" Lit, Lit ")"
+//! arg       := Ident | Ident "=" value
+//! value     := ["-"] Lit | Ident | "(" Lit ("," Lit)* ")"     (read by the operator table)
 //! dims      := expr ("," expr)*      expr over + - * / (floor, by constants), ints, dims
 //! ```
 
