@@ -8,8 +8,9 @@
 #                    (default: <repo>/../shared/tools/insn-count/count-insns.sh)
 #        CPUS        qemu CPU models, space separated (default: "neoverse-n1 cortex-a53")
 #
-# Each workload runs in its own process (benches/src/bin/insn_gemm.rs); only the marked
-# region around the one measured call is counted. FLOPs per instruction = 2*M*N*K / count.
+# Each workload runs in its own process (benches/src/bin/insn_*.rs); only the marked
+# region around the measured call(s) is counted. FLOPs per instruction = 2*M*N*K / count
+# (convs: 2 * multiply-adds; pools and activations count no FLOPs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 INSN_COUNT="${INSN_COUNT:-$ROOT/../shared/tools/insn-count/count-insns.sh}"
@@ -19,13 +20,16 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_conv2d --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
 GEMV_FLOPS=$((2 * 1024 * 1024))
 QGEMV_FLOPS=$((2 * 416 * 1664))           # Moonshine base: d_model 416 -> MLP 1664
 QGEMM_FLOPS=$((2 * 413 * 416 * 1664))     # 413 encoder frames (beckett.wav)
+SAME_FLOPS=$((2 * 32 * 16 * 48 * 48 * 3))  # conv2d 1x3 "same" 48->48 on 32x16
+VALID_FLOPS=$((2 * 28 * 8 * 72 * 72 * 3))  # conv2d 3x1 "valid" 72->72 on 30x8 (28x8 out)
+EMB_FLOPS=$((2 * 41955840))               # openWakeWord's embedding: 20 convs
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -43,6 +47,11 @@ WORKLOADS=(
   "insn_quant gemv-i8-dot 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, int8 per-tensor, sdot path (dotprod CPUs only)"
   "insn_quant gemm-f32 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, f32 weights"
   "insn_quant gemm-i8 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, int8 per-tensor"
+  "insn_conv2d same-1x3|$SAME_FLOPS|conv2d 1x3 same 48→48 on 32x16: im2col + 8x12 GEMM, fused leaky ReLU + clamp"
+  "insn_conv2d same-1x3-separate|$SAME_FLOPS|the same conv, then separate leaky_relu and clamp_min passes"
+  "insn_conv2d valid-3x1|$VALID_FLOPS|conv2d 3x1 valid 72→72 on 30x8: direct (the GEMM reads the input), fused stage"
+  "insn_conv2d valid-3x1-im2col|$VALID_FLOPS|the same conv through im2col_2d + the GEMM"
+  "insn_conv2d embedding|$EMB_FLOPS|openWakeWord embedding, 76x32 -> 96: 20 convs, 5 max pools, operators one by one"
 )
 
 table="$(mktemp)"

@@ -489,7 +489,6 @@ fn contract_neon_c_len() {
 mod rows {
     use super::*;
     use neon_runtime::kernels::gemm::{BRows, Epilogue};
-    use rand::Rng;
 
     /// The epilogue in f64: `max(x, slope * x, min)`.
     fn ep64(e: Option<Epilogue>, x: f64) -> f64 {
@@ -610,6 +609,7 @@ mod rows {
     #[test]
     fn neon_rows_match_portable() {
         use neon_runtime::Neon;
+        use rand::Rng;
         let mut r = rng(22);
         for i in 0..60 {
             let (m, n) = (r.gen_range(1..40), r.gen_range(1..70));

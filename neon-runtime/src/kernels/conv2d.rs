@@ -116,11 +116,12 @@ impl Window2d {
 
 /// The conv2d im2col kernel.
 pub trait Conv2dKernels {
-    /// im2col of the output pixels `first .. first + count` (row-major pixel numbers, `p =
-    /// oh * out_width + ow`): `col[(c * kernel_h + i) * kernel_w + j, n] = x[c, oh * stride_h
-    /// + i - pad_top, ow * stride_w + j - pad_left]` for `p = first + n`, zero outside the
-    /// image. `x`: `[channels, height, width]`; `col` row-major `[channels * kernel_h *
-    /// kernel_w, count]`. Every element of `col` is written.
+    /// im2col of the output pixels `first .. first + count` (row-major pixel numbers,
+    /// `p = oh * out_width + ow`):
+    /// `col[(c * kernel_h + i) * kernel_w + j, n] = x[c, ih, iw]` for `p = first + n`, with
+    /// `ih = oh * stride_h + i - pad_top`, `iw = ow * stride_w + j - pad_left`, and zero
+    /// outside the image. `x`: `[channels, height, width]`; `col` row-major
+    /// `[channels * kernel_h * kernel_w, count]`. Every element of `col` is written.
     ///
     /// # Panics
     /// When a kernel size or stride is 0, `x.len() != channels * height * width`,
@@ -291,7 +292,7 @@ mod neon {
                     out("v0") _, out("v1") _, out("v2") _, out("v3") _,
                     options(nostack),
                 );
-                if n % 16 != 0 {
+                if !n.is_multiple_of(16) {
                     vst1q_f32_x4(d.add(n - 16), vld1q_f32_x4(s.add(n - 16)));
                 }
             } else if n >= 4 {

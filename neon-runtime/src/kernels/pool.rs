@@ -154,7 +154,7 @@ mod neon {
     /// channel (no per-row set-up): per 4 outputs, `KH` `ld2` and `2 KH - 1` `fmax`.
     pub(super) fn row_groups<const KH: usize>(x: &[f32], width: usize, y: &mut [f32]) {
         let ow_n = width / 2;
-        assert!(KH >= 1 && ow_n % 4 == 0 && x.len() * ow_n == y.len() * KH * width);
+        assert!(KH >= 1 && ow_n.is_multiple_of(4) && x.len() * ow_n == y.len() * KH * width);
         let (mut p, mut q) = (x.as_ptr(), y.as_mut_ptr());
         // SAFETY: group g reads x[g * KH * width ..][..KH * width] (each `ld2` 8 values of
         // one row, 2 * ow + 8 <= width) and writes y[g * ow_n ..][..ow_n]; there are
@@ -278,12 +278,16 @@ impl PoolKernels for super::Neon {
         y: &mut [f32],
     ) {
         let (oh_n, ow_n) = check_pool(x.len(), channels, (height, width), kernel, stride, y.len());
-        if (kernel, stride) == ((1, 2), (1, 2)) && width % 2 == 0 {
+        if (kernel, stride) == ((1, 2), (1, 2)) && width.is_multiple_of(2) {
             // Every input pair is one output, across rows and channels.
             return neon::pairs(x, y);
         }
         let (kh, kw) = kernel;
-        if (kw, stride) == (2, (kh, 2)) && width % 2 == 0 && height % kh == 0 && ow_n % 4 == 0 {
+        if (kw, stride) == (2, (kh, 2))
+            && width.is_multiple_of(2)
+            && height.is_multiple_of(kh)
+            && ow_n.is_multiple_of(4)
+        {
             // Row groups tile every plane exactly: one flat pass (2x2/2 pools).
             match kh {
                 1 => neon::row_groups::<1>(x, width, y),
