@@ -13,3 +13,9 @@ extern crate alloc;
 extern crate std;
 
 pub mod openwakeword;
+
+pub mod error;
+#[cfg(feature = "alloc")]
+pub mod weights;
+
+pub use error::Error;
