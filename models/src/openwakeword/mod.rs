@@ -3,3 +3,4 @@
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
 pub mod head;
+pub mod trigger;
