@@ -61,19 +61,20 @@ mod tests {
     #[test]
     fn one_detection_per_utterance() {
         let mut t = Trigger::new(0.5, 16_000);
-        let scores = [0.0, 0.2, 0.7, 0.9, 0.4, 0.8, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.6];
+        let scores =
+            [0.0, 0.2, 0.7, 0.9, 0.4, 0.8, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.6];
         let hits: Vec<_> = scores
             .iter()
             .enumerate()
             .filter_map(|(i, &s)| t.update(s, (i as u64 + 1) * 1280))
             .collect();
-        // 0.7 at chunk 2 detects; the dip and rise at chunk 5 is inside 1 s; chunk 14 (15 *
-        // 1280 = 19200 >= 3840 + 16000) is a new detection.
+        // 0.7 at chunk 2 detects; the dip and rise at chunk 5 is inside 1 s; chunk 16 (17 *
+        // 1280 = 21760 >= 3840 + 16000) is a new detection.
         assert_eq!(
             hits,
             [
                 Detection { end_sample: 3840, score: 0.7 },
-                Detection { end_sample: 19200, score: 0.6 }
+                Detection { end_sample: 21760, score: 0.6 }
             ]
         );
     }
