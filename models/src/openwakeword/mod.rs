@@ -2,5 +2,8 @@
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
+#[cfg(feature = "alloc")]
+pub mod detector;
 pub mod head;
+pub mod stream;
 pub mod trigger;
