@@ -90,7 +90,7 @@ impl Reference {
             self.accumulated += x.len();
             self.raw.extend_from_slice(&x);
         }
-        if self.accumulated >= 1280 && self.accumulated % 1280 == 0 {
+        if self.accumulated >= 1280 && self.accumulated.is_multiple_of(1280) {
             let n = self.accumulated + 480;
             let start = self.raw.len().saturating_sub(n);
             let mut out = vec![0.0; 200 * 32];
