@@ -12,4 +12,6 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "std")]
+pub mod audio;
 pub mod openwakeword;
