@@ -12,6 +12,8 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+#[cfg(feature = "std")]
+pub mod audio;
 pub mod openwakeword;
 
 pub mod error;
