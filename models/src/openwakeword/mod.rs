@@ -7,3 +7,5 @@ pub mod detector;
 pub mod head;
 pub mod stream;
 pub mod trigger;
+#[cfg(feature = "std")]
+pub mod builtin;
