@@ -12,4 +12,5 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod constmath;
 pub mod openwakeword;

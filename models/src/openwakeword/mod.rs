@@ -2,3 +2,5 @@
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
+
+pub mod mel;
