@@ -9,7 +9,6 @@
 mod common;
 
 use common::{rng, tail_sizes};
-use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
 use rand::Rng;
 

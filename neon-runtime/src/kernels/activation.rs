@@ -179,7 +179,7 @@ pub(crate) mod consts {
     /// module docs; exact-arithmetic max relative error 1.02e-8).
     pub const LOG_Q: [f32; 9] = [
         -5.0e-1,
-        3.333_320_9e-1,
+        3.333_321e-1,
         -2.499_971_7e-1,
         2.001_077_5e-1,
         -1.668_233_6e-1,
@@ -190,7 +190,7 @@ pub(crate) mod consts {
     ];
     /// High part of `log10(2)` (`1233 / 4096`, 11 significant bits: `n * LOG10_2_HI` is
     /// exact for `|n| < 2^13`).
-    pub const LOG10_2_HI: f32 = 0.301_025_39;
+    pub const LOG10_2_HI: f32 = 0.301_025_4;
     /// `log10(2) - LOG10_2_HI`.
     pub const LOG10_2_LO: f32 = 4.605_038e-6;
     /// `log10(e) = 1 / ln 10`.

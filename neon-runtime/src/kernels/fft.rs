@@ -600,7 +600,7 @@ mod neon_impl {
     fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
         let h = c.len();
         let len = re.len();
-        assert!(h % 4 == 0 && len % (2 * h) == 0 && im.len() == len && s.len() == h);
+        assert!(h.is_multiple_of(4) && len.is_multiple_of(2 * h) && im.len() == len && s.len() == h);
         let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
         let mut g = 0;
         while g < len {
@@ -629,7 +629,7 @@ mod neon_impl {
     fn radix22(re: &mut [f32], im: &mut [f32], c1: &[f32], s1: &[f32], c2: &[f32], s2: &[f32]) {
         let h = c1.len();
         let len = re.len();
-        assert!(h % 4 == 0 && len % (4 * h) == 0 && im.len() == len);
+        assert!(h.is_multiple_of(4) && len.is_multiple_of(4 * h) && im.len() == len);
         assert!(s1.len() == h && c2.len() >= h && s2.len() >= h);
         let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
         let mut g = 0;
