@@ -14,6 +14,7 @@ extern crate std;
 
 #[cfg(feature = "std")]
 pub mod audio;
+mod constmath;
 pub mod openwakeword;
 
 pub mod error;

@@ -13,11 +13,12 @@
 //!
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`elementwise`], [`activation`], [`softmax`],
-//! [`norm`], [`layout`].
+//! [`norm`], [`layout`], [`fft`] (real FFT, power spectrum).
 
 pub mod activation;
 pub mod conv;
 pub mod elementwise;
+pub mod fft;
 pub mod gemm;
 pub mod layout;
 pub mod norm;
@@ -27,6 +28,7 @@ pub mod softmax;
 pub use activation::ActivationKernels;
 pub use conv::ConvKernels;
 pub use elementwise::ElementwiseKernels;
+pub use fft::FftKernels;
 pub use gemm::GemmKernels;
 pub use layout::LayoutKernels;
 pub use norm::NormKernels;
@@ -60,6 +62,7 @@ pub trait Backend:
     + SoftmaxKernels
     + NormKernels
     + LayoutKernels
+    + FftKernels
     + Copy
     + Default
     + Send
