@@ -51,15 +51,16 @@ pub fn wake_word_from_bytes(
 /// [`Error::Unknown`] for a name that is neither built in nor an existing file;
 /// [`Error::Io`] when the file cannot be read; [`Error::Weights`] when it is malformed.
 pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
-    let builtin = HEADS.iter().find(|(n, _)| {
-        *n == name_or_path || n.strip_suffix("_v0.1") == Some(name_or_path)
-    });
+    let builtin = HEADS
+        .iter()
+        .find(|(n, _)| *n == name_or_path || n.strip_suffix("_v0.1") == Some(name_or_path));
     if let Some((name, bytes)) = builtin {
         return wake_word_from_bytes(name.to_string(), bytes, WeightsSource::Embedded(name));
     }
     let path = Path::new(name_or_path);
     if !path.exists() {
-        let known: String = HEADS.iter().map(|(n, _)| *n).collect::<alloc::vec::Vec<_>>().join(", ");
+        let known: String =
+            HEADS.iter().map(|(n, _)| *n).collect::<alloc::vec::Vec<_>>().join(", ");
         return Err(Error::Unknown {
             what: "model",
             name: format!("{name_or_path}` (not a file; built-in models: {known})"),
