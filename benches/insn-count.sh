@@ -20,13 +20,16 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_conv2d --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
 GEMV_FLOPS=$((2 * 1024 * 1024))
 QGEMV_FLOPS=$((2 * 416 * 1664))           # Moonshine base: d_model 416 -> MLP 1664
 QGEMM_FLOPS=$((2 * 413 * 416 * 1664))     # 413 encoder frames (beckett.wav)
+# Real FFT: the conventional 2.5 n log2 n FLOPs per transform, 10 transforms per region.
+RFFT512_FLOPS=$((10 * 5 * 512 * 9 / 2))
+RFFT4096_FLOPS=$((10 * 5 * 4096 * 12 / 2))
 SAME_FLOPS=$((2 * 32 * 16 * 48 * 48 * 3))  # conv2d 1x3 "same" 48->48 on 32x16
 VALID_FLOPS=$((2 * 28 * 8 * 72 * 72 * 3))  # conv2d 3x1 "valid" 72->72 on 30x8 (28x8 out)
 EMB_FLOPS=$((2 * 41955840))               # openWakeWord's embedding: 20 convs
@@ -47,6 +50,11 @@ WORKLOADS=(
   "insn_quant gemv-i8-dot 1 416 1664|$QGEMV_FLOPS|GEMV 416→1664, int8 per-tensor, sdot path (dotprod CPUs only)"
   "insn_quant gemm-f32 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, f32 weights"
   "insn_quant gemm-i8 413 416 1664|$QGEMM_FLOPS|GEMM 413x416→1664, int8 per-tensor"
+  "insn_fft rfft 512|$RFFT512_FLOPS|real FFT n=512 x10, ours: NEON rfft"
+  "insn_fft portable-rfft 512|$RFFT512_FLOPS|real FFT n=512 x10, ours: Portable rfft"
+  "insn_fft realfft 512|$RFFT512_FLOPS|real FFT n=512 x10, realfft 3 (rustfft 6, NEON)"
+  "insn_fft rfft 4096|$RFFT4096_FLOPS|real FFT n=4096 x10, ours: NEON rfft"
+  "insn_fft realfft 4096|$RFFT4096_FLOPS|real FFT n=4096 x10, realfft 3 (rustfft 6, NEON)"
   "insn_conv2d same-1x3|$SAME_FLOPS|conv2d 1x3 same 48→48 on 32x16: im2col + 8x12 GEMM, fused leaky ReLU + clamp"
   "insn_conv2d same-1x3-separate|$SAME_FLOPS|the same conv, then separate leaky_relu and clamp_min passes"
   "insn_conv2d valid-3x1|$VALID_FLOPS|conv2d 3x1 valid 72→72 on 30x8: direct (the GEMM reads the input), fused stage"

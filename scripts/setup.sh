@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need on a fresh Debian 12 x86_64 machine (root):
 # the pinned Rust toolchain with its aarch64 targets, and Debian's aarch64 cross linker and
-# qemu-user for running the aarch64 tests. Idempotent: a machine that has it all skips each step.
+# qemu-user for running the aarch64 tests; python3-venv, espeak-ng and sox for the openWakeWord
+# converter check (tools/openwakeword/check.sh installs its own pinned Python packages in a
+# venv under target/). Idempotent: a machine that has it all skips each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,9 @@ need=()
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || need+=(libc6-dev-arm64-cross)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+command -v espeak-ng >/dev/null || need+=(espeak-ng)
+command -v sox >/dev/null || need+=(sox)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${need[*]} (run as root, or apt-get install them)" >&2

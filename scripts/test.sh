@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (CI runs exactly this). On a fresh Debian machine it installs what
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
-# NEON, the host test suite, the no_std bare-metal build, the aarch64 suite under qemu-aarch64
-# (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on a Cortex-A72 model
-# (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
+# NEON, the openWakeWord converter check (the committed weights and goldens regenerate from the
+# official model files), the host test suite, the no_std bare-metal build, the aarch64 suite
+# under qemu-aarch64 (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on
+# a Cortex-A72 model (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
 # or a run that executes no test fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 step "no_std build (aarch64-unknown-none, neon)"
 cargo build -p neon-runtime --no-default-features --features neon --target aarch64-unknown-none
+
+step "openWakeWord converter: committed weights and goldens reproduce from the official files"
+tools/openwakeword/check.sh
 
 step "host tests"
 cargo test --workspace

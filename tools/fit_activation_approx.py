@@ -6,6 +6,8 @@ Reproduces the coefficients in `neon-runtime/src/kernels/activation.rs`:
 * expm1(r) ~= r + r^2 * P(r), P of degree 4, on |r| <= ln(2)/2 (plus a small margin for the
   rounding of the range reduction); minimises the maximum *relative* error of expm1.
   exp(r) = 1 + expm1(r) shares the polynomial.
+* ln(1 + f) ~= f + f^2 * Q(f), Q of degree 8, on |f| <= 1/3 (the reduced argument of the
+  log kernels, mantissa in [2/3, 4/3)); minimises the maximum *relative* error of ln(1 + f).
 * erf(z) = 1 - exp(-z H(z)) on 0 <= z <= 3.92, H a polynomial of degree 10 in z fitted to
   H(z) = -ln(erfc(z)) / z; minimises the maximum *relative* error of H. That bounds both
   the relative error of erf (an error dH changes erf by z erfc(z) dH, at most H's relative
@@ -172,7 +174,26 @@ def fit_erf(deg, zmax, iters):
     print("  max rel error of erf: %.3e at z = %.5f" % (e, at))
 
 
+def fit_log(deg, iters):
+    a = mp.mpf(1) / 3 + mp.mpf("0.0001")
+    xs = [a * (2 * mp.mpf(i) / 400 - 1) for i in range(401) if i != 200]
+    g = lambda f: (mp.log1p(f) - f) / f**2
+    w = lambda f: f**2 / mp.log1p(f)
+    p, _ = round_down_the_degrees(xs, g, w, deg, 0, iters)
+    print("ln(1 + f) = f + f^2 * Q(f), |f| <= %.6f, deg Q = %d" % (a, deg))
+    show("Q", p)
+    dense = [a * (2 * mp.mpf(i) / 4000 - 1) for i in range(4001) if i != 2000]
+    e, at = max_rel_err(dense, lambda f: f + f**2 * polyval(p, f), mp.log1p)
+    print("  max rel error of ln(1 + f) (exact arithmetic, f32 coefficients): %.3e at f = %.5f" % (e, at))
+
+
 if __name__ == "__main__":
+    # usage: fit_activation_approx.py [iterations] [expm1|erf|log ...]
     iters = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-    fit_expm1(iters)
-    fit_erf(10, mp.mpf("3.92"), iters)
+    which = sys.argv[2:] or ["expm1", "erf", "log"]
+    if "expm1" in which:
+        fit_expm1(iters)
+    if "erf" in which:
+        fit_erf(10, mp.mpf("3.92"), iters)
+    if "log" in which:
+        fit_log(8, iters)

@@ -9,7 +9,16 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
+#[cfg(feature = "std")]
+pub mod audio;
+mod constmath;
 pub mod openwakeword;
+
+pub mod error;
+#[cfg(feature = "alloc")]
+pub mod weights;
+
+pub use error::Error;

@@ -1,8 +1,8 @@
-//! Activation kernels: ReLU, leaky ReLU, clamp from below, GELU (erf and tanh forms), SiLU, tanh, sigmoid, exp
-//! and erf, in place (`f(x)`) or out of place (`f_to(x, y)`), over flat `f32` slices of any
-//! length.
+//! Activation kernels: ReLU, leaky ReLU, clamp from below, GELU (erf and tanh forms), SiLU,
+//! tanh, sigmoid, exp, erf and the logarithms `ln` and `log10`, in place (`f(x)`) or out of
+//! place (`f_to(x, y)`), over flat `f32` slices of any length.
 //!
-//! `core` has no `exp`, `tanh` or `erf` in `no_std`, so this module carries its own
+//! `core` has no `exp`, `tanh`, `erf` or `ln` in `no_std`, so this module carries its own
 //! vectorisable approximations. [`Portable`] and `Neon` run the same algorithm with the same
 //! coefficients; they differ only in that NEON fuses multiply-adds (`fmla`, one rounding)
 //! where the portable code rounds twice, so the two agree to a few ulps (the tests allow
@@ -36,12 +36,26 @@
 //!   cancellation of `1 + erf` for negative `x` (PyTorch and ONNX Runtime evaluate `1 + erf`
 //!   and lose the relative accuracy there). `0` for `x < -5.54`.
 //!
-//! The coefficients of `P` (expm1) and `H` (erf) are our own fits, reproducible with
+//! - **ln**: `x = 2^n m` with `m in [2/3, 4/3)`, found with integer arithmetic on the bits:
+//!   `n` is the (arithmetic) exponent field of `bits(x) - bits(2/3)`, and `m` has the bits
+//!   `bits(x) - (n << 23)` (subnormal `x` is first scaled by `2^23`). `f = m - 1` is exact
+//!   (Sterbenz), `|f| <= 1/3`, and `ln(1 + f) ~= f + f^2 Q(f)` with `Q` of degree 8
+//!   (`Q(0) = -1/2`); `ln x = n ln2_hi + (n ln2_lo + ln(1 + f))` with the same split `ln 2`
+//!   as exp (`n ln2_hi` exact). Near `x = 1` (`n = 0`) the result is `f + f^2 Q`, `f`
+//!   exact: the relative accuracy holds down to the smallest `|ln x|`; `ln(1) = +0`
+//!   exactly. No division, no table.
+//! - **log10**: the same reduction and polynomial, `log10 x = n log10(2)_hi +
+//!   (n log10(2)_lo + ln(1 + f) log10(e))` (`log10(2)_hi = 1233/4096`): `ln x / ln 10`
+//!   without rounding `ln x` first.
+//!
+//! The coefficients of `P` (expm1), `Q` (ln) and `H` (erf) are our own fits, reproducible with
 //! `tools/fit_activation_approx.py`: a weighted minimax (Lawson's iteratively reweighted
 //! least squares, 30-digit arithmetic with mpmath) of the relative error of expm1 on
-//! `|r| <= ln2/2 + 5e-4` and of `H` on `[0, 3.92]`, then rounded to f32 from the highest
+//! `|r| <= ln2/2 + 5e-4`, of `ln(1 + f)` on `|f| <= 1/3 + 1e-4` and of `H` on `[0, 3.92]`,
+//! then rounded to f32 from the highest
 //! degree down, re-fitting the remaining coefficients after each rounding. Exact-arithmetic
-//! max relative error with the f32 coefficients: expm1 1.8e-8, exp 6.3e-9, `H` and erf 5.2e-8;
+//! max relative error with the f32 coefficients: expm1 1.8e-8, exp 6.3e-9, `ln(1 + f)`
+//! 1.0e-8, `H` and erf 5.2e-8;
 //! the rest of the error below is f32 evaluation.
 //!
 //! # Special values
@@ -56,6 +70,9 @@
 //!   `f(+inf) = +inf` (their input is clamped where the gate is exactly 0 or 1, so `inf * 0`
 //!   never makes a NaN).
 //! - `relu(NaN) = NaN`, `relu(-0) = +0` (NEON `fmax` semantics, mirrored by the portable code).
+//! - `ln` and `log10`: `-inf` at `+-0`, `+inf` at `+inf`, NaN for `x < 0` (including `-inf`)
+//!   and NaN; `ln(1) = log10(1) = +0`; subnormal inputs are exact inputs (scaled by `2^23`
+//!   before the reduction), e.g. `ln(2^-149) = -149 ln 2` to within the bound below.
 //!
 //! # Measured accuracy
 //! Against f64 references (`std`'s `exp` and `tanh`; a series / continued-fraction erf and
@@ -74,6 +91,23 @@
 //! | erf       | all          | 8.5e-8        | 2.2e-7 (1.84 eps)                     |
 //! | gelu_erf  | x >= -5.54   | (relative)    | 2.3e-7 (1.92 eps) x (1 + max(0, h))   |
 //! | gelu_erf  | x < -5.54    | 1.5e-8 \|x\|  | (returns 0)                           |
+//!
+//!
+//! The logarithms are measured separately (`tests/log.rs`, `--ignored` to print), over every
+//! 97th positive f32 from the least subnormal to `f32::MAX` and every f32 in `[0.9, 1.1]`
+//! (host), every 997th and every 7th (NEON, under qemu-aarch64), in ulps of the result
+//! (`ulp(y) = 2^(floor(log2 |y|) - 23)`), worst of both backends:
+//!
+//! | function | range     | max error (ulp) | max abs error on `[0.5, 2]` |
+//! |----------|-----------|-----------------|-----------------------------|
+//! | ln       | all x > 0 | 0.88            | 4.1e-8                      |
+//! | log10    | all x > 0 | 2.39            | 2.2e-8                      |
+//!
+//! `log10`'s worst case is near `x = 4/3` (`n = 1`, `f ~= -1/3`): `n log10 2` and
+//! `ln(1 + f) log10 e` cancel to a result a third of their size, so the roundings of the
+//! product `ln(1 + f) log10 e` count for more ulps of the result. As `10 log10(p)` in dB
+//! (the mel frontend), the error is below 8.8e-6 dB for every `p` in `1e-10..1e12`
+//! (requirement: 3e-5).
 //!
 //! The factors `(1 + max(0, -w))` (GELU tanh form, `w` as above) and `(1 + h)` for `x < 0`
 //! (GELU erf form, `h = -ln(erfc(|x| / sqrt 2))`) say where the result is `~ exp(-|w|)`-small
@@ -136,6 +170,32 @@ pub(crate) mod consts {
     /// Below this the multiplicand `x` of SiLU and of the tanh form of GELU is clamped, so
     /// that `-inf * 0` cannot produce NaN (the sigmoid factor is exactly 0 there anyway).
     pub const GATE_XMIN: f32 = -200.0;
+    /// Bits of `2/3` (rounded up): the log kernels' reduction subtracts this from the bits of
+    /// `x`, so that the exponent field of the difference is `e` with `x = 2^e m`,
+    /// `m in [2/3, 4/3)`.
+    pub const LOG_OFF: u32 = 0x3f2a_aaab;
+    /// `2^23`: subnormal inputs of the logs are scaled by it first.
+    pub const TWO23: f32 = 8_388_608.0;
+    /// `ln(1 + f) ~= f + f^2 (Q0 + Q1 f + ... + Q8 f^8)` on `|f| <= 1/3` (our fit, see the
+    /// module docs; exact-arithmetic max relative error 1.02e-8).
+    pub const LOG_Q: [f32; 9] = [
+        -5.0e-1,
+        3.333_321e-1,
+        -2.499_971_7e-1,
+        2.001_077_5e-1,
+        -1.668_233_6e-1,
+        1.400_065_9e-1,
+        -1.216_670_1e-1,
+        1.400_745_4e-1,
+        -1.295_114e-1,
+    ];
+    /// High part of `log10(2)` (`1233 / 4096`, 11 significant bits: `n * LOG10_2_HI` is
+    /// exact for `|n| < 2^13`).
+    pub const LOG10_2_HI: f32 = 0.301_025_4;
+    /// `log10(2) - LOG10_2_HI`.
+    pub const LOG10_2_LO: f32 = 4.605_038e-6;
+    /// `log10(e) = 1 / ln 10`.
+    pub const LOG10_E: f32 = core::f32::consts::LOG10_E;
     /// Clamp of the `x / 2` factor of the erf form of GELU, so that `inf * 0` cannot produce
     /// NaN (the factor it multiplies is exactly 0 beyond `|x| = 5.55`).
     pub const GELU_ERF_XMAX: f32 = 8.0;
@@ -220,6 +280,22 @@ pub trait ActivationKernels {
     /// # Panics
     /// When `x.len() != y.len()`.
     fn exp_to(x: &[f32], y: &mut [f32]);
+
+    /// Natural logarithm in place (`ln 0 = -inf`, `ln(x < 0) = NaN`, `ln(+inf) = +inf`).
+    fn ln(x: &mut [f32]);
+    /// Natural logarithm: `y = ln(x)`.
+    ///
+    /// # Panics
+    /// When `x.len() != y.len()`.
+    fn ln_to(x: &[f32], y: &mut [f32]);
+
+    /// Decimal logarithm in place, `log10(x) = ln(x) / ln(10)` (special values as [`ln`](Self::ln)).
+    fn log10(x: &mut [f32]);
+    /// Decimal logarithm: `y = log10(x)`.
+    ///
+    /// # Panics
+    /// When `x.len() != y.len()`.
+    fn log10_to(x: &[f32], y: &mut [f32]);
 
     /// Error function in place.
     fn erf(x: &mut [f32]);
@@ -355,6 +431,58 @@ pub(crate) mod scalar {
         }
     }
 
+    /// Log reduction: `(n, f)` with `x = 2^n (1 + f)`, `|f| <= 1/3`, `f` exact, for finite
+    /// `x > 0` (subnormals included); garbage (replaced by [`log_special`]) otherwise.
+    #[inline(always)]
+    fn log_reduce(x: f32) -> (f32, f32) {
+        let sub = x < f32::MIN_POSITIVE;
+        let xs = if sub { x * TWO23 } else { x };
+        let bits = xs.to_bits();
+        let e = (bits.wrapping_sub(LOG_OFF) as i32) >> 23;
+        let m = f32::from_bits(bits.wrapping_sub((e << 23) as u32));
+        let n = e as f32 - if sub { 23.0 } else { 0.0 };
+        (n, m - 1.0)
+    }
+
+    /// `ln(1 + f) ~= f + f^2 Q(f)`, `|f| <= 1/3`.
+    #[inline(always)]
+    fn log1p_poly(f: f32) -> f32 {
+        let mut q = LOG_Q[8];
+        for &c in LOG_Q[..8].iter().rev() {
+            q = q * f + c;
+        }
+        (f * f) * q + f
+    }
+
+    /// Special values of the logs: `r` for finite `x > 0`, `-inf` at `+-0`, `+inf` at
+    /// `+inf`, NaN for `x < 0` and NaN.
+    #[inline(always)]
+    fn log_special(x: f32, r: f32) -> f32 {
+        let r = if x == f32::INFINITY { x } else { r };
+        let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
+        if x >= 0.0 {
+            r
+        } else {
+            f32::NAN
+        }
+    }
+
+    /// `ln(x) = n ln2 + ln(1 + f)`, `ln2` split so that `n * LN2_HI` is exact.
+    #[inline(always)]
+    pub(crate) fn ln(x: f32) -> f32 {
+        let (n, f) = log_reduce(x);
+        let l = log1p_poly(f);
+        log_special(x, n * LN2_HI + (n * LN2_LO + l))
+    }
+
+    /// `log10(x) = n log10(2) + ln(1 + f) log10(e)`.
+    #[inline(always)]
+    pub(crate) fn log10(x: f32) -> f32 {
+        let (n, f) = log_reduce(x);
+        let l = log1p_poly(f);
+        log_special(x, n * LOG10_2_HI + (n * LOG10_2_LO + l * LOG10_E))
+    }
+
     /// `max(x, 0)` with NaN propagated and `relu(-0) = +0` (the semantics of NEON `fmax`).
     #[inline(always)]
     pub(crate) fn relu(x: f32) -> f32 {
@@ -468,6 +596,18 @@ impl ActivationKernels for Portable {
     }
     fn exp_to(x: &[f32], y: &mut [f32]) {
         portable_map_to(x, y, scalar::exp)
+    }
+    fn ln(x: &mut [f32]) {
+        portable_map(x, scalar::ln)
+    }
+    fn ln_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::ln)
+    }
+    fn log10(x: &mut [f32]) {
+        portable_map(x, scalar::log10)
+    }
+    fn log10_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::log10)
     }
     fn erf(x: &mut [f32]) {
         portable_map(x, scalar::erf)
@@ -638,6 +778,73 @@ pub(crate) mod neon {
         }
     }
 
+    /// Log reduction, as `scalar::log_reduce`: `(n, f)`, `x = 2^n (1 + f)`.
+    #[inline(always)]
+    fn log_reduce(x: float32x4_t) -> (float32x4_t, float32x4_t) {
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        unsafe {
+            let sub = vcltq_f32(x, vdupq_n_f32(f32::MIN_POSITIVE));
+            let xs = vbslq_f32(sub, vmulq_n_f32(x, TWO23), x);
+            let bits = vreinterpretq_s32_f32(xs);
+            let e = vshrq_n_s32::<23>(vsubq_s32(bits, vdupq_n_s32(LOG_OFF as i32)));
+            let m = vreinterpretq_f32_s32(vsubq_s32(bits, vshlq_n_s32::<23>(e)));
+            // 23 where the input was scaled, else 0.
+            let adj =
+                vreinterpretq_f32_u32(vandq_u32(sub, vreinterpretq_u32_f32(vdupq_n_f32(23.0))));
+            let n = vsubq_f32(vcvtq_f32_s32(e), adj);
+            (n, vsubq_f32(m, vdupq_n_f32(1.0)))
+        }
+    }
+
+    /// `f + f^2 Q(f)`.
+    #[inline(always)]
+    fn log1p_poly(f: float32x4_t) -> float32x4_t {
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        unsafe {
+            let mut q = vdupq_n_f32(LOG_Q[8]);
+            for &c in LOG_Q[..8].iter().rev() {
+                q = vfmaq_f32(vdupq_n_f32(c), q, f);
+            }
+            vfmaq_f32(f, vmulq_f32(f, f), q)
+        }
+    }
+
+    /// Special values, as `scalar::log_special`.
+    #[inline(always)]
+    fn log_special(x: float32x4_t, r: float32x4_t) -> float32x4_t {
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        unsafe {
+            let inf = vdupq_n_f32(f32::INFINITY);
+            let r = vbslq_f32(vceqq_f32(x, inf), inf, r);
+            let r = vbslq_f32(vceqzq_f32(x), vdupq_n_f32(f32::NEG_INFINITY), r);
+            // x >= 0 is false for negative x and for NaN.
+            vbslq_f32(vcgezq_f32(x), r, vdupq_n_f32(f32::NAN))
+        }
+    }
+
+    /// `ln(x)`.
+    #[inline(always)]
+    pub(crate) fn ln(x: float32x4_t) -> float32x4_t {
+        let (n, f) = log_reduce(x);
+        let l = log1p_poly(f);
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        let r = unsafe { vfmaq_f32(vfmaq_f32(l, n, vdupq_n_f32(LN2_LO)), n, vdupq_n_f32(LN2_HI)) };
+        log_special(x, r)
+    }
+
+    /// `log10(x)`.
+    #[inline(always)]
+    pub(crate) fn log10(x: float32x4_t) -> float32x4_t {
+        let (n, f) = log_reduce(x);
+        let l = log1p_poly(f);
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+        let r = unsafe {
+            let t = vfmaq_f32(vmulq_n_f32(l, LOG10_E), n, vdupq_n_f32(LOG10_2_LO));
+            vfmaq_f32(t, n, vdupq_n_f32(LOG10_2_HI))
+        };
+        log_special(x, r)
+    }
+
     /// `max(x, 0)` (`fmax`: NaN propagates, `-0 -> +0`).
     #[inline(always)]
     pub(crate) fn relu(x: float32x4_t) -> float32x4_t {
@@ -782,6 +989,18 @@ impl ActivationKernels for super::Neon {
     }
     fn exp_to(x: &[f32], y: &mut [f32]) {
         neon::map_to(x, y, neon::exp)
+    }
+    fn ln(x: &mut [f32]) {
+        neon::map(x, neon::ln)
+    }
+    fn ln_to(x: &[f32], y: &mut [f32]) {
+        neon::map_to(x, y, neon::ln)
+    }
+    fn log10(x: &mut [f32]) {
+        neon::map(x, neon::log10)
+    }
+    fn log10_to(x: &[f32], y: &mut [f32]) {
+        neon::map_to(x, y, neon::log10)
     }
     fn erf(x: &mut [f32]) {
         neon::map(x, neon::erf)

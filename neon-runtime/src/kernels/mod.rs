@@ -13,12 +13,14 @@
 //!
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
-//! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`].
+//! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
+//! FFT, power spectrum).
 
 pub mod activation;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
+pub mod fft;
 pub mod gemm;
 pub mod layout;
 pub mod norm;
@@ -30,6 +32,7 @@ pub use activation::ActivationKernels;
 pub use conv::ConvKernels;
 pub use conv2d::Conv2dKernels;
 pub use elementwise::ElementwiseKernels;
+pub use fft::FftKernels;
 pub use gemm::GemmKernels;
 pub use layout::LayoutKernels;
 pub use norm::NormKernels;
@@ -66,6 +69,7 @@ pub trait Backend:
     + SoftmaxKernels
     + NormKernels
     + LayoutKernels
+    + FftKernels
     + Copy
     + Default
     + Send

@@ -1,0 +1,265 @@
+//! Audio input for the command-line programs: any WAV file as 16 kHz mono, and raw s16le
+//! 16 kHz mono from a pipe.
+//!
+//! The model APIs take 16 kHz mono samples. [`Audio::open`] reads any WAV file that `hound`
+//! decodes (8-bit unsigned, 16/24/32-bit signed integer, 32-bit IEEE float; any channel count;
+//! any sample rate), down-mixes by averaging the channels and resamples to 16 kHz (see
+//! [`resample`] for the resampler, its delay handling and its passband). [`RawPcmReader`] reads
+//! headerless signed 16-bit little-endian mono samples, as written by
+//! `arecord -f S16_LE -r 16000 -c 1`, in chunks as they arrive.
+//!
+//! Scales: [`Audio::samples`] holds full-scale `f32` values in `[-1, 1)`, i.e. an integer
+//! sample `v` of a `b`-bit file maps to `v / 2^(b-1)`. openWakeWord wants int16 sample values
+//! (as `f32`, not divided by 32768): use [`Audio::to_i16`] / [`Audio::to_i16_scale`] or
+//! [`f32_to_i16`].
+//!
+//! Errors are [`AudioError`]s whose one-line `Display` names the file and the problem; no input
+//! makes this module panic.
+
+mod error;
+mod raw;
+pub mod resample;
+mod wav;
+
+pub use error::AudioError;
+pub use raw::RawPcmReader;
+
+use core::fmt;
+use std::string::String;
+use std::vec::Vec;
+
+/// The sample rate of every [`Audio`], in Hz: the rate the models are trained on.
+pub const SAMPLE_RATE: u32 = 16_000;
+
+/// Largest `f32` below 1.0 (`1 - 2^-24`): the top of the `[-1, 1)` sample range.
+pub const MAX_BELOW_ONE: f32 = 1.0 - f32::EPSILON / 2.0;
+
+/// The sample encoding of a WAV file, as reported by [`WavInfo`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleFormat {
+    /// Unsigned 8-bit integer (offset 128), full scale 128.
+    U8,
+    /// Signed 16-bit little-endian integer, full scale 2^15.
+    I16,
+    /// Signed 24-bit little-endian integer, full scale 2^23, stored in `container_bytes` (3 or 4)
+    /// bytes per sample.
+    I24 {
+        /// Bytes per sample in the file: 3 (packed) or 4 (padded).
+        container_bytes: u8,
+    },
+    /// Signed 32-bit little-endian integer, full scale 2^31.
+    I32,
+    /// 32-bit IEEE 754 float, full scale 1.0.
+    F32,
+}
+
+impl SampleFormat {
+    /// Bits of each sample that carry the value (8, 16, 24 or 32).
+    pub fn bits(self) -> u16 {
+        match self {
+            SampleFormat::U8 => 8,
+            SampleFormat::I16 => 16,
+            SampleFormat::I24 { .. } => 24,
+            SampleFormat::I32 | SampleFormat::F32 => 32,
+        }
+    }
+}
+
+impl fmt::Display for SampleFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SampleFormat::U8 => f.write_str("8-bit unsigned integer"),
+            SampleFormat::I16 => f.write_str("16-bit integer"),
+            SampleFormat::I24 { container_bytes: 3 } => f.write_str("24-bit integer"),
+            SampleFormat::I24 { container_bytes } => {
+                write!(f, "24-bit integer in {container_bytes}-byte containers")
+            }
+            SampleFormat::I32 => f.write_str("32-bit integer"),
+            SampleFormat::F32 => f.write_str("32-bit float"),
+        }
+    }
+}
+
+/// What the WAV file held before down-mixing and resampling (for reporting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WavInfo {
+    /// Original sample rate, in Hz.
+    pub sample_rate: u32,
+    /// Original channel count (down-mixed by averaging).
+    pub channels: u16,
+    /// Original sample encoding.
+    pub format: SampleFormat,
+    /// Original length in frames (samples per channel).
+    pub frames: u64,
+}
+
+impl WavInfo {
+    /// Original duration in seconds: `frames / sample_rate`.
+    pub fn duration_seconds(&self) -> f64 {
+        self.frames as f64 / f64::from(self.sample_rate)
+    }
+}
+
+impl fmt::Display for WavInfo {
+    /// For example `44100 Hz, 2 channels, 16-bit integer, 3.250 s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = if self.channels == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} Hz, {} channel{s}, {}, {:.3} s",
+            self.sample_rate,
+            self.channels,
+            self.format,
+            self.duration_seconds()
+        )
+    }
+}
+
+/// A clip as the models take it: 16 kHz mono `f32` samples in `[-1, 1)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Audio {
+    /// Where the clip came from (the path as given), for messages.
+    pub name: String,
+    /// The clip at [`SAMPLE_RATE`] (16 kHz), mono, full scale `[-1, 1)`. Its length is
+    /// `round(frames * 16000 / sample_rate)` samples of the original file (see [`WavInfo`]).
+    pub samples: Vec<f32>,
+    /// The original rate, channels, encoding and length.
+    pub info: WavInfo,
+    /// Number of samples that fell outside `[-1, 1]` (from a float file or from resampling
+    /// overshoot near full scale) and were clamped into `[-1, 1)`.
+    pub clipped: usize,
+}
+
+impl Audio {
+    /// Reads a WAV file of any supported encoding, channel count and sample rate, and returns
+    /// it as 16 kHz mono (see the [module documentation](self)).
+    ///
+    /// # Errors
+    /// [`AudioError::Io`] if the file cannot be opened or read, [`AudioError::NotWav`],
+    /// [`AudioError::TruncatedHeader`], [`AudioError::TruncatedData`] (the data chunk is shorter
+    /// than its header declares), [`AudioError::Malformed`], [`AudioError::Unsupported`]
+    /// (e.g. ADPCM, A-law, 64-bit float, 12-bit), [`AudioError::NoSamples`],
+    /// [`AudioError::NonFinite`] (a NaN or infinite float sample), [`AudioError::Resample`].
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<Audio, AudioError> {
+        let path = path.as_ref();
+        let name = std::format!("{}", path.display());
+        let file = std::fs::File::open(path).map_err(|e| AudioError::io(&name, e))?;
+        Audio::from_reader(name, std::io::BufReader::new(file))
+    }
+
+    /// Like [`Audio::open`], from any seekable byte source (a file, an in-memory
+    /// `std::io::Cursor`); `name` is used in messages. The source is read from its start.
+    ///
+    /// # Errors
+    /// As [`Audio::open`].
+    pub fn from_reader<R: std::io::Read + std::io::Seek>(
+        name: impl Into<String>,
+        reader: R,
+    ) -> Result<Audio, AudioError> {
+        let name = name.into();
+        let (mono, info) = wav::read_mono(&name, reader)?;
+        let mut samples = resample::to_16k(&mono, info.sample_rate)
+            .map_err(|reason| AudioError::Resample { name: name.clone(), reason })?;
+        drop(mono);
+        let clipped = clamp_full_scale(&mut samples);
+        Ok(Audio { name, samples, info, clipped })
+    }
+
+    /// Number of 16 kHz samples.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Whether there are no samples (never true for an [`Audio`] read from a file).
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Duration of the original file in seconds (`frames / sample_rate`); the 16 kHz samples
+    /// span the same time to within half a 16 kHz sample.
+    pub fn duration_seconds(&self) -> f64 {
+        self.info.duration_seconds()
+    }
+
+    /// The samples as int16 values: `round(x * 32768)` saturated to `[-32768, 32767]`
+    /// (see [`f32_to_i16`]).
+    pub fn to_i16(&self) -> Vec<i16> {
+        self.samples.iter().map(|&x| f32_to_i16(x)).collect()
+    }
+
+    /// The samples as int16 values stored in `f32` (what openWakeWord's frontend takes:
+    /// raw int16 sample values, not divided by 32768).
+    pub fn to_i16_scale(&self) -> Vec<f32> {
+        self.samples.iter().map(|&x| f32::from(f32_to_i16(x))).collect()
+    }
+
+    /// Checks that the clip has at least `min` samples at 16 kHz; `what` names the consumer
+    /// in the message (e.g. `"openWakeWord (one 80 ms frame)"`).
+    ///
+    /// # Errors
+    /// [`AudioError::TooShort`] if `self.len() < min`.
+    pub fn require_min_samples(&self, min: usize, what: &str) -> Result<(), AudioError> {
+        if self.samples.len() < min {
+            return Err(AudioError::TooShort {
+                name: self.name.clone(),
+                what: what.into(),
+                samples: self.samples.len(),
+                min,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Full-scale `f32` to int16: `round(x * 32768)` (half away from zero), saturated to
+/// `[-32768, 32767]`; NaN maps to 0.
+pub fn f32_to_i16(x: f32) -> i16 {
+    // `as` saturates out-of-range floats and maps NaN to 0.
+    (x * 32768.0).round() as i16
+}
+
+/// int16 to full-scale `f32`: `v / 32768`, in `[-1, 1)` (exact).
+pub fn i16_to_f32(v: i16) -> f32 {
+    f32::from(v) / 32768.0
+}
+
+/// Clamps every sample into `[-1, MAX_BELOW_ONE]` and returns how many were outside `[-1, 1]`
+/// (a value of exactly 1.0, e.g. a full-scale 32-bit integer rounded to `f32`, is clamped
+/// without being counted).
+fn clamp_full_scale(samples: &mut [f32]) -> usize {
+    let mut clipped = 0;
+    for x in samples {
+        if !(-1.0..=1.0).contains(x) {
+            clipped += 1;
+        }
+        *x = x.clamp(-1.0, MAX_BELOW_ONE);
+    }
+    clipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn i16_conversions_round_trip_and_saturate() {
+        for v in [i16::MIN, -12345, -1, 0, 1, 12345, i16::MAX] {
+            assert_eq!(f32_to_i16(i16_to_f32(v)), v);
+        }
+        assert_eq!(f32_to_i16(MAX_BELOW_ONE), i16::MAX);
+        assert_eq!(f32_to_i16(1.5), i16::MAX);
+        assert_eq!(f32_to_i16(-1.5), i16::MIN);
+        assert_eq!(f32_to_i16(f32::NAN), 0);
+        // Rounding, half away from zero: 0.5 / 32768 -> 1, -1.5 / 32768 -> -2.
+        assert_eq!(f32_to_i16(0.5 / 32768.0), 1);
+        assert_eq!(f32_to_i16(-1.5 / 32768.0), -2);
+        assert_eq!(f32_to_i16(0.49 / 32768.0), 0);
+    }
+
+    #[test]
+    fn clamping_counts_only_values_beyond_full_scale() {
+        let mut x = [-1.25, -1.0, 0.0, 1.0, 1.5, 0.5];
+        assert_eq!(clamp_full_scale(&mut x), 2);
+        assert_eq!(x, [-1.0, -1.0, 0.0, MAX_BELOW_ONE, MAX_BELOW_ONE, 0.5]);
+    }
+}

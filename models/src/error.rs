@@ -1,0 +1,136 @@
+//! Errors of the model layer: weights files, audio, and the runtime's shape errors.
+
+use core::fmt;
+
+/// An error from loading or running a model. Never a panic: malformed weights files, wrong
+/// input lengths and bad options all end here, before any kernel runs.
+#[derive(Debug)]
+pub enum Error {
+    /// The runtime rejected a shape, length or geometry (see [`neon_runtime::Error`]).
+    Runtime(neon_runtime::Error),
+    /// A weights file is malformed or does not match the architecture: the file, the tensor
+    /// (or `""` for the file as a whole) and what is wrong.
+    Weights {
+        /// Where the weights came from (a path, or the name of embedded data).
+        source: WeightsSource,
+        /// The tensor at fault, `""` for the file as a whole.
+        tensor: &'static str,
+        /// What is wrong, in a few words.
+        reason: WeightsReason,
+    },
+    /// An input has the wrong number of samples or values.
+    Input {
+        /// What the input is (`"samples"`, `"embedding"`).
+        what: &'static str,
+        /// What was expected, in words.
+        expected: &'static str,
+        /// The size given.
+        got: usize,
+    },
+    /// A model name or option is not known.
+    Unknown {
+        /// What kind of thing (`"model"`, `"option"`).
+        what: &'static str,
+        /// The name given (a path or option), owned when `alloc` is available.
+        #[cfg(feature = "alloc")]
+        name: alloc::string::String,
+    },
+    /// An I/O error while reading a file (feature `std`).
+    #[cfg(feature = "std")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        error: std::io::Error,
+    },
+}
+
+/// Where a weights file came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WeightsSource {
+    /// Data embedded in the program, named.
+    Embedded(&'static str),
+    /// A file on disk.
+    #[cfg(feature = "std")]
+    File(std::path::PathBuf),
+}
+
+impl fmt::Display for WeightsSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WeightsSource::Embedded(name) => write!(f, "embedded weights `{name}`"),
+            #[cfg(feature = "std")]
+            WeightsSource::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// What is wrong with a weights file or tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WeightsReason {
+    /// The file is not valid safetensors (header, offsets, sizes); the parser's message.
+    #[cfg(feature = "alloc")]
+    Format(alloc::string::String),
+    /// A tensor the architecture needs is missing.
+    Missing,
+    /// A tensor has another dtype than f32.
+    Dtype,
+    /// A tensor has the wrong shape: the expected one.
+    Shape {
+        /// Expected shape.
+        expected: [usize; 4],
+        /// Its rank.
+        rank: usize,
+    },
+    /// A value is not finite (NaN or infinity).
+    NotFinite,
+    /// The file's metadata names an architecture we cannot run.
+    Architecture,
+}
+
+impl fmt::Display for WeightsReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            #[cfg(feature = "alloc")]
+            WeightsReason::Format(m) => write!(f, "not a valid safetensors file ({m})"),
+            WeightsReason::Missing => f.write_str("tensor missing"),
+            WeightsReason::Dtype => f.write_str("dtype is not F32"),
+            WeightsReason::Shape { expected, rank } => {
+                write!(f, "shape is not {:?}", &expected[..*rank])
+            }
+            WeightsReason::NotFinite => f.write_str("contains NaN or infinity"),
+            WeightsReason::Architecture => f.write_str("unknown or unsupported architecture"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Runtime(e) => write!(f, "{e}"),
+            Error::Weights { source, tensor, reason } if tensor.is_empty() => {
+                write!(f, "{source}: {reason}")
+            }
+            Error::Weights { source, tensor, reason } => {
+                write!(f, "{source}: tensor `{tensor}`: {reason}")
+            }
+            Error::Input { what, expected, got } => {
+                write!(f, "{what}: expected {expected}, got {got}")
+            }
+            #[cfg(feature = "alloc")]
+            Error::Unknown { what, name } => write!(f, "unknown {what} `{name}`"),
+            #[cfg(not(feature = "alloc"))]
+            Error::Unknown { what } => write!(f, "unknown {what}"),
+            #[cfg(feature = "std")]
+            Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+impl From<neon_runtime::Error> for Error {
+    fn from(e: neon_runtime::Error) -> Self {
+        Error::Runtime(e)
+    }
+}

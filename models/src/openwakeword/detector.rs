@@ -1,0 +1,135 @@
+//! The wake-word detector: one feature stream shared by several heads, with openwakeword
+//! 0.6.0's per-push scores (feature `alloc`).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::marker::PhantomData;
+
+use neon_runtime::Backend;
+
+use super::head::HeadNet;
+use super::stream::{EmbeddingStage, FeatureStream, MelStage, Progress, WARMUP_PUSHES};
+use crate::error::Error;
+
+/// Score at or above which hey_jarvis's second stage replaces the first stage's score
+/// (openwakeword's `hey_jarvis_v0.1` graph).
+pub const STAGE2_THRESHOLD: f32 = 0.5;
+
+/// A head with its name, an optional second stage, and the score it last reported.
+pub struct WakeWord {
+    name: String,
+    net: HeadNet<Vec<f32>>,
+    stage2: Option<HeadNet<Vec<f32>>>,
+    last: f32,
+}
+
+impl WakeWord {
+    /// A named head; `stage2` replaces scores `>= STAGE2_THRESHOLD` of `net` by its own.
+    pub fn new(name: String, net: HeadNet<Vec<f32>>, stage2: Option<HeadNet<Vec<f32>>>) -> Self {
+        Self { name, net, stage2, last: 0.0 }
+    }
+
+    /// The model name (e.g. `hey_jarvis_v0.1`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Score of one head input (`[16, 96]` flattened), second stage included.
+    fn score<B: Backend>(&mut self, x: &[f32]) -> Result<f32, Error> {
+        let p1 = self.net.score::<B>(x)?;
+        match &mut self.stage2 {
+            Some(s2) if p1 >= STAGE2_THRESHOLD => s2.score::<B>(x),
+            _ => Ok(p1),
+        }
+    }
+}
+
+/// Audio in any chunk size → one score per wake word per push (see
+/// [`crate::openwakeword::stream`] for the exact semantics). No allocation per push.
+pub struct Detector<B, M, E> {
+    stream: Box<FeatureStream<M, E>>,
+    words: Vec<WakeWord>,
+    scores: Vec<f32>,
+    pushes: usize,
+    backend: PhantomData<B>,
+}
+
+impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
+    /// A detector over `stream` scoring every word in `words`.
+    pub fn new(stream: Box<FeatureStream<M, E>>, words: Vec<WakeWord>) -> Self {
+        let n = words.len();
+        Self { stream, words, scores: alloc::vec![0.0; n], pushes: 0, backend: PhantomData }
+    }
+
+    /// The wake words, in score order.
+    pub fn words(&self) -> &[WakeWord] {
+        &self.words
+    }
+
+    /// The feature stream (for its buffers and counters).
+    pub fn stream(&self) -> &FeatureStream<M, E> {
+        &self.stream
+    }
+
+    /// The feature stream, mutably (e.g. to set its initial features).
+    pub fn stream_mut(&mut self) -> &mut FeatureStream<M, E> {
+        &mut self.stream
+    }
+
+    /// Feeds int16 samples (16 kHz mono) and returns one score per wake word, as
+    /// openwakeword 0.6.0's `predict` returns for the same call: a push completing no chunk
+    /// repeats the previous scores, one completing several reports the max, and the first
+    /// 5 pushes report 0. A push completing more than `MAX_CHUNKS` chunks is processed as
+    /// successive pieces (each counted as a push) and reports the max over the pieces.
+    ///
+    /// # Errors
+    /// Errors of the stages (none for valid weights); the detector is then reset.
+    pub fn push(&mut self, samples: &[i16]) -> Result<&[f32], Error> {
+        let mut rest = samples;
+        let mut first = true;
+        loop {
+            let progress = self.stream.push_piece(rest)?;
+            if let Err(e) = self.score_piece(progress, first) {
+                self.reset();
+                return Err(e);
+            }
+            first = false;
+            rest = &rest[progress.consumed..];
+            if rest.is_empty() {
+                return Ok(&self.scores);
+            }
+        }
+    }
+
+    /// Scores one piece into `self.scores` (overwriting for the first piece of a push,
+    /// keeping the max for later ones).
+    fn score_piece(&mut self, p: Progress, first: bool) -> Result<(), Error> {
+        self.pushes += 1;
+        for (word, out) in self.words.iter_mut().zip(self.scores.iter_mut()) {
+            let score = if p.chunks == 0 {
+                word.last
+            } else {
+                let mut best = f32::NEG_INFINITY;
+                for back in (0..p.chunks).rev() {
+                    best = best.max(word.score::<B>(self.stream.head_input(back))?);
+                }
+                best
+            };
+            let reported = if self.pushes <= WARMUP_PUSHES { 0.0 } else { score };
+            word.last = reported;
+            *out = if first { reported } else { out.max(reported) };
+        }
+        Ok(())
+    }
+
+    /// Back to the state after construction: a fresh stream and no pushes.
+    pub fn reset(&mut self) {
+        self.stream.reset();
+        self.pushes = 0;
+        self.scores.fill(0.0);
+        for w in &mut self.words {
+            w.last = 0.0;
+        }
+    }
+}

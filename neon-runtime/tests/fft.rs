@@ -1,0 +1,420 @@
+//! Real FFT kernels against f64 oracles: `rustfft` in f64 for every length 16..=4096 (and
+//! larger on the host), a direct f64 DFT for the small lengths, exact cases, the power
+//! spectrum over every vector tail, the twiddle tables and their `const fn` trigonometry,
+//! NEON vs portable.
+//!
+//! `cargo test --test fft -- --ignored --nocapture` prints the measured errors per length
+//! (the figures in the report of this family), next to `rustfft`'s own f32 error.
+
+mod common;
+
+use common::{rng, tail_sizes, uniform};
+use neon_runtime::kernels::fft::{
+    fill_twiddles, sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN,
+};
+use neon_runtime::kernels::FftKernels;
+use neon_runtime::{Backend, Error, Portable, ShapeError};
+use rustfft::num_complex::Complex;
+use rustfft::FftPlanner;
+
+/// Unit roundoff of f32.
+const U: f64 = (f32::EPSILON / 2.0) as f64;
+
+/// Norm-wise error bound (relative to `||X||_2`) asserted for a length-`n` transform:
+/// `eta log2 n` with `eta = 7u`, Higham's per-stage constant `mu + gamma_4 (sqrt 2 + mu)
+/// ~= 6.66u` for twiddles rounded to nearest (`mu = u`), rounded up; `log2 n` stages (the
+/// complex stages plus the post-processing butterfly). See the module docs of
+/// `kernels::fft`. The measured errors are 20-40x smaller (random data does not align the
+/// rounding errors), so this also leaves room for the backends' different roundings (NEON
+/// fuses multiply-adds).
+fn bound(n: usize) -> f64 {
+    7.0 * U * (n.trailing_zeros() as f64)
+}
+
+/// Powers of two from 16 to `max`.
+fn lengths(max: usize) -> impl Iterator<Item = usize> {
+    (4..=max.trailing_zeros()).map(|b| 1usize << b)
+}
+
+/// Largest length tested on this target: under qemu the f64 oracle is the slow part.
+fn max_tested() -> usize {
+    if cfg!(target_arch = "aarch64") {
+        16384
+    } else {
+        MAX_LEN
+    }
+}
+
+fn table(n: usize) -> Vec<f32> {
+    let mut t = vec![0.0f32; twiddle_len(n)];
+    fill_twiddles(n, &mut t);
+    t
+}
+
+/// `X[0..=n/2]` in f64 by rustfft (f64 complex FFT of the real input).
+fn oracle(x: &[f32]) -> Vec<Complex<f64>> {
+    let n = x.len();
+    let fft = FftPlanner::<f64>::new().plan_fft_forward(n);
+    let mut buf: Vec<Complex<f64>> = x.iter().map(|&v| Complex::new(v as f64, 0.0)).collect();
+    fft.process(&mut buf);
+    buf.truncate(n / 2 + 1);
+    buf
+}
+
+/// Direct f64 DFT, `X[k] = sum_j x[j] exp(-2 pi i j k / n)`, the angle reduced exactly
+/// (`j k mod n`) so the reference itself is accurate to a few f64 ulps times `sqrt n`.
+fn direct_dft(x: &[f32]) -> Vec<Complex<f64>> {
+    let n = x.len();
+    (0..=n / 2)
+        .map(|k| {
+            let mut acc = Complex::new(0.0, 0.0);
+            for (j, &v) in x.iter().enumerate() {
+                let a = 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64;
+                acc += Complex::new(a.cos(), -a.sin()) * v as f64;
+            }
+            acc
+        })
+        .collect()
+}
+
+/// `(||got - want||_2, max_k |got_k - want_k|, ||want||_2)` of a split spectrum.
+fn errors(got: &[f32], want: &[Complex<f64>]) -> (f64, f64, f64) {
+    let k = want.len();
+    assert_eq!(got.len(), 2 * k);
+    let (mut e2, mut emax, mut w2) = (0.0f64, 0.0f64, 0.0f64);
+    for (i, w) in want.iter().enumerate() {
+        let d = Complex::new(got[i] as f64, got[k + i] as f64) - w;
+        e2 += d.norm_sqr();
+        emax = emax.max(d.norm());
+        w2 += w.norm_sqr();
+    }
+    (e2.sqrt(), emax, w2.sqrt())
+}
+
+fn run<B: Backend>(fft: &RealFft<'_>, x: &[f32]) -> Vec<f32> {
+    let mut s = vec![f32::NAN; fft.spectrum_len()];
+    B::rfft(fft, x, &mut s);
+    s
+}
+
+/// Random inputs of several scales for every length: norm-wise error against rustfft f64
+/// within [`bound`], `Im X[0] = Im X[n/2] = 0` exactly.
+fn against_rustfft<B: Backend>() {
+    let mut r = rng(41);
+    for n in lengths(max_tested()) {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        for (lo, hi) in [(-1.0f32, 1.0f32), (-32768.0, 32767.0), (0.0, 1.0)] {
+            let x = uniform(&mut r, n, lo, hi);
+            let got = run::<B>(&fft, &x);
+            let (e2, emax, norm) = errors(&got, &oracle(&x));
+            let b = bound(n);
+            assert!(e2 <= b * norm, "{} n={n} [{lo},{hi}): {:e} > {b:e}", B::NAME, e2 / norm);
+            assert!(emax <= e2 + 1e-30);
+            assert_eq!(got[n / 2 + 1], 0.0, "Im X[0]");
+            assert_eq!(got[n + 1], 0.0, "Im X[n/2]");
+        }
+    }
+}
+
+/// Small lengths against a direct f64 DFT; the oracle agrees with it to f64 precision.
+fn against_dft<B: Backend>() {
+    let mut r = rng(42);
+    for n in lengths(512) {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        let x = uniform(&mut r, n, -1.0, 1.0);
+        let dft = direct_dft(&x);
+        let o = oracle(&x);
+        let norm = dft.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
+        for (a, b) in dft.iter().zip(&o) {
+            // Both are f64 computations: 1e-13 relative to the norm is ~500 f64 ulps.
+            assert!((a - b).norm() <= 1e-13 * norm, "oracle vs DFT at n={n}");
+        }
+        let got = run::<B>(&fft, &x);
+        let (e2, _, norm) = errors(&got, &dft);
+        assert!(e2 <= bound(n) * norm, "{} n={n}: {:e}", B::NAME, e2 / norm);
+    }
+}
+
+/// Cases with exact answers: an impulse (every bin exactly 1), a constant (X[0] = sum,
+/// exact for small integers), a cosine on bin k0 (n/2 there, ~0 elsewhere).
+fn exact_cases<B: Backend>() {
+    for n in lengths(4096) {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        let mut x = vec![0.0f32; n];
+        x[0] = 1.0;
+        let s = run::<B>(&fft, &x);
+        let k = n / 2 + 1;
+        assert!(s[..k].iter().all(|&v| v == 1.0), "{} impulse n={n}", B::NAME);
+        assert!(s[k..].iter().all(|&v| v == 0.0), "{} impulse n={n}", B::NAME);
+
+        let s = run::<B>(&fft, &vec![3.0f32; n]);
+        assert_eq!(s[0], 3.0 * n as f32, "constant n={n}");
+        let norm = 3.0 * n as f64;
+        assert!(s[1..].iter().all(|&v| (v as f64).abs() <= bound(n) * norm));
+
+        let k0 = n / 8 + 1;
+        let x: Vec<f32> =
+            (0..n).map(|j| sin_cos_turns((j * k0) as u64, n as u64).1 as f32).collect();
+        let s = run::<B>(&fft, &x);
+        let norm = (n / 2) as f64;
+        for i in 0..k {
+            let want = if i == k0 { norm } else { 0.0 };
+            assert!((s[i] as f64 - want).abs() <= bound(n) * norm, "cos re n={n} k={i}");
+            assert!((s[k + i] as f64).abs() <= bound(n) * norm, "cos im n={n} k={i}");
+        }
+    }
+}
+
+/// Power spectrum for every tail length: each element is `re^2 + im^2` with at most two
+/// roundings (portable: two products and a sum; NEON: one product and one fused
+/// multiply-add), so within `2u (re^2 + im^2)` of the exact value (both terms >= 0: no
+/// cancellation). `rfft_power` = `rfft` then `power_spectrum`, bitwise.
+fn power<B: Backend>() {
+    let mut r = rng(43);
+    for k in tail_sizes() {
+        let s = uniform(&mut r, 2 * k, -100.0, 100.0);
+        let mut p = vec![f32::NAN; k];
+        B::power_spectrum(&s, &mut p);
+        for i in 0..k {
+            let (a, b) = (s[i] as f64, s[k + i] as f64);
+            let want = a * a + b * b;
+            assert!((p[i] as f64 - want).abs() <= 2.0 * U * want, "{} k={k} i={i}", B::NAME);
+        }
+    }
+    for n in [16, 64, 512] {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        let x = uniform(&mut r, n, -1.0, 1.0);
+        let s = run::<B>(&fft, &x);
+        let mut p1 = vec![0.0; n / 2 + 1];
+        B::power_spectrum(&s, &mut p1);
+        let mut p2 = vec![0.0; n / 2 + 1];
+        let mut scratch = vec![0.0; n + 2];
+        B::rfft_power(&fft, &x, &mut scratch, &mut p2);
+        assert_eq!(p1, p2);
+        assert_eq!(scratch, s);
+    }
+}
+
+#[test]
+fn rustfft_portable() {
+    against_rustfft::<Portable>();
+}
+#[test]
+fn dft_portable() {
+    against_dft::<Portable>();
+}
+#[test]
+fn exact_portable() {
+    exact_cases::<Portable>();
+}
+#[test]
+fn power_portable() {
+    power::<Portable>();
+}
+
+#[test]
+fn trig_matches_std() {
+    // Exact quadrant logic and the octant polynomial: the same reduced argument through
+    // std's sin / cos (the reference and ours then differ only by the polynomials, each
+    // within an ulp or two of f64).
+    for den in (1u64..=80).chain([100, 257, 400, 512, 1000, 4096, 65536, 1 << 20, 999_983]) {
+        let step = (den / 4000).max(1);
+        let mut num = 0;
+        while num < 2 * den + 3 {
+            let (s, c) = sin_cos_turns(num, den);
+            let t = num % den;
+            let q = 4 * t / den;
+            let r4 = 4 * t - q * den;
+            let (r, swap) = if 2 * r4 > den { (den - r4, true) } else { (r4, false) };
+            let x = std::f64::consts::FRAC_PI_2 * (r as f64 / den as f64);
+            let (xs, xc) = if swap { (x.cos(), x.sin()) } else { (x.sin(), x.cos()) };
+            let (ws, wc) = match q {
+                0 => (xs, xc),
+                1 => (xc, -xs),
+                2 => (-xs, -xc),
+                _ => (-xc, xs),
+            };
+            assert!((s - ws).abs() <= 4e-16 && (c - wc).abs() <= 4e-16, "{num}/{den}");
+            // Independently: std on the unreduced angle (whose rounding, up to an ulp of
+            // 2 pi, costs up to 9e-16 on its own).
+            let a = 2.0 * std::f64::consts::PI * (t as f64 / den as f64);
+            assert!((s - a.sin()).abs() <= 2e-15 && (c - a.cos()).abs() <= 2e-15, "{num}/{den}");
+            num += step;
+        }
+    }
+    // Exact on the axes and symmetric.
+    assert_eq!(sin_cos_turns(0, 7), (0.0, 1.0));
+    assert_eq!(sin_cos_turns(1, 4), (1.0, 0.0));
+    assert_eq!(sin_cos_turns(2, 4), (0.0, -1.0));
+    assert_eq!(sin_cos_turns(3, 4), (-1.0, 0.0));
+    assert_eq!(sin_cos_turns(5, 4), (1.0, 0.0));
+    let (s, c) = sin_cos_turns(1, 8);
+    assert!((s - c).abs() <= 2.3e-16 && (s - std::f64::consts::FRAC_1_SQRT_2).abs() <= 2.3e-16);
+}
+
+#[test]
+fn twiddle_tables() {
+    // A table built at compile time.
+    static TW512: [f32; twiddle_len(512)] = twiddles(512);
+    assert_eq!(TW512.len(), 766);
+    assert_eq!(&TW512[..], &table(512)[..]);
+    const TW16: [f32; 22] = twiddles(16);
+    assert_eq!(&TW16[..], &table(16)[..]);
+    // Every entry is the f32 rounding of the f64 value (half an ulp, plus the f64 error).
+    for n in lengths(4096) {
+        let t = table(n);
+        let m = n / 2;
+        let check = |i: usize, want: f64| {
+            let err = (t[i] as f64 - want).abs();
+            assert!(err <= U * want.abs() + 1e-15, "n={n} entry {i}: {} vs {want}", t[i]);
+        };
+        let mut h = 1;
+        while h < m {
+            for j in 0..h {
+                let a = std::f64::consts::PI * j as f64 / h as f64;
+                check(2 * h - 2 + j, a.cos());
+                check(3 * h - 2 + j, a.sin());
+            }
+            h *= 2;
+        }
+        for k in 0..m / 2 {
+            let a = 2.0 * std::f64::consts::PI * k as f64 / n as f64;
+            check(2 * m - 2 + k, a.cos());
+            check(2 * m - 2 + m / 2 + k, a.sin());
+        }
+    }
+}
+
+#[test]
+fn constructor_errors() {
+    let t = table(64);
+    for n in [0, 1, 8, 48, 100, MAX_LEN * 2] {
+        assert_eq!(
+            RealFft::new(n, &t),
+            Err(Error::Shape(ShapeError::Geometry {
+                op: "rfft",
+                reason: "length must be a power of two in 16..=65536",
+            })),
+            "n={n}"
+        );
+    }
+    assert_eq!(
+        RealFft::new(32, &t),
+        Err(Error::Length { what: "rfft twiddles", expected: 46, got: 94 })
+    );
+    let f = RealFft::new(64, &t).unwrap();
+    assert_eq!((f.len(), f.bins(), f.spectrum_len()), (64, 33, 66));
+    assert!(!f.is_empty());
+    assert_eq!(MIN_LEN, 16);
+    fn assert_send_sync<T: Send + Sync + Copy>() {}
+    assert_send_sync::<RealFft<'static>>();
+}
+
+#[test]
+#[should_panic(expected = "spectrum length")]
+fn wrong_spectrum_length_panics() {
+    let t = table(32);
+    let f = RealFft::new(32, &t).unwrap();
+    Portable::rfft(&f, &[0.0; 32], &mut [0.0; 33]);
+}
+
+#[test]
+#[should_panic(expected = "input length")]
+fn wrong_input_length_panics() {
+    let t = table(32);
+    let f = RealFft::new(32, &t).unwrap();
+    Portable::rfft(&f, &[0.0; 31], &mut [0.0; 34]);
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon {
+    use super::*;
+    use neon_runtime::Neon;
+
+    #[test]
+    fn rustfft_neon() {
+        against_rustfft::<Neon>();
+    }
+    #[test]
+    fn dft_neon() {
+        against_dft::<Neon>();
+    }
+    #[test]
+    fn exact_neon() {
+        exact_cases::<Neon>();
+    }
+    #[test]
+    fn power_neon() {
+        power::<Neon>();
+    }
+
+    /// Same inputs through both backends: each is within [`bound`] of the truth, so they
+    /// are within twice that of each other (norm-wise); in practice a few u.
+    #[test]
+    fn neon_matches_portable() {
+        let mut r = rng(44);
+        for n in lengths(4096) {
+            let t = table(n);
+            let fft = RealFft::new(n, &t).unwrap();
+            let x = uniform(&mut r, n, -1.0, 1.0);
+            let a = run::<Portable>(&fft, &x);
+            let b = run::<Neon>(&fft, &x);
+            let (d2, n2) = a.iter().zip(&b).fold((0.0f64, 0.0f64), |(d, s), (&u, &v)| {
+                (d + ((u - v) as f64).powi(2), s + (v as f64).powi(2))
+            });
+            assert!(d2.sqrt() <= 2.0 * bound(n) * n2.sqrt(), "n={n}");
+            if n == 16 {
+                assert_eq!(a, b, "n = 16 runs the portable code on both backends");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Measurement (ignored by default): error per length, ours vs rustfft's own f32 FFT.
+// ---------------------------------------------------------------------------------------
+
+fn measure<B: Backend>() {
+    println!("backend {}: error vs rustfft f64, relative to ||X||_2, worst of 20 inputs", B::NAME);
+    println!(
+        "{:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "n", "ours norm", "ours max", "rustfft32", "bound", "ours/u"
+    );
+    let mut r = rng(45);
+    for n in lengths(max_tested()) {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        let plan32 = FftPlanner::<f32>::new().plan_fft_forward(n);
+        let (mut worst2, mut worstmax, mut worst32) = (0.0f64, 0.0f64, 0.0f64);
+        for _ in 0..20 {
+            let x = uniform(&mut r, n, -1.0, 1.0);
+            let want = oracle(&x);
+            let (e2, emax, norm) = errors(&run::<B>(&fft, &x), &want);
+            worst2 = worst2.max(e2 / norm);
+            worstmax = worstmax.max(emax / norm);
+            let mut buf: Vec<Complex<f32>> = x.iter().map(|&v| Complex::new(v, 0.0)).collect();
+            plan32.process(&mut buf);
+            let k = n / 2 + 1;
+            let split: Vec<f32> =
+                buf[..k].iter().map(|c| c.re).chain(buf[..k].iter().map(|c| c.im)).collect();
+            worst32 = worst32.max(errors(&split, &want).0 / norm);
+        }
+        println!(
+            "{n:>6} {worst2:>12.3e} {worstmax:>12.3e} {worst32:>12.3e} {:>12.3e} {:>8.2}",
+            bound(n),
+            worst2 / U
+        );
+    }
+}
+
+#[test]
+#[ignore = "measurement: run with --ignored --nocapture"]
+fn measure_fft_accuracy() {
+    measure::<Portable>();
+    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+    measure::<neon_runtime::Neon>();
+}

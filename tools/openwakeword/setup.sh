@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Creates the Python environment for tools/openwakeword: a venv in target/py/openwakeword
+# (build output, ignored by git) with the pinned packages of requirements.txt, installed with
+# `pip install --no-deps` (see requirements.txt for why). Idempotent.
+#
+#   setup.sh           the converter / golden environment
+#   setup.sh --bench   also the peer-benchmark packages of bench_requirements.txt (ONNX Runtime)
+#
+# Needs python3 (3.11 here; any version that ai-edge-litert 2.3.0 and numpy 2.4.6 have wheels
+# for) with the venv module. The clip script additionally needs Debian's espeak-ng and sox
+# (make_clips.sh installs them).
+set -euo pipefail
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")/../.."
+venv=target/py/openwakeword
+if [ ! -x "$venv/bin/python" ]; then
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+  -r tools/openwakeword/requirements.txt
+if [ "$bench" = 1 ]; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r tools/openwakeword/bench_requirements.txt
+fi
+"$venv/bin/python" - "$bench" <<'PY'
+import sys
+sys.path.insert(0, "tools/openwakeword")
+import oww_env
+oww = oww_env.import_openwakeword()
+from importlib.metadata import version
+packages = ["openwakeword", "ai-edge-litert", "numpy", "safetensors"]
+if sys.argv[1] == "1":
+    import onnxruntime
+    packages.append("onnxruntime")
+print("setup: target/py/openwakeword ready:", ", ".join(
+    f"{p} {version(p)}" for p in packages))
+PY
