@@ -8,9 +8,15 @@ use core::marker::PhantomData;
 
 use neon_runtime::Backend;
 
+use super::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights, EmbeddingNetWorkspace};
 use super::head::HeadNet;
-use super::stream::{EmbeddingStage, FeatureStream, MelStage, Progress, WARMUP_PUSHES};
+use super::mel::Mel;
+use super::stream::{
+    EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM, EMBEDDING_WINDOW,
+    FEATURE_HISTORY, MEL_BINS, WARMUP_PUSHES,
+};
 use crate::error::Error;
+use crate::weights::TensorFile;
 
 /// Score at or above which hey_jarvis's second stage replaces the first stage's score
 /// (openwakeword's `hey_jarvis_v0.1` graph).
@@ -131,5 +137,36 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
         for w in &mut self.words {
             w.last = 0.0;
         }
+    }
+}
+
+/// The detector with the official frontend and speech-embedding network (weights owned,
+/// workspace boxed) on backend `B`.
+pub type WakeDetector<B> = Detector<B, Mel<B>, Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>>;
+
+impl<B: Backend> Detector<B, Mel<B>, Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>> {
+    /// A detector for `words` with the embedding network loaded from `embedding` (a
+    /// converted `embedding.safetensors`).
+    ///
+    /// Initial state (deterministic; openwakeword instead embeds 4 s of random noise): the
+    /// mel buffer holds 76 frames of ones, as in openwakeword, and the feature buffer the
+    /// embedding of that all-ones window in every row, i.e. the stream starts as if it had
+    /// always seen that input. Scores from the 16th chunk on do not depend on it. Use
+    /// [`FeatureStream::set_initial_features`] (through [`Detector::stream_mut`]) to start
+    /// from another state, e.g. the goldens' seeded openwakeword one.
+    ///
+    /// # Errors
+    /// [`Error::Weights`] when `embedding` is malformed.
+    pub fn with_embedding(embedding: &TensorFile<'_>, words: Vec<WakeWord>) -> Result<Self, Error> {
+        let weights = EmbeddingNetWeights::load(embedding)?;
+        let mut net = Embedding::<B, _, _>::new(weights, boxed_workspace());
+        let ones = alloc::vec![1.0f32; EMBEDDING_WINDOW * MEL_BINS];
+        let mut row = [0.0f32; EMBEDDING_DIM];
+        net.embed(&ones, &mut row)?;
+        let mut stream = Box::new(FeatureStream::new(Mel::new(), net));
+        let init: Vec<f32> =
+            row.iter().copied().cycle().take(FEATURE_HISTORY * EMBEDDING_DIM).collect();
+        stream.set_initial_features(&init)?;
+        Ok(Self::new(stream, words))
     }
 }

@@ -58,6 +58,7 @@
 //! `static` ([`FRONTEND`]). [`MelFrontend::run`] allocates nothing; its scratch (about
 //! 5 KB) is on the stack.
 
+use super::stream::MelStage;
 use neon_runtime::kernels::fft::{twiddle_len, twiddles, RealFft};
 use neon_runtime::{Backend, Error};
 
@@ -315,5 +316,22 @@ fn to_decibels<B: Backend>(x: &mut [f32]) {
 pub fn to_features(db: &mut [f32]) {
     for v in db {
         *v = *v / 10.0 + 2.0;
+    }
+}
+
+/// The compile-time frontend [`FRONTEND`] as the stream's [`MelStage`], on backend `B`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mel<B>(core::marker::PhantomData<B>);
+
+impl<B> Mel<B> {
+    /// The frontend on backend `B`.
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<B: Backend> MelStage for Mel<B> {
+    fn mel(&mut self, samples: &[f32], out: &mut [f32]) -> Result<usize, crate::Error> {
+        Ok(FRONTEND.run::<B>(samples, out)?)
     }
 }

@@ -10,6 +10,7 @@
 pub mod builtin;
 #[cfg(feature = "alloc")]
 pub mod detector;
+pub mod embedding;
 pub mod head;
 pub mod mel;
 pub mod stream;

@@ -58,12 +58,12 @@ const MEL_FRAMES_MAX: usize = (PENDING - 512) / 160 + 1;
 
 /// The mel frontend as the stream uses it: raw dB with the per-call floor.
 pub trait MelStage {
-    /// Writes the floored dB mel frames of `samples` (int16 values as f32) into `out`
-    /// (`[frames, 32]`, frame-major) and returns the frame count
-    /// `floor((samples - 512) / 160) + 1`.
+    /// Writes the floored dB mel frames of `samples` (int16 values as f32, at least 512)
+    /// into `out` (`[frames, 32]`, frame-major, exactly `frames * 32` values with
+    /// `frames = floor((samples - 512) / 160) + 1`) and returns `frames`.
     ///
     /// # Errors
-    /// When `samples` is shorter than 512 or `out` too short.
+    /// When `samples` is shorter than 512 or `out` has the wrong length.
     fn mel(&mut self, samples: &[f32], out: &mut [f32]) -> Result<usize, Error>;
 }
 
@@ -217,8 +217,10 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
     /// last [`MEL_CONTEXT`] processed samples as history and the remainder after them.
     fn process(&mut self, chunks: usize) -> Result<(), Error> {
         let end = self.history + chunks * CHUNK;
-        let frames = self.mel.mel(&self.pending[..end], &mut self.mel_scratch)?;
-        if frames > MEL_FRAMES_MAX || frames < (chunks - 1) * FRAMES_PER_CHUNK + 1 {
+        let expected = (end - 512) / 160 + 1;
+        let frames =
+            self.mel.mel(&self.pending[..end], &mut self.mel_scratch[..expected * MEL_BINS])?;
+        if frames != expected {
             return Err(Error::Runtime(RuntimeError::BadShape {
                 reason: "mel stage returned an unexpected frame count",
             }));
