@@ -396,6 +396,94 @@ impl GemmKernels for Portable {
         if m == 0 || n == 0 || k == 0 {
             return bias_only_b(m, n, bias, c, ldc);
         }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
+        // extensions the CPU (or the build's target) has.
+        unsafe {
+            match x86::detected() {
+                x86::Level::Avx512 => {
+                    return x86::avx512::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+                }
+                x86::Level::Avx2 => {
+                    return x86::avx2::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+                }
+                x86::Level::Baseline => {}
+            }
+        }
+        baseline::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+    }
+
+    fn gemm_packed_a(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        b: &[f32],
+        ldb: usize,
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
+        if m == 0 || n == 0 || k == 0 {
+            return bias_only_a(m, n, bias, c, ldc);
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: as in `gemm_packed_b`.
+        unsafe {
+            match x86::detected() {
+                x86::Level::Avx512 => {
+                    return x86::avx512::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                }
+                x86::Level::Avx2 => {
+                    return x86::avx2::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                }
+                x86::Level::Baseline => {}
+            }
+        }
+        baseline::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+    }
+
+    fn gemv_packed_b(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        check_gemv(n, k, x, b, bias, y);
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: as in `gemm_packed_b`.
+        unsafe {
+            match x86::detected() {
+                x86::Level::Avx512 => return x86::avx512::gemv_packed_b(n, k, x, b, bias, y),
+                x86::Level::Avx2 => return x86::avx2::gemv_packed_b(n, k, x, b, bias, y),
+                x86::Level::Baseline => {}
+            }
+        }
+        baseline::gemv_packed_b(n, k, x, b, bias, y)
+    }
+}
+
+/// The plain-Rust bodies of the portable backend (the only path off x86-64 and under
+/// Miri). Contracts as the trait methods, already checked, with `m, n, k >= 1` (GEMV:
+/// any `k`).
+mod baseline {
+    use super::*;
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gemm_packed_b(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
         let panels = n.div_ceil(PACK_NR);
         for i0 in (0..m).step_by(MC_B) {
             let mc = (m - i0).min(MC_B);
@@ -420,7 +508,8 @@ impl GemmKernels for Portable {
         }
     }
 
-    fn gemm_packed_a(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gemm_packed_a(
         m: usize,
         n: usize,
         k: usize,
@@ -431,10 +520,6 @@ impl GemmKernels for Portable {
         c: &mut [f32],
         ldc: usize,
     ) {
-        check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
-        if m == 0 || n == 0 || k == 0 {
-            return bias_only_a(m, n, bias, c, ldc);
-        }
         for p in 0..m.div_ceil(PACK_MR) {
             let row0 = p * PACK_MR;
             let rows = (m - row0).min(PACK_MR);
@@ -448,7 +533,7 @@ impl GemmKernels for Portable {
         }
     }
 
-    fn gemv_packed_b(
+    pub(super) fn gemv_packed_b(
         n: usize,
         k: usize,
         x: &[f32],
@@ -456,7 +541,7 @@ impl GemmKernels for Portable {
         bias: Option<&[f32]>,
         y: &mut [f32],
     ) {
-        check_gemv(n, k, x, b, bias, y);
+        debug_assert_eq!(y.len(), n);
         for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
             let col0 = p * PACK_NR;
             let mut acc = padded::<PACK_NR>(bias, col0, y.len());
@@ -471,6 +556,14 @@ impl GemmKernels for Portable {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------
+// x86-64: AVX-512F and AVX2 + FMA
+// ------------------------------------------------------------------------------------
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[path = "gemm_x86.rs"]
+pub mod x86;
 
 // ------------------------------------------------------------------------------------
 // NEON
