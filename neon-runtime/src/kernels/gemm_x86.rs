@@ -307,8 +307,9 @@ pub(super) mod avx512 {
                     acc[i][v] = _mm512_fmadd_ps(wi, bv[v], acc[i][v]);
                 }
             }
-            w = w.add(PACK_MR);
-            row = row.add(ldb);
+            // Wrapping: after the last step the pointers may leave the slices unused.
+            w = w.wrapping_add(PACK_MR);
+            row = row.wrapping_add(ldb);
         }
         for i in 0..PACK_MR {
             if i < rows {
@@ -671,8 +672,9 @@ pub(super) mod avx2 {
                     acc[i][v] = _mm256_fmadd_ps(wi, bv[v], acc[i][v]);
                 }
             }
-            w = w.add(PACK_MR);
-            row = row.add(ldb);
+            // Wrapping: after the last step the pointers may leave the slices unused.
+            w = w.wrapping_add(PACK_MR);
+            row = row.wrapping_add(ldb);
         }
         for i in 0..4 {
             if i < rows {
@@ -915,7 +917,8 @@ pub(super) mod avx2 {
             let cr = c.add(r * ldc);
             if MASKED {
                 _mm256_maskstore_ps(cr, m0, acc[0]);
-                _mm256_maskstore_ps(cr.add(8), m1, acc[1]);
+                // With `cols <= 8` the mask is empty and the address may be past `c`.
+                _mm256_maskstore_ps(cr.wrapping_add(8), m1, acc[1]);
             } else {
                 _mm256_storeu_ps(cr, acc[0]);
                 _mm256_storeu_ps(cr.add(8), acc[1]);
@@ -1038,7 +1041,8 @@ pub(super) mod avx2 {
             _mm256_storeu_ps(y.add(8), s[1]);
         } else {
             _mm256_maskstore_ps(y, lanes(cols), s[0]);
-            _mm256_maskstore_ps(y.add(8), lanes(cols.saturating_sub(8)), s[1]);
+            // With `cols <= 8` the mask is empty and the address may be past `y`.
+            _mm256_maskstore_ps(y.wrapping_add(8), lanes(cols.saturating_sub(8)), s[1]);
         }
     }
 
