@@ -38,9 +38,11 @@ fn check<B: Backend>() {
                 }
                 worst = worst.max((got - w).abs());
             }
-            // On the official features our f32 heads agree with TFLite's to 4.1e-6 at worst
-            // (hey_mycroft on its clip), inside the 1e-5 for every head.
-            assert!(worst <= 1e-5, "{head} on {clip}: max |diff| {worst:e}");
+            // The 1e-5, except hey_mycroft (1e-4, see `score_tolerance`): its scores
+            // are sensitive to f32 rounding (TFLite vs f64: 5.9e-5). Measured: 4.1e-6 with
+            // the plain-Rust GEMV, 3.0e-5 with the AVX-512 one (FMA) on hey_mycroft's clip;
+            // every other head stays below 1e-5 on every path.
+            assert!(worst <= score_tolerance(head), "{head} on {clip}: max |diff| {worst:e}");
             println!("{} {head} on {clip}: max |score diff| {worst:.2e}", B::NAME);
         }
     }
