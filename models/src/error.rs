@@ -31,7 +31,7 @@ pub enum Error {
     Unknown {
         /// What kind of thing (`"model"`, `"option"`).
         what: &'static str,
-        /// The name given (a path or option), owned when `alloc` is available.
+        /// The name given and what is known instead, owned when `alloc` is available.
         #[cfg(feature = "alloc")]
         name: alloc::string::String,
     },
@@ -118,7 +118,7 @@ impl fmt::Display for Error {
                 write!(f, "{what}: expected {expected}, got {got}")
             }
             #[cfg(feature = "alloc")]
-            Error::Unknown { what, name } => write!(f, "unknown {what} `{name}`"),
+            Error::Unknown { what, name } => write!(f, "unknown {what}: {name}"),
             #[cfg(not(feature = "alloc"))]
             Error::Unknown { what } => write!(f, "unknown {what}"),
             #[cfg(feature = "std")]

@@ -22,3 +22,14 @@ pub mod error;
 pub mod weights;
 
 pub use error::Error;
+
+/// The backend the command line and the default constructors use: NEON on aarch64 with
+/// feature `neon`, the portable kernels elsewhere (with AVX-512 / AVX2 GEMM paths picked at
+/// run time on x86-64).
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+pub type FastBackend = neon_runtime::Neon;
+/// The backend the command line and the default constructors use: NEON on aarch64 with
+/// feature `neon`, the portable kernels elsewhere (with AVX-512 / AVX2 GEMM paths picked at
+/// run time on x86-64).
+#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
+pub type FastBackend = neon_runtime::Portable;

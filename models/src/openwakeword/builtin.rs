@@ -63,7 +63,7 @@ pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
             HEADS.iter().map(|(n, _)| *n).collect::<alloc::vec::Vec<_>>().join(", ");
         return Err(Error::Unknown {
             what: "model",
-            name: format!("{name_or_path}` (not a file; built-in models: {known})"),
+            name: format!("`{name_or_path}` is neither a built-in model ({known}) nor a file"),
         });
     }
     let bytes = std::fs::read(path).map_err(|error| Error::Io { path: path.into(), error })?;

@@ -1,0 +1,238 @@
+//! `neon wake`: wake-word detection on a WAV file or raw audio from stdin.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use clap::Args;
+use neon_models::audio::{Audio, RawPcmReader};
+use neon_models::error::WeightsSource;
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::stream::CHUNK;
+use neon_models::openwakeword::trigger::Trigger;
+use neon_models::weights::TensorFile;
+use neon_models::FastBackend;
+use serde_json::{json, Map, Value};
+
+/// Sample rate of everything after input conversion (Hz).
+const RATE: usize = 16_000;
+
+#[derive(Args)]
+pub struct WakeArgs {
+    /// A WAV file (any format, channel count and rate), or `-` for raw s16le 16 kHz mono on
+    /// stdin (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon wake -`).
+    input: String,
+    /// Wake-word model: a built-in name (alexa, hey_jarvis, hey_mycroft, hey_rhasspy,
+    /// ok_nabu, with or without `_v0.1`) or a converted safetensors file. Repeatable;
+    /// default: every built-in model.
+    #[arg(long = "model", value_name = "NAME|PATH")]
+    models: Vec<String>,
+    /// Score at or above which a wake word is detected.
+    #[arg(long, default_value_t = 0.5)]
+    threshold: f32,
+    /// Seconds of silence added before and after the audio (openwakeword's `predict_clip`
+    /// pads 1 s).
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pad_seconds: f32,
+    /// Seconds after a detection during which the same model cannot fire again.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    refractory_seconds: f32,
+    /// Print one JSON object: per model, the score of every 1280-sample chunk and the
+    /// detections.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Scores and detections of one model.
+struct Track {
+    name: String,
+    trigger: Trigger,
+    scores: Vec<f32>,
+    detections: Vec<(f64, f32)>,
+}
+
+struct Session {
+    detector: WakeDetector<FastBackend>,
+    tracks: Vec<Track>,
+    pad: usize,
+    json: bool,
+    chunks: u64,
+}
+
+impl Session {
+    /// Feeds one 1280-sample chunk (as openwakeword's `predict_clip` does) and reports.
+    fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
+        let scores = self.detector.push(chunk).map_err(|e| e.to_string())?;
+        self.chunks += 1;
+        let end = self.chunks * CHUNK as u64;
+        for (track, &score) in self.tracks.iter_mut().zip(scores) {
+            track.scores.push(score);
+            if let Some(d) = track.trigger.update(score, end) {
+                let time = d.end_sample as f64 / RATE as f64 - self.pad as f64 / RATE as f64;
+                track.detections.push((time, d.score));
+                if !self.json {
+                    println!("{time:8.2} s  {:<18} {:.3}", track.name, d.score);
+                    let _ = io::stdout().flush();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_args(args: &WakeArgs) -> Result<(), String> {
+    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
+        return Err(format!("--threshold must be in (0, 1], got {}", args.threshold));
+    }
+    if !(args.pad_seconds >= 0.0 && args.pad_seconds <= 60.0) {
+        return Err(format!("--pad-seconds must be in [0, 60], got {}", args.pad_seconds));
+    }
+    if !(args.refractory_seconds >= 0.0 && args.refractory_seconds <= 3600.0) {
+        return Err(format!(
+            "--refractory-seconds must be in [0, 3600], got {}",
+            args.refractory_seconds
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(args: &WakeArgs) -> Result<(), String> {
+    check_args(args)?;
+    let names: Vec<String> = if args.models.is_empty() {
+        builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
+    } else {
+        args.models.clone()
+    };
+    let mut words = Vec::new();
+    for n in &names {
+        words.push(builtin::wake_word(n).map_err(|e| e.to_string())?);
+    }
+    let tracks = words
+        .iter()
+        .map(|w| Track {
+            name: w.name().to_string(),
+            trigger: Trigger::new(
+                args.threshold,
+                (f64::from(args.refractory_seconds) * RATE as f64).round() as u64,
+            ),
+            scores: Vec::new(),
+            detections: Vec::new(),
+        })
+        .collect();
+    let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
+        .map_err(|e| e.to_string())?;
+    let detector = WakeDetector::<FastBackend>::with_embedding(&embedding, words)
+        .map_err(|e| e.to_string())?;
+    let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
+    let mut s = Session { detector, tracks, pad, json: args.json, chunks: 0 };
+    let started = Instant::now();
+    let (label, audio_samples) = if args.input == "-" {
+        ("stdin".to_string(), run_stdin(&mut s)?)
+    } else {
+        (args.input.clone(), run_file(&mut s, &args.input)?)
+    };
+    report(&s, &label, audio_samples, started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
+/// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
+fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
+    let audio = Audio::open(path).map_err(|e| e.to_string())?;
+    let samples = audio.to_i16();
+    let mut data = vec![0i16; s.pad];
+    data.extend_from_slice(&samples);
+    data.resize(data.len() + s.pad, 0);
+    if data.len() <= CHUNK {
+        return Err(format!(
+            "{path}: audio too short: {} samples ({:.0} ms) at 16 kHz; wake-word detection needs \
+             more than {CHUNK} samples (80 ms) including --pad-seconds",
+            samples.len(),
+            samples.len() as f64 * 1000.0 / RATE as f64
+        ));
+    }
+    let mut i = 0;
+    while i + CHUNK < data.len() {
+        s.push(&data[i..i + CHUNK])?;
+        i += CHUNK;
+    }
+    Ok(samples.len())
+}
+
+/// Raw s16le 16 kHz mono from stdin, in 1280-sample chunks as they arrive; a final partial
+/// chunk is not scored (as in openwakeword, it would wait for more audio).
+fn run_stdin(s: &mut Session) -> Result<usize, String> {
+    let stdin = io::stdin();
+    let mut reader = RawPcmReader::new("stdin", stdin.lock());
+    let mut chunk = vec![0i16; CHUNK];
+    let zeros = vec![0i16; CHUNK];
+    let mut pad = s.pad;
+    while pad >= CHUNK {
+        s.push(&zeros)?;
+        pad -= CHUNK;
+    }
+    let mut filled = pad; // leading padding that does not fill a chunk
+    chunk[..filled].fill(0);
+    let mut total = 0usize;
+    loop {
+        let n = reader.read_samples(&mut chunk[filled..]).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        total += n;
+        filled += n;
+        if filled == CHUNK {
+            s.push(&chunk)?;
+            filled = 0;
+        }
+    }
+    let mut tail = s.pad;
+    while tail > 0 {
+        let n = (CHUNK - filled).min(tail);
+        chunk[filled..filled + n].fill(0);
+        filled += n;
+        tail -= n;
+        if filled == CHUNK {
+            s.push(&chunk)?;
+            filled = 0;
+        }
+    }
+    Ok(total)
+}
+
+/// An f32 as the JSON number with the shortest decimal form that reads back as the same
+/// f32 (a plain `f32 as f64` would print its binary expansion, e.g. 0.1 as 0.10000000149).
+fn short(v: f32) -> Value {
+    format!("{v}").parse::<f64>().map_or(Value::Null, Value::from)
+}
+
+fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) {
+    if s.json {
+        let mut models = Map::new();
+        for t in &s.tracks {
+            let detections: Vec<Value> = t
+                .detections
+                .iter()
+                .map(|&(time, score)| json!({"time_s": time, "score": short(score)}))
+                .collect();
+            let scores: Vec<Value> = t.scores.iter().map(|&v| short(v)).collect();
+            models.insert(t.name.clone(), json!({"scores": scores, "detections": detections}));
+        }
+        println!("{}", json!({ "models": models }));
+        return;
+    }
+    let audio_s = audio_samples as f64 / RATE as f64;
+    let total: usize = s.tracks.iter().map(|t| t.detections.len()).sum();
+    println!(
+        "{label}: {audio_s:.2} s of audio, {} chunks of 80 ms, {} model(s), {total} detection(s); \
+         {:.1} ms ({:.0}x real time)",
+        s.chunks,
+        s.tracks.len(),
+        seconds * 1e3,
+        if seconds > 0.0 { (s.chunks as f64 * 0.08) / seconds } else { f64::INFINITY }
+    );
+    for t in &s.tracks {
+        let peak = t.scores.iter().cloned().fold(0.0f32, f32::max);
+        println!("  {:<18} peak {:.3}, {} detection(s)", t.name, peak, t.detections.len());
+    }
+}
