@@ -1,0 +1,36 @@
+//! The wake-word detector allocates nothing per push once constructed, for any chunk size
+//! (including pushes that complete several chunks, none, or more than the 8-chunk maximum),
+//! and on `reset`.
+
+mod common;
+
+use neon_models::error::WeightsSource;
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::weights::TensorFile;
+use neon_runtime::{Backend, Portable};
+
+fn check<B: Backend>() {
+    let words = builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
+    let embedding =
+        TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
+    let mut d = WakeDetector::<B>::with_embedding(&embedding, words).unwrap();
+    let audio: Vec<i16> = (0..40_000).map(|i| ((i * 7919) % 2001) as i16 - 1000).collect();
+    let mut pos = 0;
+    for size in [1280, 0, 1, 700, 4000, 2560, 12_000, 333] {
+        let chunk = &audio[pos..pos + size];
+        pos += size;
+        let (r, n) = common::count_allocations(|| d.push(chunk).map(<[f32]>::len));
+        assert_eq!(r.unwrap(), 5);
+        assert_eq!(n, 0, "{} push of {size} samples allocated", B::NAME);
+    }
+    let ((), n) = common::count_allocations(|| d.reset());
+    assert_eq!(n, 0, "reset allocated");
+}
+
+#[test]
+fn wake_detector_push_allocates_nothing() {
+    check::<Portable>();
+    #[cfg(target_arch = "aarch64")]
+    check::<neon_runtime::Neon>();
+}
