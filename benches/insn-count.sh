@@ -1,7 +1,8 @@
 #!/bin/bash
-# insn-count.sh: counts the aarch64 instructions our GEMM / GEMV kernels and matrixmultiply
-# execute on the same problems, under qemu-user with the insn-count plugin, and prints the
-# results table of BENCHMARKS.md (with --update, also rewrites it there in place).
+# insn-count.sh: counts the aarch64 instructions our kernels, their peers (matrixmultiply,
+# realfft) and openWakeWord end to end execute, under qemu-user with the insn-count plugin,
+# and prints the results table of BENCHMARKS.md (with --update, also rewrites it there in
+# place).
 #
 # usage: benches/insn-count.sh [--update]
 # env:   INSN_COUNT  path of count-insns.sh
@@ -10,7 +11,9 @@
 #
 # Each workload runs in its own process (benches/src/bin/insn_*.rs); only the marked
 # region around the measured call(s) is counted. FLOPs per instruction = 2*M*N*K / count
-# (convs: 2 * multiply-adds; pools and activations count no FLOPs).
+# (convs and dense layers: 2 * multiply-adds; pools, activations, normalisations count no
+# FLOPs). Workloads with no FLOP count (the mel frontend, whole openWakeWord chunks) print
+# instructions only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 INSN_COUNT="${INSN_COUNT:-$ROOT/../shared/tools/insn-count/count-insns.sh}"
@@ -20,7 +23,7 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
@@ -33,6 +36,9 @@ RFFT4096_FLOPS=$((10 * 5 * 4096 * 12 / 2))
 SAME_FLOPS=$((2 * 32 * 16 * 48 * 48 * 3))  # conv2d 1x3 "same" 48->48 on 32x16
 VALID_FLOPS=$((2 * 28 * 8 * 72 * 72 * 3))  # conv2d 3x1 "valid" 72->72 on 30x8 (28x8 out)
 EMB_FLOPS=$((2 * 41955840))               # openWakeWord's embedding: 20 convs
+# hey_jarvis_v0.1: dense layers 1536->128->128->1, second stage 1536->64->64->1.
+HEAD_FLOPS=$((2 * (1536 * 128 + 128 * 128 + 128)))
+HEAD2_FLOPS=$((HEAD_FLOPS + 2 * (1536 * 64 + 64 * 64 + 64)))
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -60,6 +66,16 @@ WORKLOADS=(
   "insn_conv2d valid-3x1|$VALID_FLOPS|conv2d 3x1 valid 72→72 on 30x8: direct (the GEMM reads the input), fused stage"
   "insn_conv2d valid-3x1-im2col|$VALID_FLOPS|the same conv through im2col_2d + the GEMM"
   "insn_conv2d embedding|$EMB_FLOPS|openWakeWord embedding, 76x32 -> 96: 20 convs, 5 max pools, operators one by one"
+  "insn_oww mel||openWakeWord mel frontend, 1760 samples → 8x32 dB"
+  "insn_oww embedding|$EMB_FLOPS|openWakeWord embedding: the EmbeddingNet plan, converted weights, golden mel window"
+  "insn_oww head|$HEAD_FLOPS|openWakeWord hey_jarvis_v0.1 head, first stage only (p1 < 0.5)"
+  "insn_oww head-stage2|$HEAD2_FLOPS|openWakeWord hey_jarvis_v0.1 head, both stages (p1 ≥ 0.5)"
+  "insn_oww chunk||openWakeWord per 80 ms chunk: mel + embedding + head"
+  "insn_oww push||openWakeWord WakeDetector::push of one 1280-sample chunk, steady state (buffering included)"
+  "insn_oww push-stage2||the same push on a chunk where hey_jarvis's second stage runs"
+  "insn_oww embedding portable|$EMB_FLOPS|openWakeWord embedding on the Portable backend"
+  "insn_oww chunk portable||openWakeWord per 80 ms chunk on the Portable backend"
+  "insn_oww push portable||openWakeWord WakeDetector::push on the Portable backend"
 )
 
 table="$(mktemp)"
@@ -76,8 +92,13 @@ trap 'rm -f "$table"' EXIT
     printf '| %s (`%s`) |' "$desc" "${argv[*]:1}"
     for cpu in $CPUS; do
       n="$("$INSN_COUNT" --region --quiet --cpu "$cpu" "$BINDIR/${argv[0]}" "${argv[@]:1}" 2>/dev/null || true)"
-      # A workload the CPU model cannot run (sdot without dotprod) prints n/a.
-      awk -v n="$n" -v f="$flops" 'BEGIN { if (n + 0 > 0) printf " %d | %.2f |", n, f / n; else printf " n/a | n/a |" }'
+      # A workload the CPU model cannot run (sdot without dotprod) prints n/a; one without a
+      # FLOP count leaves its FLOPs column empty.
+      awk -v n="$n" -v f="$flops" 'BEGIN {
+        if (n + 0 <= 0) printf " n/a | n/a |"
+        else if (f == "") printf " %d | |", n
+        else printf " %d | %.2f |", n, f / n
+      }'
     done
     printf '\n'
   done

@@ -1,0 +1,263 @@
+//! Instruction-count workloads for openWakeWord end to end: the mel frontend, the
+//! speech-embedding CNN (the real `EmbeddingNet` plan with the converted weights) and the
+//! hey_jarvis_v0.1 head, per stage and per 80 ms chunk, and `WakeDetector::push` of one
+//! 1280-sample chunk in steady state.
+//!
+//! Run under `benches/insn-count.sh` (qemu-aarch64 with the insn-count plugin, `--region`):
+//! only the marked region is counted. Weight loading and packing, reading the inputs and the
+//! detector's warm-up happen before it; the checks against the goldens after it.
+//!
+//! Inputs (the same as `tools/openwakeword/bench_peers.py`, all committed files, embedded in
+//! the binary):
+//! - mel: the first 1760 samples (80 ms + 480 samples of context, the size of one streaming
+//!   mel call) of `models/openwakeword/clips/hey_jarvis.wav`, int16 values as f32 → `[8, 32]`
+//!   dB;
+//! - embedding: `mel_db[0:76] / 10 + 2` of `goldens/hey_jarvis.safetensors` (`[76, 32]`) →
+//!   `[96]`;
+//! - head: `features[5:21]` of the same golden (the window scored at chunk 20: first stage
+//!   0.002 < 0.5, so the second stage does not run, the common case);
+//! - head, second stage: `features[14:30]` (chunk 29: first stage 0.914 >= 0.5, the
+//!   64-wide second head runs too).
+//!
+//! Usage: `insn_oww WORKLOAD [portable]` with WORKLOAD one of
+//! - `mel`: `FRONTEND.run` on the 1760 samples;
+//! - `embedding`: one embedding (`Embedding::embed`, the `EmbeddingNet` plan);
+//! - `head`: hey_jarvis_v0.1 on `features[5:21]` (first stage, then the `p1 >= 0.5` test);
+//! - `head-stage2`: hey_jarvis_v0.1 on `features[14:30]` (both stages);
+//! - `chunk`: mel + embedding + head back to back in one region (the per-chunk work);
+//! - `push`: `WakeDetector::push` of the 1280 samples of chunk 20 of the clip padded by 1 s
+//!   of zeros on each side (as the goldens stream it), after pushing chunks 0..20: one mel
+//!   call on 1760 samples, the feature scaling, the buffer shifts, one embedding and the
+//!   head (first stage only);
+//! - `push-stage2`: the same for chunk 29 (the second stage runs).
+//!
+//! FLOPs (in `insn-count.sh`): `2 * MACs` of the convs (embedding) and of the dense layers
+//! (head); mel, chunk and push rows report none. On aarch64 the backend is `Neon` (or
+//! `Portable` with the second argument `portable`).
+
+use neon_benches::{region_start, region_stop};
+use neon_models::error::WeightsSource;
+use neon_models::openwakeword::detector::{WakeDetector, WakeWord, STAGE2_THRESHOLD};
+use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
+use neon_models::openwakeword::head::{HeadNet, STAGE1, STAGE2};
+use neon_models::openwakeword::mel::FRONTEND;
+use neon_models::openwakeword::stream::EmbeddingStage;
+use neon_models::weights::TensorFile;
+use neon_runtime::{Backend, Portable};
+
+#[cfg(target_arch = "aarch64")]
+type Fast = neon_runtime::Neon;
+#[cfg(not(target_arch = "aarch64"))]
+type Fast = Portable;
+
+macro_rules! oww {
+    ($rel:literal) => {
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/openwakeword/", $rel))
+    };
+}
+
+const EMBEDDING: &[u8] = oww!("embedding.safetensors");
+const HEAD: &[u8] = oww!("hey_jarvis_v0.1.safetensors");
+const GOLDEN: &[u8] = oww!("goldens/hey_jarvis.safetensors");
+const CLIP: &[u8] = oww!("clips/hey_jarvis.wav");
+
+/// Samples of one streaming mel call: one chunk (1280) plus 480 of context.
+const MEL_SAMPLES: usize = 1760;
+/// Chunk whose head window is the `head` input (`features[5:21]`).
+const HEAD_CHUNK: usize = 20;
+/// Chunk whose head window is the `head-stage2` input (`features[14:30]`).
+const HEAD_STAGE2_CHUNK: usize = 29;
+/// The hey_jarvis golden score tolerance of the model tests (TFLite's own rounding).
+const SCORE_TOLERANCE: f32 = 1e-5;
+/// The largest mel error (dB) accepted against the official model on the bench input (a
+/// sanity check; the frontend's own tests bound the error by band level).
+const MEL_TOLERANCE_DB: f32 = 0.05;
+
+fn file(bytes: &'static [u8], name: &'static str) -> TensorFile<'static> {
+    TensorFile::parse(bytes, WeightsSource::Embedded(name)).unwrap()
+}
+
+fn golden(name: &'static str) -> Vec<f32> {
+    let g = file(GOLDEN, "goldens/hey_jarvis.safetensors");
+    let shape = g.shape(name).unwrap_or_else(|| panic!("golden tensor {name} missing"));
+    g.f32(name, &shape).unwrap()
+}
+
+/// The samples of a 16 kHz mono 16-bit PCM WAV file (the committed clips' format).
+fn wav_i16(bytes: &[u8]) -> Vec<i16> {
+    assert!(&bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE", "not a WAV file");
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let mut pos = 12;
+    let mut format_ok = false;
+    while pos + 8 <= bytes.len() {
+        let (id, len) = (&bytes[pos..pos + 4], u32_at(pos + 4) as usize);
+        let body = pos + 8;
+        match id {
+            b"fmt " => {
+                // PCM, 1 channel, 16 kHz, 16 bits.
+                format_ok = u16_at(body) == 1
+                    && u16_at(body + 2) == 1
+                    && u32_at(body + 4) == 16_000
+                    && u16_at(body + 14) == 16;
+            }
+            b"data" => {
+                assert!(format_ok, "expected 16 kHz mono 16-bit PCM");
+                let data = &bytes[body..(body + len).min(bytes.len())];
+                return data.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+            }
+            _ => {}
+        }
+        pos = body + len + (len & 1);
+    }
+    panic!("no data chunk");
+}
+
+/// hey_jarvis_v0.1's two stages.
+fn heads() -> (HeadNet<Vec<f32>>, HeadNet<Vec<f32>>) {
+    let f = file(HEAD, "hey_jarvis_v0.1");
+    (HeadNet::load(&f, &STAGE1).unwrap(), HeadNet::load(&f, &STAGE2).unwrap())
+}
+
+/// The wake word's score as the detector computes it: the second stage replaces a first
+/// stage score `>= 0.5`.
+fn wake_score<B: Backend>(
+    s1: &mut HeadNet<Vec<f32>>,
+    s2: &mut HeadNet<Vec<f32>>,
+    x: &[f32],
+) -> f32 {
+    let p1 = s1.score::<B>(x).unwrap();
+    if p1 >= STAGE2_THRESHOLD {
+        s2.score::<B>(x).unwrap()
+    } else {
+        p1
+    }
+}
+
+/// The embedding stage with the converted weights (loaded and packed here, not counted).
+fn embedding<B: Backend>() -> impl EmbeddingStage {
+    let w = EmbeddingNetWeights::load(&file(EMBEDDING, "embedding.safetensors")).unwrap();
+    Embedding::<B, _, _>::new(w, boxed_workspace())
+}
+
+/// The bench inputs: mel samples, embedding window, head windows (chunk 20 and 29).
+struct Inputs {
+    samples: Vec<f32>,
+    window: Vec<f32>,
+    head: Vec<f32>,
+    head2: Vec<f32>,
+}
+
+fn inputs() -> Inputs {
+    let clip = wav_i16(CLIP);
+    let samples = clip[..MEL_SAMPLES].iter().map(|&s| f32::from(s)).collect();
+    let window = golden("mel_db")[..76 * 32].iter().map(|&v| v / 10.0 + 2.0).collect();
+    let features = golden("features");
+    let rows = |c: usize| features[(c - 15) * 96..(c + 1) * 96].to_vec();
+    Inputs { samples, window, head: rows(HEAD_CHUNK), head2: rows(HEAD_STAGE2_CHUNK) }
+}
+
+/// Checks a hey_jarvis score against the goldens' score at `chunk`.
+fn check_score(score: f32, chunk: usize) {
+    let want = golden("scores.hey_jarvis_v0.1")[chunk];
+    assert!((score - want).abs() <= SCORE_TOLERANCE, "chunk {chunk}: score {score} vs {want}");
+}
+
+/// Checks the mel output against the official model's on the same samples.
+fn check_mel(mel: &[f32]) {
+    let want = golden("mel_db_window");
+    let diff = mel.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(diff <= MEL_TOLERANCE_DB, "mel differs from the official model by {diff} dB");
+}
+
+/// `WakeDetector::push` of chunk `chunk` of the padded clip, after chunks `0..chunk`.
+fn push<B: Backend>(chunk: usize) -> f32 {
+    let f = file(HEAD, "hey_jarvis_v0.1");
+    let word = WakeWord::new(
+        "hey_jarvis_v0.1".into(),
+        HeadNet::load(&f, &STAGE1).unwrap(),
+        Some(HeadNet::load(&f, &STAGE2).unwrap()),
+    );
+    let emb = file(EMBEDDING, "embedding.safetensors");
+    let mut d = WakeDetector::<B>::with_embedding(&emb, vec![word]).unwrap();
+    let mut data = vec![0i16; 16_000];
+    data.extend(wav_i16(CLIP));
+    data.extend(std::iter::repeat_n(0, 16_000));
+    let mut chunks = data.chunks_exact(1280);
+    for c in chunks.by_ref().take(chunk) {
+        d.push(c).unwrap();
+    }
+    let c = chunks.next().unwrap();
+    region_start(1);
+    let score = d.push(c).unwrap()[0];
+    region_stop(1);
+    check_score(score, chunk);
+    score
+}
+
+fn run<B: Backend>(workload: &str) -> Option<f32> {
+    let x = inputs();
+    Some(match workload {
+        "mel" => {
+            let mut mel = [0.0f32; 8 * 32];
+            region_start(1);
+            FRONTEND.run::<B>(&x.samples, &mut mel).unwrap();
+            region_stop(1);
+            check_mel(&mel);
+            mel.iter().sum()
+        }
+        "embedding" => {
+            let mut net = embedding::<B>();
+            let mut y = [0.0f32; 96];
+            region_start(1);
+            net.embed(&x.window, &mut y).unwrap();
+            region_stop(1);
+            y.iter().sum()
+        }
+        "head" | "head-stage2" => {
+            let (mut s1, mut s2) = heads();
+            let (input, chunk) = if workload == "head" {
+                (&x.head, HEAD_CHUNK)
+            } else {
+                (&x.head2, HEAD_STAGE2_CHUNK)
+            };
+            region_start(1);
+            let score = wake_score::<B>(&mut s1, &mut s2, input);
+            region_stop(1);
+            check_score(score, chunk);
+            score
+        }
+        "chunk" => {
+            let mut net = embedding::<B>();
+            let (mut s1, mut s2) = heads();
+            let mut mel = [0.0f32; 8 * 32];
+            let mut y = [0.0f32; 96];
+            region_start(1);
+            FRONTEND.run::<B>(&x.samples, &mut mel).unwrap();
+            net.embed(&x.window, &mut y).unwrap();
+            let score = wake_score::<B>(&mut s1, &mut s2, &x.head);
+            region_stop(1);
+            check_mel(&mel);
+            check_score(score, HEAD_CHUNK);
+            mel.iter().sum::<f32>() + y.iter().sum::<f32>() + score
+        }
+        "push" => push::<B>(HEAD_CHUNK),
+        "push-stage2" => push::<B>(HEAD_STAGE2_CHUNK),
+        _ => return None,
+    })
+}
+
+fn main() {
+    let workload = std::env::args().nth(1).unwrap_or_default();
+    let portable = std::env::args().nth(2).as_deref() == Some("portable");
+    let checksum = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
+    let Some(checksum) = checksum else {
+        eprintln!(
+            "usage: insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]"
+        );
+        std::process::exit(2);
+    };
+    // Printing the checksum keeps the computation observable.
+    println!("{workload}: checksum {checksum}");
+}
