@@ -145,13 +145,20 @@ fn bad_inputs_are_one_line_errors() {
         assert!(err.starts_with("neon: ") && err.contains(says), "{}: {err}", path.display());
         assert!(!err.contains("panicked"));
     }
-    for args in [
-        &["wake", "x.wav", "--model", "nope"][..],
-        &["wake", "x.wav", "--threshold", "1.5"],
-        &["wake", "x.wav", "--pad-seconds=-1"],
+    for (args, says) in [
+        (&["wake", "x.wav", "--model", "nope"][..], "nope"),
+        (&["wake", "x.wav", "--threshold", "1.5"], "--threshold"),
+        (&["wake", "x.wav", "--pad-seconds=-1"], "--pad-seconds"),
+        // Negative numbers reach the range checks (not clap's "unexpected argument '-0'").
+        (&["wake", "x.wav", "--threshold", "-0.5"], "--threshold"),
+        (&["wake", "x.wav", "--refractory-seconds", "-1"], "--refractory-seconds"),
+        // One name twice would share one `--json` key.
+        (&["wake", "x.wav", "--model", "hey_jarvis", "--model", "hey_jarvis_v0.1"], "already"),
     ] {
         let o = neon(args);
-        assert!(!o.status.success() && stderr(&o).lines().count() == 1, "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }
 
@@ -211,4 +218,80 @@ fn json_scores_are_openwakewords_predict_clip_scores() {
     assert_eq!(d.len(), 1);
     assert!(d[0]["score"].as_f64().unwrap() >= 0.5 && d[0]["time_s"].as_f64().unwrap() > 0.0);
     assert!(v["models"]["alexa_v0.1"]["detections"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn detection_times_are_whole_samples_and_the_summary_peak_is_the_max_score() {
+    let path = clip("hey_jarvis");
+    let path = path.to_str().unwrap();
+    // 0.3 s of padding: the time is (end - 4800) / 16000, which a difference of two divided
+    // floats printed as 0.8999999999999999.
+    let args = ["wake", path, "--model", "hey_jarvis", "--pad-seconds", "0.3"];
+    let o = neon(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &v["models"]["hey_jarvis_v0.1"];
+    let d = m["detections"].as_array().unwrap();
+    assert_eq!(d.len(), 1);
+    let t = d[0]["time_s"].as_f64().unwrap();
+    assert_eq!((t * 16_000.0).round() / 16_000.0, t, "time_s {t} is not a whole sample count");
+    let max =
+        m["scores"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).fold(0.0, f64::max);
+    let text = neon(&args);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let peak = format!("peak {max:.3},");
+    assert!(stdout(&text).contains(&peak), "{peak} not in {}", stdout(&text));
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_program_quietly() {
+    // `neon wake - | head -1`: the reader takes the first detection and goes away.
+    let bytes: Vec<u8> = read_clip("hey_jarvis").iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["wake", "-", "--model", "hey_jarvis"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes).unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    assert!(first.contains("hey_jarvis_v0.1"), "{first}");
+    drop(out);
+    // Two more utterances: their detection lines (or the summary) meet the closed pipe. The
+    // program may exit before it has read everything, so write errors are expected here.
+    for _ in 0..2 {
+        let _ = stdin.write_all(&bytes);
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unwritable_output_is_a_one_line_error() {
+    for json in [false, true] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let mut args = vec!["wake".to_string(), clip("hey_jarvis").to_str().unwrap().to_string()];
+        if json {
+            args.push("--json".into());
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_neon")).args(&args).stdout(full).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("neon: cannot write to stdout"), "{err}");
+    }
+}
+
+#[test]
+fn help_describes_what_the_program_does() {
+    let o = neon(&["--help"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).lines().next().unwrap().contains("openWakeWord"), "{}", stdout(&o));
 }

@@ -87,7 +87,10 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     /// openwakeword 0.6.0's `predict` returns for the same call: a push completing no chunk
     /// repeats the previous scores, one completing several reports the max, and the first
     /// 5 pushes report 0. A push completing more than `MAX_CHUNKS` chunks is processed as
-    /// successive pieces (each counted as a push) and reports the max over the pieces.
+    /// successive pieces (each counted as a push) and reports the max over the pieces. So
+    /// push at most [`CHUNK`](super::stream::CHUNK) samples at a time for one score per 80 ms:
+    /// at the start of a stream, a push of up to 40 chunks (5 pieces) is all warm-up and
+    /// reports 0.
     ///
     /// # Errors
     /// Errors of the stages (none for valid weights); the detector is then reset.

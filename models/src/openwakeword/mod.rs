@@ -2,9 +2,42 @@
 //!
 //! - [`mel`]: 16 kHz int16-scale audio -> `[frames, 32]` log-mel spectrogram in dB
 //!   (built at compile time, no allocation), and openWakeWord's feature scaling.
+//! - [`embedding`]: the speech-embedding CNN, `[76, 32]` mel window → `[96]` embedding.
+//! - [`head`]: the wake-word heads, last 16 embeddings `[16, 96]` → score in `(0, 1)`.
+//! - [`stream`]: the streaming semantics (chunks of 1280 samples, warm-up, pieces).
+//! - [`detector`]: audio → one score per wake word per push; [`trigger`]: scores → detections.
+//! - `builtin` (feature `std`): the official models, embedded, by name or path.
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
+//!
+//! # Example
+//! A detector for hey_jarvis on 16 kHz mono int16 audio, in chunks of 1280 samples (any size
+//! works; 1280 gives one score per 80 ms, see [`stream`] for larger pushes):
+//!
+//! ```
+//! use neon_models::openwakeword::{builtin, detector::WakeDetector, trigger::Trigger};
+//! use neon_models::{error::WeightsSource, weights::TensorFile, FastBackend};
+//!
+//! # fn main() -> Result<(), neon_models::Error> {
+//! let audio_i16 = vec![0i16; 16_000];
+//! let words = vec![builtin::wake_word("hey_jarvis")?];
+//! let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))?;
+//! let mut detector = WakeDetector::<FastBackend>::with_embedding(&embedding, words)?;
+//! let mut trigger = Trigger::new(0.5, 16_000); // threshold, refractory period in samples
+//! let mut end = 0u64;
+//! for chunk in audio_i16.chunks(1280) {
+//!     end += chunk.len() as u64;
+//!     let scores = detector.push(chunk)?; // one score per wake word, no allocation
+//!     if let Some(d) = trigger.update(scores[0], end) {
+//!         println!("{} at {:.2} s", detector.words()[0].name(), d.end_sample as f64 / 16e3);
+//!     }
+//! }
+//! assert!(detector.push(&[])?[0] < 0.5); // silence
+//! detector.reset(); // a new stream
+//! # Ok(())
+//! # }
+//! ```
 
 #[cfg(feature = "std")]
 pub mod builtin;

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 /// Fast on-device audio models (openWakeWord) on ARM64 NEON, with a portable fallback.
 #[derive(Parser)]
-#[command(name = "neon", version, about)]
+#[command(name = "neon", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -7,7 +7,7 @@ use clap::Args;
 use neon_models::audio::{Audio, RawPcmReader};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_models::weights::TensorFile;
@@ -28,14 +28,14 @@ pub struct WakeArgs {
     #[arg(long = "model", value_name = "NAME|PATH")]
     models: Vec<String>,
     /// Score at or above which a wake word is detected.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
     /// Seconds of silence added before and after the audio (openwakeword's `predict_clip`
     /// pads 1 s).
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    #[arg(long, default_value_t = 0.0, value_name = "S", allow_negative_numbers = true)]
     pad_seconds: f32,
     /// Seconds after a detection during which the same model cannot fire again.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    #[arg(long, default_value_t = 1.0, value_name = "S", allow_negative_numbers = true)]
     refractory_seconds: f32,
     /// Print one JSON object: per model, the score of every 1280-sample chunk and the
     /// detections.
@@ -47,6 +47,9 @@ pub struct WakeArgs {
 struct Track {
     name: String,
     trigger: Trigger,
+    /// Highest score so far.
+    peak: f32,
+    /// Every score, kept for `--json` only (a live stream would otherwise grow without bound).
     scores: Vec<f32>,
     detections: Vec<(f64, f32)>,
 }
@@ -66,17 +69,32 @@ impl Session {
         self.chunks += 1;
         let end = self.chunks * CHUNK as u64;
         for (track, &score) in self.tracks.iter_mut().zip(scores) {
-            track.scores.push(score);
+            track.peak = track.peak.max(score);
+            if self.json {
+                track.scores.push(score);
+            }
             if let Some(d) = track.trigger.update(score, end) {
-                let time = d.end_sample as f64 / RATE as f64 - self.pad as f64 / RATE as f64;
+                // One rounding (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
+                let time = (d.end_sample as f64 - self.pad as f64) / RATE as f64;
                 track.detections.push((time, d.score));
                 if !self.json {
-                    println!("{time:8.2} s  {:<18} {:.3}", track.name, d.score);
-                    let _ = io::stdout().flush();
+                    line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// Writes one line to stdout and flushes it (detections must appear as they happen). When
+/// the reader has gone (`neon wake - | head -1`: a pipeline saying it has seen enough), exits
+/// quietly with status 0; any other write error is an error.
+fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
+    let mut out = io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
     }
 }
 
@@ -105,7 +123,16 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
     };
     let mut words = Vec::new();
     for n in &names {
-        words.push(builtin::wake_word(n).map_err(|e| e.to_string())?);
+        let word = builtin::wake_word(n).map_err(|e| e.to_string())?;
+        // Names key the output (and `--json`'s object): two models must not share one.
+        if words.iter().any(|w: &WakeWord| w.name() == word.name()) {
+            return Err(format!(
+                "--model {n}: a model named `{}` is already loaded (names must be unique; a \
+                 custom head is named after its file)",
+                word.name()
+            ));
+        }
+        words.push(word);
     }
     let tracks = words
         .iter()
@@ -115,6 +142,7 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
                 args.threshold,
                 (f64::from(args.refractory_seconds) * RATE as f64).round() as u64,
             ),
+            peak: 0.0,
             scores: Vec::new(),
             detections: Vec::new(),
         })
@@ -131,8 +159,7 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
     } else {
         (args.input.clone(), run_file(&mut s, &args.input)?)
     };
-    report(&s, &label, audio_samples, started.elapsed().as_secs_f64());
-    Ok(())
+    report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
 }
 
 /// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
@@ -206,7 +233,7 @@ fn short(v: f32) -> Value {
     format!("{v}").parse::<f64>().map_or(Value::Null, Value::from)
 }
 
-fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) {
+fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) -> Result<(), String> {
     if s.json {
         let mut models = Map::new();
         for t in &s.tracks {
@@ -218,21 +245,25 @@ fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) {
             let scores: Vec<Value> = t.scores.iter().map(|&v| short(v)).collect();
             models.insert(t.name.clone(), json!({"scores": scores, "detections": detections}));
         }
-        println!("{}", json!({ "models": models }));
-        return;
+        return line(format_args!("{}", json!({ "models": models })));
     }
     let audio_s = audio_samples as f64 / RATE as f64;
     let total: usize = s.tracks.iter().map(|t| t.detections.len()).sum();
-    println!(
+    line(format_args!(
         "{label}: {audio_s:.2} s of audio, {} chunks of 80 ms, {} model(s), {total} detection(s); \
          {:.1} ms ({:.0}x real time)",
         s.chunks,
         s.tracks.len(),
         seconds * 1e3,
         if seconds > 0.0 { (s.chunks as f64 * 0.08) / seconds } else { f64::INFINITY }
-    );
+    ))?;
     for t in &s.tracks {
-        let peak = t.scores.iter().cloned().fold(0.0f32, f32::max);
-        println!("  {:<18} peak {:.3}, {} detection(s)", t.name, peak, t.detections.len());
+        line(format_args!(
+            "  {:<18} peak {:.3}, {} detection(s)",
+            t.name,
+            t.peak,
+            t.detections.len()
+        ))?;
     }
+    Ok(())
 }
