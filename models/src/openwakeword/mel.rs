@@ -1,6 +1,7 @@
 //! The openWakeWord mel frontend: log-mel spectrogram of 16 kHz audio, as computed by the
-//! official `melspectrogram` model (facts measured from it and checked against the official
-//! runtime: `shared/models/openwakeword.md`, section "Frontend").
+//! official `melspectrogram` model (its window, filterbank and dB formula were read out of
+//! the model by `tools/openwakeword/convert.py`; see that directory's README, and
+//! `models/tests/oww_golden_mel.rs` for the comparison with the official runtime).
 //!
 //! # Computation
 //! Input: `N >= 512` samples at 16 kHz, **raw int16 sample values as f32** (not divided by
