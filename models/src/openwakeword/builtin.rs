@@ -17,7 +17,16 @@ use crate::weights::TensorFile;
 /// The speech-embedding CNN's weights (safetensors).
 pub const EMBEDDING: &[u8] = include_bytes!("../../openwakeword/embedding.safetensors");
 
-/// The wake-word heads shipped with openWakeWord: (model name, safetensors bytes).
+/// The wake-word heads shipped with openWakeWord: (model name, safetensors bytes). Empty
+/// without feature `builtin-heads` (default), for builds that must not carry the
+/// non-commercial heads; `--model PATH` then loads heads from files.
+#[cfg(not(feature = "builtin-heads"))]
+pub const HEADS: [(&str, &[u8]); 0] = [];
+
+/// The wake-word heads shipped with openWakeWord: (model name, safetensors bytes). Empty
+/// without feature `builtin-heads` (default), for builds that must not carry the
+/// non-commercial (CC BY-NC-SA 4.0) heads; `--model PATH` then loads heads from files.
+#[cfg(feature = "builtin-heads")]
 pub const HEADS: [(&str, &[u8]); 5] = [
     ("alexa_v0.1", include_bytes!("../../openwakeword/alexa_v0.1.safetensors")),
     ("hey_jarvis_v0.1", include_bytes!("../../openwakeword/hey_jarvis_v0.1.safetensors")),

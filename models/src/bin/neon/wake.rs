@@ -117,6 +117,11 @@ fn check_args(args: &WakeArgs) -> Result<(), String> {
 pub fn run(args: &WakeArgs) -> Result<(), String> {
     check_args(args)?;
     let names: Vec<String> = if args.models.is_empty() {
+        if builtin::HEADS.is_empty() {
+            return Err("this build has no built-in wake-word models (feature `builtin-heads` \
+                        is off): pass --model PATH"
+                .into());
+        }
         builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
     } else {
         args.models.clone()
