@@ -2,9 +2,9 @@
 # Installs everything the build and the tests need on a fresh Debian 12 x86_64 machine (root):
 # the pinned Rust toolchain with its aarch64 targets, and Debian's aarch64 cross linker and
 # qemu-user for running the aarch64 tests; qemu-system-arm (without its recommended GUI, block
-# and network extras) for the bare-metal program; python3-venv, espeak-ng and sox for the openWakeWord
-# converter check (tools/openwakeword/check.sh installs its own pinned Python packages in a
-# venv under target/). Idempotent: a machine that has it all skips each step.
+# and network extras) for the bare-metal program; python3-venv, espeak-ng and sox for the
+# openWakeWord converter check (tools/openwakeword/check.sh installs its own pinned Python
+# packages in a venv under target/). Idempotent: a machine that has it all skips each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,8 @@ lean=()
 command -v qemu-system-aarch64 >/dev/null || lean+=(qemu-system-arm)
 if [ $((${#need[@]} + ${#lean[@]})) -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing Debian packages: ${need[*]} ${lean[*]} (run as root, or apt-get install them)" >&2
+    echo "setup: missing Debian packages: ${need[*]} ${lean[*]}" \
+      "(run as root, or apt-get install them)" >&2
     exit 1
   fi
   apt-get update -qq

@@ -88,7 +88,7 @@ pub struct Progress {
 
 /// Audio → mel frames → embeddings, with the reference grouping (module docs).
 ///
-/// Holds fixed-size buffers only (about 93 KB plus the stages): no allocation after
+/// Holds fixed-size buffers only (about 91 KB plus the stages): no allocation after
 /// construction. [`Self::new`] is a `const fn`, so a stream can be built in place in a
 /// `static` on bare metal (not on the stack and moved there); a stage that can only be built
 /// at run time (weights borrowed through run-time constructors) can be installed afterwards
