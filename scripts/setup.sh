@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need on a fresh Debian 12 x86_64 machine (root):
 # the pinned Rust toolchain with its aarch64 targets, and Debian's aarch64 cross linker and
-# qemu-user for running the aarch64 tests; python3-venv, espeak-ng and sox for the openWakeWord
-# converter check (tools/openwakeword/check.sh installs its own pinned Python packages in a
-# venv under target/). Idempotent: a machine that has it all skips each step.
+# qemu-user for running the aarch64 tests; qemu-system-arm (without its recommended GUI, block
+# and network extras) for the bare-metal program; python3-venv, espeak-ng and sox for the
+# openWakeWord converter check (tools/openwakeword/check.sh installs its own pinned Python
+# packages in a venv under target/). Idempotent: a machine that has it all skips each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,12 +20,21 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v espeak-ng >/dev/null || need+=(espeak-ng)
 command -v sox >/dev/null || need+=(sox)
-if [ ${#need[@]} -gt 0 ]; then
+lean=()
+command -v qemu-system-aarch64 >/dev/null || lean+=(qemu-system-arm)
+if [ $((${#need[@]} + ${#lean[@]})) -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing Debian packages: ${need[*]} (run as root, or apt-get install them)" >&2
+    echo "setup: missing Debian packages: ${need[*]} ${lean[*]}" \
+      "(run as root, or apt-get install them)" >&2
     exit 1
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  if [ ${#need[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  if [ ${#lean[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+  fi
 fi
-echo "setup: toolchain $(rustc --version | cut -d' ' -f2), $(qemu-aarch64 --version | head -1)"
+echo "setup: toolchain $(rustc --version | cut -d' ' -f2), $(qemu-aarch64 --version | head -1)," \
+  "$(qemu-system-aarch64 --version | head -1)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (CI runs exactly this). On a fresh Debian machine it installs what
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
-# NEON, the openWakeWord converter check (the committed weights and goldens regenerate from the
-# official model files), the host test suite, the no_std bare-metal build, the aarch64 suite
+# NEON, the no_std bare-metal build and the bare-metal openWakeWord program under
+# qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
+# committed weights and goldens regenerate from the official model files), the host test
+# suite, the aarch64 suite
 # under qemu-aarch64 (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on
 # a Cortex-A72 model (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
 # or a run that executes no test fails the script.
@@ -30,6 +32,18 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 step "no_std build (aarch64-unknown-none, neon)"
 cargo build -p neon-runtime --no-default-features --features neon --target aarch64-unknown-none
+
+# models/bare-metal is its own workspace that builds only for aarch64-unknown-none (its
+# .cargo/config.toml sets the target and the qemu-system-aarch64 runner). The program checks
+# every embedding and score against the goldens and exits non-zero on a mismatch, an error, a
+# panic or an exception; the timeout catches a hang.
+step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64 (cortex-a72)"
+(
+  cd models/bare-metal
+  cargo fmt --check
+  cargo clippy --release -- -D warnings
+  timeout 900 cargo run --release
+)
 
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
 tools/openwakeword/check.sh

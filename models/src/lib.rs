@@ -5,6 +5,8 @@
 //! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
 //! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
 //! `neon` command-line program. Feature `neon` (default) selects the NEON backend on aarch64.
+//! `models/bare-metal/` is such a bare-metal build: openWakeWord on `aarch64-unknown-none`
+//! with weights packed at build time into `static` arrays.
 #![no_std]
 
 #[cfg(feature = "alloc")]

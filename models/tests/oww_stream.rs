@@ -275,3 +275,38 @@ fn reset_replays_identically() {
     assert_eq!(s.total_samples(), 0);
     assert_eq!(run(&mut s), a);
 }
+
+/// An embedding stage installed after construction (as the bare-metal program does, whose
+/// stream is built by the `const fn` constructor in a `static` before the weights exist).
+struct Installed(Option<FakeEmbedding>);
+
+impl EmbeddingStage for Installed {
+    fn embed(&mut self, w: &[f32], out: &mut [f32]) -> Result<(), Error> {
+        match &mut self.0 {
+            Some(e) => e.embed(w, out),
+            None => Err(Error::Input { what: "embedding stage", expected: "installed", got: 0 }),
+        }
+    }
+}
+
+/// Built at compile time (`FeatureStream::new` is a `const fn`).
+static EMPTY: std::sync::Mutex<FeatureStream<FakeMel, Installed>> =
+    std::sync::Mutex::new(FeatureStream::new(FakeMel, Installed(None)));
+
+#[test]
+fn const_built_stream_with_an_installed_stage_matches() {
+    let samples = audio(20_000);
+    let mut s = EMPTY.lock().unwrap();
+    // Without a stage, a push that completes a chunk fails and leaves the stream reset.
+    assert!(s.push_piece(&samples[..CHUNK]).is_err());
+    assert_eq!(s.total_samples(), 0);
+    s.embedding_mut().0 = Some(FakeEmbedding);
+    assert!(s.embedding().0.is_some());
+    let mut fresh = FeatureStream::new(FakeMel, FakeEmbedding);
+    for c in samples.chunks(1000) {
+        s.push_piece(c).unwrap();
+        fresh.push_piece(c).unwrap();
+        assert_eq!(s.last_embedding(), fresh.last_embedding());
+        assert_eq!(s.head_input(0), fresh.head_input(0));
+    }
+}

@@ -18,9 +18,7 @@ use super::stream::{
 use crate::error::Error;
 use crate::weights::TensorFile;
 
-/// Score at or above which hey_jarvis's second stage replaces the first stage's score
-/// (openwakeword's `hey_jarvis_v0.1` graph).
-pub const STAGE2_THRESHOLD: f32 = 0.5;
+pub use super::head::STAGE2_THRESHOLD;
 
 /// A head with its name, an optional second stage, and the score it last reported.
 pub struct WakeWord {

@@ -25,6 +25,9 @@ pub const HEAD_FRAMES: usize = 16;
 pub const EMBEDDING_DIM: usize = 96;
 /// Input values of a head: `HEAD_FRAMES * EMBEDDING_DIM`.
 pub const HEAD_INPUT: usize = HEAD_FRAMES * EMBEDDING_DIM;
+/// Score at or above which hey_jarvis's second stage replaces the first stage's score
+/// (openwakeword's `hey_jarvis_v0.1` graph).
+pub const STAGE2_THRESHOLD: f32 = 0.5;
 
 macro_rules! layer_norm_head {
     ($name:ident, $h:tt, $doc:literal) => {

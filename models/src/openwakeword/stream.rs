@@ -88,8 +88,11 @@ pub struct Progress {
 
 /// Audio → mel frames → embeddings, with the reference grouping (module docs).
 ///
-/// Holds fixed-size buffers only (about 70 KB plus the stages): no allocation after
-/// construction, usable in a `static` on bare metal.
+/// Holds fixed-size buffers only (about 91 KB plus the stages): no allocation after
+/// construction. [`Self::new`] is a `const fn`, so a stream can be built in place in a
+/// `static` on bare metal (not on the stack and moved there); a stage that can only be built
+/// at run time (weights borrowed through run-time constructors) can be installed afterwards
+/// through [`Self::embedding_mut`].
 pub struct FeatureStream<M, E> {
     mel: M,
     embedding: E,
@@ -107,7 +110,7 @@ pub struct FeatureStream<M, E> {
 impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
     /// A stream at its start: mel buffer of ones, feature buffer of zeros (call
     /// [`Self::set_initial_features`] to choose another initial state).
-    pub fn new(mel: M, embedding: E) -> Self {
+    pub const fn new(mel: M, embedding: E) -> Self {
         Self {
             mel,
             embedding,
@@ -142,6 +145,17 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
         self.initial_features[n - keep..].copy_from_slice(&features[features.len() - keep..]);
         self.features = self.initial_features;
         Ok(())
+    }
+
+    /// The embedding stage.
+    pub fn embedding(&self) -> &E {
+        &self.embedding
+    }
+
+    /// The embedding stage, mutably (e.g. to install run-time-built weights in a stream that
+    /// a `static` holds; the stream's buffers are unaffected).
+    pub fn embedding_mut(&mut self) -> &mut E {
+        &mut self.embedding
     }
 
     /// Back to the state after construction (buffers, initial features, counters).
