@@ -688,12 +688,13 @@ impl GemmKernels for Portable {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
         // SAFETY: as in `gemm_packed_b`.
         unsafe {
+            let br = BRows::contiguous(k, ldb);
             match x86::detected() {
                 x86::Level::Avx512 => {
-                    return x86::avx512::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                    return x86::avx512::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
                 }
                 x86::Level::Avx2 => {
-                    return x86::avx2::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                    return x86::avx2::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
                 }
                 x86::Level::Baseline => {}
             }
@@ -716,28 +717,16 @@ impl GemmKernels for Portable {
         if m == 0 || n == 0 || k == 0 {
             return bias_only_a(m, n, bias, epilogue, c, ldc);
         }
-        // x86-64: a single-segment operand is an ordinary packed-A GEMM; the output stage
-        // then runs as a pass over the (cache-resident) result.
+        // x86-64: the level's kernel, the output stage fused (the baseline level is the
+        // plain-Rust kernel below).
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        if rows.segments == 1 && x86::detected() != x86::Level::Baseline {
-            // SAFETY: the geometry was checked above; `detected()` only returns a level
-            // whose extensions the CPU (or the build's target) has.
-            unsafe {
-                match x86::detected() {
-                    x86::Level::Avx512 => {
-                        x86::avx512::gemm_packed_a(m, n, k, a, b, rows.ldb, bias, c, ldc)
-                    }
-                    _ => x86::avx2::gemm_packed_a(m, n, k, a, b, rows.ldb, bias, c, ldc),
-                }
-            }
-            if let Some(e) = epilogue {
-                for row in c.chunks_mut(ldc).take(m) {
-                    row[..n].iter_mut().for_each(|v| *v = e.apply(*v));
-                }
-            }
-            return;
+        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
+        // extensions the CPU (or the build's target) has.
+        unsafe {
+            x86::rows_at(x86::detected(), m, n, a, b, rows, bias, epilogue, c, ldc)
         }
-        p_gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        baseline::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
     }
 
     fn gemv_packed_b(
@@ -817,6 +806,21 @@ mod baseline {
         ldc: usize,
     ) {
         p_gemm_packed_a(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        p_gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc);
     }
 
     pub(super) fn gemv_packed_b(
