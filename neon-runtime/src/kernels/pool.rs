@@ -91,16 +91,38 @@ impl PoolKernels for Portable {
         stride: (usize, usize),
         y: &mut [f32],
     ) {
-        let (oh_n, ow_n) = check_pool(x.len(), channels, (height, width), kernel, stride, y.len());
-        for (xc, yc) in x.chunks_exact(height * width).zip(y.chunks_exact_mut(oh_n * ow_n)) {
-            for (oh, yr) in yc.chunks_exact_mut(ow_n).enumerate() {
-                for (ow, v) in yr.iter_mut().enumerate() {
-                    *v = window_max(xc, width, kernel, stride, oh, ow);
-                }
+        let out = check_pool(x.len(), channels, (height, width), kernel, stride, y.len());
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        if x86::pool(x, (height, width), kernel, stride, out, y) {
+            return;
+        }
+        baseline(x, (height, width), kernel, stride, out, y);
+    }
+}
+
+/// The plain-Rust kernel (the only one off x86-64 and for the windows the x86 kernels do
+/// not take), over a geometry `check_pool` accepted.
+fn baseline(
+    x: &[f32],
+    (height, width): (usize, usize),
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    (oh_n, ow_n): (usize, usize),
+    y: &mut [f32],
+) {
+    for (xc, yc) in x.chunks_exact(height * width).zip(y.chunks_exact_mut(oh_n * ow_n)) {
+        for (oh, yr) in yc.chunks_exact_mut(ow_n).enumerate() {
+            for (ow, v) in yr.iter_mut().enumerate() {
+                *v = window_max(xc, width, kernel, stride, oh, ow);
             }
         }
     }
 }
+
+// x86-64 (hard-float, not under Miri): AVX-512F and AVX2 kernels, at the GEMM's level.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[path = "pool_x86.rs"]
+pub mod x86;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon {
