@@ -110,6 +110,20 @@
 //!   once per half panel (from L1). Tails: 16- and 8-wide tiles and `vmaskmovps`.
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
+//! - **`gemm_packed_a_rows`** (conv2d) runs the same packed-A tiles at both levels: the
+//!   `k` loop is one loop per [`BRows`] segment (AVX2: the assembly loop once per
+//!   segment, the accumulators staying in registers), so a segmented operand costs what a
+//!   contiguous one does and gives the same bits. The [`Epilogue`] is applied to the
+//!   accumulators before the stores, as `max(min, max(x, slope * x))` with `vmaxps` (3
+//!   instructions per accumulator, as on NEON): `vmaxps` returns its second operand on a
+//!   tie or a NaN, which with `x` first and `slope * x` second, then `min` first, is IEEE
+//!   `maximum` bit for bit whenever `slope` is not NaN with its sign bit clear and `min`
+//!   is not NaN (a clamp at exactly `+0` adds a compare and a masked move for `-0`). Other
+//!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
+//!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
+//!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
+//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too; see the host
+//!   section of `BENCHMARKS.md`.)
 //!
 //! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
 //! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =

@@ -6,6 +6,9 @@
 //! without it from the build's target features (`-C target-feature=+avx512f` or
 //! `-C target-cpu=...`). Under Miri this module does not exist and the baseline runs.
 //! The free functions here run one level explicitly (tests and benchmarks compare them).
+//! `gemm_packed_a_rows` (conv2d: `B` rows in [`BRows`] segments, the [`Epilogue`] fused
+//! into the tile's registers in the `vmaxps` form described in [`gemm`](super)) shares
+//! the packed-A tiles with `gemm_packed_a`, so both give the same bits on the same level.
 //! Tile shapes, register budgets and measured speeds: the module documentation of
 //! [`gemm`](super).
 
@@ -17,6 +20,7 @@ use super::{
     baseline, bias_only_a, bias_only_b, check_gemv, check_packed_a, check_packed_a_rows,
     check_packed_b, padded, BRows, Epilogue, PACK_MR, PACK_NR,
 };
+use crate::kernels::conv2d::RowConv;
 use core::arch::x86_64::*;
 
 /// An instruction-set level of the x86-64 GEMM kernels.
@@ -197,6 +201,70 @@ pub unsafe fn gemm_packed_a_rows(
     }
     // SAFETY: the geometry was checked above; the caller guarantees the extensions.
     unsafe { rows_at(level, m, n, a, b, rows, bias, epilogue, c, ldc) }
+}
+
+/// The largest `kernel_w` [`conv_rows`] takes.
+pub const ROW_CONV_MAX_KW: usize = 3;
+
+/// [`Conv2dKernels::conv_rows`](crate::kernels::Conv2dKernels::conv_rows) at `level`:
+/// `true` (and done) at [`Level::Avx512`] with `kernel_w <= ROW_CONV_MAX_KW`, else `false`
+/// with nothing written. `B` rows are read with AVX-512 masked loads (which touch no memory
+/// outside the mask) straight from `x`: reduction row `(c * kernel_h + i) * kernel_w + j`
+/// of pixel `p` is `x[c * height * width + i * width + p + j - pad_left]`, masked to zero
+/// where that column leaves the image row. Tiles, epilogue and bits as
+/// `gemm_packed_a_rows` at the same level.
+///
+/// # Safety
+/// The CPU must implement `level`'s extensions.
+///
+/// # Panics
+/// As [`Conv2dKernels::conv_rows`](crate::kernels::Conv2dKernels::conv_rows).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn conv_rows(
+    level: Level,
+    g: RowConv,
+    a: &[f32],
+    x: &[f32],
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    y: &mut [f32],
+) -> bool {
+    if level != Level::Avx512 || g.kernel_w > ROW_CONV_MAX_KW || g.kernel_w == 0 {
+        return false;
+    }
+    assert!(g.pad_left < g.kernel_w, "conv_rows: pad_left >= kernel_w");
+    assert!(g.kernel_h >= 1 && g.kernel_h <= g.height, "conv_rows: kernel_h");
+    let plane = g.height.checked_mul(g.width).expect("conv_rows: plane overflows");
+    let k = g
+        .channels
+        .checked_mul(g.kernel_h)
+        .and_then(|v| v.checked_mul(g.kernel_w))
+        .expect("conv_rows: k overflows");
+    let (m, n) = (g.out_channels, (g.height - g.kernel_h + 1) * g.width);
+    assert!(g.channels.checked_mul(plane).is_some_and(|l| x.len() >= l), "conv_rows: x too short");
+    assert!(
+        m.checked_add(PACK_MR).and_then(|v| v.checked_mul(k)).is_some()
+            && a.len() >= super::packed_a_len(m, k),
+        "conv_rows: packed a too short"
+    );
+    assert!(m.checked_mul(n).is_some_and(|l| y.len() >= l), "conv_rows: y too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= m, "conv_rows: bias too short");
+    }
+    if m == 0 || n == 0 {
+        return true;
+    }
+    if k == 0 {
+        bias_only_a(m, n, bias, epilogue, y, n);
+        return true;
+    }
+    let fused = epilogue.map(VecEpilogue::new);
+    // SAFETY: the geometry was checked above; the caller guarantees AVX-512F.
+    unsafe { avx512::conv_rows(g, a, x, bias, fused.flatten(), y) };
+    if let (Some(e), Some(None)) = (epilogue, fused) {
+        y[..m * n].iter_mut().for_each(|v| *v = e.apply(*v));
+    }
+    true
 }
 
 /// The packed-A driver of `level` with the output stage: in registers when
@@ -488,6 +556,198 @@ pub(super) mod avx512 {
                 }
             }
             j += cols;
+        }
+    }
+
+    /// Lane masks of the `B` loads of a [`conv_rows`](super::conv_rows) tile at columns
+    /// `j0 .. j0 + cols` (`cols <= 16 * NV <= 48`): bit `l` of `masks[q][v]` is set when
+    /// column `j0 + 16 v + l` is in the tile and its tap `q` reads inside the image row
+    /// (`pad_left <= w + q < width + pad_left`, `w` the pixel's column). `period` has a bit
+    /// at every multiple of `width` below 64: the tile columns with pixel column `w` are
+    /// `period` shifted to the first of them.
+    #[inline(always)]
+    fn edge_masks<const NV: usize, const KW: usize>(
+        j0: usize,
+        cols: usize,
+        width: usize,
+        pad_left: usize,
+        period: u64,
+    ) -> [[__mmask16; NV]; KW] {
+        let phase = j0 % width;
+        let column = |w: usize| period.checked_shl(((w + width - phase) % width) as u32);
+        let all = (1u64 << cols) - 1;
+        let mut masks = [[0; NV]; KW];
+        for (q, mq) in masks.iter_mut().enumerate() {
+            // Pixel columns whose tap q falls left of the image (w < pad_left - q) or right
+            // of it (w >= width + pad_left - q).
+            let mut out = 0u64;
+            for w in 0..pad_left.saturating_sub(q).min(width) {
+                out |= column(w).unwrap_or(0);
+            }
+            for w in (width + pad_left).saturating_sub(q).min(width)..width {
+                out |= column(w).unwrap_or(0);
+            }
+            let m = all & !out;
+            for (v, mv) in mq.iter_mut().enumerate() {
+                *mv = (m >> (16 * v)) as __mmask16;
+            }
+        }
+        masks
+    }
+
+    /// A [`conv_rows`](super::conv_rows) tile: the 8-row panel times `16 * NV` columns;
+    /// reduction row `(s * kh + i) * KW + q` of column `j` is `b[s * plane + i * width + q +
+    /// j]` under `masks[q][j / 16]` (zero outside it); the output stage `ep`, if any, in
+    /// registers; `rows` (1..=8) rows of `C` stored, the last vector under `store`.
+    ///
+    /// # Safety
+    /// AVX-512F; `panel` readable for `8 * channels * kh * KW` values; every masked-in lane
+    /// readable; `c.add(r * ldc + j)` writable (`r < rows`) for the stored columns.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile_rows<const NV: usize, const KW: usize>(
+        (channels, kh, width, plane): (usize, usize, usize, usize),
+        panel: *const f32,
+        b: *const f32,
+        masks: &[[__mmask16; NV]; KW],
+        bias: &[f32; PACK_MR],
+        ep: Option<VecEpilogue>,
+        c: *mut f32,
+        ldc: usize,
+        rows: usize,
+        store: __mmask16,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); NV]; PACK_MR];
+        for i in 0..PACK_MR {
+            for v in 0..NV {
+                acc[i][v] = _mm512_set1_ps(bias[i]);
+            }
+        }
+        let mut w = panel;
+        for s in 0..channels {
+            for i in 0..kh {
+                // Wrapping: the tap rows start up to `pad_left` columns before a row of `x`,
+                // and masked-out lanes may lie outside `x`; only masked-in lanes are read.
+                let base = b.wrapping_add(s * plane + i * width);
+                for (q, mq) in masks.iter().enumerate() {
+                    let row = base.wrapping_add(q);
+                    let mut bv = [_mm512_setzero_ps(); NV];
+                    for v in 0..NV {
+                        bv[v] = _mm512_maskz_loadu_ps(mq[v], row.wrapping_add(16 * v));
+                    }
+                    for r in 0..PACK_MR {
+                        let wr = _mm512_set1_ps(*w.add(r));
+                        for v in 0..NV {
+                            acc[r][v] = _mm512_fmadd_ps(wr, bv[v], acc[r][v]);
+                        }
+                    }
+                    w = w.wrapping_add(PACK_MR);
+                }
+            }
+        }
+        if let Some(e) = ep {
+            let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
+            for r in 0..PACK_MR {
+                for v in 0..NV {
+                    acc[r][v] = epilogue(acc[r][v], slope, min, e.zero_fix);
+                }
+            }
+        }
+        for r in 0..PACK_MR {
+            if r < rows {
+                let cr = c.add(r * ldc);
+                for v in 0..NV {
+                    if v + 1 == NV {
+                        _mm512_mask_storeu_ps(cr.add(16 * v), store, acc[r][v]);
+                    } else {
+                        _mm512_storeu_ps(cr.add(16 * v), acc[r][v]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The [`conv_rows`](super::conv_rows) driver at one `KW`: columns (output pixels) in
+    /// blocks of 48, every panel over each block (as the packed-A driver).
+    ///
+    /// # Safety
+    /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn conv_rows_kw<const KW: usize>(
+        g: RowConv,
+        a: &[f32],
+        x: &[f32],
+        bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
+        y: &mut [f32],
+    ) {
+        let (m, width, plane) = (g.out_channels, g.width, g.height * g.width);
+        let n = (g.height - g.kernel_h + 1) * width;
+        let k = g.channels * g.kernel_h * KW;
+        let dims = (g.channels, g.kernel_h, width, plane);
+        let mut period = 0u64;
+        for c in (0..64).step_by(width) {
+            period |= 1 << c;
+        }
+        // Column j of tap (i, q) reads x[i * width + j + q - pad_left] (of each plane).
+        let xb = x.as_ptr().wrapping_sub(g.pad_left);
+        let (ap, yp) = (a.as_ptr(), y.as_mut_ptr());
+        let panels = m.div_ceil(PACK_MR);
+        let mut j = 0;
+        while j < n {
+            let cols = (n - j).min(NR_A);
+            let store = lanes((cols - 1) % 16 + 1);
+            macro_rules! block {
+                ($nv:literal) => {{
+                    let masks = edge_masks::<$nv, KW>(j, cols, width, g.pad_left, period);
+                    for p in 0..panels {
+                        let row0 = p * PACK_MR;
+                        let rows = (m - row0).min(PACK_MR);
+                        let init = padded::<PACK_MR>(bias, row0, rows);
+                        // SAFETY: conv_rows checked the lengths: panel p holds 8 * k values;
+                        // a masked-in lane of tap (i, q), channel s, column j + l reads
+                        // x[s * plane + i * width + j + l + q - pad_left], inside row
+                        // (j + l) / width + i < height of that channel's plane (edge_masks);
+                        // rows < m of `y` hold n values from r * n, and the stores stop at
+                        // column j + cols.
+                        unsafe {
+                            let w = ap.add(p * PACK_MR * k);
+                            let (bb, cc) = (xb.wrapping_add(j), yp.add(row0 * n + j));
+                            tile_rows::<$nv, KW>(
+                                dims, w, bb, &masks, &init, ep, cc, n, rows, store,
+                            );
+                        }
+                    }
+                }};
+            }
+            match cols {
+                33..=48 => block!(3),
+                17..=32 => block!(2),
+                _ => block!(1),
+            }
+            j += cols;
+        }
+    }
+
+    /// [`conv_rows`](super::conv_rows) with its contract checked, `m, n, k >= 1`,
+    /// `1 <= kernel_w <= 3`.
+    #[target_feature(enable = "avx512f")]
+    pub(in super::super) unsafe fn conv_rows(
+        g: RowConv,
+        a: &[f32],
+        x: &[f32],
+        bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
+        y: &mut [f32],
+    ) {
+        // SAFETY: as this function's contract.
+        unsafe {
+            match g.kernel_w {
+                1 => conv_rows_kw::<1>(g, a, x, bias, ep, y),
+                2 => conv_rows_kw::<2>(g, a, x, bias, ep, y),
+                _ => conv_rows_kw::<3>(g, a, x, bias, ep, y),
+            }
         }
     }
 
