@@ -122,8 +122,14 @@
 //!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
 //!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
 //!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
-//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too; see the host
-//!   section of `BENCHMARKS.md`.)
+//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too, 0.36 ms with
+//!   `conv_rows` (below); see the host section of `BENCHMARKS.md`.)
+//! - **`conv_rows`** (AVX-512 only): the same 8x48 tile for convs "valid" along the height
+//!   and "same" along the width (openWakeWord's 1x3 convs and its first 3x3 conv), reading
+//!   `B` straight from the input image: tap `(i, j)` of pixel `p` is `x[i * width + p + j -
+//!   pad_left]` of each channel plane, loaded under a lane mask that zeroes the columns
+//!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
+//!   image width). No im2col; the same bits as im2col + `gemm_packed_a_rows`.
 //!
 //! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
 //! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =
