@@ -309,8 +309,8 @@ pub(super) unsafe fn rows_at(
 /// operands are equal or either is NaN. That is [`Epilogue::apply`] (IEEE `maximum`, NaN
 /// propagating, `max(-0, +0) = +0`) bit for bit when `slope` is not NaN and has its sign
 /// bit clear and `min` is not NaN: `slope * x` is NaN exactly when `x` is (it carries `x`'s
-/// payload) or when `x = ±inf` and `slope = 0` (then the maximum is NaN too, as `apply`
-/// gives), and `x`, `slope * x` are never zeros of opposite signs. The second maximum
+/// payload) or when it is `0 * inf` (then the maximum is that NaN, as `apply` gives), and
+/// `x`, `slope * x` are never zeros of opposite signs. The second maximum
 /// returns `v = max(x, slope * x)` on a tie, which differs from `apply` only for `v = -0`,
 /// `min = +0`: `zero_fix` then selects `min` where `v == min`. Other epilogues (a negative
 /// or NaN slope, a NaN bound) are applied by a scalar pass after the kernel.
