@@ -1,7 +1,8 @@
 //! conv2d family: the 2-D im2col kernel against a direct reference (exact: it is a copy),
 //! the `Conv2d` operator against an f64 direct convolution over odd geometries (every
 //! padding combination, strides 1..=3, both GEMM paths, fused output stage, several pixel
-//! blocks), NEON vs portable, errors, and the shape rule with `usize` dims.
+//! blocks), NEON vs portable, errors, and the shape rule with `usize` dims. On x86-64 the
+//! direct "rows" kernel (`conv_rows`, AVX-512F) against im2col + GEMM, bit for bit.
 
 mod common;
 
@@ -453,6 +454,138 @@ fn neon_matches_portable() {
         let k = g.reduction() as f32;
         let tol = 2.0 * (k + 2.0) * f32::EPSILON * (k + 1.0);
         common::assert_close_f32(&format!("{g:?} {hw:?}"), &yn, &yp, tol, 0.0);
+    }
+}
+
+/// x86-64: `conv_rows` (the portable backend's direct kernel for convs "valid" along the
+/// height and "same" along the width) at each forced level.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod x86 {
+    use super::*;
+    use neon_runtime::kernels::conv2d::RowConv;
+    use neon_runtime::kernels::gemm::x86::{self, Level, ROW_CONV_MAX_KW};
+    use neon_runtime::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue};
+    use rand::Rng;
+
+    const SENTINEL: f32 = 1234.5;
+
+    /// `conv_rows` at `level` and the im2col path (`im2col_2d` of every output pixel, then
+    /// `gemm_packed_a_rows` at the same level) on one random problem: equal bit for bit, and
+    /// nothing written past the output. Returns whether `conv_rows` ran.
+    fn case(r: &mut SmallRng, level: Level, g: RowConv, bias: bool, e: Option<Epilogue>) -> bool {
+        let (m, kh, kw) = (g.out_channels, g.kernel_h, g.kernel_w);
+        let k = g.channels * kh * kw;
+        let oh = g.height - kh + 1;
+        let n = oh * g.width;
+        let x = uniform(r, g.channels * g.height * g.width, -1.0, 1.0);
+        let w = uniform(r, m * k, -1.0, 1.0);
+        let b = bias.then(|| uniform(r, m, -1.0, 1.0));
+        let mut packed = vec![0.0; packed_a_len(m, k)];
+        pack_a(&w, m, k, &mut packed);
+        let mut y = vec![SENTINEL; m * n + 7];
+        // SAFETY: the tests call this only for levels the CPU implements.
+        let ran = unsafe { x86::conv_rows(level, g, &packed, &x, b.as_deref(), e, &mut y) };
+        if !ran {
+            assert!(y.iter().all(|&v| v == SENTINEL), "{g:?}: written without running");
+            return false;
+        }
+        assert!(y[m * n..].iter().all(|&v| v == SENTINEL), "{g:?}: written past the output");
+        let window = Window2d {
+            channels: g.channels,
+            height: g.height,
+            width: g.width,
+            kernel_h: kh,
+            kernel_w: kw,
+            stride_h: 1,
+            stride_w: 1,
+            pad_top: 0,
+            pad_left: g.pad_left,
+            out_height: oh,
+            out_width: g.width,
+        };
+        let mut col = vec![0.0; k * n];
+        Portable::im2col_2d(&x, window, 0, n, &mut col);
+        let mut want = vec![SENTINEL; m * n];
+        let br = BRows::contiguous(k, n);
+        // SAFETY: as above.
+        unsafe {
+            x86::gemm_packed_a_rows(level, m, n, &packed, &col, br, b.as_deref(), e, &mut want, n)
+        };
+        for (i, (a, b)) in y.iter().zip(&want).enumerate() {
+            let same = a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            assert!(same, "{g:?} {e:?}: output {i}: {a} vs im2col {b}");
+        }
+        true
+    }
+
+    /// Every width 1..=40 (48-column tiles spanning several image rows, every tail), heights
+    /// with `kernel_h` 1..=3, kernel widths 1..=3 with every left padding, odd channel counts,
+    /// bias on and off, each output stage (a NaN slope takes the scalar pass); the
+    /// openWakeWord convs (1x3 "same" 24 -> 24 on 74x32, 96 -> 96 on 10x2; 3x3 1 -> 24 on
+    /// 76x32 padded by one column); rows of 77 and 130 columns.
+    #[test]
+    fn conv_rows_matches_im2col() {
+        let epilogues = [
+            None,
+            Some(Epilogue { slope: 0.2, min: -0.4 }),
+            Some(Epilogue::clamp_min(0.0)),
+            Some(Epilogue { slope: f32::NAN, min: -0.4 }),
+        ];
+        // Run-time detection in the test, independent of the library's features.
+        let has = |l: &Level| match l {
+            Level::Baseline => true,
+            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            Level::Avx512 => is_x86_feature_detected!("avx512f"),
+        };
+        let levels: Vec<Level> = Level::ALL.into_iter().filter(has).collect();
+        let mut r = rng(37);
+        let mut ran = 0;
+        for &level in &levels {
+            for width in 1..=40 {
+                let kw = 1 + width % ROW_CONV_MAX_KW;
+                let kh = 1 + (width / 3) % 3;
+                let g = RowConv {
+                    channels: 1 + width % 5,
+                    out_channels: 1 + (width * 7) % 17,
+                    height: kh + width % 4,
+                    width,
+                    kernel_h: kh,
+                    kernel_w: kw,
+                    pad_left: r.gen_range(0..kw),
+                };
+                ran += case(&mut r, level, g, width % 2 == 0, epilogues[width % 4]) as usize;
+            }
+            let model = [
+                (24, 24, 74, 32, 1, 3, 1),
+                (96, 96, 10, 2, 1, 3, 1),
+                (1, 24, 76, 32, 3, 3, 1),
+                (5, 9, 6, 7, 2, 2, 0),
+                // Rows wider than a tile (edges in some 48-column blocks only).
+                (3, 5, 4, 77, 1, 3, 1),
+                (2, 3, 3, 130, 2, 3, 2),
+            ];
+            for (channels, out_channels, height, width, kernel_h, kernel_w, pad_left) in model {
+                let g =
+                    RowConv { channels, out_channels, height, width, kernel_h, kernel_w, pad_left };
+                ran += case(&mut r, level, g, true, epilogues[1]) as usize;
+            }
+            // No kernel for wider windows at any level.
+            let g = RowConv {
+                channels: 2,
+                out_channels: 3,
+                height: 4,
+                width: 9,
+                kernel_h: 1,
+                kernel_w: ROW_CONV_MAX_KW + 1,
+                pad_left: 1,
+            };
+            assert!(!case(&mut r, level, g, true, None));
+        }
+        if levels.contains(&Level::Avx512) {
+            assert_eq!(ran, 46, "AVX-512 runs every case, other levels none");
+        } else {
+            assert_eq!(ran, 0);
+        }
     }
 }
 

@@ -8,9 +8,9 @@ mod common;
 
 use common::{assert_close, assert_close_f32, rng, uniform};
 use neon_runtime::kernels::gemm::{
-    pack_a, pack_b, packed_a_len, packed_b_len, GemmKernels, PACK_MR, PACK_NR,
+    pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmKernels, PACK_MR, PACK_NR,
 };
-use neon_runtime::{Backend, Portable};
+use neon_runtime::Portable;
 use rand::rngs::SmallRng;
 
 /// The three kernels under test, implemented by each backend and, on x86-64, by each
@@ -42,6 +42,18 @@ trait Gemm {
         ldc: usize,
     );
     fn gemv_packed_b(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]);
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        c: &mut [f32],
+        ldc: usize,
+    );
 }
 
 /// A backend's own [`GemmKernels`] implementation.
@@ -84,6 +96,19 @@ macro_rules! gemm_of_backend {
                 y: &mut [f32],
             ) {
                 <$ty as GemmKernels>::gemv_packed_b(n, k, x, b, bias, y)
+            }
+            fn gemm_packed_a_rows(
+                m: usize,
+                n: usize,
+                a: &[f32],
+                b: &[f32],
+                rows: BRows,
+                bias: Option<&[f32]>,
+                epilogue: Option<Epilogue>,
+                c: &mut [f32],
+                ldc: usize,
+            ) {
+                <$ty as GemmKernels>::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
             }
         }
     };
@@ -538,6 +563,22 @@ mod x86 {
                     // SAFETY: as above.
                     unsafe { x86::gemv_packed_b($level, n, k, x, b, bias, y) }
                 }
+                fn gemm_packed_a_rows(
+                    m: usize,
+                    n: usize,
+                    a: &[f32],
+                    b: &[f32],
+                    rows: BRows,
+                    bias: Option<&[f32]>,
+                    epilogue: Option<Epilogue>,
+                    c: &mut [f32],
+                    ldc: usize,
+                ) {
+                    // SAFETY: as above.
+                    unsafe {
+                        x86::gemm_packed_a_rows($level, m, n, a, b, rows, bias, epilogue, c, ldc)
+                    }
+                }
             }
         };
     }
@@ -576,6 +617,33 @@ mod x86 {
     fn avx512_gemm() {
         if cpu_has(Level::Avx512) {
             all::<Avx512>();
+        }
+    }
+
+    /// `gemm_packed_a_rows` at each level: segmented and contiguous `B`, every epilogue,
+    /// every tail (`rows::sweep`, `rows::wide`), and the output stage on special values.
+    #[test]
+    fn baseline_rows() {
+        rows::sweep::<Baseline>();
+        rows::wide::<Baseline>();
+        rows::special_values::<Baseline>();
+    }
+
+    #[test]
+    fn avx2_rows() {
+        if cpu_has(Level::Avx2) {
+            rows::sweep::<Avx2>();
+            rows::wide::<Avx2>();
+            rows::special_values::<Avx2>();
+        }
+    }
+
+    #[test]
+    fn avx512_rows() {
+        if cpu_has(Level::Avx512) {
+            rows::sweep::<Avx512>();
+            rows::wide::<Avx512>();
+            rows::special_values::<Avx512>();
         }
     }
 
@@ -754,7 +822,6 @@ fn contract_neon_c_len() {
 
 mod rows {
     use super::*;
-    use neon_runtime::kernels::gemm::{BRows, Epilogue};
 
     /// The epilogue in f64: `max(x, slope * x, min)`.
     fn ep64(e: Option<Epilogue>, x: f64) -> f64 {
@@ -774,12 +841,13 @@ mod rows {
         Some(Epilogue { slope: 0.5, min: f32::NEG_INFINITY }),
     ];
 
-    /// One random problem on backend `B`: checks the f64 reference (with the GEMM
-    /// tolerance: for slopes in [0, 1] the epilogue is 1-Lipschitz, so it does not grow the
-    /// error) and bitwise equality with `gemm_packed_a` on the gathered, contiguous `B`
-    /// followed by `Epilogue::apply` (the reduction runs in the same order).
+    /// One random problem on `B`: checks the f64 reference (with the GEMM tolerance: for
+    /// slopes in [0, 1] the epilogue is 1-Lipschitz, so it does not grow the error) and
+    /// bitwise equality with `gemm_packed_a` on the gathered, contiguous `B` followed by
+    /// `Epilogue::apply` (every implementation runs the reduction in the same order for
+    /// both, and applies the output stage exactly as `apply` does).
     #[allow(clippy::too_many_arguments)]
-    fn case<B: Backend>(
+    pub(super) fn case<B: Gemm>(
         r: &mut SmallRng,
         m: usize,
         n: usize,
@@ -812,16 +880,7 @@ mod rows {
             }
             for j in 0..n {
                 let want = epilogue.map_or(c2[i * ldc + j], |e| e.apply(c2[i * ldc + j]));
-                // On x86-64 a multi-segment operand runs the plain-Rust kernel while
-                // `gemm_packed_a` runs the AVX-512 / AVX2 one (FMA rounding): there only the
-                // f64 reference below applies.
-                if br.segments == 1 || !cfg!(target_arch = "x86_64") {
-                    assert_eq!(
-                        row[j].to_bits(),
-                        want.to_bits(),
-                        "{what}: ({i}, {j}) vs gemm_packed_a"
-                    );
-                }
+                assert_eq!(row[j].to_bits(), want.to_bits(), "{what}: ({i}, {j}) vs gemm_packed_a");
             }
         }
         let mut want = vec![0.0; m * n];
@@ -845,7 +904,7 @@ mod rows {
 
     /// Every tail of m (1..=17) and n (1..=33), 1..=3 segments of odd and even row counts,
     /// overlapping and disjoint segments, each epilogue.
-    fn sweep<B: Backend>() {
+    pub(super) fn sweep<B: Gemm>() {
         let mut r = rng(21);
         let mut cases = 0;
         for m in (1..=17).chain([24, 48]) {
@@ -867,9 +926,84 @@ mod rows {
         assert!(cases > 300, "{cases}");
     }
 
+    /// Wider tails for the x86 tiles (48 columns on AVX-512, 24 on AVX2): n in 1..=100
+    /// with 1..=4 segments, every epilogue, bias on and off, padded and tight strides; and
+    /// the openWakeWord embedding's direct 3x1 convs as conv2d runs them (blocks of output
+    /// pixels, the input read as 3 segments).
+    pub(super) fn wide<B: Gemm>() {
+        let mut r = rng(23);
+        for n in 1..=100 {
+            let m = (n * 5) % 19 + 1;
+            let rows = (n * 3) % 7 + 1;
+            let segments = n % 4 + 1;
+            let ldb = n + n % 3;
+            let segment_stride = [1, n, rows * ldb, 7][n % 4];
+            let br = BRows { rows, ldb, segments, segment_stride };
+            case::<B>(&mut r, m, n, br, n + n % 5, n % 2 == 0, EPILOGUES[n % 5]);
+        }
+        // (out channels, in channels, height, width, pixels per block): 3x1 convs 24 -> 24 on
+        // 74x32, 72 -> 72 on 30x8, 96 -> 96 on 12x4 (a block of every pixel or a part).
+        for (m, cin, h, w, block) in
+            [(24, 24, 74, 32, 444), (72, 72, 30, 8, 224), (96, 96, 12, 4, 40), (96, 96, 4, 2, 4)]
+        {
+            let br = BRows { rows: cin, ldb: h * w, segments: 3, segment_stride: w };
+            let pixels = (h - 2) * w;
+            let n = block.min(pixels);
+            case::<B>(&mut r, m, n, br, pixels, true, EPILOGUES[1]);
+        }
+    }
+
+    /// The output stage on special values, bit for bit against `Epilogue::apply` (NaN
+    /// propagates, `max(-0, +0) = +0`), for the usual epilogues and unusual ones (a clamp
+    /// at +0 or -0, a `-0` or NaN slope, a NaN bound, an infinite slope), through full
+    /// and masked tiles. `C = bias + 1 * (-0)` is the bias exactly (`x + (-0) = x`, also for
+    /// `x = -0` and NaN), so each output is `apply(bias)`.
+    pub(super) fn special_values<B: Gemm>() {
+        let specials =
+            [f32::NAN, -0.0, 0.0, -1e-30, 1e30, -1e30, f32::INFINITY, f32::NEG_INFINITY, -0.4];
+        let mut epilogues: Vec<Epilogue> = EPILOGUES.into_iter().flatten().collect();
+        epilogues.extend([
+            Epilogue::clamp_min(0.0),
+            Epilogue::clamp_min(-0.0),
+            Epilogue { slope: 0.0, min: 0.0 },
+            Epilogue { slope: -0.0, min: f32::NEG_INFINITY },
+            Epilogue { slope: f32::NAN, min: -1.0 },
+            Epilogue { slope: 0.2, min: f32::NAN },
+            Epilogue { slope: f32::INFINITY, min: -0.4 },
+        ]);
+        for e in epilogues {
+            for n in [1, 5, 8, 16, 24, 48, 61] {
+                // m = 9: a full panel and a one-row panel; bias cycles through the specials.
+                let m = 9;
+                let bias: Vec<f32> = (0..m).map(|i| specials[(i + n) % specials.len()]).collect();
+                let mut packed = vec![0.0; packed_a_len(m, 1)];
+                pack_a(&vec![1.0; m], m, 1, &mut packed);
+                let b = vec![-0.0f32; n];
+                let mut c = vec![SENTINEL; m * n];
+                let br = BRows::contiguous(1, n);
+                B::gemm_packed_a_rows(m, n, &packed, &b, br, Some(&bias), Some(e), &mut c, n);
+                for i in 0..m {
+                    let want = e.apply(bias[i]).to_bits();
+                    for j in 0..n {
+                        let got = c[i * n + j].to_bits();
+                        assert_eq!(
+                            got,
+                            want,
+                            "{} {e:?} x = {} n={n}: ({i}, {j})",
+                            B::NAME,
+                            bias[i]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn portable_rows() {
         sweep::<Portable>();
+        wide::<Portable>();
+        special_values::<Portable>();
     }
 
     #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -910,15 +1044,55 @@ mod rows {
                 let bias = [x];
                 // k = 0: the result is e(bias), through each backend's own code path.
                 let br = BRows::contiguous(0, 1);
-                Portable::gemm_packed_a_rows(1, 1, &[], &[], br, Some(&bias), Some(e), &mut cp, 1);
-                Neon::gemm_packed_a_rows(1, 1, &[], &[], br, Some(&bias), Some(e), &mut cn, 1);
+                <Portable as GemmKernels>::gemm_packed_a_rows(
+                    1,
+                    1,
+                    &[],
+                    &[],
+                    br,
+                    Some(&bias),
+                    Some(e),
+                    &mut cp,
+                    1,
+                );
+                <Neon as GemmKernels>::gemm_packed_a_rows(
+                    1,
+                    1,
+                    &[],
+                    &[],
+                    br,
+                    Some(&bias),
+                    Some(e),
+                    &mut cn,
+                    1,
+                );
                 assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x}");
                 // k = 1 with weight 1 and B = x: the register path.
                 let mut packed = vec![0.0; PACK_MR];
                 packed[0] = 1.0;
                 let br = BRows::contiguous(1, 1);
-                Portable::gemm_packed_a_rows(1, 1, &packed, &[x], br, None, Some(e), &mut cp, 1);
-                Neon::gemm_packed_a_rows(1, 1, &packed, &[x], br, None, Some(e), &mut cn, 1);
+                <Portable as GemmKernels>::gemm_packed_a_rows(
+                    1,
+                    1,
+                    &packed,
+                    &[x],
+                    br,
+                    None,
+                    Some(e),
+                    &mut cp,
+                    1,
+                );
+                <Neon as GemmKernels>::gemm_packed_a_rows(
+                    1,
+                    1,
+                    &packed,
+                    &[x],
+                    br,
+                    None,
+                    Some(e),
+                    &mut cn,
+                    1,
+                );
                 assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x} (register path)");
             }
         }
@@ -930,10 +1104,20 @@ mod rows {
         let e = Some(Epilogue { slope: 0.2, min: -0.4 });
         let mut c = [SENTINEL; 6];
         let br = BRows { rows: 0, ldb: 3, segments: 2, segment_stride: 5 };
-        Portable::gemm_packed_a_rows(2, 3, &[], &[], br, Some(&[-1.0, 2.0]), e, &mut c, 3);
+        <Portable as GemmKernels>::gemm_packed_a_rows(
+            2,
+            3,
+            &[],
+            &[],
+            br,
+            Some(&[-1.0, 2.0]),
+            e,
+            &mut c,
+            3,
+        );
         assert_eq!(c, [-0.2, -0.2, -0.2, 2.0, 2.0, 2.0]);
         let mut c = [SENTINEL; 3];
-        Portable::gemm_packed_a_rows(
+        <Portable as GemmKernels>::gemm_packed_a_rows(
             0,
             3,
             &[],
@@ -944,7 +1128,7 @@ mod rows {
             &mut [],
             3,
         );
-        Portable::gemm_packed_a_rows(
+        <Portable as GemmKernels>::gemm_packed_a_rows(
             1,
             0,
             &[0.0; 16],
@@ -973,6 +1157,8 @@ mod rows {
         let br = BRows { rows: 2, ldb: 4, segments: 2, segment_stride: 3 };
         // span(4) = 3 + 4 + 4 = 11.
         let mut c = [0.0; 4];
-        Portable::gemm_packed_a_rows(1, 4, &[0.0; 32], &[0.0; 10], br, None, None, &mut c, 4);
+        <Portable as GemmKernels>::gemm_packed_a_rows(
+            1, 4, &[0.0; 32], &[0.0; 10], br, None, None, &mut c, 4,
+        );
     }
 }

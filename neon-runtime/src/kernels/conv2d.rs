@@ -32,6 +32,7 @@
 //! stride 1 and no padding needs no im2col at all: see [`super::gemm::BRows`].
 
 use super::conv::{gather_scalar, tap_range};
+use super::gemm::Epilogue;
 use super::Portable;
 
 /// The geometry of a 2-D sliding window over `[channels, height, width]`: kernel, stride,
@@ -114,7 +115,29 @@ impl Window2d {
     }
 }
 
-/// The conv2d im2col kernel.
+/// The geometry of [`Conv2dKernels::conv_rows`]: a `kernel_h x kernel_w` conv at stride 1
+/// over `[channels, height, width]`, "valid" along the height (no top or bottom padding)
+/// and "same" along the width: `pad_left` zero columns on the left and `kernel_w - 1 -
+/// pad_left` on the right. The output is `[out_channels, height - kernel_h + 1, width]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowConv {
+    /// Input channels.
+    pub channels: usize,
+    /// Output channels.
+    pub out_channels: usize,
+    /// Input rows (`>= kernel_h`).
+    pub height: usize,
+    /// Image columns (input and output).
+    pub width: usize,
+    /// Kernel rows (`>= 1`).
+    pub kernel_h: usize,
+    /// Kernel columns (`>= 1`).
+    pub kernel_w: usize,
+    /// Zero columns left of the image (`< kernel_w`).
+    pub pad_left: usize,
+}
+
+/// The conv2d kernels: im2col, and optionally a direct `1 x kernel_w` conv.
 pub trait Conv2dKernels {
     /// im2col of the output pixels `first .. first + count` (row-major pixel numbers,
     /// `p = oh * out_width + ow`):
@@ -128,6 +151,38 @@ pub trait Conv2dKernels {
     /// `col.len() != channels * kernel_h * kernel_w * count`, `first + count > out_height *
     /// out_width`, or the window positions overflow `usize`.
     fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]);
+
+    /// A conv "valid" along the height and "same" along the width at stride 1
+    /// ([`RowConv`]), as a packed-A GEMM that reads `x` (`[channels, height, width]`)
+    /// directly instead of an im2col copy, where the backend has such a kernel:
+    /// `y[o, p] = e(bias[o] + sum_{c, i, j} W[o, c, i, j] x[c, p + i * width + j -
+    /// pad_left])` over the pixels `p` of `[out_channels, height - kernel_h + 1, width]`,
+    /// with zero where column `p % width + j - pad_left` is outside the image; `packed` is
+    /// [`pack_a`](super::gemm::pack_a) of `W` as `[out_channels, channels * kernel_h *
+    /// kernel_w]` (PyTorch's layout read row-major). The result is bit for bit what
+    /// [`Conv2dKernels::im2col_2d`] followed by
+    /// [`GemmKernels::gemm_packed_a_rows`](super::GemmKernels::gemm_packed_a_rows) give on
+    /// the same backend. Returns `false`, writing nothing, when the backend has no such
+    /// kernel (the default; NEON; the portable backend below the x86-64 AVX-512F level or
+    /// for `kernel_w > 3`): the caller then runs im2col and the GEMM.
+    ///
+    /// # Panics
+    /// When it would return `true`, on a slice shorter than the geometry needs (`x`:
+    /// `channels * height * width`, `packed`: `packed_a_len(out_channels, channels *
+    /// kernel_h * kernel_w)`, `y`: `out_channels * (height - kernel_h + 1) * width`,
+    /// `bias`: `out_channels`), `kernel_h` 0 or above `height`, `pad_left >= kernel_w`, or
+    /// a size that overflows.
+    fn conv_rows(
+        packed: &[f32],
+        g: RowConv,
+        x: &[f32],
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        y: &mut [f32],
+    ) -> bool {
+        let _ = (packed, g, x, bias, epilogue, y);
+        false
+    }
 }
 
 /// The im2col driver; `copy(src, dst)` copies equal-length slices and `gather(src, stride,
@@ -257,6 +312,28 @@ impl Conv2dKernels for Portable {
     fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]) {
         let copy = |s: &[f32], d: &mut [f32]| d.copy_from_slice(s);
         im2col_2d_with(x, window, first, count, col, copy, gather_scalar);
+    }
+
+    /// On x86-64 at the AVX-512F level (`kernel_w <= 3`): masked loads of the input rows
+    /// (`gemm::x86::conv_rows`); elsewhere `false`.
+    #[allow(unused_variables)]
+    fn conv_rows(
+        packed: &[f32],
+        g: RowConv,
+        x: &[f32],
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        y: &mut [f32],
+    ) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        {
+            use super::gemm::x86;
+            // SAFETY: `detected()` only returns a level whose extensions the CPU (or the
+            // build's target) has.
+            unsafe { x86::conv_rows(x86::detected(), g, packed, x, bias, epilogue, y) }
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        false
     }
 }
 

@@ -110,6 +110,26 @@
 //!   once per half panel (from L1). Tails: 16- and 8-wide tiles and `vmaskmovps`.
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
+//! - **`gemm_packed_a_rows`** (conv2d) runs the same packed-A tiles at both levels: the
+//!   `k` loop is one loop per [`BRows`] segment (AVX2: the assembly loop once per
+//!   segment, the accumulators staying in registers), so a segmented operand costs what a
+//!   contiguous one does and gives the same bits. The [`Epilogue`] is applied to the
+//!   accumulators before the stores, as `max(min, max(x, slope * x))` with `vmaxps` (3
+//!   instructions per accumulator, as on NEON): `vmaxps` returns its second operand on a
+//!   tie or a NaN, which with `x` first and `slope * x` second, then `min` first, is IEEE
+//!   `maximum` bit for bit whenever `slope` is not NaN with its sign bit clear and `min`
+//!   is not NaN (a clamp at exactly `+0` adds a compare and a masked move for `-0`). Other
+//!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
+//!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
+//!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
+//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too, 0.36 ms with
+//!   `conv_rows` (below); see the host section of `BENCHMARKS.md`.)
+//! - **`conv_rows`** (AVX-512 only): the same 8x48 tile for convs "valid" along the height
+//!   and "same" along the width (openWakeWord's 1x3 convs and its first 3x3 conv), reading
+//!   `B` straight from the input image: tap `(i, j)` of pixel `p` is `x[i * width + p + j -
+//!   pad_left]` of each channel plane, loaded under a lane mask that zeroes the columns
+//!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
+//!   image width). No im2col; the same bits as im2col + `gemm_packed_a_rows`.
 //!
 //! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
 //! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =
@@ -688,12 +708,13 @@ impl GemmKernels for Portable {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
         // SAFETY: as in `gemm_packed_b`.
         unsafe {
+            let br = BRows::contiguous(k, ldb);
             match x86::detected() {
                 x86::Level::Avx512 => {
-                    return x86::avx512::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                    return x86::avx512::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
                 }
                 x86::Level::Avx2 => {
-                    return x86::avx2::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+                    return x86::avx2::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
                 }
                 x86::Level::Baseline => {}
             }
@@ -716,28 +737,16 @@ impl GemmKernels for Portable {
         if m == 0 || n == 0 || k == 0 {
             return bias_only_a(m, n, bias, epilogue, c, ldc);
         }
-        // x86-64: a single-segment operand is an ordinary packed-A GEMM; the output stage
-        // then runs as a pass over the (cache-resident) result.
+        // x86-64: the level's kernel, the output stage fused (the baseline level is the
+        // plain-Rust kernel below).
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        if rows.segments == 1 && x86::detected() != x86::Level::Baseline {
-            // SAFETY: the geometry was checked above; `detected()` only returns a level
-            // whose extensions the CPU (or the build's target) has.
-            unsafe {
-                match x86::detected() {
-                    x86::Level::Avx512 => {
-                        x86::avx512::gemm_packed_a(m, n, k, a, b, rows.ldb, bias, c, ldc)
-                    }
-                    _ => x86::avx2::gemm_packed_a(m, n, k, a, b, rows.ldb, bias, c, ldc),
-                }
-            }
-            if let Some(e) = epilogue {
-                for row in c.chunks_mut(ldc).take(m) {
-                    row[..n].iter_mut().for_each(|v| *v = e.apply(*v));
-                }
-            }
-            return;
+        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
+        // extensions the CPU (or the build's target) has.
+        unsafe {
+            x86::rows_at(x86::detected(), m, n, a, b, rows, bias, epilogue, c, ldc)
         }
-        p_gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        baseline::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
     }
 
     fn gemv_packed_b(
@@ -817,6 +826,21 @@ mod baseline {
         ldc: usize,
     ) {
         p_gemm_packed_a(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gemm_packed_a_rows(
+        m: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        rows: BRows,
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        p_gemm_packed_a(m, n, a, b, rows, bias, epilogue, c, ldc);
     }
 
     pub(super) fn gemv_packed_b(

@@ -6,6 +6,9 @@
 //! without it from the build's target features (`-C target-feature=+avx512f` or
 //! `-C target-cpu=...`). Under Miri this module does not exist and the baseline runs.
 //! The free functions here run one level explicitly (tests and benchmarks compare them).
+//! `gemm_packed_a_rows` (conv2d: `B` rows in [`BRows`] segments, the [`Epilogue`] fused
+//! into the tile's registers in the `vmaxps` form described in [`gemm`](super)) shares
+//! the packed-A tiles with `gemm_packed_a`, so both give the same bits on the same level.
 //! Tile shapes, register budgets and measured speeds: the module documentation of
 //! [`gemm`](super).
 
@@ -14,9 +17,10 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{
-    baseline, bias_only_a, bias_only_b, check_gemv, check_packed_a, check_packed_b, padded,
-    PACK_MR, PACK_NR,
+    baseline, bias_only_a, bias_only_b, check_gemv, check_packed_a, check_packed_a_rows,
+    check_packed_b, padded, BRows, Epilogue, PACK_MR, PACK_NR,
 };
+use crate::kernels::conv2d::RowConv;
 use core::arch::x86_64::*;
 
 /// An instruction-set level of the x86-64 GEMM kernels.
@@ -159,13 +163,168 @@ pub unsafe fn gemm_packed_a(
     if m == 0 || n == 0 || k == 0 {
         return bias_only_a(m, n, bias, None, c, ldc);
     }
+    let br = BRows::contiguous(k, ldb);
     // SAFETY: the geometry was checked above; the caller guarantees the extensions.
     unsafe {
         match level {
             Level::Baseline => baseline::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc),
-            Level::Avx2 => avx2::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc),
-            Level::Avx512 => avx512::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc),
+            Level::Avx2 => avx2::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc),
+            Level::Avx512 => avx512::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc),
         }
+    }
+}
+
+/// [`GemmKernels::gemm_packed_a_rows`](super::GemmKernels::gemm_packed_a_rows) at `level`.
+///
+/// # Safety
+/// The CPU must implement `level`'s extensions (check [`Level::supported`] or
+/// `is_x86_feature_detected!`).
+///
+/// # Panics
+/// As [`GemmKernels::gemm_packed_a_rows`](super::GemmKernels::gemm_packed_a_rows).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_packed_a_rows(
+    level: Level,
+    m: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    rows: BRows,
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let k = check_packed_a_rows(m, n, a, b, rows, bias, c, ldc);
+    if m == 0 || n == 0 || k == 0 {
+        return bias_only_a(m, n, bias, epilogue, c, ldc);
+    }
+    // SAFETY: the geometry was checked above; the caller guarantees the extensions.
+    unsafe { rows_at(level, m, n, a, b, rows, bias, epilogue, c, ldc) }
+}
+
+/// The largest `kernel_w` [`conv_rows`] takes.
+pub const ROW_CONV_MAX_KW: usize = 3;
+
+/// [`Conv2dKernels::conv_rows`](crate::kernels::Conv2dKernels::conv_rows) at `level`:
+/// `true` (and done) at [`Level::Avx512`] with `kernel_w <= ROW_CONV_MAX_KW`, else `false`
+/// with nothing written. `B` rows are read with AVX-512 masked loads (which touch no memory
+/// outside the mask) straight from `x`: reduction row `(c * kernel_h + i) * kernel_w + j`
+/// of pixel `p` is `x[c * height * width + i * width + p + j - pad_left]`, masked to zero
+/// where that column leaves the image row. Tiles, epilogue and bits as
+/// `gemm_packed_a_rows` at the same level.
+///
+/// # Safety
+/// The CPU must implement `level`'s extensions.
+///
+/// # Panics
+/// As [`Conv2dKernels::conv_rows`](crate::kernels::Conv2dKernels::conv_rows).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn conv_rows(
+    level: Level,
+    g: RowConv,
+    a: &[f32],
+    x: &[f32],
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    y: &mut [f32],
+) -> bool {
+    if level != Level::Avx512 || g.kernel_w > ROW_CONV_MAX_KW || g.kernel_w == 0 {
+        return false;
+    }
+    assert!(g.pad_left < g.kernel_w, "conv_rows: pad_left >= kernel_w");
+    assert!(g.kernel_h >= 1 && g.kernel_h <= g.height, "conv_rows: kernel_h");
+    let plane = g.height.checked_mul(g.width).expect("conv_rows: plane overflows");
+    let k = g
+        .channels
+        .checked_mul(g.kernel_h)
+        .and_then(|v| v.checked_mul(g.kernel_w))
+        .expect("conv_rows: k overflows");
+    let (m, n) = (g.out_channels, (g.height - g.kernel_h + 1) * g.width);
+    assert!(g.channels.checked_mul(plane).is_some_and(|l| x.len() >= l), "conv_rows: x too short");
+    assert!(
+        m.checked_add(PACK_MR).and_then(|v| v.checked_mul(k)).is_some()
+            && a.len() >= super::packed_a_len(m, k),
+        "conv_rows: packed a too short"
+    );
+    assert!(m.checked_mul(n).is_some_and(|l| y.len() >= l), "conv_rows: y too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= m, "conv_rows: bias too short");
+    }
+    if m == 0 || n == 0 {
+        return true;
+    }
+    if k == 0 {
+        bias_only_a(m, n, bias, epilogue, y, n);
+        return true;
+    }
+    let fused = epilogue.map(VecEpilogue::new);
+    // SAFETY: the geometry was checked above; the caller guarantees AVX-512F.
+    unsafe { avx512::conv_rows(g, a, x, bias, fused.flatten(), y) };
+    if let (Some(e), Some(None)) = (epilogue, fused) {
+        y[..m * n].iter_mut().for_each(|v| *v = e.apply(*v));
+    }
+    true
+}
+
+/// The packed-A driver of `level` with the output stage: in registers when
+/// [`VecEpilogue::new`] accepts it, else as a scalar pass over the result.
+///
+/// # Safety
+/// The contract of `gemm_packed_a_rows` checked, `m, n, k >= 1`; the CPU implements `level`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn rows_at(
+    level: Level,
+    m: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    rows: BRows,
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let fused = epilogue.map(VecEpilogue::new);
+    let vec_ep = fused.flatten();
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        match level {
+            Level::Baseline => {
+                return baseline::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
+            }
+            Level::Avx2 => avx2::gemm_packed_a(m, n, a, b, rows, bias, vec_ep, c, ldc),
+            Level::Avx512 => avx512::gemm_packed_a(m, n, a, b, rows, bias, vec_ep, c, ldc),
+        }
+    }
+    if let (Some(e), Some(None)) = (epilogue, fused) {
+        for row in c.chunks_mut(ldc).take(m) {
+            row[..n].iter_mut().for_each(|v| *v = e.apply(*v));
+        }
+    }
+}
+
+/// An [`Epilogue`] in the form the vector kernels apply to their accumulators:
+/// `max(min, max(x, slope * x))` with `vmaxps`, which returns its second operand when the
+/// operands are equal or either is NaN. That is [`Epilogue::apply`] (IEEE `maximum`, NaN
+/// propagating, `max(-0, +0) = +0`) bit for bit when `slope` is not NaN and has its sign
+/// bit clear and `min` is not NaN: `slope * x` is NaN exactly when `x` is (it carries `x`'s
+/// payload) or when it is `0 * inf` (then the maximum is that NaN, as `apply` gives), and
+/// `x`, `slope * x` are never zeros of opposite signs. The second maximum
+/// returns `v = max(x, slope * x)` on a tie, which differs from `apply` only for `v = -0`,
+/// `min = +0`: `zero_fix` then selects `min` where `v == min`. Other epilogues (a negative
+/// or NaN slope, a NaN bound) are applied by a scalar pass after the kernel.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct VecEpilogue {
+    slope: f32,
+    min: f32,
+    zero_fix: bool,
+}
+
+impl VecEpilogue {
+    fn new(e: Epilogue) -> Option<Self> {
+        let ok = !e.slope.is_nan() && e.slope.is_sign_positive() && !e.min.is_nan();
+        ok.then_some(Self { slope: e.slope, min: e.min, zero_fix: e.min.to_bits() == 0 })
     }
 }
 
@@ -264,22 +423,38 @@ pub(super) mod avx512 {
         (u32::MAX >> (32 - cols)) as __mmask16
     }
 
-    /// Packed-A tile: the 8-row panel times `16 * NV` columns of `B` from `b`, the last
-    /// vector limited to the lanes in `mask` when `MASKED` (masked loads and stores touch
-    /// no memory outside the mask). `rows` (1..=8) rows of `C` are stored.
+    /// The output stage on one accumulator (see [`VecEpilogue`]).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) -> __m512 {
+        let v = _mm512_max_ps(x, _mm512_mul_ps(x, slope));
+        let r = _mm512_max_ps(min, v);
+        if zero_fix {
+            _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(v, min), min)
+        } else {
+            r
+        }
+    }
+
+    /// Packed-A tile: the 8-row panel times `16 * NV` columns of `B` (its rows placed by
+    /// `br` from `b`), the last vector limited to the lanes in `mask` when `MASKED` (masked
+    /// loads and stores touch no memory outside the mask); the output stage `ep`, if any,
+    /// in registers; `rows` (1..=8) rows of `C` are stored.
     ///
     /// # Safety
-    /// AVX-512F; `panel` readable for `8 * k` values; `b.add(kk * ldb + j)` readable and
-    /// `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` of the tile.
+    /// AVX-512F; `panel` readable for `8 * k` values (`k = br.rows * br.segments`);
+    /// `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s < br.segments`,
+    /// `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for every column `j`
+    /// of the tile.
     #[inline]
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn tile_a<const NV: usize, const MASKED: bool>(
-        k: usize,
+        br: BRows,
         panel: *const f32,
         b: *const f32,
-        ldb: usize,
         bias: &[f32; PACK_MR],
+        ep: Option<VecEpilogue>,
         c: *mut f32,
         ldc: usize,
         rows: usize,
@@ -291,25 +466,37 @@ pub(super) mod avx512 {
                 acc[i][v] = _mm512_set1_ps(bias[i]);
             }
         }
-        let (mut w, mut row) = (panel, b);
-        for _ in 0..k {
-            let mut bv = [_mm512_setzero_ps(); NV];
-            for (v, bv) in bv.iter_mut().enumerate() {
-                *bv = if MASKED && v + 1 == NV {
-                    _mm512_maskz_loadu_ps(mask, row.add(16 * v))
-                } else {
-                    _mm512_loadu_ps(row.add(16 * v))
-                };
+        let ldb = br.ldb;
+        let mut w = panel;
+        for s in 0..br.segments {
+            // Wrapping: after the last step the pointers may leave the slices unused.
+            let mut row = b.wrapping_add(s * br.segment_stride);
+            for _ in 0..br.rows {
+                let mut bv = [_mm512_setzero_ps(); NV];
+                for (v, bv) in bv.iter_mut().enumerate() {
+                    *bv = if MASKED && v + 1 == NV {
+                        _mm512_maskz_loadu_ps(mask, row.add(16 * v))
+                    } else {
+                        _mm512_loadu_ps(row.add(16 * v))
+                    };
+                }
+                for i in 0..PACK_MR {
+                    let wi = _mm512_set1_ps(*w.add(i));
+                    for v in 0..NV {
+                        acc[i][v] = _mm512_fmadd_ps(wi, bv[v], acc[i][v]);
+                    }
+                }
+                w = w.wrapping_add(PACK_MR);
+                row = row.wrapping_add(ldb);
             }
+        }
+        if let Some(e) = ep {
+            let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
             for i in 0..PACK_MR {
-                let wi = _mm512_set1_ps(*w.add(i));
                 for v in 0..NV {
-                    acc[i][v] = _mm512_fmadd_ps(wi, bv[v], acc[i][v]);
+                    acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
                 }
             }
-            // Wrapping: after the last step the pointers may leave the slices unused.
-            w = w.wrapping_add(PACK_MR);
-            row = row.wrapping_add(ldb);
         }
         for i in 0..PACK_MR {
             if i < rows {
@@ -325,19 +512,22 @@ pub(super) mod avx512 {
         }
     }
 
+    /// The packed-A driver (`gemm_packed_a_rows` with its contract checked, `m, n, k >= 1`,
+    /// and the output stage in vector form).
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
     pub(in super::super) unsafe fn gemm_packed_a(
         m: usize,
         n: usize,
-        k: usize,
         a: &[f32],
         b: &[f32],
-        ldb: usize,
+        br: BRows,
         bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
         c: &mut [f32],
         ldc: usize,
     ) {
+        let k = br.rows * br.segments;
         let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
         let panels = m.div_ceil(PACK_MR);
         let mut j = 0;
@@ -348,23 +538,216 @@ pub(super) mod avx512 {
                 let row0 = p * PACK_MR;
                 let rows = (m - row0).min(PACK_MR);
                 let init = padded::<PACK_MR>(bias, row0, rows);
-                // SAFETY: check_packed_a: panel p holds 8 * k values; rows kk < k of `b`
-                // hold n >= j + cols values from kk * ldb; rows < m of `c` hold n values
-                // from r * ldc. The tile touches columns j..j + cols only (masked tail).
+                // SAFETY: check_packed_a_rows: panel p holds 8 * k values; every row of `b`
+                // that `br` places holds n >= j + cols values from its offset
+                // (`br.span(n) <= b.len()`); rows < m of `c` hold n values from r * ldc.
+                // The tile touches columns j..j + cols only (masked tail).
                 unsafe {
                     let (w, bb, cc) = (ap.add(p * PACK_MR * k), bp.add(j), cp.add(row0 * ldc + j));
                     let mask = lanes((cols - 1) % 16 + 1);
                     match cols {
-                        48 => tile_a::<3, false>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
-                        33..=47 => tile_a::<3, true>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
-                        32 => tile_a::<2, false>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
-                        17..=31 => tile_a::<2, true>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
-                        16 => tile_a::<1, false>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
-                        _ => tile_a::<1, true>(k, w, bb, ldb, &init, cc, ldc, rows, mask),
+                        48 => tile_a::<3, false>(br, w, bb, &init, ep, cc, ldc, rows, mask),
+                        33..=47 => tile_a::<3, true>(br, w, bb, &init, ep, cc, ldc, rows, mask),
+                        32 => tile_a::<2, false>(br, w, bb, &init, ep, cc, ldc, rows, mask),
+                        17..=31 => tile_a::<2, true>(br, w, bb, &init, ep, cc, ldc, rows, mask),
+                        16 => tile_a::<1, false>(br, w, bb, &init, ep, cc, ldc, rows, mask),
+                        _ => tile_a::<1, true>(br, w, bb, &init, ep, cc, ldc, rows, mask),
                     }
                 }
             }
             j += cols;
+        }
+    }
+
+    /// Lane masks of the `B` loads of a [`conv_rows`](super::conv_rows) tile at columns
+    /// `j0 .. j0 + cols` (`cols <= 16 * NV <= 48`): bit `l` of `masks[q][v]` is set when
+    /// column `j0 + 16 v + l` is in the tile and its tap `q` reads inside the image row
+    /// (`pad_left <= w + q < width + pad_left`, `w` the pixel's column). `period` has a bit
+    /// at every multiple of `width` below 64: the tile columns with pixel column `w` are
+    /// `period` shifted to the first of them.
+    #[inline(always)]
+    fn edge_masks<const NV: usize, const KW: usize>(
+        j0: usize,
+        cols: usize,
+        width: usize,
+        pad_left: usize,
+        period: u64,
+    ) -> [[__mmask16; NV]; KW] {
+        let phase = j0 % width;
+        let column = |w: usize| period.checked_shl(((w + width - phase) % width) as u32);
+        let all = (1u64 << cols) - 1;
+        let mut masks = [[0; NV]; KW];
+        for (q, mq) in masks.iter_mut().enumerate() {
+            // Pixel columns whose tap q falls left of the image (w < pad_left - q) or right
+            // of it (w >= width + pad_left - q).
+            let mut out = 0u64;
+            for w in 0..pad_left.saturating_sub(q).min(width) {
+                out |= column(w).unwrap_or(0);
+            }
+            for w in (width + pad_left).saturating_sub(q).min(width)..width {
+                out |= column(w).unwrap_or(0);
+            }
+            let m = all & !out;
+            for (v, mv) in mq.iter_mut().enumerate() {
+                *mv = (m >> (16 * v)) as __mmask16;
+            }
+        }
+        masks
+    }
+
+    /// A [`conv_rows`](super::conv_rows) tile: the 8-row panel times `16 * NV` columns;
+    /// reduction row `(s * kh + i) * KW + q` of column `j` is `b[s * plane + i * width + q +
+    /// j]` under `masks[q][j / 16]` (zero outside it); the output stage `ep`, if any, in
+    /// registers; `rows` (1..=8) rows of `C` stored, the last vector under `store`.
+    ///
+    /// # Safety
+    /// AVX-512F; `panel` readable for `8 * channels * kh * KW` values; every masked-in lane
+    /// readable; `c.add(r * ldc + j)` writable (`r < rows`) for the stored columns.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile_rows<const NV: usize, const KW: usize>(
+        (channels, kh, width, plane): (usize, usize, usize, usize),
+        panel: *const f32,
+        b: *const f32,
+        masks: &[[__mmask16; NV]; KW],
+        bias: &[f32; PACK_MR],
+        ep: Option<VecEpilogue>,
+        c: *mut f32,
+        ldc: usize,
+        rows: usize,
+        store: __mmask16,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); NV]; PACK_MR];
+        for i in 0..PACK_MR {
+            for v in 0..NV {
+                acc[i][v] = _mm512_set1_ps(bias[i]);
+            }
+        }
+        let mut w = panel;
+        for s in 0..channels {
+            for i in 0..kh {
+                // Wrapping: the tap rows start up to `pad_left` columns before a row of `x`,
+                // and masked-out lanes may lie outside `x`; only masked-in lanes are read.
+                let base = b.wrapping_add(s * plane + i * width);
+                for (q, mq) in masks.iter().enumerate() {
+                    let row = base.wrapping_add(q);
+                    let mut bv = [_mm512_setzero_ps(); NV];
+                    for v in 0..NV {
+                        bv[v] = _mm512_maskz_loadu_ps(mq[v], row.wrapping_add(16 * v));
+                    }
+                    for r in 0..PACK_MR {
+                        let wr = _mm512_set1_ps(*w.add(r));
+                        for v in 0..NV {
+                            acc[r][v] = _mm512_fmadd_ps(wr, bv[v], acc[r][v]);
+                        }
+                    }
+                    w = w.wrapping_add(PACK_MR);
+                }
+            }
+        }
+        if let Some(e) = ep {
+            let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
+            for r in 0..PACK_MR {
+                for v in 0..NV {
+                    acc[r][v] = epilogue(acc[r][v], slope, min, e.zero_fix);
+                }
+            }
+        }
+        for r in 0..PACK_MR {
+            if r < rows {
+                let cr = c.add(r * ldc);
+                for v in 0..NV {
+                    if v + 1 == NV {
+                        _mm512_mask_storeu_ps(cr.add(16 * v), store, acc[r][v]);
+                    } else {
+                        _mm512_storeu_ps(cr.add(16 * v), acc[r][v]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The [`conv_rows`](super::conv_rows) driver at one `KW`: columns (output pixels) in
+    /// blocks of 48, every panel over each block (as the packed-A driver).
+    ///
+    /// # Safety
+    /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn conv_rows_kw<const KW: usize>(
+        g: RowConv,
+        a: &[f32],
+        x: &[f32],
+        bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
+        y: &mut [f32],
+    ) {
+        let (m, width, plane) = (g.out_channels, g.width, g.height * g.width);
+        let n = (g.height - g.kernel_h + 1) * width;
+        let k = g.channels * g.kernel_h * KW;
+        let dims = (g.channels, g.kernel_h, width, plane);
+        let mut period = 0u64;
+        for c in (0..64).step_by(width) {
+            period |= 1 << c;
+        }
+        // Column j of tap (i, q) reads x[i * width + j + q - pad_left] (of each plane).
+        let xb = x.as_ptr().wrapping_sub(g.pad_left);
+        let (ap, yp) = (a.as_ptr(), y.as_mut_ptr());
+        let panels = m.div_ceil(PACK_MR);
+        let mut j = 0;
+        while j < n {
+            let cols = (n - j).min(NR_A);
+            let store = lanes((cols - 1) % 16 + 1);
+            macro_rules! block {
+                ($nv:literal) => {{
+                    let masks = edge_masks::<$nv, KW>(j, cols, width, g.pad_left, period);
+                    for p in 0..panels {
+                        let row0 = p * PACK_MR;
+                        let rows = (m - row0).min(PACK_MR);
+                        let init = padded::<PACK_MR>(bias, row0, rows);
+                        // SAFETY: conv_rows checked the lengths: panel p holds 8 * k values;
+                        // a masked-in lane of tap (i, q), channel s, column j + l reads
+                        // x[s * plane + i * width + j + l + q - pad_left], inside row
+                        // (j + l) / width + i < height of that channel's plane (edge_masks);
+                        // rows < m of `y` hold n values from r * n, and the stores stop at
+                        // column j + cols.
+                        unsafe {
+                            let w = ap.add(p * PACK_MR * k);
+                            let (bb, cc) = (xb.wrapping_add(j), yp.add(row0 * n + j));
+                            tile_rows::<$nv, KW>(
+                                dims, w, bb, &masks, &init, ep, cc, n, rows, store,
+                            );
+                        }
+                    }
+                }};
+            }
+            match cols {
+                33..=48 => block!(3),
+                17..=32 => block!(2),
+                _ => block!(1),
+            }
+            j += cols;
+        }
+    }
+
+    /// [`conv_rows`](super::conv_rows) with its contract checked, `m, n, k >= 1`,
+    /// `1 <= kernel_w <= 3`.
+    #[target_feature(enable = "avx512f")]
+    pub(in super::super) unsafe fn conv_rows(
+        g: RowConv,
+        a: &[f32],
+        x: &[f32],
+        bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
+        y: &mut [f32],
+    ) {
+        // SAFETY: as this function's contract.
+        unsafe {
+            match g.kernel_w {
+                1 => conv_rows_kw::<1>(g, a, x, bias, ep, y),
+                2 => conv_rows_kw::<2>(g, a, x, bias, ep, y),
+                _ => conv_rows_kw::<3>(g, a, x, bias, ep, y),
+            }
         }
     }
 
@@ -628,53 +1011,43 @@ pub(super) mod avx2 {
         _mm256_cmpgt_epi32(_mm256_set1_epi32(cols.min(8) as i32), idx)
     }
 
-    /// Packed-A tile: 4 rows of the 8-row panel (weights at `w[kk * 8 + i]`, `i < 4`)
-    /// times `8 * NV` columns of `B`; the last vector limited to the lanes in `mask` when
-    /// `MASKED`. `rows` (0..=4) rows of `C` are stored.
+    /// The output stage on one accumulator (see [`VecEpilogue`]).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn epilogue(x: __m256, slope: __m256, min: __m256, zero_fix: bool) -> __m256 {
+        let v = _mm256_max_ps(x, _mm256_mul_ps(x, slope));
+        let r = _mm256_max_ps(min, v);
+        if zero_fix {
+            _mm256_blendv_ps(r, min, _mm256_cmp_ps::<_CMP_EQ_OQ>(v, min))
+        } else {
+            r
+        }
+    }
+
+    /// The output stage on 4 rows of accumulators, then the stores of `rows` (0..=4) of
+    /// them, the last vector of each through `mask` when `MASKED`.
     ///
     /// # Safety
-    /// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k`, `i < 4`); `b.add(kk * ldb + j)`
-    /// readable and `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` of the
-    /// tile.
+    /// AVX2 + FMA; `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` the
+    /// stores reach.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_a<const NV: usize, const MASKED: bool>(
-        k: usize,
-        w: *const f32,
-        b: *const f32,
-        ldb: usize,
-        bias: &[f32],
+    unsafe fn finish<const NV: usize, const MASKED: bool>(
+        mut acc: [[__m256; NV]; 4],
+        ep: Option<VecEpilogue>,
         c: *mut f32,
         ldc: usize,
         rows: usize,
         mask: __m256i,
     ) {
-        let mut acc = [[_mm256_setzero_ps(); NV]; 4];
-        for i in 0..4 {
-            for v in 0..NV {
-                acc[i][v] = _mm256_set1_ps(bias[i]);
-            }
-        }
-        let (mut w, mut row) = (w, b);
-        for _ in 0..k {
-            let mut bv = [_mm256_setzero_ps(); NV];
-            for (v, bv) in bv.iter_mut().enumerate() {
-                *bv = if MASKED && v + 1 == NV {
-                    _mm256_maskload_ps(row.add(8 * v), mask)
-                } else {
-                    _mm256_loadu_ps(row.add(8 * v))
-                };
-            }
+        if let Some(e) = ep {
+            let (slope, min) = (_mm256_set1_ps(e.slope), _mm256_set1_ps(e.min));
             for i in 0..4 {
-                let wi = _mm256_broadcast_ss(&*w.add(i));
                 for v in 0..NV {
-                    acc[i][v] = _mm256_fmadd_ps(wi, bv[v], acc[i][v]);
+                    acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
                 }
             }
-            // Wrapping: after the last step the pointers may leave the slices unused.
-            w = w.wrapping_add(PACK_MR);
-            row = row.wrapping_add(ldb);
         }
         for i in 0..4 {
             if i < rows {
@@ -688,6 +1061,63 @@ pub(super) mod avx2 {
                 }
             }
         }
+    }
+
+    /// Packed-A tile: 4 rows of the 8-row panel (weights at `w[kk * 8 + i]`, `i < 4`)
+    /// times `8 * NV` columns of `B` (rows placed by `br` from `b`); the last vector
+    /// limited to the lanes in `mask` when `MASKED`; the output stage `ep`, if any, in
+    /// registers. `rows` (0..=4) rows of `C` are stored.
+    ///
+    /// # Safety
+    /// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k = br.rows * br.segments`,
+    /// `i < 4`); `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s <
+    /// br.segments`, `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for
+    /// every column `j` of the tile.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile_a<const NV: usize, const MASKED: bool>(
+        br: BRows,
+        w: *const f32,
+        b: *const f32,
+        bias: &[f32],
+        ep: Option<VecEpilogue>,
+        c: *mut f32,
+        ldc: usize,
+        rows: usize,
+        mask: __m256i,
+    ) {
+        let mut acc = [[_mm256_setzero_ps(); NV]; 4];
+        for i in 0..4 {
+            for v in 0..NV {
+                acc[i][v] = _mm256_set1_ps(bias[i]);
+            }
+        }
+        let ldb = br.ldb;
+        let mut w = w;
+        for s in 0..br.segments {
+            // Wrapping: after the last step the pointers may leave the slices unused.
+            let mut row = b.wrapping_add(s * br.segment_stride);
+            for _ in 0..br.rows {
+                let mut bv = [_mm256_setzero_ps(); NV];
+                for (v, bv) in bv.iter_mut().enumerate() {
+                    *bv = if MASKED && v + 1 == NV {
+                        _mm256_maskload_ps(row.add(8 * v), mask)
+                    } else {
+                        _mm256_loadu_ps(row.add(8 * v))
+                    };
+                }
+                for i in 0..4 {
+                    let wi = _mm256_broadcast_ss(&*w.add(i));
+                    for v in 0..NV {
+                        acc[i][v] = _mm256_fmadd_ps(wi, bv[v], acc[i][v]);
+                    }
+                }
+                w = w.wrapping_add(PACK_MR);
+                row = row.wrapping_add(ldb);
+            }
+        }
+        finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
     }
 
     /// Lines of the 4x24 inner loop for row `$i`: broadcast the row's weight into ymm15
@@ -761,7 +1191,8 @@ pub(super) mod avx2 {
         }
     }
 
-    /// The full 4x24 packed-A tile (arguments as [`tile_a`]).
+    /// The full 4x24 packed-A tile (arguments as [`tile_a`]): the assembly loop once per
+    /// segment of `B`.
     ///
     /// # Safety
     /// As [`tile_a`] with 24 columns.
@@ -769,11 +1200,11 @@ pub(super) mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn tile_a_24(
-        k: usize,
+        br: BRows,
         w: *const f32,
         b: *const f32,
-        ldb: usize,
         bias: &[f32],
+        ep: Option<VecEpilogue>,
         c: *mut f32,
         ldc: usize,
         rows: usize,
@@ -782,15 +1213,11 @@ pub(super) mod avx2 {
         for i in 0..4 {
             acc[i] = [_mm256_set1_ps(bias[i]); 3];
         }
-        kernel_4x24(&mut acc, w, b, ldb, k);
-        for i in 0..4 {
-            if i < rows {
-                let ci = c.add(i * ldc);
-                for v in 0..3 {
-                    _mm256_storeu_ps(ci.add(8 * v), acc[i][v]);
-                }
-            }
+        for s in 0..br.segments {
+            let (ws, bs) = (w.add(s * br.rows * PACK_MR), b.add(s * br.segment_stride));
+            kernel_4x24(&mut acc, ws, bs, br.ldb, br.rows);
         }
+        finish::<3, false>(acc, ep, c, ldc, rows, lanes(8));
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -798,14 +1225,15 @@ pub(super) mod avx2 {
     pub(in super::super) unsafe fn gemm_packed_a(
         m: usize,
         n: usize,
-        k: usize,
         a: &[f32],
         b: &[f32],
-        ldb: usize,
+        br: BRows,
         bias: Option<&[f32]>,
+        ep: Option<VecEpilogue>,
         c: &mut [f32],
         ldc: usize,
     ) {
+        let k = br.rows * br.segments;
         let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
         let panels = m.div_ceil(PACK_MR);
         let mut j = 0;
@@ -824,23 +1252,24 @@ pub(super) mod avx2 {
                     }
                     let bias = &init[4 * h..];
                     // SAFETY: as in the AVX-512 driver: panel p holds 8 * k values (this
-                    // half reads offsets kk * 8 + 4h + i, i < 4), rows of `b` hold
-                    // n >= j + cols values, rows row0 + 4h + r < m of `c` hold n values;
-                    // the tiles touch columns j..j + cols only (masked tails).
+                    // half reads offsets kk * 8 + 4h + i, i < 4), every row of `b` that `br`
+                    // places holds n >= j + cols values, rows row0 + 4h + r < m of `c` hold
+                    // n values; the tiles touch columns j..j + cols only (masked tails).
                     unsafe {
                         let w = ap.add(p * PACK_MR * k + 4 * h);
                         let (bb, cc) = (bp.add(j), cp.add((row0 + 4 * h) * ldc + j));
                         match cols {
-                            24 => tile_a_24(k, w, bb, ldb, bias, cc, ldc, hrows),
+                            24 => tile_a_24(br, w, bb, bias, ep, cc, ldc, hrows),
                             17..=23 => {
-                                tile_a::<2, false>(k, w, bb, ldb, bias, cc, ldc, hrows, mask);
+                                let full = lanes(8);
+                                tile_a::<2, false>(br, w, bb, bias, ep, cc, ldc, hrows, full);
                                 let (bb, cc) = (bb.add(16), cc.add(16));
-                                tile_a::<1, true>(k, w, bb, ldb, bias, cc, ldc, hrows, mask);
+                                tile_a::<1, true>(br, w, bb, bias, ep, cc, ldc, hrows, mask);
                             }
-                            16 => tile_a::<2, false>(k, w, bb, ldb, bias, cc, ldc, hrows, mask),
-                            9..=15 => tile_a::<2, true>(k, w, bb, ldb, bias, cc, ldc, hrows, mask),
-                            8 => tile_a::<1, false>(k, w, bb, ldb, bias, cc, ldc, hrows, mask),
-                            _ => tile_a::<1, true>(k, w, bb, ldb, bias, cc, ldc, hrows, mask),
+                            16 => tile_a::<2, false>(br, w, bb, bias, ep, cc, ldc, hrows, mask),
+                            9..=15 => tile_a::<2, true>(br, w, bb, bias, ep, cc, ldc, hrows, mask),
+                            8 => tile_a::<1, false>(br, w, bb, bias, ep, cc, ldc, hrows, mask),
+                            _ => tile_a::<1, true>(br, w, bb, bias, ep, cc, ldc, hrows, mask),
                         }
                     }
                 }

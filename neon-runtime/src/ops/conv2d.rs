@@ -35,6 +35,12 @@
 //!   read as `kernel_h` segments of `in_channels` rows ([`BRows`]: rows `height * width`
 //!   apart, segments `width` apart), and the weights are packed in the matching `(i, c)`
 //!   reduction order.
+//! - **Rows** (strides 1, no top or bottom padding, `pad_left + pad_right = kernel_w - 1`:
+//!   openWakeWord's 1x3 "same" convs and its first 3x3 conv), where the backend has the
+//!   kernel ([`Conv2dKernels::conv_rows`]; the portable backend at the x86-64 AVX-512F
+//!   level): the GEMM reads tap `(i, j)` of channel `c` for pixel `p` as `x[c * height *
+//!   width + i * width + p + j - pad_left]` with masked loads that give zero where the
+//!   column leaves the image row. Same weights and bits as im2col; the scratch goes unused.
 //! - **im2col** otherwise: each block of `B` is built by [`Conv2dKernels::im2col_2d`] into
 //!   the caller's scratch ([`Conv2d::scratch_len`]), then multiplied.
 //!
@@ -48,6 +54,7 @@
 //! [`pack_a`]: crate::kernels::gemm::pack_a
 //! [`GemmKernels::gemm_packed_a_rows`]: crate::kernels::GemmKernels::gemm_packed_a_rows
 //! [`Conv2dKernels::im2col_2d`]: crate::kernels::Conv2dKernels::im2col_2d
+//! [`Conv2dKernels::conv_rows`]: crate::kernels::Conv2dKernels::conv_rows
 //! [`Activation::LeakyRelu`]: crate::ops::activation::Activation::LeakyRelu
 //! [`Activation::ClampMin`]: crate::ops::activation::Activation::ClampMin
 
@@ -58,7 +65,7 @@ use alloc::vec::Vec;
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::conv2d::Window2d;
+use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
@@ -534,6 +541,25 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
                 );
             }
             return Ok(());
+        }
+        if (g.stride_h, g.stride_w) == (1, 1)
+            && (g.pad_top, g.pad_bottom) == (0, 0)
+            && g.pad_left.checked_add(g.pad_right) == Some(g.kernel_w - 1)
+        {
+            // "Valid" along the height, "same" along the width: the backend may read the
+            // input directly.
+            let rc = RowConv {
+                channels: g.in_channels,
+                out_channels: m,
+                height,
+                width,
+                kernel_h: g.kernel_h,
+                kernel_w: g.kernel_w,
+                pad_left: g.pad_left,
+            };
+            if B::conv_rows(a, rc, x, bias, epilogue, y) {
+                return Ok(());
+            }
         }
         let window = Window2d {
             channels: g.in_channels,
