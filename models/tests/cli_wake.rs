@@ -186,6 +186,55 @@ fn raw_stdin_detects_like_the_file() {
     assert_eq!(first(&o), first(&file), "same detection line from stdin and file");
 }
 
+/// Raw bytes on `neon wake -`'s stdin; returns its output.
+fn wake_stdin(bytes: &[u8], extra: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["wake", "-"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(bytes).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn stdin_ending_inside_a_sample_still_reports() {
+    let samples = read_clip("hey_jarvis");
+    let mut bytes: Vec<u8> = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes.push(0x7f);
+    let o = wake_stdin(&bytes, &[]);
+    assert_eq!(detected(&o), ["hey_jarvis_v0.1"]);
+    assert!(stdout(&o).contains("1 detection(s)"), "summary printed: {}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("neon: warning: ") && err.contains("last byte"), "{err}");
+    let o = wake_stdin(&bytes, &["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["models"]["hey_jarvis_v0.1"]["detections"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn clipped_float_wavs_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("int16_scale.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    // A float WAV holding int16-scale values: a common numpy mistake.
+    let frames: Vec<Vec<f64>> = read_clip("hey_jarvis").iter().map(|&v| vec![v as f64]).collect();
+    write_wav(&path, spec, &frames);
+    let o = neon(&["wake", path.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("clipped"), "{}", stderr(&o));
+}
+
 #[test]
 fn json_scores_are_openwakewords_predict_clip_scores() {
     let o = neon(&[

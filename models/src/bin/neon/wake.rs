@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use clap::Args;
-use neon_models::audio::{Audio, RawPcmReader};
+use neon_models::audio::{Audio, AudioError, RawPcmReader};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
@@ -171,6 +171,14 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
 /// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
 fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
     let audio = Audio::open(path).map_err(|e| e.to_string())?;
+    if audio.clipped > 0 {
+        // Usually a float WAV written at int16 scale: the audio is a square wave now.
+        eprintln!(
+            "neon: warning: {path}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
+             stored at int16 scale?)",
+            audio.clipped
+        );
+    }
     let samples = audio.to_i16();
     let mut data = vec![0i16; s.pad];
     data.extend_from_slice(&samples);
@@ -207,7 +215,15 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
     chunk[..filled].fill(0);
     let mut total = 0usize;
     loop {
-        let n = reader.read_samples(&mut chunk[filled..]).map_err(|e| e.to_string())?;
+        let n = match reader.read_samples(&mut chunk[filled..]) {
+            Ok(n) => n,
+            // The stream ended inside a sample: keep what was scored and report it.
+            Err(e @ AudioError::TruncatedData { .. }) => {
+                eprintln!("neon: warning: {e}; the last byte was ignored");
+                0
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         if n == 0 {
             break;
         }
