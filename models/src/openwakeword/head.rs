@@ -157,32 +157,47 @@ mod load {
     use alloc::vec::Vec;
 
     use neon_runtime::ops::linear::Linear;
-    use neon_runtime::ops::norm::LayerNorm;
+    use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 
     use super::*;
     use crate::error::WeightsReason;
     use crate::weights::TensorFile;
 
+    /// Dense layer `i` (`[out, inp]` weight and `[out]` bias).
+    fn dense(
+        f: &TensorFile<'_>,
+        n: &HeadNames,
+        i: usize,
+        inp: usize,
+        out: usize,
+    ) -> Result<Linear<Vec<f32>>, Error> {
+        let w = f.f32(n.dense[i], &[out, inp])?;
+        let b = f.f32(n.dense_bias[i], &[out])?;
+        Ok(Linear::new(w, Some(b), inp, out)?)
+    }
+
+    /// LayerNorm `i` with the plan's geometry `g` (`[H]` weight and bias).
+    fn norm(
+        f: &TensorFile<'_>,
+        n: &HeadNames,
+        i: usize,
+        g: LayerNormGeometry,
+    ) -> Result<LayerNorm<Vec<f32>>, Error> {
+        let w = f.f32(n.norm[i], &[g.channels])?;
+        let b = f.f32(n.norm_bias[i], &[g.channels])?;
+        Ok(LayerNorm::new(g, w, Some(b))?)
+    }
+
     macro_rules! load_layer_norm_head {
         ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $h:expr, $file:expr, $n:expr) => {{
             let (f, n, h) = ($file, $n, $h);
-            let dense = |i: usize, inp: usize, out: usize| -> Result<Linear<Vec<f32>>, Error> {
-                let w = f.f32(n.dense[i], &[out, inp])?;
-                let b = f.f32(n.dense_bias[i], &[out])?;
-                Ok(Linear::new(w, Some(b), inp, out)?)
-            };
-            let norm = |i: usize, g| -> Result<LayerNorm<Vec<f32>>, Error> {
-                let w = f.f32(n.norm[i], &[h])?;
-                let b = f.f32(n.norm_bias[i], &[h])?;
-                Ok(LayerNorm::new(g, w, Some(b))?)
-            };
             HeadNet::$variant(
                 $weights {
-                    dense0: dense(0, HEAD_INPUT, h)?,
-                    norm0: norm(0, $plan::NORM0)?,
-                    dense1: dense(1, h, h)?,
-                    norm1: norm(1, $plan::NORM1)?,
-                    dense2: dense(2, h, 1)?,
+                    dense0: dense(f, n, 0, HEAD_INPUT, h)?,
+                    norm0: norm(f, n, 0, $plan::NORM0)?,
+                    dense1: dense(f, n, 1, h, h)?,
+                    norm1: norm(f, n, 1, $plan::NORM1)?,
+                    dense2: dense(f, n, 2, h, 1)?,
                 },
                 $ws::new(),
             )
@@ -218,16 +233,11 @@ mod load {
                 if h != 128 {
                     return Err(arch());
                 }
-                let dense = |i: usize, inp: usize, out: usize| -> Result<Linear<Vec<f32>>, Error> {
-                    let w = file.f32(names.dense[i], &[out, inp])?;
-                    let b = file.f32(names.dense_bias[i], &[out])?;
-                    Ok(Linear::new(w, Some(b), inp, out)?)
-                };
                 return Ok(HeadNet::Relu128(
                     ReluHead128Weights {
-                        dense0: dense(0, HEAD_INPUT, 128)?,
-                        dense1: dense(1, 128, 128)?,
-                        dense2: dense(2, 128, 1)?,
+                        dense0: dense(file, names, 0, HEAD_INPUT, 128)?,
+                        dense1: dense(file, names, 1, 128, 128)?,
+                        dense2: dense(file, names, 2, 128, 1)?,
                     },
                     ReluHead128Workspace::new(),
                 ));

@@ -702,24 +702,8 @@ impl GemmKernels for Portable {
         ldc: usize,
     ) {
         check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
-        if m == 0 || n == 0 || k == 0 {
-            return bias_only_a(m, n, bias, None, c, ldc);
-        }
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        // SAFETY: as in `gemm_packed_b`.
-        unsafe {
-            let br = BRows::contiguous(k, ldb);
-            match x86::detected() {
-                x86::Level::Avx512 => {
-                    return x86::avx512::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
-                }
-                x86::Level::Avx2 => {
-                    return x86::avx2::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc)
-                }
-                x86::Level::Baseline => {}
-            }
-        }
-        baseline::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
+        // A contiguous operand is the one-segment case (same kernels, same bits).
+        Self::gemm_packed_a_rows(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc)
     }
 
     fn gemm_packed_a_rows(
@@ -811,21 +795,6 @@ mod baseline {
                 }
             }
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn gemm_packed_a(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        b: &[f32],
-        ldb: usize,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        p_gemm_packed_a(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc);
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -163,15 +163,8 @@ pub unsafe fn gemm_packed_a(
     if m == 0 || n == 0 || k == 0 {
         return bias_only_a(m, n, bias, None, c, ldc);
     }
-    let br = BRows::contiguous(k, ldb);
     // SAFETY: the geometry was checked above; the caller guarantees the extensions.
-    unsafe {
-        match level {
-            Level::Baseline => baseline::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc),
-            Level::Avx2 => avx2::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc),
-            Level::Avx512 => avx512::gemm_packed_a(m, n, a, b, br, bias, None, c, ldc),
-        }
-    }
+    unsafe { rows_at(level, m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc) }
 }
 
 /// [`GemmKernels::gemm_packed_a_rows`](super::GemmKernels::gemm_packed_a_rows) at `level`.
