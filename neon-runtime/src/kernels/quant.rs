@@ -226,6 +226,31 @@ pub fn pack_block_scales_transposed(scales: &[f32], n: usize, k: usize, out: &mu
     }
 }
 
+/// Row `j` of the packed weights `b` ([`pack_i8`] of `q[n, k]`) dequantised:
+/// `out[kk] = f32(q[j, kk]) * scale + offset` (two roundings, the usual evaluation of a
+/// per-tensor dequantisation). This is the tied-embedding lookup: the rows of an LM head's
+/// `[vocab, dim]` weights are the token embeddings. Portable for every backend: it moves `k`
+/// values per token, nothing worth vectorising.
+///
+/// # Panics
+/// When `j >= n`, `b.len() != packed_i8_len(n, k)` or `out.len() != k`.
+pub fn dequantize_row(
+    b: &[i8],
+    n: usize,
+    k: usize,
+    j: usize,
+    scale: f32,
+    offset: f32,
+    out: &mut [f32],
+) {
+    assert!(j < n, "dequantize_row: row {j} of {n}");
+    assert_eq!(b.len(), packed_i8_len(n, k), "dequantize_row: packed length");
+    assert_eq!(out.len(), k, "dequantize_row: output length");
+    for (kk, o) in out.iter_mut().enumerate() {
+        *o = f32::from(b[packed_index(j, kk, k)]) * scale + offset;
+    }
+}
+
 /// Int8-weight GEMV and GEMM. All products overwrite `c` / `y` (no accumulation).
 ///
 /// `b` is [`pack_i8`] of `q[n, k]`; activations and results are f32. Non-finite scales,

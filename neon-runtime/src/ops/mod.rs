@@ -18,6 +18,7 @@ pub mod activation;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
+pub mod embedding;
 pub mod layout;
 pub mod linear;
 pub mod norm;
