@@ -742,9 +742,9 @@ def main():
         sys.exit(check(args.out_dir))
     if args.if_needed and up_to_date(args.out_dir):
         print("convert: up to date (base-en.safetensors, tokenizer.bin, beckett.wav, LICENSE.md)")
-        return
-    for path in convert(args.out_dir, verify=not args.no_verify):
-        print(f"wrote {os.path.relpath(path, ms_env.REPO_ROOT)} ({os.path.getsize(path)} bytes)")
+    else:
+        for path in convert(args.out_dir, verify=not args.no_verify):
+            print(f"wrote {os.path.relpath(path, ms_env.REPO_ROOT)} ({os.path.getsize(path)} bytes)")
     if args.onnx_f32:
         import onnx_f32
 
