@@ -95,7 +95,6 @@ class Quant:
 
     def __init__(self, q_name, q, scale, offset, value):
         self.q_name, self.q, self.scale, self.offset, self.value = q_name, q, scale, offset, value
-        self.role = None
 
 
 def find_quant(scope):
@@ -147,7 +146,7 @@ class Walker:
         return value
 
     def const_f32(self, value, role, shape):
-        arr = self.s.const(value, tuple(shape), "<f4")
+        self.s.const(value, tuple(shape), "<f4")  # checks shape and dtype
         self.used.setdefault(value, role)
         return value
 
@@ -390,6 +389,7 @@ def walk_decoder_branch(s, quants, cached):
         kv = {"k": [f"{past}.decoder.key"], "v": [f"{past}.decoder.value"]} if cached else None
         x, r, facts[f"{p}.self_attn"] = w.attention(x, h, h, f"{p}.self_attn", rotary=True,
                                                     cached_kv=kv)
+        expect(facts[f"{p}.self_attn"]["masked"], f"{p}: self-attention adds a (causal) mask")
         names.update(r)
         h, r = w.layer_norm(x, f"{p}.cross_attn_norm")
         names.update(r)
@@ -595,10 +595,11 @@ def write_license(out_dir, pkg):
         "files `models/base-en/encoder_model.ort`, `models/base-en/decoder_model_merged.ort`, "
         "`models/base-en/tokenizer.bin` and `test-data/beckett.wav`. They are not committed; "
         "`tools/moonshine/fetch.sh` recreates them.\n\n"
-        "The package's metadata declares `License: MIT` (classifier `License :: OSI Approved :: "
-        "MIT License`) and the package ships the licence text below, which covers its code and "
-        "the bundled base-en model. The conversion keeps the shipped int8 values and scales "
-        "unchanged and only renames and reshapes tensors.\n\n"
+        "Licence: MIT. The package's metadata declares `License: MIT` (classifier `License :: "
+        "OSI Approved :: MIT License`) and the package, which bundles the base-en model files, "
+        "ships the licence text below (`convert.py` checks both). The conversion keeps the "
+        "shipped int8 values, scales and offsets unchanged and only renames and reshapes "
+        "tensors.\n\n"
         "The clips in `clips/` and the expected outputs in `goldens/` are ours (the project's "
         "licence); the goldens are outputs of the model above.\n\n"
         "## Licence text shipped in the package (`moonshine_cpp/LICENSE`)\n\n"
