@@ -153,6 +153,13 @@ class Tokenizer:
             i += 1 + n
         if i != len(data):
             raise SystemExit(f"{path}: truncated record at the end")
+        # The layout decode() relies on: one record per text token id, byte tokens in place.
+        if len(self.tokens) != TEXT_TOKENS:
+            raise SystemExit(f"{path}: {len(self.tokens)} records, expected {TEXT_TOKENS}")
+        if any(self.tokens[3 + b] != bytes([b]) for b in range(256)):
+            raise SystemExit(f"{path}: ids 3..=258 are not the raw bytes 0x00..0xFF")
+        if self.tokens[:3] != [b"<unk>", b"<s>", b"</s>"]:
+            raise SystemExit(f"{path}: ids 0, 1, 2 are {self.tokens[:3]}")
 
     def decode(self, ids):
         """Concatenates the bytes of ids 3 <= id < 32000, decodes UTF-8, replaces U+2581 by a space
