@@ -13,7 +13,6 @@ Nothing here changes openwakeword's code. Two things are arranged in `sys.module
   `sklearn` (custom-verifier training), `requests` (model downloads). Any use of a stub raises,
   so a golden can never silently depend on one.
 """
-import hashlib
 import os
 import subprocess
 import sys
@@ -25,6 +24,10 @@ TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
 MODELS_DIR = os.path.join(REPO_ROOT, "models", "openwakeword")
 CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
+
+# The safetensors writer/reader and the file hash are shared with the other tools.
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402,F401
 
 # The source of every model file: the wyoming-openwakeword wheel (the TFLite files inside it
 # are byte-identical to openwakeword's v0.5.1 release assets that openwakeword 0.6.0 uses).
@@ -47,14 +50,6 @@ TFLITE_SHA256 = {
 
 # The five wake-word heads, in the order they are loaded into one openwakeword.Model.
 HEADS = ["alexa_v0.1", "hey_jarvis_v0.1", "hey_mycroft_v0.1", "hey_rhasspy_v0.1", "ok_nabu_v0.1"]
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def source_models_dir():
@@ -183,52 +178,3 @@ def import_openwakeword():
     if openwakeword.__file__ is None or not hasattr(openwakeword, "Model"):
         raise SystemExit("openwakeword import failed")
     return openwakeword
-
-
-def write_safetensors(path, tensors, metadata):
-    """Writes a safetensors file deterministically (same inputs -> same bytes).
-
-    `tensors`: dict name -> numpy array (f32 or i32), written in the dict's order, little
-    endian, C order. `metadata`: dict str -> str, written with sorted keys. The header is padded
-    with spaces to a multiple of 8 bytes. (The safetensors package writes its metadata map in a
-    per-process random order, so its files are not byte-reproducible; reading uses it.)
-    """
-    import json
-
-    import numpy as np
-
-    dtypes = {np.dtype("<f4"): "F32", np.dtype("<i4"): "I32"}
-    header = {"__metadata__": {k: metadata[k] for k in sorted(metadata)}}
-    blobs = []
-    offset = 0
-    for name, array in tensors.items():
-        array = np.ascontiguousarray(array)
-        if array.dtype.newbyteorder("<") not in dtypes:
-            raise ValueError(f"{name}: unsupported dtype {array.dtype}")
-        array = array.astype(array.dtype.newbyteorder("<"), copy=False)
-        data = array.tobytes(order="C")
-        header[name] = {
-            "dtype": dtypes[array.dtype],
-            "shape": list(array.shape),
-            "data_offsets": [offset, offset + len(data)],
-        }
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little"))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
-
-
-def read_safetensors(path):
-    """Reads a safetensors file with the safetensors package: (dict of arrays, metadata)."""
-    from safetensors import safe_open
-
-    with safe_open(path, framework="numpy") as f:
-        metadata = f.metadata() or {}
-        tensors = {k: f.get_tensor(k) for k in f.keys()}
-    return tensors, metadata
