@@ -18,6 +18,7 @@
 //! attention over a KV cache).
 
 pub mod activation;
+pub mod attention;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
@@ -31,6 +32,7 @@ pub mod rotary;
 pub mod softmax;
 
 pub use activation::ActivationKernels;
+pub use attention::AttentionKernels;
 pub use conv::ConvKernels;
 pub use conv2d::Conv2dKernels;
 pub use elementwise::ElementwiseKernels;
@@ -74,6 +76,7 @@ pub trait Backend:
     + LayoutKernels
     + FftKernels
     + RotaryKernels
+    + AttentionKernels
     + Copy
     + Default
     + Send

@@ -15,6 +15,7 @@
 //! [`quant`]).
 
 pub mod activation;
+pub mod attention;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
