@@ -796,6 +796,15 @@ fn shape_message(
                 ),
             )
         }
+        ShapeError::Indivisible { op, arg: i, what, divisor, divisor_what, got, .. } => {
+            let (span, name) = arg(*i).unwrap_or((call, format!("argument {i}")));
+            (
+                span,
+                format!(
+                    "{op} expects {what} divisible by {divisor} {divisor_what}, {name} has {got}"
+                ),
+            )
+        }
         ShapeError::Geometry { op, reason } => (call, format!("{op}: {reason}")),
     }
 }

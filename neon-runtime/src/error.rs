@@ -47,6 +47,24 @@ pub enum ShapeError<D> {
         /// The smallest admissible size.
         min: usize,
     },
+    /// Axis `axis` of argument `arg` is not a multiple of `divisor` (e.g. channels that do
+    /// not split into the operator's heads).
+    Indivisible {
+        /// Operator name.
+        op: &'static str,
+        /// Which tensor argument.
+        arg: usize,
+        /// Which axis of that argument (outermost = 0).
+        axis: usize,
+        /// What the axis means to the operator (`"channels"`).
+        what: &'static str,
+        /// The divisor.
+        divisor: usize,
+        /// What the divisor counts (`"heads"`).
+        divisor_what: &'static str,
+        /// The size given.
+        got: D,
+    },
     /// The operator's own geometry is invalid (zero stride, groups not dividing channels...).
     Geometry {
         /// Operator name.
@@ -68,6 +86,10 @@ impl<D: Dim> fmt::Display for ShapeError<D> {
             ShapeError::TooSmall { op, what, value, min } => {
                 write!(f, "{op}: {what} = {value} can be smaller than {min}")
             }
+            ShapeError::Indivisible { op, arg, axis, what, divisor, divisor_what, got } => write!(
+                f,
+                "{op} expects {what} divisible by {divisor} {divisor_what}, argument {arg} has {got} (axis {axis})"
+            ),
             ShapeError::Geometry { op, reason } => write!(f, "{op}: invalid geometry: {reason}"),
         }
     }

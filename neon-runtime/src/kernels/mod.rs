@@ -14,9 +14,11 @@
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
-//! FFT, power spectrum).
+//! FFT, power spectrum), [`rotary`] (rotary position embedding), [`attention`] (multi-head
+//! attention over a KV cache).
 
 pub mod activation;
+pub mod attention;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
@@ -26,9 +28,11 @@ pub mod layout;
 pub mod norm;
 pub mod pool;
 pub mod quant;
+pub mod rotary;
 pub mod softmax;
 
 pub use activation::ActivationKernels;
+pub use attention::AttentionKernels;
 pub use conv::ConvKernels;
 pub use conv2d::Conv2dKernels;
 pub use elementwise::ElementwiseKernels;
@@ -38,6 +42,7 @@ pub use layout::LayoutKernels;
 pub use norm::NormKernels;
 pub use pool::PoolKernels;
 pub use quant::QuantKernels;
+pub use rotary::RotaryKernels;
 pub use softmax::SoftmaxKernels;
 
 // The NEON kernels assume Advanced SIMD is enabled at compile time (it is on every
@@ -70,6 +75,8 @@ pub trait Backend:
     + NormKernels
     + LayoutKernels
     + FftKernels
+    + RotaryKernels
+    + AttentionKernels
     + Copy
     + Default
     + Send

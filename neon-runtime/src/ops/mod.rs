@@ -15,6 +15,7 @@
 //! [`quant`]).
 
 pub mod activation;
+pub mod attention;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
@@ -24,6 +25,7 @@ pub mod linear;
 pub mod norm;
 pub mod pool;
 pub mod quant;
+pub mod rotary;
 pub mod sequence;
 pub mod softmax;
 
@@ -81,6 +83,36 @@ pub fn expect_dim<D: Dim>(
         Ok(())
     } else {
         Err(ShapeError::Dim { op, arg, axis, what, expected: expected.clone(), got: got.clone() })
+    }
+}
+
+/// The size of one head when axis `axis` of argument `arg` (`channels`) is split into
+/// `heads` equal heads (a helper for the attention shape rules; `heads >= 1`).
+///
+/// # Errors
+/// [`ShapeError::Indivisible`] when the channels are not a multiple of `heads` (for a
+/// symbolic size: unless it is one for every value).
+pub fn head_dim<D: Dim>(
+    op: &'static str,
+    arg: usize,
+    shape: &Shape<D>,
+    axis: usize,
+    heads: usize,
+) -> Result<D, ShapeError<D>> {
+    let c = &shape.dims()[axis];
+    let hd = c.div_floor_const(heads);
+    if hd.mul_const(heads) == *c && hd.at_least(1) {
+        Ok(hd)
+    } else {
+        Err(ShapeError::Indivisible {
+            op,
+            arg,
+            axis,
+            what: "channels",
+            divisor: heads,
+            divisor_what: "heads",
+            got: c.clone(),
+        })
     }
 }
 

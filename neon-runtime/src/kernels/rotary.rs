@@ -1,0 +1,432 @@
+//! Rotary position embedding (RoPE; Su et al. 2021, "RoFormer: Enhanced Transformer with
+//! Rotary Position Embedding", arXiv:2104.09864), in place on a frame-major
+//! `[frames, heads * head_dim]` tensor (queries or keys, one row per frame).
+//!
+//! In every head, the first `rotary_dims` of its `head_dim` values form `rotary_dims / 2`
+//! pairs `(a, b)`; pair `i` of frame `f` is rotated by the angle
+//! `t = (at + f) * inv_freq[i]`, `inv_freq[i] = theta^(-2i / rotary_dims)`:
+//!
+//! ```text
+//! a' = a cos t - b sin t
+//! b' = b cos t + a sin t
+//! ```
+//!
+//! The remaining `head_dim - rotary_dims` values of the head pass through ("partial
+//! rotary", as Moonshine: 32 of 52). Two pair conventions ([`RotaryPairs`]):
+//! - [`RotaryPairs::Interleaved`]: pairs `(2i, 2i + 1)` (RoFormer, GPT-J, Moonshine);
+//! - [`RotaryPairs::HalfSplit`]: pairs `(i, i + rotary_dims / 2)` (GPT-NeoX, Llama; the
+//!   `rotate_half` form).
+//!
+//! # Angles
+//! The angle is computed as the reference ONNX graphs compute it, in f32: the position
+//! `at + f` converted to f32 (exact up to [`MAX_POSITION`] = 2^24) times the f32
+//! `inv_freq[i]`, one f32 rounding. `cos t` and `sin t` of that f32 value are then evaluated
+//! in f64 ([`sin_cos`]: Cody-Waite reduction by pi/2 with a two-part constant accurate to
+//! 1.6e-26, Taylor polynomials of degree 15 / 16 on `|r| <= pi/4`; absolute error below
+//! 3e-16 for every f32 angle of magnitude below 2^25) and rounded to f32, so they are the
+//! correctly rounded f32 values except within 3e-16 of a rounding boundary. There is no
+//! table of sines: `core` has no `sin`/`cos` and the runtime has no dependencies.
+//! [`inv_freq`] is a `const fn` (f64 `exp`/`ln` series, relative error below 1e-14,
+//! then rounded to f32), so an operator can hold its table in a constant.
+//!
+//! `cos` and `sin` of one frame are computed once into two stack arrays of
+//! [`MAX_ROTARY_DIMS`]` / 2` values (1 KiB together) and shared by all heads; the rotation
+//! over the heads is the vectorised part (NEON: `ld2`/`st2` de-interleave the interleaved
+//! pairs, the half-split pairs are two contiguous vectors; tails go through a stack
+//! buffer so every lane is computed the same way).
+//!
+//! # Accuracy
+//! Per output value, `|error| <= 3 u (|a| + |b|)` with `u = 2^-24` (`cos`, `sin` rounded
+//! to f32, two products and a sum; NEON fuses one product into the sum, one rounding
+//! less). The backends agree to within `2 u (|a| + |b|)`.
+
+use super::Portable;
+
+/// Largest `rotary_dims` the kernels accept: the per-frame `cos` / `sin` arrays are
+/// `MAX_ROTARY_DIMS / 2` f32 values each, on the stack.
+pub const MAX_ROTARY_DIMS: usize = 256;
+
+/// Largest position (`at + frame`) the kernels accept: 2^24, the last integer from which
+/// every smaller integer is exact in f32 (the position is converted to f32 as in the
+/// reference graphs).
+pub const MAX_POSITION: usize = 1 << 24;
+
+/// Which values of a head form the rotated pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RotaryPairs {
+    /// Pairs `(2i, 2i + 1)`: RoFormer, GPT-J, Moonshine.
+    #[default]
+    Interleaved,
+    /// Pairs `(i, i + rotary_dims / 2)`: GPT-NeoX, Llama (`rotate_half`).
+    HalfSplit,
+}
+
+/// Rotary embedding kernels.
+pub trait RotaryKernels {
+    /// Rotates `x` (frame-major `[frames, heads * head_dim]`) in place: in every head of
+    /// frame `f`, pair `i < inv_freq.len()` by the angle `f32(at + f) * inv_freq[i]` (see
+    /// the [module docs](self)); `rotary_dims = 2 * inv_freq.len()`, the rest of each head
+    /// passes through. `inv_freq` is usually [`inv_freq`]`(theta, rotary_dims)`.
+    ///
+    /// # Panics
+    /// When `x.len() != frames * heads * head_dim`, `2 * inv_freq.len() > head_dim`,
+    /// `2 * inv_freq.len() > MAX_ROTARY_DIMS`, or the last position `at + frames - 1`
+    /// exceeds [`MAX_POSITION`].
+    fn rotary(
+        x: &mut [f32],
+        frames: usize,
+        heads: usize,
+        head_dim: usize,
+        inv_freq: &[f32],
+        pairs: RotaryPairs,
+        at: usize,
+    );
+}
+
+/// Checks the kernel contract (`half` pairs per head).
+fn check(x_len: usize, frames: usize, heads: usize, head_dim: usize, half: usize, at: usize) {
+    let n = frames.checked_mul(heads).and_then(|v| v.checked_mul(head_dim));
+    assert_eq!(n, Some(x_len), "rotary: data length is not frames * heads * head_dim");
+    assert!(2 * half <= head_dim, "rotary: rotary_dims exceeds head_dim");
+    assert!(2 * half <= MAX_ROTARY_DIMS, "rotary: rotary_dims exceeds MAX_ROTARY_DIMS");
+    if frames > 0 {
+        assert!(
+            at.checked_add(frames - 1).is_some_and(|last| last <= MAX_POSITION),
+            "rotary: position exceeds MAX_POSITION"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// f64 helpers (const where the frequency table needs them)
+// ---------------------------------------------------------------------------------------
+
+/// `ln 2`.
+const LN2: f64 = core::f64::consts::LN_2;
+
+/// `ln(x)` for finite `x > 0` whose f64 exponent is normal: `x = 2^e m`,
+/// `m in [sqrt(1/2), sqrt 2)`, `ln m = 2 atanh(s)`, `s = (m - 1) / (m + 1)`,
+/// `|s| <= 0.1716`, series to `s^23` (truncation below 1e-19). Relative error of the
+/// result a few ulps of f64 (`e ln 2` is one rounding).
+const fn ln_f64(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
+    if m > core::f64::consts::SQRT_2 {
+        m *= 0.5;
+        e += 1;
+    }
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    // sum_{k=0..=11} s^(2k+1) / (2k+1), Horner from the highest term.
+    let mut acc = 0.0;
+    let mut k = 11i64;
+    while k >= 0 {
+        acc = acc * s2 + 1.0 / (2 * k + 1) as f64;
+        k -= 1;
+    }
+    e as f64 * LN2 + 2.0 * s * acc
+}
+
+/// `exp(z)` for `|z| < 700`: `z = n ln 2 + r`, `|r| <= ln2/2 + tiny`, Taylor series of
+/// `exp(r)` to `r^15` (truncation below 1e-19), times `2^n` from the exponent bits.
+const fn exp_f64(z: f64) -> f64 {
+    let t = z / LN2;
+    let n = if t >= 0.0 { (t + 0.5) as i64 } else { (t - 0.5) as i64 };
+    let r = z - n as f64 * LN2;
+    let mut acc = 1.0;
+    let mut k = 15i64;
+    while k >= 1 {
+        acc = 1.0 + acc * r / k as f64;
+        k -= 1;
+    }
+    acc * f64::from_bits(((n + 1023) as u64) << 52)
+}
+
+/// The frequency table of a rotary embedding: `inv_freq[i] = theta^(-2i / rotary_dims)`
+/// rounded to f32 for `i < rotary_dims / 2` (zeros after), computed in f64 (relative error
+/// below 1e-14 for `theta` in `[2^-60, 2^60]`, so each entry is the correctly rounded f32
+/// value except within 1e-14 of a rounding boundary). A `const fn`:
+///
+/// ```
+/// use neon_runtime::kernels::rotary::{inv_freq, MAX_ROTARY_DIMS};
+///
+/// // Moonshine: theta 10000, 32 rotary dims of 52.
+/// const MOONSHINE: [f32; MAX_ROTARY_DIMS / 2] = inv_freq(10000.0, 32);
+/// assert_eq!(MOONSHINE[0], 1.0);
+/// assert_eq!(MOONSHINE[8], 0.01); // 10000^(-1/2), correctly rounded
+/// assert_eq!(MOONSHINE[16], 0.0);
+/// ```
+///
+/// `theta` must be positive and finite and `rotary_dims <= MAX_ROTARY_DIMS` (the table is
+/// filled up to `min(rotary_dims, MAX_ROTARY_DIMS) / 2`; an invalid `theta` gives a
+/// meaningless table). The operator [`crate::ops::rotary::Rotary`] validates both.
+pub const fn inv_freq(theta: f32, rotary_dims: usize) -> [f32; MAX_ROTARY_DIMS / 2] {
+    let mut table = [0.0f32; MAX_ROTARY_DIMS / 2];
+    let d = if rotary_dims < MAX_ROTARY_DIMS { rotary_dims } else { MAX_ROTARY_DIMS };
+    if !(theta > 0.0 && theta < f32::INFINITY) || d < 2 {
+        return table;
+    }
+    let ln_theta = ln_f64(theta as f64);
+    let mut i = 0;
+    while i < d / 2 {
+        table[i] = exp_f64(-((2 * i) as f64 / rotary_dims as f64) * ln_theta) as f32;
+        i += 1;
+    }
+    table
+}
+
+/// High part of `pi/2`: its 28 leading significant bits (`0x1.921fb54p+0`), so that
+/// `k * PIO2_HI` is exact for `|k| < 2^25`.
+const PIO2_HI: f64 = f64::from_bits(0x3FF9_21FB_5400_0000);
+/// `pi/2 - PIO2_HI` rounded to f64 (`0x1.10b4611a62633p-30`; the two parts together are
+/// within 1.6e-26 of `pi/2`).
+const PIO2_LO: f64 = f64::from_bits(0x3E11_0B46_11A6_2633);
+
+/// `sin x` on `|x| <= pi/4 + 1e-9`: Taylor to `x^15` (truncation below 5e-17).
+#[inline(always)]
+fn sin_poly(x: f64) -> f64 {
+    const S: [f64; 7] = [
+        -1.0 / 6.0,
+        1.0 / 120.0,
+        -1.0 / 5040.0,
+        1.0 / 362_880.0,
+        -1.0 / 39_916_800.0,
+        1.0 / 6_227_020_800.0,
+        -1.0 / 1_307_674_368_000.0,
+    ];
+    let x2 = x * x;
+    let mut p = S[6];
+    p = p * x2 + S[5];
+    p = p * x2 + S[4];
+    p = p * x2 + S[3];
+    p = p * x2 + S[2];
+    p = p * x2 + S[1];
+    p = p * x2 + S[0];
+    x + x * x2 * p
+}
+
+/// `cos x` on `|x| <= pi/4 + 1e-9`: Taylor to `x^16` (truncation below 3e-18).
+#[inline(always)]
+fn cos_poly(x: f64) -> f64 {
+    const C: [f64; 8] = [
+        -1.0 / 2.0,
+        1.0 / 24.0,
+        -1.0 / 720.0,
+        1.0 / 40_320.0,
+        -1.0 / 3_628_800.0,
+        1.0 / 479_001_600.0,
+        -1.0 / 87_178_291_200.0,
+        1.0 / 20_922_789_888_000.0,
+    ];
+    let x2 = x * x;
+    let mut p = C[7];
+    p = p * x2 + C[6];
+    p = p * x2 + C[5];
+    p = p * x2 + C[4];
+    p = p * x2 + C[3];
+    p = p * x2 + C[2];
+    p = p * x2 + C[1];
+    p = p * x2 + C[0];
+    1.0 + x2 * p
+}
+
+/// `(sin t, cos t)` of an f32 angle, evaluated in f64 and rounded to f32: what the kernels
+/// multiply with.
+///
+/// `t = k pi/2 + r` with `k = round(t 2/pi)` and `r = (t - k PIO2_HI) - k PIO2_LO` (the
+/// first product and difference exact for `|t| < 2^25`, Sterbenz), then degree-15 / 16
+/// Taylor polynomials of `r` and the quadrant `k mod 4`. Absolute error before the f32
+/// rounding below 3e-16 for `|t| < 2^25` (beyond, the reduction loses accuracy gradually;
+/// the kernels never get there: positions are at most 2^24 and `inv_freq <= 1` for
+/// `theta >= 1`). Branch-free (selects), so loops over it vectorise.
+#[inline(always)]
+pub fn sin_cos(t: f32) -> (f32, f32) {
+    let t = t as f64;
+    let y = t * core::f64::consts::FRAC_2_PI;
+    let k = if y >= 0.0 { (y + 0.5) as i64 } else { (y - 0.5) as i64 };
+    let kf = k as f64;
+    let r = (t - kf * PIO2_HI) - kf * PIO2_LO;
+    let (s, c) = (sin_poly(r), cos_poly(r));
+    // Quadrant: k = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s).
+    let (s, c) = if k & 1 != 0 { (c, s) } else { (s, c) };
+    let s = if k & 2 != 0 { -s } else { s };
+    let c = if k.wrapping_add(1) & 2 != 0 { -c } else { c };
+    (s as f32, c as f32)
+}
+
+/// Fills `sin[..n]` and `cos[..n]` (`n = inv_freq.len()`) for position `pos`.
+#[inline(always)]
+fn frame_sin_cos(pos: usize, inv_freq: &[f32], sin: &mut [f32], cos: &mut [f32]) {
+    // Exact: pos <= MAX_POSITION = 2^24 (checked by the callers).
+    let p = pos as f32;
+    for ((&w, s), c) in inv_freq.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
+        (*s, *c) = sin_cos(p * w);
+    }
+}
+
+const HALF_MAX: usize = MAX_ROTARY_DIMS / 2;
+
+impl RotaryKernels for Portable {
+    fn rotary(
+        x: &mut [f32],
+        frames: usize,
+        heads: usize,
+        head_dim: usize,
+        inv_freq: &[f32],
+        pairs: RotaryPairs,
+        at: usize,
+    ) {
+        let half = inv_freq.len();
+        check(x.len(), frames, heads, head_dim, half, at);
+        if half == 0 || x.is_empty() {
+            return;
+        }
+        let mut sin = [0.0f32; HALF_MAX];
+        let mut cos = [0.0f32; HALF_MAX];
+        let (sin, cos) = (&mut sin[..half], &mut cos[..half]);
+        for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
+            frame_sin_cos(at + f, inv_freq, sin, cos);
+            for head in row.chunks_exact_mut(head_dim) {
+                match pairs {
+                    RotaryPairs::Interleaved => {
+                        let pairs = head[..2 * half].chunks_exact_mut(2);
+                        for ((p, &s), &c) in pairs.zip(sin.iter()).zip(cos.iter()) {
+                            let (a, b) = (p[0], p[1]);
+                            p[0] = a * c - b * s;
+                            p[1] = b * c + a * s;
+                        }
+                    }
+                    RotaryPairs::HalfSplit => {
+                        let (lo, hi) = head[..2 * half].split_at_mut(half);
+                        for (((a, b), &s), &c) in
+                            lo.iter_mut().zip(hi).zip(sin.iter()).zip(cos.iter())
+                        {
+                            let (x0, x1) = (*a, *b);
+                            *a = x0 * c - x1 * s;
+                            *b = x1 * c + x0 * s;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon_impl {
+    use super::super::Neon;
+    use super::{check, frame_sin_cos, RotaryKernels, RotaryPairs, HALF_MAX};
+    use core::arch::aarch64::*;
+
+    /// `(a c - b s, b c + a s)` lane by lane (one fused multiply-add each).
+    #[inline(always)]
+    fn rotate(
+        a: float32x4_t,
+        b: float32x4_t,
+        c: float32x4_t,
+        s: float32x4_t,
+    ) -> (float32x4_t, float32x4_t) {
+        // SAFETY: register-only NEON arithmetic; NEON is statically enabled (compile_error!
+        // in kernels/mod.rs).
+        unsafe { (vfmsq_f32(vmulq_f32(a, c), b, s), vfmaq_f32(vmulq_f32(b, c), a, s)) }
+    }
+
+    /// Interleaved pairs `(2i, 2i + 1)` of `head[..2 * half]`.
+    #[inline(always)]
+    fn interleaved(head: &mut [f32], sin: &[f32; HALF_MAX], cos: &[f32; HALF_MAX], half: usize) {
+        let full = half / 4 * 4;
+        let mut i = 0;
+        while i < full {
+            // SAFETY: `2 * (i + 4) <= 2 * half <= head.len()` (checked by the caller:
+            // `2 half <= head_dim`), and `i + 4 <= half <= HALF_MAX` for the tables.
+            unsafe {
+                let p = head.as_mut_ptr().add(2 * i);
+                let x = vld2q_f32(p);
+                let (c, s) = (vld1q_f32(cos.as_ptr().add(i)), vld1q_f32(sin.as_ptr().add(i)));
+                let (a, b) = rotate(x.0, x.1, c, s);
+                vst2q_f32(p, float32x4x2_t(a, b));
+            }
+            i += 4;
+        }
+        if full < half {
+            // The last 1..=3 pairs through a buffer (padding lanes are discarded). The
+            // tables are read at `full..full + 4 <= HALF_MAX` (half < HALF_MAX here, and
+            // `full` is a multiple of 4): entries past `half` are stale or zero, unused.
+            let n = 2 * (half - full);
+            let mut buf = [0.0f32; 8];
+            buf[..n].copy_from_slice(&head[2 * full..2 * half]);
+            // SAFETY: `buf` holds 8 values; `full + 4 <= HALF_MAX` (see above).
+            unsafe {
+                let x = vld2q_f32(buf.as_ptr());
+                let (c, s) = (vld1q_f32(cos.as_ptr().add(full)), vld1q_f32(sin.as_ptr().add(full)));
+                let (a, b) = rotate(x.0, x.1, c, s);
+                vst2q_f32(buf.as_mut_ptr(), float32x4x2_t(a, b));
+            }
+            head[2 * full..2 * half].copy_from_slice(&buf[..n]);
+        }
+    }
+
+    /// Half-split pairs `(i, i + half)` of `head[..2 * half]`.
+    #[inline(always)]
+    fn half_split(head: &mut [f32], sin: &[f32; HALF_MAX], cos: &[f32; HALF_MAX], half: usize) {
+        let full = half / 4 * 4;
+        let mut i = 0;
+        while i < full {
+            // SAFETY: `half + i + 4 <= 2 half <= head.len()`; `i + 4 <= half <= HALF_MAX`.
+            unsafe {
+                let p = head.as_mut_ptr().add(i);
+                let q = head.as_mut_ptr().add(half + i);
+                let (c, s) = (vld1q_f32(cos.as_ptr().add(i)), vld1q_f32(sin.as_ptr().add(i)));
+                let (a, b) = rotate(vld1q_f32(p), vld1q_f32(q), c, s);
+                vst1q_f32(p, a);
+                vst1q_f32(q, b);
+            }
+            i += 4;
+        }
+        if full < half {
+            let n = half - full;
+            let (mut ba, mut bb) = ([0.0f32; 4], [0.0f32; 4]);
+            ba[..n].copy_from_slice(&head[full..half]);
+            bb[..n].copy_from_slice(&head[half + full..2 * half]);
+            // SAFETY: the buffers hold 4 values; `full + 4 <= HALF_MAX` as in `interleaved`.
+            unsafe {
+                let (c, s) = (vld1q_f32(cos.as_ptr().add(full)), vld1q_f32(sin.as_ptr().add(full)));
+                let (a, b) = rotate(vld1q_f32(ba.as_ptr()), vld1q_f32(bb.as_ptr()), c, s);
+                vst1q_f32(ba.as_mut_ptr(), a);
+                vst1q_f32(bb.as_mut_ptr(), b);
+            }
+            head[full..half].copy_from_slice(&ba[..n]);
+            head[half + full..2 * half].copy_from_slice(&bb[..n]);
+        }
+    }
+
+    impl RotaryKernels for Neon {
+        fn rotary(
+            x: &mut [f32],
+            frames: usize,
+            heads: usize,
+            head_dim: usize,
+            inv_freq: &[f32],
+            pairs: RotaryPairs,
+            at: usize,
+        ) {
+            let half = inv_freq.len();
+            check(x.len(), frames, heads, head_dim, half, at);
+            if half == 0 || x.is_empty() {
+                return;
+            }
+            let mut sin = [0.0f32; HALF_MAX];
+            let mut cos = [0.0f32; HALF_MAX];
+            for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
+                frame_sin_cos(at + f, inv_freq, &mut sin[..half], &mut cos[..half]);
+                for head in row.chunks_exact_mut(head_dim) {
+                    match pairs {
+                        RotaryPairs::Interleaved => interleaved(head, &sin, &cos, half),
+                        RotaryPairs::HalfSplit => half_split(head, &sin, &cos, half),
+                    }
+                }
+            }
+        }
+    }
+}
