@@ -73,8 +73,8 @@ pub enum WeightsReason {
     Format(alloc::string::String),
     /// A tensor the architecture needs is missing.
     Missing,
-    /// A tensor has another dtype than f32.
-    Dtype,
+    /// A tensor has another dtype than the one named (`"F32"`, `"I8"`).
+    Dtype(&'static str),
     /// A tensor has the wrong shape: the expected one.
     Shape {
         /// Expected shape.
@@ -94,7 +94,7 @@ impl fmt::Display for WeightsReason {
             #[cfg(feature = "alloc")]
             WeightsReason::Format(m) => write!(f, "not a valid safetensors file ({m})"),
             WeightsReason::Missing => f.write_str("tensor missing"),
-            WeightsReason::Dtype => f.write_str("dtype is not F32"),
+            WeightsReason::Dtype(expected) => write!(f, "dtype is not {expected}"),
             WeightsReason::Shape { expected, rank } => {
                 write!(f, "shape is not {:?}", &expected[..*rank])
             }

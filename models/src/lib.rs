@@ -17,6 +17,7 @@ extern crate std;
 #[cfg(feature = "std")]
 pub mod audio;
 mod constmath;
+pub mod moonshine;
 pub mod openwakeword;
 
 pub mod error;
@@ -24,6 +25,8 @@ pub mod error;
 pub mod weights;
 
 pub use error::Error;
+#[cfg(feature = "alloc")]
+mod workspace;
 
 /// The backend the command line and the default constructors use: NEON on aarch64 with
 /// feature `neon`, the portable kernels elsewhere (with AVX-512 / AVX2 GEMM paths picked at

@@ -477,7 +477,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                 }
             };
             ctx.errors.extend(opts.finish(&callee.to_string()));
-            if let Op::WriteFrames(_, at) = &op {
+            if let Some(at) = op.scalar() {
                 match plan.scalars.iter().position(|s| s == at) {
                     Some(i) => scalar_used[i] = true,
                     None => {

@@ -225,6 +225,37 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                     }
                 })
             }
+            Op::Rotary(_, Some(at)) => {
+                let x = dims_ident(c, s.inputs[0]);
+                let name = at.to_string();
+                let max_pos = quote!(#krate::kernels::rotary::MAX_POSITION);
+                Some(quote! {
+                    if #at > (#max_pos + 1).saturating_sub(#x[0]) {
+                        return Err(#krate::Error::OutOfRange {
+                            name: #name,
+                            value: #at,
+                            min: 0,
+                            max: (#max_pos + 1).saturating_sub(#x[0]),
+                        });
+                    }
+                })
+            }
+            Op::Attention(a, Some(len)) => {
+                let q = dims_ident(c, s.inputs[0]);
+                let k = dims_ident(c, s.inputs[1]);
+                let name = len.to_string();
+                let min = if a.causal { quote!(#q[0]) } else { quote!(1) };
+                Some(quote! {
+                    if #len < #min || #len > #k[0] {
+                        return Err(#krate::Error::OutOfRange {
+                            name: #name,
+                            value: #len,
+                            min: #min,
+                            max: #k[0],
+                        });
+                    }
+                })
+            }
             _ => None,
         })
         .collect();
@@ -349,6 +380,28 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let l = layout_tokens(&krate, g.layout);
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
+            }
+            Op::Rotary(_, at) => {
+                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let at = at.as_ref().map_or_else(|| quote!(0), |a| quote!(#a));
+                if in_place {
+                    quote!(#unit.run_in_place::<B>(#out_view, #at)?;)
+                } else {
+                    let x = view(0);
+                    quote!(#unit.run::<B>(#x, #out_view, #at)?;)
+                }
+            }
+            Op::Attention(_, len) => {
+                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let (q, k, v) = (view(0), view(1), view(2));
+                let len = match len {
+                    Some(l) => quote!(#l),
+                    None => {
+                        let kd = dims_ident(c, s.inputs[1]);
+                        quote!(#kd[0])
+                    }
+                };
+                quote!(#unit.run::<B>(#q, #k, #v, #out_view, #len)?;)
             }
             Op::Act(_) | Op::Softmax | Op::Bin(_) => {
                 let unit = s.op.unit_tokens(&krate).unwrap_or_default();

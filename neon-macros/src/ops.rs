@@ -4,7 +4,9 @@
 //!
 //! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape rule.
 
+use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
+use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
@@ -13,6 +15,7 @@ use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
+use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::ops::ShapeRule;
@@ -55,6 +58,10 @@ pub enum Op {
     LastFrames(LastFrames),
     /// Writes into the state given as its first argument at the scalar `at`.
     WriteFrames(WriteFrames, Ident),
+    /// In place; positions start at the scalar `at` (0 without one).
+    Rotary(RotaryGeometry, Option<Ident>),
+    /// Keys and values: the first `len` rows (a scalar; all rows without one).
+    Attention(Attention, Option<Ident>),
 }
 
 /// What an argument position of an operator takes.
@@ -74,8 +81,11 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         }
         "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
-        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" => &[Tensor],
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary" => {
+            &[Tensor]
+        }
         "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
+        "attention" => &[Tensor, Tensor, Tensor],
         _ => return None,
     })
 }
@@ -219,6 +229,15 @@ impl<'a> Options<'a> {
             }
         }
         self.errors
+    }
+}
+
+/// An integer option that must be given (`heads = 8`).
+fn required_usize(opts: &mut Options<'_>, key: &str, callee: &Ident) -> Result<usize, syn::Error> {
+    if opts.items.iter().any(|(k, _)| k == key) {
+        Ok(opts.usize(key, 1))
+    } else {
+        Err(syn::Error::new(callee.span(), format!("{callee} needs `{key} = <integer>`")))
     }
 }
 
@@ -493,6 +512,26 @@ pub fn resolve(
             };
             Op::WriteFrames(WriteFrames { layout }, at)
         }
+        "rotary" => {
+            let heads = required_usize(opts, "heads", callee)?;
+            let rotary_dims = required_usize(opts, "dims", callee)?;
+            let theta = opts.float("theta", 10000.0);
+            let pairs = if opts.flag("half_split") {
+                RotaryPairs::HalfSplit
+            } else {
+                RotaryPairs::Interleaved
+            };
+            let at = opts.ident("at");
+            Op::Rotary(RotaryGeometry { heads, rotary_dims, theta, pairs }, at)
+        }
+        "attention" => {
+            let heads = required_usize(opts, "heads", callee)?;
+            let causal = opts.flag("causal");
+            let scale =
+                opts.items.iter().any(|(k, _)| k == "scale").then(|| opts.float("scale", 1.0));
+            let len = opts.ident("len");
+            Op::Attention(Attention { heads, causal, scale }, len)
+        }
         _ => unreachable!("resolve is only called for operators with a signature"),
     })
 }
@@ -523,6 +562,19 @@ impl Op {
             Op::ConcatFrames(g) => g.output_shape(inputs),
             Op::LastFrames(g) => g.output_shape(inputs),
             Op::WriteFrames(g, _) => g.output_shape(inputs),
+            Op::Rotary(g, _) => g.output_shape(inputs),
+            Op::Attention(a, _) => a.output_shape(inputs),
+        }
+    }
+
+    /// The run-time scalar the operator reads (`at` of write_frames and rotary, `len` of
+    /// attention), if any.
+    pub fn scalar(&self) -> Option<&Ident> {
+        match self {
+            Op::WriteFrames(_, at) => Some(at),
+            Op::Rotary(_, at) => at.as_ref(),
+            Op::Attention(_, len) => len.as_ref(),
+            _ => None,
         }
     }
 
@@ -530,7 +582,12 @@ impl Op {
     pub fn in_place(&self) -> bool {
         matches!(
             self,
-            Op::Act(_) | Op::Bin(_) | Op::Softmax | Op::PerChannel(_) | Op::WriteFrames(..)
+            Op::Act(_)
+                | Op::Bin(_)
+                | Op::Softmax
+                | Op::PerChannel(_)
+                | Op::WriteFrames(..)
+                | Op::Rotary(..)
         )
     }
 
@@ -750,6 +807,32 @@ impl Op {
             Op::Bin(Bin::Add) => quote!(#krate::ops::elementwise::Add),
             Op::Bin(Bin::Mul) => quote!(#krate::ops::elementwise::Mul),
             Op::Softmax => quote!(#krate::ops::softmax::Softmax),
+            Op::Attention(a, _) => {
+                let Attention { heads, causal, scale } = *a;
+                let scale = match scale {
+                    Some(s) => quote!(::core::option::Option::Some(#s)),
+                    None => quote!(::core::option::Option::None),
+                };
+                quote!(#krate::ops::attention::Attention { heads: #heads, causal: #causal, scale: #scale })
+            }
+            Op::Rotary(g, _) => {
+                let RotaryGeometry { heads, rotary_dims, theta, pairs } = *g;
+                let pairs = match pairs {
+                    RotaryPairs::Interleaved => quote!(Interleaved),
+                    RotaryPairs::HalfSplit => quote!(HalfSplit),
+                };
+                // A constant, so the frequency table is computed at compile time.
+                quote!({
+                    const ROTARY: #krate::ops::rotary::Rotary =
+                        #krate::ops::rotary::Rotary::new(#krate::ops::rotary::RotaryGeometry {
+                            heads: #heads,
+                            rotary_dims: #rotary_dims,
+                            theta: #theta,
+                            pairs: #krate::kernels::rotary::RotaryPairs::#pairs,
+                        });
+                    ROTARY
+                })
+            }
             _ => return None,
         })
     }
@@ -771,7 +854,8 @@ impl Op {
             Op::WriteFrames(g, _) => (vec![g.layout; 2], g.layout),
             Op::PerChannel(g) => (vec![g.layout], g.layout),
             Op::Act(_) | Op::Bin(_) => (vec![cf; arity], cf),
-            Op::Softmax => (vec![fm], fm),
+            Op::Softmax | Op::Rotary(..) => (vec![fm], fm),
+            Op::Attention(..) => (vec![fm; 3], fm),
         }
     }
 }

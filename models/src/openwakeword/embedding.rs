@@ -209,8 +209,7 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding
 /// A zeroed workspace on the heap, without building the (large) value on the stack first.
 #[cfg(feature = "alloc")]
 pub fn boxed_workspace() -> alloc::boxed::Box<EmbeddingNetWorkspace> {
-    let zeroed = alloc::boxed::Box::<EmbeddingNetWorkspace>::new_zeroed();
     // SAFETY: the workspace is a plain array of f32 (in an align(16) wrapper); all-zero
     // bytes are a valid value of it (0.0f32 in every element).
-    unsafe { zeroed.assume_init() }
+    unsafe { crate::workspace::boxed_zeroed() }
 }

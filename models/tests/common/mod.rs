@@ -52,3 +52,4 @@ pub fn score_tolerance(head: &str) -> f32 {
         1e-5
     }
 }
+pub mod moonshine;

@@ -1,14 +1,17 @@
 //! `neon`: on-device audio models from the command line.
 //!
 //! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
+//! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
 
+mod transcribe;
 mod wake;
 
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Fast on-device audio models (openWakeWord) on ARM64 NEON, with a portable fallback.
+/// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
 #[derive(Parser)]
 #[command(name = "neon", version)]
 struct Cli {
@@ -20,12 +23,15 @@ struct Cli {
 enum Command {
     /// Detect wake words in a WAV file, or in raw s16le 16 kHz mono audio on stdin (`-`).
     Wake(wake::WakeArgs),
+    /// Transcribe speech in a WAV file, or in raw s16le 16 kHz mono audio on stdin (`-`).
+    Transcribe(transcribe::TranscribeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Wake(args) => wake::run(&args),
+        Command::Transcribe(args) => transcribe::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -33,5 +39,17 @@ fn main() -> ExitCode {
             eprintln!("neon: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Writes one line to stdout and flushes it (detections must appear as they happen). When
+/// the reader has gone (`neon wake - | head -1`: a pipeline saying it has seen enough), exits
+/// quietly with status 0; any other write error is an error.
+fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
+    let mut out = io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
     }
 }

@@ -1,6 +1,6 @@
 //! `neon wake`: wake-word detection on a WAV file or raw audio from stdin.
 
-use std::io::{self, Write};
+use std::io;
 use std::time::Instant;
 
 use clap::Args;
@@ -13,6 +13,8 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_models::weights::TensorFile;
 use neon_models::FastBackend;
 use serde_json::{json, Map, Value};
+
+use crate::line;
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: usize = 16_000;
@@ -83,18 +85,6 @@ impl Session {
             }
         }
         Ok(())
-    }
-}
-
-/// Writes one line to stdout and flushes it (detections must appear as they happen). When
-/// the reader has gone (`neon wake - | head -1`: a pipeline saying it has seen enough), exits
-/// quietly with status 0; any other write error is an error.
-fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
-    let mut out = io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(format!("cannot write to stdout: {e}")),
     }
 }
 

@@ -1,0 +1,142 @@
+//! `neon transcribe`: speech recognition with Moonshine base-en on a WAV file or raw audio
+//! from stdin.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use neon_models::audio::{i16_to_f32, Audio, AudioError, RawPcmReader};
+use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
+use neon_models::moonshine::segment::split;
+use neon_models::moonshine::transcriber::{token_budget, Transcriber};
+use neon_models::moonshine::{MAX_SAMPLES, SAMPLE_RATE};
+use neon_models::FastBackend;
+use serde_json::json;
+
+use crate::line;
+
+#[derive(Args)]
+pub struct TranscribeArgs {
+    /// A WAV file (any format, channel count and rate), or `-` for raw s16le 16 kHz mono on
+    /// stdin (read to its end).
+    input: String,
+    /// Directory with `base-en.safetensors` and `tokenizer.bin` (default: `models/moonshine`
+    /// in the current directory, else next to the program's repository checkout).
+    #[arg(long, value_name = "DIR")]
+    model_dir: Option<PathBuf>,
+    /// Print one JSON object: {"text", "tokens", "audio_s", "encoder_ms", "decode_ms"}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The model directory: the one given, else `models/moonshine` under the current directory,
+/// else under an ancestor of the program (`target/release/neon` in a checkout).
+fn model_dir(given: Option<&Path>) -> PathBuf {
+    if let Some(dir) = given {
+        return dir.to_path_buf();
+    }
+    let here = PathBuf::from(DEFAULT_DIR);
+    if here.is_dir() {
+        return here;
+    }
+    let exe = std::env::current_exe().ok();
+    let found =
+        exe.iter().flat_map(|p| p.ancestors()).map(|a| a.join(DEFAULT_DIR)).find(|d| d.is_dir());
+    found.unwrap_or(here)
+}
+
+/// 16 kHz mono samples of the input and its duration in seconds.
+fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
+    if input == "-" {
+        let stdin = std::io::stdin();
+        let mut reader = RawPcmReader::new("stdin", stdin.lock());
+        let mut all = Vec::new();
+        let mut buf = vec![0i16; 16_000];
+        loop {
+            match reader.read_samples(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => all.extend(buf[..n].iter().map(|&v| i16_to_f32(v))),
+                Err(e @ AudioError::TruncatedData { .. }) => {
+                    eprintln!("neon: warning: {e}; the last byte was ignored");
+                    break;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        let seconds = all.len() as f64 / SAMPLE_RATE as f64;
+        return Ok((all, seconds));
+    }
+    let audio = Audio::open(input).map_err(|e| e.to_string())?;
+    if audio.clipped > 0 {
+        eprintln!(
+            "neon: warning: {input}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
+             stored at int16 scale?)",
+            audio.clipped
+        );
+    }
+    let seconds = audio.duration_seconds();
+    Ok((audio.samples, seconds))
+}
+
+pub fn run(args: &TranscribeArgs) -> Result<(), String> {
+    let dir = model_dir(args.model_dir.as_deref());
+    let (weights, _) = paths(&dir);
+    if !weights.is_file() {
+        return Err(format!(
+            "no Moonshine weights at {}: run `{FETCH_COMMAND}` (downloads moonshine-cpp 0.1.4 \
+             and converts it), or pass --model-dir",
+            weights.display()
+        ));
+    }
+    let (samples, seconds) = read_audio(&args.input)?;
+    let mut model = Transcriber::<FastBackend>::open(&dir).map_err(|e| e.to_string())?;
+    let segments = split(&samples, MAX_SAMPLES);
+    let progress = if segments.len() > 1 && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(segments.len() as u64);
+        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} segments, {elapsed}")
+            .map_err(|e| e.to_string())?;
+        bar.set_style(style);
+        Some(bar)
+    } else {
+        None
+    };
+    let (mut tokens, mut texts) = (Vec::new(), Vec::new());
+    let (mut encoder_s, mut decode_s) = (0.0, 0.0);
+    let mut segment_tokens = Vec::new();
+    for range in segments {
+        let audio = &samples[range];
+        let t0 = Instant::now();
+        model.encode(audio).map_err(|e| e.to_string())?;
+        let t1 = Instant::now();
+        model.greedy(token_budget(audio.len()), &mut segment_tokens).map_err(|e| e.to_string())?;
+        let t2 = Instant::now();
+        encoder_s += (t1 - t0).as_secs_f64();
+        decode_s += (t2 - t1).as_secs_f64();
+        let text = model.tokenizer().decode(&segment_tokens);
+        if !text.is_empty() {
+            texts.push(text);
+        }
+        tokens.extend_from_slice(&segment_tokens);
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let text = texts.join(" ");
+    if args.json {
+        let value = json!({
+            "text": text,
+            "tokens": tokens,
+            "audio_s": seconds,
+            "encoder_ms": encoder_s * 1e3,
+            "decode_ms": decode_s * 1e3,
+        });
+        line(format_args!("{value}"))
+    } else {
+        line(format_args!("{text}"))
+    }
+}

@@ -1,0 +1,67 @@
+//! Opening the converted model from a directory (feature `std`).
+//!
+//! `tools/moonshine/fetch.sh` writes `models/moonshine/` with `base-en.safetensors` (the
+//! weights, about 62 MB, not in the repository) and `tokenizer.bin`.
+
+use std::path::{Path, PathBuf};
+use std::string::ToString;
+use std::vec::Vec;
+
+use neon_runtime::Backend;
+
+use super::load::MoonshineWeights;
+use super::tokenizer::Tokenizer;
+use super::transcriber::Transcriber;
+use crate::error::{Error, WeightsReason, WeightsSource};
+use crate::weights::TensorFile;
+
+/// The weights file's name in a model directory.
+pub const WEIGHTS_FILE: &str = "base-en.safetensors";
+/// The tokenizer's name in a model directory.
+pub const TOKENIZER_FILE: &str = "tokenizer.bin";
+/// Where `tools/moonshine/fetch.sh` puts the model, relative to the repository root.
+pub const DEFAULT_DIR: &str = "models/moonshine";
+/// The command that fetches and converts the model.
+pub const FETCH_COMMAND: &str = "tools/moonshine/fetch.sh";
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|error| Error::Io { path: path.to_path_buf(), error })
+}
+
+/// Reads and parses `tokenizer.bin`.
+///
+/// # Errors
+/// [`Error::Io`] if it cannot be read; [`Error::Weights`] if it is truncated.
+pub fn load_tokenizer(path: &Path) -> Result<Tokenizer, Error> {
+    Tokenizer::parse(&read(path)?).map_err(|e| Error::Weights {
+        source: WeightsSource::File(path.to_path_buf()),
+        tensor: "",
+        reason: WeightsReason::Format(e.to_string()),
+    })
+}
+
+/// Reads, checks and prepares the weights of a converted `base-en.safetensors`.
+///
+/// # Errors
+/// [`Error::Io`] if it cannot be read; [`Error::Weights`] naming the first bad tensor.
+pub fn load_weights(path: &Path) -> Result<MoonshineWeights, Error> {
+    let bytes = read(path)?;
+    let file = TensorFile::parse(&bytes, WeightsSource::File(path.to_path_buf()))?;
+    MoonshineWeights::load(&file)
+}
+
+/// The two files of a model directory.
+pub fn paths(dir: &Path) -> (PathBuf, PathBuf) {
+    (dir.join(WEIGHTS_FILE), dir.join(TOKENIZER_FILE))
+}
+
+impl<B: Backend> Transcriber<B> {
+    /// Opens the model in `dir` (`base-en.safetensors` and `tokenizer.bin`).
+    ///
+    /// # Errors
+    /// As [`load_weights`] and [`load_tokenizer`].
+    pub fn open(dir: &Path) -> Result<Self, Error> {
+        let (weights, tokenizer) = paths(dir);
+        Ok(Transcriber::new(load_weights(&weights)?, load_tokenizer(&tokenizer)?))
+    }
+}

@@ -1,0 +1,292 @@
+//! Greedy transcription: 16 kHz mono f32 samples → token ids → text.
+//!
+//! [`Transcriber`] owns the prepared weights, the tokenizer and every buffer a transcription
+//! needs, all allocated once at construction (about 90 MB for the 30 s bound, mostly the
+//! encoder's workspaces and the cross-attention keys and values). After that,
+//! [`Transcriber::encode`] and [`Transcriber::decode_step`] allocate nothing;
+//! [`Transcriber::transcribe`] allocates only the returned [`Transcript`].
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::marker::PhantomData;
+
+use neon_runtime::{Backend, IndexView, Layout, TensorViewMut};
+
+use super::decoder::{CrossKv, CrossKvWorkspace, DecoderHead, DecoderHeadWorkspace};
+use super::decoder::{DecoderLayer, DecoderLayerWorkspace};
+use super::encoder::{EncoderLayer, EncoderLayerWorkspace, EncoderNorm, EncoderNormWorkspace};
+use super::encoder::{EncoderStem, EncoderStemWorkspace};
+use super::load::MoonshineWeights;
+use super::tokenizer::Tokenizer;
+use super::{encoder_frames, BOS, CACHE, D_MODEL, EOS, LAYERS, MAX_FRAMES, MAX_SAMPLES};
+use super::{MIN_SAMPLES, SAMPLE_RATE, VOCAB};
+use crate::error::Error;
+use crate::workspace::boxed_zeroed;
+
+/// Generated tokens allowed for `samples` samples of audio: `ceil(6.5 * seconds)`, at least 1
+/// (a budget against runaway repetition; see `tools/moonshine/README.md`).
+pub const fn token_budget(samples: usize) -> usize {
+    let budget = (samples * 13).div_ceil(2 * SAMPLE_RATE);
+    if budget == 0 {
+        1
+    } else {
+        budget
+    }
+}
+
+/// The result of transcribing one segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transcript {
+    /// The decoded text.
+    pub text: String,
+    /// Every token id: the leading BOS, the generated ids and the final EOS (absent when
+    /// the token budget ran out first).
+    pub tokens: Vec<u32>,
+}
+
+/// The encoder's and decoder's workspaces.
+struct Workspaces {
+    stem: Box<EncoderStemWorkspace>,
+    layer: Box<EncoderLayerWorkspace>,
+    norm: Box<EncoderNormWorkspace>,
+    cross: Box<CrossKvWorkspace>,
+    decoder: Box<DecoderLayerWorkspace>,
+    head: Box<DecoderHeadWorkspace>,
+}
+
+/// Moonshine with its buffers, ready to transcribe; backend `B`.
+pub struct Transcriber<B> {
+    weights: MoonshineWeights,
+    tokenizer: Tokenizer,
+    ws: Workspaces,
+    /// Audio padded to [`MIN_SAMPLES`] when shorter.
+    padded: Vec<f32>,
+    /// Encoder activations, frame-major `[frames, 416]`, ping-pong.
+    enc: [Vec<f32>; 2],
+    /// Per layer: cross-attention keys and values `[frames, 416]`.
+    cross_k: Vec<Vec<f32>>,
+    cross_v: Vec<Vec<f32>>,
+    /// Per layer: self-attention caches `[CACHE, 416]`.
+    k_cache: Vec<Vec<f32>>,
+    v_cache: Vec<Vec<f32>>,
+    /// Decoder activations `[1, 416]`, ping-pong.
+    x: [Vec<f32>; 2],
+    logits: Vec<f32>,
+    /// Encoder frames of the current utterance (0 before [`Transcriber::encode`]).
+    frames: usize,
+    /// Tokens fed to the decoder since the last encode.
+    pos: usize,
+    backend: PhantomData<B>,
+}
+
+impl<B: Backend> Transcriber<B> {
+    /// A transcriber over prepared weights and a tokenizer; allocates every buffer.
+    pub fn new(weights: MoonshineWeights, tokenizer: Tokenizer) -> Self {
+        // SAFETY: every workspace is a plain `[f32; N]` in an aligned wrapper, valid when
+        // all-zero.
+        let ws = unsafe {
+            Workspaces {
+                stem: boxed_zeroed(),
+                layer: boxed_zeroed(),
+                norm: boxed_zeroed(),
+                cross: boxed_zeroed(),
+                decoder: boxed_zeroed(),
+                head: boxed_zeroed(),
+            }
+        };
+        let per_layer = |len: usize| (0..LAYERS).map(|_| vec![0.0; len]).collect::<Vec<_>>();
+        Self {
+            weights,
+            tokenizer,
+            ws,
+            padded: vec![0.0; MIN_SAMPLES],
+            enc: [vec![0.0; MAX_FRAMES * D_MODEL], vec![0.0; MAX_FRAMES * D_MODEL]],
+            cross_k: per_layer(MAX_FRAMES * D_MODEL),
+            cross_v: per_layer(MAX_FRAMES * D_MODEL),
+            k_cache: per_layer(CACHE * D_MODEL),
+            v_cache: per_layer(CACHE * D_MODEL),
+            x: [vec![0.0; D_MODEL], vec![0.0; D_MODEL]],
+            logits: vec![0.0; VOCAB],
+            frames: 0,
+            pos: 0,
+            backend: PhantomData,
+        }
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Runs the encoder on one segment of 16 kHz mono samples in `[-1, 1]` (at most
+    /// [`MAX_SAMPLES`]; fewer than [`MIN_SAMPLES`] are padded with zeros to that length),
+    /// computes every layer's cross-attention keys and values and resets the decoder.
+    /// Returns the number of encoder frames. Allocates nothing.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for more than [`MAX_SAMPLES`] samples (split longer audio, see
+    /// [`super::segment`]). The transcriber stays usable.
+    pub fn encode(&mut self, samples: &[f32]) -> Result<usize, Error> {
+        if samples.len() > MAX_SAMPLES {
+            return Err(Error::Input {
+                what: "samples",
+                expected: "at most 480000 (30 s at 16 kHz) per segment",
+                got: samples.len(),
+            });
+        }
+        let audio = if samples.len() < MIN_SAMPLES {
+            self.padded.fill(0.0);
+            self.padded[..samples.len()].copy_from_slice(samples);
+            &self.padded[..]
+        } else {
+            samples
+        };
+        let frames = encoder_frames(audio.len());
+        let len = frames * D_MODEL;
+        let w = &self.weights;
+        let [a, b] = &mut self.enc;
+        EncoderStem::run::<B, _>(&w.stem, audio, &mut a[..len], audio.len(), &mut self.ws.stem)?;
+        for layer in &w.encoder {
+            EncoderLayer::run::<B, _, _>(
+                layer,
+                &a[..len],
+                &mut b[..len],
+                frames,
+                &mut self.ws.layer,
+            )?;
+            core::mem::swap(a, b);
+        }
+        EncoderNorm::run::<B, _>(
+            &w.encoder_norm,
+            &a[..len],
+            &mut b[..len],
+            frames,
+            &mut self.ws.norm,
+        )?;
+        for (l, cross) in w.cross_kv.iter().enumerate() {
+            let (k, v) = (&mut self.cross_k[l][..len], &mut self.cross_v[l][..len]);
+            CrossKv::run::<B, _, _>(cross, &b[..len], k, v, frames, &mut self.ws.cross)?;
+        }
+        self.frames = frames;
+        self.pos = 0;
+        Ok(frames)
+    }
+
+    /// The last encoder output, frame-major `[frames, 416]` (after the final LayerNorm).
+    pub fn encoder_output(&self) -> &[f32] {
+        &self.enc[1][..self.frames * D_MODEL]
+    }
+
+    /// Starts decoding the current utterance again from its first token (keeps the encoder
+    /// output and cross-attention keys and values).
+    pub fn restart(&mut self) {
+        self.pos = 0;
+    }
+
+    /// Tokens fed since the last [`Transcriber::encode`] or [`Transcriber::restart`].
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Feeds `token` at the next position and returns the logits `[32768]` of the token
+    /// after it. Allocates nothing.
+    ///
+    /// # Errors
+    /// [`Error::Input`] before any encode, for a token `>= 32768`, or when the KV cache
+    /// ([`CACHE`] tokens) is full. Nothing changes on error.
+    pub fn decode_step(&mut self, token: u32) -> Result<&[f32], Error> {
+        if self.frames == 0 {
+            return Err(Error::Input {
+                what: "decoder",
+                expected: "an encoded segment first",
+                got: 0,
+            });
+        }
+        if self.pos >= CACHE {
+            return Err(Error::Input {
+                what: "decoder position",
+                expected: "below 256",
+                got: self.pos,
+            });
+        }
+        let id = i32::try_from(token).unwrap_or(i32::MAX);
+        let ids = [id];
+        let ids = IndexView::new(&ids, &[1])?;
+        let w = &self.weights;
+        let [x, y] = &mut self.x;
+        let mut out = TensorViewMut::new(x, &[1, D_MODEL], Layout::FrameMajor)?;
+        w.head.embedding.embed(&ids, &mut out).map_err(|_| Error::Input {
+            what: "token id",
+            expected: "below 32768",
+            got: token as usize,
+        })?;
+        let len = self.frames * D_MODEL;
+        for (l, layer) in w.decoder.iter().enumerate() {
+            DecoderLayer::run::<B, _, _>(
+                layer,
+                x,
+                &self.cross_k[l][..len],
+                &self.cross_v[l][..len],
+                y,
+                &mut self.k_cache[l],
+                &mut self.v_cache[l],
+                self.frames,
+                self.pos,
+                self.pos + 1,
+                &mut self.ws.decoder,
+            )?;
+            core::mem::swap(x, y);
+        }
+        DecoderHead::run::<B, _, _>(&w.head, x, &mut self.logits, &mut self.ws.head)?;
+        self.pos += 1;
+        Ok(&self.logits)
+    }
+
+    /// Greedy decoding of the encoded segment: BOS, then the most likely token at each step
+    /// (the lowest id on ties) until EOS or `budget` generated tokens. Pushes every id,
+    /// BOS first, onto `tokens` (which it clears first).
+    ///
+    /// # Errors
+    /// As [`Transcriber::decode_step`].
+    pub fn greedy(&mut self, budget: usize, tokens: &mut Vec<u32>) -> Result<(), Error> {
+        self.restart();
+        tokens.clear();
+        tokens.push(BOS);
+        let budget = budget.min(CACHE);
+        for _ in 0..budget {
+            let last = *tokens.last().unwrap_or(&BOS);
+            let next = argmax(self.decode_step(last)?);
+            tokens.push(next);
+            if next == EOS {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Transcribes one segment (at most [`MAX_SAMPLES`] samples of 16 kHz mono audio in
+    /// `[-1, 1]`) greedily with a budget of [`token_budget`] tokens.
+    ///
+    /// # Errors
+    /// As [`Transcriber::encode`].
+    pub fn transcribe(&mut self, samples: &[f32]) -> Result<Transcript, Error> {
+        self.encode(samples)?;
+        let mut tokens = Vec::with_capacity(token_budget(samples.len()) + 2);
+        self.greedy(token_budget(samples.len()), &mut tokens)?;
+        let text = self.tokenizer.decode(&tokens);
+        Ok(Transcript { text, tokens })
+    }
+}
+
+/// Index of the largest value (the first one on ties; NaN never wins).
+pub fn argmax(logits: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &v) in logits.iter().enumerate() {
+        if v > logits[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
