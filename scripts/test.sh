@@ -3,8 +3,9 @@
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
 # NEON, the no_std bare-metal build and the bare-metal openWakeWord program under
 # qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
-# committed weights and goldens regenerate from the official model files), the host test
-# suite, the aarch64 suite
+# committed weights and goldens regenerate from the official model files), the Moonshine fetch
+# and converter check (downloads and converts the official model once into models/moonshine:
+# the Moonshine tests need it), the host test suite, the aarch64 suite
 # under qemu-aarch64 (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on
 # a Cortex-A72 model (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
 # or a run that executes no test fails the script.
@@ -47,6 +48,9 @@ step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64
 
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
 tools/openwakeword/check.sh
+
+step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"
+tools/moonshine/check.sh
 
 step "host tests"
 cargo test --workspace
