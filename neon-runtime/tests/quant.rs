@@ -381,7 +381,8 @@ fn tail_shapes() -> Vec<(usize, usize, usize)> {
 }
 
 /// Odd GEMM shapes: primes, one off the tiles, the Moonshine MLP (few rows), `m` across
-/// the row block [`MC`] and `k` across the conversion block [`KC`].
+/// the row block [`MC`] and `k` across the conversion block ([`KC`], and `2 * KC` on x86-64
+/// AVX-512).
 fn odd_shapes() -> Vec<(usize, usize, usize)> {
     vec![
         (7, 13, 5),
@@ -438,8 +439,9 @@ fn gemv_tensor<B: Quant>() -> Worst {
     w
 }
 
-/// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block.
-const BLOCK_KS: [usize; 5] = [32, 64, 96, 128, KC + 32];
+/// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block
+/// ([`KC`], and `2 * KC` on x86-64 AVX-512).
+const BLOCK_KS: [usize; 5] = [32, 64, 128, KC + 32, 2 * KC + 32];
 
 fn gemm_block<B: Quant>() -> Worst {
     let mut r = rng(3);

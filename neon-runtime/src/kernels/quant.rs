@@ -98,8 +98,8 @@
 //! On x86-64 (hard-float, not under Miri) the portable backend runs AVX-512F or AVX2 + FMA
 //! kernels instead, at the f32 GEMM's level (module `x86`, file `quant_x86.rs`: run-time
 //! detection with feature `std`): a widening GEMV (`vpmovsxbd`, `vcvtdq2ps`, FMA) and the
-//! GEMM with a vectorised conversion and the level's f32 micro-kernel, two panels per
-//! conversion on AVX-512 (stack 32 KiB + 10 KiB). On one core of the AMD EPYC (Zen 5) host
+//! GEMM with a vectorised conversion and the level's f32 micro-kernel, two panels and
+//! `2 * KC` values of `k` per conversion on AVX-512 (stack 64 KiB + 10 KiB). On one core of the AMD EPYC (Zen 5) host
 //! a whole Moonshine decoder step's GEMVs (38.5 MB of int8 weights) take 1.0 ms with
 //! AVX-512, at the core's memory read bandwidth, against 12.3 ms for the plain-Rust GEMV
 //! (SSE2, no FMA) and 3.9 ms for the f32 GEMV on f32 weights; see `quant_x86.rs`.
@@ -125,7 +125,8 @@ pub const QUANT_KR: usize = 4;
 /// Weights per scale in block-int8.
 pub const BLOCK_K: usize = 32;
 /// `k` values converted to f32 at a time by the GEMM (its stack buffer holds
-/// `KC * PACK_NR` f32: 16 KiB). A multiple of [`BLOCK_K`].
+/// `KC * PACK_NR` f32: 16 KiB). A multiple of [`BLOCK_K`]. (The x86-64 AVX-512 GEMM of the
+/// portable backend converts `2 * KC` values of two panels at a time: 64 KiB.)
 pub const KC: usize = 256;
 /// Rows per call of the f32 GEMM on a converted block (partial products: `MC * PACK_NR`
 /// f32 on the stack, 5 KiB).
@@ -460,15 +461,15 @@ type Convert = fn(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f3
 /// (`m, n, k, a, lda, b, bias, c, ldc`).
 type PackedGemm = fn(usize, usize, usize, &[f32], usize, &[f32], Option<&[f32]>, &mut [f32], usize);
 
-/// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), [`KC`]
-/// values of `k` at a time, into an f32 buffer in the packed-B layout and runs the packed
-/// f32 GEMM `gemm` on it for every row, [`MC`] rows per call. The partial products of
-/// later `k` blocks are added into `c`. For [`Scales::Tensor`] the final pass applies the
-/// scale, `offset * sum(row)` and the bias; for blocks the bias goes into the first GEMM
-/// call. `NP = 2` suits f32 tiles two panels wide (x86 AVX-512: 8x32); the stack holds
-/// `NP * (KC + MC) * 16` f32 (21 KiB per panel).
+/// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), `KB`
+/// values of `k` at a time ([`KC`] or a multiple), into an f32 buffer in the packed-B
+/// layout and runs the packed f32 GEMM `gemm` on it for every row, [`MC`] rows per call.
+/// The partial products of later `k` blocks are added into `c`. For [`Scales::Tensor`]
+/// the final pass applies the scale, `offset * sum(row)` and the bias; for blocks the
+/// bias goes into the first GEMM call. `NP = 2` suits f32 tiles two panels wide (x86
+/// AVX-512: 8x32); the stack holds `NP * (KB + MC) * 16` f32.
 #[allow(clippy::too_many_arguments)]
-fn gemm_converted<const NP: usize>(
+fn gemm_converted<const NP: usize, const KB: usize>(
     m: usize,
     n: usize,
     k: usize,
@@ -490,8 +491,9 @@ fn gemm_converted<const NP: usize>(
     }
     let panel_len = PACK_NR * k_padded(k);
     let nb = k / BLOCK_K;
-    let mut buf = [[0.0f32; KC * PACK_NR]; NP];
-    let buf = buf.as_flattened_mut();
+    const { assert!(KB.is_multiple_of(BLOCK_K) && KB > 0) };
+    let mut buf = [[[0.0f32; PACK_NR]; KB]; NP];
+    let buf = buf.as_flattened_mut().as_flattened_mut();
     let mut part = [[0.0f32; MC * PACK_NR]; NP];
     let part = part.as_flattened_mut();
     let ld_part = NP * PACK_NR;
@@ -504,8 +506,8 @@ fn gemm_converted<const NP: usize>(
             Scales::Block(_) => bias.map(|b| &b[col0..col0 + cols]),
             Scales::Tensor { .. } => None,
         };
-        for k0 in (0..k).step_by(KC) {
-            let kc = (k - k0).min(KC);
+        for k0 in (0..k).step_by(KB) {
+            let kc = (k - k0).min(KB);
             let buf = &mut buf[..np * kc * PACK_NR];
             for (q, buf) in buf.chunks_exact_mut(kc * PACK_NR).enumerate() {
                 let p = p0 + q;
@@ -773,7 +775,7 @@ fn p_gemm_at(
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
     {
         let gemm = Portable::gemm_packed_b;
-        gemm_converted::<1>(m, n, k, a, lda, b, scales, bias, c, ldc, p_convert, gemm);
+        gemm_converted::<1, KC>(m, n, k, a, lda, b, scales, bias, c, ldc, p_convert, gemm);
     }
 }
 
@@ -1769,7 +1771,7 @@ impl QuantKernels for super::Neon {
         let scales = Scales::Tensor { scale, offset };
         check_gemm("gemm_i8", m, n, k, a, lda, b, scales, bias, c, ldc);
         let (convert, gemm) = (neon::convert, super::Neon::gemm_packed_b);
-        gemm_converted::<1>(m, n, k, a, lda, b, scales, bias, c, ldc, convert, gemm);
+        gemm_converted::<1, KC>(m, n, k, a, lda, b, scales, bias, c, ldc, convert, gemm);
     }
 
     fn gemv_i8_block(
@@ -1803,6 +1805,6 @@ impl QuantKernels for super::Neon {
         let scales = Scales::Block(scales);
         check_gemm("gemm_i8_block", m, n, k, a, lda, b, scales, bias, c, ldc);
         let (convert, gemm) = (neon::convert, super::Neon::gemm_packed_b);
-        gemm_converted::<1>(m, n, k, a, lda, b, scales, bias, c, ldc, convert, gemm);
+        gemm_converted::<1, KC>(m, n, k, a, lda, b, scales, bias, c, ldc, convert, gemm);
     }
 }
