@@ -24,7 +24,8 @@
 //!   accumulators of 4 outputs x 4 `k`, AVX2 8 of 2 outputs x 4 `k`. A single sequential
 //!   stream is what the hardware prefetcher serves best: two panels at a time (8 FMA
 //!   chains, as the f32 GEMV does) ran as fast in cache but streamed a whole decoder step
-//!   at half the speed (16-18 GB/s against 37 GB/s on the machine below), and a second
+//!   at half the speed (16-18 GB/s against 37 GB/s, both before the software prefetch
+//!   below, on the machine of the table), and a second
 //!   accumulator set over alternate groups gained nothing (the loop is bound by its 3
 //!   vector instructions per 16 weights, not by FMA latency).
 //! - **Software prefetch (AVX-512):** each group prefetches (`prefetcht0`) the line 16 KiB
