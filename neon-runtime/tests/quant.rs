@@ -3,7 +3,9 @@
 //! (1..=33, sampled), odd shapes, 416 -> 1664 and 1664 -> 416, `k` across the GEMM's
 //! conversion block and `m` across its row block, strides, bias / no bias, Moonshine-like
 //! scales and offsets, NEON against portable on the same inputs; packing layouts; the
-//! operators' results, shape rule and errors.
+//! operators' results, shape rule and errors. On x86-64 every level of the portable
+//! backend (baseline, AVX2 + FMA, AVX-512F) runs the kernel suite explicitly, whichever
+//! one `Portable` picks on this CPU.
 
 mod common;
 
@@ -16,6 +18,115 @@ use neon_runtime::kernels::quant::{
 use neon_runtime::{Backend, Portable};
 use rand::rngs::SmallRng;
 use rand::Rng;
+
+/// The four kernels under test: a backend's (every [`Backend`]) or, on x86-64, a forced
+/// level of the portable one.
+trait Quant {
+    const NAME: &'static str;
+    #[allow(clippy::too_many_arguments)]
+    fn gemv(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    );
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    );
+    fn gemv_block(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    );
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_block(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    );
+}
+
+impl<B: Backend> Quant for B {
+    const NAME: &'static str = B::NAME;
+    fn gemv(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        <B as QuantKernels>::gemv_i8(n, k, x, b, scale, offset, bias, y)
+    }
+    fn gemm(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        <B as QuantKernels>::gemm_i8(m, n, k, a, lda, b, scale, offset, bias, c, ldc)
+    }
+    fn gemv_block(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        <B as QuantKernels>::gemv_i8_block(n, k, x, b, scales, bias, y)
+    }
+    fn gemm_block(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[i8],
+        scales: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        <B as QuantKernels>::gemm_i8_block(m, n, k, a, lda, b, scales, bias, c, ldc)
+    }
+}
 
 /// Value written around and between the output rows: columns past `n` must keep it.
 const SENTINEL: f32 = 1234.5;
@@ -161,16 +272,16 @@ impl Problem {
 
     /// Runs backend `B`'s GEMM; returns the `m x n` result after checking the padding
     /// columns between rows.
-    fn run_gemm<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+    fn run_gemm<B: Quant>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
         let mut c = vec![SENTINEL; c_len];
         let (m, n, k, a, lda, ldc) = (self.m, self.n, self.k, &self.a, self.lda, self.ldc);
         let bias = self.bias.as_deref();
         match self.format {
             Format::Tensor { scale, offset } => {
-                B::gemm_i8(m, n, k, a, lda, b, scale, offset, bias, &mut c, ldc)
+                B::gemm(m, n, k, a, lda, b, scale, offset, bias, &mut c, ldc)
             }
-            Format::Block(_) => B::gemm_i8_block(m, n, k, a, lda, b, scales, bias, &mut c, ldc),
+            Format::Block(_) => B::gemm_block(m, n, k, a, lda, b, scales, bias, &mut c, ldc),
         }
         let mut out = Vec::with_capacity(self.m * self.n);
         for i in 0..self.m {
@@ -188,12 +299,12 @@ impl Problem {
     }
 
     /// Runs backend `B`'s GEMV on row 0.
-    fn run_gemv<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+    fn run_gemv<B: Quant>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let mut y = vec![SENTINEL; self.n];
         let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
         match self.format {
-            Format::Tensor { scale, offset } => B::gemv_i8(n, k, x, b, scale, offset, bias, &mut y),
-            Format::Block(_) => B::gemv_i8_block(n, k, x, b, scales, bias, &mut y),
+            Format::Tensor { scale, offset } => B::gemv(n, k, x, b, scale, offset, bias, &mut y),
+            Format::Block(_) => B::gemv_block(n, k, x, b, scales, bias, &mut y),
         }
         y
     }
@@ -212,7 +323,7 @@ fn max_err(got: &[f32], want: &[f64]) -> f64 {
 }
 
 /// Checks backend `B`'s GEMM on one problem; returns the max abs error and the tolerance.
-fn check_gemm<B: Backend>(p: &Problem) -> (f64, f64) {
+fn check_gemm<B: Quant>(p: &Problem) -> (f64, f64) {
     let (want, tol) = p.reference();
     let (b, s) = p.packed();
     let got = p.run_gemm::<B>(&b, &s);
@@ -222,7 +333,7 @@ fn check_gemm<B: Backend>(p: &Problem) -> (f64, f64) {
 
 /// Checks backend `B`'s GEMV on row 0 of one problem (the tolerance is the max over
 /// all rows: problems used here have `m = 1` or a few rows).
-fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
+fn check_gemv<B: Quant>(p: &Problem) -> (f64, f64) {
     let (want, tol) = p.reference();
     let want = &want[..p.n];
     let (b, s) = p.packed();
@@ -270,7 +381,8 @@ fn tail_shapes() -> Vec<(usize, usize, usize)> {
 }
 
 /// Odd GEMM shapes: primes, one off the tiles, the Moonshine MLP (few rows), `m` across
-/// the row block [`MC`] and `k` across the conversion block [`KC`].
+/// the row block [`MC`] and `k` across the conversion block ([`KC`], and `2 * KC` on x86-64
+/// AVX-512).
 fn odd_shapes() -> Vec<(usize, usize, usize)> {
     vec![
         (7, 13, 5),
@@ -304,7 +416,7 @@ impl std::fmt::Display for Worst {
     }
 }
 
-fn gemm_tensor<B: Backend>() -> Worst {
+fn gemm_tensor<B: Quant>() -> Worst {
     let mut r = rng(1);
     let mut w = Worst::default();
     for (idx, (m, n, k)) in tail_shapes().into_iter().chain(odd_shapes()).enumerate() {
@@ -314,22 +426,24 @@ fn gemm_tensor<B: Backend>() -> Worst {
     w
 }
 
-fn gemv_tensor<B: Backend>() -> Worst {
+fn gemv_tensor<B: Quant>() -> Worst {
     let mut r = rng(2);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
     shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
-    shapes.extend([(13, 7), (1664, 416), (416, 1664), (47, 1), (1, 255), (40, 300), (48, 9)]);
+    shapes.extend([(13, 7), (1664, 416), (416, 1664), (3328, 416), (47, 1), (1, 255), (40, 300)]);
+    shapes.extend([(48, 9), (17, 1663), (413, 417)]);
     for (idx, &(n, k)) in shapes.iter().enumerate() {
         w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false)));
     }
     w
 }
 
-/// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block.
-const BLOCK_KS: [usize; 5] = [32, 64, 96, 128, KC + 32];
+/// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block
+/// ([`KC`], and `2 * KC` on x86-64 AVX-512).
+const BLOCK_KS: [usize; 5] = [32, 64, 128, KC + 32, 2 * KC + 32];
 
-fn gemm_block<B: Backend>() -> Worst {
+fn gemm_block<B: Quant>() -> Worst {
     let mut r = rng(3);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize, usize)> = (1..=33)
@@ -344,11 +458,11 @@ fn gemm_block<B: Backend>() -> Worst {
     w
 }
 
-fn gemv_block<B: Backend>() -> Worst {
+fn gemv_block<B: Quant>() -> Worst {
     let mut r = rng(4);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
-    shapes.extend([(1664, 416), (416, 1664), (64, 32), (17, 640)]);
+    shapes.extend([(1664, 416), (416, 1664), (3328, 416), (64, 32), (17, 640)]);
     for (idx, &(n, k)) in shapes.iter().enumerate() {
         w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, true)));
     }
@@ -357,7 +471,7 @@ fn gemv_block<B: Backend>() -> Worst {
 
 /// General per-tensor parameters (an offset that is not a multiple of the scale, a
 /// negative scale, a zero offset) on a few shapes.
-fn general_parameters<B: Backend>() {
+fn general_parameters<B: Quant>() {
     let mut r = rng(5);
     for (idx, &(scale, offset)) in
         [(0.37f32, -1.3f32), (-2e-3, 5e-4), (1.0, 0.0)].iter().enumerate()
@@ -373,7 +487,7 @@ fn general_parameters<B: Backend>() {
 
 /// The extreme codes -128 and 127 convert exactly: with power-of-two scales the whole
 /// computation is exact.
-fn extreme_codes<B: Backend>() {
+fn extreme_codes<B: Quant>() {
     for &(code, k) in &[(-128i8, 37usize), (127, 64), (-128, 416)] {
         let n = 19;
         let q = vec![code; n * k];
@@ -383,11 +497,11 @@ fn extreme_codes<B: Backend>() {
         let (scale, offset) = (0.0078125f32, 0.25f32);
         let want = scale * (code as f32 * k as f32) + offset * k as f32;
         let mut y = vec![0.0; n];
-        B::gemv_i8(n, k, &x, &b, scale, offset, None, &mut y);
+        B::gemv(n, k, &x, &b, scale, offset, None, &mut y);
         assert!(y.iter().all(|&v| v == want), "{}: gemv code {code}: {y:?} != {want}", B::NAME);
         let mut c = vec![0.0; 2 * n];
         let a = [x.clone(), x.clone()].concat();
-        B::gemm_i8(2, n, k, &a, k, &b, scale, offset, None, &mut c, n);
+        B::gemm(2, n, k, &a, k, &b, scale, offset, None, &mut c, n);
         assert!(c.iter().all(|&v| v == want), "{}: gemm code {code}", B::NAME);
         // Block scales of 2^-7 everywhere: the same dot product without the offset.
         let scales = vec![0.0078125f32; n * k.div_ceil(BLOCK_K)];
@@ -395,38 +509,38 @@ fn extreme_codes<B: Backend>() {
             let mut s = vec![0.0; packed_block_scales_len(n, k)];
             pack_block_scales(&scales, n, k, &mut s);
             let want = scale * (code as f32 * k as f32);
-            B::gemv_i8_block(n, k, &x, &b, &s, None, &mut y);
+            B::gemv_block(n, k, &x, &b, &s, None, &mut y);
             assert!(y.iter().all(|&v| v == want), "{}: block gemv code {code}", B::NAME);
-            B::gemm_i8_block(2, n, k, &a, k, &b, &s, None, &mut c, n);
+            B::gemm_block(2, n, k, &a, k, &b, &s, None, &mut c, n);
             assert!(c.iter().all(|&v| v == want), "{}: block gemm code {code}", B::NAME);
         }
     }
 }
 
 /// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
-fn degenerate<B: Backend>() {
+fn degenerate<B: Quant>() {
     let bias = [1.0, 2.0, 3.0];
     let mut c = [SENTINEL; 6];
-    B::gemm_i8(2, 3, 0, &[], 0, &[], 0.5, 0.25, Some(&bias), &mut c, 3);
+    B::gemm(2, 3, 0, &[], 0, &[], 0.5, 0.25, Some(&bias), &mut c, 3);
     assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    B::gemm_i8_block(2, 3, 0, &[], 0, &[], &[], None, &mut c, 3);
+    B::gemm_block(2, 3, 0, &[], 0, &[], &[], None, &mut c, 3);
     assert_eq!(c, [0.0; 6]);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8(3, 0, &[], &[], 0.5, 0.25, Some(&bias), &mut y);
+    B::gemv(3, 0, &[], &[], 0.5, 0.25, Some(&bias), &mut y);
     assert_eq!(y, bias);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8_block(3, 0, &[], &[], &[], None, &mut y);
+    B::gemv_block(3, 0, &[], &[], &[], None, &mut y);
     assert_eq!(y, [0.0; 3]);
     let mut c = [SENTINEL; 2];
     let b = [0i8; PACK_NR * 4];
-    B::gemm_i8(0, 2, 4, &[], 4, &b, 1.0, 0.0, None, &mut c, 2);
-    B::gemm_i8(2, 0, 4, &[0.0; 8], 4, &[], 1.0, 0.0, None, &mut c, 0);
-    B::gemv_i8(0, 4, &[0.0; 4], &[], 1.0, 0.0, None, &mut []);
+    B::gemm(0, 2, 4, &[], 4, &b, 1.0, 0.0, None, &mut c, 2);
+    B::gemm(2, 0, 4, &[0.0; 8], 4, &[], 1.0, 0.0, None, &mut c, 0);
+    B::gemv(0, 4, &[0.0; 4], &[], 1.0, 0.0, None, &mut []);
     assert_eq!(c, [SENTINEL; 2]);
 }
 
 /// GEMV and a one-row GEMM compute the same thing.
-fn gemv_matches_gemm<B: Backend>() {
+fn gemv_matches_gemm<B: Quant>() {
     let mut r = rng(6);
     for &(n, k, block) in &[(33, 17, false), (100, 64, true), (16, 3, false), (40, 300, false)] {
         let p = Problem::new(&mut r, 1, n, k, k, n, true, block);
@@ -443,12 +557,40 @@ fn gemv_matches_gemm<B: Backend>() {
     }
 }
 
-fn all<B: Backend>() {
+/// Moonshine's decoder and encoder shapes with activations of the size a LayerNorm
+/// output has (most within +-2.5, 1% of them 10x larger: LN gains and outlier channels),
+/// per tensor and in blocks, with bias: GEMV `[n, k]` = 416 -> 416, 416 -> 3328,
+/// 1664 -> 416; the GEMM on 83 rows (across the GEMM's 80-row block and 8-row tiles).
+fn moonshine_magnitudes<B: Quant>() -> Worst {
+    let mut r = rng(8);
+    let mut w = Worst::default();
+    let ln_like = |r: &mut SmallRng, p: &mut Problem| {
+        for v in p.a.iter_mut() {
+            *v *= if r.gen_bool(0.01) { 25.0 } else { 2.5 };
+        }
+    };
+    for (n, k) in [(416, 416), (3328, 416), (416, 1664)] {
+        for block in [false, true] {
+            let mut p = Problem::new(&mut r, 1, n, k, k, n, true, block);
+            ln_like(&mut r, &mut p);
+            w.add(check_gemv::<B>(&p));
+        }
+    }
+    for (n, k) in [(416, 1664), (1664, 416)] {
+        let mut p = Problem::new(&mut r, 83, n, k, k, n, true, false);
+        ln_like(&mut r, &mut p);
+        w.add(check_gemm::<B>(&p));
+    }
+    w
+}
+
+fn all<B: Quant>() {
     let results = [
         ("gemm per-tensor", gemm_tensor::<B>()),
         ("gemv per-tensor", gemv_tensor::<B>()),
         ("gemm block", gemm_block::<B>()),
         ("gemv block", gemv_block::<B>()),
+        ("moonshine magnitudes", moonshine_magnitudes::<B>()),
     ];
     // Printed so the report can quote the measured errors (`-- --nocapture`).
     for (what, w) in &results {
@@ -469,6 +611,132 @@ fn portable_quant_kernels() {
 #[test]
 fn neon_quant_kernels() {
     all::<neon_runtime::Neon>();
+}
+
+/// Each level of the x86-64 portable backend, forced, on the whole kernel suite.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod x86 {
+    use super::*;
+    use neon_runtime::kernels::gemm::x86::Level;
+    use neon_runtime::kernels::quant::x86;
+
+    /// A forced level as a [`Quant`]: only used after [`cpu_has`] confirmed the level.
+    macro_rules! forced {
+        ($ty:ident, $level:expr, $name:literal) => {
+            struct $ty;
+            impl Quant for $ty {
+                const NAME: &'static str = $name;
+                fn gemv(
+                    n: usize,
+                    k: usize,
+                    x: &[f32],
+                    b: &[i8],
+                    scale: f32,
+                    offset: f32,
+                    bias: Option<&[f32]>,
+                    y: &mut [f32],
+                ) {
+                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
+                    // implements it.
+                    unsafe { x86::gemv_i8($level, n, k, x, b, scale, offset, bias, y) }
+                }
+                fn gemm(
+                    m: usize,
+                    n: usize,
+                    k: usize,
+                    a: &[f32],
+                    lda: usize,
+                    b: &[i8],
+                    scale: f32,
+                    offset: f32,
+                    bias: Option<&[f32]>,
+                    c: &mut [f32],
+                    ldc: usize,
+                ) {
+                    // SAFETY: as above.
+                    unsafe { x86::gemm_i8($level, m, n, k, a, lda, b, scale, offset, bias, c, ldc) }
+                }
+                fn gemv_block(
+                    n: usize,
+                    k: usize,
+                    x: &[f32],
+                    b: &[i8],
+                    scales: &[f32],
+                    bias: Option<&[f32]>,
+                    y: &mut [f32],
+                ) {
+                    // SAFETY: as above.
+                    unsafe { x86::gemv_i8_block($level, n, k, x, b, scales, bias, y) }
+                }
+                fn gemm_block(
+                    m: usize,
+                    n: usize,
+                    k: usize,
+                    a: &[f32],
+                    lda: usize,
+                    b: &[i8],
+                    scales: &[f32],
+                    bias: Option<&[f32]>,
+                    c: &mut [f32],
+                    ldc: usize,
+                ) {
+                    // SAFETY: as above.
+                    unsafe { x86::gemm_i8_block($level, m, n, k, a, lda, b, scales, bias, c, ldc) }
+                }
+            }
+        };
+    }
+
+    forced!(Baseline, Level::Baseline, "x86 baseline");
+    forced!(Avx2, Level::Avx2, "x86 avx2");
+    forced!(Avx512, Level::Avx512, "x86 avx512");
+
+    /// Whether this CPU implements `level` (run-time detection in the test, independent
+    /// of the library's features); prints a note when a level is skipped.
+    fn cpu_has(level: Level) -> bool {
+        let yes = match level {
+            Level::Baseline => true,
+            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            Level::Avx512 => is_x86_feature_detected!("avx512f"),
+        };
+        if !yes {
+            println!("{} tests skipped: this CPU does not implement it", level.name());
+        }
+        yes
+    }
+
+    /// The encoder's full GEMMs (413 rows) and the LM head's GEMV (416 -> 32768) at one
+    /// level against the f64 reference, per tensor with bias.
+    fn full_size<B: Quant>() {
+        let mut r = rng(9);
+        let mut w = Worst::default();
+        for (m, n, k) in [(413, 1664, 416), (413, 416, 1664), (1, 32768, 416)] {
+            let p = Problem::new(&mut r, m, n, k, k, n, true, false);
+            w.add(if m == 1 { check_gemv::<B>(&p) } else { check_gemm::<B>(&p) });
+        }
+        println!("{}: full size: {w}", B::NAME);
+    }
+
+    #[test]
+    fn baseline_quant_kernels() {
+        all::<Baseline>();
+    }
+
+    #[test]
+    fn avx2_quant_kernels() {
+        if cpu_has(Level::Avx2) {
+            all::<Avx2>();
+            full_size::<Avx2>();
+        }
+    }
+
+    #[test]
+    fn avx512_quant_kernels() {
+        if cpu_has(Level::Avx512) {
+            all::<Avx512>();
+            full_size::<Avx512>();
+        }
+    }
 }
 
 /// NEON and portable agree on the same inputs (both also checked against f64 above).
