@@ -43,7 +43,7 @@ impl RotaryGeometry {
         if self.heads == 0 {
             return Err(ShapeError::Geometry { op: OP, reason: "heads must be >= 1" });
         }
-        if self.rotary_dims == 0 || self.rotary_dims % 2 != 0 {
+        if self.rotary_dims == 0 || !self.rotary_dims.is_multiple_of(2) {
             return Err(ShapeError::Geometry { op: OP, reason: "dims must be even and >= 2" });
         }
         if self.rotary_dims > MAX_ROTARY_DIMS {
