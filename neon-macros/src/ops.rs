@@ -4,7 +4,9 @@
 //!
 //! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape rule.
 
+use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
+use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
@@ -13,6 +15,7 @@ use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
+use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::ops::ShapeRule;
@@ -55,6 +58,10 @@ pub enum Op {
     LastFrames(LastFrames),
     /// Writes into the state given as its first argument at the scalar `at`.
     WriteFrames(WriteFrames, Ident),
+    /// Rotary embedding (in place) at the optional scalar position `at` (default 0).
+    Rotary(RotaryGeometry, Option<Ident>),
+    /// Attention over the first `len` frames of `k` and `v` (optional scalar; default all).
+    Attention(Attention, Option<Ident>),
 }
 
 /// What an argument position of an operator takes.
@@ -74,10 +81,22 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         }
         "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
-        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" => &[Tensor],
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary" => {
+            &[Tensor]
+        }
         "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
+        "attention" => &[Tensor, Tensor, Tensor],
         _ => return None,
     })
+}
+
+/// Whether `name` is a flag of operator `op`: an option that may be written bare
+/// (`causal` for `causal = true`).
+pub fn is_flag(op: &str, name: &str) -> bool {
+    matches!(
+        (op, name),
+        ("conv1d" | "depthwise_conv1d" | "attention", "causal") | ("rotary", "half_split")
+    )
 }
 
 /// Options of one call, checked off as they are read so unknown ones can be reported.
@@ -152,6 +171,20 @@ impl<'a> Options<'a> {
         }
         self.errors.push(syn::Error::new_spanned(e, format!("`{key}` takes {form}")));
         None
+    }
+    /// An integer that must be given.
+    fn required_usize(&mut self, key: &str, callee: &Ident) -> Option<usize> {
+        if self.items.iter().any(|(k, _)| k == key) {
+            let before = self.errors.len();
+            let v = self.usize(key, 0);
+            (self.errors.len() == before).then_some(v)
+        } else {
+            self.errors.push(syn::Error::new(
+                callee.span(),
+                format!("{callee} needs `{key} = <integer>`"),
+            ));
+            None
+        }
     }
     /// A number that must be given.
     fn required_float(&mut self, key: &str, callee: &Ident) -> Option<f32> {
@@ -493,6 +526,32 @@ pub fn resolve(
             };
             Op::WriteFrames(WriteFrames { layout }, at)
         }
+        "rotary" => {
+            let heads = opts.required_usize("heads", callee);
+            let dims = opts.required_usize("dims", callee);
+            let theta = opts.float("theta", 10000.0);
+            let pairs = if opts.flag("half_split") {
+                RotaryPairs::HalfSplit
+            } else {
+                RotaryPairs::Interleaved
+            };
+            let at = opts.ident("at");
+            let (Some(heads), Some(rotary_dims)) = (heads, dims) else {
+                return Err(opts.errors.remove(0));
+            };
+            Op::Rotary(RotaryGeometry { heads, rotary_dims, theta, pairs }, at)
+        }
+        "attention" => {
+            let heads = opts.required_usize("heads", callee);
+            let causal = opts.flag("causal");
+            let scale =
+                opts.items.iter().any(|(k, _)| k == "scale").then(|| opts.float("scale", 1.0));
+            let len = opts.ident("len");
+            let Some(heads) = heads else {
+                return Err(opts.errors.remove(0));
+            };
+            Op::Attention(Attention { heads, causal, scale }, len)
+        }
         _ => unreachable!("resolve is only called for operators with a signature"),
     })
 }
@@ -523,6 +582,19 @@ impl Op {
             Op::ConcatFrames(g) => g.output_shape(inputs),
             Op::LastFrames(g) => g.output_shape(inputs),
             Op::WriteFrames(g, _) => g.output_shape(inputs),
+            Op::Rotary(g, _) => g.output_shape(inputs),
+            Op::Attention(a, _) => a.output_shape(inputs),
+        }
+    }
+
+    /// The run-time scalar the call reads (`at` of write_frames and rotary, `len` of
+    /// attention), if any.
+    pub fn scalar(&self) -> Option<&Ident> {
+        match self {
+            Op::WriteFrames(_, at) => Some(at),
+            Op::Rotary(_, at) => at.as_ref(),
+            Op::Attention(_, len) => len.as_ref(),
+            _ => None,
         }
     }
 
@@ -530,7 +602,12 @@ impl Op {
     pub fn in_place(&self) -> bool {
         matches!(
             self,
-            Op::Act(_) | Op::Bin(_) | Op::Softmax | Op::PerChannel(_) | Op::WriteFrames(..)
+            Op::Act(_)
+                | Op::Bin(_)
+                | Op::Softmax
+                | Op::PerChannel(_)
+                | Op::WriteFrames(..)
+                | Op::Rotary(..)
         )
     }
 
@@ -750,6 +827,25 @@ impl Op {
             Op::Bin(Bin::Add) => quote!(#krate::ops::elementwise::Add),
             Op::Bin(Bin::Mul) => quote!(#krate::ops::elementwise::Mul),
             Op::Softmax => quote!(#krate::ops::softmax::Softmax),
+            Op::Attention(a, _) => {
+                let Attention { heads, causal, scale } = *a;
+                let scale = match scale {
+                    Some(s) => quote!(::core::option::Option::Some(#s)),
+                    None => quote!(::core::option::Option::None),
+                };
+                quote!(#krate::ops::attention::Attention { heads: #heads, causal: #causal, scale: #scale })
+            }
+            Op::Rotary(g, _) => {
+                let RotaryGeometry { heads, rotary_dims, theta, pairs } = *g;
+                let pairs = match pairs {
+                    RotaryPairs::Interleaved => quote!(Interleaved),
+                    RotaryPairs::HalfSplit => quote!(HalfSplit),
+                };
+                quote!(#krate::ops::rotary::RotaryGeometry {
+                    heads: #heads, rotary_dims: #rotary_dims, theta: #theta,
+                    pairs: #krate::kernels::rotary::RotaryPairs::#pairs,
+                })
+            }
             _ => return None,
         })
     }
@@ -771,7 +867,8 @@ impl Op {
             Op::WriteFrames(g, _) => (vec![g.layout; 2], g.layout),
             Op::PerChannel(g) => (vec![g.layout], g.layout),
             Op::Act(_) | Op::Bin(_) => (vec![cf; arity], cf),
-            Op::Softmax => (vec![fm], fm),
+            Op::Softmax | Op::Rotary(..) => (vec![fm], fm),
+            Op::Attention(..) => (vec![fm; 3], fm),
         }
     }
 }
