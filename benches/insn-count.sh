@@ -23,7 +23,7 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
@@ -39,6 +39,11 @@ EMB_FLOPS=$((2 * 41955840))               # openWakeWord's embedding: 20 convs
 # hey_jarvis_v0.1: dense layers 1536->128->128->1, second stage 1536->64->64->1.
 HEAD_FLOPS=$((2 * (1536 * 128 + 128 * 128 + 128)))
 HEAD2_FLOPS=$((HEAD_FLOPS + 2 * (1536 * 64 + 64 * 64 + 64)))
+# Attention, Moonshine base (8 heads x 52 = 416 channels): 4 * queries * keys * 416 (the
+# q.k and p.v multiply-adds; exponentials and the softmax bookkeeping count no FLOPs).
+ATT_ENC_FLOPS=$((4 * 413 * 413 * 416))
+ATT_CROSS_FLOPS=$((4 * 1 * 400 * 416))
+ATT_SELF_FLOPS=$((4 * 1 * 200 * 416))
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -76,6 +81,12 @@ WORKLOADS=(
   "insn_oww embedding portable|$EMB_FLOPS|openWakeWord embedding on the Portable backend"
   "insn_oww chunk portable||openWakeWord per 80 ms chunk on the Portable backend"
   "insn_oww push portable||openWakeWord WakeDetector::push on the Portable backend"
+  "insn_attention attention 413 413|$ATT_ENC_FLOPS|attention, Moonshine encoder layer: 413 x 413 frames, 8 heads x 52, NEON"
+  "insn_attention portable-attention 413 413|$ATT_ENC_FLOPS|the same attention on the Portable backend"
+  "insn_attention attention 1 400|$ATT_CROSS_FLOPS|attention, decoder step cross-attention: 1 query x 400 frames, NEON"
+  "insn_attention attention-causal 1 200|$ATT_SELF_FLOPS|attention, decoder step self-attention: 1 query x 200 cached frames, causal, NEON"
+  "insn_attention rotary 413 0||rotary embedding, 413 frames x 8 heads, 32 of 52 dims (f64 sin/cos per frame), NEON"
+  "insn_attention rotary 1 200||rotary embedding of one decoder step (1 frame at position 200), NEON"
 )
 
 table="$(mktemp)"

@@ -391,7 +391,22 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
             };
             let max_args = sig.len();
             let min_args = sig.iter().filter(|s| **s != Slot::OptionalWeight).count();
-            if stmt.args.len() < min_args || stmt.args.len() > max_args {
+            // Flags written bare after the tensors (`attention(q, k, v, causal)`): trailing
+            // names beyond the signature that are flags of the operator and not values.
+            let mut args: &[Ident] = &stmt.args;
+            let mut options = stmt.options.clone();
+            while args.len() > max_args {
+                let Some((last, rest)) = args.split_last() else { break };
+                let name = last.to_string();
+                if !ops::is_flag(&callee.to_string(), &name) || bind.contains_key(&name) {
+                    break;
+                }
+                let value = syn::LitBool::new(true, last.span());
+                let value = syn::Expr::Lit(syn::ExprLit { attrs: Vec::new(), lit: value.into() });
+                options.insert(0, (last.clone(), value));
+                args = rest;
+            }
+            if args.len() < min_args || args.len() > max_args {
                 ctx.err(
                     stmt.call_span,
                     format!(
@@ -401,7 +416,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                         } else {
                             format!("{min_args} or {max_args}")
                         },
-                        stmt.args.len()
+                        args.len()
                     ),
                 );
                 break 'body;
@@ -411,7 +426,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
             let mut input_idents: Vec<&Ident> = Vec::new();
             let mut warg: Vec<usize> = Vec::new();
             let mut warg_ids: Vec<&Ident> = Vec::new();
-            for (arg, slot) in stmt.args.iter().zip(sig) {
+            for (arg, slot) in args.iter().zip(sig) {
                 let b = bind.get(&arg.to_string()).copied();
                 match (slot, b) {
                     (Slot::Tensor, Some(Binding::Value(v))) => {
@@ -455,7 +470,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                     }
                 }
             }
-            let mut opts = Options::new(&stmt.options);
+            let mut opts = Options::new(&options);
             if !ok {
                 break 'body;
             }
@@ -605,7 +620,7 @@ pub fn check(plan: &Plan) -> Result<Checked, Vec<syn::Error>> {
                             if let Some(&pos) = uses.iter().find(|&&p| p != 0).or(uses.first()) {
                                 if pos != 0 || !op.in_place() {
                                     ctx.err(
-                                        stmt.args[pos].span(),
+                                        args[pos].span(),
                                         format!("`{target}` is read and written by this {callee}: compute into a `let` first"),
                                     );
                                     break 'body;

@@ -226,33 +226,30 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 })
             }
             Op::Rotary(_, Some(at)) => {
+                // Frame-major input: frames on axis 0; positions up to MAX_POSITION.
                 let x = dims_ident(c, s.inputs[0]);
                 let name = at.to_string();
-                let max_pos = quote!(#krate::kernels::rotary::MAX_POSITION);
                 Some(quote! {
-                    if #at > (#max_pos + 1).saturating_sub(#x[0]) {
-                        return Err(#krate::Error::OutOfRange {
-                            name: #name,
-                            value: #at,
-                            min: 0,
-                            max: (#max_pos + 1).saturating_sub(#x[0]),
-                        });
+                    {
+                        let max = (#krate::kernels::rotary::MAX_POSITION + 1).saturating_sub(#x[0]);
+                        if #at > max {
+                            return Err(#krate::Error::OutOfRange { name: #name, value: #at, min: 0, max });
+                        }
                     }
                 })
             }
-            Op::Attention(a, Some(len)) => {
+            Op::Attention(a, len) if len.is_some() || a.causal => {
+                // 1 <= len <= kv frames; causal: q frames <= len.
                 let q = dims_ident(c, s.inputs[0]);
                 let k = dims_ident(c, s.inputs[1]);
-                let name = len.to_string();
-                let min = if a.causal { quote!(#q[0]) } else { quote!(1) };
+                let (value, name) = match len {
+                    Some(n) => (quote!(#n), n.to_string()),
+                    None => (quote!(#k[0]), "len".to_string()),
+                };
+                let min = if a.causal { quote!(#q[0]) } else { quote!(1usize) };
                 Some(quote! {
-                    if #len < #min || #len > #k[0] {
-                        return Err(#krate::Error::OutOfRange {
-                            name: #name,
-                            value: #len,
-                            min: #min,
-                            max: #k[0],
-                        });
+                    if #value < #min || #value > #k[0] {
+                        return Err(#krate::Error::OutOfRange { name: #name, value: #value, min: #min, max: #k[0] });
                     }
                 })
             }
@@ -381,28 +378,6 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
             }
-            Op::Rotary(_, at) => {
-                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
-                let at = at.as_ref().map_or_else(|| quote!(0), |a| quote!(#a));
-                if in_place {
-                    quote!(#unit.run_in_place::<B>(#out_view, #at)?;)
-                } else {
-                    let x = view(0);
-                    quote!(#unit.run::<B>(#x, #out_view, #at)?;)
-                }
-            }
-            Op::Attention(_, len) => {
-                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
-                let (q, k, v) = (view(0), view(1), view(2));
-                let len = match len {
-                    Some(l) => quote!(#l),
-                    None => {
-                        let kd = dims_ident(c, s.inputs[1]);
-                        quote!(#kd[0])
-                    }
-                };
-                quote!(#unit.run::<B>(#q, #k, #v, #out_view, #len)?;)
-            }
             Op::Act(_) | Op::Softmax | Op::Bin(_) => {
                 let unit = s.op.unit_tokens(&krate).unwrap_or_default();
                 let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
@@ -412,6 +387,30 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                     let x = view(0);
                     quote!(#unit.run::<B>(#x #(, #rest)*, #out_view)?;)
                 }
+            }
+            Op::Rotary(_, at) => {
+                let geom = s.op.unit_tokens(&krate).unwrap_or_default();
+                let at = at.as_ref().map_or_else(|| quote!(0), |a| quote!(#a));
+                let rope = quote!(#krate::ops::rotary::Rotary);
+                if in_place {
+                    quote! {
+                        const ROTARY: #rope = #rope::new(#geom);
+                        ROTARY.run_in_place::<B>(#out_view, #at)?;
+                    }
+                } else {
+                    let x = view(0);
+                    quote! {
+                        const ROTARY: #rope = #rope::new(#geom);
+                        ROTARY.run::<B>(#x, #out_view, #at)?;
+                    }
+                }
+            }
+            Op::Attention(_, len) => {
+                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let (q, k, v) = (view(0), view(1), view(2));
+                let kd = dims_ident(c, s.inputs[1]);
+                let len = len.as_ref().map_or_else(|| quote!(#kd[0]), |n| quote!(#n));
+                quote!(#unit.run::<B>(#q, #k, #v, #out_view, #len)?;)
             }
             Op::PerChannel(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;

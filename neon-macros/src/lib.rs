@@ -57,7 +57,8 @@
 //!     output NAME: [shape];                       // caller's tensor, written once
 //!     state NAME: [shape];                        // caller's tensor, read and written
 //!     scalar NAME: usize;                         // run-time scalar (e.g. a position)
-//!     let NAME = op(args.., option = value, ..);  // a new intermediate (may shadow)
+//!     let NAME = op(args.., option = value, ..);  // a new intermediate (may shadow);
+//!                                                 // a flag is `flag = true` or bare `flag`
 //!     NAME = op(args..);                          // writes an output or a state
 //! }
 //! ```
@@ -86,6 +87,8 @@
 //! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]` | `layout` |
 //! | `last_frames(x)` | `[C, T]` -> `[C, n]` | `frames = n`, `layout` |
 //! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
+//! | `rotary(x, heads = h, dims = d)` | `[T, C]` frame-major, same shape: rotary position embedding (in place) on the first `d` values of each of the `h` heads, frame `t` at position `pos + t` | `heads`, `dims` (required; `d` even, at most `C / h`), `theta` (10000), `at = pos` (a scalar; default 0), `half_split` (pairs `(i, i + d/2)` instead of `(2i, 2i + 1)`) |
+//! | `attention(q, k, v, heads = h)` | `q` `[Tq, C]`, `k` and `v` `[Tk, C]` (frame-major; inputs, states or intermediates) -> `[Tq, C]`: per head `softmax(q k^T scale) v` over the first `n` frames of `k` and `v` | `heads` (required, divides `C`), `causal` (query `i` sees keys `<= n - Tq + i`), `len = n` (a scalar, `1..=Tk`, with `causal` `Tq..=Tk`; default `Tk`), `scale` (default `1/sqrt(C / h)`) |
 //!
 //! # Generated items
 //!
@@ -101,16 +104,18 @@
 //! - `struct NameWorkspace`: `[f32; WORKSPACE_BYTES / 4]`, 16-byte aligned, `const fn new`,
 //!   so it can be a `static`.
 //!
-//! `run` validates dims against their bounds, every tensor's length and every weight's
-//! geometry, returning `neon_runtime::Error` before the first kernel runs. The generated
+//! `run` validates dims against their bounds, every tensor's length, every weight's
+//! geometry and every scalar's range (`at` of `write_frames` and `rotary`, `len` of
+//! `attention`; the error names the scalar), returning `neon_runtime::Error` before the
+//! first kernel runs. The generated
 //! code has no heap allocation, no dynamic dispatch and no `unsafe`.
 //!
 //! # Errors
 //!
 //! Every error is a `compile_error!` spanned on the offending token, and the errors of all
 //! statements of a block are reported together (the first one per statement; a statement
-//! that fails defines nothing, so later uses of its result are not reported again): mismatched channels or frames (naming both shapes), wrong
-//! ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
+//! that fails defines nothing, so later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
+//! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
 //! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
 //! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
 //! so what would be a warning is an error.

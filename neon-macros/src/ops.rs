@@ -58,9 +58,9 @@ pub enum Op {
     LastFrames(LastFrames),
     /// Writes into the state given as its first argument at the scalar `at`.
     WriteFrames(WriteFrames, Ident),
-    /// In place; positions start at the scalar `at` (0 without one).
+    /// Rotary embedding (in place) at the optional scalar position `at` (default 0).
     Rotary(RotaryGeometry, Option<Ident>),
-    /// Keys and values: the first `len` rows (a scalar; all rows without one).
+    /// Attention over the first `len` frames of `k` and `v` (optional scalar; default all).
     Attention(Attention, Option<Ident>),
 }
 
@@ -88,6 +88,15 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         "attention" => &[Tensor, Tensor, Tensor],
         _ => return None,
     })
+}
+
+/// Whether `name` is a flag of operator `op`: an option that may be written bare
+/// (`causal` for `causal = true`).
+pub fn is_flag(op: &str, name: &str) -> bool {
+    matches!(
+        (op, name),
+        ("conv1d" | "depthwise_conv1d" | "attention", "causal") | ("rotary", "half_split")
+    )
 }
 
 /// Options of one call, checked off as they are read so unknown ones can be reported.
@@ -163,6 +172,20 @@ impl<'a> Options<'a> {
         self.errors.push(syn::Error::new_spanned(e, format!("`{key}` takes {form}")));
         None
     }
+    /// An integer that must be given.
+    fn required_usize(&mut self, key: &str, callee: &Ident) -> Option<usize> {
+        if self.items.iter().any(|(k, _)| k == key) {
+            let before = self.errors.len();
+            let v = self.usize(key, 0);
+            (self.errors.len() == before).then_some(v)
+        } else {
+            self.errors.push(syn::Error::new(
+                callee.span(),
+                format!("{callee} needs `{key} = <integer>`"),
+            ));
+            None
+        }
+    }
     /// A number that must be given.
     fn required_float(&mut self, key: &str, callee: &Ident) -> Option<f32> {
         if self.items.iter().any(|(k, _)| k == key) {
@@ -229,15 +252,6 @@ impl<'a> Options<'a> {
             }
         }
         self.errors
-    }
-}
-
-/// An integer option that must be given (`heads = 8`).
-fn required_usize(opts: &mut Options<'_>, key: &str, callee: &Ident) -> Result<usize, syn::Error> {
-    if opts.items.iter().any(|(k, _)| k == key) {
-        Ok(opts.usize(key, 1))
-    } else {
-        Err(syn::Error::new(callee.span(), format!("{callee} needs `{key} = <integer>`")))
     }
 }
 
@@ -513,8 +527,8 @@ pub fn resolve(
             Op::WriteFrames(WriteFrames { layout }, at)
         }
         "rotary" => {
-            let heads = required_usize(opts, "heads", callee)?;
-            let rotary_dims = required_usize(opts, "dims", callee)?;
+            let heads = opts.required_usize("heads", callee);
+            let dims = opts.required_usize("dims", callee);
             let theta = opts.float("theta", 10000.0);
             let pairs = if opts.flag("half_split") {
                 RotaryPairs::HalfSplit
@@ -522,14 +536,20 @@ pub fn resolve(
                 RotaryPairs::Interleaved
             };
             let at = opts.ident("at");
+            let (Some(heads), Some(rotary_dims)) = (heads, dims) else {
+                return Err(opts.errors.remove(0));
+            };
             Op::Rotary(RotaryGeometry { heads, rotary_dims, theta, pairs }, at)
         }
         "attention" => {
-            let heads = required_usize(opts, "heads", callee)?;
+            let heads = opts.required_usize("heads", callee);
             let causal = opts.flag("causal");
             let scale =
                 opts.items.iter().any(|(k, _)| k == "scale").then(|| opts.float("scale", 1.0));
             let len = opts.ident("len");
+            let Some(heads) = heads else {
+                return Err(opts.errors.remove(0));
+            };
             Op::Attention(Attention { heads, causal, scale }, len)
         }
         _ => unreachable!("resolve is only called for operators with a signature"),
@@ -567,7 +587,7 @@ impl Op {
         }
     }
 
-    /// The run-time scalar the operator reads (`at` of write_frames and rotary, `len` of
+    /// The run-time scalar the call reads (`at` of write_frames and rotary, `len` of
     /// attention), if any.
     pub fn scalar(&self) -> Option<&Ident> {
         match self {
@@ -821,16 +841,9 @@ impl Op {
                     RotaryPairs::Interleaved => quote!(Interleaved),
                     RotaryPairs::HalfSplit => quote!(HalfSplit),
                 };
-                // A constant, so the frequency table is computed at compile time.
-                quote!({
-                    const ROTARY: #krate::ops::rotary::Rotary =
-                        #krate::ops::rotary::Rotary::new(#krate::ops::rotary::RotaryGeometry {
-                            heads: #heads,
-                            rotary_dims: #rotary_dims,
-                            theta: #theta,
-                            pairs: #krate::kernels::rotary::RotaryPairs::#pairs,
-                        });
-                    ROTARY
+                quote!(#krate::ops::rotary::RotaryGeometry {
+                    heads: #heads, rotary_dims: #rotary_dims, theta: #theta,
+                    pairs: #krate::kernels::rotary::RotaryPairs::#pairs,
                 })
             }
             _ => return None,

@@ -10,7 +10,7 @@
 //!            | "let" Ident "=" call ";"
 //!            | Ident "=" call ";"                      (writes an output or a state)
 //! call      := Ident "(" (arg ("," arg)*)? ")"
-//! arg       := Ident | Ident "=" value
+//! arg       := Ident | Ident "=" value       (a bare Ident after an option is a flag)
 //! value     := ["-"] Lit | Ident | "(" Lit ("," Lit)* ")"     (read by the operator table)
 //! dims      := expr ("," expr)*      expr over + - * / (floor, by constants), ints, dims
 //! ```
@@ -188,10 +188,12 @@ fn parse_item(input: ParseStream, plan: &mut Plan) -> syn::Result<()> {
                 content.parse::<Token![=]>()?;
                 let value: Expr = content.parse()?;
                 options.push((id, value));
+            } else if !options.is_empty() {
+                // A bare name after an option is a flag: `causal` means `causal = true`.
+                let value = syn::LitBool::new(true, id.span());
+                options
+                    .push((id, Expr::Lit(syn::ExprLit { attrs: Vec::new(), lit: value.into() })));
             } else {
-                if !options.is_empty() {
-                    return Err(syn::Error::new(id.span(), "tensor arguments come before options"));
-                }
                 args.push(id);
             }
             if !content.is_empty() {

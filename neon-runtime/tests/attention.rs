@@ -109,10 +109,10 @@ impl Case {
                 let factor = 2.0 * rmax + 2.0 * gamma(n + n / 4 + 2) + 3.0 * U;
                 for d in 0..hd {
                     let (mut o, mut a) = (0.0, 0.0);
-                    for j in 0..n {
+                    for (j, ej) in e.iter().enumerate() {
                         let vj = self.v[j * c + off + d] as f64;
-                        o += e[j] / l * vj;
-                        a += e[j] / l * vj.abs();
+                        o += ej / l * vj;
+                        a += ej / l * vj.abs();
                     }
                     want[i * c + off + d] = o;
                     bound[i * c + off + d] = factor * a + 1e-30;

@@ -47,11 +47,11 @@ fn reference(
     for f in 0..frames {
         for h in 0..heads {
             let base = (f * heads + h) * hd;
-            for i in 0..d / 2 {
+            for (i, &wi) in w.iter().enumerate() {
                 let t = if exact_angle {
                     (at + f) as f64 * (theta as f64).powf(-((2 * i) as f64) / d as f64)
                 } else {
-                    angle(at + f, w[i]) as f64
+                    angle(at + f, wi) as f64
                 };
                 let (s, c) = t.sin_cos();
                 let (ia, ib) = match pairs {

@@ -35,6 +35,9 @@
 //! pairs, the half-split pairs are two contiguous vectors; tails go through a stack
 //! buffer so every lane is computed the same way).
 //!
+//! Cost (NEON, qemu instruction counts): 1.2 k instructions per frame for Moonshine's
+//! 8 heads x 32 rotated dims, three quarters of it the 16 f64 sine / cosine pairs.
+//!
 //! # Accuracy
 //! Per output value, `|error| <= 3 u (|a| + |b|)` with `u = 2^-24` (`cos`, `sin` rounded
 //! to f32, two products and a sum; NEON fuses one product into the sum, one rounding

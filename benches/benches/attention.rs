@@ -1,0 +1,73 @@
+//! Host criterion benchmarks of the attention and rotary kernels at Moonshine base's shapes
+//! (8 heads x head_dim 52): the encoder's self-attention (413 x 413), a decoder step's
+//! cross-attention (1 x 400) and self-attention (1 x 200, causal), and the rotary
+//! embedding of 413 frames.
+//!
+//! On aarch64 the `Neon` backend is measured, elsewhere `Portable` (on x86-64 with feature
+//! `std`: the AVX2 build of the portable attention where the CPU has it).
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use neon_benches::data;
+use neon_runtime::kernels::rotary::{inv_freq, RotaryPairs};
+use neon_runtime::kernels::{AttentionKernels, RotaryKernels};
+
+#[cfg(target_arch = "aarch64")]
+type Fast = neon_runtime::Neon;
+#[cfg(not(target_arch = "aarch64"))]
+type Fast = neon_runtime::Portable;
+
+const HEADS: usize = 8;
+const HEAD_DIM: usize = 52;
+const C: usize = HEADS * HEAD_DIM;
+
+fn attention(c: &mut Criterion) {
+    let mut g = c.benchmark_group("attention");
+    for (name, qf, len, causal) in [
+        ("encoder_413x413", 413, 413, false),
+        ("cross_1x400", 1, 400, false),
+        ("self_1x200", 1, 200, true),
+    ] {
+        let (q, k, v) = (data(qf * C, 1), data(len * C, 2), data(len * C, 3));
+        let mut out = vec![0.0; qf * C];
+        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+        g.throughput(Throughput::Elements((4 * qf * len * C) as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                Fast::attention(
+                    black_box(&q),
+                    &k,
+                    &v,
+                    &mut out,
+                    qf,
+                    len,
+                    HEADS,
+                    HEAD_DIM,
+                    scale,
+                    causal,
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
+fn rotary(c: &mut Criterion) {
+    let w = inv_freq(10000.0, 32);
+    let mut x = data(413 * C, 4);
+    c.bench_function("rotary_413", |b| {
+        b.iter(|| {
+            Fast::rotary(
+                black_box(&mut x),
+                413,
+                HEADS,
+                HEAD_DIM,
+                &w[..16],
+                RotaryPairs::Interleaved,
+                0,
+            )
+        })
+    });
+}
+
+criterion_group!(benches, attention, rotary);
+criterion_main!(benches);
