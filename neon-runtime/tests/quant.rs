@@ -347,7 +347,6 @@ fn check_gemv<B: Quant>(p: &Problem) -> (f64, f64) {
 /// the rounding of `x / d_b`, relative 2^-24 of 127, and of `d_b` itself), so output `j`
 /// moves by at most `sum_b |w_scale| d_b / 2 sum_{k in b} |q[j, k]|`; 1% slack covers
 /// those roundings and the f32 accumulation of the (slightly larger) quantised terms.
-#[cfg_attr(not(all(target_arch = "aarch64", feature = "neon")), allow(dead_code))]
 fn quantisation_bound(p: &Problem) -> f64 {
     let x = &p.a[..p.k];
     let mut worst: f64 = 0.0;
@@ -1364,4 +1363,40 @@ mod operators {
         assert_send_sync::<BlockQ8Linear<Vec<i8>, Vec<f32>>>();
         assert_send_sync::<BlockQ8Linear<&'static [i8], &'static [f32]>>();
     }
+}
+
+/// `QuantKernels::gemv_i8_dot` (the int8-activation path a `QuantLinear` selects with
+/// `QuantPath::Dot`) on every backend: within the f32 bound plus the activation
+/// quantisation bound of the reference, for every tail of n and k, Moonshine's shapes and
+/// k past the portable evaluation's 2048-value quantisation chunk.
+fn dot_path<B: Backend>() {
+    let mut r = rng(40);
+    let mut worst = Worst::default();
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+    shapes.extend([(1664, 416), (416, 1664), (416, 416), (13, 2048 + 52), (33, 2 * 2048 + 37)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        let p = Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false);
+        let (want, tol) = p.reference();
+        let want = &want[..n];
+        let tol = tol + quantisation_bound(&p);
+        let (b, _) = p.packed();
+        let Format::Tensor { scale, offset } = p.format else { unreachable!("per-tensor") };
+        let mut y = vec![SENTINEL; n];
+        B::gemv_i8_dot(n, k, &p.a[..k], &b, scale, offset, p.bias.as_deref(), &mut y);
+        assert_close(&p.label(&format!("{} gemv_i8_dot", B::NAME)), &y, want, tol, 0.0);
+        worst.add((max_err(&y, want), tol));
+    }
+    println!("{} gemv_i8_dot: {worst}", B::NAME);
+}
+
+#[test]
+fn dot_path_portable() {
+    dot_path::<Portable>();
+}
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn dot_path_neon() {
+    dot_path::<neon_runtime::Neon>();
 }

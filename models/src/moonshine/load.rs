@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use neon_runtime::ops::conv::Conv1d;
 use neon_runtime::ops::norm::{GroupNorm, LayerNorm};
-use neon_runtime::ops::quant::QuantLinear;
+use neon_runtime::ops::quant::{QuantLinear, QuantPath};
 
 use super::decoder::{CrossKv, DecoderLayer};
 use super::decoder::{CrossKvWeights, DecoderHead, DecoderHeadWeights, DecoderLayerWeights};
@@ -164,6 +164,31 @@ impl MoonshineWeights {
             embedding: QuantLinear::new(q, scale, offset, None, D_MODEL, VOCAB)?,
         };
         Ok(Self { stem, encoder, encoder_norm, cross_kv, decoder, head })
+    }
+}
+
+impl MoonshineWeights {
+    /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
+    /// the LM head): [`QuantPath::Widening`] (the default, exact products) or
+    /// [`QuantPath::Dot`] (activations quantised per block of 32; `sdot` on CPUs with the
+    /// dot-product extension). The encoder's GEMMs always widen.
+    pub fn set_decoder_path(&mut self, path: QuantPath) {
+        for l in &mut self.decoder {
+            for op in [
+                &mut l.self_q,
+                &mut l.self_k,
+                &mut l.self_v,
+                &mut l.self_o,
+                &mut l.cross_q,
+                &mut l.cross_o,
+                &mut l.up_value,
+                &mut l.up_gate,
+                &mut l.down,
+            ] {
+                op.set_path(path);
+            }
+        }
+        self.head.embedding.set_path(path);
     }
 }
 

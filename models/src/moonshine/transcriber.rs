@@ -115,6 +115,11 @@ impl<B: Backend> Transcriber<B> {
         }
     }
 
+    /// Selects the decoder's int8 GEMV path (see [`MoonshineWeights::set_decoder_path`]).
+    pub fn set_decoder_path(&mut self, path: neon_runtime::ops::quant::QuantPath) {
+        self.weights.set_decoder_path(path);
+    }
+
     /// The tokenizer.
     pub fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer

@@ -350,6 +350,109 @@ pub trait QuantKernels {
         c: &mut [f32],
         ldc: usize,
     );
+
+    /// Per-tensor GEMV on the int8-activation (`dot`) path: the contract of
+    /// [`QuantKernels::gemv_i8`], with the activations quantised to int8 per block of 32
+    /// (`d = max|x| / 127`, codes `round(x / d)` ties to even) and `x . q` computed as
+    /// `sum_b d_b * (xq_b . q_b)` with exact i32 block sums; `offset * sum(x)` uses the f32
+    /// activations. Error bound and cost: [`dot`](crate::kernels::quant) (module docs).
+    ///
+    /// The default is the portable evaluation of that arithmetic ([`gemv_i8_dot_portable`]);
+    /// NEON runs `sdot` when the CPU has the dot-product extension and falls back to the
+    /// portable evaluation otherwise, so the results are the same formula on every CPU.
+    ///
+    /// # Panics
+    /// As [`QuantKernels::gemv_i8`].
+    #[allow(clippy::too_many_arguments)]
+    fn gemv_i8_dot(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        gemv_i8_dot_portable(n, k, x, b, scale, offset, bias, y);
+    }
+}
+
+/// Activations quantised per call of the portable `dot` GEMV, at most (stack: 2 KiB of codes
+/// and 256 B of block scales).
+const DOT_CHUNK: usize = 2048;
+
+/// Quantises `x` (at most [`DOT_CHUNK`] values) per block of 32: `xd[b] = max|x| / 127`,
+/// `xq = round(x / d)` ties to even (zero past `x.len()` to the block end). A block of zeros
+/// gets `d = 0` and zero codes; a block holding a NaN or infinity gets `d` NaN or infinity
+/// and zero codes, so the outputs become NaN as the f32 path's would.
+fn quantize_blocks(x: &[f32], xq: &mut [i8; DOT_CHUNK], xd: &mut [f32; DOT_CHUNK / BLOCK_K]) {
+    // 1.5 * 2^23: adding and subtracting it rounds |v| < 2^22 to an integer, ties to even.
+    const ROUND: f32 = 12_582_912.0;
+    for (blk, xb) in x.chunks(BLOCK_K).enumerate() {
+        let amax =
+            xb.iter().fold(0.0f32, |m, v| if v.abs() > m || v.is_nan() { v.abs() } else { m });
+        let live = amax > 0.0 && amax.is_finite();
+        let d = if live { amax / 127.0 } else { amax };
+        xd[blk] = d;
+        let codes = &mut xq[blk * BLOCK_K..(blk + 1) * BLOCK_K];
+        codes.fill(0);
+        if live {
+            for (c, &v) in codes.iter_mut().zip(xb) {
+                *c = ((v / d + ROUND) - ROUND) as i8;
+            }
+        }
+    }
+}
+
+/// The portable evaluation of [`QuantKernels::gemv_i8_dot`] (the default of every backend,
+/// and NEON's fallback on CPUs without dotprod).
+///
+/// # Panics
+/// As [`QuantKernels::gemv_i8`].
+#[allow(clippy::too_many_arguments)]
+pub fn gemv_i8_dot_portable(
+    n: usize,
+    k: usize,
+    x: &[f32],
+    b: &[i8],
+    scale: f32,
+    offset: f32,
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let scales = Scales::Tensor { scale, offset };
+    check_gemv("gemv_i8_dot", n, k, x, b, scales, bias, y);
+    y.fill(0.0);
+    let mut xq = [0i8; DOT_CHUNK];
+    let mut xd = [0.0f32; DOT_CHUNK / BLOCK_K];
+    let kp = k_padded(k);
+    for (c, xc) in x.chunks(DOT_CHUNK).enumerate() {
+        quantize_blocks(xc, &mut xq, &mut xd);
+        let k0 = c * DOT_CHUNK;
+        for (panel, yp) in y.chunks_mut(PACK_NR).enumerate() {
+            let wp = &b[panel * PACK_NR * kp..];
+            for (blk, &d) in xd.iter().enumerate().take(xc.len().div_ceil(BLOCK_K)) {
+                let mut acc = [0i32; PACK_NR];
+                let kk0 = k0 + blk * BLOCK_K;
+                for g in (kk0..(kk0 + BLOCK_K).min(k)).step_by(QUANT_KR) {
+                    let w = &wp[(g / QUANT_KR) * GROUP..(g / QUANT_KR + 1) * GROUP];
+                    let xg = &xq[g - k0..g - k0 + QUANT_KR];
+                    for (a, wj) in acc.iter_mut().zip(w.chunks_exact(QUANT_KR)) {
+                        *a += wj
+                            .iter()
+                            .zip(xg)
+                            .map(|(&w, &x)| i32::from(w) * i32::from(x))
+                            .sum::<i32>();
+                    }
+                }
+                for (yj, &a) in yp.iter_mut().zip(&acc) {
+                    *yj += a as f32 * d;
+                }
+            }
+        }
+    }
+    finish_row(y, scale, offset * sum_f32(x), bias);
 }
 
 /// How the weights are scaled.
@@ -1763,6 +1866,24 @@ mod neon_dot {
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 impl QuantKernels for super::Neon {
+    fn gemv_i8_dot(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[i8],
+        scale: f32,
+        offset: f32,
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        if dotprod_available() {
+            // SAFETY: the CPU implements dotprod (checked just above).
+            unsafe { dot::gemv_i8(n, k, x, b, scale, offset, bias, y) }
+        } else {
+            gemv_i8_dot_portable(n, k, x, b, scale, offset, bias, y);
+        }
+    }
+
     fn gemv_i8(
         n: usize,
         k: usize,

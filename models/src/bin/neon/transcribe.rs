@@ -13,6 +13,7 @@ use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{MAX_SAMPLES, SAMPLE_RATE};
 use neon_models::FastBackend;
+use neon_runtime::ops::quant::QuantPath;
 use serde_json::json;
 
 use crate::line;
@@ -29,6 +30,10 @@ pub struct TranscribeArgs {
     /// Print one JSON object: {"text", "tokens", "audio_s", "encoder_ms", "decode_ms"}.
     #[arg(long)]
     json: bool,
+    /// How the decoder's int8 GEMVs run: `widening` (exact products, the default) or `dot`
+    /// (activations quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
+    #[arg(long, value_name = "PATH", default_value = "widening", value_parser = ["widening", "dot"])]
+    int8: String,
 }
 
 /// The model directory: the one given, else `models/moonshine` under the current directory,
@@ -92,6 +97,9 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     }
     let (samples, seconds) = read_audio(&args.input)?;
     let mut model = Transcriber::<FastBackend>::open(&dir).map_err(|e| e.to_string())?;
+    if args.int8 == "dot" {
+        model.set_decoder_path(QuantPath::Dot);
+    }
     let segments = split(&samples, MAX_SAMPLES);
     let progress = if segments.len() > 1 && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(segments.len() as u64);
