@@ -1,10 +1,12 @@
-//! Model components built on neon: openWakeWord (wake-word detection); Moonshine and sanoTTS
-//! to come.
+//! Model components built on neon: openWakeWord (wake-word detection) and Moonshine base-en
+//! (speech recognition); sanoTTS to come.
 //!
 //! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
 //! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
 //! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
-//! `neon` command-line program. Feature `neon` (default) selects the NEON backend on aarch64.
+//! `neon` command-line program. Moonshine ([`moonshine`]) needs feature `alloc` for its
+//! weights and buffers (its plans are `no_std`). Feature `neon` (default) selects the NEON
+//! backend on aarch64.
 //! `models/bare-metal/` is such a bare-metal build: openWakeWord on `aarch64-unknown-none`
 //! with weights packed at build time into `static` arrays.
 #![no_std]

@@ -1,8 +1,17 @@
 //! Moonshine base-en speech recognition (Useful Sensors, 2024): encoder, decoder, tokenizer
 //! and greedy transcription.
 //!
+//! - [`encoder`]: the plans of the stem (raw 16 kHz audio → `[frames, 416]`, one frame per
+//!   384 samples), of one encoder layer and of the final norm.
+//! - [`decoder`]: the plans of one decoder layer (one token, KV caches owned by the caller),
+//!   of the cross-attention keys and values (once per utterance) and of the LM head.
+//! - `load` (feature `alloc`): the converted weights file → prepared operators (int8 kept).
+//! - `tokenizer`, `transcriber` (greedy decoding, no allocation per step), `segment`
+//!   (long audio cut at quiet points), `files` (feature `std`: opening `models/moonshine`).
+//!
 //! Facts about the official model (shapes, quantisation, tokenizer) are checked against ONNX
-//! Runtime by the converter in `tools/moonshine/`.
+//! Runtime by the converter in `tools/moonshine/`; the weights file is not in the repository
+//! (`tools/moonshine/fetch.sh` downloads and converts it).
 
 pub mod decoder;
 pub mod encoder;

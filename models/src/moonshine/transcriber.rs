@@ -1,7 +1,7 @@
 //! Greedy transcription: 16 kHz mono f32 samples → token ids → text.
 //!
 //! [`Transcriber`] owns the prepared weights, the tokenizer and every buffer a transcription
-//! needs, all allocated once at construction (about 90 MB for the 30 s bound, mostly the
+//! needs, all allocated once at construction (82 MB for the 30 s bound, mostly the
 //! encoder's workspaces and the cross-attention keys and values). After that,
 //! [`Transcriber::encode`] and [`Transcriber::decode_step`] allocate nothing;
 //! [`Transcriber::transcribe`] allocates only the returned [`Transcript`].
@@ -294,4 +294,33 @@ pub fn argmax(logits: &[f32]) -> u32 {
         }
     }
     best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::decoder::*;
+    use super::super::encoder::*;
+    use super::*;
+
+    /// The bounds the buffers are sized for, and their sizes (printed for the README).
+    #[test]
+    fn budget_and_buffer_sizes() {
+        assert_eq!(token_budget(0), 1);
+        assert_eq!(token_budget(159_414), 65); // beckett.wav, 9.96 s
+        assert_eq!(token_budget(MAX_SAMPLES), 195);
+        assert!(token_budget(MAX_SAMPLES) < CACHE);
+        assert_eq!(encoder_frames(MIN_SAMPLES), 1);
+        assert_eq!(encoder_frames(159_414), 413);
+        let workspaces = [
+            EncoderStem::WORKSPACE_BYTES,
+            EncoderLayer::WORKSPACE_BYTES,
+            EncoderNorm::WORKSPACE_BYTES,
+            CrossKv::WORKSPACE_BYTES,
+            DecoderLayer::WORKSPACE_BYTES,
+            DecoderHead::WORKSPACE_BYTES,
+        ];
+        let buffers = 4 * (2 * MAX_FRAMES * D_MODEL * (1 + LAYERS) + 2 * LAYERS * CACHE * D_MODEL);
+        std::println!("workspaces {workspaces:?}, buffers {buffers} bytes");
+        std::println!("total {} MB", (workspaces.iter().sum::<usize>() + buffers) as f64 / 1e6);
+    }
 }
