@@ -86,6 +86,9 @@ pub enum WeightsReason {
     NotFinite,
     /// The file's metadata names an architecture we cannot run.
     Architecture,
+    /// A data file that is not safetensors (e.g. a tokenizer) is malformed: what is wrong.
+    #[cfg(feature = "alloc")]
+    Invalid(alloc::string::String),
 }
 
 impl fmt::Display for WeightsReason {
@@ -100,6 +103,8 @@ impl fmt::Display for WeightsReason {
             }
             WeightsReason::NotFinite => f.write_str("contains NaN or infinity"),
             WeightsReason::Architecture => f.write_str("unknown or unsupported architecture"),
+            #[cfg(feature = "alloc")]
+            WeightsReason::Invalid(m) => f.write_str(m),
         }
     }
 }

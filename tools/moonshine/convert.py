@@ -9,7 +9,7 @@ Both are read with the flatbuffer readers of the pinned onnxruntime package (ort
 Every weight is identified by walking the graph from its inputs along the data flow (residual
 stream -> LayerNorm -> projections -> attention -> ...), never by initializer order or name;
 the walk checks every operator, attribute, shape and constant that the architecture in
-models/moonshine.md relies on and stops with "unexpected graph: ..." otherwise.
+the port relies on and stops with "unexpected graph: ..." otherwise.
 
 Writes to OUT_DIR:
 
@@ -43,7 +43,7 @@ from ort_graph import OrtModel, expect
 
 CONVERTER = "tools/moonshine/convert.py"
 
-# Architecture (moonshine.md), checked against the graph.
+# Architecture, checked against the graph.
 D_MODEL = 416
 HEADS = 8
 HEAD_DIM = 52

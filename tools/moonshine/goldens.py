@@ -23,7 +23,7 @@ onnxruntime version, stop reason, budget, the model files' sha256.
 
 Also writes models/moonshine/goldens/<clip>.json (committed, for reviewers): text, tokens,
 encoder_mean, encoder_std (float64 over all of `encoder`, rounded to 6 decimals), encoder_shape.
-beckett.wav must reproduce the transcript, tokens and step-0 top logits in moonshine.md.
+beckett.wav must reproduce the reference transcript, tokens and step-0 top logits (constants below).
 
 `--check` regenerates into a temporary directory and compares with OUT_DIR (tokens and text
 exact, tensors within 1e-6 * max(1, |value|)). `--if-needed` does nothing when every output
@@ -45,7 +45,7 @@ FORMAT = "1"  # bump when the content of the golden files changes
 CLIPS_DIR = os.path.join(ms_env.MODELS_DIR, "clips")
 JSON_DIR = os.path.join(ms_env.MODELS_DIR, "goldens")
 
-# moonshine.md, "Reference behaviour".
+# The reference behaviour recorded when the port was planned (transcript, tokens, step-0 logits).
 BECKETT_TEXT = "Ever tried ever failed, no matter try again fail again fail better."
 BECKETT_TOKENS = [1, 18274, 1898, 3926, 5229, 29892, 694, 4383, 1018, 1449, 4418, 1449, 4418,
                   2253, 29889, 2]
@@ -119,7 +119,7 @@ def check_beckett(tensors, summary):
         problems.append(f"encoder {summary['encoder_shape']} mean {summary['encoder_mean']} "
                         f"std {summary['encoder_std']}")
     if problems:
-        raise SystemExit("beckett.wav does not reproduce moonshine.md: " + "; ".join(problems))
+        raise SystemExit("beckett.wav does not reproduce the recorded reference: " + "; ".join(problems))
     return got
 
 
@@ -148,7 +148,7 @@ def generate(out_dir, json_dir, verbose=True):
                   f"min top-2 gap {tensors['top2_gap'].min():.3g}")
             print(f"  {summary['text']!r}")
             if name == "beckett":
-                print(f"  beckett reproduces moonshine.md: transcript, tokens, encoder stats, "
+                print(f"  beckett reproduces the recorded reference: transcript, tokens, encoder stats, "
                       f"step-0 top-5 {[(i, round(v, 4)) for i, v in top]}")
     return written
 

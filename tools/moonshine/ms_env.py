@@ -55,7 +55,7 @@ TOKENIZER = "models/base-en/tokenizer.bin"
 BECKETT = "test-data/beckett.wav"
 LICENSE = "LICENSE"
 
-# Token ids (moonshine.md): decoding starts at BOS, stops at EOS; ids >= 32000 are special.
+# Token ids: decoding starts at BOS, stops at EOS; ids >= 32000 are special.
 BOS, EOS = 1, 2
 VOCAB = 32768
 TEXT_TOKENS = 32000
@@ -136,7 +136,7 @@ def encoder_frames(num_samples):
 
 
 class Tokenizer:
-    """tokenizer.bin: one record per token id, each [u8 length][bytes] (moonshine.md).
+    """tokenizer.bin: one record per token id, each [u8 length][bytes].
 
     A length byte of 0 is an empty entry. Ids 3..=258 are the raw bytes 0x00..0xFF; U+2581 marks a
     space.

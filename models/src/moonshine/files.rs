@@ -28,15 +28,15 @@ fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|error| Error::Io { path: path.to_path_buf(), error })
 }
 
-/// Reads and parses `tokenizer.bin`.
+/// Reads `tokenizer.bin` and checks it is base-en's ([`Tokenizer::parse_moonshine`]).
 ///
 /// # Errors
-/// [`Error::Io`] if it cannot be read; [`Error::Weights`] if it is truncated.
+/// [`Error::Io`] if it cannot be read; [`Error::Weights`] if it is truncated or not base-en's.
 pub fn load_tokenizer(path: &Path) -> Result<Tokenizer, Error> {
-    Tokenizer::parse(&read(path)?).map_err(|e| Error::Weights {
+    Tokenizer::parse_moonshine(&read(path)?).map_err(|e| Error::Weights {
         source: WeightsSource::File(path.to_path_buf()),
         tensor: "",
-        reason: WeightsReason::Format(e.to_string()),
+        reason: WeightsReason::Invalid(e.to_string()),
     })
 }
 

@@ -50,8 +50,12 @@ pub const SAMPLE_RATE: usize = 16_000;
 pub const MIN_SAMPLES: usize = 895;
 /// Most samples one encoder run accepts (30 s); longer audio is split into segments.
 pub const MAX_SAMPLES: usize = 480_000;
-/// Encoder frames of `samples` samples (no padding anywhere in the stem).
+/// Encoder frames of `samples` samples (no padding anywhere in the stem); 0 below
+/// [`MIN_SAMPLES`].
 pub const fn encoder_frames(samples: usize) -> usize {
+    if samples < MIN_SAMPLES {
+        return 0;
+    }
     (((samples - 127) / 64 + 1 - 7) / 3 + 1 - 3) / 2 + 1
 }
 /// Most encoder frames (of [`MAX_SAMPLES`]).

@@ -25,16 +25,42 @@ pub struct Tokenizer {
     ends: Vec<u32>,
 }
 
+/// Records in base-en's `tokenizer.bin` (ids 0..32000; the LM head's other ids are special).
+pub const RECORDS: usize = 32_000;
+
 /// Why `tokenizer.bin` could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenizerError {
-    /// The record (token id) at which the data ended early.
-    pub record: usize,
+pub enum TokenizerError {
+    /// The data ends inside this record (token id), or holds none (record 0).
+    Truncated {
+        /// The record.
+        record: usize,
+    },
+    /// Not Moonshine base-en's tokenizer: the number of records found.
+    Records {
+        /// Records in the data.
+        found: usize,
+    },
+    /// A byte-fallback id (3..=258) does not hold its single byte.
+    ByteToken {
+        /// The id.
+        id: usize,
+    },
 }
 
 impl core::fmt::Display for TokenizerError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "tokenizer data ends inside record {}", self.record)
+        match self {
+            TokenizerError::Truncated { record } => {
+                write!(f, "tokenizer data ends inside record {record}")
+            }
+            TokenizerError::Records { found } => {
+                write!(f, "tokenizer has {found} records, Moonshine base-en's has {RECORDS}")
+            }
+            TokenizerError::ByteToken { id } => {
+                write!(f, "tokenizer record {id} is not the byte 0x{:02x}", id - 3)
+            }
+        }
     }
 }
 
@@ -49,16 +75,35 @@ impl Tokenizer {
         let mut at = 0;
         while at < data.len() {
             let len = usize::from(data[at]);
-            let record =
-                data.get(at + 1..at + 1 + len).ok_or(TokenizerError { record: ends.len() })?;
+            let record = data
+                .get(at + 1..at + 1 + len)
+                .ok_or(TokenizerError::Truncated { record: ends.len() })?;
             bytes.extend_from_slice(record);
             ends.push(bytes.len() as u32);
             at += 1 + len;
         }
         if ends.is_empty() {
-            return Err(TokenizerError { record: 0 });
+            return Err(TokenizerError::Truncated { record: 0 });
         }
         Ok(Self { bytes, ends })
+    }
+
+    /// Parses `tokenizer.bin` and checks it is Moonshine base-en's: exactly [`RECORDS`]
+    /// records, ids 3..=258 holding the bytes 0x00..=0xFF.
+    ///
+    /// # Errors
+    /// [`TokenizerError`] naming the first problem.
+    pub fn parse_moonshine(data: &[u8]) -> Result<Self, TokenizerError> {
+        let t = Self::parse(data)?;
+        if t.len() != RECORDS {
+            return Err(TokenizerError::Records { found: t.len() });
+        }
+        for id in FIRST_TEXT_ID..FIRST_TEXT_ID + 256 {
+            if t.token_bytes(id) != [(id - FIRST_TEXT_ID) as u8] {
+                return Err(TokenizerError::ByteToken { id: id as usize });
+            }
+        }
+        Ok(t)
     }
 
     /// Number of records (token ids with text; 32000 for base-en).
@@ -142,7 +187,26 @@ mod tests {
     fn truncated_data_is_an_error() {
         let mut d = data(&[b"ab", b"cde"]);
         d.pop();
-        assert_eq!(Tokenizer::parse(&d).unwrap_err(), TokenizerError { record: 1 });
-        assert_eq!(Tokenizer::parse(&[]).unwrap_err(), TokenizerError { record: 0 });
+        assert_eq!(Tokenizer::parse(&d).unwrap_err(), TokenizerError::Truncated { record: 1 });
+        assert_eq!(Tokenizer::parse(&[]).unwrap_err(), TokenizerError::Truncated { record: 0 });
+    }
+
+    #[test]
+    fn moonshine_layout_is_checked() {
+        let mut records: Vec<Vec<u8>> = vec![b"<unk>".to_vec(), b"<s>".to_vec(), b"</s>".to_vec()];
+        records.extend((0..=255u8).map(|b| vec![b]));
+        records.resize(RECORDS, b"x".to_vec());
+        let refs: Vec<&[u8]> = records.iter().map(|r| &r[..]).collect();
+        assert_eq!(Tokenizer::parse_moonshine(&data(&refs)).unwrap().len(), RECORDS);
+        assert_eq!(
+            Tokenizer::parse_moonshine(&data(&refs[..RECORDS - 1])).unwrap_err(),
+            TokenizerError::Records { found: RECORDS - 1 }
+        );
+        let mut bad = refs.clone();
+        bad[3 + 0x41] = b"B";
+        assert_eq!(
+            Tokenizer::parse_moonshine(&data(&bad)).unwrap_err(),
+            TokenizerError::ByteToken { id: 3 + 0x41 }
+        );
     }
 }

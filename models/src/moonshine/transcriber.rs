@@ -3,8 +3,9 @@
 //! [`Transcriber`] owns the prepared weights, the tokenizer and every buffer a transcription
 //! needs, all allocated once at construction (82 MB for the 30 s bound, mostly the
 //! encoder's workspaces and the cross-attention keys and values). After that,
-//! [`Transcriber::encode`] and [`Transcriber::decode_step`] allocate nothing;
-//! [`Transcriber::transcribe`] allocates only the returned [`Transcript`].
+//! [`Transcriber::encode`], [`Transcriber::decode_step`] and [`Transcriber::greedy`]
+//! allocate nothing; [`Transcriber::transcribe`] allocates only to build the returned
+//! [`Transcript`] (its token vector and text).
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -132,7 +133,8 @@ impl<B: Backend> Transcriber<B> {
     ///
     /// # Errors
     /// [`Error::Input`] for more than [`MAX_SAMPLES`] samples (split longer audio, see
-    /// [`super::segment`]). The transcriber stays usable.
+    /// [`super::segment`]) or a sample that is NaN or infinite (reported by its index). The
+    /// transcriber stays usable.
     pub fn encode(&mut self, samples: &[f32]) -> Result<usize, Error> {
         if samples.len() > MAX_SAMPLES {
             return Err(Error::Input {
@@ -140,6 +142,9 @@ impl<B: Backend> Transcriber<B> {
                 expected: "at most 480000 (30 s at 16 kHz) per segment",
                 got: samples.len(),
             });
+        }
+        if let Some(i) = samples.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Input { what: "sample", expected: "finite values", got: i });
         }
         let audio = if samples.len() < MIN_SAMPLES {
             self.padded.fill(0.0);

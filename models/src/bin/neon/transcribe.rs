@@ -11,12 +11,16 @@ use neon_models::audio::{i16_to_f32, Audio, AudioError, RawPcmReader};
 use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
-use neon_models::moonshine::{MAX_SAMPLES, SAMPLE_RATE};
+use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
 use neon_models::FastBackend;
 use neon_runtime::ops::quant::QuantPath;
 use serde_json::json;
 
 use crate::line;
+
+/// RMS (full scale 1) above which a segment that decodes to nothing gets a warning: about
+/// -50 dBFS, well above the noise floor of a quiet recording.
+const SPEECH_RMS: f64 = 3e-3;
 
 #[derive(Args)]
 pub struct TranscribeArgs {
@@ -100,7 +104,10 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     if args.int8 == "dot" {
         model.set_decoder_path(QuantPath::Dot);
     }
-    let segments = split(&samples, MAX_SAMPLES);
+    let mut segments = split(&samples, MAX_SAMPLES);
+    if segments.is_empty() {
+        segments.push(0..0); // no samples: one (padded) segment, as the library does
+    }
     let progress = if segments.len() > 1 && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(segments.len() as u64);
         let style = ProgressStyle::with_template("{bar:30} {pos}/{len} segments, {elapsed}")
@@ -114,7 +121,7 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let (mut encoder_s, mut decode_s) = (0.0, 0.0);
     let mut segment_tokens = Vec::new();
     for range in segments {
-        let audio = &samples[range];
+        let audio = &samples[range.clone()];
         let t0 = Instant::now();
         model.encode(audio).map_err(|e| e.to_string())?;
         let t1 = Instant::now();
@@ -123,6 +130,28 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
         encoder_s += (t1 - t0).as_secs_f64();
         decode_s += (t2 - t1).as_secs_f64();
         let text = model.tokenizer().decode(&segment_tokens);
+        let at = |i: usize| i as f64 / SAMPLE_RATE as f64;
+        if segment_tokens.last() != Some(&EOS) {
+            eprintln!(
+                "neon: warning: {:.2}-{:.2} s: the token budget ({} tokens for {:.2} s) ran out \
+                 before the end of speech; the text of this segment may be cut short",
+                at(range.start),
+                at(range.end),
+                token_budget(audio.len()),
+                at(audio.len())
+            );
+        }
+        let rms = (audio.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>()
+            / audio.len().max(1) as f64)
+            .sqrt();
+        if text.is_empty() && rms > SPEECH_RMS {
+            eprintln!(
+                "neon: warning: {:.2}-{:.2} s: no text although the audio is not silent \
+                 (Moonshine sometimes ends at once; ONNX Runtime does the same on these samples)",
+                at(range.start),
+                at(range.end)
+            );
+        }
         if !text.is_empty() {
             texts.push(text);
         }

@@ -1,0 +1,133 @@
+//! `neon transcribe` as a user runs it: beckett.wav as text and as JSON (the golden tokens),
+//! audio longer than one 30 s segment (cut at pauses, every part transcribed), raw stdin,
+//! and clean one-line errors for a missing or malformed model.
+//!
+//! Host only (see cli_wake.rs). Needs the converted model (`tools/moonshine/fetch.sh`).
+#![cfg(not(target_arch = "aarch64"))]
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::moonshine::*;
+
+fn neon(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    assert!(o.status.success(), "neon failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim_end().to_string()
+}
+
+fn beckett() -> String {
+    model_dir().join("beckett.wav").to_string_lossy().into_owned()
+}
+
+#[test]
+fn beckett_text_and_json() {
+    let g = goldens().into_iter().find(|g| g.name == "beckett").unwrap();
+    assert_eq!(text(&neon(&["transcribe", &beckett()])), g.text);
+    let out = text(&neon(&["transcribe", &beckett(), "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["text"], g.text.as_str());
+    let tokens: Vec<u32> =
+        v["tokens"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap() as u32).collect();
+    assert_eq!(tokens, g.tokens);
+    assert!((v["audio_s"].as_f64().unwrap() - 9.963375).abs() < 1e-9);
+    assert!(v["encoder_ms"].as_f64().unwrap() > 0.0 && v["decode_ms"].as_f64().unwrap() > 0.0);
+}
+
+/// Our three clips and beckett, each followed by 1 s of silence, repeated to 70 s: three
+/// segments cut in the pauses, so every clip is transcribed whole, in order. (Moonshine
+/// words a clip differently inside a longer segment, e.g. "seven forty-five" for "7:45", so
+/// the check is one distinctive word per clip.)
+#[test]
+fn long_audio_is_segmented_at_pauses() {
+    let goldens = goldens();
+    let mut audio = Vec::new();
+    let mut expected = Vec::new();
+    while audio.len() < 70 * 16_000 {
+        for g in &goldens {
+            audio.extend_from_slice(&g.audio);
+            audio.extend(std::iter::repeat_n(0.0f32, 16_000));
+            expected.push(match g.name.as_str() {
+                "beckett" => "tried",
+                "open_the_door" => "door",
+                "quick_brown_fox" => "fox",
+                "train_numbers" => "train",
+                other => panic!("no keyword for clip {other}"),
+            });
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut w = hound::WavWriter::create(&path, spec).unwrap();
+    for &s in &audio {
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+    let out = text(&neon(&["transcribe", path.to_str().unwrap(), "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tokens = v["tokens"].as_array().unwrap();
+    let segments = tokens.iter().filter(|t| t.as_u64() == Some(1)).count();
+    assert_eq!(segments, audio.len().div_ceil(30 * 16_000), "{out}");
+    let words: Vec<&str> = v["text"]
+        .as_str()
+        .unwrap()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| expected.contains(w))
+        .collect();
+    assert_eq!(words, expected, "{out}");
+}
+
+#[test]
+fn raw_stdin_matches_the_file() {
+    let g = goldens().into_iter().find(|g| g.name == "open_the_door").unwrap();
+    let raw: Vec<u8> =
+        g.audio.iter().flat_map(|&x| ((x * 32768.0).round() as i16).to_le_bytes()).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&raw).unwrap();
+    assert_eq!(text(&child.wait_with_output().unwrap()), g.text);
+}
+
+#[test]
+fn missing_or_malformed_model_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = neon(&["transcribe", &beckett(), "--model-dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tools/moonshine/fetch.sh"), "{err}");
+
+    // Valid weights, a tokenizer missing its last record.
+    let src = model_dir();
+    std::fs::copy(src.join("base-en.safetensors"), dir.path().join("base-en.safetensors")).unwrap();
+    let tok = std::fs::read(src.join("tokenizer.bin")).unwrap();
+    std::fs::write(dir.path().join("tokenizer.bin"), &tok[..tok.len() - 3]).unwrap();
+    let o = neon(&["transcribe", &beckett(), "--model-dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tokenizer.bin") && err.contains("record"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // Truncated weights.
+    let w = std::fs::read(src.join("base-en.safetensors")).unwrap();
+    std::fs::write(dir.path().join("base-en.safetensors"), &w[..w.len() / 2]).unwrap();
+    std::fs::write(dir.path().join("tokenizer.bin"), &tok).unwrap();
+    let o = neon(&["transcribe", &beckett(), "--model-dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+}
