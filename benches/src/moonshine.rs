@@ -8,6 +8,7 @@
 //! without `std` in the runtime).
 
 use std::path::PathBuf;
+
 use neon_models::error::WeightsSource;
 use neon_models::moonshine::load::MoonshineWeights;
 use neon_models::moonshine::tokenizer::Tokenizer;
@@ -21,9 +22,8 @@ pub const FETCH_COMMAND: &str = "tools/moonshine/fetch.sh";
 
 /// beckett.wav's greedy tokens, BOS ... EOS (ONNX Runtime's and ours:
 /// `models/moonshine/goldens/beckett.json`).
-pub const BECKETT_TOKENS: [u32; 16] = [
-    1, 18274, 1898, 3926, 5229, 29892, 694, 4383, 1018, 1449, 4418, 1449, 4418, 2253, 29889, 2,
-];
+pub const BECKETT_TOKENS: [u32; 16] =
+    [1, 18274, 1898, 3926, 5229, 29892, 694, 4383, 1018, 1449, 4418, 1449, 4418, 2253, 29889, 2];
 
 /// Encoder frames of beckett.wav (159,414 samples).
 pub const BECKETT_FRAMES: usize = 413;

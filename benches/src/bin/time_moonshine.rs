@@ -22,7 +22,9 @@
 
 use std::time::Instant;
 
-use neon_benches::moonshine::{backend_name, beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION};
+use neon_benches::moonshine::{
+    backend_name, beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION,
+};
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::{BOS, EOS};
 use neon_models::FastBackend;
