@@ -8,8 +8,8 @@
 //! the measured step) are not counted; the checks after it are not either.
 //!
 //! Usage: `insn_moonshine WORKLOAD [portable]` with WORKLOAD one of
-//! - `encoder SECONDS`: `Transcriber::encode` of the first `SECONDS` (a decimal number, at
-//!   most the clip's 9.96 s) of beckett.wav: the stem, 8 layers, the final norm and the
+//! - `encoder SECONDS`: `Transcriber::encode` of the first `SECONDS` (a decimal number; 10
+//!   or more: the whole 9.96 s clip) of beckett.wav: the stem, 8 layers, the final norm and the
 //!   cross-attention keys and values of the 8 decoder layers (`encode` computes those once
 //!   per utterance). 2 s = 32,000 samples = 82 frames;
 //! - `step [POSITION]`: encode the whole clip (413 frames, not counted), feed beckett's
