@@ -1,13 +1,20 @@
 #!/bin/bash
 # insn-count.sh: counts the aarch64 instructions our kernels, their peers (matrixmultiply,
-# realfft) and openWakeWord end to end execute, under qemu-user with the insn-count plugin,
-# and prints the results table of BENCHMARKS.md (with --update, also rewrites it there in
-# place).
+# realfft), openWakeWord and Moonshine end to end execute, under qemu-user with the insn-count
+# plugin, and prints the results table of BENCHMARKS.md (with --update, also rewrites it there
+# in place).
 #
 # usage: benches/insn-count.sh [--update]
 # env:   INSN_COUNT  path of count-insns.sh
 #                    (default: <repo>/../shared/tools/insn-count/count-insns.sh)
 #        CPUS        qemu CPU models, space separated (default: "neoverse-n1 cortex-a53")
+#        ONLY        an extended regular expression: run only the workloads whose command
+#                    (binary and arguments) matches it, e.g. ONLY=insn_moonshine; with
+#                    --update, the table rows with the same first cell are replaced and new
+#                    rows appended, the others kept
+#
+# The Moonshine rows need the converted model (tools/moonshine/fetch.sh; n/a without it) and
+# take a few minutes: the step workload encodes 10 s of audio under qemu before its region.
 #
 # Each workload runs in its own process (benches/src/bin/insn_*.rs); only the marked
 # region around the measured call(s) is counted. FLOPs per instruction = 2*M*N*K / count
@@ -18,13 +25,16 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 INSN_COUNT="${INSN_COUNT:-$ROOT/../shared/tools/insn-count/count-insns.sh}"
 CPUS="${CPUS:-neoverse-n1 cortex-a53}"
+ONLY="${ONLY:-}"
 update=0
 [ "${1:-}" = "--update" ] && update=1
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
+[ -f "$ROOT/models/moonshine/base-en.safetensors" ] ||
+  echo "insn-count.sh: no Moonshine model (run tools/moonshine/fetch.sh): its rows read n/a" >&2
 
 GEMM_FLOPS=$((2 * 256 * 256 * 256))
 GEMV_FLOPS=$((2 * 1024 * 1024))
@@ -44,6 +54,24 @@ HEAD2_FLOPS=$((HEAD_FLOPS + 2 * (1536 * 64 + 64 * 64 + 64)))
 ATT_ENC_FLOPS=$((4 * 413 * 413 * 416))
 ATT_CROSS_FLOPS=$((4 * 1 * 400 * 416))
 ATT_SELF_FLOPS=$((4 * 1 * 200 * 416))
+# Moonshine base-en, as neon_benches::moonshine::{encoder_macs, step_macs} (2 x multiply-adds):
+# encode of N samples: stem convs (T1 x 416 x 127, T2 x 832 x 416 x 7, T x 416 x 832 x 3), per
+# layer (8) q/k/v/o 4 T 416^2, attention 2 T^2 416, MLP 2 T 416 1664, and the decoder's
+# cross-attention K/V 16 T 416^2; decoder step at position P over T frames: per layer q/k/v/o
+# and cross q/o 6 x 416^2, MLP 416 x 3328 + 1664 x 416, attention 2 (P + 1 + T) 416; LM head
+# 416 x 32768.
+ms_encoder_flops() {
+  local n=$1 t1 t2 t
+  t1=$(((n - 127) / 64 + 1)); t2=$(((t1 - 7) / 3 + 1)); t=$(((t2 - 3) / 2 + 1))
+  echo $((2 * (t1 * 416 * 127 + t2 * 832 * 416 * 7 + t * 416 * 832 * 3
+    + 8 * (4 * t * 416 * 416 + 2 * t * t * 416 + 2 * t * 416 * 1664) + 16 * t * 416 * 416)))
+}
+ms_step_flops() {
+  local p=$1 t=$2
+  echo $((2 * (8 * (6 * 416 * 416 + 416 * 3328 + 1664 * 416 + 2 * (p + 1 + t) * 416) + 416 * 32768)))
+}
+MS_ENC2_FLOPS=$(ms_encoder_flops 32000)   # 2 s of beckett.wav: 82 frames
+MS_STEP_FLOPS=$(ms_step_flops 7 413)      # position 7 over beckett's 413 frames
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -87,6 +115,10 @@ WORKLOADS=(
   "insn_attention attention-causal 1 200|$ATT_SELF_FLOPS|attention, decoder step self-attention: 1 query x 200 cached frames, causal, NEON"
   "insn_attention rotary 413 0||rotary embedding, 413 frames x 8 heads, 32 of 52 dims (f64 sin/cos per frame), NEON"
   "insn_attention rotary 1 200||rotary embedding of one decoder step (1 frame at position 200), NEON"
+  "insn_moonshine encoder 2|$MS_ENC2_FLOPS|Moonshine base-en encode of 2 s (82 frames): stem, 8 layers, norm, decoder cross-attention K/V; NEON"
+  "insn_moonshine encoder 2 portable|$MS_ENC2_FLOPS|the same encode on the Portable backend"
+  "insn_moonshine step|$MS_STEP_FLOPS|Moonshine base-en decoder step at position 7 (8 cached tokens) over 413 frames (int8 GEMVs, LM head); NEON"
+  "insn_moonshine step portable|$MS_STEP_FLOPS|the same decoder step on the Portable backend"
 )
 
 table="$(mktemp)"
@@ -99,6 +131,7 @@ trap 'rm -f "$table"' EXIT
   printf '\n'
   for w in "${WORKLOADS[@]}"; do
     IFS='|' read -r cmd flops desc <<<"$w"
+    if [ -n "$ONLY" ] && ! [[ "$cmd" =~ $ONLY ]]; then continue; fi
     read -r -a argv <<<"$cmd"
     printf '| %s (`%s`) |' "$desc" "${argv[*]:1}"
     for cpu in $CPUS; do
@@ -107,8 +140,8 @@ trap 'rm -f "$table"' EXIT
       # FLOP count leaves its FLOPs column empty.
       awk -v n="$n" -v f="$flops" 'BEGIN {
         if (n + 0 <= 0) printf " n/a | n/a |"
-        else if (f == "") printf " %d | |", n
-        else printf " %d | %.2f |", n, f / n
+        else if (f == "") printf " %.0f | |", n
+        else printf " %.0f | %.2f |", n, f / n
       }'
     done
     printf '\n'
@@ -118,10 +151,31 @@ cat "$table"
 
 if [ $update = 1 ]; then
   doc="$ROOT/BENCHMARKS.md"
-  awk -v table="$table" '
-    /<!-- insn-table:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-    /<!-- insn-table:end -->/ { skip = 0 }
-    !skip { print }
-  ' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+  if [ -z "$ONLY" ]; then
+    awk -v table="$table" '
+      /<!-- insn-table:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+      /<!-- insn-table:end -->/ { skip = 0 }
+      !skip { print }
+    ' "$doc" >"$doc.tmp"
+  else
+    # Only some rows were measured: replace the rows with the same first cell (description and
+    # arguments), append the others at the end of the table.
+    awk -v table="$table" '
+      BEGIN {
+        while ((getline line < table) > 0) {
+          if (line ~ /^\| workload/ || line ~ /^\|---/) continue
+          split(line, cell, " [|] "); row[cell[1]] = line; order[++n] = cell[1]
+        }
+      }
+      /<!-- insn-table:start -->/ { inside = 1; print; next }
+      /<!-- insn-table:end -->/ {
+        for (i = 1; i <= n; i++) if (!(order[i] in done)) print row[order[i]]
+        inside = 0; print; next
+      }
+      inside && /^\| / { split($0, cell, " [|] "); if (cell[1] in row) { print row[cell[1]]; done[cell[1]] = 1; next } }
+      { print }
+    ' "$doc" >"$doc.tmp"
+  fi
+  mv "$doc.tmp" "$doc"
   echo "updated $doc" >&2
 fi

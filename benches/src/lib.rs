@@ -1,6 +1,9 @@
 //! Benchmarks of neon: criterion benches in `benches/benches/`, aarch64 instruction-count
 //! bench binaries in `benches/src/bin/`. This library holds what they share: the region
-//! markers of the insn-count plugin and deterministic input data.
+//! markers of the insn-count plugin, deterministic input data, a WAV reader and the Moonshine
+//! set-up ([`moonshine`]).
+
+pub mod moonshine;
 
 /// Starts counting region `id`: a system call the insn-count plugin watches (`svc #0` with
 /// x8 = 0x5A5A0). The kernel answers ENOSYS, so it is harmless outside the counter. A no-op
@@ -38,4 +41,39 @@ pub fn data(n: usize, seed: u32) -> Vec<f32> {
             (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
         })
         .collect()
+}
+
+/// The samples of a 16 kHz mono 16-bit PCM WAV file (the format of the committed clips and
+/// of Moonshine's `beckett.wav`).
+///
+/// # Panics
+/// If the bytes are not such a file.
+pub fn wav_i16(bytes: &[u8]) -> Vec<i16> {
+    assert!(&bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE", "not a WAV file");
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let mut pos = 12;
+    let mut format_ok = false;
+    while pos + 8 <= bytes.len() {
+        let (id, len) = (&bytes[pos..pos + 4], u32_at(pos + 4) as usize);
+        let body = pos + 8;
+        match id {
+            b"fmt " => {
+                // PCM, 1 channel, 16 kHz, 16 bits.
+                format_ok = u16_at(body) == 1
+                    && u16_at(body + 2) == 1
+                    && u32_at(body + 4) == 16_000
+                    && u16_at(body + 14) == 16;
+            }
+            b"data" => {
+                assert!(format_ok, "expected 16 kHz mono 16-bit PCM");
+                let data = &bytes[body..(body + len).min(bytes.len())];
+                return data.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+            }
+            _ => {}
+        }
+        pos = body + len + (len & 1);
+    }
+    panic!("no data chunk");
 }

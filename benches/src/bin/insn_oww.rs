@@ -35,7 +35,7 @@
 //! (head); mel, chunk and push rows report none. On aarch64 the backend is `Neon` (or
 //! `Portable` with the second argument `portable`).
 
-use neon_benches::{region_start, region_stop};
+use neon_benches::{region_start, region_stop, wav_i16};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::detector::{WakeDetector, WakeWord, STAGE2_THRESHOLD};
 use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
@@ -81,37 +81,6 @@ fn golden(name: &'static str) -> Vec<f32> {
     let g = file(GOLDEN, "goldens/hey_jarvis.safetensors");
     let shape = g.shape(name).unwrap_or_else(|| panic!("golden tensor {name} missing"));
     g.f32(name, &shape).unwrap()
-}
-
-/// The samples of a 16 kHz mono 16-bit PCM WAV file (the committed clips' format).
-fn wav_i16(bytes: &[u8]) -> Vec<i16> {
-    assert!(&bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE", "not a WAV file");
-    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
-    let u32_at =
-        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-    let mut pos = 12;
-    let mut format_ok = false;
-    while pos + 8 <= bytes.len() {
-        let (id, len) = (&bytes[pos..pos + 4], u32_at(pos + 4) as usize);
-        let body = pos + 8;
-        match id {
-            b"fmt " => {
-                // PCM, 1 channel, 16 kHz, 16 bits.
-                format_ok = u16_at(body) == 1
-                    && u16_at(body + 2) == 1
-                    && u32_at(body + 4) == 16_000
-                    && u16_at(body + 14) == 16;
-            }
-            b"data" => {
-                assert!(format_ok, "expected 16 kHz mono 16-bit PCM");
-                let data = &bytes[body..(body + len).min(bytes.len())];
-                return data.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
-            }
-            _ => {}
-        }
-        pos = body + len + (len & 1);
-    }
-    panic!("no data chunk");
 }
 
 /// hey_jarvis_v0.1's two stages.

@@ -1,0 +1,108 @@
+//! Instruction-count workloads for Moonshine base-en end to end (the converted model of
+//! `models/moonshine/`, written by `tools/moonshine/fetch.sh`): the encoder on a short clip
+//! and one cached decoder step with beckett.wav's 413-frame memory.
+//!
+//! Run under `benches/insn-count.sh` (qemu-aarch64 with the insn-count plugin, `--region`):
+//! only the marked region is counted. Loading and preparing the weights (62 MB), reading
+//! beckett.wav and everything a workload does before its region (encoding, the tokens before
+//! the measured step) are not counted; the checks after it are not either.
+//!
+//! Usage: `insn_moonshine WORKLOAD [portable]` with WORKLOAD one of
+//! - `encoder SECONDS`: `Transcriber::encode` of the first `SECONDS` (a decimal number; 10
+//!   or more: the whole 9.96 s clip) of beckett.wav: the stem, 8 layers, the final norm and the
+//!   cross-attention keys and values of the 8 decoder layers (`encode` computes those once
+//!   per utterance). 2 s = 32,000 samples = 82 frames;
+//! - `step [POSITION]`: encode the whole clip (413 frames, not counted), feed beckett's
+//!   greedy tokens `0..POSITION` (default 7, not counted), then count one
+//!   `Transcriber::decode_step` of token `POSITION` (self-attention over `POSITION + 1` keys,
+//!   cross-attention over 413 frames, the 32768-wide LM head); its argmax is checked
+//!   against the golden next token.
+//!
+//! FLOPs (in `insn-count.sh`, from `neon_benches::moonshine::encoder_macs` and `step_macs`):
+//! 2 x the multiply-adds of convs, linears and attention (`q · k` and `p · v`). On aarch64
+//! the backend is `Neon` (or `Portable` with the last argument `portable`).
+
+use neon_benches::moonshine::{beckett, encoder_macs, open, prefill, step_macs};
+use neon_benches::moonshine::{BECKETT_FRAMES, BECKETT_TOKENS};
+use neon_benches::{region_start, region_stop};
+use neon_models::moonshine::transcriber::argmax;
+use neon_models::moonshine::SAMPLE_RATE;
+use neon_runtime::{Backend, Portable};
+
+#[cfg(target_arch = "aarch64")]
+type Fast = neon_runtime::Neon;
+#[cfg(not(target_arch = "aarch64"))]
+type Fast = Portable;
+
+const USAGE: &str = "usage: insn_moonshine encoder SECONDS | step [POSITION]  [portable]";
+
+/// A workload and its parameter: samples for the encoder, the position for the step.
+enum Workload {
+    Encoder(usize),
+    Step(usize),
+}
+
+fn parse(args: &[String]) -> Option<Workload> {
+    match args.first()?.as_str() {
+        "encoder" => {
+            let seconds: f64 = args.get(1)?.parse().ok()?;
+            Some(Workload::Encoder((seconds * SAMPLE_RATE as f64).round() as usize))
+        }
+        "step" => {
+            let position = args.get(1).map_or(Some(7), |p| p.parse().ok())?;
+            (position + 1 < BECKETT_TOKENS.len()).then_some(Workload::Step(position))
+        }
+        _ => None,
+    }
+}
+
+/// Runs the workload on backend `B`; returns a checksum of the outputs.
+fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
+    let mut t = open::<B>()?;
+    let audio = beckett()?;
+    Ok(match *workload {
+        Workload::Encoder(samples) => {
+            let samples = &audio[..samples.min(audio.len())];
+            region_start(1);
+            let frames = t.encode(samples).map_err(|e| e.to_string())?;
+            region_stop(1);
+            let (stem, layers, cross) = encoder_macs(samples.len());
+            eprintln!("encoder: {} samples, {frames} frames, {} FLOPs", samples.len(), {
+                2 * (stem + layers + cross)
+            });
+            t.encoder_output().iter().sum()
+        }
+        Workload::Step(position) => {
+            let frames = t.encode(&audio).map_err(|e| e.to_string())?;
+            assert_eq!(frames, BECKETT_FRAMES);
+            prefill(&mut t, position);
+            region_start(1);
+            let logits = t.decode_step(BECKETT_TOKENS[position]).map_err(|e| e.to_string())?;
+            region_stop(1);
+            let next = argmax(logits);
+            assert_eq!(next, BECKETT_TOKENS[position + 1], "step {position}: next token");
+            eprintln!("step at position {position}: {} FLOPs", 2 * step_macs(position, frames));
+            logits.iter().sum()
+        }
+    })
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let portable = args.last().is_some_and(|a| a == "portable");
+    if portable {
+        args.pop();
+    }
+    let Some(workload) = parse(&args) else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
+    let result = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
+    match result {
+        Ok(checksum) => println!("checksum {checksum}"),
+        Err(e) => {
+            eprintln!("insn_moonshine: {e}");
+            std::process::exit(2);
+        }
+    }
+}
