@@ -221,7 +221,10 @@ impl Reference {
 const FED: [u32; 4] = [1, 18274, 1898, 3926];
 
 #[test]
-#[cfg_attr(target_arch = "aarch64", ignore = "slow under qemu; NEON is checked against portable by moonshine_backends")]
+#[cfg_attr(
+    target_arch = "aarch64",
+    ignore = "slow under qemu; NEON is checked against portable by moonshine_backends"
+)]
 fn decoder_matches_f64_reference_and_cache_reset_is_clean() {
     let goldens = goldens();
     let beckett = goldens.iter().find(|g| g.name == "beckett").expect("beckett golden");
