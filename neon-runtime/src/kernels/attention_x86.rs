@@ -22,10 +22,10 @@
 //!   rows. Transposing the queries once per block of queries (rather than the keys once
 //!   per block of keys and queries) makes every key and value access a broadcast straight
 //!   from the frame-major rows, for any `head_dim` (no tail). Rows of the last block past
-//!   `q_frames` repeat its last query and are not stored. Used for [`MIN_ROWS`] or more
-//!   rows and `head_dim <= 128` (the two tiles: 16 KiB at AVX-512).
-//! - **One query (a decoder step; fewer than [`MIN_ROWS`] rows; `head_dim > 128`): one key
-//!   per lane**, in chunks of up to [`KC`] keys, each in four loops that wait for nothing
+//!   `q_frames` repeat its last query and are not stored. Used for 5 rows (`MIN_ROWS`) or
+//!   more and `head_dim <= 128` (the two tiles: 16 KiB at AVX-512).
+//! - **One query (a decoder step; fewer than 5 rows; `head_dim > 128`): one key
+//!   per lane**, in chunks of up to 256 keys, each in four loops that wait for nothing
 //!   but the previous loop: (1) per block of `L` keys, `L` accumulators of `q * k_t` over
 //!   `head_dim` in `L`-value chunks (the last one under a lane mask: Moonshine's 52 = 3 x
 //!   16 + 4), reduced to one vector of `L` scores by a transposing add tree (AVX-512:
