@@ -545,7 +545,8 @@ macro_rules! kernels {
                         a[ch] = fma(p0, ld(vt.add(ch * LANES), ch), a[ch]);
                         b[ch] = fma(p1, ld(vt.add(c + ch * LANES), ch), b[ch]);
                     }
-                    vt = vt.add(2 * c);
+                    // Wrapping: past the last pair it may point past the slice (unread).
+                    vt = vt.wrapping_add(2 * c);
                     t += 2;
                 }
                 if t < nc {
