@@ -53,12 +53,12 @@
 //! `attention_x86.rs`: run-time detection with feature `std`): blocks of 16 (AVX2: 8)
 //! queries, one per lane, against blocks of 8 keys, the queries transposed once per block
 //! so that keys and values are broadcast from their rows; single queries (a decoder step)
-//! take 16 (8) keys per lane vector. Host timings (one core of a shared Zen 5 VM,
-//! criterion medians, `BENCHMARKS.md`): Moonshine's encoder layer 1.6-1.7 ms at AVX-512
-//! (170-180 GFLOP/s, about 70% of the FMA peak), 3.1 ms at AVX2, 15.5-16.5 ms baseline;
-//! a decoder step's cross-attention over 400 frames 15-18 µs (baseline 35 µs; bound by
-//! reading `k` and `v`, 1.3 MB, from the last-level cache), self-attention over 200
-//! cached frames 6-7 µs (baseline 17 µs).
+//! take 16 (8) keys per lane vector. Host timings (one core of a Zen 5 VM, criterion
+//! medians, `BENCHMARKS.md`): Moonshine's encoder layer 1.65 ms at AVX-512 (172 GFLOP/s,
+//! 65% of the FMA peak), 3.25 ms at AVX2, 16.6 ms baseline; a decoder step's
+//! cross-attention over 400 frames 18-19 µs (baseline 39 µs; bound by reading `k` and
+//! `v`, 1.3 MB, from the last-level cache), self-attention over 200 cached frames
+//! 7.6-8.6 µs (baseline 17.5 µs).
 //!
 //! # Accuracy
 //! With `u = 2^-24`, `gamma_n = n u / (1 - n u)`, exact scaled scores `s_j` and weights
