@@ -4,7 +4,8 @@
 //! embedding of 413 frames.
 //!
 //! On aarch64 the `Neon` backend is measured, elsewhere `Portable` (on x86-64 with feature
-//! `std`: the AVX2 build of the portable attention where the CPU has it).
+//! `std`: at the level the CPU has); on x86-64 each supported level of the portable
+//! attention is also measured explicitly (`x86_<level>/<shape>`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use neon_benches::data;
@@ -19,6 +20,13 @@ type Fast = neon_runtime::Portable;
 const HEADS: usize = 8;
 const HEAD_DIM: usize = 52;
 const C: usize = HEADS * HEAD_DIM;
+
+/// The x86-64 levels of the portable backend that this CPU supports.
+#[cfg(target_arch = "x86_64")]
+fn x86_levels() -> Vec<neon_runtime::kernels::gemm::x86::Level> {
+    use neon_runtime::kernels::gemm::x86::Level;
+    Level::ALL.into_iter().filter(|l| l.supported()).collect()
+}
 
 fn attention(c: &mut Criterion) {
     let mut g = c.benchmark_group("attention");
@@ -47,6 +55,30 @@ fn attention(c: &mut Criterion) {
                 )
             })
         });
+        #[cfg(target_arch = "x86_64")]
+        for level in x86_levels() {
+            use neon_runtime::kernels::attention::x86;
+            g.bench_function(format!("x86_{}/{name}", level.name()), |b| {
+                b.iter(|| {
+                    // SAFETY: `level` is supported (x86_levels).
+                    unsafe {
+                        x86::attention(
+                            level,
+                            black_box(&q),
+                            &k,
+                            &v,
+                            &mut out,
+                            qf,
+                            len,
+                            HEADS,
+                            HEAD_DIM,
+                            scale,
+                            causal,
+                        )
+                    }
+                })
+            });
+        }
     }
     g.finish();
 }

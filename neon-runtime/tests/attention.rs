@@ -1,7 +1,8 @@
 //! Attention kernels against an f64 reference with the documented error bound (odd head
 //! dims, every tail of the key and query blocks, partial KV caches whose unused rows hold
 //! NaN, causal with several queries, a single key, large scores), NEON vs portable; the
-//! operator's validation.
+//! operator's validation. On x86-64 every level of the portable backend (baseline, AVX2 +
+//! FMA, AVX-512F) runs the kernel suite explicitly, whichever one `Portable` picks here.
 
 mod common;
 
@@ -13,6 +14,45 @@ use neon_runtime::{
     Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
 };
 use rand::Rng;
+
+/// The kernel under test: a backend's (every [`Backend`]) or, on x86-64, a forced level of
+/// the portable one.
+trait Attn {
+    const NAME: &'static str;
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        out: &mut [f32],
+        q_frames: usize,
+        len: usize,
+        heads: usize,
+        head_dim: usize,
+        scale: f32,
+        causal: bool,
+    );
+}
+
+impl<B: Backend> Attn for B {
+    const NAME: &'static str = B::NAME;
+    fn attention(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        out: &mut [f32],
+        q_frames: usize,
+        len: usize,
+        heads: usize,
+        head_dim: usize,
+        scale: f32,
+        causal: bool,
+    ) {
+        <B as AttentionKernels>::attention(
+            q, k, v, out, q_frames, len, heads, head_dim, scale, causal,
+        )
+    }
+}
 
 /// Unit roundoff of f32.
 const U: f64 = f32::EPSILON as f64 / 2.0;
@@ -60,7 +100,7 @@ impl Case {
         Case { qf, kv, len, heads, hd, scale, causal, q, k, v }
     }
 
-    fn run<B: Backend>(&self) -> Vec<f32> {
+    fn run<B: Attn>(&self) -> Vec<f32> {
         let mut out = vec![f32::NAN; self.qf * self.heads * self.hd];
         B::attention(
             &self.q,
@@ -130,7 +170,7 @@ impl Case {
     }
 }
 
-fn check_case<B: Backend>(case: &Case) -> Vec<f32> {
+fn check_case<B: Attn>(case: &Case) -> Vec<f32> {
     let got = case.run::<B>();
     let (want, bound) = case.reference();
     for (i, ((&g, &w), &b)) in got.iter().zip(&want).zip(&bound).enumerate() {
@@ -146,7 +186,8 @@ fn check_case<B: Backend>(case: &Case) -> Vec<f32> {
 }
 
 /// Fixed geometries (Moonshine's head_dim 52, powers of two, odd sizes, every tail of the
-/// 4-query and 4 / 8-key blocks) and random ones.
+/// 4-query and 4 / 8-key blocks, the x86-64 blocks of 8 / 16 queries and 8 / 16 keys) and
+/// random ones.
 fn cases(seed: u64) -> Vec<Case> {
     let mut r = rng(seed);
     let mut cases = Vec::new();
@@ -165,6 +206,14 @@ fn cases(seed: u64) -> Vec<Case> {
         (8, 12, 12, 1, 33, false),
         (2, 70, 65, 4, 5, true),
         (64, 80, 77, 2, 52, true),
+        // Blocks of 8 or 16 queries (x86-64), full and partial, causal across several key
+        // blocks; head dims past the x86 query tile (128).
+        (24, 30, 30, 2, 52, true),
+        (37, 60, 45, 1, 20, true),
+        (21, 25, 21, 3, 7, false),
+        (16, 16, 16, 1, 64, true),
+        (13, 100, 90, 2, 130, true),
+        (3, 20, 17, 1, 200, false),
     ];
     for &(qf, kv, len, heads, hd, causal) in fixed {
         cases.push(Case::new(&mut r, qf, kv, len, heads, hd, causal, 2.0));
@@ -172,7 +221,7 @@ fn cases(seed: u64) -> Vec<Case> {
     for n in 0..80 {
         let hd = *[1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 20, 31, 33, 52, 64, 65].get(n % 16).unwrap();
         let heads = r.gen_range(1..=4);
-        let qf = r.gen_range(1..=10);
+        let qf = r.gen_range(1..=if n % 4 == 0 { 40 } else { 10 });
         let causal = r.gen_bool(0.5);
         let len = r.gen_range(if causal { qf } else { 1 }..=qf + 30);
         let kv = len + r.gen_range(0..=5);
@@ -181,10 +230,12 @@ fn cases(seed: u64) -> Vec<Case> {
     // Large scores (|s| up to ~100): the running maximum keeps every exponential in range.
     cases.push(Case::new(&mut r, 5, 50, 50, 2, 52, false, 30.0));
     cases.push(Case::new(&mut r, 1, 50, 43, 2, 52, true, 30.0));
+    cases.push(Case::new(&mut r, 20, 50, 50, 2, 52, false, 30.0));
+    cases.push(Case::new(&mut r, 19, 50, 41, 1, 17, true, 30.0));
     cases
 }
 
-fn check_kernel<B: Backend>() {
+fn check_kernel<B: Attn>() {
     for case in cases(3) {
         check_case::<B>(&case);
     }
@@ -192,13 +243,13 @@ fn check_kernel<B: Backend>() {
 
 /// Moonshine's encoder shape (413 frames, head_dim 52; 2 of the 8 heads, to keep the f64
 /// reference fast under qemu).
-fn check_encoder_shape<B: Backend>() {
+fn check_encoder_shape<B: Attn>() {
     let mut r = rng(9);
     check_case::<B>(&Case::new(&mut r, 413, 413, 413, 2, 52, false, 1.5));
 }
 
 /// A single visible key: the output is that key's value row, exactly (`p = exp(0) = 1`).
-fn single_key<B: Backend>() {
+fn single_key<B: Attn>() {
     let mut r = rng(4);
     for hd in [1, 3, 17, 52, 64] {
         let case = Case::new(&mut r, 1, 6, 1, 3, hd, false, 2.0);
@@ -225,13 +276,35 @@ fn single_key_portable() {
 #[test]
 #[should_panic(expected = "causal needs len >= q_frames")]
 fn causal_short_cache_panics() {
-    Portable::attention(&[0.0; 8], &[0.0; 4], &[0.0; 4], &mut [0.0; 8], 2, 1, 1, 4, 1.0, true);
+    <Portable as AttentionKernels>::attention(
+        &[0.0; 8],
+        &[0.0; 4],
+        &[0.0; 4],
+        &mut [0.0; 8],
+        2,
+        1,
+        1,
+        4,
+        1.0,
+        true,
+    );
 }
 
 #[test]
 #[should_panic(expected = "fewer than len rows")]
 fn short_kv_panics() {
-    Portable::attention(&[0.0; 4], &[0.0; 4], &[0.0; 4], &mut [0.0; 4], 1, 2, 1, 4, 1.0, false);
+    <Portable as AttentionKernels>::attention(
+        &[0.0; 4],
+        &[0.0; 4],
+        &[0.0; 4],
+        &mut [0.0; 4],
+        1,
+        2,
+        1,
+        4,
+        1.0,
+        false,
+    );
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -265,6 +338,105 @@ mod neon {
                 assert!(e <= 2.0 * bound[i], "{} {i}: {} vs {}", case.name(), p[i], q[i]);
             }
         }
+    }
+}
+
+/// Each level of the x86-64 portable backend, forced, on the kernel suite.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod x86 {
+    use super::*;
+    use neon_runtime::kernels::attention::x86;
+    use neon_runtime::kernels::gemm::x86::Level;
+
+    /// A forced level as an [`Attn`]: only used after [`cpu_has`] confirmed the level.
+    macro_rules! forced {
+        ($ty:ident, $level:expr, $name:literal) => {
+            struct $ty;
+            impl Attn for $ty {
+                const NAME: &'static str = $name;
+                fn attention(
+                    q: &[f32],
+                    k: &[f32],
+                    v: &[f32],
+                    out: &mut [f32],
+                    q_frames: usize,
+                    len: usize,
+                    heads: usize,
+                    head_dim: usize,
+                    scale: f32,
+                    causal: bool,
+                ) {
+                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
+                    // implements it.
+                    unsafe {
+                        x86::attention(
+                            $level, q, k, v, out, q_frames, len, heads, head_dim, scale, causal,
+                        )
+                    }
+                }
+            }
+        };
+    }
+
+    forced!(Baseline, Level::Baseline, "x86 baseline");
+    forced!(Avx2, Level::Avx2, "x86 avx2");
+    forced!(Avx512, Level::Avx512, "x86 avx512");
+
+    /// Whether this CPU implements `level` (run-time detection in the test, independent
+    /// of the library's features); prints a note when a level is skipped.
+    fn cpu_has(level: Level) -> bool {
+        let yes = match level {
+            Level::Baseline => true,
+            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            Level::Avx512 => is_x86_feature_detected!("avx512f"),
+        };
+        if !yes {
+            println!("{} tests skipped: this CPU does not implement it", level.name());
+        }
+        yes
+    }
+
+    fn all<B: Attn>() {
+        check_kernel::<B>();
+        check_encoder_shape::<B>();
+        single_key::<B>();
+    }
+
+    #[test]
+    fn baseline_attention() {
+        all::<Baseline>();
+    }
+
+    #[test]
+    fn avx2_attention() {
+        if cpu_has(Level::Avx2) {
+            all::<Avx2>();
+        }
+    }
+
+    #[test]
+    fn avx512_attention() {
+        if cpu_has(Level::Avx512) {
+            all::<Avx512>();
+        }
+    }
+
+    /// [`worst`] of every level this CPU has.
+    pub(super) fn measure() {
+        println!("{}", worst::<Baseline>());
+        if cpu_has(Level::Avx2) {
+            println!("{}", worst::<Avx2>());
+        }
+        if cpu_has(Level::Avx512) {
+            println!("{}", worst::<Avx512>());
+        }
+    }
+
+    /// A level's kernel panics on a bad geometry like the trait's.
+    #[test]
+    #[should_panic(expected = "fewer than len rows")]
+    fn forced_level_checks() {
+        Baseline::attention(&[0.0; 4], &[0.0; 4], &[0.0; 4], &mut [0.0; 4], 1, 2, 1, 4, 1.0, false);
     }
 }
 
@@ -358,29 +530,27 @@ fn operator_matches_kernel_and_validates() {
 #[test]
 #[ignore = "measurement"]
 fn measure() {
-    fn worst<B: Backend>() -> (f64, f64) {
-        let (mut ratio, mut abs) = (0.0f64, 0.0f64);
-        let mut all = cases(3);
-        all.push(Case::new(&mut rng(9), 413, 413, 413, 2, 52, false, 1.5));
-        for case in &all {
-            let got = case.run::<B>();
-            let (want, bound) = case.reference();
-            for ((&g, &w), &b) in got.iter().zip(&want).zip(&bound) {
-                let e = (g as f64 - w).abs();
-                ratio = ratio.max(e / b);
-                abs = abs.max(e);
-            }
-        }
-        (ratio, abs)
-    }
-    println!(
-        "portable: error / bound <= {:.2e}, |error| <= {:.2e}",
-        worst::<Portable>().0,
-        worst::<Portable>().1
-    );
+    println!("{}", worst::<Portable>());
     #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    {
-        let (r, a) = worst::<neon_runtime::Neon>();
-        println!("neon: error / bound <= {r:.2e}, |error| <= {a:.2e}");
+    println!("{}", worst::<neon_runtime::Neon>());
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    x86::measure();
+}
+
+/// The worst error relative to the bound and the worst absolute error of a kernel over
+/// the suite and the encoder shape, as a line of text.
+fn worst<B: Attn>() -> String {
+    let (mut ratio, mut abs) = (0.0f64, 0.0f64);
+    let mut all = cases(3);
+    all.push(Case::new(&mut rng(9), 413, 413, 413, 2, 52, false, 1.5));
+    for case in &all {
+        let got = case.run::<B>();
+        let (want, bound) = case.reference();
+        for ((&g, &w), &b) in got.iter().zip(&want).zip(&bound) {
+            let e = (g as f64 - w).abs();
+            ratio = ratio.max(e / b);
+            abs = abs.max(e);
+        }
     }
+    format!("{}: error / bound <= {ratio:.2e}, |error| <= {abs:.2e}", B::NAME)
 }

@@ -48,6 +48,18 @@
 //! x86-64 the two inner loops are SSE2 intrinsics (the baseline; same operations in the
 //! same order), because LLVM vectorises the plain loops into 2-lane pieces there.
 //!
+//! On x86-64 (hard-float, not under Miri) the portable backend runs AVX-512F or AVX2 + FMA
+//! kernels instead when the CPU has them, at the f32 GEMM's level (module `x86`, file
+//! `attention_x86.rs`: run-time detection with feature `std`): blocks of 16 (AVX2: 8)
+//! queries, one per lane, against blocks of 8 keys, the queries transposed once per block
+//! so that keys and values are broadcast from their rows; single queries (a decoder step)
+//! take 16 (8) keys per lane vector. Host timings (one core of a Zen 5 VM, criterion
+//! medians, `BENCHMARKS.md`): Moonshine's encoder layer 1.65 ms at AVX-512 (172 GFLOP/s,
+//! 65% of the FMA peak), 3.25 ms at AVX2, 16.6 ms baseline; a decoder step's
+//! cross-attention over 400 frames 18-19 µs (baseline 39 µs; bound by reading `k` and
+//! `v`, 1.3 MB, from the last-level cache), self-attention over 200 cached frames
+//! 7.6-8.6 µs (baseline 17.5 µs).
+//!
 //! # Accuracy
 //! With `u = 2^-24`, `gamma_n = n u / (1 - n u)`, exact scaled scores `s_j` and weights
 //! `w_j`: each computed score is within `D_j = gamma_(head_dim + 1) scale sum_d |q_d k_jd|`
@@ -57,10 +69,11 @@
 //! exponential); the sums of `p_j v_j` and of `p_j` are f32 sums of `n + n/4 + 2` terms
 //! and rescalings at most. So per output value
 //! `|error| <= (2 max_j r_j + 2 gamma_(n + n/4 + 2) + 3 u) sum_j w_j |v_j|`. The tests
-//! (`tests/attention.rs`) assert this bound against an f64 reference; over their cases the
-//! measured errors stay below 8% of it (worst absolute error 1.4e-6 portable, 2.6e-7
-//! NEON, with values in `[-1, 1]` and scores up to about 100; `--ignored measure` prints
-//! them): the bound is worst-case, rounding errors are random.
+//! (`tests/attention.rs`) assert this bound against an f64 reference, on x86-64 at every
+//! level; over their cases the measured errors stay below 10% of it (worst absolute error
+//! 1.5e-6 portable baseline and NEON, 1.9e-6 AVX2 and AVX-512, with values in `[-1, 1]`
+//! and scores up to about 100; `--ignored measure` prints them): the bound is worst-case,
+//! rounding errors are random.
 //!
 //! # Special values
 //! Inputs are expected finite. NaN in a score (from NaN or infinite `q`, `k`) gives NaN
@@ -316,9 +329,22 @@ impl AttentionKernels for Portable {
     ) {
         let lens = (q.len(), k.len(), v.len(), out.len());
         let c = check(lens, q_frames, len, heads, head_dim, causal);
-        portable_attention(q, (k, v), out, (q_frames, len, causal), (c, head_dim), scale);
+        let (rows, dims) = ((q_frames, len, causal), (c, head_dim));
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        x86::attention_detected(q, (k, v), out, rows, dims, scale);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        portable_attention(q, (k, v), out, rows, dims, scale);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// x86-64: AVX-512F and AVX2 + FMA
+// ---------------------------------------------------------------------------------------
+
+// Hard-float targets only (as the GEMM's x86 module); Miri cannot run the intrinsics.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[path = "attention_x86.rs"]
+pub mod x86;
 
 // ---------------------------------------------------------------------------------------
 // NEON
