@@ -18,7 +18,6 @@ extern crate std;
 
 #[cfg(feature = "std")]
 pub mod audio;
-mod constmath;
 pub mod moonshine;
 pub mod openwakeword;
 

@@ -33,6 +33,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod constmath;
 pub mod dim;
 pub mod error;
 pub mod kernels;

@@ -63,7 +63,7 @@ use super::stream::MelStage;
 use neon_runtime::kernels::fft::{twiddle_len, twiddles, RealFft};
 use neon_runtime::{Backend, Error};
 
-use crate::constmath;
+use neon_runtime::constmath;
 
 /// Sample rate, Hz.
 pub const SAMPLE_RATE: usize = 16_000;

@@ -104,48 +104,6 @@ fn check(x_len: usize, frames: usize, heads: usize, head_dim: usize, half: usize
 // f64 helpers (const where the frequency table needs them)
 // ---------------------------------------------------------------------------------------
 
-/// `ln 2`.
-const LN2: f64 = core::f64::consts::LN_2;
-
-/// `ln(x)` for finite `x > 0` whose f64 exponent is normal: `x = 2^e m`,
-/// `m in [sqrt(1/2), sqrt 2)`, `ln m = 2 atanh(s)`, `s = (m - 1) / (m + 1)`,
-/// `|s| <= 0.1716`, series to `s^23` (truncation below 1e-19). Relative error of the
-/// result a few ulps of f64 (`e ln 2` is one rounding).
-const fn ln_f64(x: f64) -> f64 {
-    let bits = x.to_bits();
-    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
-    let mut m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
-    if m > core::f64::consts::SQRT_2 {
-        m *= 0.5;
-        e += 1;
-    }
-    let s = (m - 1.0) / (m + 1.0);
-    let s2 = s * s;
-    // sum_{k=0..=11} s^(2k+1) / (2k+1), Horner from the highest term.
-    let mut acc = 0.0;
-    let mut k = 11i64;
-    while k >= 0 {
-        acc = acc * s2 + 1.0 / (2 * k + 1) as f64;
-        k -= 1;
-    }
-    e as f64 * LN2 + 2.0 * s * acc
-}
-
-/// `exp(z)` for `|z| < 700`: `z = n ln 2 + r`, `|r| <= ln2/2 + tiny`, Taylor series of
-/// `exp(r)` to `r^15` (truncation below 1e-19), times `2^n` from the exponent bits.
-const fn exp_f64(z: f64) -> f64 {
-    let t = z / LN2;
-    let n = if t >= 0.0 { (t + 0.5) as i64 } else { (t - 0.5) as i64 };
-    let r = z - n as f64 * LN2;
-    let mut acc = 1.0;
-    let mut k = 15i64;
-    while k >= 1 {
-        acc = 1.0 + acc * r / k as f64;
-        k -= 1;
-    }
-    acc * f64::from_bits(((n + 1023) as u64) << 52)
-}
-
 /// The frequency table of a rotary embedding: `inv_freq[i] = theta^(-2i / rotary_dims)`
 /// rounded to f32 for `i < rotary_dims / 2` (zeros after), computed in f64 (relative error
 /// below 1e-14 for `theta` in `[2^-60, 2^60]`, so each entry is the correctly rounded f32
@@ -170,10 +128,10 @@ pub const fn inv_freq(theta: f32, rotary_dims: usize) -> [f32; MAX_ROTARY_DIMS /
     if !(theta > 0.0 && theta < f32::INFINITY) || d < 2 {
         return table;
     }
-    let ln_theta = ln_f64(theta as f64);
+    let ln_theta = crate::constmath::ln(theta as f64);
     let mut i = 0;
     while i < d / 2 {
-        table[i] = exp_f64(-((2 * i) as f64 / rotary_dims as f64) * ln_theta) as f32;
+        table[i] = crate::constmath::exp(-((2 * i) as f64 / rotary_dims as f64) * ln_theta) as f32;
         i += 1;
     }
     table

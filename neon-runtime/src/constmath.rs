@@ -1,5 +1,5 @@
 //! f64 natural logarithm and exponential as `const fn`s, for tables computed at compile
-//! time (the mel filterbank). `core` has no `ln`/`exp` in `no_std`, and these run in
+//! time (rotary frequencies here; mel filterbanks in model crates). `core` has no `ln`/`exp` in `no_std`, and these run in
 //! constant evaluation, so no `libm` either. Not for hot paths (scalar, with a division).
 //!
 //! Accuracy: both are within a few f64 ulps (relative error below `1e-15`, checked against
@@ -20,7 +20,7 @@ const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 ///
 /// # Panics
 /// When `x` is not a positive normal finite number.
-pub(crate) const fn ln(x: f64) -> f64 {
+pub const fn ln(x: f64) -> f64 {
     assert!(x.is_normal() && x > 0.0, "ln: argument must be positive, finite and normal");
     let bits = x.to_bits();
     let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
@@ -49,7 +49,7 @@ pub(crate) const fn ln(x: f64) -> f64 {
 ///
 /// # Panics
 /// When `|x| > 700` (the result would leave the normal range).
-pub(crate) const fn exp(x: f64) -> f64 {
+pub const fn exp(x: f64) -> f64 {
     assert!(x.abs() <= 700.0, "exp: |x| must be at most 700");
     let t = x * core::f64::consts::LOG2_E;
     let k = if t >= 0.0 { (t + 0.5) as i64 } else { (t - 0.5) as i64 };
