@@ -144,7 +144,11 @@ impl<B: Backend> Transcriber<B> {
             });
         }
         if let Some(i) = samples.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Input { what: "sample", expected: "finite values", got: i });
+            return Err(Error::Input {
+                what: "index of the first NaN or infinite sample",
+                expected: "none (finite samples only)",
+                got: i,
+            });
         }
         let audio = if samples.len() < MIN_SAMPLES {
             self.padded.fill(0.0);
