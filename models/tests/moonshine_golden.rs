@@ -26,11 +26,16 @@ const DOT_TOLERANCE: f32 = 0.5;
 
 const AARCH64_MAX_SECONDS: f32 = 3.0;
 
+/// Whether `g` is too long to run here (under qemu).
+fn skipped_here(g: &Golden) -> bool {
+    cfg!(target_arch = "aarch64") && g.audio.len() as f32 > AARCH64_MAX_SECONDS * 16e3
+}
+
 #[test]
 fn transcripts_encoder_and_logits_match_onnx_runtime() {
     let mut t = transcriber::<FastBackend>();
     for g in goldens() {
-        if cfg!(target_arch = "aarch64") && g.audio.len() as f32 > AARCH64_MAX_SECONDS * 16e3 {
+        if skipped_here(&g) {
             println!("{}: skipped under aarch64 (longer than {AARCH64_MAX_SECONDS} s)", g.name);
             continue;
         }
@@ -65,7 +70,7 @@ fn dot_path_logits_and_tokens() {
     t.set_decoder_path(QuantPath::Dot);
     let (mut worst, mut checked, mut steps) = (0.0f32, 0, 0);
     for g in goldens() {
-        if cfg!(target_arch = "aarch64") && g.audio.len() as f32 > AARCH64_MAX_SECONDS * 16e3 {
+        if skipped_here(&g) {
             continue;
         }
         t.encode(&g.audio).unwrap();

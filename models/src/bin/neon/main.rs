@@ -53,3 +53,18 @@ fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
         Err(e) => Err(format!("cannot write to stdout: {e}")),
     }
 }
+
+/// Reads a WAV file as 16 kHz mono ([`neon_models::audio::Audio::open`]) and warns on stderr
+/// when samples were clipped.
+fn open_wav(path: &str) -> Result<neon_models::audio::Audio, String> {
+    let audio = neon_models::audio::Audio::open(path).map_err(|e| e.to_string())?;
+    if audio.clipped > 0 {
+        // Usually a float WAV written at int16 scale: the audio is a square wave now.
+        eprintln!(
+            "neon: warning: {path}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
+             stored at int16 scale?)",
+            audio.clipped
+        );
+    }
+    Ok(audio)
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use neon_models::audio::{i16_to_f32, Audio, AudioError, RawPcmReader};
+use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
 use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
@@ -77,14 +77,7 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
         let seconds = all.len() as f64 / SAMPLE_RATE as f64;
         return Ok((all, seconds));
     }
-    let audio = Audio::open(input).map_err(|e| e.to_string())?;
-    if audio.clipped > 0 {
-        eprintln!(
-            "neon: warning: {input}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
-             stored at int16 scale?)",
-            audio.clipped
-        );
-    }
+    let audio = crate::open_wav(input)?;
     let seconds = audio.duration_seconds();
     Ok((audio.samples, seconds))
 }

@@ -4,7 +4,7 @@ use std::io;
 use std::time::Instant;
 
 use clap::Args;
-use neon_models::audio::{Audio, AudioError, RawPcmReader};
+use neon_models::audio::{AudioError, RawPcmReader};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
@@ -160,15 +160,7 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
 /// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
 /// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
 fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
-    let audio = Audio::open(path).map_err(|e| e.to_string())?;
-    if audio.clipped > 0 {
-        // Usually a float WAV written at int16 scale: the audio is a square wave now.
-        eprintln!(
-            "neon: warning: {path}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
-             stored at int16 scale?)",
-            audio.clipped
-        );
-    }
+    let audio = crate::open_wav(path)?;
     let samples = audio.to_i16();
     let mut data = vec![0i16; s.pad];
     data.extend_from_slice(&samples);
