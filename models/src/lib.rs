@@ -29,13 +29,7 @@ pub use error::Error;
 #[cfg(feature = "alloc")]
 mod workspace;
 
-/// The backend the command line and the default constructors use: NEON on aarch64 with
-/// feature `neon`, the portable kernels elsewhere (with AVX-512 / AVX2 GEMM paths picked at
-/// run time on x86-64).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pub type FastBackend = neon_runtime::Neon;
-/// The backend the command line and the default constructors use: NEON on aarch64 with
-/// feature `neon`, the portable kernels elsewhere (with AVX-512 / AVX2 GEMM paths picked at
-/// run time on x86-64).
-#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
-pub type FastBackend = neon_runtime::Portable;
+/// The backend the command line and the default constructors use
+/// ([`neon_runtime::FastBackend`]): NEON on aarch64 with feature `neon`, an x86 level when the
+/// build targets AVX2 + FMA or AVX-512F, else the portable kernels.
+pub use neon_runtime::FastBackend;

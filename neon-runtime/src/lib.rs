@@ -47,5 +47,8 @@ pub use dim::Dim;
 pub use error::{Error, ShapeError};
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use kernels::Neon;
-pub use kernels::{Backend, Portable};
+pub use kernels::{
+    Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Portable, WithBackend, X86Isa,
+    X86,
+};
 pub use tensor::{IndexView, Layout, Shape, TensorView, TensorViewMut, MAX_RANK};

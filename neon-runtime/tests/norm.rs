@@ -30,7 +30,7 @@ use neon_runtime::ops::norm::{
 };
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{
-    Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
+    Backend, BackendType, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
 };
 use rand::Rng;
 

@@ -117,7 +117,7 @@
 //! the factor is 1.
 
 use super::gemm::fmax;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Constants shared by both backends (one source of truth for the coefficients).
 pub(crate) mod consts {
@@ -205,105 +205,153 @@ pub(crate) mod consts {
 ///
 /// Flat slices of any length (no geometry beyond the length). Accuracy and special values:
 /// see the [module docs](self).
-pub trait ActivationKernels {
+pub trait ActivationKernels: BackendType {
     /// ReLU in place: `x = max(x, 0)`; NaN stays NaN.
-    fn relu(x: &mut [f32]);
+    fn relu(x: &mut [f32]) {
+        portable_map(x, scalar::relu)
+    }
     /// ReLU: `y = max(x, 0)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn relu_to(x: &[f32], y: &mut [f32]);
+    fn relu_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::relu)
+    }
 
     /// Leaky ReLU in place: `x = x` for `x >= 0`, `slope * x` for `x < 0`.
-    fn leaky_relu(x: &mut [f32], slope: f32);
+    fn leaky_relu(x: &mut [f32], slope: f32) {
+        portable_map(x, |v| scalar::leaky_relu(v, slope))
+    }
     /// Leaky ReLU: `y = x` for `x >= 0`, `slope * x` for `x < 0`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32);
+    fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32) {
+        portable_map_to(x, y, |v| scalar::leaky_relu(v, slope))
+    }
 
     /// Clamp from below in place: `x = max(x, min)` (IEEE `maximum`, as NEON `fmax`: NaN
     /// stays NaN, `max(-0, +0) = +0`). openWakeWord applies `max(x, -0.4)` after each leaky
     /// ReLU of its embedding.
-    fn clamp_min(x: &mut [f32], min: f32);
+    fn clamp_min(x: &mut [f32], min: f32) {
+        portable_map(x, |v| fmax(v, min))
+    }
     /// Clamp from below: `y = max(x, min)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32);
+    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32) {
+        portable_map_to(x, y, |v| fmax(v, min))
+    }
 
     /// GELU, erf form, in place: `x = 0.5 x (1 + erf(x / sqrt 2))`.
-    fn gelu_erf(x: &mut [f32]);
+    fn gelu_erf(x: &mut [f32]) {
+        portable_map(x, scalar::gelu_erf)
+    }
     /// GELU, erf form: `y = 0.5 x (1 + erf(x / sqrt 2))`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn gelu_erf_to(x: &[f32], y: &mut [f32]);
+    fn gelu_erf_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::gelu_erf)
+    }
 
     /// GELU, tanh form (Hendrycks & Gimpel 2016), in place:
     /// `x = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
-    fn gelu_tanh(x: &mut [f32]);
+    fn gelu_tanh(x: &mut [f32]) {
+        portable_map(x, scalar::gelu_tanh)
+    }
     /// GELU, tanh form: `y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn gelu_tanh_to(x: &[f32], y: &mut [f32]);
+    fn gelu_tanh_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::gelu_tanh)
+    }
 
     /// SiLU (swish) in place: `x = x * sigmoid(x)`.
-    fn silu(x: &mut [f32]);
+    fn silu(x: &mut [f32]) {
+        portable_map(x, scalar::silu)
+    }
     /// SiLU (swish): `y = x * sigmoid(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn silu_to(x: &[f32], y: &mut [f32]);
+    fn silu_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::silu)
+    }
 
     /// Hyperbolic tangent in place.
-    fn tanh(x: &mut [f32]);
+    fn tanh(x: &mut [f32]) {
+        portable_map(x, scalar::tanh)
+    }
     /// Hyperbolic tangent: `y = tanh(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn tanh_to(x: &[f32], y: &mut [f32]);
+    fn tanh_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::tanh)
+    }
 
     /// Logistic sigmoid in place: `x = 1 / (1 + exp(-x))`.
-    fn sigmoid(x: &mut [f32]);
+    fn sigmoid(x: &mut [f32]) {
+        portable_map(x, scalar::sigmoid)
+    }
     /// Logistic sigmoid: `y = 1 / (1 + exp(-x))`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn sigmoid_to(x: &[f32], y: &mut [f32]);
+    fn sigmoid_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::sigmoid)
+    }
 
     /// Exponential in place (overflow to `+inf`, subnormal results flushed to 0).
-    fn exp(x: &mut [f32]);
+    fn exp(x: &mut [f32]) {
+        portable_map(x, scalar::exp)
+    }
     /// Exponential: `y = exp(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn exp_to(x: &[f32], y: &mut [f32]);
+    fn exp_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::exp)
+    }
 
     /// Natural logarithm in place (`ln 0 = -inf`, `ln(x < 0) = NaN`, `ln(+inf) = +inf`).
-    fn ln(x: &mut [f32]);
+    fn ln(x: &mut [f32]) {
+        portable_map(x, scalar::ln)
+    }
     /// Natural logarithm: `y = ln(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn ln_to(x: &[f32], y: &mut [f32]);
+    fn ln_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::ln)
+    }
 
     /// Decimal logarithm in place, `log10(x) = ln(x) / ln(10)` (special values as [`ln`](Self::ln)).
-    fn log10(x: &mut [f32]);
+    fn log10(x: &mut [f32]) {
+        portable_map(x, scalar::log10)
+    }
     /// Decimal logarithm: `y = log10(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn log10_to(x: &[f32], y: &mut [f32]);
+    fn log10_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::log10)
+    }
 
     /// Error function in place.
-    fn erf(x: &mut [f32]);
+    fn erf(x: &mut [f32]) {
+        portable_map(x, scalar::erf)
+    }
     /// Error function: `y = erf(x)`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn erf_to(x: &[f32], y: &mut [f32]);
+    fn erf_to(x: &[f32], y: &mut [f32]) {
+        portable_map_to(x, y, scalar::erf)
+    }
 }
 
 /// Scalar forms of the approximations, written branch-free (every `if` is a select) so that
@@ -542,80 +590,9 @@ pub(crate) fn portable_map_to(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) 
     }
 }
 
-impl ActivationKernels for Portable {
-    fn relu(x: &mut [f32]) {
-        portable_map(x, scalar::relu)
-    }
-    fn relu_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::relu)
-    }
-    fn leaky_relu(x: &mut [f32], slope: f32) {
-        portable_map(x, |v| scalar::leaky_relu(v, slope))
-    }
-    fn leaky_relu_to(x: &[f32], y: &mut [f32], slope: f32) {
-        portable_map_to(x, y, |v| scalar::leaky_relu(v, slope))
-    }
-    fn clamp_min(x: &mut [f32], min: f32) {
-        portable_map(x, |v| fmax(v, min))
-    }
-    fn clamp_min_to(x: &[f32], y: &mut [f32], min: f32) {
-        portable_map_to(x, y, |v| fmax(v, min))
-    }
-    fn gelu_erf(x: &mut [f32]) {
-        portable_map(x, scalar::gelu_erf)
-    }
-    fn gelu_erf_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::gelu_erf)
-    }
-    fn gelu_tanh(x: &mut [f32]) {
-        portable_map(x, scalar::gelu_tanh)
-    }
-    fn gelu_tanh_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::gelu_tanh)
-    }
-    fn silu(x: &mut [f32]) {
-        portable_map(x, scalar::silu)
-    }
-    fn silu_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::silu)
-    }
-    fn tanh(x: &mut [f32]) {
-        portable_map(x, scalar::tanh)
-    }
-    fn tanh_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::tanh)
-    }
-    fn sigmoid(x: &mut [f32]) {
-        portable_map(x, scalar::sigmoid)
-    }
-    fn sigmoid_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::sigmoid)
-    }
-    fn exp(x: &mut [f32]) {
-        portable_map(x, scalar::exp)
-    }
-    fn exp_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::exp)
-    }
-    fn ln(x: &mut [f32]) {
-        portable_map(x, scalar::ln)
-    }
-    fn ln_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::ln)
-    }
-    fn log10(x: &mut [f32]) {
-        portable_map(x, scalar::log10)
-    }
-    fn log10_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::log10)
-    }
-    fn erf(x: &mut [f32]) {
-        portable_map(x, scalar::erf)
-    }
-    fn erf_to(x: &[f32], y: &mut [f32]) {
-        portable_map_to(x, y, scalar::erf)
-    }
-}
+impl ActivationKernels for Portable {}
+
+impl<I: X86Isa> ActivationKernels for X86<I> {}
 
 // The NEON code below calls `core::arch::aarch64` intrinsics from functions without
 // `#[target_feature]` (so that they can be `#[inline(always)]`); that is sound only when the

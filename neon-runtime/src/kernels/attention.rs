@@ -80,10 +80,10 @@
 //! in that query's output for that head; rows of `k` and `v` past `len` are never read.
 
 use super::activation::scalar;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Attention kernels.
-pub trait AttentionKernels {
+pub trait AttentionKernels: BackendType {
     /// Multi-head attention of `q` over the first `len` rows of `k` and `v` into `out`
     /// (layouts, masking and numerics: see the [module docs](self)). `channels = heads *
     /// head_dim`; `scale` multiplies the dot products (usually `1 / sqrt(head_dim)`).
@@ -103,7 +103,15 @@ pub trait AttentionKernels {
         head_dim: usize,
         scale: f32,
         causal: bool,
-    );
+    ) {
+        let lens = (q.len(), k.len(), v.len(), out.len());
+        let c = check(lens, q_frames, len, heads, head_dim, causal);
+        let (rows, dims) = ((q_frames, len, causal), (c, head_dim));
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        x86::attention_detected(q, (k, v), out, rows, dims, scale);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        portable_attention(q, (k, v), out, rows, dims, scale);
+    }
 }
 
 /// Checks the kernel contract; returns `channels`.
@@ -314,28 +322,9 @@ fn portable_attention(
     }
 }
 
-impl AttentionKernels for Portable {
-    fn attention(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        out: &mut [f32],
-        q_frames: usize,
-        len: usize,
-        heads: usize,
-        head_dim: usize,
-        scale: f32,
-        causal: bool,
-    ) {
-        let lens = (q.len(), k.len(), v.len(), out.len());
-        let c = check(lens, q_frames, len, heads, head_dim, causal);
-        let (rows, dims) = ((q_frames, len, causal), (c, head_dim));
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        x86::attention_detected(q, (k, v), out, rows, dims, scale);
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
-        portable_attention(q, (k, v), out, rows, dims, scale);
-    }
-}
+impl AttentionKernels for Portable {}
+
+impl<I: X86Isa> AttentionKernels for X86<I> {}
 
 // ---------------------------------------------------------------------------------------
 // x86-64: AVX-512F and AVX2 + FMA

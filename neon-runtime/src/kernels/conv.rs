@@ -22,13 +22,13 @@
 //! explicit bounds; the interior runs in fixed-width blocks (vectors on NEON) whose every
 //! load is proven in bounds by a single range computation per row (`interior_blocks`).
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// im2col and depthwise conv1d kernels.
 ///
 /// Every function takes the window geometry explicitly: `kernel`, `stride`, `dilation`
 /// (all `>= 1`) and `pad_left` (zeros before the first frame).
-pub trait ConvKernels {
+pub trait ConvKernels: BackendType {
     /// im2col, channel-first, for the output frames `first_frame .. first_frame + count`:
     /// `col[c * kernel + t, n] = x[c, (first_frame + n) * stride + t * dilation - pad_left]`
     /// (zero outside the input); `x`: `[channels, frames]`, `col` row-major
@@ -49,7 +49,11 @@ pub trait ConvKernels {
         first_frame: usize,
         count: usize,
         col: &mut [f32],
-    );
+    ) {
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
+        im2col_cf_with(x, w, col, gather_scalar);
+    }
 
     /// im2col, frame-major, for the output frames `first_frame .. first_frame + count`:
     /// `col[n, c * kernel + t] = x[c, (first_frame + n) * stride + t * dilation - pad_left]`
@@ -69,7 +73,22 @@ pub trait ConvKernels {
         first_frame: usize,
         count: usize,
         col: &mut [f32],
-    );
+    ) {
+        let window = (kernel, stride, dilation, pad_left);
+        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
+        let rows = channels * kernel;
+        im2col_fm_with(x, w, col, |offs, base, out| {
+            // A scalar 4x4 block transpose: one bounds check per reduction row.
+            let (o0, rest) = out.split_at_mut(rows);
+            let (o1, rest) = rest.split_at_mut(rows);
+            let (o2, o3) = rest.split_at_mut(rows);
+            let dst = o0.iter_mut().zip(o1).zip(o2).zip(o3);
+            for (&o, (((d0, d1), d2), d3)) in offs.iter().zip(dst) {
+                let src = &x[base + o..][..3 * stride + 1];
+                (*d0, *d1, *d2, *d3) = (src[0], src[stride], src[2 * stride], src[3 * stride]);
+            }
+        });
+    }
 
     /// Depthwise conv1d:
     /// `y[c, n] = bias[c] + sum_t w[c, t] * x[c, n * stride + t * dilation - pad_left]`
@@ -93,7 +112,23 @@ pub trait ConvKernels {
         pad_left: usize,
         out_frames: usize,
         y: &mut [f32],
-    );
+    ) {
+        let window = (kernel, stride, dilation, pad_left);
+        check_depthwise(x, channels, frames, w, bias, window, out_frames, y);
+        if frames == 0 || out_frames == 0 {
+            return depthwise_no_input(bias, out_frames, y);
+        }
+        let rows =
+            x.chunks_exact(frames).zip(w.chunks_exact(kernel)).zip(y.chunks_exact_mut(out_frames));
+        for (c, ((xr, wr), yr)) in rows.enumerate() {
+            let b = bias.map_or(0.0, |b| b[c]);
+            match stride {
+                1 => depthwise_row_portable::<1>(xr, wr, b, 1, dilation, pad_left, yr),
+                2 => depthwise_row_portable::<2>(xr, wr, b, 2, dilation, pad_left, yr),
+                _ => depthwise_row_portable::<0>(xr, wr, b, stride, dilation, pad_left, yr),
+            }
+        }
+    }
 }
 
 /// A checked window over `x` with an output tile folded in.
@@ -445,82 +480,9 @@ fn depthwise_row_portable<const S: usize>(
     }
 }
 
-impl ConvKernels for Portable {
-    fn im2col_channel_first(
-        x: &[f32],
-        channels: usize,
-        frames: usize,
-        kernel: usize,
-        stride: usize,
-        dilation: usize,
-        pad_left: usize,
-        first_frame: usize,
-        count: usize,
-        col: &mut [f32],
-    ) {
-        let window = (kernel, stride, dilation, pad_left);
-        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
-        im2col_cf_with(x, w, col, gather_scalar);
-    }
+impl ConvKernels for Portable {}
 
-    fn im2col_frame_major(
-        x: &[f32],
-        channels: usize,
-        frames: usize,
-        kernel: usize,
-        stride: usize,
-        dilation: usize,
-        pad_left: usize,
-        first_frame: usize,
-        count: usize,
-        col: &mut [f32],
-    ) {
-        let window = (kernel, stride, dilation, pad_left);
-        let w = Win::new("im2col", x.len(), channels, frames, window, first_frame, count);
-        let rows = channels * kernel;
-        im2col_fm_with(x, w, col, |offs, base, out| {
-            // A scalar 4x4 block transpose: one bounds check per reduction row.
-            let (o0, rest) = out.split_at_mut(rows);
-            let (o1, rest) = rest.split_at_mut(rows);
-            let (o2, o3) = rest.split_at_mut(rows);
-            let dst = o0.iter_mut().zip(o1).zip(o2).zip(o3);
-            for (&o, (((d0, d1), d2), d3)) in offs.iter().zip(dst) {
-                let src = &x[base + o..][..3 * stride + 1];
-                (*d0, *d1, *d2, *d3) = (src[0], src[stride], src[2 * stride], src[3 * stride]);
-            }
-        });
-    }
-
-    fn depthwise_conv1d(
-        x: &[f32],
-        channels: usize,
-        frames: usize,
-        w: &[f32],
-        bias: Option<&[f32]>,
-        kernel: usize,
-        stride: usize,
-        dilation: usize,
-        pad_left: usize,
-        out_frames: usize,
-        y: &mut [f32],
-    ) {
-        let window = (kernel, stride, dilation, pad_left);
-        check_depthwise(x, channels, frames, w, bias, window, out_frames, y);
-        if frames == 0 || out_frames == 0 {
-            return depthwise_no_input(bias, out_frames, y);
-        }
-        let rows =
-            x.chunks_exact(frames).zip(w.chunks_exact(kernel)).zip(y.chunks_exact_mut(out_frames));
-        for (c, ((xr, wr), yr)) in rows.enumerate() {
-            let b = bias.map_or(0.0, |b| b[c]);
-            match stride {
-                1 => depthwise_row_portable::<1>(xr, wr, b, 1, dilation, pad_left, yr),
-                2 => depthwise_row_portable::<2>(xr, wr, b, 2, dilation, pad_left, yr),
-                _ => depthwise_row_portable::<0>(xr, wr, b, stride, dilation, pad_left, yr),
-            }
-        }
-    }
-}
+impl<I: X86Isa> ConvKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(super) mod neon {

@@ -33,7 +33,7 @@
 
 use super::conv::{gather_scalar, tap_range};
 use super::gemm::Epilogue;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// The geometry of a 2-D sliding window over `[channels, height, width]`: kernel, stride,
 /// top/left zero padding, and the output size (which fixes the bottom/right padding).
@@ -138,7 +138,7 @@ pub struct RowConv {
 }
 
 /// The conv2d kernels: im2col, and optionally a direct `1 x kernel_w` conv.
-pub trait Conv2dKernels {
+pub trait Conv2dKernels: BackendType {
     /// im2col of the output pixels `first .. first + count` (row-major pixel numbers,
     /// `p = oh * out_width + ow`):
     /// `col[(c * kernel_h + i) * kernel_w + j, n] = x[c, ih, iw]` for `p = first + n`, with
@@ -150,7 +150,10 @@ pub trait Conv2dKernels {
     /// When a kernel size or stride is 0, `x.len() != channels * height * width`,
     /// `col.len() != channels * kernel_h * kernel_w * count`, `first + count > out_height *
     /// out_width`, or the window positions overflow `usize`.
-    fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]);
+    fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]) {
+        let copy = |s: &[f32], d: &mut [f32]| d.copy_from_slice(s);
+        im2col_2d_with(x, window, first, count, col, copy, gather_scalar);
+    }
 
     /// A conv "valid" along the height and "same" along the width at stride 1
     /// ([`RowConv`]), as a packed-A GEMM that reads `x` (`[channels, height, width]`)
@@ -172,6 +175,10 @@ pub trait Conv2dKernels {
     /// kernel_h * kernel_w)`, `y`: `out_channels * (height - kernel_h + 1) * width`,
     /// `bias`: `out_channels`), `kernel_h` 0 or above `height`, `pad_left >= kernel_w`, or
     /// a size that overflows.
+    ///
+    /// On x86-64 at the AVX-512F level (`kernel_w <= 3`): masked loads of the input rows
+    /// (`gemm::x86::conv_rows`); elsewhere `false`.
+    #[allow(unused_variables)]
     fn conv_rows(
         packed: &[f32],
         g: RowConv,
@@ -180,7 +187,14 @@ pub trait Conv2dKernels {
         epilogue: Option<Epilogue>,
         y: &mut [f32],
     ) -> bool {
-        let _ = (packed, g, x, bias, epilogue, y);
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        {
+            use super::gemm::x86;
+            // SAFETY: `detected()` only returns a level whose extensions the CPU (or the
+            // build's target) has.
+            unsafe { x86::conv_rows(x86::detected(), g, packed, x, bias, epilogue, y) }
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
         false
     }
 }
@@ -308,34 +322,9 @@ fn general(
     }
 }
 
-impl Conv2dKernels for Portable {
-    fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]) {
-        let copy = |s: &[f32], d: &mut [f32]| d.copy_from_slice(s);
-        im2col_2d_with(x, window, first, count, col, copy, gather_scalar);
-    }
+impl Conv2dKernels for Portable {}
 
-    /// On x86-64 at the AVX-512F level (`kernel_w <= 3`): masked loads of the input rows
-    /// (`gemm::x86::conv_rows`); elsewhere `false`.
-    #[allow(unused_variables)]
-    fn conv_rows(
-        packed: &[f32],
-        g: RowConv,
-        x: &[f32],
-        bias: Option<&[f32]>,
-        epilogue: Option<Epilogue>,
-        y: &mut [f32],
-    ) -> bool {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        {
-            use super::gemm::x86;
-            // SAFETY: `detected()` only returns a level whose extensions the CPU (or the
-            // build's target) has.
-            unsafe { x86::conv_rows(x86::detected(), g, packed, x, bias, epilogue, y) }
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
-        false
-    }
-}
+impl<I: X86Isa> Conv2dKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon {

@@ -14,7 +14,7 @@
 //! multiple of the vector width.
 
 use super::activation::portable_map;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Elementwise kernels over flat `f32` slices.
 ///
@@ -22,63 +22,125 @@ use super::Portable;
 /// first, row `c` = channel `c`) or `[frames, channels]` (frame major, row `t` = frame `t`),
 /// row-major, `x.len() == channels * frames`, and the per-channel vector has `channels`
 /// elements.
-pub trait ElementwiseKernels {
+pub trait ElementwiseKernels: BackendType {
     /// `out[i] = a[i] + b[i]`.
     ///
     /// # Panics
     /// When the three lengths differ.
-    fn add(a: &[f32], b: &[f32], out: &mut [f32]);
+    fn add(a: &[f32], b: &[f32], out: &mut [f32]) {
+        portable_zip(a, b, out, |x, y| x + y)
+    }
     /// `acc[i] += b[i]` (residual add in place).
     ///
     /// # Panics
     /// When the lengths differ.
-    fn add_assign(acc: &mut [f32], b: &[f32]);
+    fn add_assign(acc: &mut [f32], b: &[f32]) {
+        portable_zip_assign(acc, b, |x, y| x + y)
+    }
     /// `out[i] = a[i] * b[i]`.
     ///
     /// # Panics
     /// When the three lengths differ.
-    fn mul(a: &[f32], b: &[f32], out: &mut [f32]);
+    fn mul(a: &[f32], b: &[f32], out: &mut [f32]) {
+        portable_zip(a, b, out, |x, y| x * y)
+    }
     /// `acc[i] *= b[i]`.
     ///
     /// # Panics
     /// When the lengths differ.
-    fn mul_assign(acc: &mut [f32], b: &[f32]);
+    fn mul_assign(acc: &mut [f32], b: &[f32]) {
+        portable_zip_assign(acc, b, |x, y| x * y)
+    }
 
     /// `x[i] *= s`.
-    fn scale(x: &mut [f32], s: f32);
+    fn scale(x: &mut [f32], s: f32) {
+        portable_map(x, |v| v * s)
+    }
     /// `y[i] = x[i] * s`.
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn scale_to(x: &[f32], y: &mut [f32], s: f32);
+    fn scale_to(x: &[f32], y: &mut [f32], s: f32) {
+        portable_map_to(x, y, |v| v * s)
+    }
     /// `x[i] = x[i] * s + b` (fused on NEON).
-    fn scale_shift(x: &mut [f32], s: f32, b: f32);
+    fn scale_shift(x: &mut [f32], s: f32, b: f32) {
+        portable_map(x, |v| v * s + b)
+    }
     /// `y[i] = x[i] * s + b` (fused on NEON).
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn scale_shift_to(x: &[f32], y: &mut [f32], s: f32, b: f32);
+    fn scale_shift_to(x: &[f32], y: &mut [f32], s: f32, b: f32) {
+        portable_map_to(x, y, |v| v * s + b)
+    }
 
     /// Bias per channel, channel first: `x[c, t] += bias[c]` for `x` = `[channels, frames]`.
     ///
     /// # Panics
     /// When `x.len() != channels * frames` or `bias.len() != channels`.
-    fn add_bias_channel_first(x: &mut [f32], bias: &[f32], channels: usize, frames: usize);
+    fn add_bias_channel_first(x: &mut [f32], bias: &[f32], channels: usize, frames: usize) {
+        check_geometry("add_bias_channel_first", x.len(), channels, frames, bias.len(), channels);
+        if frames == 0 {
+            return;
+        }
+        for (row, &b) in x.chunks_exact_mut(frames).zip(bias) {
+            portable_map(row, |v| v + b);
+        }
+    }
     /// Bias per channel, frame major: `x[t, c] += bias[c]` for `x` = `[frames, channels]`.
     ///
     /// # Panics
     /// When `x.len() != frames * channels` or `bias.len() != channels`.
-    fn add_bias_frame_major(x: &mut [f32], bias: &[f32], frames: usize, channels: usize);
+    fn add_bias_frame_major(x: &mut [f32], bias: &[f32], frames: usize, channels: usize) {
+        check_geometry("add_bias_frame_major", x.len(), frames, channels, bias.len(), channels);
+        if channels == 0 {
+            return;
+        }
+        for row in x.chunks_exact_mut(channels) {
+            portable_zip_assign(row, bias, |v, b| v + b);
+        }
+    }
     /// Layer scale, channel first: `x[c, t] *= scale[c]` for `x` = `[channels, frames]`.
     ///
     /// # Panics
     /// When `x.len() != channels * frames` or `scale.len() != channels`.
-    fn scale_channels_channel_first(x: &mut [f32], scale: &[f32], channels: usize, frames: usize);
+    fn scale_channels_channel_first(x: &mut [f32], scale: &[f32], channels: usize, frames: usize) {
+        check_geometry(
+            "scale_channels_channel_first",
+            x.len(),
+            channels,
+            frames,
+            scale.len(),
+            channels,
+        );
+        if frames == 0 {
+            return;
+        }
+        for (row, &s) in x.chunks_exact_mut(frames).zip(scale) {
+            portable_map(row, |v| v * s);
+        }
+    }
     /// Layer scale, frame major: `x[t, c] *= scale[c]` for `x` = `[frames, channels]`.
     ///
     /// # Panics
     /// When `x.len() != frames * channels` or `scale.len() != channels`.
-    fn scale_channels_frame_major(x: &mut [f32], scale: &[f32], frames: usize, channels: usize);
+    fn scale_channels_frame_major(x: &mut [f32], scale: &[f32], frames: usize, channels: usize) {
+        check_geometry(
+            "scale_channels_frame_major",
+            x.len(),
+            frames,
+            channels,
+            scale.len(),
+            channels,
+        );
+        if channels == 0 {
+            return;
+        }
+        for row in x.chunks_exact_mut(channels) {
+            portable_zip_assign(row, scale, |v, s| v * s);
+        }
+    }
     /// Residual with layer scale, channel first: `acc[c, t] += scale[c] * x[c, t]`
     /// (`[channels, frames]`; fused on NEON).
     ///
@@ -91,7 +153,17 @@ pub trait ElementwiseKernels {
         scale: &[f32],
         channels: usize,
         frames: usize,
-    );
+    ) {
+        let what = "add_scaled_channels_channel_first";
+        check_geometry(what, acc.len(), channels, frames, scale.len(), channels);
+        assert_eq!(x.len(), acc.len(), "{what}: x and acc lengths differ");
+        if frames == 0 {
+            return;
+        }
+        for ((a, xr), &s) in acc.chunks_exact_mut(frames).zip(x.chunks_exact(frames)).zip(scale) {
+            portable_zip_assign(a, xr, |a, v| s * v + a);
+        }
+    }
     /// Residual with layer scale, frame major: `acc[t, c] += scale[c] * x[t, c]`
     /// (`[frames, channels]`; fused on NEON).
     ///
@@ -104,7 +176,28 @@ pub trait ElementwiseKernels {
         scale: &[f32],
         frames: usize,
         channels: usize,
-    );
+    ) {
+        let what = "add_scaled_channels_frame_major";
+        check_geometry(what, acc.len(), frames, channels, scale.len(), channels);
+        assert_eq!(x.len(), acc.len(), "{what}: x and acc lengths differ");
+        if channels == 0 {
+            return;
+        }
+        for (a, xr) in acc.chunks_exact_mut(channels).zip(x.chunks_exact(channels)) {
+            let mut ac = a.chunks_exact_mut(LANES);
+            let mut xc = xr.chunks_exact(LANES);
+            let mut sc = scale.chunks_exact(LANES);
+            for ((a, v), s) in (&mut ac).zip(&mut xc).zip(&mut sc) {
+                for i in 0..LANES {
+                    a[i] += s[i] * v[i];
+                }
+            }
+            let rest = ac.into_remainder().iter_mut().zip(xc.remainder()).zip(sc.remainder());
+            for ((a, v), s) in rest {
+                *a += s * v;
+            }
+        }
+    }
 }
 
 /// Checks a `[rows, cols]` geometry against the data and per-row/per-column vector lengths.
@@ -155,127 +248,9 @@ fn portable_map_to(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
     super::activation::portable_map_to(x, y, f)
 }
 
-impl ElementwiseKernels for Portable {
-    fn add(a: &[f32], b: &[f32], out: &mut [f32]) {
-        portable_zip(a, b, out, |x, y| x + y)
-    }
-    fn add_assign(acc: &mut [f32], b: &[f32]) {
-        portable_zip_assign(acc, b, |x, y| x + y)
-    }
-    fn mul(a: &[f32], b: &[f32], out: &mut [f32]) {
-        portable_zip(a, b, out, |x, y| x * y)
-    }
-    fn mul_assign(acc: &mut [f32], b: &[f32]) {
-        portable_zip_assign(acc, b, |x, y| x * y)
-    }
-    fn scale(x: &mut [f32], s: f32) {
-        portable_map(x, |v| v * s)
-    }
-    fn scale_to(x: &[f32], y: &mut [f32], s: f32) {
-        portable_map_to(x, y, |v| v * s)
-    }
-    fn scale_shift(x: &mut [f32], s: f32, b: f32) {
-        portable_map(x, |v| v * s + b)
-    }
-    fn scale_shift_to(x: &[f32], y: &mut [f32], s: f32, b: f32) {
-        portable_map_to(x, y, |v| v * s + b)
-    }
-    fn add_bias_channel_first(x: &mut [f32], bias: &[f32], channels: usize, frames: usize) {
-        check_geometry("add_bias_channel_first", x.len(), channels, frames, bias.len(), channels);
-        if frames == 0 {
-            return;
-        }
-        for (row, &b) in x.chunks_exact_mut(frames).zip(bias) {
-            portable_map(row, |v| v + b);
-        }
-    }
-    fn add_bias_frame_major(x: &mut [f32], bias: &[f32], frames: usize, channels: usize) {
-        check_geometry("add_bias_frame_major", x.len(), frames, channels, bias.len(), channels);
-        if channels == 0 {
-            return;
-        }
-        for row in x.chunks_exact_mut(channels) {
-            portable_zip_assign(row, bias, |v, b| v + b);
-        }
-    }
-    fn scale_channels_channel_first(x: &mut [f32], scale: &[f32], channels: usize, frames: usize) {
-        check_geometry(
-            "scale_channels_channel_first",
-            x.len(),
-            channels,
-            frames,
-            scale.len(),
-            channels,
-        );
-        if frames == 0 {
-            return;
-        }
-        for (row, &s) in x.chunks_exact_mut(frames).zip(scale) {
-            portable_map(row, |v| v * s);
-        }
-    }
-    fn scale_channels_frame_major(x: &mut [f32], scale: &[f32], frames: usize, channels: usize) {
-        check_geometry(
-            "scale_channels_frame_major",
-            x.len(),
-            frames,
-            channels,
-            scale.len(),
-            channels,
-        );
-        if channels == 0 {
-            return;
-        }
-        for row in x.chunks_exact_mut(channels) {
-            portable_zip_assign(row, scale, |v, s| v * s);
-        }
-    }
-    fn add_scaled_channels_channel_first(
-        acc: &mut [f32],
-        x: &[f32],
-        scale: &[f32],
-        channels: usize,
-        frames: usize,
-    ) {
-        let what = "add_scaled_channels_channel_first";
-        check_geometry(what, acc.len(), channels, frames, scale.len(), channels);
-        assert_eq!(x.len(), acc.len(), "{what}: x and acc lengths differ");
-        if frames == 0 {
-            return;
-        }
-        for ((a, xr), &s) in acc.chunks_exact_mut(frames).zip(x.chunks_exact(frames)).zip(scale) {
-            portable_zip_assign(a, xr, |a, v| s * v + a);
-        }
-    }
-    fn add_scaled_channels_frame_major(
-        acc: &mut [f32],
-        x: &[f32],
-        scale: &[f32],
-        frames: usize,
-        channels: usize,
-    ) {
-        let what = "add_scaled_channels_frame_major";
-        check_geometry(what, acc.len(), frames, channels, scale.len(), channels);
-        assert_eq!(x.len(), acc.len(), "{what}: x and acc lengths differ");
-        if channels == 0 {
-            return;
-        }
-        for (a, xr) in acc.chunks_exact_mut(channels).zip(x.chunks_exact(channels)) {
-            let mut ac = a.chunks_exact_mut(LANES);
-            let mut xc = xr.chunks_exact(LANES);
-            let mut sc = scale.chunks_exact(LANES);
-            for ((a, v), s) in (&mut ac).zip(&mut xc).zip(&mut sc) {
-                for i in 0..LANES {
-                    a[i] += s[i] * v[i];
-                }
-            }
-            let rest = ac.into_remainder().iter_mut().zip(xc.remainder()).zip(sc.remainder());
-            for ((a, v), s) in rest {
-                *a += s * v;
-            }
-        }
-    }
-}
+impl ElementwiseKernels for Portable {}
+
+impl<I: X86Isa> ElementwiseKernels for X86<I> {}
 
 /// NEON drivers for two-input maps (16 floats per step, then vectors, then a partial vector
 /// through a stack buffer).

@@ -114,7 +114,7 @@
 //! and 18% integer address arithmetic, with no scalar floating point: every butterfly runs
 //! on `float32x4_t`. `rfft_power` adds 0.8 k for the 257 bins.
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 use crate::error::{Error, ShapeError};
 
 /// Smallest supported transform length.
@@ -308,19 +308,28 @@ impl<'a> RealFft<'a> {
 /// Real-FFT kernels. Shapes: input `[n]`, split spectrum `[2, n/2 + 1]` (real parts, then
 /// imaginary parts), power spectrum `[n/2 + 1]`. See the [module docs](self) for the
 /// definition, the algorithm and the error bound.
-pub trait FftKernels {
+pub trait FftKernels: BackendType {
     /// Forward real FFT of `x` (`[n]`) into the split spectrum `spectrum` (`[2, n/2 + 1]`).
     ///
     /// # Panics
     /// When `x.len() != n` or `spectrum.len() != n + 2`.
-    fn rfft(fft: &RealFft<'_>, x: &[f32], spectrum: &mut [f32]);
+    fn rfft(fft: &RealFft<'_>, x: &[f32], spectrum: &mut [f32]) {
+        portable_rfft(fft, x, spectrum)
+    }
 
     /// Power spectrum of a split spectrum: `power[k] = re[k]^2 + im[k]^2` for a `[2, bins]`
     /// `spectrum` and a `[bins]` `power`.
     ///
     /// # Panics
     /// When `spectrum.len() != 2 * power.len()`.
-    fn power_spectrum(spectrum: &[f32], power: &mut [f32]);
+    fn power_spectrum(spectrum: &[f32], power: &mut [f32]) {
+        let k = power.len();
+        assert_eq!(spectrum.len(), 2 * k, "power_spectrum: spectrum length is not 2 * bins");
+        let (re, im) = spectrum.split_at(k);
+        for ((p, &a), &b) in power.iter_mut().zip(re).zip(im) {
+            *p = a * a + b * b;
+        }
+    }
 
     /// [`rfft`](Self::rfft) into `scratch` (`[2, n/2 + 1]`), then
     /// [`power_spectrum`](Self::power_spectrum) into `power` (`[n/2 + 1]`).
@@ -507,20 +516,9 @@ fn portable_rfft(fft: &RealFft<'_>, x: &[f32], spectrum: &mut [f32]) {
     portable_post(fft, re, im);
 }
 
-impl FftKernels for Portable {
-    fn rfft(fft: &RealFft<'_>, x: &[f32], spectrum: &mut [f32]) {
-        portable_rfft(fft, x, spectrum)
-    }
+impl FftKernels for Portable {}
 
-    fn power_spectrum(spectrum: &[f32], power: &mut [f32]) {
-        let k = power.len();
-        assert_eq!(spectrum.len(), 2 * k, "power_spectrum: spectrum length is not 2 * bins");
-        let (re, im) = spectrum.split_at(k);
-        for ((p, &a), &b) in power.iter_mut().zip(re).zip(im) {
-            *p = a * a + b * b;
-        }
-    }
-}
+impl<I: X86Isa> FftKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon_impl {

@@ -150,7 +150,7 @@
 //! 222-243 on sgemm 256³ against 8x32's ~265 in a separate timing loop: 8 broadcasts feed 16 FMAs
 //! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Width (outputs) of a packed-B column panel.
 pub const PACK_NR: usize = 16;
@@ -322,7 +322,7 @@ pub(crate) fn fmax(a: f32, b: f32) -> f32 {
 }
 
 /// GEMM and GEMV over packed weights. All products overwrite `c` / `y` (no accumulation).
-pub trait GemmKernels {
+pub trait GemmKernels: BackendType {
     /// `C[i, j] = sum_k A[i, k] * W[j, k] + bias[j]` for `i < m`, `j < n`.
     ///
     /// `a`: row `i` at `a[i*lda .. i*lda + k]`; `b`: [`pack_b`] of `W[n, k]`;
@@ -343,7 +343,27 @@ pub trait GemmKernels {
         bias: Option<&[f32]>,
         c: &mut [f32],
         ldc: usize,
-    );
+    ) {
+        check_packed_b(m, n, k, a, lda, b, bias, c, ldc);
+        if m == 0 || n == 0 || k == 0 {
+            return bias_only_b(m, n, bias, c, ldc);
+        }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
+        // extensions the CPU (or the build's target) has.
+        unsafe {
+            match x86::detected() {
+                x86::Level::Avx512 => {
+                    return x86::avx512::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+                }
+                x86::Level::Avx2 => {
+                    return x86::avx2::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+                }
+                x86::Level::Baseline => {}
+            }
+        }
+        baseline::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
+    }
 
     /// `C[i, j] = sum_k W[i, k] * B[k, j] + bias[i]` for `i < m`, `j < n`.
     ///
@@ -365,7 +385,11 @@ pub trait GemmKernels {
         bias: Option<&[f32]>,
         c: &mut [f32],
         ldc: usize,
-    );
+    ) {
+        check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
+        // A contiguous operand is the one-segment case (same kernels, same bits).
+        Self::gemm_packed_a_rows(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc)
+    }
 
     /// The general packed-A product behind conv2d: `C[i, j] = e(sum_r W[i, r] * B[r, j] +
     /// bias[i])` for `i < m`, `j < n`, with the reduction `r < k = rows.rows *
@@ -382,7 +406,6 @@ pub trait GemmKernels {
     /// When a slice is too short for the geometry (`a` shorter than [`packed_a_len`]`(m,
     /// k)`, `b` than [`BRows::span`]`(n)`, `bias` than `m`, `c` than `(m-1)*ldc + n`),
     /// `ldc < n`, or `k` or the span overflows `usize`.
-    #[allow(clippy::too_many_arguments)]
     fn gemm_packed_a_rows(
         m: usize,
         n: usize,
@@ -393,7 +416,22 @@ pub trait GemmKernels {
         epilogue: Option<Epilogue>,
         c: &mut [f32],
         ldc: usize,
-    );
+    ) {
+        let k = check_packed_a_rows(m, n, a, b, rows, bias, c, ldc);
+        if m == 0 || n == 0 || k == 0 {
+            return bias_only_a(m, n, bias, epilogue, c, ldc);
+        }
+        // x86-64: the level's kernel, the output stage fused (the baseline level is the
+        // plain-Rust kernel below).
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
+        // extensions the CPU (or the build's target) has.
+        unsafe {
+            x86::rows_at(x86::detected(), m, n, a, b, rows, bias, epilogue, c, ldc)
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        baseline::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
+    }
 
     /// GEMV (M = 1): `y[j] = sum_k x[k] * W[j, k] + bias[j]` with `b` = [`pack_b`] of
     /// `W[n, k]`; `x`: `k` values, `y`: `n` values.
@@ -401,7 +439,26 @@ pub trait GemmKernels {
     /// # Panics
     /// When a slice length does not match the geometry: `x.len() != k`, `y.len() != n`,
     /// `bias.len() != n`, or `b` shorter than [`packed_b_len`].
-    fn gemv_packed_b(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]);
+    fn gemv_packed_b(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        check_gemv(n, k, x, b, bias, y);
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        // SAFETY: as in `gemm_packed_b`.
+        unsafe {
+            match x86::detected() {
+                x86::Level::Avx512 => return x86::avx512::gemv_packed_b(n, k, x, b, bias, y),
+                x86::Level::Avx2 => return x86::avx2::gemv_packed_b(n, k, x, b, bias, y),
+                x86::Level::Baseline => {}
+            }
+        }
+        baseline::gemv_packed_b(n, k, x, b, bias, y)
+    }
 }
 
 /// Minimum length of a strided matrix with `rows` rows of `cols` values, `ld` apart.
@@ -657,103 +714,9 @@ fn p_gemm_packed_a(
     }
 }
 
-impl GemmKernels for Portable {
-    fn gemm_packed_b(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        check_packed_b(m, n, k, a, lda, b, bias, c, ldc);
-        if m == 0 || n == 0 || k == 0 {
-            return bias_only_b(m, n, bias, c, ldc);
-        }
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
-        // extensions the CPU (or the build's target) has.
-        unsafe {
-            match x86::detected() {
-                x86::Level::Avx512 => {
-                    return x86::avx512::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
-                }
-                x86::Level::Avx2 => {
-                    return x86::avx2::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
-                }
-                x86::Level::Baseline => {}
-            }
-        }
-        baseline::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
-    }
+impl GemmKernels for Portable {}
 
-    fn gemm_packed_a(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        b: &[f32],
-        ldb: usize,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        check_packed_a(m, n, k, a, b, ldb, bias, c, ldc);
-        // A contiguous operand is the one-segment case (same kernels, same bits).
-        Self::gemm_packed_a_rows(m, n, a, b, BRows::contiguous(k, ldb), bias, None, c, ldc)
-    }
-
-    fn gemm_packed_a_rows(
-        m: usize,
-        n: usize,
-        a: &[f32],
-        b: &[f32],
-        rows: BRows,
-        bias: Option<&[f32]>,
-        epilogue: Option<Epilogue>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        let k = check_packed_a_rows(m, n, a, b, rows, bias, c, ldc);
-        if m == 0 || n == 0 || k == 0 {
-            return bias_only_a(m, n, bias, epilogue, c, ldc);
-        }
-        // x86-64: the level's kernel, the output stage fused (the baseline level is the
-        // plain-Rust kernel below).
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        // SAFETY: the geometry was checked above; `detected()` only returns a level whose
-        // extensions the CPU (or the build's target) has.
-        unsafe {
-            x86::rows_at(x86::detected(), m, n, a, b, rows, bias, epilogue, c, ldc)
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
-        baseline::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
-    }
-
-    fn gemv_packed_b(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        check_gemv(n, k, x, b, bias, y);
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        // SAFETY: as in `gemm_packed_b`.
-        unsafe {
-            match x86::detected() {
-                x86::Level::Avx512 => return x86::avx512::gemv_packed_b(n, k, x, b, bias, y),
-                x86::Level::Avx2 => return x86::avx2::gemv_packed_b(n, k, x, b, bias, y),
-                x86::Level::Baseline => {}
-            }
-        }
-        baseline::gemv_packed_b(n, k, x, b, bias, y)
-    }
-}
+impl<I: X86Isa> GemmKernels for X86<I> {}
 
 /// The plain-Rust bodies of the portable backend (the only path off x86-64 and under
 /// Miri). Contracts as the trait methods, already checked, with `m, n, k >= 1` (GEMV:

@@ -11,20 +11,37 @@
 // Explicit lane indexing over fixed-size blocks mirrors the registers it compiles to.
 #![allow(clippy::needless_range_loop)]
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Side of the cache tiles (elements).
 const TILE: usize = 32;
 
 /// Layout kernels.
-pub trait LayoutKernels {
+pub trait LayoutKernels: BackendType {
     /// `y[j, i] = x[i, j]`: transposes the row-major `[rows, cols]` matrix `x` into the
     /// row-major `[cols, rows]` matrix `y` (channel-first `[channels, frames]` to frame-major
     /// `[frames, channels]` with `rows = channels`, or back with `rows = frames`).
     ///
     /// # Panics
     /// When `x.len()` or `y.len()` is not `rows * cols`.
-    fn transpose(rows: usize, cols: usize, x: &[f32], y: &mut [f32]);
+    fn transpose(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) {
+        tiled(rows, cols, x, y, |(ib, ie), (jb, je), x, y| {
+            for i in (ib..ie).step_by(4) {
+                for j in (jb..je).step_by(4) {
+                    let mut b = [[0.0f32; 4]; 4];
+                    for r in 0..4 {
+                        b[r].copy_from_slice(&x[(i + r) * cols + j..][..4]);
+                    }
+                    for c in 0..4 {
+                        let o = &mut y[(j + c) * rows + i..][..4];
+                        for r in 0..4 {
+                            o[r] = b[r][c];
+                        }
+                    }
+                }
+            }
+        })
+    }
 }
 
 fn check(rows: usize, cols: usize, x: &[f32], y: &[f32]) {
@@ -79,26 +96,9 @@ fn tiled(
     transpose_scalar(rows, cols, (r4, rows), (0, cols), x, y);
 }
 
-impl LayoutKernels for Portable {
-    fn transpose(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) {
-        tiled(rows, cols, x, y, |(ib, ie), (jb, je), x, y| {
-            for i in (ib..ie).step_by(4) {
-                for j in (jb..je).step_by(4) {
-                    let mut b = [[0.0f32; 4]; 4];
-                    for r in 0..4 {
-                        b[r].copy_from_slice(&x[(i + r) * cols + j..][..4]);
-                    }
-                    for c in 0..4 {
-                        let o = &mut y[(j + c) * rows + i..][..4];
-                        for r in 0..4 {
-                            o[r] = b[r][c];
-                        }
-                    }
-                }
-            }
-        })
-    }
-}
+impl LayoutKernels for Portable {}
+
+impl<I: X86Isa> LayoutKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon {

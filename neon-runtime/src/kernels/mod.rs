@@ -19,8 +19,10 @@
 
 pub mod activation;
 pub mod attention;
+pub mod backend;
 pub mod conv;
 pub mod conv2d;
+pub mod cpu;
 pub mod elementwise;
 pub mod fft;
 pub mod gemm;
@@ -45,54 +47,9 @@ pub use quant::QuantKernels;
 pub use rotary::RotaryKernels;
 pub use softmax::SoftmaxKernels;
 
-// The NEON kernels assume Advanced SIMD is enabled at compile time (it is on every
-// aarch64 Linux and the default bare-metal target); a soft-float target would be unsound.
-#[cfg(all(target_arch = "aarch64", feature = "neon", not(target_feature = "neon")))]
-compile_error!("feature `neon` needs a target with NEON enabled (not a soft-float target)");
-
-/// The portable backend: plain Rust, auto-vectorised by LLVM. Available everywhere.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Portable;
-
-/// The NEON backend: `core::arch::aarch64` intrinsics (aarch64 with feature `neon`).
-///
-/// NEON (Advanced SIMD) is mandatory on ARMv8-A, so this backend needs no run-time
-/// detection; optional extensions (dotprod, i8mm) are detected separately where used.
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Neon;
-
-/// A complete kernel backend: every kernel family.
-pub trait Backend:
-    GemmKernels
-    + QuantKernels
-    + ConvKernels
-    + Conv2dKernels
-    + PoolKernels
-    + ElementwiseKernels
-    + ActivationKernels
-    + SoftmaxKernels
-    + NormKernels
-    + LayoutKernels
-    + FftKernels
-    + RotaryKernels
-    + AttentionKernels
-    + Copy
-    + Default
-    + Send
-    + Sync
-    + core::fmt::Debug
-    + 'static
-{
-    /// Short name (`"portable"`, `"neon"`), as used by session options.
-    const NAME: &'static str;
-}
-
-impl Backend for Portable {
-    const NAME: &'static str = "portable";
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-impl Backend for Neon {
-    const NAME: &'static str = "neon";
-}
+pub use backend::Neon;
+pub use backend::{
+    Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Portable, Unavailable,
+    WithBackend, X86Isa, X86,
+};

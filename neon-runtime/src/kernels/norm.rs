@@ -49,7 +49,7 @@
 // Explicit lane indexing over fixed-size arrays mirrors the SIMD lanes it compiles to.
 #![allow(clippy::needless_range_loop)]
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Correctly rounded square root of an `f32` (IEEE 754 `sqrt`, round to nearest even)
 /// without `std`.
@@ -105,7 +105,7 @@ fn inv_std(var: f32, eps: f32) -> f32 {
 ///
 /// Every kernel writes all of `y` (out of place; `x` is not modified). `gamma` is the
 /// per-channel scale, `beta` the optional per-channel bias, `eps > 0` the variance floor.
-pub trait NormKernels {
+pub trait NormKernels: BackendType {
     /// LayerNorm of every row of a row-major `[rows, n]` matrix (frame-major
     /// `[frames, channels]` with `n = channels`): each row is normalised over its `n`
     /// values, then `y = x_hat * gamma + beta`.
@@ -121,7 +121,9 @@ pub trait NormKernels {
         beta: Option<&[f32]>,
         eps: f32,
         y: &mut [f32],
-    );
+    ) {
+        layer_norm_rows_with::<Portable>(rows, n, x, gamma, beta, eps, y)
+    }
 
     /// LayerNorm of a channel-first `[channels, frames]` tensor across its channels: each
     /// frame (column) is normalised over its `channels` values, then
@@ -138,14 +140,37 @@ pub trait NormKernels {
         beta: Option<&[f32]>,
         eps: f32,
         y: &mut [f32],
-    );
+    ) {
+        check_channels("layer_norm_channels", channels, frames, x, y, gamma);
+        check_beta("layer_norm_channels", beta, channels);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::layer_norm_rows(1, channels, x, gamma, beta, eps, y);
+        }
+        let (c, t) = (channels, frames);
+        let mut f0 = 0;
+        while f0 + 16 <= t {
+            layer_norm_cf_block::<16>(c, t, f0, x, gamma, beta, eps, y);
+            f0 += 16;
+        }
+        while f0 + 4 <= t {
+            layer_norm_cf_block::<4>(c, t, f0, x, gamma, beta, eps, y);
+            f0 += 4;
+        }
+        while f0 < t {
+            layer_norm_cf_block::<1>(c, t, f0, x, gamma, beta, eps, y);
+            f0 += 1;
+        }
+    }
 
     /// RMSNorm of every row of a row-major `[rows, n]` matrix (frame-major):
     /// `y = x / sqrt(mean(x^2) + eps) * gamma`, the mean over the row.
     ///
     /// # Panics
     /// When `x.len()` or `y.len()` is not `rows * n`, `gamma.len() != n`, or `n == 0`.
-    fn rms_norm_rows(rows: usize, n: usize, x: &[f32], gamma: &[f32], eps: f32, y: &mut [f32]);
+    fn rms_norm_rows(rows: usize, n: usize, x: &[f32], gamma: &[f32], eps: f32, y: &mut [f32]) {
+        rms_norm_rows_with::<Portable>(rows, n, x, gamma, eps, y)
+    }
 
     /// RMSNorm of a channel-first `[channels, frames]` tensor across its channels:
     /// `y[c, t] = x[c, t] / sqrt(mean_c(x[c, t]^2) + eps) * gamma[c]`.
@@ -160,7 +185,27 @@ pub trait NormKernels {
         gamma: &[f32],
         eps: f32,
         y: &mut [f32],
-    );
+    ) {
+        check_channels("rms_norm_channels", channels, frames, x, y, gamma);
+        if frames == 1 {
+            // One frame: the column is contiguous, so it is a row (vectorised over channels).
+            return Self::rms_norm_rows(1, channels, x, gamma, eps, y);
+        }
+        let (c, t) = (channels, frames);
+        let mut f0 = 0;
+        while f0 + 16 <= t {
+            rms_norm_cf_block::<16>(c, t, f0, x, gamma, eps, y);
+            f0 += 16;
+        }
+        while f0 + 4 <= t {
+            rms_norm_cf_block::<4>(c, t, f0, x, gamma, eps, y);
+            f0 += 4;
+        }
+        while f0 < t {
+            rms_norm_cf_block::<1>(c, t, f0, x, gamma, eps, y);
+            f0 += 1;
+        }
+    }
 
     /// GroupNorm of a channel-first `[channels, frames]` tensor (any trailing spatial axes
     /// flattened into `frames`): statistics per group of `channels / groups` consecutive
@@ -179,7 +224,9 @@ pub trait NormKernels {
         beta: Option<&[f32]>,
         eps: f32,
         y: &mut [f32],
-    );
+    ) {
+        group_norm_with::<Portable>(channels, frames, groups, x, gamma, beta, eps, y)
+    }
 }
 
 /// Values summed in f32 before a block's sum is added in f64 (GroupNorm).
@@ -478,96 +525,9 @@ fn rms_norm_cf_block<const W: usize>(
     }
 }
 
-impl NormKernels for Portable {
-    fn layer_norm_rows(
-        rows: usize,
-        n: usize,
-        x: &[f32],
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-        eps: f32,
-        y: &mut [f32],
-    ) {
-        layer_norm_rows_with::<Portable>(rows, n, x, gamma, beta, eps, y)
-    }
+impl NormKernels for Portable {}
 
-    fn layer_norm_channels(
-        channels: usize,
-        frames: usize,
-        x: &[f32],
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-        eps: f32,
-        y: &mut [f32],
-    ) {
-        check_channels("layer_norm_channels", channels, frames, x, y, gamma);
-        check_beta("layer_norm_channels", beta, channels);
-        if frames == 1 {
-            // One frame: the column is contiguous, so it is a row (vectorised over channels).
-            return Self::layer_norm_rows(1, channels, x, gamma, beta, eps, y);
-        }
-        let (c, t) = (channels, frames);
-        let mut f0 = 0;
-        while f0 + 16 <= t {
-            layer_norm_cf_block::<16>(c, t, f0, x, gamma, beta, eps, y);
-            f0 += 16;
-        }
-        while f0 + 4 <= t {
-            layer_norm_cf_block::<4>(c, t, f0, x, gamma, beta, eps, y);
-            f0 += 4;
-        }
-        while f0 < t {
-            layer_norm_cf_block::<1>(c, t, f0, x, gamma, beta, eps, y);
-            f0 += 1;
-        }
-    }
-
-    fn rms_norm_rows(rows: usize, n: usize, x: &[f32], gamma: &[f32], eps: f32, y: &mut [f32]) {
-        rms_norm_rows_with::<Portable>(rows, n, x, gamma, eps, y)
-    }
-
-    fn rms_norm_channels(
-        channels: usize,
-        frames: usize,
-        x: &[f32],
-        gamma: &[f32],
-        eps: f32,
-        y: &mut [f32],
-    ) {
-        check_channels("rms_norm_channels", channels, frames, x, y, gamma);
-        if frames == 1 {
-            // One frame: the column is contiguous, so it is a row (vectorised over channels).
-            return Self::rms_norm_rows(1, channels, x, gamma, eps, y);
-        }
-        let (c, t) = (channels, frames);
-        let mut f0 = 0;
-        while f0 + 16 <= t {
-            rms_norm_cf_block::<16>(c, t, f0, x, gamma, eps, y);
-            f0 += 16;
-        }
-        while f0 + 4 <= t {
-            rms_norm_cf_block::<4>(c, t, f0, x, gamma, eps, y);
-            f0 += 4;
-        }
-        while f0 < t {
-            rms_norm_cf_block::<1>(c, t, f0, x, gamma, eps, y);
-            f0 += 1;
-        }
-    }
-
-    fn group_norm(
-        channels: usize,
-        frames: usize,
-        groups: usize,
-        x: &[f32],
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-        eps: f32,
-        y: &mut [f32],
-    ) {
-        group_norm_with::<Portable>(channels, frames, groups, x, gamma, beta, eps, y)
-    }
-}
+impl<I: X86Isa> NormKernels for X86<I> {}
 
 // ---------------------------------------------------------------------------------------
 // NEON

@@ -26,10 +26,10 @@
 //! convs there (~0.7 ms per embedding before, ~10 us after).
 
 use super::gemm::fmax;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Max pooling kernels.
-pub trait PoolKernels {
+pub trait PoolKernels: BackendType {
     /// 2-D max pooling: `y[c, oh, ow] = max_{i < kh, j < kw} x[c, oh * sh + i, ow * sw + j]`
     /// with `(kh, kw) = kernel`, `(sh, sw) = stride`; `x`: `[channels, height, width]`, `y`:
     /// `[channels, (height - kh) / sh + 1, (width - kw) / sw + 1]` (floor division).
@@ -46,7 +46,14 @@ pub trait PoolKernels {
         kernel: (usize, usize),
         stride: (usize, usize),
         y: &mut [f32],
-    );
+    ) {
+        let out = check_pool(x.len(), channels, (height, width), kernel, stride, y.len());
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        if x86::pool(x, (height, width), kernel, stride, out, y) {
+            return;
+        }
+        baseline(x, (height, width), kernel, stride, out, y);
+    }
 }
 
 /// Checks the kernel contract and returns `(out_height, out_width)`.
@@ -87,24 +94,9 @@ fn window_max(
     m
 }
 
-impl PoolKernels for Portable {
-    fn max_pool2d(
-        x: &[f32],
-        channels: usize,
-        height: usize,
-        width: usize,
-        kernel: (usize, usize),
-        stride: (usize, usize),
-        y: &mut [f32],
-    ) {
-        let out = check_pool(x.len(), channels, (height, width), kernel, stride, y.len());
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        if x86::pool(x, (height, width), kernel, stride, out, y) {
-            return;
-        }
-        baseline(x, (height, width), kernel, stride, out, y);
-    }
-}
+impl PoolKernels for Portable {}
+
+impl<I: X86Isa> PoolKernels for X86<I> {}
 
 /// The plain-Rust kernel (the only one off x86-64 and for the windows the x86 kernels do
 /// not take), over a geometry `check_pool` accepted.

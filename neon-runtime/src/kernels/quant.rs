@@ -118,7 +118,7 @@
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
 use super::gemm::GemmKernels;
 use super::gemm::PACK_NR;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Consecutive `k` values of one output stored together in the packed layout (a group).
 pub const QUANT_KR: usize = 4;
@@ -269,7 +269,7 @@ pub fn dequantize_row(
 /// `b` is [`pack_i8`] of `q[n, k]`; activations and results are f32. Non-finite scales,
 /// offsets or activations propagate as IEEE arithmetic does (the operators reject
 /// non-finite scales and offsets).
-pub trait QuantKernels {
+pub trait QuantKernels: BackendType {
     /// Per-tensor GEMV: `y[j] = scale * sum_k x[k] q[j, k] + offset * sum_k x[k] + bias[j]`.
     ///
     /// `x`: `k` values; `y`: `n` values; `bias`: `n` values or `None`. With `k = 0` the
@@ -278,7 +278,6 @@ pub trait QuantKernels {
     /// # Panics
     /// When `x.len() != k`, `y.len() != n`, `bias.len() != n`, or `b` is shorter than
     /// [`packed_i8_len`].
-    #[allow(clippy::too_many_arguments)]
     fn gemv_i8(
         n: usize,
         k: usize,
@@ -288,7 +287,11 @@ pub trait QuantKernels {
         offset: f32,
         bias: Option<&[f32]>,
         y: &mut [f32],
-    );
+    ) {
+        let scales = Scales::Tensor { scale, offset };
+        check_gemv("gemv_i8", n, k, x, b, scales, bias, y);
+        p_gemv_at(n, k, x, b, scales, bias, y);
+    }
 
     /// Per-tensor GEMM:
     /// `C[i, j] = scale * sum_k A[i, k] q[j, k] + offset * sum_k A[i, k] + bias[j]` for
@@ -301,7 +304,6 @@ pub trait QuantKernels {
     /// When `lda < k`, `ldc < n`, or a slice is too short for the geometry (`a` shorter
     /// than `(m-1)*lda + k`, `b` than [`packed_i8_len`], `bias` than `n`, `c` than
     /// `(m-1)*ldc + n`).
-    #[allow(clippy::too_many_arguments)]
     fn gemm_i8(
         m: usize,
         n: usize,
@@ -314,7 +316,11 @@ pub trait QuantKernels {
         bias: Option<&[f32]>,
         c: &mut [f32],
         ldc: usize,
-    );
+    ) {
+        let scales = Scales::Tensor { scale, offset };
+        check_gemm("gemm_i8", m, n, k, a, lda, b, scales, bias, c, ldc);
+        p_gemm_at(m, n, k, a, lda, b, scales, bias, c, ldc);
+    }
 
     /// Block-int8 GEMV: `y[j] = sum_k x[k] q[j, k] scale[j, k / 32] + bias[j]`, with
     /// `scales` = [`pack_block_scales`] of `scale[n, k / 32]`.
@@ -330,14 +336,17 @@ pub trait QuantKernels {
         scales: &[f32],
         bias: Option<&[f32]>,
         y: &mut [f32],
-    );
+    ) {
+        let scales = Scales::Block(scales);
+        check_gemv("gemv_i8_block", n, k, x, b, scales, bias, y);
+        p_gemv_at(n, k, x, b, scales, bias, y);
+    }
 
     /// Block-int8 GEMM: `C[i, j] = sum_k A[i, k] q[j, k] scale[j, k / 32] + bias[j]`.
     ///
     /// # Panics
     /// As [`QuantKernels::gemm_i8`], and when `k % 32 != 0` or `scales` is shorter than
     /// [`packed_block_scales_len`].
-    #[allow(clippy::too_many_arguments)]
     fn gemm_i8_block(
         m: usize,
         n: usize,
@@ -349,7 +358,11 @@ pub trait QuantKernels {
         bias: Option<&[f32]>,
         c: &mut [f32],
         ldc: usize,
-    );
+    ) {
+        let scales = Scales::Block(scales);
+        check_gemm("gemm_i8_block", m, n, k, a, lda, b, scales, bias, c, ldc);
+        p_gemm_at(m, n, k, a, lda, b, scales, bias, c, ldc);
+    }
 
     /// Per-tensor GEMV on the int8-activation (`dot`) path: the contract of
     /// [`QuantKernels::gemv_i8`], with the activations quantised to int8 per block of 32
@@ -791,71 +804,9 @@ fn p_gemv(k: usize, x: &[f32], b: &[i8], scales: Scales<'_>, bias: Option<&[f32]
     }
 }
 
-impl QuantKernels for Portable {
-    fn gemv_i8(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        let scales = Scales::Tensor { scale, offset };
-        check_gemv("gemv_i8", n, k, x, b, scales, bias, y);
-        p_gemv_at(n, k, x, b, scales, bias, y);
-    }
+impl QuantKernels for Portable {}
 
-    fn gemm_i8(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        let scales = Scales::Tensor { scale, offset };
-        check_gemm("gemm_i8", m, n, k, a, lda, b, scales, bias, c, ldc);
-        p_gemm_at(m, n, k, a, lda, b, scales, bias, c, ldc);
-    }
-
-    fn gemv_i8_block(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        let scales = Scales::Block(scales);
-        check_gemv("gemv_i8_block", n, k, x, b, scales, bias, y);
-        p_gemv_at(n, k, x, b, scales, bias, y);
-    }
-
-    fn gemm_i8_block(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        let scales = Scales::Block(scales);
-        check_gemm("gemm_i8_block", m, n, k, a, lda, b, scales, bias, c, ldc);
-        p_gemm_at(m, n, k, a, lda, b, scales, bias, c, ldc);
-    }
-}
+impl<I: X86Isa> QuantKernels for X86<I> {}
 
 /// The portable GEMV (contract checked): on x86-64 at the detected level.
 fn p_gemv_at(

@@ -43,7 +43,7 @@
 //! to f32, two products and a sum; NEON fuses one product into the sum, one rounding
 //! less). The backends agree to within `2 u (|a| + |b|)`.
 
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Largest `rotary_dims` the kernels accept: the per-frame `cos` / `sin` arrays are
 /// `MAX_ROTARY_DIMS / 2` f32 values each, on the stack.
@@ -65,7 +65,7 @@ pub enum RotaryPairs {
 }
 
 /// Rotary embedding kernels.
-pub trait RotaryKernels {
+pub trait RotaryKernels: BackendType {
     /// Rotates `x` (frame-major `[frames, heads * head_dim]`) in place: in every head of
     /// frame `f`, pair `i < inv_freq.len()` by the angle `f32(at + f) * inv_freq[i]` (see
     /// the [module docs](self)); `rotary_dims = 2 * inv_freq.len()`, the rest of each head
@@ -83,7 +83,41 @@ pub trait RotaryKernels {
         inv_freq: &[f32],
         pairs: RotaryPairs,
         at: usize,
-    );
+    ) {
+        let half = inv_freq.len();
+        check(x.len(), frames, heads, head_dim, half, at);
+        if half == 0 || x.is_empty() {
+            return;
+        }
+        let mut sin = [0.0f32; HALF_MAX];
+        let mut cos = [0.0f32; HALF_MAX];
+        let (sin, cos) = (&mut sin[..half], &mut cos[..half]);
+        for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
+            frame_sin_cos(at + f, inv_freq, sin, cos);
+            for head in row.chunks_exact_mut(head_dim) {
+                match pairs {
+                    RotaryPairs::Interleaved => {
+                        let pairs = head[..2 * half].chunks_exact_mut(2);
+                        for ((p, &s), &c) in pairs.zip(sin.iter()).zip(cos.iter()) {
+                            let (a, b) = (p[0], p[1]);
+                            p[0] = a * c - b * s;
+                            p[1] = b * c + a * s;
+                        }
+                    }
+                    RotaryPairs::HalfSplit => {
+                        let (lo, hi) = head[..2 * half].split_at_mut(half);
+                        for (((a, b), &s), &c) in
+                            lo.iter_mut().zip(hi).zip(sin.iter()).zip(cos.iter())
+                        {
+                            let (x0, x1) = (*a, *b);
+                            *a = x0 * c - x1 * s;
+                            *b = x1 * c + x0 * s;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Checks the kernel contract (`half` pairs per head).
@@ -228,51 +262,9 @@ fn frame_sin_cos(pos: usize, inv_freq: &[f32], sin: &mut [f32], cos: &mut [f32])
 
 const HALF_MAX: usize = MAX_ROTARY_DIMS / 2;
 
-impl RotaryKernels for Portable {
-    fn rotary(
-        x: &mut [f32],
-        frames: usize,
-        heads: usize,
-        head_dim: usize,
-        inv_freq: &[f32],
-        pairs: RotaryPairs,
-        at: usize,
-    ) {
-        let half = inv_freq.len();
-        check(x.len(), frames, heads, head_dim, half, at);
-        if half == 0 || x.is_empty() {
-            return;
-        }
-        let mut sin = [0.0f32; HALF_MAX];
-        let mut cos = [0.0f32; HALF_MAX];
-        let (sin, cos) = (&mut sin[..half], &mut cos[..half]);
-        for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
-            frame_sin_cos(at + f, inv_freq, sin, cos);
-            for head in row.chunks_exact_mut(head_dim) {
-                match pairs {
-                    RotaryPairs::Interleaved => {
-                        let pairs = head[..2 * half].chunks_exact_mut(2);
-                        for ((p, &s), &c) in pairs.zip(sin.iter()).zip(cos.iter()) {
-                            let (a, b) = (p[0], p[1]);
-                            p[0] = a * c - b * s;
-                            p[1] = b * c + a * s;
-                        }
-                    }
-                    RotaryPairs::HalfSplit => {
-                        let (lo, hi) = head[..2 * half].split_at_mut(half);
-                        for (((a, b), &s), &c) in
-                            lo.iter_mut().zip(hi).zip(sin.iter()).zip(cos.iter())
-                        {
-                            let (x0, x1) = (*a, *b);
-                            *a = x0 * c - x1 * s;
-                            *b = x1 * c + x0 * s;
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+impl RotaryKernels for Portable {}
+
+impl<I: X86Isa> RotaryKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon_impl {

@@ -15,20 +15,33 @@
 //! as all NaN (like the f64 formula).
 
 use super::activation::scalar;
-use super::Portable;
+use super::{BackendType, Portable, X86Isa, X86};
 
 /// Softmax kernels.
-pub trait SoftmaxKernels {
+pub trait SoftmaxKernels: BackendType {
     /// Softmax of every row of `x` (`[rows, cols]`, row-major), in place.
     ///
     /// # Panics
     /// When `x.len() != rows * cols`.
-    fn softmax(x: &mut [f32], rows: usize, cols: usize);
+    fn softmax(x: &mut [f32], rows: usize, cols: usize) {
+        check(x.len(), rows, cols);
+        if cols == 0 {
+            return;
+        }
+        for row in x.chunks_exact_mut(cols) {
+            portable_row(row);
+        }
+    }
     /// Softmax of every row of `x` into `y` (both `[rows, cols]`, row-major).
     ///
     /// # Panics
     /// When `x.len()` or `y.len()` is not `rows * cols`.
-    fn softmax_to(x: &[f32], y: &mut [f32], rows: usize, cols: usize);
+    fn softmax_to(x: &[f32], y: &mut [f32], rows: usize, cols: usize) {
+        check(x.len(), rows, cols);
+        check(y.len(), rows, cols);
+        y.copy_from_slice(x);
+        Self::softmax(y, rows, cols);
+    }
 }
 
 fn check(x_len: usize, rows: usize, cols: usize) {
@@ -85,23 +98,9 @@ fn portable_row(y: &mut [f32]) {
     super::activation::portable_map(y, |v| v * inv);
 }
 
-impl SoftmaxKernels for Portable {
-    fn softmax(x: &mut [f32], rows: usize, cols: usize) {
-        check(x.len(), rows, cols);
-        if cols == 0 {
-            return;
-        }
-        for row in x.chunks_exact_mut(cols) {
-            portable_row(row);
-        }
-    }
-    fn softmax_to(x: &[f32], y: &mut [f32], rows: usize, cols: usize) {
-        check(x.len(), rows, cols);
-        check(y.len(), rows, cols);
-        y.copy_from_slice(x);
-        Self::softmax(y, rows, cols);
-    }
-}
+impl SoftmaxKernels for Portable {}
+
+impl<I: X86Isa> SoftmaxKernels for X86<I> {}
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon_impl {
