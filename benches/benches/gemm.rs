@@ -11,7 +11,9 @@
 //! (`m` output channels, `n` pixels, `k` = 3 x input channels) next to matrixmultiply.
 
 use criterion::measurement::WallTime;
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{
+    black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
+};
 use neon_benches::data;
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use neon_runtime::kernels::GemmKernels;

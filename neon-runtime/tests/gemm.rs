@@ -29,6 +29,30 @@ fn tolerance(k: usize, abs_sum: f64) -> f64 {
     (k as f64 + 2.0) * f32::EPSILON as f64 * abs_sum + 1e-30
 }
 
+/// Elements of a strided `rows x cols` matrix, rows `ld` apart.
+fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
+    if rows == 0 {
+        0
+    } else {
+        (rows - 1) * ld + cols
+    }
+}
+
+/// The `m x n` result in `c` (rows `ldc` apart), after checking that backend `B` left the
+/// padding columns between the rows alone.
+fn rows_of<B: GemmKernels>(c: &[f32], m: usize, n: usize, ldc: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        let row = &c[i * ldc..];
+        out.extend_from_slice(&row[..n]);
+        if i + 1 < m {
+            let untouched = row[n..ldc].iter().all(|&v| v == SENTINEL);
+            assert!(untouched, "{}: row {i} padding written", B::NAME);
+        }
+    }
+    out
+}
+
 /// One test problem: `C = A · W^T + bias` (packed B) with strides.
 struct ProblemB {
     m: usize,
@@ -52,7 +76,7 @@ impl ProblemB {
         ldc: usize,
         bias: bool,
     ) -> Self {
-        let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
+        let a_len = strided_len(m, k, lda);
         Self {
             m,
             n,
@@ -87,23 +111,10 @@ impl ProblemB {
 
     /// Runs backend `B`; returns the `m x n` result after checking the padding columns.
     fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
-        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
-        let mut c = vec![SENTINEL; c_len];
+        let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
         let g = GemmB { m: self.m, n: self.n, k: self.k, lda: self.lda, ldc: self.ldc };
         B::gemm_packed_b(g, &self.a, packed, self.bias.as_deref(), &mut c);
-        let mut out = Vec::with_capacity(self.m * self.n);
-        for i in 0..self.m {
-            let row = &c[i * self.ldc..];
-            out.extend_from_slice(&row[..self.n]);
-            if i + 1 < self.m {
-                assert!(
-                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
-                    "{}: row {i} padding written",
-                    B::NAME
-                );
-            }
-        }
-        out
+        rows_of::<B>(&c, self.m, self.n, self.ldc)
     }
 
     fn packed(&self) -> Vec<f32> {
@@ -145,7 +156,7 @@ impl ProblemA {
         ldc: usize,
         bias: bool,
     ) -> Self {
-        let b_len = if k == 0 { 0 } else { (k - 1) * ldb + n };
+        let b_len = strided_len(k, n, ldb);
         Self {
             m,
             n,
@@ -178,23 +189,10 @@ impl ProblemA {
     }
 
     fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
-        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
-        let mut c = vec![SENTINEL; c_len];
+        let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
         let g = GemmA::contiguous(self.m, self.n, self.k, self.ldb, self.ldc);
         B::gemm_packed_a(g, packed, &self.b, self.bias.as_deref(), &mut c);
-        let mut out = Vec::with_capacity(self.m * self.n);
-        for i in 0..self.m {
-            let row = &c[i * self.ldc..];
-            out.extend_from_slice(&row[..self.n]);
-            if i + 1 < self.m {
-                assert!(
-                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
-                    "{}: row {i} padding written",
-                    B::NAME
-                );
-            }
-        }
-        out
+        rows_of::<B>(&c, self.m, self.n, self.ldc)
     }
 
     fn packed(&self) -> Vec<f32> {
@@ -543,7 +541,7 @@ mod rows {
         let bias = bias_on.then(|| uniform(r, m, -1.0, 1.0));
         let mut packed = vec![f32::NAN; packed_a_len(m, k)];
         pack_a(&w, m, k, &mut packed);
-        let c_len = if m == 0 { 0 } else { (m - 1) * ldc + n };
+        let c_len = strided_len(m, n, ldc);
         let mut c = vec![SENTINEL; c_len];
         let g = GemmA { m, n, rows: br, epilogue, ldc };
         B::gemm_packed_a(g, &packed, &b, bias.as_deref(), &mut c);

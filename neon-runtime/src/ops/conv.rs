@@ -564,7 +564,13 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                         // y[(grp * cout + i) * out_frames + n0 + j].
                         B::im2col_channel_first(xg, cin, frames, ks, s, d, pl, n0, nt, col);
                         let yg = &mut y[grp * cout * out_frames + n0..];
-                        B::gemm_packed_a(GemmA::contiguous(cout, nt, k, nt, out_frames), wg, col, bias, yg);
+                        B::gemm_packed_a(
+                            GemmA::contiguous(cout, nt, k, nt, out_frames),
+                            wg,
+                            col,
+                            bias,
+                            yg,
+                        );
                     }
                     Layout::FrameMajor => {
                         // Rows n0..n0 + nt, the group's column block: C[i, j] at

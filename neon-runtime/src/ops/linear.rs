@@ -278,7 +278,13 @@ impl<S: AsRef<[f32]>> Linear<S> {
         if rows == 1 {
             B::gemv_packed_b(n, k, input.data(), w, bias, output.data_mut());
         } else {
-            B::gemm_packed_b(GemmB::contiguous(rows, n, k), input.data(), w, bias, output.data_mut());
+            B::gemm_packed_b(
+                GemmB::contiguous(rows, n, k),
+                input.data(),
+                w,
+                bias,
+                output.data_mut(),
+            );
         }
         Ok(())
     }

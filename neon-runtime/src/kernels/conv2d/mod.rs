@@ -39,9 +39,9 @@
 //! depends on [`gemm`](super::gemm) (packing, [`Epilogue`], the x86 tiles), never the
 //! reverse.
 
-mod portable;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
+mod portable;
 mod x86;
 
 use super::conv::tap_range;
@@ -434,4 +434,3 @@ fn general(
         }
     }
 }
-

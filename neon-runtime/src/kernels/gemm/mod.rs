@@ -156,9 +156,9 @@
 //! 222-243 on sgemm 256³ against 8x32's ~265 in a separate timing loop: 8 broadcasts feed 16 FMAs
 //! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
 
-mod portable;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
+mod portable;
 pub mod x86;
 
 use super::{BackendType, Portable};
@@ -457,7 +457,7 @@ pub trait GemmKernels: BackendType {
             return bias_only_b(1, n, bias, y, n);
         }
         // SAFETY: the contract was checked above and every size is at least 1.
-        unsafe { Self::gemv_packed_b_unchecked(n, k, x, b, bias, y) }
+        unsafe { Self::gemv_packed_b_unchecked(x, b, bias, y) }
     }
 
     /// Hook of [`gemm_packed_b`](Self::gemm_packed_b), called only by it.
@@ -488,19 +488,13 @@ pub trait GemmKernels: BackendType {
         portable::gemm_packed_a(g, a, b, bias, c)
     }
 
-    /// Hook of [`gemv_packed_b`](Self::gemv_packed_b), called only by it.
+    /// Hook of [`gemv_packed_b`](Self::gemv_packed_b), called only by it: `k = x.len()`,
+    /// `n = y.len()`.
     ///
     /// # Safety
     /// The contract of `gemv_packed_b` holds (checked) and `n, k >= 1`.
-    unsafe fn gemv_packed_b_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        portable::gemv_packed_b(n, k, x, b, bias, y)
+    unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+        portable::gemv_packed_b(x, b, bias, y)
     }
 }
 
@@ -587,6 +581,24 @@ pub(crate) fn padded<const N: usize>(bias: Option<&[f32]>, from: usize, len: usi
         out[..len].copy_from_slice(&bias[from..from + len]);
     }
     out
+}
+
+/// The GEMV's partition of its `n` outputs into pairs of panels (32 outputs; the last
+/// panel alone when their count is odd), shared by the NEON and AVX-512 drivers:
+/// `f(col0, cols, init, pair)` for outputs `col0 .. col0 + cols`, `init` their bias zero
+/// padded to 32, `pair` whether panel `col0 / 16 + 1` exists.
+#[inline(always)]
+pub(crate) fn gemv_panel_pairs(
+    n: usize,
+    bias: Option<&[f32]>,
+    mut f: impl FnMut(usize, usize, &[f32; 2 * PACK_NR], bool),
+) {
+    let panels = n.div_ceil(PACK_NR);
+    for p in (0..panels).step_by(2) {
+        let col0 = p * PACK_NR;
+        let cols = (n - col0).min(2 * PACK_NR);
+        f(col0, cols, &padded(bias, col0, cols), p + 2 <= panels);
+    }
 }
 
 /// Rows of `A` per block of the portable and NEON packed-B drivers: the block (`MC_B * k`

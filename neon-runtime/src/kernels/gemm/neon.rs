@@ -1,7 +1,8 @@
 //! The NEON kernels (tile shapes, register budgets and measured counts in the module docs
 //! of [`gemm`](super)) and the `Neon` overrides of the [`GemmKernels`] hooks.
 
-use super::{padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, MC_B, PACK_MR, PACK_NR};
+use super::{gemv_panel_pairs, padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, MC_B};
+use super::{PACK_MR, PACK_NR};
 use core::arch::aarch64::*;
 
 /// Rows of the NEON packed-B tile.
@@ -725,34 +726,23 @@ unsafe fn gemv_panels<const P: usize>(
     core::ptr::copy_nonoverlapping(t.as_ptr(), y, cols);
 }
 
-/// The NEON GEMV: two panels (32 outputs) at a time, the last one alone.
-fn gemv_packed_b(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
-    let panels = n.div_ceil(PACK_NR);
+/// The NEON GEMV: two panels (32 outputs) at a time, the last one alone (`k = x.len()`,
+/// `n = y.len()`).
+fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let k = x.len();
     let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
-    let mut p = 0;
-    while p < panels {
-        let col0 = p * PACK_NR;
-        let cols = (n - col0).min(2 * PACK_NR);
-        let init = padded::<32>(bias, col0, cols);
+    gemv_panel_pairs(y.len(), bias, |col0, cols, init, pair| {
         // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, and b the
-        // `panels` panels of 16*k values, of which p and (when used) p + 1 exist.
+        // panels of 16*k values, of which col0 / 16 and (when `pair`) the next exist.
         unsafe {
             let panel = bp.add(col0 * k);
-            if p + 2 <= panels {
-                gemv_panels::<2>(k, xp, panel, &init, yp.add(col0), cols);
+            if pair {
+                gemv_panels::<2>(k, xp, panel, init, yp.add(col0), cols);
             } else {
-                gemv_panels::<1>(k, xp, panel, &init, yp.add(col0), cols);
+                gemv_panels::<1>(k, xp, panel, init, yp.add(col0), cols);
             }
         }
-        p += 2;
-    }
+    });
 }
 
 impl GemmKernels for crate::kernels::Neon {
@@ -776,14 +766,7 @@ impl GemmKernels for crate::kernels::Neon {
         gemm_packed_a(g, a, b, bias, c)
     }
 
-    unsafe fn gemv_packed_b_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        gemv_packed_b(n, k, x, b, bias, y)
+    unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+        gemv_packed_b(x, b, bias, y)
     }
 }

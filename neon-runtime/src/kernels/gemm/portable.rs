@@ -138,16 +138,9 @@ pub(super) fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>
     }
 }
 
-/// The portable GEMV: one panel (16 outputs) at a time.
-pub(super) fn gemv_packed_b(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
-    debug_assert_eq!(y.len(), n);
+/// The portable GEMV: one panel (16 outputs) at a time (`k = x.len()`).
+pub(super) fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let k = x.len();
     for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
         let col0 = p * PACK_NR;
         let mut acc = padded::<PACK_NR>(bias, col0, y.len());

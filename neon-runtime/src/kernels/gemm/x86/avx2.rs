@@ -209,7 +209,14 @@ unsafe fn kernel_4x24(
 /// As [`tile_a`] with 24 columns.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn tile_a_24(t: &TileA, w: *const f32, b: *const f32, bias: &[f32], c: *mut f32, rows: usize) {
+unsafe fn tile_a_24(
+    t: &TileA,
+    w: *const f32,
+    b: *const f32,
+    bias: &[f32],
+    c: *mut f32,
+    rows: usize,
+) {
     let (br, ep, ldc) = (t.br, t.ep, t.ldc);
     let mut acc = [[_mm256_setzero_ps(); 3]; 4];
     for i in 0..4 {
@@ -456,10 +463,8 @@ unsafe fn gemv_panel(
     }
     let mut s = [_mm256_setzero_ps(); 2];
     for (h, s) in s.iter_mut().enumerate() {
-        *s = _mm256_add_ps(
-            _mm256_add_ps(acc[0][h], acc[1][h]),
-            _mm256_add_ps(acc[2][h], acc[3][h]),
-        );
+        *s =
+            _mm256_add_ps(_mm256_add_ps(acc[0][h], acc[1][h]), _mm256_add_ps(acc[2][h], acc[3][h]));
     }
     if cols == PACK_NR {
         _mm256_storeu_ps(y, s[0]);
@@ -471,16 +476,10 @@ unsafe fn gemv_panel(
     }
 }
 
-/// The GEMV driver: one panel at a time.
+/// The GEMV driver: one panel at a time (`k = x.len()`, `n = y.len()`).
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn gemv_packed_b(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let (n, k) = (y.len(), x.len());
     let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
     for p in 0..n.div_ceil(PACK_NR) {
         let col0 = p * PACK_NR;

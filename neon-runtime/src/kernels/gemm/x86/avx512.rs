@@ -7,7 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::{gemv_panel_pairs, padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile.
@@ -394,35 +394,24 @@ unsafe fn gemv_panels<const P: usize>(
     }
 }
 
-/// The GEMV driver: two panels at a time, the last one alone.
+/// The GEMV driver: two panels at a time, the last one alone (`k = x.len()`, `n =
+/// y.len()`).
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn gemv_packed_b(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
-    let panels = n.div_ceil(PACK_NR);
+pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let k = x.len();
     let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
-    let mut p = 0;
-    while p < panels {
-        let col0 = p * PACK_NR;
-        let cols = (n - col0).min(2 * PACK_NR);
-        let init = padded::<{ 2 * PACK_NR }>(bias, col0, cols);
+    gemv_panel_pairs(y.len(), bias, |col0, cols, init, pair| {
         let mask = lanes((cols - 1) % 16 + 1);
-        // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, b the
-        // `panels` panels of 16 * k values, of which p and (when used) p + 1 exist;
-        // stores stop at col0 + cols (masked last panel).
+        // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, b the panels
+        // of 16 * k values, of which col0 / 16 and (when `pair`) the next exist; stores
+        // stop at col0 + cols (masked last panel); the caller has AVX-512F.
         unsafe {
             let panel = bp.add(col0 * k);
-            if p + 2 <= panels {
-                gemv_panels::<2>(k, xp, panel, &init, yp.add(col0), mask);
+            if pair {
+                gemv_panels::<2>(k, xp, panel, init, yp.add(col0), mask);
             } else {
-                gemv_panels::<1>(k, xp, panel, &init, yp.add(col0), mask);
+                gemv_panels::<1>(k, xp, panel, init, yp.add(col0), mask);
             }
         }
-        p += 2;
-    }
+    });
 }

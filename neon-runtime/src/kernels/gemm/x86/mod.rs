@@ -67,20 +67,13 @@ impl<I: X86Isa> GemmKernels for X86<I> {
     }
 
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    unsafe fn gemv_packed_b_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
+    unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => avx2::gemv_packed_b(n, k, x, b, bias, y),
-                X86Level::Avx512 => avx512::gemv_packed_b(n, k, x, b, bias, y),
+                X86Level::Avx2 => avx2::gemv_packed_b(x, b, bias, y),
+                X86Level::Avx512 => avx512::gemv_packed_b(x, b, bias, y),
             }
         }
     }
