@@ -26,7 +26,6 @@ use rand::rngs::SmallRng;
 // ---------------------------------------------------------------------------------------
 
 /// Input pixel `(row, col)` read by output `(oh, ow)`, tap `(i, j)`; None in the padding.
-#[allow(clippy::too_many_arguments)]
 fn src(
     oh: usize,
     ow: usize,

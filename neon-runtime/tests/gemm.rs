@@ -66,7 +66,6 @@ struct ProblemB {
 }
 
 impl ProblemB {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         r: &mut SmallRng,
         m: usize,
@@ -146,7 +145,6 @@ struct ProblemA {
 }
 
 impl ProblemA {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         r: &mut SmallRng,
         m: usize,
@@ -525,7 +523,6 @@ mod rows {
     /// bitwise equality with `gemm_packed_a` on the gathered, contiguous `B` followed by
     /// `Epilogue::apply` (every implementation runs the reduction in the same order for
     /// both, and applies the output stage exactly as `apply` does).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn case<B: GemmKernels>(
         r: &mut SmallRng,
         m: usize,
