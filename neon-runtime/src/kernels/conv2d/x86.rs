@@ -60,8 +60,8 @@ mod avx512 {
     use crate::kernels::gemm::PACK_MR;
     use core::arch::x86_64::*;
 
-    /// Lane masks of the `B` loads of a [`conv_rows`](super::Conv2dKernels::conv_rows) tile at columns
-    /// `j0 .. j0 + cols` (`cols <= 16 * NV <= 48`): bit `l` of `masks[q][v]` is set when
+    /// Lane masks of the `B` loads of a [`conv_rows`](super::Conv2dKernels::conv_rows) tile
+    /// at columns `j0 .. j0 + cols` (`cols <= 16 * NV <= 48`): bit `l` of `masks[q][v]` is set when
     /// column `j0 + 16 v + l` is in the tile and its tap `q` reads inside the image row
     /// (`pad_left <= w + q < width + pad_left`, `w` the pixel's column). `period` has a bit
     /// at every multiple of `width` below 64: the tile columns with pixel column `w` are
@@ -188,8 +188,8 @@ mod avx512 {
         }
     }
 
-    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) driver at one `KW`: columns (output pixels) in
-    /// blocks of 48, every panel over each block (as the packed-A driver).
+    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) driver at one `KW`: columns (output
+    /// pixels) in blocks of 48, every panel over each block (as the packed-A driver).
     ///
     /// # Safety
     /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`.

@@ -98,8 +98,8 @@
 //!   columns); per `k`: 3 loads of row `k` of `B`, 8 `vbroadcastss` of the panel's
 //!   weights, 24 FMAs (11 loads per 24 FMAs; 24 + 3 + 2 of 32 registers). Column blocks
 //!   of 48 are the outer loop and every panel passes over a block while it is cached
-//!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2). Tails: 32- and 16-wide
-//!   tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
+//!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2).
+//!   Tails: 32- and 16-wide tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
 //!   touches no memory outside the mask, so `B` and `C` rows need no padding).
 //! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
 //!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
@@ -115,8 +115,8 @@
 //!   once per half panel (from L1). Tails: 16- and 8-wide tiles and `vmaskmovps`.
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
-//! - **Segmented `B` and the epilogue** ([`GemmA`], conv2d) run the same packed-A tiles at both levels: the
-//!   `k` loop is one loop per [`BRows`] segment (AVX2: the assembly loop once per
+//! - **Segmented `B` and the epilogue** ([`GemmA`], conv2d) run the same packed-A tiles
+//!   at both levels: the `k` loop is one loop per [`BRows`] segment (AVX2: the assembly loop once per
 //!   segment, the accumulators staying in registers), so a segmented operand costs what a
 //!   contiguous one does and gives the same bits. The [`Epilogue`] is applied to the
 //!   accumulators before the stores, as `max(min, max(x, slope * x))` with `vmaxps` (3
@@ -285,8 +285,8 @@ impl BRows {
     }
 }
 
-/// An output stage fused into [`GemmKernels::gemm_packed_a`] ([`GemmA::epilogue`]): every result `x` is
-/// stored as `max(x, slope * x, min)`, while it is still in registers.
+/// An output stage fused into [`GemmKernels::gemm_packed_a`] ([`GemmA::epilogue`]): every
+/// result `x` is stored as `max(x, slope * x, min)`, while it is still in registers.
 ///
 /// With `0 <= slope <= 1` this is a leaky ReLU (`x` for `x >= 0`, `slope * x` below; PyTorch's
 /// `LeakyReLU(negative_slope)`) followed by a clamp from below at `min`; `slope = 1` leaves
