@@ -20,7 +20,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use neon_benches::data;
-use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
+use neon_runtime::kernels::gemm::{pack_b, packed_b_len, GemmB};
 use neon_runtime::kernels::quant::{pack_i8, packed_i8_len};
 use neon_runtime::kernels::{GemmKernels, QuantKernels};
 
@@ -232,7 +232,8 @@ fn bench_gemm(cr: &mut Criterion) {
         }
         g.bench_function(format!("f32/{shape}"), |bch| {
             bch.iter(|| {
-                Fast::gemm_packed_b(m, n, k, black_box(&a), k, &b32, Some(&bias), &mut c, n)
+                let g = GemmB::contiguous(m, n, k);
+                Fast::gemm_packed_b(g, black_box(&a), &b32, Some(&bias), &mut c)
             })
         });
     }

@@ -1,19 +1,24 @@
 //! conv2d family: the 2-D im2col kernel against a direct reference (exact: it is a copy),
 //! the `Conv2d` operator against an f64 direct convolution over odd geometries (every
 //! padding combination, strides 1..=3, both GEMM paths, fused output stage, several pixel
-//! blocks), NEON vs portable, errors, and the shape rule with `usize` dims. On x86-64 the
-//! direct "rows" kernel (`conv_rows`, AVX-512F) against im2col + GEMM, bit for bit.
+//! blocks), every backend vs portable, errors, and the shape rule with `usize` dims; the
+//! direct "rows" kernel (`conv_rows`, x86-64 AVX-512F) against im2col + GEMM, bit for bit.
+//! The kernel suites are generic bodies instantiated for every backend this build has
+//! (`backend_tests!`).
 
 mod common;
 
 use common::{rng, uniform};
 use neon_runtime::error::ShapeError;
-use neon_runtime::kernels::conv2d::Window2d;
-use neon_runtime::kernels::Conv2dKernels;
+use neon_runtime::kernels::conv2d::{RowConv, Window2d, ROW_CONV_MAX_KW};
+use neon_runtime::kernels::gemm::{pack_a, packed_a_len, Epilogue, GemmA};
+use neon_runtime::kernels::{BackendType, Conv2dKernels};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv2d::{Conv2d, Conv2dGeometry, CONV2D_BLOCK_VALUES};
 use neon_runtime::ops::ShapeRule;
-use neon_runtime::{Backend, Error, Layout, Portable, Shape, TensorView, TensorViewMut};
+use neon_runtime::{
+    Avx512, Backend, Error, Layout, Portable, Shape, TensorView, TensorViewMut, X86,
+};
 use rand::rngs::SmallRng;
 
 // ---------------------------------------------------------------------------------------
@@ -21,7 +26,6 @@ use rand::rngs::SmallRng;
 // ---------------------------------------------------------------------------------------
 
 /// Input pixel `(row, col)` read by output `(oh, ow)`, tap `(i, j)`; None in the padding.
-#[allow(clippy::too_many_arguments)]
 fn src(
     oh: usize,
     ow: usize,
@@ -204,17 +208,6 @@ fn check_im2col<B: Backend>() {
     assert!(cases > 5000 && row_runs > 50, "{cases} {row_runs}");
 }
 
-#[test]
-fn im2col_portable() {
-    check_im2col::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn im2col_neon() {
-    check_im2col::<neon_runtime::Neon>();
-}
-
 /// Wide images and many channels (the NEON bulk copy's 16- and 4-value blocks and tails),
 /// openWakeWord's first layer (3x3, width padded by 1) and a 1x3 "same" layer.
 fn check_im2col_wide<B: Backend>() {
@@ -244,17 +237,6 @@ fn check_im2col_wide<B: Backend>() {
         };
         im2col_case::<B>(&x, win);
     }
-}
-
-#[test]
-fn im2col_wide_portable() {
-    check_im2col_wide::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn im2col_wide_neon() {
-    check_im2col_wide::<neon_runtime::Neon>();
 }
 
 #[test]
@@ -345,17 +327,6 @@ fn check_conv_sweeps<B: Backend>() {
     println!("{} conv2d sweeps: {cases} cases, worst error {worst:.2} eps sum|terms|", B::NAME);
 }
 
-#[test]
-fn conv2d_sweeps_portable() {
-    check_conv_sweeps::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn conv2d_sweeps_neon() {
-    check_conv_sweeps::<neon_runtime::Neon>();
-}
-
 /// openWakeWord's layer types at their sizes (several pixel blocks each), "same" padding,
 /// the direct path with odd channel counts, and a 1x1 conv.
 fn check_conv_model_shapes<B: Backend>() {
@@ -376,17 +347,6 @@ fn check_conv_model_shapes<B: Backend>() {
     for (g, hw) in cases {
         conv_case::<B>(&mut r, g, hw, true);
     }
-}
-
-#[test]
-fn conv2d_model_shapes_portable() {
-    check_conv_model_shapes::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn conv2d_model_shapes_neon() {
-    check_conv_model_shapes::<neon_runtime::Neon>();
 }
 
 /// The fused output stage equals the conv followed by the separate activations, bit for
@@ -412,23 +372,9 @@ fn check_fused_equals_separate<B: Backend>() {
     }
 }
 
-#[test]
-fn fused_equals_separate_portable() {
-    check_fused_equals_separate::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn fused_equals_separate_neon() {
-    check_fused_equals_separate::<neon_runtime::Neon>();
-}
-
-/// Random geometries on both backends: each within the f64 bound, so within twice it of
-/// each other (they round differently: fused multiply-add, summation order).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::Neon;
+/// Random geometries on backend `B` and portable: each within the f64 bound, so within
+/// twice it of each other (they round differently: fused multiply-add, summation order).
+fn matches_portable<B: Backend>() {
     use rand::Rng;
     let mut r = rng(36);
     for i in 0..80 {
@@ -449,145 +395,135 @@ fn neon_matches_portable() {
         let b = uniform(&mut r, g.out_channels, -1.0, 1.0);
         let op = Conv2d::new(g, wt, Some(b)).unwrap();
         let (yp, _) = run_conv::<Portable>(&op, &x, hw);
-        let (yn, _) = run_conv::<Neon>(&op, &x, hw);
+        let (yn, _) = run_conv::<B>(&op, &x, hw);
         // Per-output bound (k + 2) eps sum|terms| with sum|terms| <= k + 1 (|w|, |x| < 1).
         let k = g.reduction() as f32;
         let tol = 2.0 * (k + 2.0) * f32::EPSILON * (k + 1.0);
-        common::assert_close_f32(&format!("{g:?} {hw:?}"), &yn, &yp, tol, 0.0);
+        common::assert_close_f32(&format!("{} {g:?} {hw:?}", B::NAME), &yn, &yp, tol, 0.0);
     }
 }
 
-/// x86-64: `conv_rows` (the portable backend's direct kernel for convs "valid" along the
-/// height and "same" along the width) at each forced level.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod x86 {
-    use super::*;
-    use neon_runtime::kernels::conv2d::RowConv;
-    use neon_runtime::kernels::gemm::x86::{self, Level, ROW_CONV_MAX_KW};
-    use neon_runtime::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue};
+// ---------------------------------------------------------------------------------------
+// conv_rows: the direct kernel for convs "valid" along the height and "same" along the
+// width (x86-64 AVX-512F; every other backend answers `false`).
+// ---------------------------------------------------------------------------------------
+
+const SENTINEL: f32 = 1234.5;
+
+/// `conv_rows` on `B` and the im2col path (`im2col_2d` of every output pixel, then
+/// `gemm_packed_a` on the same backend) on one random problem: equal bit for bit, and
+/// nothing written past the output. Returns whether `conv_rows` ran.
+fn rows_case<B: Backend>(r: &mut SmallRng, g: RowConv, bias: bool, e: Option<Epilogue>) -> bool {
+    let (m, kh, kw) = (g.out_channels, g.kernel_h, g.kernel_w);
+    let k = g.channels * kh * kw;
+    let oh = g.height - kh + 1;
+    let n = oh * g.width;
+    let x = uniform(r, g.channels * g.height * g.width, -1.0, 1.0);
+    let w = uniform(r, m * k, -1.0, 1.0);
+    let b = bias.then(|| uniform(r, m, -1.0, 1.0));
+    let mut packed = vec![0.0; packed_a_len(m, k)];
+    pack_a(&w, m, k, &mut packed);
+    let mut y = vec![SENTINEL; m * n + 7];
+    let ran = B::conv_rows(&packed, g, &x, b.as_deref(), e, &mut y);
+    if !ran {
+        assert!(y.iter().all(|&v| v == SENTINEL), "{g:?}: written without running");
+        return false;
+    }
+    assert!(y[m * n..].iter().all(|&v| v == SENTINEL), "{g:?}: written past the output");
+    let window = Window2d {
+        channels: g.channels,
+        height: g.height,
+        width: g.width,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: 1,
+        stride_w: 1,
+        pad_top: 0,
+        pad_left: g.pad_left,
+        out_height: oh,
+        out_width: g.width,
+    };
+    let mut col = vec![0.0; k * n];
+    B::im2col_2d(&x, window, 0, n, &mut col);
+    let mut want = vec![SENTINEL; m * n];
+    let ga = GemmA::contiguous(m, n, k, n, n).with_epilogue(e);
+    B::gemm_packed_a(ga, &packed, &col, b.as_deref(), &mut want);
+    for (i, (a, b)) in y.iter().zip(&want).enumerate() {
+        let same = a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        assert!(same, "{} {g:?} {e:?}: output {i}: {a} vs im2col {b}", B::NAME);
+    }
+    true
+}
+
+/// Every width 1..=40 (48-column tiles spanning several image rows, every tail), heights
+/// with `kernel_h` 1..=3, kernel widths 1..=3 with every left padding, odd channel counts,
+/// bias on and off, each output stage (a NaN slope takes the scalar pass); the
+/// openWakeWord convs (1x3 "same" 24 -> 24 on 74x32, 96 -> 96 on 10x2; 3x3 1 -> 24 on
+/// 76x32 padded by one column); rows of 77 and 130 columns.
+fn conv_rows_matches_im2col<B: Backend>() {
     use rand::Rng;
-
-    const SENTINEL: f32 = 1234.5;
-
-    /// `conv_rows` at `level` and the im2col path (`im2col_2d` of every output pixel, then
-    /// `gemm_packed_a_rows` at the same level) on one random problem: equal bit for bit, and
-    /// nothing written past the output. Returns whether `conv_rows` ran.
-    fn case(r: &mut SmallRng, level: Level, g: RowConv, bias: bool, e: Option<Epilogue>) -> bool {
-        let (m, kh, kw) = (g.out_channels, g.kernel_h, g.kernel_w);
-        let k = g.channels * kh * kw;
-        let oh = g.height - kh + 1;
-        let n = oh * g.width;
-        let x = uniform(r, g.channels * g.height * g.width, -1.0, 1.0);
-        let w = uniform(r, m * k, -1.0, 1.0);
-        let b = bias.then(|| uniform(r, m, -1.0, 1.0));
-        let mut packed = vec![0.0; packed_a_len(m, k)];
-        pack_a(&w, m, k, &mut packed);
-        let mut y = vec![SENTINEL; m * n + 7];
-        // SAFETY: the tests call this only for levels the CPU implements.
-        let ran = unsafe { x86::conv_rows(level, g, &packed, &x, b.as_deref(), e, &mut y) };
-        if !ran {
-            assert!(y.iter().all(|&v| v == SENTINEL), "{g:?}: written without running");
-            return false;
-        }
-        assert!(y[m * n..].iter().all(|&v| v == SENTINEL), "{g:?}: written past the output");
-        let window = Window2d {
-            channels: g.channels,
-            height: g.height,
-            width: g.width,
+    let epilogues = [
+        None,
+        Some(Epilogue { slope: 0.2, min: -0.4 }),
+        Some(Epilogue::clamp_min(0.0)),
+        Some(Epilogue { slope: f32::NAN, min: -0.4 }),
+    ];
+    let mut r = rng(37);
+    let mut ran = 0;
+    for width in 1..=40 {
+        let kw = 1 + width % ROW_CONV_MAX_KW;
+        let kh = 1 + (width / 3) % 3;
+        let g = RowConv {
+            channels: 1 + width % 5,
+            out_channels: 1 + (width * 7) % 17,
+            height: kh + width % 4,
+            width,
             kernel_h: kh,
             kernel_w: kw,
-            stride_h: 1,
-            stride_w: 1,
-            pad_top: 0,
-            pad_left: g.pad_left,
-            out_height: oh,
-            out_width: g.width,
+            pad_left: r.gen_range(0..kw),
         };
-        let mut col = vec![0.0; k * n];
-        Portable::im2col_2d(&x, window, 0, n, &mut col);
-        let mut want = vec![SENTINEL; m * n];
-        let br = BRows::contiguous(k, n);
-        // SAFETY: as above.
-        unsafe {
-            x86::gemm_packed_a_rows(level, m, n, &packed, &col, br, b.as_deref(), e, &mut want, n)
-        };
-        for (i, (a, b)) in y.iter().zip(&want).enumerate() {
-            let same = a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
-            assert!(same, "{g:?} {e:?}: output {i}: {a} vs im2col {b}");
-        }
-        true
+        ran += rows_case::<B>(&mut r, g, width % 2 == 0, epilogues[width % 4]) as usize;
     }
-
-    /// Every width 1..=40 (48-column tiles spanning several image rows, every tail), heights
-    /// with `kernel_h` 1..=3, kernel widths 1..=3 with every left padding, odd channel counts,
-    /// bias on and off, each output stage (a NaN slope takes the scalar pass); the
-    /// openWakeWord convs (1x3 "same" 24 -> 24 on 74x32, 96 -> 96 on 10x2; 3x3 1 -> 24 on
-    /// 76x32 padded by one column); rows of 77 and 130 columns.
-    #[test]
-    fn conv_rows_matches_im2col() {
-        let epilogues = [
-            None,
-            Some(Epilogue { slope: 0.2, min: -0.4 }),
-            Some(Epilogue::clamp_min(0.0)),
-            Some(Epilogue { slope: f32::NAN, min: -0.4 }),
-        ];
-        // Run-time detection in the test, independent of the library's features.
-        let has = |l: &Level| match l {
-            Level::Baseline => true,
-            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Level::Avx512 => is_x86_feature_detected!("avx512f"),
-        };
-        let levels: Vec<Level> = Level::ALL.into_iter().filter(has).collect();
-        let mut r = rng(37);
-        let mut ran = 0;
-        for &level in &levels {
-            for width in 1..=40 {
-                let kw = 1 + width % ROW_CONV_MAX_KW;
-                let kh = 1 + (width / 3) % 3;
-                let g = RowConv {
-                    channels: 1 + width % 5,
-                    out_channels: 1 + (width * 7) % 17,
-                    height: kh + width % 4,
-                    width,
-                    kernel_h: kh,
-                    kernel_w: kw,
-                    pad_left: r.gen_range(0..kw),
-                };
-                ran += case(&mut r, level, g, width % 2 == 0, epilogues[width % 4]) as usize;
-            }
-            let model = [
-                (24, 24, 74, 32, 1, 3, 1),
-                (96, 96, 10, 2, 1, 3, 1),
-                (1, 24, 76, 32, 3, 3, 1),
-                (5, 9, 6, 7, 2, 2, 0),
-                // Rows wider than a tile (edges in some 48-column blocks only).
-                (3, 5, 4, 77, 1, 3, 1),
-                (2, 3, 3, 130, 2, 3, 2),
-            ];
-            for (channels, out_channels, height, width, kernel_h, kernel_w, pad_left) in model {
-                let g =
-                    RowConv { channels, out_channels, height, width, kernel_h, kernel_w, pad_left };
-                ran += case(&mut r, level, g, true, epilogues[1]) as usize;
-            }
-            // No kernel for wider windows at any level.
-            let g = RowConv {
-                channels: 2,
-                out_channels: 3,
-                height: 4,
-                width: 9,
-                kernel_h: 1,
-                kernel_w: ROW_CONV_MAX_KW + 1,
-                pad_left: 1,
-            };
-            assert!(!case(&mut r, level, g, true, None));
-        }
-        if levels.contains(&Level::Avx512) {
-            assert_eq!(ran, 46, "AVX-512 runs every case, other levels none");
-        } else {
-            assert_eq!(ran, 0);
-        }
+    let model = [
+        (24, 24, 74, 32, 1, 3, 1),
+        (96, 96, 10, 2, 1, 3, 1),
+        (1, 24, 76, 32, 3, 3, 1),
+        (5, 9, 6, 7, 2, 2, 0),
+        // Rows wider than a tile (edges in some 48-column blocks only).
+        (3, 5, 4, 77, 1, 3, 1),
+        (2, 3, 3, 130, 2, 3, 2),
+    ];
+    for (channels, out_channels, height, width, kernel_h, kernel_w, pad_left) in model {
+        let g = RowConv { channels, out_channels, height, width, kernel_h, kernel_w, pad_left };
+        ran += rows_case::<B>(&mut r, g, true, epilogues[1]) as usize;
+    }
+    // No kernel for wider windows on any backend.
+    let g = RowConv {
+        channels: 2,
+        out_channels: 3,
+        height: 4,
+        width: 9,
+        kernel_h: 1,
+        kernel_w: ROW_CONV_MAX_KW + 1,
+        pad_left: 1,
+    };
+    assert!(!rows_case::<B>(&mut r, g, true, None));
+    if B::NAME == X86::<Avx512>::NAME {
+        assert_eq!(ran, 46, "AVX-512 runs every case");
+    } else {
+        assert_eq!(ran, 0, "{} has no direct kernel", B::NAME);
     }
 }
+
+neon_runtime::backend_tests!(
+    check_im2col,
+    check_im2col_wide,
+    check_conv_sweeps,
+    check_conv_model_shapes,
+    check_fused_equals_separate,
+    matches_portable,
+    conv_rows_matches_im2col,
+);
 
 // ---------------------------------------------------------------------------------------
 // Geometry, packing, errors.

@@ -1,122 +1,18 @@
 //! Packed GEMM / GEMV kernels against an f64 reference: every tail of m, n and k
 //! (1..=33, sampled so the suite stays fast under qemu), odd shapes, strides, bias / no
-//! bias, `k = 0`, and NEON against portable on the same inputs. On x86-64 every level of
-//! the portable backend (baseline, AVX2 + FMA, AVX-512F) runs the same suite explicitly,
-//! whichever one `Portable` picks on this CPU.
+//! bias, `k = 0`, and every backend against portable on the same inputs. One generic body
+//! per suite, instantiated for every backend this build has (`backend_tests!`: Portable,
+//! Neon under qemu, and on x86-64 `X86<Avx2>` and `X86<Avx512>` where the CPU has them).
 
 mod common;
 
 use common::{assert_close, assert_close_f32, rng, uniform};
 use neon_runtime::kernels::gemm::{
-    pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmKernels, PACK_MR, PACK_NR,
+    pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB, GemmKernels,
+    PACK_MR, PACK_NR,
 };
 use neon_runtime::Portable;
 use rand::rngs::SmallRng;
-
-/// The three kernels under test, implemented by each backend and, on x86-64, by each
-/// forced level of the portable backend.
-trait Gemm {
-    const NAME: &'static str;
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_packed_b(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    );
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_packed_a(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        b: &[f32],
-        ldb: usize,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    );
-    fn gemv_packed_b(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]);
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_packed_a_rows(
-        m: usize,
-        n: usize,
-        a: &[f32],
-        b: &[f32],
-        rows: BRows,
-        bias: Option<&[f32]>,
-        epilogue: Option<Epilogue>,
-        c: &mut [f32],
-        ldc: usize,
-    );
-}
-
-/// A backend's own [`GemmKernels`] implementation.
-macro_rules! gemm_of_backend {
-    ($ty:ty, $name:literal) => {
-        impl Gemm for $ty {
-            const NAME: &'static str = $name;
-            fn gemm_packed_b(
-                m: usize,
-                n: usize,
-                k: usize,
-                a: &[f32],
-                lda: usize,
-                b: &[f32],
-                bias: Option<&[f32]>,
-                c: &mut [f32],
-                ldc: usize,
-            ) {
-                <$ty as GemmKernels>::gemm_packed_b(m, n, k, a, lda, b, bias, c, ldc)
-            }
-            fn gemm_packed_a(
-                m: usize,
-                n: usize,
-                k: usize,
-                a: &[f32],
-                b: &[f32],
-                ldb: usize,
-                bias: Option<&[f32]>,
-                c: &mut [f32],
-                ldc: usize,
-            ) {
-                <$ty as GemmKernels>::gemm_packed_a(m, n, k, a, b, ldb, bias, c, ldc)
-            }
-            fn gemv_packed_b(
-                n: usize,
-                k: usize,
-                x: &[f32],
-                b: &[f32],
-                bias: Option<&[f32]>,
-                y: &mut [f32],
-            ) {
-                <$ty as GemmKernels>::gemv_packed_b(n, k, x, b, bias, y)
-            }
-            fn gemm_packed_a_rows(
-                m: usize,
-                n: usize,
-                a: &[f32],
-                b: &[f32],
-                rows: BRows,
-                bias: Option<&[f32]>,
-                epilogue: Option<Epilogue>,
-                c: &mut [f32],
-                ldc: usize,
-            ) {
-                <$ty as GemmKernels>::gemm_packed_a_rows(m, n, a, b, rows, bias, epilogue, c, ldc)
-            }
-        }
-    };
-}
-
-gemm_of_backend!(Portable, "portable");
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-gemm_of_backend!(neon_runtime::Neon, "neon");
 
 /// Value written around and between the output rows: columns past `n` must keep it.
 const SENTINEL: f32 = 1234.5;
@@ -133,6 +29,30 @@ fn tolerance(k: usize, abs_sum: f64) -> f64 {
     (k as f64 + 2.0) * f32::EPSILON as f64 * abs_sum + 1e-30
 }
 
+/// Elements of a strided `rows x cols` matrix, rows `ld` apart.
+fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
+    if rows == 0 {
+        0
+    } else {
+        (rows - 1) * ld + cols
+    }
+}
+
+/// The `m x n` result in `c` (rows `ldc` apart), after checking that backend `B` left the
+/// padding columns between the rows alone.
+fn rows_of<B: GemmKernels>(c: &[f32], m: usize, n: usize, ldc: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        let row = &c[i * ldc..];
+        out.extend_from_slice(&row[..n]);
+        if i + 1 < m {
+            let untouched = row[n..ldc].iter().all(|&v| v == SENTINEL);
+            assert!(untouched, "{}: row {i} padding written", B::NAME);
+        }
+    }
+    out
+}
+
 /// One test problem: `C = A · W^T + bias` (packed B) with strides.
 struct ProblemB {
     m: usize,
@@ -146,7 +66,6 @@ struct ProblemB {
 }
 
 impl ProblemB {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         r: &mut SmallRng,
         m: usize,
@@ -156,7 +75,7 @@ impl ProblemB {
         ldc: usize,
         bias: bool,
     ) -> Self {
-        let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
+        let a_len = strided_len(m, k, lda);
         Self {
             m,
             n,
@@ -190,33 +109,11 @@ impl ProblemB {
     }
 
     /// Runs backend `B`; returns the `m x n` result after checking the padding columns.
-    fn run<B: Gemm>(&self, packed: &[f32]) -> Vec<f32> {
-        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
-        let mut c = vec![SENTINEL; c_len];
-        B::gemm_packed_b(
-            self.m,
-            self.n,
-            self.k,
-            &self.a,
-            self.lda,
-            packed,
-            self.bias.as_deref(),
-            &mut c,
-            self.ldc,
-        );
-        let mut out = Vec::with_capacity(self.m * self.n);
-        for i in 0..self.m {
-            let row = &c[i * self.ldc..];
-            out.extend_from_slice(&row[..self.n]);
-            if i + 1 < self.m {
-                assert!(
-                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
-                    "{}: row {i} padding written",
-                    B::NAME
-                );
-            }
-        }
-        out
+    fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
+        let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
+        let g = GemmB { m: self.m, n: self.n, k: self.k, lda: self.lda, ldc: self.ldc };
+        B::gemm_packed_b(g, &self.a, packed, self.bias.as_deref(), &mut c);
+        rows_of::<B>(&c, self.m, self.n, self.ldc)
     }
 
     fn packed(&self) -> Vec<f32> {
@@ -227,7 +124,7 @@ impl ProblemB {
 }
 
 /// Checks backend `B` on one packed-B problem; returns the max abs error.
-fn check_b<B: Gemm>(p: &ProblemB) -> f64 {
+fn check_b<B: GemmKernels>(p: &ProblemB) -> f64 {
     let (want, tol) = p.reference();
     let got = p.run::<B>(&p.packed());
     let what = format!("{} gemm_packed_b m={} n={} k={}", B::NAME, p.m, p.n, p.k);
@@ -248,7 +145,6 @@ struct ProblemA {
 }
 
 impl ProblemA {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         r: &mut SmallRng,
         m: usize,
@@ -258,7 +154,7 @@ impl ProblemA {
         ldc: usize,
         bias: bool,
     ) -> Self {
-        let b_len = if k == 0 { 0 } else { (k - 1) * ldb + n };
+        let b_len = strided_len(k, n, ldb);
         Self {
             m,
             n,
@@ -290,33 +186,11 @@ impl ProblemA {
         (out, tol)
     }
 
-    fn run<B: Gemm>(&self, packed: &[f32]) -> Vec<f32> {
-        let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
-        let mut c = vec![SENTINEL; c_len];
-        B::gemm_packed_a(
-            self.m,
-            self.n,
-            self.k,
-            packed,
-            &self.b,
-            self.ldb,
-            self.bias.as_deref(),
-            &mut c,
-            self.ldc,
-        );
-        let mut out = Vec::with_capacity(self.m * self.n);
-        for i in 0..self.m {
-            let row = &c[i * self.ldc..];
-            out.extend_from_slice(&row[..self.n]);
-            if i + 1 < self.m {
-                assert!(
-                    row[self.n..self.ldc].iter().all(|&v| v == SENTINEL),
-                    "{}: row {i} padding written",
-                    B::NAME
-                );
-            }
-        }
-        out
+    fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
+        let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
+        let g = GemmA::contiguous(self.m, self.n, self.k, self.ldb, self.ldc);
+        B::gemm_packed_a(g, packed, &self.b, self.bias.as_deref(), &mut c);
+        rows_of::<B>(&c, self.m, self.n, self.ldc)
     }
 
     fn packed(&self) -> Vec<f32> {
@@ -326,7 +200,7 @@ impl ProblemA {
     }
 }
 
-fn check_a<B: Gemm>(p: &ProblemA) -> f64 {
+fn check_a<B: GemmKernels>(p: &ProblemA) -> f64 {
     let (want, tol) = p.reference();
     let got = p.run::<B>(&p.packed());
     let what = format!("{} gemm_packed_a m={} n={} k={}", B::NAME, p.m, p.n, p.k);
@@ -357,7 +231,7 @@ fn tail_shapes() -> Vec<(usize, usize, usize)> {
 const ODD_SHAPES: [(usize, usize, usize); 6] =
     [(7, 13, 5), (3, 1664, 416), (17, 416, 1664), (5, 16, 4), (81, 47, 63), (1, 1, 1)];
 
-fn gemm_b_tails<B: Gemm>() -> f64 {
+fn gemm_b_tails<B: GemmKernels>() -> f64 {
     let mut r = rng(1);
     let mut worst: f64 = 0.0;
     for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
@@ -369,7 +243,7 @@ fn gemm_b_tails<B: Gemm>() -> f64 {
     worst
 }
 
-fn gemm_b_odd<B: Gemm>() -> f64 {
+fn gemm_b_odd<B: GemmKernels>() -> f64 {
     let mut r = rng(2);
     let mut worst: f64 = 0.0;
     for (idx, &(m, n, k)) in ODD_SHAPES.iter().enumerate() {
@@ -379,7 +253,7 @@ fn gemm_b_odd<B: Gemm>() -> f64 {
     worst
 }
 
-fn gemm_a_tails<B: Gemm>() -> f64 {
+fn gemm_a_tails<B: GemmKernels>() -> f64 {
     let mut r = rng(3);
     let mut worst: f64 = 0.0;
     for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
@@ -390,7 +264,7 @@ fn gemm_a_tails<B: Gemm>() -> f64 {
     worst
 }
 
-fn gemm_a_odd<B: Gemm>() -> f64 {
+fn gemm_a_odd<B: GemmKernels>() -> f64 {
     let mut r = rng(4);
     let mut worst: f64 = 0.0;
     // (m, n, k) = (out channels, frames, in channels * kernel).
@@ -419,29 +293,30 @@ fn gemm_a_odd<B: Gemm>() -> f64 {
 }
 
 /// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
-fn degenerate<B: Gemm>() {
+fn degenerate<B: GemmKernels>() {
     let bias = [1.0, 2.0, 3.0];
     let mut c = [SENTINEL; 6];
-    B::gemm_packed_b(2, 3, 0, &[], 0, &[], Some(&bias), &mut c, 3);
+    let gb = |m, n, k, lda, ldc| GemmB { m, n, k, lda, ldc };
+    B::gemm_packed_b(gb(2, 3, 0, 0, 3), &[], &[], Some(&bias), &mut c);
     assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    B::gemm_packed_b(2, 3, 0, &[], 0, &[], None, &mut c, 3);
+    B::gemm_packed_b(gb(2, 3, 0, 0, 3), &[], &[], None, &mut c);
     assert_eq!(c, [0.0; 6]);
     let mut c = [SENTINEL; 6];
-    B::gemm_packed_a(3, 2, 0, &[], &[], 2, Some(&bias), &mut c, 2);
+    B::gemm_packed_a(GemmA::contiguous(3, 2, 0, 2, 2), &[], &[], Some(&bias), &mut c);
     assert_eq!(c, [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]);
     let mut y = [SENTINEL; 3];
     B::gemv_packed_b(3, 0, &[], &[], Some(&bias), &mut y);
     assert_eq!(y, bias);
     let mut c = [SENTINEL; 2];
-    B::gemm_packed_b(0, 2, 4, &[], 4, &[0.0; PACK_NR * 4], None, &mut c, 2);
-    B::gemm_packed_b(2, 0, 4, &[0.0; 8], 4, &[], None, &mut c, 0);
-    B::gemm_packed_a(0, 2, 4, &[], &[0.0; 8], 2, None, &mut c, 2);
-    B::gemm_packed_a(2, 0, 4, &[0.0; PACK_MR * 4], &[], 0, None, &mut c, 0);
+    B::gemm_packed_b(gb(0, 2, 4, 4, 2), &[], &[0.0; PACK_NR * 4], None, &mut c);
+    B::gemm_packed_b(gb(2, 0, 4, 4, 0), &[0.0; 8], &[], None, &mut c);
+    B::gemm_packed_a(GemmA::contiguous(0, 2, 4, 2, 2), &[], &[0.0; 8], None, &mut c);
+    B::gemm_packed_a(GemmA::contiguous(2, 0, 4, 0, 0), &[0.0; PACK_MR * 4], &[], None, &mut c);
     assert_eq!(c, [SENTINEL; 2]);
 }
 
 /// GEMV against the reference over every tail of n and k, and the odd shapes.
-fn gemv<B: Gemm>() -> f64 {
+fn gemv<B: GemmKernels>() -> f64 {
     let mut r = rng(5);
     let mut worst: f64 = 0.0;
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
@@ -459,7 +334,7 @@ fn gemv<B: Gemm>() -> f64 {
 }
 
 /// GEMV and a one-row GEMM compute the same thing.
-fn gemv_matches_gemm<B: Gemm>() {
+fn gemv_matches_gemm<B: GemmKernels>() {
     let mut r = rng(6);
     for &(n, k) in &[(33, 17), (100, 64), (16, 3)] {
         let p = ProblemB::new(&mut r, 1, n, k, k, n, true);
@@ -476,7 +351,7 @@ fn gemv_matches_gemm<B: Gemm>() {
 /// AVX-512 tile is 48 columns wide, the AVX2 tile 24: every masked width and full tiles
 /// followed by each tail), packed B over `m` in 1..=100 (tiles of 14 or 6 rows in blocks
 /// of 84: every row remainder and a block boundary), alternating bias and padded strides.
-fn wide_tails<B: Gemm>() -> f64 {
+fn wide_tails<B: GemmKernels>() -> f64 {
     let mut r = rng(8);
     let mut worst: f64 = 0.0;
     for t in 1..=100 {
@@ -490,7 +365,8 @@ fn wide_tails<B: Gemm>() -> f64 {
     worst
 }
 
-fn all<B: Gemm>() {
+/// The whole packed-GEMM / GEMV suite on backend `B`.
+fn gemm_suite<B: GemmKernels>() {
     let worst = [
         gemm_b_tails::<B>(),
         gemm_b_odd::<B>(),
@@ -506,173 +382,9 @@ fn all<B: Gemm>() {
     gemv_matches_gemm::<B>();
 }
 
-#[test]
-fn portable_gemm() {
-    all::<Portable>();
-}
-
-/// Each level of the x86-64 portable backend, forced, on the whole suite.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod x86 {
-    use super::*;
-    use neon_runtime::kernels::gemm::x86::{self, Level};
-
-    /// A forced level as a [`Gemm`]: only used after [`cpu_has`] confirmed the level.
-    macro_rules! forced {
-        ($ty:ident, $level:expr, $name:literal) => {
-            struct $ty;
-            impl Gemm for $ty {
-                const NAME: &'static str = $name;
-                fn gemm_packed_b(
-                    m: usize,
-                    n: usize,
-                    k: usize,
-                    a: &[f32],
-                    lda: usize,
-                    b: &[f32],
-                    bias: Option<&[f32]>,
-                    c: &mut [f32],
-                    ldc: usize,
-                ) {
-                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
-                    // implements it.
-                    unsafe { x86::gemm_packed_b($level, m, n, k, a, lda, b, bias, c, ldc) }
-                }
-                fn gemm_packed_a(
-                    m: usize,
-                    n: usize,
-                    k: usize,
-                    a: &[f32],
-                    b: &[f32],
-                    ldb: usize,
-                    bias: Option<&[f32]>,
-                    c: &mut [f32],
-                    ldc: usize,
-                ) {
-                    // SAFETY: as above.
-                    unsafe { x86::gemm_packed_a($level, m, n, k, a, b, ldb, bias, c, ldc) }
-                }
-                fn gemv_packed_b(
-                    n: usize,
-                    k: usize,
-                    x: &[f32],
-                    b: &[f32],
-                    bias: Option<&[f32]>,
-                    y: &mut [f32],
-                ) {
-                    // SAFETY: as above.
-                    unsafe { x86::gemv_packed_b($level, n, k, x, b, bias, y) }
-                }
-                fn gemm_packed_a_rows(
-                    m: usize,
-                    n: usize,
-                    a: &[f32],
-                    b: &[f32],
-                    rows: BRows,
-                    bias: Option<&[f32]>,
-                    epilogue: Option<Epilogue>,
-                    c: &mut [f32],
-                    ldc: usize,
-                ) {
-                    // SAFETY: as above.
-                    unsafe {
-                        x86::gemm_packed_a_rows($level, m, n, a, b, rows, bias, epilogue, c, ldc)
-                    }
-                }
-            }
-        };
-    }
-
-    forced!(Baseline, Level::Baseline, "x86 baseline");
-    forced!(Avx2, Level::Avx2, "x86 avx2");
-    forced!(Avx512, Level::Avx512, "x86 avx512");
-
-    /// Whether this CPU implements `level` (run-time detection in the test, independent
-    /// of the library's features); prints a note when a level is skipped.
-    fn cpu_has(level: Level) -> bool {
-        let yes = match level {
-            Level::Baseline => true,
-            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Level::Avx512 => is_x86_feature_detected!("avx512f"),
-        };
-        if !yes {
-            println!("{} tests skipped: this CPU does not implement it", level.name());
-        }
-        yes
-    }
-
-    #[test]
-    fn baseline_gemm() {
-        all::<Baseline>();
-    }
-
-    #[test]
-    fn avx2_gemm() {
-        if cpu_has(Level::Avx2) {
-            all::<Avx2>();
-        }
-    }
-
-    #[test]
-    fn avx512_gemm() {
-        if cpu_has(Level::Avx512) {
-            all::<Avx512>();
-        }
-    }
-
-    /// `gemm_packed_a_rows` at each level: segmented and contiguous `B`, every epilogue,
-    /// every tail (`rows::sweep`, `rows::wide`), and the output stage on special values.
-    #[test]
-    fn baseline_rows() {
-        rows::sweep::<Baseline>();
-        rows::wide::<Baseline>();
-        rows::special_values::<Baseline>();
-    }
-
-    #[test]
-    fn avx2_rows() {
-        if cpu_has(Level::Avx2) {
-            rows::sweep::<Avx2>();
-            rows::wide::<Avx2>();
-            rows::special_values::<Avx2>();
-        }
-    }
-
-    #[test]
-    fn avx512_rows() {
-        if cpu_has(Level::Avx512) {
-            rows::sweep::<Avx512>();
-            rows::wide::<Avx512>();
-            rows::special_values::<Avx512>();
-        }
-    }
-
-    /// `Portable` runs a level the CPU has; with feature `std` the best one.
-    #[test]
-    fn detected_level() {
-        let level = x86::detected();
-        println!("portable backend uses x86 level {}", level.name());
-        assert!(cpu_has(level));
-        assert!(level.supported());
-        let best = *Level::ALL.iter().rev().find(|&&l| l.supported()).unwrap();
-        assert_eq!(level, best);
-        if cfg!(feature = "std") {
-            assert_eq!(level, *Level::ALL.iter().rev().find(|&&l| cpu_has(l)).unwrap());
-        }
-    }
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_gemm() {
-    all::<neon_runtime::Neon>();
-}
-
-/// NEON and portable agree on the same inputs (both also checked against f64 above).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::Neon;
+/// Backend `B` and portable agree on the same inputs (both also checked against f64 by
+/// `gemm_suite`).
+fn matches_portable<B: GemmKernels>() {
     let mut r = rng(7);
     for (m, n, k) in tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]) {
         // The backends round differently (fused vs separate multiply-add, summation
@@ -681,8 +393,8 @@ fn neon_matches_portable() {
         let (_, tol) = pb.reference();
         let packed = pb.packed();
         assert_close_f32(
-            "neon vs portable, packed b",
-            &pb.run::<Neon>(&packed),
+            &format!("{} vs portable, packed b", B::NAME),
+            &pb.run::<B>(&packed),
             &pb.run::<Portable>(&packed),
             2.0 * tol as f32,
             0.0,
@@ -691,8 +403,8 @@ fn neon_matches_portable() {
         let (_, tol) = pa.reference();
         let packed = pa.packed();
         assert_close_f32(
-            "neon vs portable, packed a",
-            &pa.run::<Neon>(&packed),
+            &format!("{} vs portable, packed a", B::NAME),
+            &pa.run::<B>(&packed),
             &pa.run::<Portable>(&packed),
             2.0 * tol as f32,
             0.0,
@@ -702,9 +414,10 @@ fn neon_matches_portable() {
         let x = &pb.a[..k];
         let bias = pb.bias.as_deref();
         let packed = pb.packed();
-        <Neon as Gemm>::gemv_packed_b(n, k, x, &packed, bias, &mut yn);
-        <Portable as Gemm>::gemv_packed_b(n, k, x, &packed, bias, &mut yp);
-        assert_close_f32("neon vs portable, gemv", &yn, &yp, 2.0 * tol as f32, 0.0);
+        B::gemv_packed_b(n, k, x, &packed, bias, &mut yn);
+        Portable::gemv_packed_b(n, k, x, &packed, bias, &mut yp);
+        let what = format!("{} vs portable, gemv", B::NAME);
+        assert_close_f32(&what, &yn, &yp, 2.0 * tol as f32, 0.0);
     }
 }
 
@@ -744,58 +457,31 @@ fn pack_layouts() {
 #[should_panic(expected = "lda < k")]
 fn contract_lda() {
     let mut c = [0.0; 4];
-    <Portable as GemmKernels>::gemm_packed_b(
-        1,
-        4,
-        4,
-        &[0.0; 4],
-        3,
-        &[0.0; PACK_NR * 4],
-        None,
-        &mut c,
-        4,
-    );
+    let g = GemmB { m: 1, n: 4, k: 4, lda: 3, ldc: 4 };
+    Portable::gemm_packed_b(g, &[0.0; 4], &[0.0; PACK_NR * 4], None, &mut c);
 }
 
 #[test]
 #[should_panic(expected = "a too short")]
 fn contract_a_len() {
     let mut c = [0.0; 8];
-    <Portable as GemmKernels>::gemm_packed_b(
-        2,
-        4,
-        4,
-        &[0.0; 7],
-        4,
-        &[0.0; PACK_NR * 4],
-        None,
-        &mut c,
-        4,
-    );
+    let g = GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 };
+    Portable::gemm_packed_b(g, &[0.0; 7], &[0.0; PACK_NR * 4], None, &mut c);
 }
 
 #[test]
 #[should_panic(expected = "b too short")]
 fn contract_b_len() {
     let mut c = [0.0; 8];
-    <Portable as GemmKernels>::gemm_packed_a(
-        2,
-        4,
-        2,
-        &[0.0; PACK_MR * 2],
-        &[0.0; 7],
-        4,
-        None,
-        &mut c,
-        4,
-    );
+    let g = GemmA::contiguous(2, 4, 2, 4, 4);
+    Portable::gemm_packed_a(g, &[0.0; PACK_MR * 2], &[0.0; 7], None, &mut c);
 }
 
 #[test]
 #[should_panic(expected = "y length")]
 fn contract_gemv_y() {
     let mut y = [0.0; 3];
-    <Portable as GemmKernels>::gemv_packed_b(4, 2, &[0.0; 2], &[0.0; PACK_NR * 2], None, &mut y);
+    Portable::gemv_packed_b(4, 2, &[0.0; 2], &[0.0; PACK_NR * 2], None, &mut y);
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -803,21 +489,12 @@ fn contract_gemv_y() {
 #[should_panic(expected = "c too short")]
 fn contract_neon_c_len() {
     let mut c = [0.0; 7];
-    <neon_runtime::Neon as GemmKernels>::gemm_packed_b(
-        2,
-        4,
-        4,
-        &[0.0; 8],
-        4,
-        &[0.0; PACK_NR * 4],
-        None,
-        &mut c,
-        4,
-    );
+    let g = GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 };
+    neon_runtime::Neon::gemm_packed_b(g, &[0.0; 8], &[0.0; PACK_NR * 4], None, &mut c);
 }
 
 // ---------------------------------------------------------------------------------------
-// gemm_packed_a_rows: B rows placed by a BRows map, fused epilogue.
+// gemm_packed_a with B rows placed by a BRows map and a fused epilogue.
 // ---------------------------------------------------------------------------------------
 
 mod rows {
@@ -846,8 +523,7 @@ mod rows {
     /// bitwise equality with `gemm_packed_a` on the gathered, contiguous `B` followed by
     /// `Epilogue::apply` (every implementation runs the reduction in the same order for
     /// both, and applies the output stage exactly as `apply` does).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn case<B: Gemm>(
+    pub(super) fn case<B: GemmKernels>(
         r: &mut SmallRng,
         m: usize,
         n: usize,
@@ -862,15 +538,17 @@ mod rows {
         let bias = bias_on.then(|| uniform(r, m, -1.0, 1.0));
         let mut packed = vec![f32::NAN; packed_a_len(m, k)];
         pack_a(&w, m, k, &mut packed);
-        let c_len = if m == 0 { 0 } else { (m - 1) * ldc + n };
+        let c_len = strided_len(m, n, ldc);
         let mut c = vec![SENTINEL; c_len];
-        B::gemm_packed_a_rows(m, n, &packed, &b, br, bias.as_deref(), epilogue, &mut c, ldc);
+        let g = GemmA { m, n, rows: br, epilogue, ldc };
+        B::gemm_packed_a(g, &packed, &b, bias.as_deref(), &mut c);
         let what = format!("{} rows m={m} n={n} {br:?} {epilogue:?}", B::NAME);
         // Gathered B, contiguous `[k, n]`.
         let gathered: Vec<f32> =
             (0..k).flat_map(|row| b[offset(&br, row)..][..n].to_vec()).collect();
         let mut c2 = vec![SENTINEL; c_len];
-        B::gemm_packed_a(m, n, k, &packed, &gathered, n, bias.as_deref(), &mut c2, ldc);
+        let g = GemmA::contiguous(m, n, k, n, ldc);
+        B::gemm_packed_a(g, &packed, &gathered, bias.as_deref(), &mut c2);
         let mut got = Vec::new();
         for i in 0..m {
             let row = &c[i * ldc..];
@@ -904,7 +582,7 @@ mod rows {
 
     /// Every tail of m (1..=17) and n (1..=33), 1..=3 segments of odd and even row counts,
     /// overlapping and disjoint segments, each epilogue.
-    pub(super) fn sweep<B: Gemm>() {
+    pub(super) fn sweep<B: GemmKernels>() {
         let mut r = rng(21);
         let mut cases = 0;
         for m in (1..=17).chain([24, 48]) {
@@ -930,7 +608,7 @@ mod rows {
     /// with 1..=4 segments, every epilogue, bias on and off, padded and tight strides; and
     /// the openWakeWord embedding's direct 3x1 convs as conv2d runs them (blocks of output
     /// pixels, the input read as 3 segments).
-    pub(super) fn wide<B: Gemm>() {
+    pub(super) fn wide<B: GemmKernels>() {
         let mut r = rng(23);
         for n in 1..=100 {
             let m = (n * 5) % 19 + 1;
@@ -958,7 +636,7 @@ mod rows {
     /// at +0 or -0, a `-0` or NaN slope, a NaN bound, an infinite slope), through full
     /// and masked tiles. `C = bias + 1 * (-0)` is the bias exactly (`x + (-0) = x`, also for
     /// `x = -0` and NaN), so each output is `apply(bias)`.
-    pub(super) fn special_values<B: Gemm>() {
+    pub(super) fn special_values<B: GemmKernels>() {
         let specials =
             [f32::NAN, -0.0, 0.0, -1e-30, 1e30, -1e30, f32::INFINITY, f32::NEG_INFINITY, -0.4];
         let mut epilogues: Vec<Epilogue> = EPILOGUES.into_iter().flatten().collect();
@@ -981,7 +659,8 @@ mod rows {
                 let b = vec![-0.0f32; n];
                 let mut c = vec![SENTINEL; m * n];
                 let br = BRows::contiguous(1, n);
-                B::gemm_packed_a_rows(m, n, &packed, &b, br, Some(&bias), Some(e), &mut c, n);
+                let g = GemmA { m, n, rows: br, epilogue: Some(e), ldc: n };
+                B::gemm_packed_a(g, &packed, &b, Some(&bias), &mut c);
                 for i in 0..m {
                     let want = e.apply(bias[i]).to_bits();
                     for j in 0..n {
@@ -999,25 +678,9 @@ mod rows {
         }
     }
 
-    #[test]
-    fn portable_rows() {
-        sweep::<Portable>();
-        wide::<Portable>();
-        special_values::<Portable>();
-    }
-
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    #[test]
-    fn neon_rows() {
-        sweep::<neon_runtime::Neon>();
-    }
-
-    /// The backends agree to within twice the GEMM tolerance; the epilogue itself is
-    /// bitwise the same on both (`Epilogue::apply` mirrors `fmax`).
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    #[test]
-    fn neon_rows_match_portable() {
-        use neon_runtime::Neon;
+    /// Backend `B` and portable agree to within twice the GEMM tolerance; the epilogue
+    /// itself is bitwise the same on both (`Epilogue::apply` mirrors `fmax`).
+    pub(super) fn match_portable<B: GemmKernels>() {
         use rand::Rng;
         let mut r = rng(22);
         for i in 0..60 {
@@ -1031,10 +694,10 @@ mod rows {
             let e = EPILOGUES[i % 5];
             let k = br.rows * br.segments;
             let seed = r.gen();
-            let yn = case::<Neon>(&mut rng(seed), m, n, br, n, true, e);
+            let yn = case::<B>(&mut rng(seed), m, n, br, n, true, e);
             let yp = case::<Portable>(&mut rng(seed), m, n, br, n, true, e);
             let tol = 2.0 * tolerance(k, k as f64 + 1.0) as f32;
-            assert_close_f32("rows neon vs portable", &yn, &yp, tol, 0.0);
+            assert_close_f32(&format!("rows {} vs portable", B::NAME), &yn, &yp, tol, 0.0);
         }
         // The epilogue on special values: NaN stays NaN, -0 / +0 as fmax.
         for e in EPILOGUES.into_iter().flatten() {
@@ -1043,56 +706,16 @@ mod rows {
                 let mut cn = [0.0f32; 1];
                 let bias = [x];
                 // k = 0: the result is e(bias), through each backend's own code path.
-                let br = BRows::contiguous(0, 1);
-                <Portable as GemmKernels>::gemm_packed_a_rows(
-                    1,
-                    1,
-                    &[],
-                    &[],
-                    br,
-                    Some(&bias),
-                    Some(e),
-                    &mut cp,
-                    1,
-                );
-                <Neon as GemmKernels>::gemm_packed_a_rows(
-                    1,
-                    1,
-                    &[],
-                    &[],
-                    br,
-                    Some(&bias),
-                    Some(e),
-                    &mut cn,
-                    1,
-                );
+                let g = GemmA::contiguous(1, 1, 0, 1, 1).with_epilogue(Some(e));
+                Portable::gemm_packed_a(g, &[], &[], Some(&bias), &mut cp);
+                B::gemm_packed_a(g, &[], &[], Some(&bias), &mut cn);
                 assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x}");
                 // k = 1 with weight 1 and B = x: the register path.
                 let mut packed = vec![0.0; PACK_MR];
                 packed[0] = 1.0;
-                let br = BRows::contiguous(1, 1);
-                <Portable as GemmKernels>::gemm_packed_a_rows(
-                    1,
-                    1,
-                    &packed,
-                    &[x],
-                    br,
-                    None,
-                    Some(e),
-                    &mut cp,
-                    1,
-                );
-                <Neon as GemmKernels>::gemm_packed_a_rows(
-                    1,
-                    1,
-                    &packed,
-                    &[x],
-                    br,
-                    None,
-                    Some(e),
-                    &mut cn,
-                    1,
-                );
+                let g = GemmA::contiguous(1, 1, 1, 1, 1).with_epilogue(Some(e));
+                Portable::gemm_packed_a(g, &packed, &[x], None, &mut cp);
+                B::gemm_packed_a(g, &packed, &[x], None, &mut cn);
                 assert_eq!(cp[0].to_bits(), cn[0].to_bits(), "{e:?} {x} (register path)");
             }
         }
@@ -1104,41 +727,14 @@ mod rows {
         let e = Some(Epilogue { slope: 0.2, min: -0.4 });
         let mut c = [SENTINEL; 6];
         let br = BRows { rows: 0, ldb: 3, segments: 2, segment_stride: 5 };
-        <Portable as GemmKernels>::gemm_packed_a_rows(
-            2,
-            3,
-            &[],
-            &[],
-            br,
-            Some(&[-1.0, 2.0]),
-            e,
-            &mut c,
-            3,
-        );
+        let g = GemmA { m: 2, n: 3, rows: br, epilogue: e, ldc: 3 };
+        Portable::gemm_packed_a(g, &[], &[], Some(&[-1.0, 2.0]), &mut c);
         assert_eq!(c, [-0.2, -0.2, -0.2, 2.0, 2.0, 2.0]);
         let mut c = [SENTINEL; 3];
-        <Portable as GemmKernels>::gemm_packed_a_rows(
-            0,
-            3,
-            &[],
-            &[0.0; 6],
-            BRows::contiguous(2, 3),
-            None,
-            e,
-            &mut [],
-            3,
-        );
-        <Portable as GemmKernels>::gemm_packed_a_rows(
-            1,
-            0,
-            &[0.0; 16],
-            &[],
-            BRows::contiguous(2, 0),
-            None,
-            e,
-            &mut c,
-            3,
-        );
+        let g = GemmA::contiguous(0, 3, 2, 3, 3).with_epilogue(e);
+        Portable::gemm_packed_a(g, &[], &[0.0; 6], None, &mut []);
+        let g = GemmA::contiguous(1, 0, 2, 0, 3).with_epilogue(e);
+        Portable::gemm_packed_a(g, &[0.0; 16], &[], None, &mut c);
         assert_eq!(c, [SENTINEL; 3]);
         assert_eq!(Epilogue::leaky_relu(0.2).apply(-1.0), -0.2);
         assert_eq!(Epilogue::clamp_min(-0.4).apply(-1.0), -0.4);
@@ -1152,13 +748,28 @@ mod rows {
     }
 
     #[test]
-    #[should_panic(expected = "gemm_packed_a_rows: b too short")]
+    #[should_panic(expected = "gemm_packed_a: b too short")]
     fn contract_rows_b_len() {
         let br = BRows { rows: 2, ldb: 4, segments: 2, segment_stride: 3 };
         // span(4) = 3 + 4 + 4 = 11.
         let mut c = [0.0; 4];
-        <Portable as GemmKernels>::gemm_packed_a_rows(
-            1, 4, &[0.0; 32], &[0.0; 10], br, None, None, &mut c, 4,
-        );
+        let g = GemmA { m: 1, n: 4, rows: br, epilogue: None, ldc: 4 };
+        Portable::gemm_packed_a(g, &[0.0; 32], &[0.0; 10], None, &mut c);
     }
 }
+
+/// The segmented-`B` / epilogue suite on backend `B`: segmented and contiguous `B`, every
+/// epilogue, every tail (`rows::sweep`, `rows::wide`), and the output stage on special
+/// values.
+fn rows_suite<B: GemmKernels>() {
+    rows::sweep::<B>();
+    rows::wide::<B>();
+    rows::special_values::<B>();
+}
+
+/// [`rows::match_portable`].
+fn rows_match_portable<B: GemmKernels>() {
+    rows::match_portable::<B>();
+}
+
+neon_runtime::backend_tests!(gemm_suite, matches_portable, rows_suite, rows_match_portable);

@@ -23,7 +23,7 @@
 
 use neon_benches::{data, region_start, region_stop};
 use neon_runtime::kernels::conv2d::Window2d;
-use neon_runtime::kernels::gemm::BRows;
+use neon_runtime::kernels::gemm::GemmA;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv2d::{Conv2d, Conv2dGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
@@ -61,7 +61,7 @@ fn one_conv<B: Backend>(g: Conv2dGeometry, (h, w): (usize, usize), separate: boo
     y.iter().sum()
 }
 
-/// The 3x1 72 -> 72 conv on 30x8 through im2col (`im2col_2d` + `gemm_packed_a_rows`), as
+/// The 3x1 72 -> 72 conv on 30x8 through im2col (`im2col_2d` + `gemm_packed_a`), as
 /// the operator would run it without its direct path.
 fn valid_3x1_im2col<B: Backend>() -> f32 {
     let g = Conv2dGeometry::new(72, 72, (3, 1)).leaky_relu(0.2).clamp_min(-0.4);
@@ -93,9 +93,8 @@ fn valid_3x1_im2col<B: Backend>() -> f32 {
         let nt = tile.min(pixels - p0);
         let col = &mut col[..k * nt];
         B::im2col_2d(&x, win, p0, nt, col);
-        let rows = BRows::contiguous(k, nt);
-        let e = g.epilogue();
-        B::gemm_packed_a_rows(72, nt, &packed, col, rows, Some(&bias), e, &mut y[p0..], pixels);
+        let ga = GemmA::contiguous(72, nt, k, nt, pixels).with_epilogue(g.epilogue());
+        B::gemm_packed_a(ga, &packed, col, Some(&bias), &mut y[p0..]);
     }
     region_stop(1);
     y.iter().sum()

@@ -17,7 +17,7 @@
 //! the binary builds (so the workspace builds everywhere) and runs without markers.
 
 use neon_benches::{data, region_start, region_stop};
-use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
+use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use neon_runtime::kernels::GemmKernels;
 use neon_runtime::Portable;
 
@@ -37,7 +37,7 @@ fn gemm_b<B: GemmKernels>(s: usize, pack_in_region: bool) -> f32 {
     if pack_in_region {
         pack_b(&w, s, s, &mut packed);
     }
-    B::gemm_packed_b(s, s, s, &a, s, &packed, Some(&bias), &mut c, s);
+    B::gemm_packed_b(GemmB::contiguous(s, s, s), &a, &packed, Some(&bias), &mut c);
     region_stop(1);
     c.iter().sum()
 }
@@ -48,7 +48,7 @@ fn gemm_a<B: GemmKernels>(s: usize) -> f32 {
     pack_a(&w, s, s, &mut packed);
     let mut c = vec![0.0; s * s];
     region_start(1);
-    B::gemm_packed_a(s, s, s, &packed, &b, s, Some(&bias), &mut c, s);
+    B::gemm_packed_a(GemmA::contiguous(s, s, s, s, s), &packed, &b, Some(&bias), &mut c);
     region_stop(1);
     c.iter().sum()
 }

@@ -13,7 +13,7 @@
 //! built without feature `std` of the runtime, so `gemv-i8` is the widening path.
 
 use neon_benches::{data, region_start, region_stop};
-use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
+use neon_runtime::kernels::gemm::{pack_b, packed_b_len, GemmB};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, BLOCK_K,
 };
@@ -40,7 +40,7 @@ fn run<B: Backend>(workload: &str, m: usize, k: usize, n: usize) -> f32 {
             if rows == 1 {
                 B::gemv_packed_b(n, k, &a, &packed, Some(&bias), &mut c);
             } else {
-                B::gemm_packed_b(m, n, k, &a, k, &packed, Some(&bias), &mut c, n);
+                B::gemm_packed_b(GemmB::contiguous(m, n, k), &a, &packed, Some(&bias), &mut c);
             }
             region_stop(1);
         }

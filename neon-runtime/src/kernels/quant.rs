@@ -117,7 +117,7 @@
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
 use super::gemm::GemmKernels;
-use super::gemm::PACK_NR;
+use super::gemm::{GemmB, PACK_NR};
 use super::{BackendType, Portable, X86Isa, X86};
 
 /// Consecutive `k` values of one output stored together in the packed layout (a group).
@@ -599,8 +599,8 @@ type Convert = fn(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f3
 
 /// A packed-B f32 GEMM with the contract of
 /// [`GemmKernels::gemm_packed_b`](super::gemm::GemmKernels::gemm_packed_b)
-/// (`m, n, k, a, lda, b, bias, c, ldc`).
-type PackedGemm = fn(usize, usize, usize, &[f32], usize, &[f32], Option<&[f32]>, &mut [f32], usize);
+/// (`g, a, b, bias, c`).
+type PackedGemm = fn(GemmB, &[f32], &[f32], Option<&[f32]>, &mut [f32]);
 
 /// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), `KB`
 /// values of `k` at a time ([`KC`] or a multiple), into an f32 buffer in the packed-B
@@ -666,10 +666,12 @@ fn gemm_converted<const NP: usize, const KB: usize>(
                 let mc = (m - i0).min(MC);
                 let a = &a[i0 * lda + k0..];
                 if k0 == 0 {
-                    gemm(mc, cols, kc, a, lda, buf, first_bias, &mut c[i0 * ldc + col0..], ldc);
+                    let g = GemmB { m: mc, n: cols, k: kc, lda, ldc };
+                    gemm(g, a, buf, first_bias, &mut c[i0 * ldc + col0..]);
                 } else {
                     let part = &mut part[..mc * ld_part];
-                    gemm(mc, cols, kc, a, lda, buf, None, part, ld_part);
+                    let g = GemmB { m: mc, n: cols, k: kc, lda, ldc: ld_part };
+                    gemm(g, a, buf, None, part);
                     for (r, part) in part.chunks_exact(ld_part).enumerate() {
                         let row = &mut c[(i0 + r) * ldc + col0..][..cols];
                         if let Ok(row) = <&mut [f32; PACK_NR]>::try_from(&mut *row) {

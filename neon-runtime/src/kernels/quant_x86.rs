@@ -94,7 +94,8 @@ use super::{
     check_gemm, check_gemv, gemm_converted, k_padded, p_convert, p_gemv, sum_f32, Convert,
     PackedGemm, Scales, BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
 };
-use crate::kernels::gemm::x86::{self as fx86, Level};
+use crate::kernels::gemm::x86::Level;
+use crate::kernels::{Avx2, Avx512, GemmKernels, Portable, X86};
 use core::arch::x86_64::*;
 
 /// [`QuantKernels::gemv_i8`](super::QuantKernels::gemv_i8) at `level`.
@@ -249,51 +250,11 @@ pub(super) unsafe fn gemm_at(
     c: &mut [f32],
     ldc: usize,
 ) {
-    // The wrappers below are safe `fn`s around the level's unsafe kernels so that
-    // `gemm_converted` can take them as plain function pointers; each is only passed here,
-    // for its own level, which the caller guarantees the CPU implements.
-    fn gemm_baseline(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        // SAFETY: the baseline level needs no extension.
-        unsafe { fx86::gemm_packed_b(Level::Baseline, m, n, k, a, lda, b, bias, c, ldc) }
-    }
-    fn gemm_avx2(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        // SAFETY: only called via `gemm_at(Level::Avx2, ..)` (see above).
-        unsafe { fx86::gemm_packed_b(Level::Avx2, m, n, k, a, lda, b, bias, c, ldc) }
-    }
-    fn gemm_avx512(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        // SAFETY: only called via `gemm_at(Level::Avx512, ..)` (see above).
-        unsafe { fx86::gemm_packed_b(Level::Avx512, m, n, k, a, lda, b, bias, c, ldc) }
-    }
+    // The f32 GEMM of each level as a plain function pointer for `gemm_converted`; each
+    // is only used here for its own level, which the caller guarantees the CPU implements.
+    let gemm_baseline: PackedGemm = Portable::gemm_packed_b;
+    let gemm_avx2: PackedGemm = X86::<Avx2>::gemm_packed_b;
+    let gemm_avx512: PackedGemm = X86::<Avx512>::gemm_packed_b;
     fn convert_avx2(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f32]) {
         // SAFETY: only called via `gemm_at(Level::Avx2, ..)` (see above).
         unsafe { avx2::convert(src, rows, scales, dst) }

@@ -45,7 +45,7 @@ use alloc::vec::Vec;
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
+use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
 use crate::ops::{check_input_layout, expect_dim, expect_rank, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
@@ -551,7 +551,8 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
             if g.is_pointwise_fast_path() {
                 // The input rows are the GEMM's B operand `[cin, frames]` (ldb = frames).
                 let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
-                B::gemm_packed_a(cout, out_frames, k, wg, xg, frames, bias, yg, out_frames);
+                let ga = GemmA::contiguous(cout, out_frames, k, frames, out_frames);
+                B::gemm_packed_a(ga, wg, xg, bias, yg);
                 continue;
             }
             for n0 in (0..out_frames).step_by(tile) {
@@ -563,14 +564,21 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                         // y[(grp * cout + i) * out_frames + n0 + j].
                         B::im2col_channel_first(xg, cin, frames, ks, s, d, pl, n0, nt, col);
                         let yg = &mut y[grp * cout * out_frames + n0..];
-                        B::gemm_packed_a(cout, nt, k, wg, col, nt, bias, yg, out_frames);
+                        B::gemm_packed_a(
+                            GemmA::contiguous(cout, nt, k, nt, out_frames),
+                            wg,
+                            col,
+                            bias,
+                            yg,
+                        );
                     }
                     Layout::FrameMajor => {
                         // Rows n0..n0 + nt, the group's column block: C[i, j] at
                         // y[(n0 + i) * out_channels + grp * cout + j].
                         B::im2col_frame_major(xg, cin, frames, ks, s, d, pl, n0, nt, col);
                         let yg = &mut y[n0 * g.out_channels + grp * cout..];
-                        B::gemm_packed_b(nt, cout, k, col, k, wg, bias, yg, g.out_channels);
+                        let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
+                        B::gemm_packed_b(gb, col, wg, bias, yg);
                     }
                 }
             }

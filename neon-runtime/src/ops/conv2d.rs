@@ -25,7 +25,7 @@
 //! ## Strategy
 //! `C[o, p] = W · B` over the output pixels `p = oh * out_width + ow`, with the weights
 //! packed once by [`pack_a`] (reduction `k = in_channels * kernel_h * kernel_w`) and
-//! [`GemmKernels::gemm_packed_a_rows`] writing the channel-first output. The pixels run in
+//! [`GemmKernels::gemm_packed_a`] writing the channel-first output. The pixels run in
 //! blocks of [`Conv2dGeometry::tile_pixels`] (about [`CONV2D_BLOCK_VALUES`] values of `B`,
 //! a multiple of the GEMM's 12-column tile) so that each block of `B` stays in cache while
 //! every 8-row weight panel passes over it, and the scratch is bounded:
@@ -37,7 +37,7 @@
 //!   reduction order.
 //! - **Rows** (strides 1, no top or bottom padding, `pad_left + pad_right = kernel_w - 1`:
 //!   openWakeWord's 1x3 "same" convs and its first 3x3 conv), where the backend has the
-//!   kernel ([`Conv2dKernels::conv_rows`]; the portable backend at the x86-64 AVX-512F
+//!   kernel ([`Conv2dKernels::conv_rows`]; the x86-64 backend at the AVX-512F
 //!   level): the GEMM reads tap `(i, j)` of channel `c` for pixel `p` as `x[c * height *
 //!   width + i * width + p + j - pad_left]` with masked loads that give zero where the
 //!   column leaves the image row. Same weights and bits as im2col; the scratch goes unused.
@@ -52,7 +52,7 @@
 //! 5 pools): 12.88 M, 6.52 FLOPs per instruction. See `BENCHMARKS.md` for every layer.
 //!
 //! [`pack_a`]: crate::kernels::gemm::pack_a
-//! [`GemmKernels::gemm_packed_a_rows`]: crate::kernels::GemmKernels::gemm_packed_a_rows
+//! [`GemmKernels::gemm_packed_a`]: crate::kernels::GemmKernels::gemm_packed_a
 //! [`Conv2dKernels::im2col_2d`]: crate::kernels::Conv2dKernels::im2col_2d
 //! [`Conv2dKernels::conv_rows`]: crate::kernels::Conv2dKernels::conv_rows
 //! [`Activation::LeakyRelu`]: crate::ops::activation::Activation::LeakyRelu
@@ -66,7 +66,7 @@ use alloc::vec::Vec;
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::conv2d::{RowConv, Window2d};
-use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, PACK_MR};
+use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
     check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
@@ -528,17 +528,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
             };
             for p0 in (0..pixels).step_by(tile) {
                 let nt = tile.min(pixels - p0);
-                B::gemm_packed_a_rows(
-                    m,
-                    nt,
-                    a,
-                    &x[p0..],
-                    rows,
-                    bias,
-                    epilogue,
-                    &mut y[p0..],
-                    pixels,
-                );
+                let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
+                B::gemm_packed_a(ga, a, &x[p0..], bias, &mut y[p0..]);
             }
             return Ok(());
         }
@@ -579,7 +570,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
             let col = &mut scratch[..k * nt];
             B::im2col_2d(x, window, p0, nt, col);
             let rows = BRows::contiguous(k, nt);
-            B::gemm_packed_a_rows(m, nt, a, col, rows, bias, epilogue, &mut y[p0..], pixels);
+            let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
+            B::gemm_packed_a(ga, a, col, bias, &mut y[p0..]);
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use super::{expect_dim, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::gemm::packed_b_len;
+use crate::kernels::gemm::{packed_b_len, GemmB};
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -278,7 +278,13 @@ impl<S: AsRef<[f32]>> Linear<S> {
         if rows == 1 {
             B::gemv_packed_b(n, k, input.data(), w, bias, output.data_mut());
         } else {
-            B::gemm_packed_b(rows, n, k, input.data(), k, w, bias, output.data_mut(), n);
+            B::gemm_packed_b(
+                GemmB::contiguous(rows, n, k),
+                input.data(),
+                w,
+                bias,
+                output.data_mut(),
+            );
         }
         Ok(())
     }

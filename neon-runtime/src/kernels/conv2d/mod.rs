@@ -1,5 +1,6 @@
-//! conv2d kernel: im2col of a 2-D window over channel-first images, the `B` operand of
-//! the packed GEMM ([`super::GemmKernels::gemm_packed_a_rows`]).
+//! conv2d kernels: im2col of a 2-D window over channel-first images, the `B` operand of
+//! the packed GEMM ([`super::GemmKernels::gemm_packed_a`]), and a direct kernel for
+//! convs "valid" along the height and "same" along the width where a backend has one.
 //!
 //! Images are `x[channels, height, width]`, row-major (one `height x width` plane per
 //! channel). The window is PyTorch's `Conv2d` without dilation or groups: output pixel
@@ -30,10 +31,26 @@
 //!
 //! Both write every element of `col` (tests fill it with NaN first). A `kh x 1` conv with
 //! stride 1 and no padding needs no im2col at all: see [`super::gemm::BRows`].
+//!
+//! Files: this one holds the geometry ([`Window2d`], [`RowConv`]), the trait with its
+//! contract checks and the im2col driver (the choice of strategy, both strategies over a
+//! backend's copy and gather); `portable.rs` the scalar copy and gather, `neon.rs` the NEON
+//! ones, `x86.rs` the AVX-512F direct kernel ([`Conv2dKernels::conv_rows`]). The family
+//! depends on [`gemm`](super::gemm) (packing, [`Epilogue`], the x86 tiles), never the
+//! reverse.
 
-use super::conv::{gather_scalar, tap_range};
-use super::gemm::Epilogue;
-use super::{BackendType, Portable, X86Isa, X86};
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon;
+mod portable;
+mod x86;
+
+use super::conv::tap_range;
+use super::gemm::{bias_only_a, packed_a_len, Epilogue};
+use super::{BackendType, Portable};
+
+/// The largest `kernel_w` for which the x86-64 backend at the AVX-512F level has a direct
+/// [`Conv2dKernels::conv_rows`] kernel.
+pub const ROW_CONV_MAX_KW: usize = 3;
 
 /// The geometry of a 2-D sliding window over `[channels, height, width]`: kernel, stride,
 /// top/left zero padding, and the output size (which fixes the bottom/right padding).
@@ -137,7 +154,46 @@ pub struct RowConv {
     pub pad_left: usize,
 }
 
-/// The conv2d kernels: im2col, and optionally a direct `1 x kernel_w` conv.
+impl RowConv {
+    /// Checks the kernel contract of [`Conv2dKernels::conv_rows`] (panics) and returns
+    /// `(m, n, k)`: output channels, output pixels, reduction rows.
+    fn check(
+        &self,
+        packed: &[f32],
+        x: &[f32],
+        bias: Option<&[f32]>,
+        y: &[f32],
+    ) -> (usize, usize, usize) {
+        assert!(self.pad_left < self.kernel_w, "conv_rows: pad_left >= kernel_w");
+        assert!(self.kernel_h >= 1 && self.kernel_h <= self.height, "conv_rows: kernel_h");
+        let plane = self.height.checked_mul(self.width).expect("conv_rows: plane overflows");
+        let k = self
+            .channels
+            .checked_mul(self.kernel_h)
+            .and_then(|v| v.checked_mul(self.kernel_w))
+            .expect("conv_rows: k overflows");
+        let (m, n) = (self.out_channels, (self.height - self.kernel_h + 1) * self.width);
+        let x_len = self.channels.checked_mul(plane);
+        assert!(x_len.is_some_and(|l| x.len() >= l), "conv_rows: x too short");
+        assert!(
+            m.checked_add(super::gemm::PACK_MR).and_then(|v| v.checked_mul(k)).is_some()
+                && packed.len() >= packed_a_len(m, k),
+            "conv_rows: packed a too short"
+        );
+        assert!(m.checked_mul(n).is_some_and(|l| y.len() >= l), "conv_rows: y too short");
+        if let Some(bias) = bias {
+            assert!(bias.len() >= m, "conv_rows: bias too short");
+        }
+        (m, n, k)
+    }
+}
+
+/// The conv2d kernels: im2col, and optionally a direct conv that reads its input in place.
+///
+/// The entry points ([`im2col_2d`](Self::im2col_2d), [`conv_rows`](Self::conv_rows))
+/// check the contract and answer empty shapes themselves, then call the matching hook; the
+/// hooks' provided bodies are the portable ones. A backend overrides hooks only, never
+/// entry points.
 pub trait Conv2dKernels: BackendType {
     /// im2col of the output pixels `first .. first + count` (row-major pixel numbers,
     /// `p = oh * out_width + ow`):
@@ -151,8 +207,12 @@ pub trait Conv2dKernels: BackendType {
     /// `col.len() != channels * kernel_h * kernel_w * count`, `first + count > out_height *
     /// out_width`, or the window positions overflow `usize`.
     fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]) {
-        let copy = |s: &[f32], d: &mut [f32]| d.copy_from_slice(s);
-        im2col_2d_with(x, window, first, count, col, copy, gather_scalar);
+        let rows = window.check(x.len(), first, count, col.len());
+        if rows == 0 || count == 0 {
+            return;
+        }
+        // SAFETY: the contract was checked above and every size is at least 1.
+        unsafe { Self::im2col_2d_unchecked(x, window, first, count, col) }
     }
 
     /// A conv "valid" along the height and "same" along the width at stride 1
@@ -164,10 +224,11 @@ pub trait Conv2dKernels: BackendType {
     /// [`pack_a`](super::gemm::pack_a) of `W` as `[out_channels, channels * kernel_h *
     /// kernel_w]` (PyTorch's layout read row-major). The result is bit for bit what
     /// [`Conv2dKernels::im2col_2d`] followed by
-    /// [`GemmKernels::gemm_packed_a_rows`](super::GemmKernels::gemm_packed_a_rows) give on
-    /// the same backend. Returns `false`, writing nothing, when the backend has no such
-    /// kernel (the default; NEON; the portable backend below the x86-64 AVX-512F level or
-    /// for `kernel_w > 3`): the caller then runs im2col and the GEMM.
+    /// [`GemmKernels::gemm_packed_a`](super::GemmKernels::gemm_packed_a) give on the same
+    /// backend. Returns `false`, writing nothing, when the backend has no such kernel
+    /// ([`conv_rows_supported`](Self::conv_rows_supported) is false: portable, NEON,
+    /// x86-64 AVX2, or `kernel_w` above [`ROW_CONV_MAX_KW`]): the caller then runs
+    /// im2col and the GEMM.
     ///
     /// # Panics
     /// When it would return `true`, on a slice shorter than the geometry needs (`x`:
@@ -175,10 +236,6 @@ pub trait Conv2dKernels: BackendType {
     /// kernel_h * kernel_w)`, `y`: `out_channels * (height - kernel_h + 1) * width`,
     /// `bias`: `out_channels`), `kernel_h` 0 or above `height`, `pad_left >= kernel_w`, or
     /// a size that overflows.
-    ///
-    /// On x86-64 at the AVX-512F level (`kernel_w <= 3`): masked loads of the input rows
-    /// (`gemm::x86::conv_rows`); elsewhere `false`.
-    #[allow(unused_variables)]
     fn conv_rows(
         packed: &[f32],
         g: RowConv,
@@ -187,34 +244,90 @@ pub trait Conv2dKernels: BackendType {
         epilogue: Option<Epilogue>,
         y: &mut [f32],
     ) -> bool {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-        {
-            use super::gemm::x86;
-            // SAFETY: `detected()` only returns a level whose extensions the CPU (or the
-            // build's target) has.
-            unsafe { x86::conv_rows(x86::detected(), g, packed, x, bias, epilogue, y) }
+        if !Self::conv_rows_supported(&g) {
+            return false;
         }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        let (m, n, k) = g.check(packed, x, bias, y);
+        if m == 0 || n == 0 {
+            return true;
+        }
+        if k == 0 {
+            bias_only_a(m, n, bias, epilogue, y, n);
+            return true;
+        }
+        // SAFETY: the contract was checked above, every size is at least 1, and the
+        // backend has a kernel for `g`.
+        unsafe { Self::conv_rows_unchecked(packed, g, x, bias, epilogue, y) };
+        true
+    }
+
+    /// Hook of [`im2col_2d`](Self::im2col_2d), called only by it.
+    ///
+    /// # Safety
+    /// The contract of `im2col_2d` holds (checked), with `count >= 1` and at least one
+    /// reduction row.
+    unsafe fn im2col_2d_unchecked(
+        x: &[f32],
+        window: Window2d,
+        first: usize,
+        count: usize,
+        col: &mut [f32],
+    ) {
+        portable::im2col_2d(x, window, first, count, col)
+    }
+
+    /// Hook of [`conv_rows`](Self::conv_rows): whether this backend has a direct kernel
+    /// for `g` (provided: none).
+    fn conv_rows_supported(g: &RowConv) -> bool {
+        let _ = g;
         false
+    }
+
+    /// Hook of [`conv_rows`](Self::conv_rows), called only by it, and only when
+    /// [`conv_rows_supported`](Self::conv_rows_supported) accepted `g`: the direct kernel.
+    /// The provided body is never called (no portable kernel) and panics.
+    ///
+    /// # Safety
+    /// The contract of `conv_rows` holds (checked), output channels, output pixels and
+    /// reduction rows are at least 1, and `conv_rows_supported(&g)` is true.
+    unsafe fn conv_rows_unchecked(
+        packed: &[f32],
+        g: RowConv,
+        x: &[f32],
+        bias: Option<&[f32]>,
+        epilogue: Option<Epilogue>,
+        y: &mut [f32],
+    ) {
+        let _ = (packed, x, bias, epilogue, y);
+        unreachable!("conv_rows_unchecked without a kernel for {g:?}")
     }
 }
 
-/// The im2col driver; `copy(src, dst)` copies equal-length slices and `gather(src, stride,
-/// dst)` writes `dst[j] = src[j * stride]` (`src.len() >= (dst.len() - 1) * stride + 1`).
+impl Conv2dKernels for Portable {}
+
+/// A backend's primitives for the im2col driver: `copy(src, dst)` copies equal-length
+/// slices, `gather(src, stride, dst)` writes `dst[j] = src[j * stride]` (`src.len() >=
+/// (dst.len() - 1) * stride + 1`).
+#[derive(Clone, Copy)]
+struct Im2colOps<C, G> {
+    copy: C,
+    gather: G,
+}
+
+/// The im2col driver (contract checked, sizes >= 1): the row-runs strategy where it
+/// applies, else the general one, over a backend's copy and gather.
 #[inline(always)]
-fn im2col_2d_with(
+fn im2col_2d_with<C, G>(
     x: &[f32],
     w: Window2d,
-    first: usize,
-    count: usize,
+    (first, count): (usize, usize),
     col: &mut [f32],
-    copy: impl Fn(&[f32], &mut [f32]),
-    gather: impl Fn(&[f32], usize, &mut [f32]),
-) {
-    let rows = w.check(x.len(), first, count, col.len());
-    if rows == 0 || count == 0 {
-        return;
-    }
+    ops: Im2colOps<C, G>,
+) where
+    C: Fn(&[f32], &mut [f32]),
+    G: Fn(&[f32], usize, &mut [f32]),
+{
+    let Im2colOps { copy, gather } = ops;
     if w.row_runs() {
         row_runs(x, w, first, count, col, copy);
     } else {
@@ -319,75 +432,5 @@ fn general(
                 }
             }
         }
-    }
-}
-
-impl Conv2dKernels for Portable {}
-
-impl<I: X86Isa> Conv2dKernels for X86<I> {}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use core::arch::aarch64::*;
-
-    /// `dst = src` (equal lengths), without a call or a loop LLVM would turn into one:
-    /// 16 values per `ld1`/`st1` of 4 registers in an assembly loop, then one overlapping
-    /// block for the remainder (lengths >= 16), 4-value blocks and an overlapping last one
-    /// (4..16), or single values (< 4). Explicit so that bare-metal builds do not depend
-    /// on the platform's `memcpy`, and short runs cost no call.
-    #[inline(always)]
-    pub(super) fn copy(src: &[f32], dst: &mut [f32]) {
-        assert_eq!(src.len(), dst.len(), "copy: lengths differ");
-        let n = dst.len();
-        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-        // SAFETY: every access below is inside `0..n` of both slices (which do not overlap:
-        // one is shared, the other exclusive): the loop copies `16 * (n / 16)` values,
-        // the overlapping blocks start at `n - 16` / `n - 4` >= 0, and the small cases
-        // check `n` first.
-        unsafe {
-            if n >= 16 {
-                core::arch::asm!(
-                    "2:",
-                    "ld1 {{v0.4s, v1.4s, v2.4s, v3.4s}}, [{s}], #64",
-                    "st1 {{v0.4s, v1.4s, v2.4s, v3.4s}}, [{d}], #64",
-                    "subs {n}, {n}, #1",
-                    "b.ne 2b",
-                    s = inout(reg) s => _,
-                    d = inout(reg) d => _,
-                    n = inout(reg) n / 16 => _,
-                    out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                    options(nostack),
-                );
-                if !n.is_multiple_of(16) {
-                    vst1q_f32_x4(d.add(n - 16), vld1q_f32_x4(s.add(n - 16)));
-                }
-            } else if n >= 4 {
-                vst1q_f32(d, vld1q_f32(s));
-                if n >= 8 {
-                    vst1q_f32(d.add(4), vld1q_f32(s.add(4)));
-                }
-                if n >= 12 {
-                    vst1q_f32(d.add(8), vld1q_f32(s.add(8)));
-                }
-                vst1q_f32(d.add(n - 4), vld1q_f32(s.add(n - 4)));
-            } else {
-                if n > 0 {
-                    *d = *s;
-                }
-                if n > 1 {
-                    *d.add(1) = *s.add(1);
-                }
-                if n > 2 {
-                    *d.add(2) = *s.add(2);
-                }
-            }
-        }
-    }
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-impl Conv2dKernels for super::Neon {
-    fn im2col_2d(x: &[f32], window: Window2d, first: usize, count: usize, col: &mut [f32]) {
-        im2col_2d_with(x, window, first, count, col, neon::copy, super::conv::neon::gather);
     }
 }

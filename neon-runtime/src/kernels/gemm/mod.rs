@@ -1,0 +1,607 @@
+//! Packed f32 GEMM and GEMV.
+//!
+//! Two packed forms, both packed once when an operator is prepared:
+//! - **packed B** (`Linear`, frame-major conv output): weights `W[n, k]` (`[out, in]`,
+//!   PyTorch's layout) packed into column panels of [`PACK_NR`] outputs: panel `p` holds,
+//!   for each `k`, the `PACK_NR` values `W[p*NR + j, k]` (zero padded past `n`).
+//!   `C[m, n] = A[m, k] · W^T + bias[n]` with `A` row-major (activations, frame-major).
+//! - **packed A** (channel-first conv): weights `W[m, k]` packed into row panels of
+//!   [`PACK_MR`] outputs: panel `p` holds, for each `k`, the `PACK_MR` values
+//!   `W[p*MR + i, k]` (zero padded past `m`). `C[m, n] = W · B[k, n] + bias[m]` with `B`
+//!   row-major (channel-first activations `[channels, frames]`).
+//!
+//! Files: this one holds the packing, the geometry ([`GemmB`], [`GemmA`], [`BRows`],
+//! [`Epilogue`]), the trait with its contract checks and the shared pieces (bias-only
+//! results, padded bias); `portable.rs` the plain-Rust kernels, `neon.rs` the NEON ones,
+//! `x86/` the AVX2 and AVX-512 ones (`x86/avx2.rs`, `x86/avx512.rs`).
+//!
+//! # Micro-kernels
+//!
+//! Every backend blocks the output in registers and stream the packed weights once per
+//! tile; only the activations are read unpacked, straight from the caller's rows.
+//!
+//! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20
+//! `float32x4_t` accumulators. Per step of 4 `k` values the kernel loads one 4-value
+//! vector from each of the 5 `A` rows (`A[i, k..k+4]`, unpacked frame-major activations)
+//! and, for each of the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80
+//! multiply-adds are `fmla v.4s, v.4s, v.s[lane]` taking `A[i, k+l]` from lane `l`.
+//! Registers: 20 accumulators + 5 `A` vectors + 4 `B` vectors = 29 of 32, no spills.
+//! The 8x12 shape (the usual choice when `A` is packed too) needs 24 + 8 + 3 = 35
+//! registers here, because each unpacked `A` row occupies a whole register for the 4 `k`
+//! values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17% more
+//! instructions per FLOP. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads and 2 loop
+//! instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
+//! The inner loop is `asm!`: written with intrinsics, LLVM spends 5 more integer
+//! instructions per step on the 6 pointers and the counter (6.14 FLOPs per instruction
+//! instead of 6.90), and a `vst1q_f32_x4` of the accumulators makes it allocate each row
+//! as a register tuple and spill (3.0). Rows that do not fill a tile (`m % 5`) run the
+//! same steps in intrinsics with 1..=4 rows; a partial last panel (`n % 16`) is computed
+//! whole (its padding is zero) and only its valid columns are stored; `k % 4` trailing
+//! values use `fmla` by a broadcast scalar.
+//!
+//! **NEON, packed A: 8x12.** One tile is an 8-row weight panel by 12 columns of `B`:
+//! 24 accumulators. Per `k` the kernel loads the panel's 8 weights (2 vectors, the lane
+//! sources, one `ld1`) and 12 values of row `k` of `B` (3 vectors, one `ld1`
+//! post-incremented by `ldb`): 24 `fmla` by element; 29 registers. The whole tile is one
+//! `asm!` block: accumulators set from the bias (`dup` by lane), the pairs of `k` of each
+//! `B` segment ([`BRows`]) in a loop, the odd step, the optional [`Epilogue`] (3
+//! instructions per accumulator) and 8 `st1` of 3 registers. Written with intrinsics
+//! around an assembly loop, LLVM moved the 24 accumulators into the loop's registers,
+//! spilled loop invariants around the epilogue and stored row by row with bounds checks:
+//! about 270 instructions of set-up, epilogue and stores per tile instead of about 110
+//! (openWakeWord's embedding, k = 9..288: 12.88 M instructions instead of 13.22 M).
+//! Columns are covered by 12-wide tiles, then 8- and 4-wide tiles in intrinsics, and a
+//! column-wise tail for the last 1..=3 columns (per column two accumulators and a `B`
+//! value broadcast with `ld1r`: `B` rows are not padded, so nothing is read past them);
+//! rows past `m` in the last panel are computed on zero weights and not stored (a 12-wide
+//! tile then goes through an 8x12 buffer).
+//!
+//! [`GemmKernels::gemm_packed_a`] is also the general form behind conv2d: [`GemmA`] places
+//! the `B` rows by a [`BRows`] map (several segments let a `kh x 1` conv read its input
+//! directly) and carries a fused [`Epilogue`] `max(x, slope x, min)` (leaky ReLU then
+//! clamp) applied to the accumulators before they are stored.
+//!
+//! **NEON, GEMV (packed B, `m = 1`).** Two panels (32 outputs) at a time: 8 accumulators,
+//! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`
+//! (`asm!` inner loop; 43 instructions per 256 FLOPs).
+//!
+//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`;
+//! cortex-a53 gives the same counts; FLOPs = `2·M·N·K` over the instructions executed in
+//! the call, weights packed beforehand): sgemm 256³ packed B **6.90**, packed A **7.01**,
+//! packing included (`pack_b` + `gemm_packed_b`) **6.44**; GEMV 1024×1024 **5.88**.
+//! matrixmultiply 0.3.11 on the same sgemm: 5.88 (GEMV, as a 1-row sgemm: 0.37).
+//!
+//! **Portable.** The same idea in plain Rust over fixed-size accumulator arrays that LLVM
+//! keeps in vector registers: packed B uses 2 rows x 16 columns on x86-64 (its baseline
+//! SSE2 has 16 vector registers; 4 x 16 spills there) and 4 x 16 on aarch64; packed A
+//! uses 8 rows x 4 columns, vectorised along the packed weights with `B[k, j]` broadcast.
+//! Portable code is compiled without FMA contraction (a multiply-add is two
+//! instructions: ~2 FLOPs per instruction on aarch64), so the backends differ by rounding.
+//! It is the same code on every target (the reference path, "baseline" in the table
+//! below).
+//!
+//! # x86-64: AVX-512F and AVX2 + FMA
+//!
+//! The [`X86`](crate::X86) backend runs hand-vectorised kernels (`x86/avx512.rs`,
+//! `x86/avx2.rs`) over the same packed layouts, so host benchmarks against peers compare
+//! like with like. The level is part of the type, `X86<Avx512>` or `X86<Avx2>`, chosen
+//! once where a component is built ([`BackendKind::best`](crate::BackendKind::best): with
+//! feature `std` by run-time detection, without it from the build's target features,
+//! `-C target-cpu=native`); under Miri and on soft-float targets its hooks are the
+//! plain-Rust ones. The tests check each level against the f64 reference and the
+//! benchmarks time each. Every level uses fused multiply-adds, so they differ from the
+//! portable code (and from each other, where the summation order differs) by rounding
+//! only. Per-register budgets (FMA latency 4 cycles at 2 per cycle needs at
+//! least 8 independent accumulators):
+//!
+//! - **AVX-512, packed A: 8x48.** 24 `zmm` accumulators (8 panel rows by 3 vectors of 16
+//!   columns); per `k`: 3 loads of row `k` of `B`, 8 `vbroadcastss` of the panel's
+//!   weights, 24 FMAs (11 loads per 24 FMAs; 24 + 3 + 2 of 32 registers). Column blocks
+//!   of 48 are the outer loop and every panel passes over a block while it is cached
+//!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2).
+//!   Tails: 32- and 16-wide tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
+//!   touches no memory outside the mask, so `B` and `C` rows need no padding).
+//! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
+//!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
+//!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile has
+//!   fewer than 8 accumulators, consecutive `k` go to 2-4 accumulator sets added at the
+//!   end. A partial last panel is computed whole (zero padding) and stored under a mask.
+//! - **AVX-512, GEMV:** two panels at a time, 4 accumulators per panel taking the `k`
+//!   values in turn (8 FMA chains); x broadcast from memory. Bandwidth-bound.
+//! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`
+//!   vectors + 1 broadcast fill the 16 `ymm` registers exactly; the inner loop is `asm!`
+//!   because LLVM's allocation of the same code spills an accumulator every step (the
+//!   store-to-load round trip on its chain made it 2x slower). Each `B` row is loaded
+//!   once per half panel (from L1). Tails: 16- and 8-wide tiles and `vmaskmovps`.
+//! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
+//!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
+//! - **Segmented `B` and the epilogue** ([`GemmA`], conv2d) run the same packed-A tiles
+//!   at both levels: the `k` loop is one loop per [`BRows`] segment (AVX2: the assembly loop once per
+//!   segment, the accumulators staying in registers), so a segmented operand costs what a
+//!   contiguous one does and gives the same bits. The [`Epilogue`] is applied to the
+//!   accumulators before the stores, as `max(min, max(x, slope * x))` with `vmaxps` (3
+//!   instructions per accumulator, as on NEON): `vmaxps` returns its second operand on a
+//!   tie or a NaN, which with `x` first and `slope * x` second, then `min` first, is IEEE
+//!   `maximum` bit for bit whenever `slope` is not NaN with its sign bit clear and `min`
+//!   is not NaN (a clamp at exactly `+0` adds a compare and a masked move for `-0`). Other
+//!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
+//!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
+//!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
+//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too, 0.36 ms with
+//!   `conv_rows` (below); see the host section of `BENCHMARKS.md`.)
+//! - **`conv_rows`** (AVX-512 only; `Conv2dKernels::conv_rows` of `X86<Avx512>`, in
+//!   `conv2d/x86.rs`): the same 8x48 tile for convs "valid" along the height
+//!   and "same" along the width (openWakeWord's 1x3 convs and its first 3x3 conv), reading
+//!   `B` straight from the input image: tap `(i, j)` of pixel `p` is `x[i * width + p + j -
+//!   pad_left]` of each channel plane, loaded under a lane mask that zeroes the columns
+//!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
+//!   image width). No im2col; the same bits as im2col + `gemm_packed_a`.
+//!
+//! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
+//! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =
+//! `2·M·N·K` / time; an FMA loop peaks at ~265 GFLOP/s on `zmm`, ~132 on `ymm`):
+//!
+//! | workload | AVX-512 | AVX2 | baseline | matrixmultiply 0.3.11 (AVX-512) |
+//! |---|---:|---:|---:|---:|
+//! | sgemm 256³, packed B | 244 | 117-120 | 50 | 192 |
+//! | sgemm 256³, packed A | 240 | 108-129 | 37 | 192 |
+//! | GEMV 1024² (4 MiB from L3) | 44 | 40-46 | 39 | 3.3 |
+//! | packed A 24x2368x72 (CNN, 1x3 conv 24 -> 24) | 236 | 108-111 | 40 | 124 |
+//! | packed A 48x512x144 | 241 | 97-118 | 40 | 145 |
+//! | packed A 72x224x216 | 206-245 | 121-123 | 46 | 149-183 |
+//! | packed A 96x40x288 | 209-212 | 112-123 | 42 | 99-110 |
+//! | packed A 24x2368x9 (first conv, 3x3 1 -> 24) | 165-191 | 110-112 | 31 | 78-86 |
+//!
+//! (GFLOP/s; ranges span two runs.) A 14x16 packed-B tile (one panel, as on NEON) measured
+//! 222-243 on sgemm 256³ against 8x32's ~265 in a separate timing loop: 8 broadcasts feed 16 FMAs
+//! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon;
+mod portable;
+pub mod x86;
+
+use super::{BackendType, Portable};
+
+/// Width (outputs) of a packed-B column panel.
+pub const PACK_NR: usize = 16;
+/// Height (outputs) of a packed-A row panel.
+pub const PACK_MR: usize = 8;
+
+/// Elements of the packed-B buffer for `n` outputs and `k` inputs.
+pub const fn packed_b_len(n: usize, k: usize) -> usize {
+    n.div_ceil(PACK_NR) * PACK_NR * k
+}
+
+/// Elements of the packed-A buffer for `m` outputs and `k` inputs.
+pub const fn packed_a_len(m: usize, k: usize) -> usize {
+    m.div_ceil(PACK_MR) * PACK_MR * k
+}
+
+/// Packs `w` (`[n, k]` row-major) into the packed-B layout.
+///
+/// # Panics
+/// When `w.len() != n * k` or `out.len() != packed_b_len(n, k)`.
+pub fn pack_b(w: &[f32], n: usize, k: usize, out: &mut [f32]) {
+    assert_eq!(w.len(), n * k, "pack_b: weight length");
+    assert_eq!(out.len(), packed_b_len(n, k), "pack_b: output length");
+    if k == 0 {
+        return;
+    }
+    for (p, panel) in out.chunks_exact_mut(PACK_NR * k).enumerate() {
+        if (p + 1) * PACK_NR <= n {
+            // Full panel: write each packed row of 16 contiguously (a transpose).
+            let rows = &w[p * PACK_NR * k..(p + 1) * PACK_NR * k];
+            for (kk, dst) in panel.chunks_exact_mut(PACK_NR).enumerate() {
+                for (j, d) in dst.iter_mut().enumerate() {
+                    *d = rows[j * k + kk];
+                }
+            }
+            continue;
+        }
+        for j in 0..PACK_NR {
+            let col = p * PACK_NR + j;
+            if col < n {
+                let row = &w[col * k..col * k + k];
+                for (dst, &v) in panel.iter_mut().skip(j).step_by(PACK_NR).zip(row) {
+                    *dst = v;
+                }
+            } else {
+                panel.iter_mut().skip(j).step_by(PACK_NR).for_each(|d| *d = 0.0);
+            }
+        }
+    }
+}
+
+/// Packs `w` (`[m, k]` row-major) into the packed-A layout.
+///
+/// # Panics
+/// When `w.len() != m * k` or `out.len() != packed_a_len(m, k)`.
+pub fn pack_a(w: &[f32], m: usize, k: usize, out: &mut [f32]) {
+    assert_eq!(w.len(), m * k, "pack_a: weight length");
+    assert_eq!(out.len(), packed_a_len(m, k), "pack_a: output length");
+    if k == 0 {
+        return;
+    }
+    for (p, panel) in out.chunks_exact_mut(PACK_MR * k).enumerate() {
+        for i in 0..PACK_MR {
+            let row = p * PACK_MR + i;
+            if row < m {
+                let src = &w[row * k..row * k + k];
+                for (dst, &v) in panel.iter_mut().skip(i).step_by(PACK_MR).zip(src) {
+                    *dst = v;
+                }
+            } else {
+                panel.iter_mut().skip(i).step_by(PACK_MR).for_each(|d| *d = 0.0);
+            }
+        }
+    }
+}
+
+/// Where the rows of the `B` operand of [`GemmKernels::gemm_packed_a`] are: the
+/// reduction runs over `segments` blocks of `rows` rows, and row `r = s * rows + q`
+/// (segment `s`, row `q` of it) starts at `s * segment_stride + q * ldb`.
+///
+/// One segment (`BRows::contiguous`) is an ordinary row-major `B` with leading dimension
+/// `ldb`. Several segments let a convolution read its input directly, without im2col: a
+/// `kh x 1` conv2d (stride 1, no padding) over `x[c, h, w]` (`[channels, height, width]`)
+/// has, for output pixel `p = h * width + w` and tap `i`, `B[(i, c), p] = x[c * height *
+/// width + i * width + p]`: segment `i` is the input shifted by `i` image rows
+/// (`segment_stride = width`), its rows are the channels (`ldb = height * width`).
+/// Rows may overlap: the GEMM only reads `B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BRows {
+    /// Rows per segment.
+    pub rows: usize,
+    /// Distance (elements) between consecutive rows of a segment.
+    pub ldb: usize,
+    /// Number of segments (`>= 1`).
+    pub segments: usize,
+    /// Distance (elements) between the first rows of consecutive segments.
+    pub segment_stride: usize,
+}
+
+impl BRows {
+    /// An ordinary `[k, n]` operand, rows `ldb` apart.
+    pub const fn contiguous(k: usize, ldb: usize) -> Self {
+        Self { rows: k, ldb, segments: 1, segment_stride: 0 }
+    }
+
+    /// The reduction length `rows * segments`, `None` on overflow.
+    pub const fn k(&self) -> Option<usize> {
+        self.rows.checked_mul(self.segments)
+    }
+
+    /// Elements of `B` that `n` columns reach: `(segments - 1) * segment_stride + (rows - 1)
+    /// * ldb + n` (0 when there is nothing to read), `None` on overflow.
+    pub fn span(&self, n: usize) -> Option<usize> {
+        if self.rows == 0 || self.segments == 0 || n == 0 {
+            return Some(0);
+        }
+        (self.segments - 1)
+            .checked_mul(self.segment_stride)?
+            .checked_add((self.rows - 1).checked_mul(self.ldb)?)?
+            .checked_add(n)
+    }
+}
+
+/// An output stage fused into [`GemmKernels::gemm_packed_a`] ([`GemmA::epilogue`]): every
+/// result `x` is stored as `max(x, slope * x, min)`, while it is still in registers.
+///
+/// With `0 <= slope <= 1` this is a leaky ReLU (`x` for `x >= 0`, `slope * x` below; PyTorch's
+/// `LeakyReLU(negative_slope)`) followed by a clamp from below at `min`; `slope = 1` leaves
+/// `x` as is, `min = -inf` clamps nothing. openWakeWord's embedding applies
+/// `Epilogue { slope: 0.2, min: -0.4 }` after every conv but the last. The maximum is IEEE
+/// `maximum` (NEON `fmax`): a NaN propagates, `max(-0, +0) = +0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Multiplier of the second candidate (`slope * x`).
+    pub slope: f32,
+    /// Lower bound of the result.
+    pub min: f32,
+}
+
+impl Epilogue {
+    /// Leaky ReLU with `slope` (in `[0, 1]`), no clamp.
+    pub const fn leaky_relu(slope: f32) -> Self {
+        Self { slope, min: f32::NEG_INFINITY }
+    }
+
+    /// Clamp from below at `min` only.
+    pub const fn clamp_min(min: f32) -> Self {
+        Self { slope: 1.0, min }
+    }
+
+    /// The stage on one value (what both backends compute, bit for bit).
+    #[inline(always)]
+    pub fn apply(&self, x: f32) -> f32 {
+        fmax(fmax(x, self.slope * x), self.min)
+    }
+}
+
+/// IEEE `maximum` as NEON's `fmax` computes it: a NaN operand gives NaN, and of two equal
+/// values (`-0` and `+0`) the positive one (the AND of the sign bits).
+#[inline(always)]
+pub(crate) fn fmax(a: f32, b: f32) -> f32 {
+    if a > b || a.is_nan() {
+        a
+    } else if b > a || b.is_nan() {
+        b
+    } else {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// The geometry of [`GemmKernels::gemm_packed_b`]: `C[m, n] = A[m, k] · W^T + bias`, rows
+/// of `A` `lda` apart, rows of `C` `ldc` apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmB {
+    /// Rows of `A` and `C`.
+    pub m: usize,
+    /// Outputs: columns of `C`, rows of `W`.
+    pub n: usize,
+    /// Reduction length: columns of `A` and `W`.
+    pub k: usize,
+    /// Distance (elements) between rows of `A` (`>= k`).
+    pub lda: usize,
+    /// Distance (elements) between rows of `C` (`>= n`).
+    pub ldc: usize,
+}
+
+impl GemmB {
+    /// Tight rows: `lda = k`, `ldc = n`.
+    pub const fn contiguous(m: usize, n: usize, k: usize) -> Self {
+        Self { m, n, k, lda: k, ldc: n }
+    }
+}
+
+/// The geometry of [`GemmKernels::gemm_packed_a`]: `C[m, n] = e(W[m, k] · B[k, n] + bias)`
+/// with the rows of `B` placed by `rows` ([`BRows`]; `k = rows.rows * rows.segments`), `e`
+/// the `epilogue` (identity when `None`) and rows of `C` `ldc` apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmA {
+    /// Outputs: rows of `W` and `C`.
+    pub m: usize,
+    /// Columns of `B` and `C`.
+    pub n: usize,
+    /// Where the `k` rows of `B` are.
+    pub rows: BRows,
+    /// The output stage fused into the product, if any.
+    pub epilogue: Option<Epilogue>,
+    /// Distance (elements) between rows of `C` (`>= n`).
+    pub ldc: usize,
+}
+
+impl GemmA {
+    /// An ordinary row-major `B[k, n]` (rows `ldb` apart) and no epilogue.
+    pub const fn contiguous(m: usize, n: usize, k: usize, ldb: usize, ldc: usize) -> Self {
+        Self { m, n, rows: BRows::contiguous(k, ldb), epilogue: None, ldc }
+    }
+
+    /// The same product with `epilogue` as its output stage.
+    pub const fn with_epilogue(self, epilogue: Option<Epilogue>) -> Self {
+        Self { epilogue, ..self }
+    }
+}
+
+/// GEMM and GEMV over packed weights. All products overwrite `c` / `y` (no accumulation).
+///
+/// The entry points ([`gemm_packed_b`](Self::gemm_packed_b),
+/// [`gemm_packed_a`](Self::gemm_packed_a), [`gemv_packed_b`](Self::gemv_packed_b)) check
+/// the contract and answer empty shapes (`m`, `n` or `k` zero) themselves, then call the
+/// matching hook (`*_unchecked`). The hooks' provided bodies are the portable kernels
+/// (`portable.rs`); a backend overrides hooks only, never entry points. A hook works on any
+/// block of rows (packed-A: of row panels) and columns of a problem, so a caller may split
+/// one product into tile-aligned blocks.
+pub trait GemmKernels: BackendType {
+    /// `C[i, j] = sum_k A[i, k] * W[j, k] + bias[j]` for `i < m`, `j < n` (geometry `g`).
+    ///
+    /// `a`: row `i` at `a[i*lda .. i*lda + k]`; `b`: [`pack_b`] of `W[n, k]`;
+    /// `bias`: `n` values or `None`; `c`: row `i` at `c[i*ldc .. i*ldc + n]`. Columns
+    /// `n..ldc` of `c` are left untouched. With `k = 0` the result is the bias (or 0).
+    ///
+    /// # Panics
+    /// When a slice is too short for the geometry (`a` shorter than `(m-1)*lda + k`,
+    /// `b` than [`packed_b_len`], `bias` than `n`, `c` than `(m-1)*ldc + n`), or
+    /// `lda < k`, `ldc < n`.
+    fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+        check_packed_b(g, a, b, bias, c);
+        if g.m == 0 || g.n == 0 || g.k == 0 {
+            return bias_only_b(g.m, g.n, bias, c, g.ldc);
+        }
+        // SAFETY: the contract was checked above and every size is at least 1.
+        unsafe { Self::gemm_packed_b_unchecked(g, a, b, bias, c) }
+    }
+
+    /// `C[i, j] = e(sum_r W[i, r] * B[r, j] + bias[i])` for `i < m`, `j < n` (geometry `g`),
+    /// the reduction `r < k = g.rows.rows * g.rows.segments` running over the rows of `B`
+    /// that `g.rows` places ([`BRows`]: row `r` at `b[offset(r) .. offset(r) + n]`), `e`
+    /// the epilogue (identity when `None`).
+    ///
+    /// `a`: [`pack_a`] of `W[m, k]` (its reduction order is `B`'s row order); `bias`: `m`
+    /// values or `None`; `c`: row `i` at `c[i*ldc .. i*ldc + n]`, columns `n..ldc`
+    /// untouched. With `k = 0` the result is `e(bias)` (or `e(0)`). An ordinary row-major
+    /// `B` is [`GemmA::contiguous`]; a segmented one gives the same bits as its rows
+    /// gathered into a contiguous `B`, on every backend.
+    ///
+    /// # Panics
+    /// When a slice is too short for the geometry (`a` shorter than [`packed_a_len`]`(m,
+    /// k)`, `b` than [`BRows::span`]`(n)`, `bias` than `m`, `c` than `(m-1)*ldc + n`),
+    /// `ldc < n`, or `k` or the span overflows `usize`.
+    fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+        let k = check_packed_a(&g, a, b, bias, c);
+        if g.m == 0 || g.n == 0 || k == 0 {
+            return bias_only_a(g.m, g.n, bias, g.epilogue, c, g.ldc);
+        }
+        // SAFETY: the contract was checked above and every size is at least 1.
+        unsafe { Self::gemm_packed_a_unchecked(g, a, b, bias, c) }
+    }
+
+    /// GEMV (M = 1): `y[j] = sum_k x[k] * W[j, k] + bias[j]` with `b` = [`pack_b`] of
+    /// `W[n, k]`; `x`: `k` values, `y`: `n` values. With `k = 0` the result is the bias
+    /// (or 0).
+    ///
+    /// # Panics
+    /// When a slice length does not match the geometry: `x.len() != k`, `y.len() != n`,
+    /// `bias.len() != n`, or `b` shorter than [`packed_b_len`].
+    fn gemv_packed_b(
+        n: usize,
+        k: usize,
+        x: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) {
+        check_gemv(n, k, x, b, bias, y);
+        if n == 0 || k == 0 {
+            return bias_only_b(1, n, bias, y, n);
+        }
+        // SAFETY: the contract was checked above and every size is at least 1.
+        unsafe { Self::gemv_packed_b_unchecked(x, b, bias, y) }
+    }
+
+    /// Hook of [`gemm_packed_b`](Self::gemm_packed_b), called only by it.
+    ///
+    /// # Safety
+    /// The contract of `gemm_packed_b` holds (checked) and `m, n, k >= 1`.
+    unsafe fn gemm_packed_b_unchecked(
+        g: GemmB,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) {
+        portable::gemm_packed_b(g, a, b, bias, c)
+    }
+
+    /// Hook of [`gemm_packed_a`](Self::gemm_packed_a), called only by it.
+    ///
+    /// # Safety
+    /// The contract of `gemm_packed_a` holds (checked) and `m, n, k >= 1`.
+    unsafe fn gemm_packed_a_unchecked(
+        g: GemmA,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) {
+        portable::gemm_packed_a(g, a, b, bias, c)
+    }
+
+    /// Hook of [`gemv_packed_b`](Self::gemv_packed_b), called only by it: `k = x.len()`,
+    /// `n = y.len()`.
+    ///
+    /// # Safety
+    /// The contract of `gemv_packed_b` holds (checked) and `n, k >= 1`.
+    unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+        portable::gemv_packed_b(x, b, bias, y)
+    }
+}
+
+impl GemmKernels for Portable {}
+
+/// Minimum length of a strided matrix with `rows` rows of `cols` values, `ld` apart.
+const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
+    if rows == 0 {
+        0
+    } else {
+        (rows - 1) * ld + cols
+    }
+}
+
+/// The geometry contract of [`GemmKernels::gemm_packed_b`].
+fn check_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &[f32]) {
+    assert!(g.lda >= g.k, "gemm_packed_b: lda < k");
+    assert!(g.ldc >= g.n, "gemm_packed_b: ldc < n");
+    assert!(a.len() >= strided_len(g.m, g.k, g.lda), "gemm_packed_b: a too short");
+    assert!(b.len() >= packed_b_len(g.n, g.k), "gemm_packed_b: packed b too short");
+    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_b: c too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= g.n, "gemm_packed_b: bias too short");
+    }
+}
+
+/// The geometry contract of [`GemmKernels::gemm_packed_a`]; returns `k`.
+fn check_packed_a(g: &GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &[f32]) -> usize {
+    let k = g.rows.k().expect("gemm_packed_a: k overflows");
+    let span = g.rows.span(g.n).expect("gemm_packed_a: b span overflows");
+    assert!(g.ldc >= g.n, "gemm_packed_a: ldc < n");
+    assert!(a.len() >= packed_a_len(g.m, k), "gemm_packed_a: packed a too short");
+    assert!(b.len() >= span, "gemm_packed_a: b too short");
+    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_a: c too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= g.m, "gemm_packed_a: bias too short");
+    }
+    k
+}
+
+/// The geometry contract of [`GemmKernels::gemv_packed_b`].
+fn check_gemv(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &[f32]) {
+    assert_eq!(x.len(), k, "gemv_packed_b: x length");
+    assert_eq!(y.len(), n, "gemv_packed_b: y length");
+    assert!(b.len() >= packed_b_len(n, k), "gemv_packed_b: packed b too short");
+    if let Some(bias) = bias {
+        assert_eq!(bias.len(), n, "gemv_packed_b: bias length");
+    }
+}
+
+/// `C[i, j] = bias[j]` (or 0): the packed-B product when `k = 0` (or nothing to do).
+fn bias_only_b(m: usize, n: usize, bias: Option<&[f32]>, c: &mut [f32], ldc: usize) {
+    for i in 0..m {
+        let row = &mut c[i * ldc..i * ldc + n];
+        match bias {
+            Some(bias) => row.copy_from_slice(&bias[..n]),
+            None => row.fill(0.0),
+        }
+    }
+}
+
+/// `C[i, j] = e(bias[i])` (or `e(0)`): the packed-A product when `k = 0` (or nothing to do).
+/// Also conv2d's direct kernels' answer when `k = 0`.
+pub(crate) fn bias_only_a(
+    m: usize,
+    n: usize,
+    bias: Option<&[f32]>,
+    epilogue: Option<Epilogue>,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    for i in 0..m {
+        let v = bias.map_or(0.0, |b| b[i]);
+        c[i * ldc..i * ldc + n].fill(epilogue.map_or(v, |e| e.apply(v)));
+    }
+}
+
+/// `bias[from..from + len]` zero padded to `N` values (`0` everywhere without bias): the
+/// accumulator start of a tile, shared by every backend.
+#[inline(always)]
+pub(crate) fn padded<const N: usize>(bias: Option<&[f32]>, from: usize, len: usize) -> [f32; N] {
+    let mut out = [0.0; N];
+    if let Some(bias) = bias {
+        out[..len].copy_from_slice(&bias[from..from + len]);
+    }
+    out
+}
+
+/// The GEMV's partition of its `n` outputs into pairs of panels (32 outputs; the last
+/// panel alone when their count is odd), shared by the NEON and AVX-512 drivers:
+/// `f(col0, cols, init, pair)` for outputs `col0 .. col0 + cols`, `init` their bias zero
+/// padded to 32, `pair` whether panel `col0 / 16 + 1` exists.
+#[inline(always)]
+pub(crate) fn gemv_panel_pairs(
+    n: usize,
+    bias: Option<&[f32]>,
+    mut f: impl FnMut(usize, usize, &[f32; 2 * PACK_NR], bool),
+) {
+    let panels = n.div_ceil(PACK_NR);
+    for p in (0..panels).step_by(2) {
+        let col0 = p * PACK_NR;
+        let cols = (n - col0).min(2 * PACK_NR);
+        f(col0, cols, &padded(bias, col0, cols), p + 2 <= panels);
+    }
+}
+
+/// Rows of `A` per block of the portable and NEON packed-B drivers: the block (`MC_B * k`
+/// values) is reused from cache by every panel, while each panel (`PACK_NR * k`) is reused
+/// by every tile.
+const MC_B: usize = 80;

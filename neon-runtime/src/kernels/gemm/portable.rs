@@ -1,0 +1,156 @@
+//! The portable kernels: plain Rust over fixed-size accumulator arrays that LLVM keeps in
+//! vector registers (tile shapes in the module docs of [`gemm`](super)). The bodies of the
+//! [`GemmKernels`](super::GemmKernels) hooks' provided methods: contract checked, `m, n, k
+//! >= 1`.
+
+use super::{padded, GemmA, GemmB, MC_B, PACK_MR, PACK_NR};
+
+/// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
+/// registers of x86-64's 16 (4 x 16 spills there: 2x slower); aarch64 has 32.
+#[cfg(target_arch = "aarch64")]
+const P_MR_B: usize = 4;
+#[cfg(not(target_arch = "aarch64"))]
+const P_MR_B: usize = 2;
+/// Columns of the portable packed-A tile (by 8 rows, vectorised along the rows): 4
+/// columns are 8 accumulator registers on x86-64 (16 SSE registers) and aarch64 alike;
+/// 8 columns make LLVM's vectoriser shuffle (1.0 instead of 2.1 FLOPs per instruction on
+/// aarch64) and spill on x86-64.
+const P_NC_A: usize = 4;
+
+/// Portable packed-B tile: `R` rows of `a` (`g.lda` apart) times one panel, stored into
+/// `cols` columns of `c` (rows `g.ldc` apart).
+#[inline(always)]
+fn tile_b<const R: usize>(
+    g: &GemmB,
+    a: &[f32],
+    panel: &[f32],
+    init: &[f32; PACK_NR],
+    c: &mut [f32],
+    cols: usize,
+) {
+    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
+    let mut acc = [*init; R];
+    let rows: [&[f32]; R] = core::array::from_fn(|r| &a[r * lda..r * lda + k]);
+    for (kk, brow) in panel[..k * PACK_NR].chunks_exact(PACK_NR).enumerate() {
+        let brow: &[f32; PACK_NR] = brow.try_into().unwrap();
+        for r in 0..R {
+            let av = rows[r][kk];
+            for (acc, &bv) in acc[r].iter_mut().zip(brow) {
+                *acc += av * bv;
+            }
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        c[r * ldc..r * ldc + cols].copy_from_slice(&acc[..cols]);
+    }
+}
+
+/// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows placed by
+/// `g.rows`, relative to `b[0]`), `cols <= NC` of them valid, stored into `rows` rows of
+/// `c` after the epilogue.
+#[inline(always)]
+fn tile_a<const NC: usize>(
+    g: &GemmA,
+    panel: &[f32],
+    b: &[f32],
+    init: &[f32; PACK_MR],
+    c: &mut [f32],
+    (rows, cols): (usize, usize),
+) {
+    // acc[j] holds column j for the 8 rows: the vectors run along the packed weights
+    // (contiguous) and B[k, j] is broadcast; this keeps LLVM's vectoriser off shuffles.
+    let mut acc: [[f32; PACK_MR]; NC] = [*init; NC];
+    #[inline(always)]
+    fn step<const NC: usize>(acc: &mut [[f32; PACK_MR]; NC], w: &[f32], brow: &[f32; NC]) {
+        let w: &[f32; PACK_MR] = w.try_into().unwrap();
+        for (acc, &bv) in acc.iter_mut().zip(brow) {
+            for (acc, &wv) in acc.iter_mut().zip(w) {
+                *acc += wv * bv;
+            }
+        }
+    }
+    let br = g.rows;
+    let (k, ldb) = (br.rows, br.ldb);
+    for s in 0..br.segments {
+        let panel = &panel[s * k * PACK_MR..(s + 1) * k * PACK_MR];
+        let b = &b[s * br.segment_stride..];
+        if cols == NC {
+            for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+                step(&mut acc, w, b[kk * ldb..kk * ldb + NC].try_into().unwrap());
+            }
+        } else {
+            for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
+                let mut t = [0.0; NC];
+                t[..cols].copy_from_slice(&b[kk * ldb..kk * ldb + cols]);
+                step(&mut acc, w, &t);
+            }
+        }
+    }
+    let (ldc, epilogue) = (g.ldc, g.epilogue);
+    for r in 0..rows {
+        for (j, dst) in c[r * ldc..r * ldc + cols].iter_mut().enumerate() {
+            *dst = epilogue.map_or(acc[j][r], |e| e.apply(acc[j][r]));
+        }
+    }
+}
+
+/// The portable packed-B driver: blocks of [`MC_B`] rows, every panel over each block.
+pub(super) fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let panels = n.div_ceil(PACK_NR);
+    for i0 in (0..m).step_by(MC_B) {
+        let mc = (m - i0).min(MC_B);
+        for p in 0..panels {
+            let col0 = p * PACK_NR;
+            let cols = (n - col0).min(PACK_NR);
+            let init = padded::<PACK_NR>(bias, col0, cols);
+            let panel = &b[p * PACK_NR * k..(p + 1) * PACK_NR * k];
+            let mut i = i0;
+            while i < i0 + mc {
+                let rows = (i0 + mc - i).min(P_MR_B);
+                let (a, c) = (&a[i * g.lda..], &mut c[i * g.ldc + col0..]);
+                match rows {
+                    4 => tile_b::<4>(&g, a, panel, &init, c, cols),
+                    3 => tile_b::<3>(&g, a, panel, &init, c, cols),
+                    2 => tile_b::<2>(&g, a, panel, &init, c, cols),
+                    _ => tile_b::<1>(&g, a, panel, &init, c, cols),
+                }
+                i += rows;
+            }
+        }
+    }
+}
+
+/// The portable packed-A driver: per 8-row panel, tiles of [`P_NC_A`] columns.
+pub(super) fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+    let (m, n) = (g.m, g.n);
+    let k = g.rows.rows * g.rows.segments;
+    for p in 0..m.div_ceil(PACK_MR) {
+        let row0 = p * PACK_MR;
+        let rows = (m - row0).min(PACK_MR);
+        let init = padded::<PACK_MR>(bias, row0, rows);
+        let panel = &a[p * PACK_MR * k..(p + 1) * PACK_MR * k];
+        for j in (0..n).step_by(P_NC_A) {
+            let cols = (n - j).min(P_NC_A);
+            let c = &mut c[row0 * g.ldc + j..];
+            tile_a::<P_NC_A>(&g, panel, &b[j..], &init, c, (rows, cols));
+        }
+    }
+}
+
+/// The portable GEMV: one panel (16 outputs) at a time (`k = x.len()`).
+pub(super) fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let k = x.len();
+    for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
+        let col0 = p * PACK_NR;
+        let mut acc = padded::<PACK_NR>(bias, col0, y.len());
+        let panel = &b[p * PACK_NR * k..(p + 1) * PACK_NR * k];
+        for (&xv, brow) in x.iter().zip(panel.chunks_exact(PACK_NR)) {
+            for (acc, &bv) in acc.iter_mut().zip(brow) {
+                *acc += xv * bv;
+            }
+        }
+        let len = y.len();
+        y.copy_from_slice(&acc[..len]);
+    }
+}

@@ -1,0 +1,492 @@
+//! The AVX2 + FMA kernels. Every driver has the contract of the matching hook, already
+//! checked (geometry, `m, n, k >= 1`), and needs a CPU with AVX2 and FMA.
+
+// Accumulator arrays are indexed by constant loop counters on purpose: fully unrolled,
+// every element stays in its own register.
+#![allow(clippy::needless_range_loop)]
+
+use super::{TileA, VecEpilogue};
+use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use core::arch::x86_64::*;
+
+/// Rows of the packed-B tile (by one 16-wide panel: 2 vectors).
+const MR_B: usize = 6;
+/// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]).
+const MC_B: usize = 14 * MR_B;
+/// Columns of the packed-A tile (3 vectors) by half an 8-row panel.
+const NR_A: usize = 24;
+
+/// An `_mm256_maskload_ps` / `_mm256_maskstore_ps` mask of the first `cols` lanes
+/// (`cols` may be 0 or exceed 8).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lanes(cols: usize) -> __m256i {
+    let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(cols.min(8) as i32), idx)
+}
+
+/// The output stage on one accumulator (see [`VecEpilogue`]).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn epilogue(x: __m256, slope: __m256, min: __m256, zero_fix: bool) -> __m256 {
+    let v = _mm256_max_ps(x, _mm256_mul_ps(x, slope));
+    let r = _mm256_max_ps(min, v);
+    if zero_fix {
+        _mm256_blendv_ps(r, min, _mm256_cmp_ps::<_CMP_EQ_OQ>(v, min))
+    } else {
+        r
+    }
+}
+
+/// The output stage on 4 rows of accumulators, then the stores of `rows` (0..=4) of
+/// them, the last vector of each through `mask` when `MASKED`.
+///
+/// # Safety
+/// AVX2 + FMA; `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` the
+/// stores reach.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn finish<const NV: usize, const MASKED: bool>(
+    mut acc: [[__m256; NV]; 4],
+    ep: Option<VecEpilogue>,
+    c: *mut f32,
+    ldc: usize,
+    rows: usize,
+    mask: __m256i,
+) {
+    if let Some(e) = ep {
+        let (slope, min) = (_mm256_set1_ps(e.slope), _mm256_set1_ps(e.min));
+        for i in 0..4 {
+            for v in 0..NV {
+                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
+            }
+        }
+    }
+    for i in 0..4 {
+        if i < rows {
+            let ci = c.add(i * ldc);
+            for v in 0..NV {
+                if MASKED && v + 1 == NV {
+                    _mm256_maskstore_ps(ci.add(8 * v), mask, acc[i][v]);
+                } else {
+                    _mm256_storeu_ps(ci.add(8 * v), acc[i][v]);
+                }
+            }
+        }
+    }
+}
+
+/// Packed-A tile: 4 rows of the 8-row panel (weights at `w[kk * 8 + i]`, `i < 4`)
+/// times `8 * NV` columns of `B` (rows placed by `t.br` from `b`); the last vector
+/// limited to the lanes in `mask` when `MASKED`; the output stage `t.ep`, if any, in
+/// registers. `rows` (0..=4) rows of `C` (`t.ldc` apart) are stored.
+///
+/// # Safety
+/// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k = br.rows * br.segments`,
+/// `i < 4`); `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s <
+/// br.segments`, `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for
+/// every column `j` of the tile.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_a<const NV: usize, const MASKED: bool>(
+    t: &TileA,
+    w: *const f32,
+    b: *const f32,
+    bias: &[f32],
+    c: *mut f32,
+    rows: usize,
+    mask: __m256i,
+) {
+    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
+    let mut acc = [[_mm256_setzero_ps(); NV]; 4];
+    for i in 0..4 {
+        for v in 0..NV {
+            acc[i][v] = _mm256_set1_ps(bias[i]);
+        }
+    }
+    let ldb = br.ldb;
+    let mut w = w;
+    for s in 0..br.segments {
+        // Wrapping: after the last step the pointers may leave the slices unused.
+        let mut row = b.wrapping_add(s * br.segment_stride);
+        for _ in 0..br.rows {
+            let mut bv = [_mm256_setzero_ps(); NV];
+            for (v, bv) in bv.iter_mut().enumerate() {
+                *bv = if MASKED && v + 1 == NV {
+                    _mm256_maskload_ps(row.add(8 * v), mask)
+                } else {
+                    _mm256_loadu_ps(row.add(8 * v))
+                };
+            }
+            for i in 0..4 {
+                let wi = _mm256_broadcast_ss(&*w.add(i));
+                for v in 0..NV {
+                    acc[i][v] = _mm256_fmadd_ps(wi, bv[v], acc[i][v]);
+                }
+            }
+            w = w.wrapping_add(PACK_MR);
+            row = row.wrapping_add(ldb);
+        }
+    }
+    finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
+}
+
+/// Lines of the 4x24 inner loop for row `$i`: broadcast the row's weight into ymm15
+/// and multiply-add it with the 24 values of `B` in ymm12..ymm14 into the row's three
+/// accumulators.
+macro_rules! asm_a_row {
+    ($off:literal, $c0:literal, $c1:literal, $c2:literal) => {
+        concat!(
+            "vbroadcastss ymm15, dword ptr [{w} + ",
+            $off,
+            "]\n",
+            "vfmadd231ps ",
+            $c0,
+            ", ymm15, ymm12\n",
+            "vfmadd231ps ",
+            $c1,
+            ", ymm15, ymm13\n",
+            "vfmadd231ps ",
+            $c2,
+            ", ymm15, ymm14\n",
+        )
+    };
+}
+
+/// The 4x24 inner loop over `k >= 1` steps, in assembly: 12 accumulators, 3 `B`
+/// vectors and one broadcast weight fill the 16 vector registers exactly, and LLVM's
+/// allocation of the same code spills an accumulator every step (a store-to-load
+/// round trip on that accumulator's dependency chain: 2x slower).
+///
+/// # Safety
+/// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k`, `i < 4`); `b.add(kk * ldb)`
+/// readable for 24 values (`kk < k`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn kernel_4x24(
+    acc: &mut [[__m256; 3]; 4],
+    w: *const f32,
+    b: *const f32,
+    ldb: usize,
+    k: usize,
+) {
+    let [r0, r1, r2, r3] = acc;
+    // SAFETY: reads 4 weights of each of k groups of 8 from `w` and 24 values of k rows
+    // of `b`, readable per this function's contract; only the declared registers are
+    // written.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "vmovups ymm12, ymmword ptr [{b}]",
+            "vmovups ymm13, ymmword ptr [{b} + 32]",
+            "vmovups ymm14, ymmword ptr [{b} + 64]",
+            asm_a_row!("0", "ymm0", "ymm1", "ymm2"),
+            asm_a_row!("4", "ymm3", "ymm4", "ymm5"),
+            asm_a_row!("8", "ymm6", "ymm7", "ymm8"),
+            asm_a_row!("12", "ymm9", "ymm10", "ymm11"),
+            "add {w}, 32",
+            "add {b}, {ldb}",
+            "dec {n}",
+            "jnz 2b",
+            w = inout(reg) w => _,
+            b = inout(reg) b => _,
+            ldb = in(reg) ldb * 4,
+            n = inout(reg) k => _,
+            inout("ymm0") r0[0], inout("ymm1") r0[1], inout("ymm2") r0[2],
+            inout("ymm3") r1[0], inout("ymm4") r1[1], inout("ymm5") r1[2],
+            inout("ymm6") r2[0], inout("ymm7") r2[1], inout("ymm8") r2[2],
+            inout("ymm9") r3[0], inout("ymm10") r3[1], inout("ymm11") r3[2],
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+            options(nostack, readonly),
+        );
+    }
+}
+
+/// The full 4x24 packed-A tile (arguments as [`tile_a`]): the assembly loop once per
+/// segment of `B`.
+///
+/// # Safety
+/// As [`tile_a`] with 24 columns.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_a_24(
+    t: &TileA,
+    w: *const f32,
+    b: *const f32,
+    bias: &[f32],
+    c: *mut f32,
+    rows: usize,
+) {
+    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
+    let mut acc = [[_mm256_setzero_ps(); 3]; 4];
+    for i in 0..4 {
+        acc[i] = [_mm256_set1_ps(bias[i]); 3];
+    }
+    for s in 0..br.segments {
+        let (ws, bs) = (w.add(s * br.rows * PACK_MR), b.add(s * br.segment_stride));
+        kernel_4x24(&mut acc, ws, bs, br.ldb, br.rows);
+    }
+    finish::<3, false>(acc, ep, c, ldc, rows, lanes(8));
+}
+
+/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
+/// the output stage in vector form, `ep`, instead of `g.epilogue`): column blocks of 24,
+/// every half panel over each block.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn gemm_packed_a(
+    g: GemmA,
+    ep: Option<VecEpilogue>,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+) {
+    let GemmA { m, n, rows: br, ldc, .. } = g;
+    let t = TileA { br, ep, ldc };
+    let k = br.rows * br.segments;
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    let panels = m.div_ceil(PACK_MR);
+    let mut j = 0;
+    while j < n {
+        let cols = (n - j).min(NR_A);
+        let mask = lanes((cols - 1) % 8 + 1);
+        for p in 0..panels {
+            let row0 = p * PACK_MR;
+            let rows = (m - row0).min(PACK_MR);
+            let init = padded::<PACK_MR>(bias, row0, rows);
+            // Two halves of the panel: rows 0..4 and 4..8 (the second may be empty).
+            for h in 0..2 {
+                let hrows = rows.saturating_sub(4 * h).min(4);
+                if hrows == 0 {
+                    continue;
+                }
+                let bias = &init[4 * h..];
+                // SAFETY: as in the AVX-512 driver: panel p holds 8 * k values (this
+                // half reads offsets kk * 8 + 4h + i, i < 4), every row of `b` that `br`
+                // places holds n >= j + cols values, rows row0 + 4h + r < m of `c` hold
+                // n values; the tiles touch columns j..j + cols only (masked tails).
+                unsafe {
+                    let w = ap.add(p * PACK_MR * k + 4 * h);
+                    let (bb, cc) = (bp.add(j), cp.add((row0 + 4 * h) * ldc + j));
+                    match cols {
+                        24 => tile_a_24(&t, w, bb, bias, cc, hrows),
+                        17..=23 => {
+                            let full = lanes(8);
+                            tile_a::<2, false>(&t, w, bb, bias, cc, hrows, full);
+                            let (bb, cc) = (bb.add(16), cc.add(16));
+                            tile_a::<1, true>(&t, w, bb, bias, cc, hrows, mask);
+                        }
+                        16 => tile_a::<2, false>(&t, w, bb, bias, cc, hrows, mask),
+                        9..=15 => tile_a::<2, true>(&t, w, bb, bias, cc, hrows, mask),
+                        8 => tile_a::<1, false>(&t, w, bb, bias, cc, hrows, mask),
+                        _ => tile_a::<1, true>(&t, w, bb, bias, cc, hrows, mask),
+                    }
+                }
+            }
+        }
+        j += cols;
+    }
+}
+
+/// Packed-B tile: `R` rows of `A` times one 16-wide panel (2 vectors); `cols` (1..=16)
+/// columns are stored (`MASKED`: through lane masks; otherwise all 16).
+///
+/// # Safety
+/// AVX2 + FMA; `a.add(r * lda)` readable for `k` values (`r < R`), `panel` for
+/// `16 * k`; `c.add(r * ldc + j)` writable for `j < cols` (`k`, `lda`, `ldc` of `g`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_b<const R: usize, const MASKED: bool>(
+    g: &GemmB,
+    a: *const f32,
+    panel: *const f32,
+    init: &[__m256; 2],
+    c: *mut f32,
+    cols: usize,
+) {
+    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
+    // Fewer than 8 accumulators cannot hide the FMA latency: then `u_sets` sets take
+    // the `k` values in turn and are added at the end.
+    let u_sets = (4 / R).clamp(1, 4);
+    let mut acc = [[[_mm256_setzero_ps(); 2]; R]; 4];
+    acc[0] = [*init; R];
+    let mut rows = [a; R];
+    for (r, row) in rows.iter_mut().enumerate() {
+        *row = a.add(r * lda);
+    }
+    #[inline(always)]
+    unsafe fn step<const R: usize>(
+        acc: &mut [[__m256; 2]; R],
+        rows: &[*const f32; R],
+        panel: *const f32,
+        kk: usize,
+    ) {
+        let b0 = _mm256_loadu_ps(panel.add(kk * PACK_NR));
+        let b1 = _mm256_loadu_ps(panel.add(kk * PACK_NR + 8));
+        for r in 0..R {
+            let av = _mm256_broadcast_ss(&*rows[r].add(kk));
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    let mut kk = 0;
+    while kk + u_sets <= k {
+        for (u, acc) in acc.iter_mut().enumerate().take(u_sets) {
+            step(acc, &rows, panel, kk + u);
+        }
+        kk += u_sets;
+    }
+    while kk < k {
+        step(&mut acc[0], &rows, panel, kk);
+        kk += 1;
+    }
+    let [mut acc, a1, a2, a3] = acc;
+    if u_sets > 1 {
+        for r in 0..R {
+            for h in 0..2 {
+                let hi = _mm256_add_ps(a2[r][h], a3[r][h]);
+                acc[r][h] = _mm256_add_ps(_mm256_add_ps(acc[r][h], a1[r][h]), hi);
+            }
+        }
+    }
+    let (m0, m1) = (lanes(cols), lanes(cols.saturating_sub(8)));
+    for (r, acc) in acc.iter().enumerate() {
+        let cr = c.add(r * ldc);
+        if MASKED {
+            _mm256_maskstore_ps(cr, m0, acc[0]);
+            // With `cols <= 8` the mask is empty and the address may be past `c`.
+            _mm256_maskstore_ps(cr.wrapping_add(8), m1, acc[1]);
+        } else {
+            _mm256_storeu_ps(cr, acc[0]);
+            _mm256_storeu_ps(cr.add(8), acc[1]);
+        }
+    }
+}
+
+/// Dispatches a packed-B tile of `rows` (1..=[`MR_B`]) rows.
+///
+/// # Safety
+/// As [`tile_b`] with `R = rows`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_b_rows<const MASKED: bool>(
+    rows: usize,
+    g: &GemmB,
+    a: *const f32,
+    panel: *const f32,
+    init: &[__m256; 2],
+    c: *mut f32,
+    cols: usize,
+) {
+    match rows {
+        6 => tile_b::<6, MASKED>(g, a, panel, init, c, cols),
+        5 => tile_b::<5, MASKED>(g, a, panel, init, c, cols),
+        4 => tile_b::<4, MASKED>(g, a, panel, init, c, cols),
+        3 => tile_b::<3, MASKED>(g, a, panel, init, c, cols),
+        2 => tile_b::<2, MASKED>(g, a, panel, init, c, cols),
+        _ => tile_b::<1, MASKED>(g, a, panel, init, c, cols),
+    }
+}
+
+/// The packed-B driver: blocks of [`MC_B`] rows, every panel over each block in 6-row
+/// tiles.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn gemm_packed_b(
+    g: GemmB,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+) {
+    let GemmB { m, n, k, lda, ldc } = g;
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    for i0 in (0..m).step_by(MC_B) {
+        let mc = (m - i0).min(MC_B);
+        for p in 0..n.div_ceil(PACK_NR) {
+            let col0 = p * PACK_NR;
+            let cols = (n - col0).min(PACK_NR);
+            let init = padded::<PACK_NR>(bias, col0, cols);
+            let init = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
+            let mut i = i0;
+            // SAFETY: as in the AVX-512 driver (masked stores stop at col0 + cols).
+            unsafe {
+                let panel = bp.add(col0 * k);
+                while i < i0 + mc {
+                    let rows = (i0 + mc - i).min(MR_B);
+                    let (aa, cc) = (ap.add(i * lda), cp.add(i * ldc + col0));
+                    if cols == PACK_NR {
+                        tile_b_rows::<false>(rows, &g, aa, panel, &init, cc, cols);
+                    } else {
+                        tile_b_rows::<true>(rows, &g, aa, panel, &init, cc, cols);
+                    }
+                    i += rows;
+                }
+            }
+        }
+    }
+}
+
+/// GEMV over one panel (16 outputs, `cols` of them stored): 4 accumulator pairs take
+/// the `k` values in turn (8 independent FMA chains).
+///
+/// # Safety
+/// AVX2 + FMA; `panel` readable for `16 * k` values, `x` for `k`, `y` writable for
+/// `cols` (1..=16).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gemv_panel(
+    k: usize,
+    x: *const f32,
+    panel: *const f32,
+    init: &[f32; PACK_NR],
+    y: *mut f32,
+    cols: usize,
+) {
+    let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+    acc[0] = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
+    let mut kk = 0;
+    while kk + 4 <= k {
+        for (u, acc) in acc.iter_mut().enumerate() {
+            let xv = _mm256_broadcast_ss(&*x.add(kk + u));
+            let w = panel.add((kk + u) * PACK_NR);
+            acc[0] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w), acc[0]);
+            acc[1] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w.add(8)), acc[1]);
+        }
+        kk += 4;
+    }
+    while kk < k {
+        let xv = _mm256_broadcast_ss(&*x.add(kk));
+        let w = panel.add(kk * PACK_NR);
+        acc[0][0] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w), acc[0][0]);
+        acc[0][1] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w.add(8)), acc[0][1]);
+        kk += 1;
+    }
+    let mut s = [_mm256_setzero_ps(); 2];
+    for (h, s) in s.iter_mut().enumerate() {
+        *s =
+            _mm256_add_ps(_mm256_add_ps(acc[0][h], acc[1][h]), _mm256_add_ps(acc[2][h], acc[3][h]));
+    }
+    if cols == PACK_NR {
+        _mm256_storeu_ps(y, s[0]);
+        _mm256_storeu_ps(y.add(8), s[1]);
+    } else {
+        _mm256_maskstore_ps(y, lanes(cols), s[0]);
+        // With `cols <= 8` the mask is empty and the address may be past `y`.
+        _mm256_maskstore_ps(y.wrapping_add(8), lanes(cols.saturating_sub(8)), s[1]);
+    }
+}
+
+/// The GEMV driver: one panel at a time (`k = x.len()`, `n = y.len()`).
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let (n, k) = (y.len(), x.len());
+    let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
+    for p in 0..n.div_ceil(PACK_NR) {
+        let col0 = p * PACK_NR;
+        let cols = (n - col0).min(PACK_NR);
+        let init = padded::<PACK_NR>(bias, col0, cols);
+        // SAFETY: check_gemv: x holds k values, panel p 16 * k values, y n >= col0 +
+        // cols values; stores stop at col0 + cols (masked).
+        unsafe { gemv_panel(k, xp, bp.add(col0 * k), &init, yp.add(col0), cols) };
+    }
+}

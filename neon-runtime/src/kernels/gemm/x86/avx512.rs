@@ -1,0 +1,417 @@
+//! The AVX-512F kernels. Every driver has the contract of the matching hook, already
+//! checked (geometry, `m, n, k >= 1`), and needs a CPU with AVX-512F. conv2d's direct
+//! kernel (`conv2d/x86.rs`) shares the packed-A tile's lane masks and output stage.
+
+// Accumulator arrays are indexed by constant loop counters on purpose: fully unrolled,
+// every element stays in its own register.
+#![allow(clippy::needless_range_loop)]
+
+use super::{TileA, VecEpilogue};
+use crate::kernels::gemm::{gemv_panel_pairs, padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use core::arch::x86_64::*;
+
+/// Rows of the packed-B tile.
+const MR_B: usize = 8;
+/// Panels (of 16 columns) of the packed-B tile.
+const NP_B: usize = 2;
+/// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]): the block
+/// stays in L2 while every pair of panels passes over it, each pair (`32 * k` values)
+/// in L1 (for `k` up to ~300).
+const MC_B: usize = 10 * MR_B;
+
+/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows.
+macro_rules! seq_rows {
+    ($rows:expr, $r:ident => $body:expr) => {
+        match $rows {
+            1 => {
+                const $r: usize = 1;
+                $body
+            }
+            2 => {
+                const $r: usize = 2;
+                $body
+            }
+            3 => {
+                const $r: usize = 3;
+                $body
+            }
+            4 => {
+                const $r: usize = 4;
+                $body
+            }
+            5 => {
+                const $r: usize = 5;
+                $body
+            }
+            6 => {
+                const $r: usize = 6;
+                $body
+            }
+            7 => {
+                const $r: usize = 7;
+                $body
+            }
+            _ => {
+                const $r: usize = 8;
+                $body
+            }
+        }
+    };
+}
+
+/// Columns of the packed-A tile (3 vectors) by one 8-row panel.
+pub(crate) const NR_A: usize = 48;
+
+/// The first `cols` (1..=16) lanes.
+#[inline(always)]
+pub(crate) fn lanes(cols: usize) -> __mmask16 {
+    (u32::MAX >> (32 - cols)) as __mmask16
+}
+
+/// The output stage on one accumulator (see [`VecEpilogue`]).
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(crate) fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) -> __m512 {
+    let v = _mm512_max_ps(x, _mm512_mul_ps(x, slope));
+    let r = _mm512_max_ps(min, v);
+    if zero_fix {
+        _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(v, min), min)
+    } else {
+        r
+    }
+}
+
+/// Packed-A tile: the 8-row panel times `16 * NV` columns of `B` (its rows placed by
+/// `t.br` from `b`), the last vector limited to the lanes in `mask` when `MASKED` (masked
+/// loads and stores touch no memory outside the mask); the output stage `t.ep`, if any,
+/// in registers; `rows` (1..=8) rows of `C` (`t.ldc` apart) are stored.
+///
+/// # Safety
+/// AVX-512F; `panel` readable for `8 * k` values (`k = br.rows * br.segments`);
+/// `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s < br.segments`,
+/// `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for every column `j`
+/// of the tile.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_a<const NV: usize, const MASKED: bool>(
+    t: &TileA,
+    panel: *const f32,
+    b: *const f32,
+    bias: &[f32; PACK_MR],
+    c: *mut f32,
+    rows: usize,
+    mask: __mmask16,
+) {
+    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
+    let mut acc = [[_mm512_setzero_ps(); NV]; PACK_MR];
+    for i in 0..PACK_MR {
+        for v in 0..NV {
+            acc[i][v] = _mm512_set1_ps(bias[i]);
+        }
+    }
+    let ldb = br.ldb;
+    let mut w = panel;
+    for s in 0..br.segments {
+        // Wrapping: after the last step the pointers may leave the slices unused.
+        let mut row = b.wrapping_add(s * br.segment_stride);
+        for _ in 0..br.rows {
+            let mut bv = [_mm512_setzero_ps(); NV];
+            for (v, bv) in bv.iter_mut().enumerate() {
+                *bv = if MASKED && v + 1 == NV {
+                    _mm512_maskz_loadu_ps(mask, row.add(16 * v))
+                } else {
+                    _mm512_loadu_ps(row.add(16 * v))
+                };
+            }
+            for i in 0..PACK_MR {
+                let wi = _mm512_set1_ps(*w.add(i));
+                for v in 0..NV {
+                    acc[i][v] = _mm512_fmadd_ps(wi, bv[v], acc[i][v]);
+                }
+            }
+            w = w.wrapping_add(PACK_MR);
+            row = row.wrapping_add(ldb);
+        }
+    }
+    if let Some(e) = ep {
+        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
+        for i in 0..PACK_MR {
+            for v in 0..NV {
+                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
+            }
+        }
+    }
+    for i in 0..PACK_MR {
+        if i < rows {
+            let ci = c.add(i * ldc);
+            for v in 0..NV {
+                if MASKED && v + 1 == NV {
+                    _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
+                } else {
+                    _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
+                }
+            }
+        }
+    }
+}
+
+/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
+/// the output stage in vector form, `ep`, instead of `g.epilogue`).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn gemm_packed_a(
+    g: GemmA,
+    ep: Option<VecEpilogue>,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+) {
+    let GemmA { m, n, rows: br, ldc, .. } = g;
+    let t = TileA { br, ep, ldc };
+    let k = br.rows * br.segments;
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    let panels = m.div_ceil(PACK_MR);
+    let mut j = 0;
+    // Columns outermost: the `k x 48` block of `B` is reused from L1 by every panel.
+    while j < n {
+        let cols = (n - j).min(NR_A);
+        for p in 0..panels {
+            let row0 = p * PACK_MR;
+            let rows = (m - row0).min(PACK_MR);
+            let init = padded::<PACK_MR>(bias, row0, rows);
+            // SAFETY: check_packed_a: panel p holds 8 * k values; every row of `b`
+            // that `br` places holds n >= j + cols values from its offset
+            // (`br.span(n) <= b.len()`); rows < m of `c` hold n values from r * ldc.
+            // The tile touches columns j..j + cols only (masked tail).
+            unsafe {
+                let (w, bb, cc) = (ap.add(p * PACK_MR * k), bp.add(j), cp.add(row0 * ldc + j));
+                let mask = lanes((cols - 1) % 16 + 1);
+                match cols {
+                    48 => tile_a::<3, false>(&t, w, bb, &init, cc, rows, mask),
+                    33..=47 => tile_a::<3, true>(&t, w, bb, &init, cc, rows, mask),
+                    32 => tile_a::<2, false>(&t, w, bb, &init, cc, rows, mask),
+                    17..=31 => tile_a::<2, true>(&t, w, bb, &init, cc, rows, mask),
+                    16 => tile_a::<1, false>(&t, w, bb, &init, cc, rows, mask),
+                    _ => tile_a::<1, true>(&t, w, bb, &init, cc, rows, mask),
+                }
+            }
+        }
+        j += cols;
+    }
+}
+
+/// Packed-B tile: `R` rows of `A` (`g.lda` apart) times `P` consecutive 16-wide panels;
+/// the columns in `mask` of the last panel (all of the others) are stored into `R`
+/// rows of `c` (`g.ldc` apart).
+///
+/// # Safety
+/// AVX-512F; `a.add(r * lda)` readable for `k` values (`r < R`), `panels` for
+/// `16 * P * k`; `c.add(r * ldc + j)` writable for `j < 16 * (P - 1)` and the lanes
+/// `16 * (P - 1) + l` with `l` in `mask`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_b<const R: usize, const P: usize>(
+    g: &GemmB,
+    a: *const f32,
+    panels: *const f32,
+    init: &[__m512; P],
+    c: *mut f32,
+    mask: __mmask16,
+) {
+    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
+    // Fewer than 8 accumulators cannot hide the FMA latency (4 cycles, 2 per cycle):
+    // then `U` sets take the `k` values in turn and are added at the end.
+    let u_sets = (8 / (R * P)).clamp(1, 4);
+    let mut acc = [[[_mm512_setzero_ps(); P]; R]; 4];
+    acc[0] = [*init; R];
+    let mut rows = [a; R];
+    for (r, row) in rows.iter_mut().enumerate() {
+        *row = a.add(r * lda);
+    }
+    let mut pp = [panels; P];
+    for (q, pp) in pp.iter_mut().enumerate() {
+        *pp = panels.add(q * PACK_NR * k);
+    }
+    #[inline(always)]
+    unsafe fn step<const R: usize, const P: usize>(
+        acc: &mut [[__m512; P]; R],
+        rows: &[*const f32; R],
+        pp: &[*const f32; P],
+        kk: usize,
+    ) {
+        let mut bv = [_mm512_setzero_ps(); P];
+        for q in 0..P {
+            bv[q] = _mm512_loadu_ps(pp[q].add(kk * PACK_NR));
+        }
+        for r in 0..R {
+            let av = _mm512_set1_ps(*rows[r].add(kk));
+            for q in 0..P {
+                acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
+            }
+        }
+    }
+    let mut kk = 0;
+    while kk + u_sets <= k {
+        for (u, acc) in acc.iter_mut().enumerate().take(u_sets) {
+            step(acc, &rows, &pp, kk + u);
+        }
+        kk += u_sets;
+    }
+    while kk < k {
+        step(&mut acc[0], &rows, &pp, kk);
+        kk += 1;
+    }
+    let [mut acc, a1, a2, a3] = acc;
+    if u_sets > 1 {
+        for r in 0..R {
+            for q in 0..P {
+                let hi = _mm512_add_ps(a2[r][q], a3[r][q]);
+                acc[r][q] = _mm512_add_ps(_mm512_add_ps(acc[r][q], a1[r][q]), hi);
+            }
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        for q in 0..P {
+            let m = if q + 1 == P { mask } else { 0xFFFF };
+            _mm512_mask_storeu_ps(c.add(r * ldc + 16 * q), m, acc[q]);
+        }
+    }
+}
+
+/// Dispatches a packed-B tile of `rows` (1..=[`MR_B`]) rows by `P` panels.
+///
+/// # Safety
+/// As [`tile_b`] with `R = rows`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_b_rows<const P: usize>(
+    rows: usize,
+    g: &GemmB,
+    a: *const f32,
+    panels: *const f32,
+    init: &[__m512; P],
+    c: *mut f32,
+    mask: __mmask16,
+) {
+    seq_rows!(rows, R => tile_b::<R, P>(g, a, panels, init, c, mask))
+}
+
+/// The packed-B driver: blocks of [`MC_B`] rows by pairs of panels, 8-row tiles.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn gemm_packed_b(
+    g: GemmB,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+) {
+    let GemmB { m, n, k, lda, ldc } = g;
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    let panels = n.div_ceil(PACK_NR);
+    for i0 in (0..m).step_by(MC_B) {
+        let mc = (m - i0).min(MC_B);
+        let mut p = 0;
+        while p < panels {
+            let np = (panels - p).min(NP_B);
+            let col0 = p * PACK_NR;
+            let cols = (n - col0).min(np * PACK_NR);
+            let init_f = padded::<{ NP_B * PACK_NR }>(bias, col0, cols);
+            let mut init = [_mm512_setzero_ps(); NP_B];
+            for (q, init) in init.iter_mut().enumerate() {
+                *init = _mm512_loadu_ps(init_f.as_ptr().add(16 * q));
+            }
+            let mask = lanes((cols - 1) % 16 + 1);
+            let mut i = i0;
+            // SAFETY: check_packed_b: rows i < m of `a` hold k values from i * lda,
+            // panels p..p + np exist (16 * k values each), rows i < m of `c` hold
+            // n >= col0 + cols values from i * ldc; the last panel's stores are
+            // limited to its valid lanes.
+            unsafe {
+                let pan = bp.add(col0 * k);
+                while i < i0 + mc {
+                    let rows = (i0 + mc - i).min(MR_B);
+                    let (aa, cc) = (ap.add(i * lda), cp.add(i * ldc + col0));
+                    if np == 2 {
+                        tile_b_rows::<2>(rows, &g, aa, pan, &init, cc, mask);
+                    } else {
+                        let init = &[init[0]];
+                        tile_b_rows::<1>(rows, &g, aa, pan, init, cc, mask);
+                    }
+                    i += rows;
+                }
+            }
+            p += np;
+        }
+    }
+}
+
+/// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
+/// panel are stored). Four accumulators per panel take the `k` values in turn, so
+/// four independent FMA chains per panel hide the FMA latency.
+///
+/// # Safety
+/// AVX-512F; `panels` readable for `16 * P * k` values, `x` for `k`; `y` writable for
+/// `16 * (P - 1)` values plus the lanes in `mask`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn gemv_panels<const P: usize>(
+    k: usize,
+    x: *const f32,
+    panels: *const f32,
+    init: &[f32; 2 * PACK_NR],
+    y: *mut f32,
+    mask: __mmask16,
+) {
+    let mut acc = [[_mm512_setzero_ps(); 4]; P];
+    let mut pp = [panels; P];
+    for q in 0..P {
+        acc[q][0] = _mm512_loadu_ps(init.as_ptr().add(16 * q));
+        pp[q] = panels.add(q * PACK_NR * k);
+    }
+    let mut kk = 0;
+    while kk + 4 <= k {
+        for u in 0..4 {
+            let xv = _mm512_set1_ps(*x.add(kk + u));
+            for q in 0..P {
+                let w = _mm512_loadu_ps(pp[q].add((kk + u) * PACK_NR));
+                acc[q][u] = _mm512_fmadd_ps(xv, w, acc[q][u]);
+            }
+        }
+        kk += 4;
+    }
+    while kk < k {
+        let xv = _mm512_set1_ps(*x.add(kk));
+        for q in 0..P {
+            let w = _mm512_loadu_ps(pp[q].add(kk * PACK_NR));
+            acc[q][0] = _mm512_fmadd_ps(xv, w, acc[q][0]);
+        }
+        kk += 1;
+    }
+    for (q, acc) in acc.iter().enumerate() {
+        let s = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
+        let m = if q + 1 == P { mask } else { 0xFFFF };
+        _mm512_mask_storeu_ps(y.add(16 * q), m, s);
+    }
+}
+
+/// The GEMV driver: two panels at a time, the last one alone (`k = x.len()`, `n =
+/// y.len()`).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let k = x.len();
+    let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
+    gemv_panel_pairs(y.len(), bias, |col0, cols, init, pair| {
+        let mask = lanes((cols - 1) % 16 + 1);
+        // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, b the panels
+        // of 16 * k values, of which col0 / 16 and (when `pair`) the next exist; stores
+        // stop at col0 + cols (masked last panel); the caller has AVX-512F.
+        unsafe {
+            let panel = bp.add(col0 * k);
+            if pair {
+                gemv_panels::<2>(k, xp, panel, init, yp.add(col0), mask);
+            } else {
+                gemv_panels::<1>(k, xp, panel, init, yp.add(col0), mask);
+            }
+        }
+    });
+}

@@ -1,0 +1,190 @@
+//! The x86-64 backend's GEMM and GEMV: `impl<I: X86Isa> GemmKernels for X86<I>` over the
+//! AVX-512F (16-wide, `avx512.rs`) and AVX2 + FMA (8-wide, `avx2.rs`) kernels, on the same
+//! packed layouts as every other backend.
+//!
+//! The impl exists on every target (generic code names `X86<I>` everywhere); its hook
+//! overrides are compiled for x86-64 hard-float targets outside Miri only, elsewhere the
+//! provided (portable) hooks run. Each override first asserts that the CPU has level `I`
+//! ([`X86::require`]), then runs that level's kernel (`I::LEVEL` is a constant: the match
+//! folds). The packed-A product (segmented `B` in [`BRows`], the [`Epilogue`] fused into
+//! the tile's registers in the `vmaxps` form of `VecEpilogue`) runs one set of tiles per
+//! level for contiguous and segmented operands alike, so both give the same bits on the same
+//! level. Tile shapes, register budgets and measured speeds: the module documentation of
+//! [`gemm`](super).
+
+use super::GemmKernels;
+use crate::kernels::{X86Isa, X86};
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+pub(crate) mod avx2;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+pub(crate) mod avx512;
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use super::{BRows, Epilogue, GemmA, GemmB};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use crate::kernels::cpu::X86Level;
+
+impl<I: X86Isa> GemmKernels for X86<I> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn gemm_packed_b_unchecked(
+        g: GemmB,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) {
+        Self::require();
+        // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
+        unsafe {
+            match I::LEVEL {
+                X86Level::Avx2 => avx2::gemm_packed_b(g, a, b, bias, c),
+                X86Level::Avx512 => avx512::gemm_packed_b(g, a, b, bias, c),
+            }
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn gemm_packed_a_unchecked(
+        g: GemmA,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) {
+        Self::require();
+        let shape = (g.m, g.n, g.ldc);
+        with_vec_epilogue(g.epilogue, shape, c, |ep, c| {
+            // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted
+            // level I.
+            unsafe {
+                match I::LEVEL {
+                    X86Level::Avx2 => avx2::gemm_packed_a(g, ep, a, b, bias, c),
+                    X86Level::Avx512 => avx512::gemm_packed_a(g, ep, a, b, bias, c),
+                }
+            }
+        })
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+        Self::require();
+        // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
+        unsafe {
+            match I::LEVEL {
+                X86Level::Avx2 => avx2::gemv_packed_b(x, b, bias, y),
+                X86Level::Avx512 => avx512::gemv_packed_b(x, b, bias, y),
+            }
+        }
+    }
+}
+
+/// An [`Epilogue`] in the form the vector kernels apply to their accumulators:
+/// `max(min, max(x, slope * x))` with `vmaxps`, which returns its second operand when the
+/// operands are equal or either is NaN. That is [`Epilogue::apply`] (IEEE `maximum`, NaN
+/// propagating, `max(-0, +0) = +0`) bit for bit when `slope` is not NaN and has its sign
+/// bit clear and `min` is not NaN: `slope * x` is NaN exactly when `x` is (it carries `x`'s
+/// payload) or when it is `0 * inf` (then the maximum is that NaN, as `apply` gives), and
+/// `x`, `slope * x` are never zeros of opposite signs. The second maximum
+/// returns `v = max(x, slope * x)` on a tie, which differs from `apply` only for `v = -0`,
+/// `min = +0`: `zero_fix` then selects `min` where `v == min`. Other epilogues (a negative
+/// or NaN slope, a NaN bound) are applied by a scalar pass after the kernel
+/// ([`with_vec_epilogue`]).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VecEpilogue {
+    pub(crate) slope: f32,
+    pub(crate) min: f32,
+    pub(crate) zero_fix: bool,
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+impl VecEpilogue {
+    /// The vector form of `e`, `None` when the vector form would differ from
+    /// [`Epilogue::apply`].
+    pub(crate) fn new(e: Epilogue) -> Option<Self> {
+        let ok = !e.slope.is_nan() && e.slope.is_sign_positive() && !e.min.is_nan();
+        ok.then_some(Self { slope: e.slope, min: e.min, zero_fix: e.min.to_bits() == 0 })
+    }
+}
+
+/// Runs a vector kernel writing an `m x n` result to `c` (rows `ldc` apart) with the
+/// output stage `epilogue`: fused into the kernel's registers (`kernel(Some(..), c)`) when
+/// [`VecEpilogue::new`] accepts it, else `kernel(None, c)` followed by a scalar pass of
+/// [`Epilogue::apply`]. Shared by the packed-A product and conv2d's direct kernel.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+pub(crate) fn with_vec_epilogue(
+    epilogue: Option<Epilogue>,
+    (m, n, ldc): (usize, usize, usize),
+    c: &mut [f32],
+    kernel: impl FnOnce(Option<VecEpilogue>, &mut [f32]),
+) {
+    let fused = epilogue.map(VecEpilogue::new);
+    kernel(fused.flatten(), c);
+    if let (Some(e), Some(None)) = (epilogue, fused) {
+        for row in c.chunks_mut(ldc).take(m) {
+            row[..n].iter_mut().for_each(|v| *v = e.apply(*v));
+        }
+    }
+}
+
+/// What every packed-A tile of one x86 product shares: the rows of `B`, the output stage
+/// in vector form (if fused) and the distance between rows of `C`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TileA {
+    pub(crate) br: BRows,
+    pub(crate) ep: Option<VecEpilogue>,
+    pub(crate) ldc: usize,
+}
+
+/// Transitional, for the families whose x86 kernels still run behind `Portable` (int8
+/// GEMM/GEMV, attention, max pooling) until they move to [`X86<I>`](crate::X86): an x86-64
+/// level including the plain-Rust one, and the best one this CPU has. Answers come from
+/// [`cpu`](crate::kernels::cpu); nothing here detects anything, and GEMM does not use it.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// The plain-Rust kernels, compiled for the build's target features (SSE2 by default).
+    Baseline,
+    /// 8-wide AVX2 + FMA kernels.
+    Avx2,
+    /// 16-wide AVX-512F kernels.
+    Avx512,
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+impl Level {
+    /// Every level, slowest first.
+    pub const ALL: [Level; 3] = [Level::Baseline, Level::Avx2, Level::Avx512];
+
+    /// Short name: `"baseline"`, `"avx2"`, `"avx512"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Baseline => "baseline",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this level may run here ([`X86Level::supported`]; always for the baseline).
+    pub fn supported(self) -> bool {
+        match self {
+            Level::Baseline => true,
+            Level::Avx2 => X86Level::Avx2.supported(),
+            Level::Avx512 => X86Level::Avx512.supported(),
+        }
+    }
+}
+
+/// Transitional (see [`Level`]): the best [`Level::supported`] level.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[doc(hidden)]
+pub fn detected() -> Level {
+    match X86Level::best() {
+        Some(X86Level::Avx512) => Level::Avx512,
+        Some(X86Level::Avx2) => Level::Avx2,
+        None => Level::Baseline,
+    }
+}
