@@ -53,3 +53,19 @@ pub fn score_tolerance(head: &str) -> f32 {
     }
 }
 pub mod moonshine;
+
+/// Runs the generic test body `$body::<B>()` with the backend the `neon` program picks,
+/// `BackendKind::best()` (one dispatch for the whole body).
+#[macro_export]
+macro_rules! on_best_backend {
+    ($body:ident) => {{
+        struct Body;
+        impl neon_runtime::WithBackend for Body {
+            type Output = ();
+            fn run<B: neon_runtime::Backend>(self) {
+                $body::<B>()
+            }
+        }
+        neon_runtime::BackendKind::best().with(Body).unwrap()
+    }};
+}
