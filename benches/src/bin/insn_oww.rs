@@ -219,15 +219,9 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
 }
 
 fn main() {
-    let workload = std::env::args().nth(1).unwrap_or_default();
-    let portable = std::env::args().nth(2).as_deref() == Some("portable");
-    let checksum = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
-    let Some(checksum) = checksum else {
-        eprintln!(
-            "usage: insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]"
-        );
-        std::process::exit(2);
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload}: checksum {checksum}");
+    neon_benches::workload_main(
+        "insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]",
+        run::<Portable>,
+        run::<Fast>,
+    );
 }
