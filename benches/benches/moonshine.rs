@@ -9,7 +9,7 @@
 //!   measured step runs at that position: before each, decoding restarts and the 7 tokens
 //!   before it are fed untimed (`iter_custom`).
 //!
-//! The backend `neon transcribe` runs, [`BackendKind::best`] (`Neon` on aarch64, the best
+//! The backend `neon transcribe` runs, `BackendKind::best()` (`Neon` on aarch64, the best
 //! `X86` level of the CPU on x86-64), chosen once; one thread; weights prepared beforehand, no allocation in the timed calls. When
 //! the model is missing (`tools/moonshine/fetch.sh` creates it), the bench prints why and
 //! measures nothing.
@@ -19,21 +19,10 @@ use std::time::{Duration, Instant};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use neon_benches::moonshine::{model_path, open, prefill, BECKETT_TOKENS, STEP_POSITION};
 use neon_models::audio::Audio;
-use neon_runtime::{Backend, BackendKind, WithBackend};
+use neon_runtime::Backend;
 
 fn bench_moonshine(cr: &mut Criterion) {
-    BackendKind::best().with(Bench(cr)).unwrap();
-}
-
-/// The benchmark on the backend chosen at run time.
-struct Bench<'a>(&'a mut Criterion);
-
-impl WithBackend for Bench<'_> {
-    type Output = ();
-
-    fn run<B: Backend>(self) {
-        bench::<B>(self.0);
-    }
+    neon_benches::bench_on_best_backend!(bench, cr);
 }
 
 fn bench<B: Backend>(cr: &mut Criterion) {

@@ -16,7 +16,7 @@
 //! bytes equals the `inputs.*.sha256_f32le` of its JSON output).
 //!
 //! Single thread; weights loaded and packed beforehand, no allocation in the timed calls.
-//! The backend is the one `neon wake` runs, [`BackendKind::best`]: `Neon` on aarch64, the
+//! The backend is the one `neon wake` runs, `BackendKind::best()`: `Neon` on aarch64, the
 //! best `X86` level of the CPU on x86-64, chosen once for the whole bench.
 
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
-use neon_runtime::{Backend, BackendKind, WithBackend};
+use neon_runtime::Backend;
 
 /// Samples of one mel call per chunk (1280 new + 480 of context).
 const MEL_SAMPLES: usize = 1760;
@@ -100,18 +100,7 @@ fn score<B: Backend>(s1: &mut HeadNet<Vec<f32>>, s2: &mut HeadNet<Vec<f32>>, x: 
 }
 
 fn bench_openwakeword(cr: &mut Criterion) {
-    BackendKind::best().with(Bench(cr)).unwrap();
-}
-
-/// The benchmark on the backend chosen at run time.
-struct Bench<'a>(&'a mut Criterion);
-
-impl WithBackend for Bench<'_> {
-    type Output = ();
-
-    fn run<B: Backend>(self) {
-        bench::<B>(self.0);
-    }
+    neon_benches::bench_on_best_backend!(bench, cr);
 }
 
 fn bench<B: Backend>(cr: &mut Criterion) {

@@ -19,6 +19,22 @@ pub fn region_stop(id: u64) {
     marker::<0x5A5A1>(id);
 }
 
+/// Runs the criterion benchmark `$body::<B>(&mut Criterion)` with the backend the `neon`
+/// program picks, `BackendKind::best()` (chosen once for the whole benchmark).
+#[macro_export]
+macro_rules! bench_on_best_backend {
+    ($body:ident, $criterion:expr) => {{
+        struct Body<'a>(&'a mut criterion::Criterion);
+        impl neon_runtime::WithBackend for Body<'_> {
+            type Output = ();
+            fn run<B: neon_runtime::Backend>(self) {
+                $body::<B>(self.0)
+            }
+        }
+        neon_runtime::BackendKind::best().with(Body($criterion)).unwrap()
+    }};
+}
+
 /// The plugin's marker: system call `NR` with `id` in x0.
 #[inline(always)]
 fn marker<const NR: u64>(id: u64) {

@@ -169,16 +169,21 @@ fn wake_stdin(bytes: &[u8], extra: &[&str]) -> Output {
     wake_stdin_in_pieces(bytes, extra, bytes.len().max(1))
 }
 
-/// As `wake_stdin`, written in pieces of `piece` bytes.
-fn wake_stdin_in_pieces(bytes: &[u8], extra: &[&str], piece: usize) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+/// `neon wake - EXTRA..` with piped stdin, stdout and stderr.
+fn spawn_wake_stdin(extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_neon"))
         .args(["wake", "-"])
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// As `wake_stdin`, written in pieces of `piece` bytes.
+fn wake_stdin_in_pieces(bytes: &[u8], extra: &[&str], piece: usize) -> Output {
+    let mut child = spawn_wake_stdin(extra);
     let mut stdin = child.stdin.take().unwrap();
     for part in bytes.chunks(piece) {
         stdin.write_all(part).unwrap();
@@ -276,13 +281,7 @@ fn detection_times_are_whole_samples_and_the_summary_peak_is_the_max_score() {
 fn a_closed_output_pipe_ends_the_program_quietly() {
     // `neon wake - | head -1`: the reader takes the first detection and goes away.
     let bytes: Vec<u8> = read_clip("hey_jarvis").iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["wake", "-", "--model", "hey_jarvis"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_wake_stdin(&["--model", "hey_jarvis"]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&bytes).unwrap();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
