@@ -9,8 +9,8 @@
 //!   measured step runs at that position: before each, decoding restarts and the 7 tokens
 //!   before it are fed untimed (`iter_custom`).
 //!
-//! `FastBackend` (on x86-64 the portable kernels with their AVX-512F / AVX2 paths, picked at
-//! run time), one thread; weights prepared beforehand, no allocation in the timed calls. When
+//! The backend `neon transcribe` runs, `BackendKind::best()` (`Neon` on aarch64, the best
+//! `X86` level of the CPU on x86-64), chosen once; one thread; weights prepared beforehand, no allocation in the timed calls. When
 //! the model is missing (`tools/moonshine/fetch.sh` creates it), the bench prints why and
 //! measures nothing.
 
@@ -19,10 +19,14 @@ use std::time::{Duration, Instant};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use neon_benches::moonshine::{model_path, open, prefill, BECKETT_TOKENS, STEP_POSITION};
 use neon_models::audio::Audio;
-use neon_models::FastBackend;
+use neon_runtime::Backend;
 
 fn bench_moonshine(cr: &mut Criterion) {
-    let mut t = match open::<FastBackend>() {
+    neon_benches::bench_on_best_backend!(bench, cr);
+}
+
+fn bench<B: Backend>(cr: &mut Criterion) {
+    let mut t = match open::<B>() {
         Ok(t) => t,
         Err(e) => {
             eprintln!("moonshine bench skipped: {e}");

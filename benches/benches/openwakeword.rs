@@ -16,8 +16,8 @@
 //! bytes equals the `inputs.*.sha256_f32le` of its JSON output).
 //!
 //! Single thread; weights loaded and packed beforehand, no allocation in the timed calls.
-//! On aarch64 the `Neon` backend runs, elsewhere `Portable` (on x86-64 with run-time
-//! detection of its AVX-512F / AVX2 + FMA kernels).
+//! The backend is the one `neon wake` runs, `BackendKind::best()`: `Neon` on aarch64, the
+//! best `X86` level of the CPU on x86-64, chosen once for the whole bench.
 
 use std::path::PathBuf;
 
@@ -28,14 +28,11 @@ use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::embedding::{
     boxed_workspace, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
 };
-use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT, STAGE1, STAGE2};
+use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
+use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
-
-#[cfg(target_arch = "aarch64")]
-type Fast = neon_runtime::Neon;
-#[cfg(not(target_arch = "aarch64"))]
-type Fast = neon_runtime::Portable;
+use neon_runtime::Backend;
 
 /// Samples of one mel call per chunk (1280 new + 480 of context).
 const MEL_SAMPLES: usize = 1760;
@@ -93,16 +90,20 @@ fn inputs() -> Inputs {
 }
 
 /// The wake word's score: the first stage, and the second when the first reaches 0.5.
-fn score(s1: &mut HeadNet<Vec<f32>>, s2: &mut HeadNet<Vec<f32>>, x: &[f32]) -> f32 {
-    let p = s1.score::<Fast>(x).unwrap();
+fn score<B: Backend>(s1: &mut HeadNet<Vec<f32>>, s2: &mut HeadNet<Vec<f32>>, x: &[f32]) -> f32 {
+    let p = s1.score::<B>(x).unwrap();
     if p >= STAGE2_THRESHOLD {
-        s2.score::<Fast>(x).unwrap()
+        s2.score::<B>(x).unwrap()
     } else {
         p
     }
 }
 
 fn bench_openwakeword(cr: &mut Criterion) {
+    neon_benches::bench_on_best_backend!(bench, cr);
+}
+
+fn bench<B: Backend>(cr: &mut Criterion) {
     let inp = inputs();
     let weights = EmbeddingNetWeights::load(&oww_file("embedding.safetensors")).unwrap();
     let mut ws: Box<EmbeddingNetWorkspace> = boxed_workspace();
@@ -112,31 +113,29 @@ fn bench_openwakeword(cr: &mut Criterion) {
     assert_eq!(inp.head.len(), HEAD_INPUT);
 
     // The inputs select the paths the peers' figures describe.
-    let p = score(&mut s1, &mut s2, &inp.head);
+    let p = score::<B>(&mut s1, &mut s2, &inp.head);
     assert!(p < STAGE2_THRESHOLD, "head input must stay in the first stage ({p})");
-    let p1 = s1.score::<Fast>(&inp.head_stage2).unwrap();
+    let p1 = s1.score::<B>(&inp.head_stage2).unwrap();
     assert!(p1 >= STAGE2_THRESHOLD, "head_stage2 input must reach the second stage ({p1})");
 
     let mut g = cr.benchmark_group("openwakeword");
     g.bench_function("mel", |bn| {
-        bn.iter(|| FRONTEND.run::<Fast>(black_box(&inp.samples), &mut mel).unwrap())
+        bn.iter(|| FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap())
     });
     g.bench_function("embedding", |bn| {
         bn.iter(|| {
-            EmbeddingNet::run::<Fast, _>(&weights, black_box(&inp.window), &mut emb, &mut ws)
-                .unwrap()
+            EmbeddingNet::run::<B, _>(&weights, black_box(&inp.window), &mut emb, &mut ws).unwrap()
         })
     });
-    g.bench_function("head", |bn| bn.iter(|| score(&mut s1, &mut s2, black_box(&inp.head))));
+    g.bench_function("head", |bn| bn.iter(|| score::<B>(&mut s1, &mut s2, black_box(&inp.head))));
     g.bench_function("head_stage2", |bn| {
-        bn.iter(|| score(&mut s1, &mut s2, black_box(&inp.head_stage2)))
+        bn.iter(|| score::<B>(&mut s1, &mut s2, black_box(&inp.head_stage2)))
     });
     g.bench_function("chunk", |bn| {
         bn.iter(|| {
-            FRONTEND.run::<Fast>(black_box(&inp.samples), &mut mel).unwrap();
-            EmbeddingNet::run::<Fast, _>(&weights, black_box(&inp.window), &mut emb, &mut ws)
-                .unwrap();
-            score(&mut s1, &mut s2, black_box(&inp.head))
+            FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap();
+            EmbeddingNet::run::<B, _>(&weights, black_box(&inp.window), &mut emb, &mut ws).unwrap();
+            score::<B>(&mut s1, &mut s2, black_box(&inp.head))
         })
     });
     g.finish();

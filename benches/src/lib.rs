@@ -10,26 +10,61 @@ pub mod moonshine;
 /// off aarch64.
 #[inline(always)]
 pub fn region_start(id: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: an unassigned system call number: the kernel (or qemu) only returns ENOSYS
-    // in x0, which is declared clobbered.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A0u64, inout("x0") id => _, options(nostack));
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    let _ = id;
+    marker::<0x5A5A0>(id);
 }
 
 /// Stops counting region `id` (x8 = 0x5A5A1).
 #[inline(always)]
 pub fn region_stop(id: u64) {
+    marker::<0x5A5A1>(id);
+}
+
+/// Runs the criterion benchmark `$body::<B>(&mut Criterion)` with the backend the `neon`
+/// program picks, `BackendKind::best()` (chosen once for the whole benchmark).
+#[macro_export]
+macro_rules! bench_on_best_backend {
+    ($body:ident, $criterion:expr) => {{
+        struct Body<'a>(&'a mut criterion::Criterion);
+        impl neon_runtime::WithBackend for Body<'_> {
+            type Output = ();
+            fn run<B: neon_runtime::Backend>(self) {
+                $body::<B>(self.0)
+            }
+        }
+        neon_runtime::BackendKind::best().with(Body($criterion)).unwrap()
+    }};
+}
+
+/// The plugin's marker: system call `NR` with `id` in x0.
+#[inline(always)]
+fn marker<const NR: u64>(id: u64) {
     #[cfg(target_arch = "aarch64")]
-    // SAFETY: as in `region_start`.
+    // SAFETY: an unassigned system call number: the kernel (or qemu) only returns ENOSYS
+    // in x0, which is declared clobbered.
     unsafe {
-        core::arch::asm!("svc #0", in("x8") 0x5A5A1u64, inout("x0") id => _, options(nostack));
+        core::arch::asm!("svc #0", in("x8") NR, inout("x0") id => _, options(nostack));
     }
     #[cfg(not(target_arch = "aarch64"))]
     let _ = id;
+}
+
+/// The `main` of an instruction-count binary whose arguments are one workload name and an
+/// optional `portable`: runs the workload with `portable` or `fast` (the binary's `run`
+/// monomorphised for `Portable` and for its default backend), prints its checksum (which
+/// keeps the computation observable), or prints `usage` and exits with status 2 when `run`
+/// does not know the workload.
+pub fn workload_main(
+    usage: &str,
+    portable: fn(&str) -> Option<f32>,
+    fast: fn(&str) -> Option<f32>,
+) {
+    let workload = std::env::args().nth(1).unwrap_or_default();
+    let run = if std::env::args().nth(2).as_deref() == Some("portable") { portable } else { fast };
+    let Some(checksum) = run(&workload) else {
+        eprintln!("usage: {usage}");
+        std::process::exit(2);
+    };
+    println!("{workload}: checksum {checksum}");
 }
 
 /// `n` deterministic values in [-1, 1) (a small LCG: no dependency, same data every run).

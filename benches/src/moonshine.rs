@@ -36,17 +36,6 @@ pub const STEP_POSITION: usize = 7;
 /// Samples of the short encoder clip (2 s at 16 kHz: 82 encoder frames).
 pub const SHORT_SAMPLES: usize = 32_000;
 
-/// The backend `neon_models::FastBackend` is on this machine: `"Neon"` on aarch64, else
-/// `"Portable (<x86 level>)"` with the level the portable kernels detected.
-pub fn backend_name() -> String {
-    #[cfg(target_arch = "x86_64")]
-    return format!("Portable ({})", neon_runtime::kernels::gemm::x86::detected().name());
-    #[cfg(target_arch = "aarch64")]
-    return "Neon".into();
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return "Portable".into();
-}
-
 /// A file of `models/moonshine/`.
 pub fn model_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/moonshine").join(name)

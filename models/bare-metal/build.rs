@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::embedding::EmbeddingNetWeights;
-use neon_models::openwakeword::head::{HeadNet, STAGE1, STAGE2};
+use neon_models::openwakeword::head::HeadNet;
+use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::openwakeword::stream::{EMBEDDING_DIM, FEATURE_HISTORY};
 use neon_models::weights::TensorFile;
 use neon_runtime::ops::linear::Linear;

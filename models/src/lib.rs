@@ -1,5 +1,5 @@
 //! Model components built on neon: openWakeWord (wake-word detection) and Moonshine base-en
-//! (speech recognition); sanoTTS to come.
+//! (speech recognition).
 //!
 //! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
 //! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
@@ -29,7 +29,9 @@ pub use error::Error;
 #[cfg(feature = "alloc")]
 mod workspace;
 
-/// The backend the command line and the default constructors use
-/// ([`neon_runtime::FastBackend`]): NEON on aarch64 with feature `neon`, an x86 level when the
-/// build targets AVX2 + FMA or AVX-512F, else the portable kernels.
+/// The fastest backend this build can name as a type ([`neon_runtime::FastBackend`]): NEON
+/// on aarch64 with feature `neon`, an x86 level when the build targets AVX2 + FMA or
+/// AVX-512F, else the portable kernels. A default x86-64 build targets neither, so the `neon`
+/// program picks its backend at run time instead ([`neon_runtime::BackendKind::best`], run
+/// with [`neon_runtime::BackendKind::with`]).
 pub use neon_runtime::FastBackend;

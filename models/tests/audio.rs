@@ -1,10 +1,13 @@
 //! WAV input: every encoding hound reads, down-mixing, resampling accuracy against the analytic
 //! signal, the error for every kind of bad file, and a small fuzz (no input may panic).
 
+mod common;
+
 use std::f64::consts::PI;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
+use common::wav_spec as spec;
 use neon_models::audio::{resample, Audio, AudioError, SampleFormat, MAX_BELOW_ONE, SAMPLE_RATE};
 
 /// Length of the test clips, in seconds.
@@ -33,11 +36,6 @@ fn fade(t: f64, end: f64) -> f64 {
 /// The faded test signal of a clip of `n` samples at `rate` Hz, at time `t` (s).
 fn signal(t: f64, n: usize, rate: u32) -> f64 {
     tone_plus_chirp(t) * fade(t, (n - 1) as f64 / f64::from(rate))
-}
-
-fn spec(rate: u32, channels: u16, bits: u16, float: bool) -> hound::WavSpec {
-    let sample_format = if float { hound::SampleFormat::Float } else { hound::SampleFormat::Int };
-    hound::WavSpec { channels, sample_rate: rate, bits_per_sample: bits, sample_format }
 }
 
 /// Full-scale value `x` quantised to a `bits`-bit integer: `round(x * 2^(bits-1))`, saturated.

@@ -63,13 +63,7 @@ fn long_audio_is_segmented_at_pauses() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("long.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 16_000,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
-    let mut w = hound::WavWriter::create(&path, spec).unwrap();
+    let mut w = hound::WavWriter::create(&path, common::wav_spec(16_000, 1, 32, true)).unwrap();
     for &s in &audio {
         w.write_sample(s).unwrap();
     }

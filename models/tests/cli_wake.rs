@@ -80,12 +80,7 @@ fn other_wav_formats_detect_the_same_wake_word() {
     let dir = tempfile::tempdir().unwrap();
     let x: Vec<f64> = read_clip("hey_jarvis").iter().map(|&v| v as f64 / 32768.0).collect();
     let mono: Vec<Vec<f64>> = x.iter().map(|&v| vec![v]).collect();
-    let spec = |bits, float, channels, rate| hound::WavSpec {
-        channels,
-        sample_rate: rate,
-        bits_per_sample: bits,
-        sample_format: if float { hound::SampleFormat::Float } else { hound::SampleFormat::Int },
-    };
+    let spec = |bits, float, channels, rate| common::wav_spec(rate, channels, bits, float);
     // 44.1 kHz by linear interpolation: a crude resampler (its images above 8 kHz are
     // removed again by ours), enough to show the rate is converted.
     let ratio = 16_000.0 / 44_100.0;
@@ -116,12 +111,7 @@ fn other_wav_formats_detect_the_same_wake_word() {
 #[test]
 fn bad_inputs_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 16_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
+    let spec = common::wav_spec(16_000, 1, 16, false);
     let empty = dir.path().join("empty.wav");
     write_wav(&empty, spec, &[]);
     let short = dir.path().join("short.wav");
@@ -166,38 +156,38 @@ fn bad_inputs_are_one_line_errors() {
 fn raw_stdin_detects_like_the_file() {
     let samples = read_clip("hey_jarvis");
     let bytes: Vec<u8> = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["wake", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     // Odd-sized writes: samples split across reads.
-    for piece in bytes.chunks(1001) {
-        stdin.write_all(piece).unwrap();
-    }
-    drop(stdin);
-    let o = child.wait_with_output().unwrap();
+    let o = wake_stdin_in_pieces(&bytes, &[], 1001);
     assert_eq!(detected(&o), ["hey_jarvis_v0.1"]);
     let file = neon(&["wake", clip("hey_jarvis").to_str().unwrap()]);
     let first = |o: &Output| stdout(o).lines().next().unwrap().to_string();
     assert_eq!(first(&o), first(&file), "same detection line from stdin and file");
 }
 
-/// Raw bytes on `neon wake -`'s stdin; returns its output.
+/// Raw bytes on `neon wake -`'s stdin (one write); returns its output.
 fn wake_stdin(bytes: &[u8], extra: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+    wake_stdin_in_pieces(bytes, extra, bytes.len().max(1))
+}
+
+/// `neon wake - EXTRA..` with piped stdin, stdout and stderr.
+fn spawn_wake_stdin(extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_neon"))
         .args(["wake", "-"])
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// As `wake_stdin`, written in pieces of `piece` bytes.
+fn wake_stdin_in_pieces(bytes: &[u8], extra: &[&str], piece: usize) -> Output {
+    let mut child = spawn_wake_stdin(extra);
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(bytes).unwrap();
+    for part in bytes.chunks(piece) {
+        stdin.write_all(part).unwrap();
+    }
     drop(stdin);
     child.wait_with_output().unwrap()
 }
@@ -221,12 +211,7 @@ fn stdin_ending_inside_a_sample_still_reports() {
 fn clipped_float_wavs_are_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("int16_scale.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 16_000,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
+    let spec = common::wav_spec(16_000, 1, 32, true);
     // A float WAV holding int16-scale values: a common numpy mistake.
     let frames: Vec<Vec<f64>> = read_clip("hey_jarvis").iter().map(|&v| vec![v as f64]).collect();
     write_wav(&path, spec, &frames);
@@ -296,13 +281,7 @@ fn detection_times_are_whole_samples_and_the_summary_peak_is_the_max_score() {
 fn a_closed_output_pipe_ends_the_program_quietly() {
     // `neon wake - | head -1`: the reader takes the first detection and goes away.
     let bytes: Vec<u8> = read_clip("hey_jarvis").iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["wake", "-", "--model", "hey_jarvis"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_wake_stdin(&["--model", "hey_jarvis"]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&bytes).unwrap();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());

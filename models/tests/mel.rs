@@ -1,52 +1,13 @@
 //! The openWakeWord mel frontend against an independent f64 implementation written here
 //! (direct DFT, the filterbank coded from the Slaney formulas in Hz, f64 logarithm): a chirp
 //! plus noise at int16 scale, silence (the -100 dB floor), a loud burst in silence (the
-//! 80 dB floor), frame counts, errors, zero allocation, and NEON vs portable.
+//! 80 dB floor), frame counts, errors, and NEON vs portable, on every backend
+//! (`backend_tests!`). Zero allocation: `tests/tests/oww_alloc.rs`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::f64::consts::PI;
 
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_BINS, N_MELS};
 use neon_runtime::{Backend, Error, Portable};
-
-// ---------------------------------------------------------------------------------------
-// Per-thread counting allocator (as in the workspace's tests crate).
-// ---------------------------------------------------------------------------------------
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter is a
-// const-initialised thread-local `Cell` without destructor, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let out = f();
-    (out, ALLOCATIONS.with(Cell::get) - before)
-}
 
 // ---------------------------------------------------------------------------------------
 // Independent f64 reference
@@ -263,30 +224,7 @@ fn silence<B: Backend>() {
     assert!(e <= TOL_DB, "{} burst: {e:e} dB", B::NAME);
 }
 
-fn no_allocation<B: Backend>() {
-    let x = chirp(1760, 7);
-    let mut out = vec![0.0; MelFrontend::output_len(1760)];
-    let (r, allocs) = count_allocations(|| FRONTEND.run::<B>(&x, &mut out));
-    assert_eq!(r, Ok(8));
-    assert_eq!(allocs, 0);
-}
-
-#[test]
-fn chirp_and_noise_portable() {
-    chirp_and_noise::<Portable>();
-}
-#[test]
-fn quiet_bands_portable() {
-    quiet_bands::<Portable>();
-}
-#[test]
-fn silence_portable() {
-    silence::<Portable>();
-}
-#[test]
-fn no_allocation_portable() {
-    no_allocation::<Portable>();
-}
+neon_runtime::backend_tests!(chirp_and_noise, quiet_bands, silence);
 
 #[test]
 fn frames() {
@@ -359,26 +297,9 @@ fn features() {
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
+mod neon_vs_portable {
     use super::*;
     use neon_runtime::Neon;
-
-    #[test]
-    fn chirp_and_noise_neon() {
-        chirp_and_noise::<Neon>();
-    }
-    #[test]
-    fn quiet_bands_neon() {
-        quiet_bands::<Neon>();
-    }
-    #[test]
-    fn silence_neon() {
-        silence::<Neon>();
-    }
-    #[test]
-    fn no_allocation_neon() {
-        no_allocation::<Neon>();
-    }
 
     /// Both backends are within TOL_DB of the reference, so within 2 TOL_DB of each other;
     /// in practice ~1e-5.

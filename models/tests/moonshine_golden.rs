@@ -10,11 +10,9 @@ mod common;
 use common::moonshine::*;
 use neon_models::moonshine::transcriber::argmax;
 use neon_models::moonshine::VOCAB;
-use neon_models::FastBackend;
 use neon_runtime::ops::quant::QuantPath;
+use neon_runtime::Backend;
 
-/// Clips longer than this are skipped on aarch64: under qemu the four clips take 7 minutes,
-/// the shortest (open_the_door, 2.1 s; with the same checks) about a minute.
 /// Tolerance of the `dot` path's logits. Quantising a GEMV's activations to int8 per block
 /// of 32 moves each output by at most `|scale| sum_b d_b / 2 sum |q|` (`d_b = max|x| / 127`
 /// per block; bound checked per kernel in `neon-runtime/tests/quant.rs`), about 0.4% of the
@@ -24,6 +22,8 @@ use neon_runtime::ops::quant::QuantPath;
 /// the four clips is 0.31. 0.5 keeps 1.6x headroom over that; it is not a bound.
 const DOT_TOLERANCE: f32 = 0.5;
 
+/// Clips longer than this are skipped on aarch64: under qemu the four clips take 7 minutes,
+/// the shortest (open_the_door, 2.1 s; with the same checks) about a minute.
 const AARCH64_MAX_SECONDS: f32 = 3.0;
 
 /// Whether `g` is too long to run here (under qemu).
@@ -31,9 +31,14 @@ fn skipped_here(g: &Golden) -> bool {
     cfg!(target_arch = "aarch64") && g.audio.len() as f32 > AARCH64_MAX_SECONDS * 16e3
 }
 
+/// On the backend the `neon` program picks (`BackendKind::best()`).
 #[test]
 fn transcripts_encoder_and_logits_match_onnx_runtime() {
-    let mut t = transcriber::<FastBackend>();
+    on_best_backend!(transcripts_encoder_and_logits);
+}
+
+fn transcripts_encoder_and_logits<B: Backend>() {
+    let mut t = transcriber::<B>();
     for g in goldens() {
         if skipped_here(&g) {
             println!("{}: skipped under aarch64 (longer than {AARCH64_MAX_SECONDS} s)", g.name);
@@ -66,7 +71,11 @@ fn transcripts_encoder_and_logits_match_onnx_runtime() {
 /// step whose golden top-2 gap exceeds ten times that.
 #[test]
 fn dot_path_logits_and_tokens() {
-    let mut t = transcriber::<FastBackend>();
+    on_best_backend!(dot_path);
+}
+
+fn dot_path<B: Backend>() {
+    let mut t = transcriber::<B>();
     t.set_decoder_path(QuantPath::Dot);
     let (mut worst, mut checked, mut steps) = (0.0f32, 0, 0);
     for g in goldens() {

@@ -6,10 +6,11 @@ mod common;
 
 use common::*;
 use neon_models::openwakeword::detector::STAGE2_THRESHOLD;
-use neon_models::openwakeword::head::{HeadNet, STAGE1, STAGE2};
-use neon_runtime::{Backend, Portable};
+use neon_models::openwakeword::head::HeadNet;
+use neon_models::openwakeword::names::{STAGE1, STAGE2};
+use neon_runtime::Backend;
 
-fn check<B: Backend>() {
+fn heads_match_the_official_scores<B: Backend>() {
     let init = tensor(&oww_file("goldens/init.safetensors"), "init_features").0;
     for head in HEADS {
         let file = oww_file(&format!("{head}.safetensors"));
@@ -48,9 +49,4 @@ fn check<B: Backend>() {
     }
 }
 
-#[test]
-fn heads_match_the_official_scores() {
-    check::<Portable>();
-    #[cfg(target_arch = "aarch64")]
-    check::<neon_runtime::Neon>();
-}
+neon_runtime::backend_tests!(heads_match_the_official_scores);

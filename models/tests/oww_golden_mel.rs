@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use neon_models::audio::Audio;
 use neon_models::openwakeword::mel::{MelFrontend, FRONTEND};
-use neon_runtime::{Backend, Portable};
+use neon_runtime::Backend;
 
 #[test]
 fn constants_match_the_official_model() {
@@ -74,15 +74,11 @@ fn check_clip<B: Backend>(clip: &str) -> (f32, f32) {
     (worst, worst_quiet)
 }
 
-#[test]
-fn mel_matches_the_official_model_on_every_clip() {
+fn mel_matches_the_official_model_on_every_clip<B: Backend>() {
     for clip in CLIPS {
-        let (w, q) = check_clip::<Portable>(clip);
-        println!("portable {clip}: mel max |diff| {w:.2e} dB, quiet bands {q:.2e} dB");
-        #[cfg(target_arch = "aarch64")]
-        {
-            let (w, q) = check_clip::<neon_runtime::Neon>(clip);
-            println!("neon {clip}: mel max |diff| {w:.2e} dB, quiet bands {q:.2e} dB");
-        }
+        let (w, q) = check_clip::<B>(clip);
+        println!("{} {clip}: mel max |diff| {w:.2e} dB, quiet bands {q:.2e} dB", B::NAME);
     }
 }
+
+neon_runtime::backend_tests!(mel_matches_the_official_model_on_every_clip);

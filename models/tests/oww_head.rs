@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use neon_models::error::{Error, WeightsReason, WeightsSource};
-use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT, STAGE1, STAGE2};
+use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
+use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
 use neon_runtime::Portable;
 use safetensors::tensor::TensorView;

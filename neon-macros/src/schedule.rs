@@ -1,7 +1,7 @@
 //! Phase 3: schedule. The checked plan is already in execution order (straight-line
 //! code); this phase hands its values and steps to the runtime's planner
-//! (`neon_runtime::plan`, the same planner the dynamic plan uses) for liveness, in-place
-//! reuse and workspace offsets.
+//! (`neon_runtime::plan`: the macro links the runtime and runs its planner at compile time)
+//! for liveness, in-place reuse and workspace offsets.
 
 use neon_runtime::plan::{self, MemoryPlan, Schedule, Step, Storage, Value};
 

@@ -1,7 +1,7 @@
 //! Dimension arithmetic that shape rules are written against.
 //!
 //! Every operator's shape rule is generic over [`Dim`], so the same rule runs with
-//! `usize` at run time (the dynamic plan, operator validation) and with a symbolic
+//! `usize` at run time (operator validation) and with a symbolic
 //! expression inside the `neon_plan!` macro at compile time (one source of truth for
 //! every shape rule). The arithmetic is the small set shape rules need: addition,
 //! multiplication, subtraction of a constant that is proven not to underflow, and

@@ -2,7 +2,8 @@
 //!
 //! The `no_std`, dependency-free core of neon: tensor views and layouts
 //! ([`tensor`]), kernel backends ([`kernels`]: [`Portable`] everywhere, `Neon` on
-//! aarch64 with feature `neon`), prepared operators ([`ops`]) that own immutable,
+//! aarch64 with feature `neon`, [`X86<Avx2>`](X86) and [`X86<Avx512>`](X86) on x86-64;
+//! [`BackendKind`] picks one at run time), prepared operators ([`ops`]) that own immutable,
 //! kernel-ready weights, the static memory planner (`plan`, feature `alloc`) and the
 //! workspace slicing that generated plans use ([`workspace`]).
 //!
@@ -22,8 +23,9 @@
 //! - Operators never allocate in `run`; scratch memory comes from the caller.
 //!
 //! ## Features
-//! - `alloc`: operator constructors that pack weights into owned `Vec`s.
-//! - `std` (implies `alloc`): run-time CPU feature detection and, later, the worker team.
+//! - `alloc`: operator constructors that pack weights into owned `Vec`s, the planner
+//!   (`plan`).
+//! - `std` (implies `alloc`): run-time CPU feature detection.
 //! - `neon`: the NEON backend; it only exists on `target_arch = "aarch64"`.
 #![no_std]
 #![warn(missing_docs)]

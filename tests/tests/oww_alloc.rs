@@ -1,16 +1,17 @@
 //! The wake-word detector allocates nothing per push once constructed, for any chunk size
 //! (including pushes that complete several chunks, none, or more than the 8-chunk maximum),
-//! and on `reset`.
+//! and on `reset`; nor does the mel frontend alone.
 
 mod common;
 
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::mel::{MelFrontend, FRONTEND};
 use neon_models::weights::TensorFile;
-use neon_runtime::{Backend, Portable};
+use neon_runtime::Backend;
 
-fn check<B: Backend>() {
+fn wake_detector_push_allocates_nothing<B: Backend>() {
     let words = builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
     let embedding =
         TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
@@ -28,9 +29,11 @@ fn check<B: Backend>() {
     assert_eq!(n, 0, "reset allocated");
 }
 
-#[test]
-fn wake_detector_push_allocates_nothing() {
-    check::<Portable>();
-    #[cfg(target_arch = "aarch64")]
-    check::<neon_runtime::Neon>();
+fn mel_frontend_allocates_nothing<B: Backend>() {
+    // 1760 samples at int16 scale (one chunk with its context): 8 frames.
+    let x: Vec<f32> = (0..1760).map(|i| ((i * 7919) % 16001) as f32 - 8000.0).collect();
+    let mut out = vec![0.0; MelFrontend::output_len(1760)];
+    assert_eq!(common::allocation_free(|| FRONTEND.run::<B>(&x, &mut out)), Ok(8));
 }
+
+neon_runtime::backend_tests!(wake_detector_push_allocates_nothing, mel_frontend_allocates_nothing);

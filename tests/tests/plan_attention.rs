@@ -125,7 +125,7 @@ fn self_reference<B: Backend>(
 
 /// A prompt of 3 tokens, then single tokens, then 2 at once: the plan and the operators
 /// one by one give the same bits and the same caches.
-fn decode<B: Backend>() {
+fn decoder_steps_equal_operators_one_by_one<B: Backend>() {
     let wt = self_weights();
     let mut ws = SelfAttentionWorkspace::new();
     let (mut kc, mut vc) = (vec![f32::NAN; 12 * 16], vec![f32::NAN; 12 * 16]);
@@ -147,18 +147,6 @@ fn decode<B: Backend>() {
 }
 
 #[test]
-fn decoder_steps_equal_operators_one_by_one() {
-    decode::<Portable>();
-    #[cfg(target_arch = "aarch64")]
-    decode::<neon_runtime::Neon>();
-    println!(
-        "SelfAttention: workspace {} bytes, lower bound {} bytes",
-        SelfAttention::WORKSPACE_BYTES,
-        SelfAttention::LOWER_BOUND_BYTES
-    );
-}
-
-#[test]
 fn scalars_validated_before_any_kernel_and_no_allocation() {
     let wt = self_weights();
     let mut ws = SelfAttentionWorkspace::new();
@@ -166,11 +154,10 @@ fn scalars_validated_before_any_kernel_and_no_allocation() {
     let x = w(2 * 16, 3);
     let mut y = vec![-1.0; 2 * 16];
     // Valid: 2 tokens at 4..6 over 6 cached frames; no allocation.
-    let (r, allocations) = common::count_allocations(|| {
+    common::allocation_free(|| {
         SelfAttention::run::<Portable, _>(&wt, &x, &mut y, &mut kc, &mut vc, 2, 4, 6, &mut ws)
-    });
-    r.unwrap();
-    assert_eq!(allocations, 0);
+    })
+    .unwrap();
     // `n` below the queries (causal), above the cache, or 0; `pos` past the cache: errors
     // naming the scalar, before any kernel (caches and output untouched), no allocation.
     let before = (kc.clone(), vc.clone());
@@ -182,11 +169,10 @@ fn scalars_validated_before_any_kernel_and_no_allocation() {
         (11, 12, Error::OutOfRange { name: "pos", value: 11, min: 0, max: 10 }),
     ] {
         let mut y = y0.clone();
-        let (r, allocations) = common::count_allocations(|| {
+        let r = common::allocation_free(|| {
             SelfAttention::run::<Portable, _>(&wt, &x, &mut y, &mut kc, &mut vc, 2, pos, n, &mut ws)
         });
         assert_eq!(r, Err(err));
-        assert_eq!(allocations, 0);
         assert_eq!(y, y0);
         assert_eq!((&kc, &vc), (&before.0, &before.1));
     }
@@ -219,23 +205,27 @@ fn encoder_reference<B: Backend>(
     y
 }
 
-fn encode<B: Backend>() {
+fn encoder_equals_operators_one_by_one<B: Backend>() {
     let wt = EncoderWeights { wq: lin(5, 24), wv: lin(6, 24) };
     let mut ws = EncoderWorkspace::new();
     for frames in [1, 3, 4, 5, 17, 40] {
         let x = w(frames * 24, frames);
         let mut y = vec![0.0; frames * 24];
-        let (r, allocations) =
-            common::count_allocations(|| Encoder::run::<B, _>(&wt, &x, &mut y, frames, &mut ws));
-        r.unwrap();
-        assert_eq!(allocations, 0);
+        common::allocation_free(|| Encoder::run::<B, _>(&wt, &x, &mut y, frames, &mut ws)).unwrap();
         assert_eq!(y, encoder_reference::<B>(&wt, &x, frames), "{} frames {frames}", B::NAME);
     }
 }
 
+neon_runtime::backend_tests!(
+    decoder_steps_equal_operators_one_by_one,
+    encoder_equals_operators_one_by_one
+);
+
 #[test]
-fn encoder_equals_operators_one_by_one() {
-    encode::<Portable>();
-    #[cfg(target_arch = "aarch64")]
-    encode::<neon_runtime::Neon>();
+fn memory() {
+    println!(
+        "SelfAttention: workspace {} bytes, lower bound {} bytes",
+        SelfAttention::WORKSPACE_BYTES,
+        SelfAttention::LOWER_BOUND_BYTES
+    );
 }

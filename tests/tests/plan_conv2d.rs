@@ -189,7 +189,7 @@ fn reference64(r: &Raw, x: &[f32], frames: usize) -> Vec<f64> {
     pool64(&h, (1, 2), (1, 2)).v
 }
 
-fn check<B: Backend>() {
+fn plan_equals_operators_and_f64<B: Backend>() {
     let r = raw();
     let w = weights(&r);
     let mut ws = Box::new(SmallCnnWorkspace::new());
@@ -217,16 +217,7 @@ fn check<B: Backend>() {
     println!("{}: worst |plan - f64| = {worst:e}", B::NAME);
 }
 
-#[test]
-fn plan_equals_operators_and_f64_portable() {
-    check::<Portable>();
-}
-
-#[cfg(target_arch = "aarch64")]
-#[test]
-fn plan_equals_operators_and_f64_neon() {
-    check::<neon_runtime::Neon>();
-}
+neon_runtime::backend_tests!(plan_equals_operators_and_f64);
 
 #[test]
 fn geometry_constants_and_memory() {
@@ -280,8 +271,5 @@ fn run_allocates_nothing() {
     let mut ws = Box::new(SmallCnnWorkspace::new());
     let x = values(SmallCnn::x_len(76), 3, 1.0);
     let mut y = vec![0.0; SmallCnn::y_len(76)];
-    let (r, n) =
-        common::count_allocations(|| SmallCnn::run::<Portable, _>(&w, &x, &mut y, 76, &mut ws));
-    r.unwrap();
-    assert_eq!(n, 0);
+    common::allocation_free(|| SmallCnn::run::<Portable, _>(&w, &x, &mut y, 76, &mut ws)).unwrap();
 }

@@ -110,7 +110,7 @@ fn reference<B: Backend>(w: &ConvNextWeights<Vec<f32>>, x: &[f32], frames: usize
     y
 }
 
-fn check<B: Backend>() {
+fn plan_equals_operators_one_by_one<B: Backend>() {
     let w = weights();
     let mut ws = Box::new(ConvNextWorkspace::new());
     for frames in [1, 2, 7, 33, 100, 2000] {
@@ -121,16 +121,7 @@ fn check<B: Backend>() {
     }
 }
 
-#[test]
-fn plan_equals_operators_one_by_one_portable() {
-    check::<Portable>();
-}
-
-#[cfg(target_arch = "aarch64")]
-#[test]
-fn plan_equals_operators_one_by_one_neon() {
-    check::<neon_runtime::Neon>();
-}
+neon_runtime::backend_tests!(plan_equals_operators_one_by_one);
 
 #[test]
 fn in_place_chain_and_memory() {
@@ -155,8 +146,5 @@ fn run_allocates_nothing() {
     let mut ws = Box::new(ConvNextWorkspace::new());
     let x = values(32 * 500, 3, 1.0);
     let mut y = vec![0.0; 32 * 500];
-    let (r, n) =
-        common::count_allocations(|| ConvNext::run::<Portable, _>(&w, &x, &mut y, 500, &mut ws));
-    r.unwrap();
-    assert_eq!(n, 0);
+    common::allocation_free(|| ConvNext::run::<Portable, _>(&w, &x, &mut y, 500, &mut ws)).unwrap();
 }

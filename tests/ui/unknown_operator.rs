@@ -2,9 +2,8 @@ use neon_macros::neon_plan;
 
 neon_plan! {
     pub plan P {
-        dim frames in 1..=100;
-        input x: [8, frames];
-        output y: [8, frames];
+        input x: [8, 10];
+        output y: [8, 10];
         y = frobnicate(x);
     }
 }

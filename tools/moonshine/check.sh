@@ -12,17 +12,4 @@ tools/moonshine/fetch.sh >/dev/null
 py=target/py/moonshine/bin/python
 "$py" tools/moonshine/convert.py models/moonshine --check
 "$py" tools/moonshine/goldens.py models/moonshine --check
-if command -v espeak-ng >/dev/null && command -v sox >/dev/null; then
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
-  tools/moonshine/make_clips.sh "$tmp" >/dev/null
-  for f in models/moonshine/clips/*.wav; do
-    if cmp -s "$f" "$tmp/$(basename "$f")"; then
-      echo "clips: ok   $(basename "$f")"
-    else
-      echo "clips: NOTE $(basename "$f") differs from a fresh synthesis (espeak-ng/sox version?)"
-    fi
-  done
-else
-  echo "clips: espeak-ng or sox not installed; clip synthesis not compared"
-fi
+tools/common/compare_clips.sh tools/moonshine/make_clips.sh models/moonshine/clips

@@ -34,7 +34,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -708,24 +707,15 @@ def verify_against_ort(path, pkg):
 
 
 def check(out_dir):
-    tmp = tempfile.mkdtemp(prefix="moonshine-convert-")
-    try:
-        written = convert(tmp, verify=False)
-        bad = 0
-        for path in written:
-            name = os.path.basename(path)
-            mine = os.path.join(out_dir, name)
-            if not os.path.exists(mine):
-                print(f"MISSING {name}")
-                bad += 1
-                continue
-            same = ms_env.sha256_file(path) == ms_env.sha256_file(mine)
-            bad += not same
-            print(f"{'ok  ' if same else 'DIFF'} {name}")
-        print(f"check: {len(written) - bad} identical, {bad} different")
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
+    def compare(_tmp, path):
+        name = os.path.basename(path)
+        mine = os.path.join(out_dir, name)
+        if not os.path.exists(mine):
+            return name, None, ""
+        return name, ms_env.sha256_file(path) == ms_env.sha256_file(mine), ""
+
+    return ms_env.check_regenerated(
+        "moonshine-convert-", lambda tmp: convert(tmp, verify=False), compare)
 
 
 def main():

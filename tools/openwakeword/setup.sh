@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates the Python environment for tools/openwakeword: a venv in target/py/openwakeword
 # (build output, ignored by git) with the pinned packages of requirements.txt, installed with
-# `pip install --no-deps` (see requirements.txt for why). Idempotent.
+# `pip install --no-deps` (see requirements.txt for why; tools/common/venv.sh). Idempotent:
+# when the venv already has exactly the pinned versions, nothing is installed.
 #
 #   setup.sh           the converter / golden environment
 #   setup.sh --bench   also the peer-benchmark packages of bench_requirements.txt (ONNX Runtime)
@@ -10,24 +11,9 @@
 # for) with the venv module. The clip script additionally needs Debian's espeak-ng and sox
 # (make_clips.sh installs them).
 set -euo pipefail
-bench=0
-for arg in "$@"; do
-  case "$arg" in
-    --bench) bench=1 ;;
-    *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
-  esac
-done
 cd "$(dirname "$0")/../.."
-venv=target/py/openwakeword
-if [ ! -x "$venv/bin/python" ]; then
-  "${PYTHON:-python3}" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-  -r tools/openwakeword/requirements.txt
-if [ "$bench" = 1 ]; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-    -r tools/openwakeword/bench_requirements.txt
-fi
+. tools/common/venv.sh
+pinned_venv openwakeword "$@"
 "$venv/bin/python" - "$bench" <<'PY'
 import sys
 sys.path.insert(0, "tools/openwakeword")

@@ -219,16 +219,10 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
 }
 
 fn main() {
-    let workload = std::env::args().nth(1).unwrap_or_default();
-    let portable = std::env::args().nth(2).as_deref() == Some("portable");
-    let checksum = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
-    let Some(checksum) = checksum else {
-        eprintln!(
-            "usage: insn_conv2d same-1x3|same-1x3-plain|same-1x3-separate|valid-3x1|\
-             valid-3x1-im2col|pool-2x2|embedding|embedding-layers [portable]"
-        );
-        std::process::exit(2);
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload}: checksum {checksum}");
+    neon_benches::workload_main(
+        "insn_conv2d same-1x3|same-1x3-plain|same-1x3-separate|valid-3x1|valid-3x1-im2col|\
+         pool-2x2|embedding|embedding-layers [portable]",
+        run::<Portable>,
+        run::<Fast>,
+    );
 }

@@ -39,8 +39,9 @@ use neon_benches::{region_start, region_stop, wav_i16};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::detector::{WakeDetector, WakeWord, STAGE2_THRESHOLD};
 use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
-use neon_models::openwakeword::head::{HeadNet, STAGE1, STAGE2};
+use neon_models::openwakeword::head::HeadNet;
 use neon_models::openwakeword::mel::FRONTEND;
+use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::openwakeword::stream::EmbeddingStage;
 use neon_models::weights::TensorFile;
 use neon_runtime::{Backend, Portable};
@@ -218,15 +219,9 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
 }
 
 fn main() {
-    let workload = std::env::args().nth(1).unwrap_or_default();
-    let portable = std::env::args().nth(2).as_deref() == Some("portable");
-    let checksum = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
-    let Some(checksum) = checksum else {
-        eprintln!(
-            "usage: insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]"
-        );
-        std::process::exit(2);
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload}: checksum {checksum}");
+    neon_benches::workload_main(
+        "insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]",
+        run::<Portable>,
+        run::<Fast>,
+    );
 }

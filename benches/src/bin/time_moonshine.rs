@@ -12,8 +12,8 @@
 //! - `first_logits`: `encode` + `decode_step(BOS)`: audio to the first logits;
 //! - `transcribe`: `encode` + greedy decoding to EOS (15 steps), without the detokenisation.
 //!
-//! `FastBackend` (on x86-64 the portable kernels with their AVX-512F / AVX2 paths picked at run
-//! time), one thread, weights prepared beforehand, no allocation in the timed calls but
+//! The backend `neon transcribe` runs, `BackendKind::best()` (`Neon` on aarch64, the best
+//! `X86` level of the CPU on x86-64, named in the output), chosen once; one thread, weights prepared beforehand, no allocation in the timed calls but
 //! `transcribe`'s token vector.
 //!
 //! Usage: `time_moonshine [--json PATH] [--scale X]` (`--scale` multiplies every repetition
@@ -22,12 +22,10 @@
 
 use std::time::Instant;
 
-use neon_benches::moonshine::{
-    backend_name, beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION,
-};
+use neon_benches::moonshine::{beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION};
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::{BOS, EOS};
-use neon_models::FastBackend;
+use neon_runtime::{Backend, BackendKind, WithBackend};
 
 /// Repetitions per workload (before `--scale`).
 const REPS: [(&str, usize); 4] =
@@ -67,7 +65,7 @@ fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
 
-fn greedy(t: &mut Transcriber<FastBackend>, tokens: &mut Vec<u32>) {
+fn greedy<B: Backend>(t: &mut Transcriber<B>, tokens: &mut Vec<u32>) {
     t.greedy(BECKETT_TOKENS.len(), tokens).unwrap();
 }
 
@@ -86,7 +84,27 @@ fn main() {
             }
         }
     }
-    let model = open::<FastBackend>().and_then(|t| Ok((t, beckett()?)));
+    BackendKind::best().with(Time { json, scale }).unwrap();
+}
+
+/// The timings, on the backend chosen at run time.
+struct Time {
+    /// Where to write the JSON results.
+    json: Option<String>,
+    /// Multiplies every repetition count.
+    scale: f64,
+}
+
+impl WithBackend for Time {
+    type Output = ();
+
+    fn run<B: Backend>(self) {
+        time::<B>(self.json, self.scale);
+    }
+}
+
+fn time<B: Backend>(json: Option<String>, scale: f64) {
+    let model = open::<B>().and_then(|t| Ok((t, beckett()?)));
     let (mut t, samples) = match model {
         Ok(m) => m,
         Err(e) => {
@@ -139,7 +157,7 @@ fn main() {
     ];
     println!(
         "neon Moonshine base-en, {}, beckett.wav ({} samples, {frames} frames), 1 thread",
-        backend_name(),
+        B::NAME,
         samples.len()
     );
     println!("{:<14} {:>10} {:>10} {:>10} {:>6}", "workload", "median ms", "q1", "q3", "n");
@@ -151,7 +169,7 @@ fn main() {
         "{{\"runtime\": \"neon\", \"backend\": \"{}\", \"clip\": \"beckett.wav\", \
          \"samples\": {}, \"frames\": {frames}, \"step_position\": {STEP_POSITION}, \
          \"step_token\": {}, \"results\": {{\"neon\": {{{}}}}}}}\n",
-        backend_name(),
+        B::NAME,
         samples.len(),
         BECKETT_TOKENS[STEP_POSITION],
         results.join(", ")

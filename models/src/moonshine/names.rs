@@ -12,18 +12,29 @@ macro_rules! quant {
     };
 }
 
-/// The same tensor name in each of the eight layers of `encoder` or `decoder`.
+/// `$name` itself (the identity `per_layer!` applies by default).
+macro_rules! name {
+    ($name:expr) => {
+        $name
+    };
+}
+
+/// The same tensor name in each of the eight layers of `encoder` or `decoder`, each passed
+/// through `$each!` (`name!` by default, `quant!` for an int8 weight's three names).
 macro_rules! per_layer {
     ($stack:literal, $name:literal) => {
+        per_layer!(name, $stack, $name)
+    };
+    ($each:ident, $stack:literal, $name:literal) => {
         [
-            concat!($stack, ".layers.0.", $name),
-            concat!($stack, ".layers.1.", $name),
-            concat!($stack, ".layers.2.", $name),
-            concat!($stack, ".layers.3.", $name),
-            concat!($stack, ".layers.4.", $name),
-            concat!($stack, ".layers.5.", $name),
-            concat!($stack, ".layers.6.", $name),
-            concat!($stack, ".layers.7.", $name),
+            $each!(concat!($stack, ".layers.0.", $name)),
+            $each!(concat!($stack, ".layers.1.", $name)),
+            $each!(concat!($stack, ".layers.2.", $name)),
+            $each!(concat!($stack, ".layers.3.", $name)),
+            $each!(concat!($stack, ".layers.4.", $name)),
+            $each!(concat!($stack, ".layers.5.", $name)),
+            $each!(concat!($stack, ".layers.6.", $name)),
+            $each!(concat!($stack, ".layers.7.", $name)),
         ]
     };
 }
@@ -31,16 +42,7 @@ macro_rules! per_layer {
 /// As `per_layer!`, for an int8 weight: its three names in each layer.
 macro_rules! per_layer_quant {
     ($stack:literal, $name:literal) => {
-        [
-            quant!(concat!($stack, ".layers.0.", $name)),
-            quant!(concat!($stack, ".layers.1.", $name)),
-            quant!(concat!($stack, ".layers.2.", $name)),
-            quant!(concat!($stack, ".layers.3.", $name)),
-            quant!(concat!($stack, ".layers.4.", $name)),
-            quant!(concat!($stack, ".layers.5.", $name)),
-            quant!(concat!($stack, ".layers.6.", $name)),
-            quant!(concat!($stack, ".layers.7.", $name)),
-        ]
+        per_layer!(quant, $stack, $name)
     };
 }
 

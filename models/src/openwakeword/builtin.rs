@@ -10,7 +10,8 @@ use alloc::string::{String, ToString};
 use std::path::Path;
 
 use super::detector::WakeWord;
-use super::head::{HeadNet, STAGE1, STAGE2};
+use super::head::HeadNet;
+use super::names::{STAGE1, STAGE2};
 use crate::error::{Error, WeightsSource};
 use crate::weights::TensorFile;
 

@@ -21,6 +21,9 @@
 //!
 //! Shapes (time x mel x channels): 74x32x24, 72x32x24, 36x16x24, 32x16x48, 32x8x48,
 //! 28x8x72, 14x4x72, 10x4x96, 10x2x96, 6x2x96, 3x1x96, 1x1x96.
+//!
+//! Weights: `EmbeddingNetWeights::load` (feature `alloc`, in `load`), tensor names in
+//! [`names`](super::names).
 
 use core::borrow::BorrowMut;
 
@@ -100,82 +103,6 @@ neon_plan! {
         let h = conv2d(h, conv18, conv18_b, leaky_relu = 0.2, clamp_min = -0.4);
         let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
         y = conv2d(h, conv19, conv19_b);
-    }
-}
-
-#[cfg(feature = "alloc")]
-mod load {
-    use alloc::vec::Vec;
-
-    use neon_runtime::ops::conv2d::{Conv2d, Conv2dGeometry};
-
-    use super::{EmbeddingNet, EmbeddingNetWeights};
-    use crate::error::Error;
-    use crate::weights::TensorFile;
-
-    /// Tensor names of the converter's `embedding.safetensors`, in network order.
-    const NAMES: [(&str, &str); 20] = [
-        ("conv0.weight", "conv0.bias"),
-        ("conv1.weight", "conv1.bias"),
-        ("conv2.weight", "conv2.bias"),
-        ("conv3.weight", "conv3.bias"),
-        ("conv4.weight", "conv4.bias"),
-        ("conv5.weight", "conv5.bias"),
-        ("conv6.weight", "conv6.bias"),
-        ("conv7.weight", "conv7.bias"),
-        ("conv8.weight", "conv8.bias"),
-        ("conv9.weight", "conv9.bias"),
-        ("conv10.weight", "conv10.bias"),
-        ("conv11.weight", "conv11.bias"),
-        ("conv12.weight", "conv12.bias"),
-        ("conv13.weight", "conv13.bias"),
-        ("conv14.weight", "conv14.bias"),
-        ("conv15.weight", "conv15.bias"),
-        ("conv16.weight", "conv16.bias"),
-        ("conv17.weight", "conv17.bias"),
-        ("conv18.weight", "conv18.bias"),
-        ("conv19.weight", "conv19.bias"),
-    ];
-
-    fn conv(file: &TensorFile<'_>, i: usize, g: Conv2dGeometry) -> Result<Conv2d<Vec<f32>>, Error> {
-        let (w, b) = NAMES[i];
-        let weight = file.f32(w, &[g.out_channels, g.in_channels, g.kernel_h, g.kernel_w])?;
-        let bias = file.f32(b, &[g.out_channels])?;
-        Ok(Conv2d::new(g, weight, Some(bias))?)
-    }
-
-    impl EmbeddingNetWeights<Vec<f32>> {
-        /// Loads and packs the 20 convs of `embedding.safetensors` (`conv{i}.weight`
-        /// `[out, in, kernel_h, kernel_w]`, `conv{i}.bias` `[out]`).
-        ///
-        /// # Errors
-        /// [`Error::Weights`] for a missing tensor, a wrong shape or dtype, or non-finite
-        /// values.
-        pub fn load(file: &TensorFile<'_>) -> Result<Self, Error> {
-            type P = EmbeddingNet;
-            Ok(Self {
-                conv0: conv(file, 0, P::CONV0)?,
-                conv1: conv(file, 1, P::CONV1)?,
-                conv2: conv(file, 2, P::CONV2)?,
-                conv3: conv(file, 3, P::CONV3)?,
-                conv4: conv(file, 4, P::CONV4)?,
-                conv5: conv(file, 5, P::CONV5)?,
-                conv6: conv(file, 6, P::CONV6)?,
-                conv7: conv(file, 7, P::CONV7)?,
-                conv8: conv(file, 8, P::CONV8)?,
-                conv9: conv(file, 9, P::CONV9)?,
-                conv10: conv(file, 10, P::CONV10)?,
-                conv11: conv(file, 11, P::CONV11)?,
-                conv12: conv(file, 12, P::CONV12)?,
-                conv13: conv(file, 13, P::CONV13)?,
-                conv14: conv(file, 14, P::CONV14)?,
-                conv15: conv(file, 15, P::CONV15)?,
-                conv16: conv(file, 16, P::CONV16)?,
-                conv17: conv(file, 17, P::CONV17)?,
-                conv18: conv(file, 18, P::CONV18)?,
-                conv19: conv(file, 19, P::CONV19)?,
-            })
-        }
     }
 }
 

@@ -4,6 +4,8 @@
 //!   (built at compile time, no allocation), and openWakeWord's feature scaling.
 //! - [`embedding`]: the speech-embedding CNN, `[76, 32]` mel window → `[96]` embedding.
 //! - [`head`]: the wake-word heads, last 16 embeddings `[16, 96]` → score in `(0, 1)`.
+//! - [`names`]: the tensor names of the converted files; `load` (feature `alloc`): those
+//!   files → the plans' prepared operators (`EmbeddingNetWeights::load`, `HeadNet::load`).
 //! - [`stream`]: the streaming semantics (chunks of 1280 samples, warm-up, pieces).
 //! - [`detector`]: audio → one score per wake word per push; [`trigger`]: scores → detections.
 //! - `builtin` (feature `std`): the official models, embedded, by name or path.
@@ -45,6 +47,9 @@ pub mod builtin;
 pub mod detector;
 pub mod embedding;
 pub mod head;
+#[cfg(feature = "alloc")]
+mod load;
 pub mod mel;
+pub mod names;
 pub mod stream;
 pub mod trigger;

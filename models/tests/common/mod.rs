@@ -34,6 +34,12 @@ pub fn tensor_i32(path: &str, name: &str) -> Vec<i32> {
     v.data().chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
+/// A WAV format: `bits`-bit integer or (with `float`) 32-bit float samples.
+pub fn wav_spec(rate: u32, channels: u16, bits: u16, float: bool) -> hound::WavSpec {
+    let sample_format = if float { hound::SampleFormat::Float } else { hound::SampleFormat::Int };
+    hound::WavSpec { channels, sample_rate: rate, bits_per_sample: bits, sample_format }
+}
+
 /// Every clip with goldens.
 pub const CLIPS: [&str; 6] =
     ["hey_jarvis", "alexa", "hey_mycroft", "hey_rhasspy", "ok_nabu", "weather"];
@@ -53,3 +59,19 @@ pub fn score_tolerance(head: &str) -> f32 {
     }
 }
 pub mod moonshine;
+
+/// Runs the generic test body `$body::<B>()` with the backend the `neon` program picks,
+/// `BackendKind::best()` (one dispatch for the whole body).
+#[macro_export]
+macro_rules! on_best_backend {
+    ($body:ident) => {{
+        struct Body;
+        impl neon_runtime::WithBackend for Body {
+            type Output = ();
+            fn run<B: neon_runtime::Backend>(self) {
+                $body::<B>()
+            }
+        }
+        neon_runtime::BackendKind::best().with(Body).unwrap()
+    }};
+}

@@ -2,7 +2,8 @@
 //! in-place reuse, and an offset for every intermediate value inside one workspace.
 //!
 //! The same code runs inside the `neon_plan!` macro at compile time (sizes at the upper
-//! bounds of symbolic dims) and in the dynamic execution plan at run time.
+//! bounds of symbolic dims); its input is a plain list of values and steps, so code that
+//! builds a schedule at run time can call it as well.
 //!
 //! Model: a schedule is a list of steps; step `s` reads some values and writes one.
 //! A value is *live* from the step that writes it to the last step that reads it,

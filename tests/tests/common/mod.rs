@@ -40,3 +40,11 @@ pub fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = f();
     (out, ALLOCATIONS.with(Cell::get) - before)
 }
+
+/// Runs `f`, asserts that this thread allocated nothing meanwhile, and returns its result.
+#[track_caller]
+pub fn allocation_free<T>(f: impl FnOnce() -> T) -> T {
+    let (out, n) = count_allocations(f);
+    assert_eq!(n, 0, "{n} heap allocation(s)");
+    out
+}

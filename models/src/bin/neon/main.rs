@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use neon_runtime::{BackendKind, WithBackend};
 
 /// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
 #[derive(Parser)]
@@ -52,6 +53,13 @@ fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(format!("cannot write to stdout: {e}")),
     }
+}
+
+/// Runs `code` with the fastest backend of this machine ([`BackendKind::best`]: NEON on
+/// aarch64, the best x86 level the CPU has, else the portable kernels), chosen once per
+/// command: the models inside are monomorphised for it, so no kernel call dispatches.
+fn with_best_backend<W: WithBackend<Output = Result<(), String>>>(code: W) -> Result<(), String> {
+    BackendKind::best().with(code).map_err(|e| e.to_string())?
 }
 
 /// Reads a WAV file as 16 kHz mono ([`neon_models::audio::Audio::open`]) and warns on stderr

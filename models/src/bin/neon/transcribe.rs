@@ -12,8 +12,8 @@ use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
-use neon_models::FastBackend;
 use neon_runtime::ops::quant::QuantPath;
+use neon_runtime::{Backend, WithBackend};
 use serde_json::json;
 
 use crate::line;
@@ -93,11 +93,38 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
         ));
     }
     let (samples, seconds) = read_audio(&args.input)?;
-    let mut model = Transcriber::<FastBackend>::open(&dir).map_err(|e| e.to_string())?;
+    crate::with_best_backend(Transcribe { args, dir, samples, seconds })
+}
+
+/// The transcription itself, monomorphised for the backend chosen at run time.
+struct Transcribe<'a> {
+    args: &'a TranscribeArgs,
+    dir: PathBuf,
+    samples: Vec<f32>,
+    seconds: f64,
+}
+
+impl WithBackend for Transcribe<'_> {
+    type Output = Result<(), String>;
+
+    fn run<B: Backend>(self) -> Self::Output {
+        let Transcribe { args, dir, samples, seconds } = self;
+        let model = Transcriber::<B>::open(&dir).map_err(|e| e.to_string())?;
+        transcribe(args, model, &samples, seconds)
+    }
+}
+
+/// Transcribes `samples` (`seconds` long) segment by segment and prints the text.
+fn transcribe<B: Backend>(
+    args: &TranscribeArgs,
+    mut model: Transcriber<B>,
+    samples: &[f32],
+    seconds: f64,
+) -> Result<(), String> {
     if args.int8 == "dot" {
         model.set_decoder_path(QuantPath::Dot);
     }
-    let mut segments = split(&samples, MAX_SAMPLES);
+    let mut segments = split(samples, MAX_SAMPLES);
     if segments.is_empty() {
         segments.push(0..0); // no samples: one (padded) segment, as the library does
     }

@@ -11,7 +11,7 @@ use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_models::weights::TensorFile;
-use neon_models::FastBackend;
+use neon_runtime::{Backend, WithBackend};
 use serde_json::{json, Map, Value};
 
 use crate::line;
@@ -56,15 +56,15 @@ struct Track {
     detections: Vec<(f64, f32)>,
 }
 
-struct Session {
-    detector: WakeDetector<FastBackend>,
+struct Session<B: Backend> {
+    detector: WakeDetector<B>,
     tracks: Vec<Track>,
     pad: usize,
     json: bool,
     chunks: u64,
 }
 
-impl Session {
+impl<B: Backend> Session<B> {
     /// Feeds one 1280-sample chunk (as openwakeword's `predict_clip` does) and reports.
     fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
         let scores = self.detector.push(chunk).map_err(|e| e.to_string())?;
@@ -142,24 +142,40 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
             detections: Vec::new(),
         })
         .collect();
-    let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
-        .map_err(|e| e.to_string())?;
-    let detector = WakeDetector::<FastBackend>::with_embedding(&embedding, words)
-        .map_err(|e| e.to_string())?;
-    let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
-    let mut s = Session { detector, tracks, pad, json: args.json, chunks: 0 };
-    let started = Instant::now();
-    let (label, audio_samples) = if args.input == "-" {
-        ("stdin".to_string(), run_stdin(&mut s)?)
-    } else {
-        (args.input.clone(), run_file(&mut s, &args.input)?)
-    };
-    report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
+    crate::with_best_backend(Detect { args, words, tracks })
+}
+
+/// The detection itself, monomorphised for the backend chosen at run time.
+struct Detect<'a> {
+    args: &'a WakeArgs,
+    words: Vec<WakeWord>,
+    tracks: Vec<Track>,
+}
+
+impl WithBackend for Detect<'_> {
+    type Output = Result<(), String>;
+
+    fn run<B: Backend>(self) -> Self::Output {
+        let Detect { args, words, tracks } = self;
+        let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
+            .map_err(|e| e.to_string())?;
+        let detector =
+            WakeDetector::<B>::with_embedding(&embedding, words).map_err(|e| e.to_string())?;
+        let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
+        let mut s = Session { detector, tracks, pad, json: args.json, chunks: 0 };
+        let started = Instant::now();
+        let (label, audio_samples) = if args.input == "-" {
+            ("stdin".to_string(), run_stdin(&mut s)?)
+        } else {
+            (args.input.clone(), run_file(&mut s, &args.input)?)
+        };
+        report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
+    }
 }
 
 /// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
 /// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
-fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
+fn run_file<B: Backend>(s: &mut Session<B>, path: &str) -> Result<usize, String> {
     let audio = crate::open_wav(path)?;
     let samples = audio.to_i16();
     let mut data = vec![0i16; s.pad];
@@ -183,7 +199,7 @@ fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
 
 /// Raw s16le 16 kHz mono from stdin, in 1280-sample chunks as they arrive; a final partial
 /// chunk is not scored (as in openwakeword, it would wait for more audio).
-fn run_stdin(s: &mut Session) -> Result<usize, String> {
+fn run_stdin<B: Backend>(s: &mut Session<B>) -> Result<usize, String> {
     let stdin = io::stdin();
     let mut reader = RawPcmReader::new("stdin", stdin.lock());
     let mut chunk = vec![0i16; CHUNK];
@@ -236,7 +252,12 @@ fn short(v: f32) -> Value {
     format!("{v}").parse::<f64>().map_or(Value::Null, Value::from)
 }
 
-fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) -> Result<(), String> {
+fn report<B: Backend>(
+    s: &Session<B>,
+    label: &str,
+    audio_samples: usize,
+    seconds: f64,
+) -> Result<(), String> {
     if s.json {
         let mut models = Map::new();
         for t in &s.tracks {

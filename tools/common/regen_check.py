@@ -1,0 +1,34 @@
+"""Shared by the converters' and golden scripts' `--check`: regenerate every output into a
+temporary directory and compare it with the file in place, one line per file and a summary.
+
+Import with `sys.path.insert(0, <this directory>)` (the tools are scripts, not a package).
+"""
+import shutil
+import tempfile
+
+
+def check_regenerated(prefix, regenerate, compare, summary="identical"):
+    """Returns the exit status of a check: 0 when every regenerated output matches, else 1.
+
+    `regenerate(tmp)` writes the outputs into the temporary directory `tmp` (removed at the end,
+    its name starts with `prefix`) and returns what it wrote. `compare(tmp, item)` compares one
+    of them with the file in place and returns `(name, ok, detail)`: `ok` is None when the file
+    in place is missing; `detail` is printed after the name. `summary` (a string, or a function
+    called at the end) follows the count of matching outputs in the last line.
+    """
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        written = regenerate(tmp)
+        bad = 0
+        for item in written:
+            name, ok, detail = compare(tmp, item)
+            if ok is None:
+                print(f"MISSING {name}")
+            else:
+                print(f"{'ok  ' if ok else 'DIFF'} {name}{detail}")
+            bad += not ok
+        text = summary() if callable(summary) else summary
+        print(f"check: {len(written) - bad} {text}, {bad} different")
+        return 1 if bad else 0
+    finally:
+        shutil.rmtree(tmp)

@@ -1,0 +1,50 @@
+# Shared by tools/*/setup.sh, which source it from the repository root.
+#
+#   pinned_venv NAME [--bench]
+#
+# Creates the venv target/py/NAME (build output, ignored by git) when it is missing and
+# installs the pinned packages of tools/NAME/requirements.txt (with --bench also
+# tools/NAME/bench_requirements.txt) with `pip install --no-deps` (each requirements.txt says
+# why). Fast path: when every pinned `name==version` is already installed, pip is not run (it
+# is slow even when it has nothing to do). Sets `venv` (the venv's path) and `bench` (1 with
+# --bench, else 0). Needs python3 (or $PYTHON) with the venv module.
+pinned_venv() {
+  local name="$1"
+  shift
+  bench=0
+  for arg in "$@"; do
+    case "$arg" in
+      --bench) bench=1 ;;
+      *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+    esac
+  done
+  venv="target/py/$name"
+  if [ ! -x "$venv/bin/python" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+  fi
+  local reqs=("tools/$name/requirements.txt")
+  if [ "$bench" = 1 ]; then
+    reqs+=("tools/$name/bench_requirements.txt")
+  fi
+  if ! "$venv/bin/python" - "${reqs[@]}" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+for path in sys.argv[1:]:
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        name, want = line.split("==")
+        try:
+            if version(name) != want:
+                sys.exit(1)
+        except PackageNotFoundError:
+            sys.exit(1)
+PY
+  then
+    local r
+    for r in "${reqs[@]}"; do
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$r"
+    done
+  fi
+}
