@@ -336,12 +336,13 @@ macro_rules! backend_tests {
                 super::$body::<$crate::Portable>()
             })+
         }
-        #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-        mod neon {
-            $(#[test]
-            fn $body() {
-                super::$body::<$crate::kernels::Neon>()
-            })+
+        $crate::__with_neon! {
+            mod neon {
+                $(#[test]
+                fn $body() {
+                    super::$body::<$crate::kernels::Neon>()
+                })+
+            }
         }
         #[cfg(target_arch = "x86_64")]
         mod x86_avx2 {
@@ -368,4 +369,23 @@ macro_rules! backend_tests {
             })+
         }
     };
+}
+
+/// For [`backend_tests!`]: expands its input where this build of the runtime has the
+/// [`Neon`] backend (aarch64 with feature `neon`), to nothing elsewhere, so the choice is made
+/// by the runtime's features and not by the features of the crate that calls the macro.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_neon {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// For [`backend_tests!`]: expands its input where this build of the runtime has the
+/// `Neon` backend (aarch64 with feature `neon`), to nothing elsewhere.
+#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_neon {
+    ($($item:tt)*) => {};
 }
