@@ -88,12 +88,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         consts.push(quote!(#[doc = #doc] pub const #cname: #geom_ty = #geom;));
         let fname = field.to_string();
         let has_bias = s.bias.is_some();
-        let geom_check = match s.op {
-            Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) | Op::PerChannel(_) => {
-                quote!(weights.#field.geometry() != Self::#cname)
-            }
-            _ => quote!(*weights.#field.geometry() != Self::#cname),
-        };
+        let geom_check = quote!(weights.#field.geometry() != Self::#cname);
         let bias_check = match s.op {
             Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) if has_bias => {
                 quote!(|| weights.#field.bias().is_none())
@@ -346,9 +341,13 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(0);
                 quote!(#unit.run::<B>(#x, #out_view)?;)
             }
+            Op::QuantLinear(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
+            }
             Op::DepthwiseConv1d(_)
             | Op::Linear(_)
-            | Op::QuantLinear(_)
             | Op::BlockQ8Linear(_)
             | Op::LayerNorm(_)
             | Op::RmsNorm(_)
@@ -459,8 +458,19 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         format!(" Prepared operators of [`{name}`]; `S` is their weight storage.")
     };
     let run_doc = format!(
-        " Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+        " Runs the plan with backend `B` and the default options: [`{name}::run_with`] with `RunOptions::new()`."
     );
+    let run_with_doc = format!(
+        " Runs the plan with backend `B` and `options`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+    );
+    // Only int8 layers read an option today; other plans take it for a uniform signature.
+    let options = if has_int8 { format_ident!("options") } else { format_ident!("_options") };
+    let tensor_args: Vec<&Ident> = [Role::Input, Role::Output, Role::State]
+        .iter()
+        .flat_map(|role| c.tensors.iter().filter(move |t| t.role == *role).map(|t| &t.name))
+        .collect();
+    let dim_args: Vec<&Ident> = c.dims.iter().map(|d| &d.name).collect();
+    let scalar_args: Vec<&Ident> = c.scalars.iter().collect();
     quote! {
         #(#attrs)*
         #vis struct #name;
@@ -500,6 +510,25 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             #(#len_fns)*
 
             #[doc = #run_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn run<B: #krate::Backend, #weight_params>(
+                weights: &#weights_name<#weight_args>,
+                #(#tensor_params,)*
+                #(#dim_params,)*
+                #(#scalar_params,)*
+                workspace: &mut #ws_name,
+            ) -> ::core::result::Result<(), #krate::Error> {
+                Self::run_with::<B, #weight_args>(
+                    weights,
+                    #(#tensor_args,)*
+                    #(#dim_args,)*
+                    #(#scalar_args,)*
+                    workspace,
+                    #krate::RunOptions::new(),
+                )
+            }
+
+            #[doc = #run_with_doc]
             #[allow(
                 clippy::too_many_arguments,
                 clippy::identity_op,
@@ -509,12 +538,13 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 unused_parens,
                 unused_mut
             )]
-            pub fn run<B: #krate::Backend, #weight_params>(
+            pub fn run_with<B: #krate::Backend, #weight_params>(
                 weights: &#weights_name<#weight_args>,
                 #(#tensor_params,)*
                 #(#dim_params,)*
                 #(#scalar_params,)*
                 workspace: &mut #ws_name,
+                #options: #krate::RunOptions,
             ) -> ::core::result::Result<(), #krate::Error> {
                 #(#dim_checks)*
                 #(#len_checks)*

@@ -156,24 +156,23 @@ pub const STAGE2: HeadNames = HeadNames {
 mod load {
     use alloc::vec::Vec;
 
-    use neon_runtime::ops::linear::Linear;
+    use neon_runtime::ops::linear::{Linear, LinearGeometry};
     use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 
     use super::*;
     use crate::error::WeightsReason;
     use crate::weights::TensorFile;
 
-    /// Dense layer `i` (`[out, inp]` weight and `[out]` bias).
+    /// Dense layer `i` with the plan's geometry `g` (`[out, in]` weight and `[out]` bias).
     fn dense(
         f: &TensorFile<'_>,
         n: &HeadNames,
         i: usize,
-        inp: usize,
-        out: usize,
+        g: LinearGeometry,
     ) -> Result<Linear<Vec<f32>>, Error> {
-        let w = f.f32(n.dense[i], &[out, inp])?;
-        let b = f.f32(n.dense_bias[i], &[out])?;
-        Ok(Linear::new(w, Some(b), inp, out)?)
+        let w = f.f32(n.dense[i], &[g.out_features, g.in_features])?;
+        let b = f.f32(n.dense_bias[i], &[g.out_features])?;
+        Ok(Linear::new(g, w, Some(b))?)
     }
 
     /// LayerNorm `i` with the plan's geometry `g` (`[H]` weight and bias).
@@ -189,15 +188,15 @@ mod load {
     }
 
     macro_rules! load_layer_norm_head {
-        ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $h:expr, $file:expr, $n:expr) => {{
-            let (f, n, h) = ($file, $n, $h);
+        ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $file:expr, $n:expr) => {{
+            let (f, n) = ($file, $n);
             HeadNet::$variant(
                 $weights {
-                    dense0: dense(f, n, 0, HEAD_INPUT, h)?,
+                    dense0: dense(f, n, 0, $plan::DENSE0)?,
                     norm0: norm(f, n, 0, $plan::NORM0)?,
-                    dense1: dense(f, n, 1, h, h)?,
+                    dense1: dense(f, n, 1, $plan::DENSE1)?,
                     norm1: norm(f, n, 1, $plan::NORM1)?,
-                    dense2: dense(f, n, 2, h, 1)?,
+                    dense2: dense(f, n, 2, $plan::DENSE2)?,
                 },
                 $ws::new(),
             )
@@ -235,9 +234,9 @@ mod load {
                 }
                 return Ok(HeadNet::Relu128(
                     ReluHead128Weights {
-                        dense0: dense(file, names, 0, HEAD_INPUT, 128)?,
-                        dense1: dense(file, names, 1, 128, 128)?,
-                        dense2: dense(file, names, 2, 128, 1)?,
+                        dense0: dense(file, names, 0, ReluHead128::DENSE0)?,
+                        dense1: dense(file, names, 1, ReluHead128::DENSE1)?,
+                        dense2: dense(file, names, 2, ReluHead128::DENSE2)?,
                     },
                     ReluHead128Workspace::new(),
                 ));
@@ -248,7 +247,6 @@ mod load {
                     LayerNormHead128Weights,
                     LayerNormHead128Workspace,
                     LayerNorm128,
-                    128,
                     file,
                     names
                 ),
@@ -257,7 +255,6 @@ mod load {
                     LayerNormHead64Weights,
                     LayerNormHead64Workspace,
                     LayerNorm64,
-                    64,
                     file,
                     names
                 ),
@@ -266,7 +263,6 @@ mod load {
                     LayerNormHead32Weights,
                     LayerNormHead32Workspace,
                     LayerNorm32,
-                    32,
                     file,
                     names
                 ),

@@ -404,6 +404,12 @@ impl ShapeRule for Conv1dGeometry {
             Layout::FrameMajor => shape2(CONV1D, frames, channels),
         }
     }
+    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn output_layout(&self) -> Option<Layout> {
+        Some(self.output_layout)
+    }
 }
 
 /// A prepared conv1d: weights packed for the GEMM once, at construction. See the
@@ -486,8 +492,8 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &Conv1dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> Conv1dGeometry {
+        self.geometry
     }
 
     /// The packed weights ([`Conv1dGeometry::pack_weights`] layout).
@@ -697,6 +703,12 @@ impl ShapeRule for DepthwiseConv1dGeometry {
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)
     }
+    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn output_layout(&self) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
 }
 
 /// A prepared depthwise conv1d (`groups == channels`, one filter per channel), computed by
@@ -765,12 +777,12 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &DepthwiseConv1dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> DepthwiseConv1dGeometry {
+        self.geometry
     }
 
-    /// The weights, `[channels, 1, kernel]`.
-    pub fn weight(&self) -> &[f32] {
+    /// The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).
+    pub fn packed_weight(&self) -> &[f32] {
         self.weight.as_ref()
     }
 

@@ -370,6 +370,12 @@ impl ShapeRule for Conv2dGeometry {
         let ow = window_output(CONV2D, what_w, w, self.pad_w(), self.kernel_w, self.stride_w)?;
         image_shape(CONV2D, D::constant(self.out_channels), oh, ow)
     }
+    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn output_layout(&self) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
 }
 
 /// A prepared conv2d: weights packed for the GEMM once, at construction. See the
@@ -456,8 +462,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &Conv2dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> Conv2dGeometry {
+        self.geometry
     }
 
     /// The packed weights ([`Conv2dGeometry::pack_weights`] layout).
