@@ -135,39 +135,60 @@
 //!
 //! # Design
 //!
-//! Phases, one module each: `parse` (syntax) -> `check` (names, symbolic shapes, the
-//! runtime's own shape rules) -> `schedule` (the runtime's planner: liveness, in-place,
-//! offsets) -> `emit` (straight-line Rust). Symbolic dims are canonical polynomials with
+//! Phases, one module each, talking only through the types of `ir`: `parse` (syntax ->
+//! `ir::Plan`) -> `check` (names, symbolic shapes, the runtime's own shape rules and
+//! planner facts -> `ir::Checked`) -> `schedule` (the runtime's planner: liveness,
+//! in-place, offsets) -> `emit` (straight-line Rust). Every phase reports into one error
+//! context (`ctxt`, serde_derive's pattern), so all of a block's errors are reported at
+//! once: every syntax error, else every check error. `signatures` is the operator table
+//! (argument slots, flags, options -> the runtime geometry, read through `options`).
+//!
+//! Operator facts are the runtime's: the shape rule, whether an operator may run in place
+//! on its first input and which layouts it reads and writes are stated once, next to each
+//! `ShapeRule` in `neon_runtime::ops`, and read here through that trait (the macro links
+//! the runtime at compile time). Symbolic dims are canonical polynomials with
 //! floor-division atoms; range checks evaluate every point of small domains exactly and
 //! fall back to sound interval arithmetic.
 
 mod check;
+mod ctxt;
 mod emit;
-mod ops;
+mod ir;
+mod literals;
+mod options;
 mod parse;
 mod schedule;
+mod signatures;
 mod sym;
 
 use proc_macro::TokenStream;
 
+use ctxt::Ctxt;
+
 /// Compiles a plan into straight-line code: see the [crate documentation](crate).
 #[proc_macro]
 pub fn neon_plan(input: TokenStream) -> TokenStream {
-    let plan = syn::parse_macro_input!(input as parse::Plan);
-    let checked = match check::check(&plan) {
-        Ok(c) => c,
-        Err(errors) => {
-            return errors
-                .into_iter()
-                .map(|e| e.to_compile_error())
-                .collect::<proc_macro2::TokenStream>()
-                .into()
-        }
-    };
+    let cx = Ctxt::new();
+    let expanded = expand(input.into(), &cx);
+    match cx.check() {
+        Ok(()) => expanded.unwrap_or_default().into(),
+        Err(errors) => errors.into(),
+    }
+}
+
+/// The phases, each reporting into `cx`; `None` once one has failed (the next would only
+/// add noise).
+fn expand(input: proc_macro2::TokenStream, cx: &Ctxt) -> Option<proc_macro2::TokenStream> {
+    let plan = parse::parse(input, cx)?;
+    if cx.error_count() > 0 {
+        return None;
+    }
+    let checked = check::check(&plan, cx)?;
     match schedule::schedule(&checked) {
-        Ok(mp) => emit::emit(&plan, &checked, &mp).into(),
-        Err(e) => syn::Error::new(plan.name.span(), format!("memory planning failed: {e}"))
-            .to_compile_error()
-            .into(),
+        Ok(memory) => Some(emit::emit(&checked, &memory)),
+        Err(e) => {
+            cx.error(checked.name.span(), format!("memory planning failed: {e}"));
+            None
+        }
     }
 }
