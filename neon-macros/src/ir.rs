@@ -188,15 +188,15 @@ impl Op {
     }
 
     /// Layouts of the `arity` tensor inputs and of the output, from the runtime's layout
-    /// facts ([`ShapeRule::input_layout`], [`ShapeRule::output_layout`]); an operator that
+    /// facts ([`ShapeRule::reads_layout`], [`ShapeRule::writes_layout`]); an operator that
     /// reads every layout gets [`ANY_LAYOUT`], and an output that follows its input the
     /// first input's layout.
     pub fn layouts(&self, arity: usize) -> (Vec<Layout>, Layout) {
         with_rule!(self, r => {
             let inputs: Vec<Layout> =
-                (0..arity).map(|a| r.input_layout(a).unwrap_or(ANY_LAYOUT)).collect();
+                (0..arity).map(|a| r.reads_layout(a).unwrap_or(ANY_LAYOUT)).collect();
             let first = inputs.first().copied().unwrap_or(ANY_LAYOUT);
-            (inputs, r.output_layout().unwrap_or(first))
+            (inputs, r.writes_layout().unwrap_or(first))
         })
     }
 

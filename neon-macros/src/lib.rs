@@ -95,8 +95,11 @@
 //! For `plan Name`:
 //! - `struct Name` with `WORKSPACE_BYTES`, `LOWER_BOUND_BYTES`, `STEPS`, `MEMORY_MAP` (name,
 //!   offset, bytes, first and last step of every value), one geometry constant per weight
-//!   (`Name::W`), `NAME_len(dims..)` for every caller tensor, and
-//!   `run::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace)`.
+//!   (`Name::W`: pass it to the operator's constructor, e.g. `Linear::new(Name::W, w, b)`),
+//!   `NAME_len(dims..)` for every caller tensor,
+//!   `run_with::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace,
+//!   options)` with per-call `neon_runtime::RunOptions` (the int8 path of `i8` linear
+//!   layers), and `run::<B, S>(..)`, the same with `RunOptions::new()`.
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
 //!   uses (a bias belongs to its operator's field). `S: AsRef<[f32]>` is the f32 storage;
 //!   a plan with int8 weights adds `Q: AsRef<[i8]>` (`NameWeights<S, Q>`, fields such as
@@ -112,9 +115,11 @@
 //!
 //! # Errors
 //!
-//! Every error is a `compile_error!` spanned on the offending token, and the errors of all
-//! statements of a block are reported together (the first one per statement; a statement
-//! that fails defines nothing, so later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
+//! Every error is a `compile_error!` spanned on the offending token, and a block's errors
+//! are reported together: every syntax error (a malformed item is skipped up to its `;`),
+//! else the errors of all declarations and statements (per statement every argument and
+//! option error, or the first shape error; a statement that fails defines nothing, so
+//! later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
 //! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
 //! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
 //! bounds, and values computed but never used. Stable proc macros cannot emit warnings,

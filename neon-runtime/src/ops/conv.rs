@@ -161,7 +161,7 @@ fn check_bias<S: AsRef<[f32]>>(bias: Option<&S>, channels: usize) -> Result<(), 
 /// Geometry of a [`Conv1d`]: sizes without weights. Implements [`ShapeRule`].
 ///
 /// Input: channel-first `[in_channels, frames]`. Output: `[out_channels, out_frames]` when
-/// `output_layout` is [`Layout::ChannelFirst`], `[out_frames, out_channels]` when it is
+/// `writes_layout` is [`Layout::ChannelFirst`], `[out_frames, out_channels]` when it is
 /// [`Layout::FrameMajor`]. Weight: `[out_channels, in_channels / groups, kernel]`
 /// (PyTorch's `Conv1d` layout); bias: `[out_channels]`. See the [module docs](self) for the
 /// window and the output length.
@@ -314,7 +314,7 @@ impl Conv1dGeometry {
     }
 
     /// Elements of the packed weights for all groups (what [`Conv1d::from_packed`] takes;
-    /// it depends on `output_layout`).
+    /// it depends on `writes_layout`).
     pub fn packed_len(&self) -> Option<usize> {
         self.packed_group_len()?.checked_mul(self.groups)
     }
@@ -404,10 +404,10 @@ impl ShapeRule for Conv1dGeometry {
             Layout::FrameMajor => shape2(CONV1D, frames, channels),
         }
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.output_layout)
     }
 }
@@ -513,7 +513,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
     }
 
     /// Runs the conv: `input` channel-first `[in_channels, frames]`, `output` `[out_channels,
-    /// out_frames]` or `[out_frames, out_channels]` per the geometry's `output_layout` (it is
+    /// out_frames]` or `[out_frames, out_channels]` per the geometry's `writes_layout` (it is
     /// overwritten), `scratch` at least [`Conv1d::scratch_len`] elements (contents ignored).
     ///
     /// # Errors
@@ -703,10 +703,10 @@ impl ShapeRule for DepthwiseConv1dGeometry {
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
 }

@@ -370,10 +370,10 @@ impl ShapeRule for Conv2dGeometry {
         let ow = window_output(CONV2D, what_w, w, self.pad_w(), self.kernel_w, self.stride_w)?;
         image_shape(CONV2D, D::constant(self.out_channels), oh, ow)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
 }

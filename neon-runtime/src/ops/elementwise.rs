@@ -73,10 +73,10 @@ impl ShapeRule for Add {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         None
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         None
     }
 }
@@ -94,10 +94,10 @@ impl ShapeRule for Mul {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         None
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         None
     }
 }
@@ -197,10 +197,10 @@ impl ShapeRule for Scale {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         None
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         None
     }
 }
@@ -220,10 +220,10 @@ impl ShapeRule for ScaleShift {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         None
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         None
     }
 }
@@ -381,10 +381,10 @@ impl ShapeRule for PerChannel {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }

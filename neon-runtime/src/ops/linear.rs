@@ -130,10 +130,10 @@ impl ShapeRule for LinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.output_shape_as(OP, inputs)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! Next to the shape rule, the same trait states the facts a planner needs: whether the
 //! operator may run in place on its first input ([`ShapeRule::in_place`]) and which layouts
-//! it reads and writes ([`ShapeRule::input_layout`], [`ShapeRule::output_layout`]).
+//! it reads and writes ([`ShapeRule::reads_layout`], [`ShapeRule::writes_layout`]).
 //!
 //! Storage is generic: `S: AsRef<[f32]>`: `Vec<f32>` (feature `alloc`), `&'static [f32]`,
 //! or anything else that derefs to a slice (int8 weights likewise: `Q: AsRef<[i8]>`, see
@@ -85,9 +85,9 @@ pub trait ShapeRule {
     }
     /// The layout input `arg` (`0..arity`) must carry, or `None` when the operator reads
     /// every layout (elementwise operators: all inputs then carry one layout).
-    fn input_layout(&self, arg: usize) -> Option<Layout>;
+    fn reads_layout(&self, arg: usize) -> Option<Layout>;
     /// The layout of the output, or `None` when it is the first input's.
-    fn output_layout(&self) -> Option<Layout>;
+    fn writes_layout(&self) -> Option<Layout>;
 }
 
 /// Whether an operator's output may live in its first input's storage: the planner's

@@ -119,10 +119,10 @@ impl ShapeRule for LayerNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }
@@ -258,10 +258,10 @@ impl ShapeRule for RmsNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }
@@ -396,10 +396,10 @@ impl ShapeRule for GroupNormGeometry {
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
         Ok(x.clone())
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::ChannelFirst)
     }
 }

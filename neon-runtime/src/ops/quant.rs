@@ -86,10 +86,10 @@ impl ShapeRule for QuantLinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.linear().output_shape_as(OP, inputs)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
 }
@@ -156,10 +156,10 @@ impl ShapeRule for BlockQ8LinearGeometry {
         self.validate()?;
         self.linear().output_shape_as(BLOCK_OP, inputs)
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
 }

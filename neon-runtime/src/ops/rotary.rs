@@ -89,10 +89,10 @@ impl ShapeRule for RotaryGeometry {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(Layout::FrameMajor)
     }
 }

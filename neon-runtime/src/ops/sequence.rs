@@ -88,10 +88,10 @@ impl ShapeRule for ConcatFrames {
         let (_, tb) = seq(self.layout, b);
         make(op, self.layout, ca, ta.add(&tb))
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }
@@ -170,10 +170,10 @@ impl ShapeRule for LastFrames {
         }
         make(op, self.layout, c, D::constant(self.frames))
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }
@@ -239,10 +239,10 @@ impl ShapeRule for WriteFrames {
     fn in_place(&self) -> InPlace {
         InPlace::Always
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         Some(self.layout)
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         Some(self.layout)
     }
 }

@@ -28,10 +28,10 @@ impl ShapeRule for Softmax {
     fn in_place(&self) -> InPlace {
         InPlace::Allowed
     }
-    fn input_layout(&self, _arg: usize) -> Option<Layout> {
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
         None
     }
-    fn output_layout(&self) -> Option<Layout> {
+    fn writes_layout(&self) -> Option<Layout> {
         None
     }
 }
