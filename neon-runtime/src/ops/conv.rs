@@ -47,7 +47,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len};
 use crate::kernels::Backend;
-use crate::ops::{check_input_layout, expect_dim, expect_rank, ShapeRule};
+use crate::ops::{check_input_layout, check_len, expect_dim, expect_rank, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
@@ -482,11 +482,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = geometry.packed_len().unwrap_or(0);
-        let got = packed.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "packed weight", expected, got });
-        }
+        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
         check_bias(bias.as_ref(), geometry.out_channels)?;
         Ok(Self { geometry, packed, bias })
     }
@@ -767,11 +763,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = geometry.weight_len().unwrap_or(0);
-        let got = weight.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "weight", expected, got });
-        }
+        check_len("weight", geometry.weight_len().unwrap_or(0), weight.as_ref().len())?;
         check_bias(bias.as_ref(), geometry.channels)?;
         Ok(Self { geometry, weight, bias })
     }

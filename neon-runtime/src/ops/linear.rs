@@ -9,7 +9,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{expect_dim, expect_rank, ShapeRule};
+use super::{check_len, expect_dim, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::packed_b_len;
@@ -238,11 +238,7 @@ impl<S: AsRef<[f32]>> Linear<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = checked_packed_len(&geometry)?;
-        let got = packed.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "packed weight", expected, got });
-        }
+        check_len("packed weight", checked_packed_len(&geometry)?, packed.as_ref().len())?;
         check_bias(&geometry, bias.as_ref().map(AsRef::as_ref))?;
         Ok(Self { geometry, weight: packed, bias })
     }

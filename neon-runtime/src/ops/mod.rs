@@ -180,6 +180,15 @@ pub fn head_dim<D: Dim>(
     }
 }
 
+/// Checks that a buffer (`what`: "weight", "packed weight", ...) has `expected` elements.
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::Length { what, expected, got })
+    }
+}
+
 /// Rank as text for [`ShapeError::Rank`] (`expected` is a `&'static str`).
 const RANK_TEXT: [&str; 4] = ["1", "2", "3", "4"];
 

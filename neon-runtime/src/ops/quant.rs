@@ -25,7 +25,7 @@
 use alloc::vec::Vec;
 
 use super::linear::{check_bias, LinearGeometry};
-use super::{RunOptions, ShapeRule};
+use super::{check_len, RunOptions, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::PACK_NR;
@@ -189,14 +189,6 @@ fn checked_scales_len(g: &LinearGeometry) -> Result<usize, Error> {
         .checked_mul(PACK_NR)
         .and_then(|n| n.checked_mul(g.in_features / BLOCK_K))
         .ok_or(Error::BadShape { reason: "packed scales length overflows usize" })
-}
-
-fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
-    if got == expected {
-        Ok(())
-    } else {
-        Err(Error::Length { what, expected, got })
-    }
 }
 
 /// How a [`QuantLinear`] computes a single row (a GEMV): a per-call choice, given in
