@@ -10,7 +10,7 @@ use neon_macros::neon_plan;
 use neon_runtime::ops::conv::{Conv1d, DepthwiseConv1d};
 use neon_runtime::ops::elementwise::LayerScale;
 use neon_runtime::ops::norm::LayerNorm;
-use neon_runtime::{Backend, Layout, Portable};
+use neon_runtime::{Backend, Portable};
 
 neon_plan! {
     /// ConvNeXt block over `[64, frames]`: depthwise k=7, LayerNorm over channels,
@@ -70,7 +70,7 @@ fn main() -> Result<(), neon_runtime::Error> {
         norm: LayerNorm::new(Block::NORM, vec![1.0; 64], Some(vec![0.0; 64]))?,
         up: Conv1d::new(Block::UP, values(256 * 64, 3, 0.125), Some(values(256, 4, 0.1)))?,
         down: Conv1d::new(Block::DOWN, values(64 * 256, 5, 0.06), Some(values(64, 6, 0.1)))?,
-        gamma: LayerScale::new(vec![0.1; 64], Layout::ChannelFirst)?,
+        gamma: LayerScale::new(Block::GAMMA, vec![0.1; 64])?,
     };
     println!(
         "plan Block: {} steps, workspace {} bytes (lower bound {} bytes)",

@@ -95,8 +95,11 @@
 //! For `plan Name`:
 //! - `struct Name` with `WORKSPACE_BYTES`, `LOWER_BOUND_BYTES`, `STEPS`, `MEMORY_MAP` (name,
 //!   offset, bytes, first and last step of every value), one geometry constant per weight
-//!   (`Name::W`), `NAME_len(dims..)` for every caller tensor, and
-//!   `run::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace)`.
+//!   (`Name::W`: pass it to the operator's constructor, e.g. `Linear::new(Name::W, w, b)`),
+//!   `NAME_len(dims..)` for every caller tensor,
+//!   `run_with::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace,
+//!   options)` with per-call `neon_runtime::RunOptions` (the int8 path of `i8` linear
+//!   layers), and `run::<B, S>(..)`, the same with `RunOptions::new()`.
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
 //!   uses (a bias belongs to its operator's field). `S: AsRef<[f32]>` is the f32 storage;
 //!   a plan with int8 weights adds `Q: AsRef<[i8]>` (`NameWeights<S, Q>`, fields such as
@@ -112,9 +115,11 @@
 //!
 //! # Errors
 //!
-//! Every error is a `compile_error!` spanned on the offending token, and the errors of all
-//! statements of a block are reported together (the first one per statement; a statement
-//! that fails defines nothing, so later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
+//! Every error is a `compile_error!` spanned on the offending token, and a block's errors
+//! are reported together: every syntax error (a malformed item is skipped up to its `;`),
+//! else the errors of all declarations and statements (per statement every argument and
+//! option error, or the first shape error; a statement that fails defines nothing, so
+//! later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
 //! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
 //! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
 //! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
@@ -135,39 +140,60 @@
 //!
 //! # Design
 //!
-//! Phases, one module each: `parse` (syntax) -> `check` (names, symbolic shapes, the
-//! runtime's own shape rules) -> `schedule` (the runtime's planner: liveness, in-place,
-//! offsets) -> `emit` (straight-line Rust). Symbolic dims are canonical polynomials with
+//! Phases, one module each, talking only through the types of `ir`: `parse` (syntax ->
+//! `ir::Plan`) -> `check` (names, symbolic shapes, the runtime's own shape rules and
+//! planner facts -> `ir::Checked`) -> `schedule` (the runtime's planner: liveness,
+//! in-place, offsets) -> `emit` (straight-line Rust). Every phase reports into one error
+//! context (`ctxt`, serde_derive's pattern), so all of a block's errors are reported at
+//! once: every syntax error, else every check error. `signatures` is the operator table
+//! (argument slots, flags, options -> the runtime geometry, read through `options`).
+//!
+//! Operator facts are the runtime's: the shape rule, whether an operator may run in place
+//! on its first input and which layouts it reads and writes are stated once, next to each
+//! `ShapeRule` in `neon_runtime::ops`, and read here through that trait (the macro links
+//! the runtime at compile time). Symbolic dims are canonical polynomials with
 //! floor-division atoms; range checks evaluate every point of small domains exactly and
 //! fall back to sound interval arithmetic.
 
 mod check;
+mod ctxt;
 mod emit;
-mod ops;
+mod ir;
+mod literals;
+mod options;
 mod parse;
 mod schedule;
+mod signatures;
 mod sym;
 
 use proc_macro::TokenStream;
 
+use ctxt::Ctxt;
+
 /// Compiles a plan into straight-line code: see the [crate documentation](crate).
 #[proc_macro]
 pub fn neon_plan(input: TokenStream) -> TokenStream {
-    let plan = syn::parse_macro_input!(input as parse::Plan);
-    let checked = match check::check(&plan) {
-        Ok(c) => c,
-        Err(errors) => {
-            return errors
-                .into_iter()
-                .map(|e| e.to_compile_error())
-                .collect::<proc_macro2::TokenStream>()
-                .into()
-        }
-    };
+    let cx = Ctxt::new();
+    let expanded = expand(input.into(), &cx);
+    match cx.check() {
+        Ok(()) => expanded.unwrap_or_default().into(),
+        Err(errors) => errors.into(),
+    }
+}
+
+/// The phases, each reporting into `cx`; `None` once one has failed (the next would only
+/// add noise).
+fn expand(input: proc_macro2::TokenStream, cx: &Ctxt) -> Option<proc_macro2::TokenStream> {
+    let plan = parse::parse(input, cx)?;
+    if cx.error_count() > 0 {
+        return None;
+    }
+    let checked = check::check(&plan, cx)?;
     match schedule::schedule(&checked) {
-        Ok(mp) => emit::emit(&plan, &checked, &mp).into(),
-        Err(e) => syn::Error::new(plan.name.span(), format!("memory planning failed: {e}"))
-            .to_compile_error()
-            .into(),
+        Ok(memory) => Some(emit::emit(&checked, &memory)),
+        Err(e) => {
+            cx.error(checked.name.span(), format!("memory planning failed: {e}"));
+            None
+        }
     }
 }

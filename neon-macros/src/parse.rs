@@ -1,4 +1,8 @@
-//! Phase 1: parse a `neon_plan!` block into a spanned syntax tree.
+//! Phase 1: parse a `neon_plan!` block into the spanned syntax tree [`ir::Plan`].
+//!
+//! Errors go to the shared [`Ctxt`]. A malformed item is reported and skipped up to its
+//! `;`, so every syntax error of a block is reported at once; the checks then run only on
+//! a block that parsed (a skipped item would make them report noise).
 //!
 //! ```text
 //! plan      := attr* vis? "plan" Ident "{" item* "}"
@@ -15,10 +19,13 @@
 //! dims      := expr ("," expr)*      expr over + - * / (floor, by constants), ints, dims
 //! ```
 
-use proc_macro2::Span;
-use syn::parse::{Parse, ParseStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
-use syn::{braced, bracketed, parenthesized, Attribute, Expr, Ident, Lit, Path, Token, Visibility};
+use syn::{braced, bracketed, parenthesized, Attribute, Expr, Ident, Token, Visibility};
+
+use crate::ctxt::Ctxt;
+use crate::ir::{self, DimDecl, Role, Stmt, TensorDecl, WeightDecl};
 
 mod kw {
     syn::custom_keyword!(plan);
@@ -30,84 +37,58 @@ mod kw {
     syn::custom_keyword!(scalar);
 }
 
-/// A whole plan.
-pub struct Plan {
-    pub attrs: Vec<Attribute>,
-    pub vis: Visibility,
-    pub name: Ident,
-    pub krate: Option<Path>,
-    pub dims: Vec<DimDecl>,
-    pub weights: Vec<WeightDecl>,
-    pub tensors: Vec<TensorDecl>,
-    pub scalars: Vec<Ident>,
-    pub stmts: Vec<Stmt>,
-}
-
-/// `dim frames in 1..=3000;`
-pub struct DimDecl {
-    pub name: Ident,
-    pub lo: (i64, Span),
-    pub hi: Option<(i64, Span)>,
-}
-
-/// `weight up: f32[256, 64, 1];`
-pub struct WeightDecl {
-    pub name: Ident,
-    pub storage: Ident,
-    pub shape: Vec<Expr>,
-    pub shape_span: Span,
-}
-
-/// Role of a caller-owned tensor.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Role {
-    Input,
-    Output,
-    State,
-}
-
-/// `input x: [64, frames];`
-pub struct TensorDecl {
-    pub role: Role,
-    pub name: Ident,
-    pub shape: Vec<Expr>,
-    pub shape_span: Span,
-}
-
-/// `let h = up(x);` or `y = add(h, x);`
-pub struct Stmt {
-    pub is_let: bool,
-    pub target: Ident,
-    pub callee: Ident,
-    pub args: Vec<Ident>,
-    pub options: Vec<(Ident, Expr)>,
-    pub call_span: Span,
-}
-
-impl Parse for Plan {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let vis: Visibility = input.parse()?;
-        input.parse::<kw::plan>()?;
-        let name: Ident = input.parse()?;
-        let body;
-        braced!(body in input);
-        let mut plan = Plan {
-            attrs,
-            vis,
-            name,
-            krate: None,
-            dims: Vec::new(),
-            weights: Vec::new(),
-            tensors: Vec::new(),
-            scalars: Vec::new(),
-            stmts: Vec::new(),
-        };
-        while !body.is_empty() {
-            parse_item(&body, &mut plan)?;
+/// Parses `input`; `None` when the block's header is malformed (reported) . Items that
+/// fail are reported and left out.
+pub fn parse(input: TokenStream, cx: &Ctxt) -> Option<ir::Plan> {
+    let parser = |input: ParseStream| parse_plan(input, cx);
+    match parser.parse2(input) {
+        Ok(plan) => Some(plan),
+        Err(e) => {
+            cx.syn_error(e);
+            None
         }
-        Ok(plan)
     }
+}
+
+fn parse_plan(input: ParseStream, cx: &Ctxt) -> syn::Result<ir::Plan> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    let vis: Visibility = input.parse()?;
+    input.parse::<kw::plan>()?;
+    let name: Ident = input.parse()?;
+    let body;
+    braced!(body in input);
+    let mut plan = ir::Plan {
+        attrs,
+        vis,
+        name,
+        krate: None,
+        dims: Vec::new(),
+        weights: Vec::new(),
+        tensors: Vec::new(),
+        scalars: Vec::new(),
+        stmts: Vec::new(),
+    };
+    while !body.is_empty() {
+        if let Err(e) = parse_item(&body, &mut plan) {
+            cx.syn_error(e);
+            skip_item(&body);
+        }
+    }
+    Ok(plan)
+}
+
+/// Skips the rest of a malformed item, up to and including its `;`.
+fn skip_item(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            rest = next;
+            if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ';') {
+                break;
+            }
+        }
+        Ok(((), rest))
+    });
 }
 
 fn parse_int(input: ParseStream) -> syn::Result<(i64, Span)> {
@@ -124,7 +105,7 @@ fn parse_shape(input: ParseStream) -> syn::Result<(Vec<Expr>, Span)> {
     Ok((dims.into_iter().collect(), bracket.span.join()))
 }
 
-fn parse_item(input: ParseStream, plan: &mut Plan) -> syn::Result<()> {
+fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
     let la = input.lookahead1();
     if la.peek(Token![crate]) {
         input.parse::<Token![crate]>()?;
@@ -207,17 +188,4 @@ fn parse_item(input: ParseStream, plan: &mut Plan) -> syn::Result<()> {
     }
     input.parse::<Token![;]>()?;
     Ok(())
-}
-
-/// An integer literal option value, e.g. `stride: 2`.
-pub fn lit_int(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Lit(l) => match &l.lit {
-            Lit::Int(i) => i.base10_parse().ok(),
-            _ => None,
-        },
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => lit_int(&u.expr).map(|v| -v),
-        Expr::Paren(p) => lit_int(&p.expr),
-        _ => None,
-    }
 }

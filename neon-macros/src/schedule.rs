@@ -5,7 +5,7 @@
 
 use neon_runtime::plan::{self, MemoryPlan, Schedule, Step, Storage, Value};
 
-use crate::check::{Checked, Home};
+use crate::ir::{Checked, Home};
 
 /// Bytes per element (f32).
 pub const ELEM: usize = 4;

@@ -53,4 +53,5 @@ pub use kernels::{
     Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Portable, WithBackend, X86Isa,
     X86,
 };
+pub use ops::RunOptions;
 pub use tensor::{IndexView, Layout, Shape, TensorView, TensorViewMut, MAX_RANK};

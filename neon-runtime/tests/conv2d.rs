@@ -617,7 +617,7 @@ fn from_packed_matches_new() {
         borrowed.run::<Portable>(&input, &mut out, &mut scratch).unwrap();
         assert_eq!(y1, y2);
         assert_eq!(borrowed.bias(), Some(&b[..]));
-        assert_eq!(*borrowed.geometry(), g);
+        assert_eq!(borrowed.geometry(), g);
     }
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Conv2d<Vec<f32>>>();

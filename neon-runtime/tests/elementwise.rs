@@ -327,8 +327,8 @@ fn per_channel_ops() {
     static BIAS: [f32; 3] = [10.0, 20.0, 30.0];
     let cf = Layout::ChannelFirst;
     let fm = Layout::FrameMajor;
-    let bias_cf = BiasAdd::from_packed(&BIAS[..], cf).unwrap();
-    let bias_fm = BiasAdd::from_slice(&BIAS, fm).unwrap();
+    let bias_cf = BiasAdd::from_packed(PerChannel::bias_add(3, cf), &BIAS[..]).unwrap();
+    let bias_fm = BiasAdd::from_slice(PerChannel::bias_add(3, fm), &BIAS).unwrap();
     let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
 
     // [3, 4] channel first: channel = row.
@@ -366,13 +366,16 @@ fn per_channel_ops() {
     let err = bias_fm.run_in_place::<Portable>(&mut wrong).unwrap_err();
     assert!(matches!(err, Error::Layout { op: "bias_add", .. }), "{err:?}");
     assert!(y == x, "untouched on error");
-    assert!(matches!(BiasAdd::new(Vec::new(), cf), Err(Error::Length { .. })));
+    assert!(matches!(
+        BiasAdd::new(PerChannel::bias_add(3, cf), Vec::new()),
+        Err(Error::Length { .. })
+    ));
     let mut o = vec![0.0; 12];
     let mut bad_out = TensorViewMut::new(&mut o, &[12], cf).unwrap();
     assert!(bias_cf.run::<Portable>(&view(&x, &[3, 4], cf), &mut bad_out).is_err());
 
     // Layer scale and the fused residual; errors leave the operator usable.
-    let ls = LayerScale::new(vec![0.5, 2.0, -1.0], cf).unwrap();
+    let ls = LayerScale::new(PerChannel::layer_scale(3, cf), vec![0.5, 2.0, -1.0]).unwrap();
     let mut y = x.clone();
     let mut vy = TensorViewMut::new(&mut y, &[3, 4], cf).unwrap();
     ls.run_in_place::<Portable>(&mut vy).unwrap();

@@ -51,11 +51,26 @@ fn check<B: Backend>() {
         let (want, tol) = reference(&x, &w, b.as_deref(), k, n);
 
         // The three constructors give the same operator.
-        let by_value = Linear::new(w.clone(), b.clone(), k, n).unwrap();
-        let by_slice = Linear::from_slice(&w, b.as_deref(), k, n).unwrap();
+        let by_value = Linear::new(
+            LinearGeometry { in_features: k, out_features: n, bias: b.clone().is_some() },
+            w.clone(),
+            b.clone(),
+        )
+        .unwrap();
+        let by_slice = Linear::from_slice(
+            LinearGeometry { in_features: k, out_features: n, bias: b.as_deref().is_some() },
+            &w,
+            b.as_deref(),
+        )
+        .unwrap();
         let mut packed = vec![0.0; packed_b_len(n, k)];
         pack_b(&w, n, k, &mut packed);
-        let by_packed = Linear::from_packed(&packed[..], b.as_deref(), k, n).unwrap();
+        let by_packed = Linear::from_packed(
+            LinearGeometry { in_features: k, out_features: n, bias: b.as_deref().is_some() },
+            &packed[..],
+            b.as_deref(),
+        )
+        .unwrap();
         assert_eq!(by_value.packed_weight(), by_slice.packed_weight());
         assert_eq!(by_value.packed_weight(), by_packed.packed_weight());
         assert_eq!(by_value.geometry(), LinearGeometry { in_features: k, out_features: n, bias });
@@ -115,32 +130,63 @@ fn shape_rule() {
 fn constructor_errors() {
     let w = vec![0.5; 12];
     assert_eq!(
-        Linear::new(w.clone(), None, 4, 4).unwrap_err(),
+        Linear::new(
+            LinearGeometry { in_features: 4, out_features: 4, bias: false },
+            w.clone(),
+            None
+        )
+        .unwrap_err(),
         Error::Length { what: "weight", expected: 16, got: 12 }
     );
     assert_eq!(
-        Linear::from_slice(&w, Some(&[1.0; 2]), 4, 3).unwrap_err(),
+        Linear::from_slice(
+            LinearGeometry { in_features: 4, out_features: 3, bias: true },
+            &w,
+            Some(&[1.0; 2])
+        )
+        .unwrap_err(),
         Error::Length { what: "bias", expected: 3, got: 2 }
     );
     assert!(matches!(
-        Linear::new(Vec::new(), None, 0, 3),
+        Linear::new(
+            LinearGeometry { in_features: 0, out_features: 3, bias: false },
+            Vec::new(),
+            None
+        ),
         Err(Error::Shape(ShapeError::Geometry { .. }))
     ));
     assert!(matches!(
-        Linear::from_slice(&[], None, 3, 0),
+        Linear::from_slice(
+            LinearGeometry { in_features: 3, out_features: 0, bias: false },
+            &[],
+            None
+        ),
         Err(Error::Shape(ShapeError::Geometry { .. }))
     ));
     assert_eq!(
-        Linear::from_packed(&w[..], None, 4, 3).unwrap_err(),
+        Linear::from_packed(
+            LinearGeometry { in_features: 4, out_features: 3, bias: false },
+            &w[..],
+            None
+        )
+        .unwrap_err(),
         Error::Length { what: "packed weight", expected: packed_b_len(3, 4), got: 12 }
     );
     let packed = vec![0.0; packed_b_len(3, 4)];
     assert!(matches!(
-        Linear::from_packed(&packed[..], Some(&w[..4]), 4, 3),
+        Linear::from_packed(
+            LinearGeometry { in_features: 4, out_features: 3, bias: true },
+            &packed[..],
+            Some(&w[..4])
+        ),
         Err(Error::Length { what: "bias", .. })
     ));
     assert!(matches!(
-        Linear::from_packed(&packed[..], None, usize::MAX, 3),
+        Linear::from_packed(
+            LinearGeometry { in_features: usize::MAX, out_features: 3, bias: false },
+            &packed[..],
+            None
+        ),
         Err(Error::BadShape { .. } | Error::Length { .. })
     ));
 }
@@ -149,7 +195,12 @@ fn constructor_errors() {
 fn run_errors_leave_output_and_operator_intact() {
     let (k, n) = (4, 3);
     let w: Vec<f32> = (0..n * k).map(|v| v as f32 * 0.25).collect();
-    let op = Linear::new(w.clone(), Some(vec![1.0, 2.0, 3.0]), k, n).unwrap();
+    let op = Linear::new(
+        LinearGeometry { in_features: k, out_features: n, bias: true },
+        w.clone(),
+        Some(vec![1.0, 2.0, 3.0]),
+    )
+    .unwrap();
     let x = [1.0f32; 8];
     let mut y = [7.0f32; 9];
 

@@ -458,7 +458,8 @@ fn layer_norm_op_matches_kernels() {
 
     // Channel-first [c, t], no bias, from a borrowed static-like slice.
     static GAMMA: [f32; 12] = [1.0, -1.0, 0.5, 2.0, 1.5, -0.25, 1.0, 1.0, 0.75, -2.0, 0.1, 3.0];
-    let op = LayerNorm::from_packed(ln_geom(c, false, Layout::ChannelFirst), &GAMMA[..]).unwrap();
+    let op =
+        LayerNorm::from_packed(ln_geom(c, false, Layout::ChannelFirst), &GAMMA[..], None).unwrap();
     Portable::layer_norm_channels(c, t, &x, &GAMMA, None, EPS, &mut want);
     let input = TensorView::new(&x, &[c, t], Layout::ChannelFirst).unwrap();
     let mut output = TensorViewMut::new(&mut got, &[c, t], Layout::ChannelFirst).unwrap();
@@ -474,8 +475,8 @@ fn layer_norm_op_matches_kernels() {
     // from_slice copies.
     let op2 =
         LayerNorm::from_slice(ln_geom(c, true, Layout::ChannelFirst), &gamma, Some(&beta)).unwrap();
-    assert_eq!(op2.packed().len(), 2 * c);
-    assert_eq!(&op2.packed()[..c], &gamma[..]);
+    assert_eq!(op2.packed_weight(), &gamma[..]);
+    assert_eq!(op2.bias(), Some(&beta[..]));
 }
 
 #[test]
@@ -499,8 +500,8 @@ fn layer_norm_op_errors() {
         Err(Error::Length { what: "beta", expected: 0, .. })
     ));
     assert!(matches!(
-        LayerNorm::from_packed(g, &gamma[..]),
-        Err(Error::Length { expected: 16, got: 8, .. })
+        LayerNorm::from_packed(g, &gamma[..], None),
+        Err(Error::Length { what: "beta", expected: 8, got: 0 })
     ));
     for eps in [0.0, -1.0, f32::NAN, f32::INFINITY] {
         let bad = LayerNormGeometry { eps, ..g };
@@ -655,7 +656,7 @@ fn group_norm_op() {
         GroupNorm::new(bad, gamma.clone(), Some(beta.clone())),
         Err(Error::Shape(ShapeError::Geometry { op: "group_norm", .. }))
     ));
-    assert!(matches!(GroupNorm::from_packed(geom, &gamma[..]), Err(Error::Length { .. })));
+    assert!(matches!(GroupNorm::from_packed(geom, &gamma[..], None), Err(Error::Length { .. })));
     assert!(matches!(
         GroupNorm::from_slice(geom, &gamma, Some(&beta[1..])),
         Err(Error::Length { what: "beta", .. })

@@ -1068,15 +1068,52 @@ mod operators {
             let p = Problem::new(&mut r, rows, n, k, k, n, bias, false);
             let Format::Tensor { scale, offset } = p.format else { unreachable!() };
             let b = p.bias.clone();
-            let by_value = QuantLinear::new(p.q.clone(), scale, offset, b.clone(), k, n).unwrap();
-            let by_slice =
-                QuantLinear::from_slice(&p.q, scale, offset, b.as_deref(), k, n).unwrap();
+            let by_value = QuantLinear::new(
+                QuantLinearGeometry { in_features: k, out_features: n, bias: b.clone().is_some() },
+                p.q.clone(),
+                scale,
+                offset,
+                b.clone(),
+            )
+            .unwrap();
+            let by_slice = QuantLinear::from_slice(
+                QuantLinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &p.q,
+                scale,
+                offset,
+                b.as_deref(),
+            )
+            .unwrap();
             let qt = transpose(&p.q, n, k);
-            let by_in_out =
-                QuantLinear::from_in_out(&qt, scale, offset, b.as_deref(), k, n).unwrap();
+            let by_in_out = QuantLinear::from_in_out(
+                QuantLinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &qt,
+                scale,
+                offset,
+                b.as_deref(),
+            )
+            .unwrap();
             let (packed, _) = p.packed();
-            let by_packed =
-                QuantLinear::from_packed(&packed[..], scale, offset, b.as_deref(), k, n).unwrap();
+            let by_packed = QuantLinear::from_packed(
+                QuantLinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &packed[..],
+                scale,
+                offset,
+                b.as_deref(),
+            )
+            .unwrap();
             // The four constructors give the same operator.
             for op in [&by_slice, &by_in_out] {
                 assert_eq!(op.packed_weight(), by_value.packed_weight());
@@ -1102,14 +1139,52 @@ mod operators {
             let p = Problem::new(&mut r, rows, n, k, k, n, bias, true);
             let Format::Block(s) = &p.format else { unreachable!() };
             let b = p.bias.clone();
-            let by_value = BlockQ8Linear::new(p.q.clone(), s.clone(), b.clone(), k, n).unwrap();
-            let by_slice = BlockQ8Linear::from_slice(&p.q, s, b.as_deref(), k, n).unwrap();
+            let by_value = BlockQ8Linear::new(
+                BlockQ8LinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.clone().is_some(),
+                },
+                p.q.clone(),
+                s.clone(),
+                b.clone(),
+            )
+            .unwrap();
+            let by_slice = BlockQ8Linear::from_slice(
+                BlockQ8LinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &p.q,
+                s,
+                b.as_deref(),
+            )
+            .unwrap();
             let (qt, st) = (transpose(&p.q, n, k), transpose(s, n, k / BLOCK_K));
-            let by_in_out = BlockQ8Linear::from_in_out(&qt, &st, b.as_deref(), k, n).unwrap();
+            let by_in_out = BlockQ8Linear::from_in_out(
+                BlockQ8LinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &qt,
+                &st,
+                b.as_deref(),
+            )
+            .unwrap();
             let (packed, packed_scales) = p.packed();
-            let by_packed =
-                BlockQ8Linear::from_packed(&packed[..], &packed_scales[..], b.as_deref(), k, n)
-                    .unwrap();
+            let by_packed = BlockQ8Linear::from_packed(
+                BlockQ8LinearGeometry {
+                    in_features: k,
+                    out_features: n,
+                    bias: b.as_deref().is_some(),
+                },
+                &packed[..],
+                &packed_scales[..],
+                b.as_deref(),
+            )
+            .unwrap();
             for op in [&by_slice, &by_in_out] {
                 assert_eq!(op.packed_weight(), by_value.packed_weight());
                 assert_eq!(op.packed_scales(), by_value.packed_scales());
@@ -1192,49 +1267,133 @@ mod operators {
         let q = vec![1i8; 12];
         let geometry_err = |e: Error| matches!(e, Error::Shape(ShapeError::Geometry { .. }));
         assert_eq!(
-            QuantLinear::new(q.clone(), 0.1, 0.0, None, 4, 4).unwrap_err(),
+            QuantLinear::new(
+                QuantLinearGeometry { in_features: 4, out_features: 4, bias: false },
+                q.clone(),
+                0.1,
+                0.0,
+                None
+            )
+            .unwrap_err(),
             Error::Length { what: "weight", expected: 16, got: 12 }
         );
         assert_eq!(
-            QuantLinear::from_slice(&q, 0.1, 0.0, Some(&[1.0; 2]), 4, 3).unwrap_err(),
+            QuantLinear::from_slice(
+                QuantLinearGeometry { in_features: 4, out_features: 3, bias: true },
+                &q,
+                0.1,
+                0.0,
+                Some(&[1.0; 2])
+            )
+            .unwrap_err(),
             Error::Length { what: "bias", expected: 3, got: 2 }
         );
         assert_eq!(
-            QuantLinear::from_in_out(&q, 0.1, 0.0, None, 3, 3).unwrap_err(),
+            QuantLinear::from_in_out(
+                QuantLinearGeometry { in_features: 3, out_features: 3, bias: false },
+                &q,
+                0.1,
+                0.0,
+                None
+            )
+            .unwrap_err(),
             Error::Length { what: "weight", expected: 9, got: 12 }
         );
-        assert!(geometry_err(QuantLinear::new(Vec::new(), 0.1, 0.0, None, 0, 3).unwrap_err()));
-        assert!(geometry_err(QuantLinear::from_slice(&[], 0.1, 0.0, None, 3, 0).unwrap_err()));
+        assert!(geometry_err(
+            QuantLinear::new(
+                QuantLinearGeometry { in_features: 0, out_features: 3, bias: false },
+                Vec::new(),
+                0.1,
+                0.0,
+                None
+            )
+            .unwrap_err()
+        ));
+        assert!(geometry_err(
+            QuantLinear::from_slice(
+                QuantLinearGeometry { in_features: 3, out_features: 0, bias: false },
+                &[],
+                0.1,
+                0.0,
+                None
+            )
+            .unwrap_err()
+        ));
         for (scale, offset) in
             [(f32::NAN, 0.0), (f32::INFINITY, 0.0), (0.1, f32::NAN), (0.1, -f32::INFINITY)]
         {
             assert!(geometry_err(
-                QuantLinear::new(q.clone(), scale, offset, None, 4, 3).unwrap_err()
+                QuantLinear::new(
+                    QuantLinearGeometry { in_features: 4, out_features: 3, bias: false },
+                    q.clone(),
+                    scale,
+                    offset,
+                    None
+                )
+                .unwrap_err()
             ));
             assert!(geometry_err(
-                QuantLinear::from_in_out(&q, scale, offset, None, 4, 3).unwrap_err()
+                QuantLinear::from_in_out(
+                    QuantLinearGeometry { in_features: 4, out_features: 3, bias: false },
+                    &q,
+                    scale,
+                    offset,
+                    None
+                )
+                .unwrap_err()
             ));
             let packed = vec![0i8; packed_i8_len(3, 4)];
             assert!(geometry_err(
-                QuantLinear::<_, &[f32]>::from_packed(&packed[..], scale, offset, None, 4, 3)
-                    .unwrap_err()
+                QuantLinear::<_, &[f32]>::from_packed(
+                    QuantLinearGeometry { in_features: 4, out_features: 3, bias: false },
+                    &packed[..],
+                    scale,
+                    offset,
+                    None
+                )
+                .unwrap_err()
             ));
         }
         assert_eq!(
-            QuantLinear::<_, &[f32]>::from_packed(&q[..], 0.1, 0.0, None, 4, 3).unwrap_err(),
+            QuantLinear::<_, &[f32]>::from_packed(
+                QuantLinearGeometry { in_features: 4, out_features: 3, bias: false },
+                &q[..],
+                0.1,
+                0.0,
+                None
+            )
+            .unwrap_err(),
             Error::Length { what: "packed weight", expected: packed_i8_len(3, 4), got: 12 }
         );
         let packed = vec![0i8; packed_i8_len(3, 4)];
         assert!(matches!(
-            QuantLinear::from_packed(&packed[..], 0.1, 0.0, Some(&[1.0f32; 4][..]), 4, 3),
+            QuantLinear::from_packed(
+                QuantLinearGeometry { in_features: 4, out_features: 3, bias: true },
+                &packed[..],
+                0.1,
+                0.0,
+                Some(&[1.0f32; 4][..])
+            ),
             Err(Error::Length { what: "bias", .. })
         ));
         assert!(matches!(
-            QuantLinear::<_, &[f32]>::from_packed(&packed[..], 0.1, 0.0, None, usize::MAX, 3),
+            QuantLinear::<_, &[f32]>::from_packed(
+                QuantLinearGeometry { in_features: usize::MAX, out_features: 3, bias: false },
+                &packed[..],
+                0.1,
+                0.0,
+                None
+            ),
             Err(Error::BadShape { .. } | Error::Length { .. })
         ));
         assert!(matches!(
-            QuantLinear::from_slice(&q, 0.1, 0.0, None, usize::MAX, 3),
+            QuantLinear::from_slice(
+                QuantLinearGeometry { in_features: usize::MAX, out_features: 3, bias: false },
+                &q,
+                0.1,
+                0.0,
+                None
+            ),
             Err(Error::BadShape { .. } | Error::Length { .. })
         ));
 
@@ -1242,43 +1401,130 @@ mod operators {
         let (k, n) = (64, 3);
         let q = vec![1i8; n * k];
         let s = vec![0.5f32; n * k / BLOCK_K];
-        assert!(BlockQ8Linear::from_slice(&q, &s, None, k, n).is_ok());
-        assert!(geometry_err(BlockQ8Linear::from_slice(&q, &s, None, 48, 4).unwrap_err()));
-        assert!(geometry_err(BlockQ8Linear::new(Vec::new(), Vec::new(), None, 0, 3).unwrap_err()));
+        assert!(BlockQ8Linear::from_slice(
+            BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+            &q,
+            &s,
+            None
+        )
+        .is_ok());
+        assert!(geometry_err(
+            BlockQ8Linear::from_slice(
+                BlockQ8LinearGeometry { in_features: 48, out_features: 4, bias: false },
+                &q,
+                &s,
+                None
+            )
+            .unwrap_err()
+        ));
+        assert!(geometry_err(
+            BlockQ8Linear::new(
+                BlockQ8LinearGeometry { in_features: 0, out_features: 3, bias: false },
+                Vec::new(),
+                Vec::new(),
+                None
+            )
+            .unwrap_err()
+        ));
         assert_eq!(
-            BlockQ8Linear::from_slice(&q, &s[1..], None, k, n).unwrap_err(),
+            BlockQ8Linear::from_slice(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &q,
+                &s[1..],
+                None
+            )
+            .unwrap_err(),
             Error::Length { what: "scales", expected: 6, got: 5 }
         );
         assert_eq!(
-            BlockQ8Linear::from_in_out(&q[1..], &s, None, k, n).unwrap_err(),
+            BlockQ8Linear::from_in_out(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &q[1..],
+                &s,
+                None
+            )
+            .unwrap_err(),
             Error::Length { what: "weight", expected: n * k, got: n * k - 1 }
         );
         assert_eq!(
-            BlockQ8Linear::new(q.clone(), s.clone(), Some(vec![0.0; 2]), k, n).unwrap_err(),
+            BlockQ8Linear::new(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: true },
+                q.clone(),
+                s.clone(),
+                Some(vec![0.0; 2])
+            )
+            .unwrap_err(),
             Error::Length { what: "bias", expected: 3, got: 2 }
         );
         let mut bad = s.clone();
         bad[4] = f32::NAN;
-        assert!(geometry_err(BlockQ8Linear::from_slice(&q, &bad, None, k, n).unwrap_err()));
+        assert!(geometry_err(
+            BlockQ8Linear::from_slice(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &q,
+                &bad,
+                None
+            )
+            .unwrap_err()
+        ));
         bad[4] = f32::NEG_INFINITY;
-        assert!(geometry_err(BlockQ8Linear::from_in_out(&q, &bad, None, k, n).unwrap_err()));
+        assert!(geometry_err(
+            BlockQ8Linear::from_in_out(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &q,
+                &bad,
+                None
+            )
+            .unwrap_err()
+        ));
         let packed = vec![0i8; packed_i8_len(n, k)];
         let mut packed_scales = vec![0.5f32; packed_block_scales_len(n, k)];
-        assert!(BlockQ8Linear::from_packed(&packed[..], &packed_scales[..], None, k, n).is_ok());
+        assert!(BlockQ8Linear::from_packed(
+            BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+            &packed[..],
+            &packed_scales[..],
+            None
+        )
+        .is_ok());
         assert!(matches!(
-            BlockQ8Linear::from_packed(&packed[..], &packed_scales[1..], None, k, n),
+            BlockQ8Linear::from_packed(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &packed[..],
+                &packed_scales[1..],
+                None
+            ),
             Err(Error::Length { what: "scales", .. })
         ));
         assert!(matches!(
-            BlockQ8Linear::from_packed(&packed[1..], &packed_scales[..], None, k, n),
+            BlockQ8Linear::from_packed(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &packed[1..],
+                &packed_scales[..],
+                None
+            ),
             Err(Error::Length { what: "packed weight", .. })
         ));
         packed_scales[7] = f32::INFINITY;
         assert!(geometry_err(
-            BlockQ8Linear::from_packed(&packed[..], &packed_scales[..], None, k, n).unwrap_err()
+            BlockQ8Linear::from_packed(
+                BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+                &packed[..],
+                &packed_scales[..],
+                None
+            )
+            .unwrap_err()
         ));
         assert!(matches!(
-            BlockQ8Linear::from_slice(&q, &s, None, usize::MAX / 32 * 32, n),
+            BlockQ8Linear::from_slice(
+                BlockQ8LinearGeometry {
+                    in_features: usize::MAX / 32 * 32,
+                    out_features: n,
+                    bias: false
+                },
+                &q,
+                &s,
+                None
+            ),
             Err(Error::BadShape { .. } | Error::Length { .. })
         ));
     }
@@ -1336,8 +1582,14 @@ mod operators {
         let (k, n) = (4, 3);
         let q: Vec<i8> = (0..n * k).map(|v| v as i8 - 5).collect();
         let (scale, offset) = (0.25f32, -0.5f32);
-        let op =
-            QuantLinear::new(q.clone(), scale, offset, Some(vec![1.0, 2.0, 3.0]), k, n).unwrap();
+        let op = QuantLinear::new(
+            QuantLinearGeometry { in_features: k, out_features: n, bias: true },
+            q.clone(),
+            scale,
+            offset,
+            Some(vec![1.0, 2.0, 3.0]),
+        )
+        .unwrap();
         let want: Vec<f32> = (0..n)
             .map(|j| {
                 let s: i32 = q[j * k..j * k + k].iter().map(|&v| v as i32).sum();
@@ -1348,7 +1600,13 @@ mod operators {
 
         let (k, n) = (32, 3);
         let q: Vec<i8> = (0..n * k).map(|v| (v % 7) as i8 - 3).collect();
-        let op = BlockQ8Linear::new(q.clone(), vec![0.5; n], None, k, n).unwrap();
+        let op = BlockQ8Linear::new(
+            BlockQ8LinearGeometry { in_features: k, out_features: n, bias: false },
+            q.clone(),
+            vec![0.5; n],
+            None,
+        )
+        .unwrap();
         let want: Vec<f32> = (0..n)
             .map(|j| 0.5 * q[j * k..j * k + k].iter().map(|&v| v as i32).sum::<i32>() as f32)
             .collect();

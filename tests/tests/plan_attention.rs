@@ -10,7 +10,7 @@ mod common;
 use neon_macros::neon_plan;
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::attention::Attention;
-use neon_runtime::ops::linear::Linear;
+use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::rotary::{Rotary, RotaryGeometry};
 use neon_runtime::ops::sequence::WriteFrames;
 use neon_runtime::{Backend, Error, Layout, Portable, TensorView, TensorViewMut};
@@ -64,12 +64,19 @@ fn w(n: usize, seed: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 1000.0 - 0.5).collect()
 }
 
-fn lin(seed: usize, features: usize) -> Linear<Vec<f32>> {
-    Linear::new(w(features * features, seed), None, features, features).unwrap()
+/// A square projection of the plan's geometry `g`.
+fn lin(seed: usize, g: LinearGeometry) -> Linear<Vec<f32>> {
+    Linear::new(g, w(g.in_features * g.out_features, seed), None).unwrap()
 }
 
 fn self_weights() -> SelfAttentionWeights<Vec<f32>> {
-    SelfAttentionWeights { wq: lin(1, 16), wk: lin(2, 16), wv: lin(3, 16), wo: lin(4, 16) }
+    type P = SelfAttention;
+    SelfAttentionWeights {
+        wq: lin(1, P::WQ),
+        wk: lin(2, P::WK),
+        wv: lin(3, P::WV),
+        wo: lin(4, P::WO),
+    }
 }
 
 const FM: Layout = Layout::FrameMajor;
@@ -206,7 +213,7 @@ fn encoder_reference<B: Backend>(
 }
 
 fn encoder_equals_operators_one_by_one<B: Backend>() {
-    let wt = EncoderWeights { wq: lin(5, 24), wv: lin(6, 24) };
+    let wt = EncoderWeights { wq: lin(5, Encoder::WQ), wv: lin(6, Encoder::WV) };
     let mut ws = EncoderWorkspace::new();
     for frames in [1, 3, 4, 5, 17, 40] {
         let x = w(frames * 24, frames);

@@ -56,7 +56,7 @@ fn weights() -> ConvNextWeights<Vec<f32>> {
         up: Conv1d::new(ConvNext::UP, values(128 * 32, 5, 0.2), Some(values(128, 6, 0.1))).unwrap(),
         down: Conv1d::new(ConvNext::DOWN, values(32 * 128, 7, 0.1), Some(values(32, 8, 0.1)))
             .unwrap(),
-        gamma: LayerScale::new(values(32, 9, 0.5), Layout::ChannelFirst).unwrap(),
+        gamma: LayerScale::new(ConvNext::GAMMA, values(32, 9, 0.5)).unwrap(),
     }
 }
 

@@ -38,9 +38,9 @@ fn weights() -> MlpWeights<Vec<f32>, Vec<i8>> {
     let scales: Vec<f32> = (0..64 * 4).map(|i| 1e-3 * (1 + i % 7) as f32).collect();
     MlpWeights {
         norm: LayerNorm::new(Mlp::NORM, vec![1.0; 64], None).unwrap(),
-        up: QuantLinear::new(int8(128 * 64, 1), 4e-3, 4e-3 * -17.0, Some(vec![0.01; 128]), 64, 128)
+        up: QuantLinear::new(Mlp::UP, int8(128 * 64, 1), 4e-3, 4e-3 * -17.0, Some(vec![0.01; 128]))
             .unwrap(),
-        down: BlockQ8Linear::new(int8(64 * 128, 2), scales, None, 128, 64).unwrap(),
+        down: BlockQ8Linear::new(Mlp::DOWN, int8(64 * 128, 2), scales, None).unwrap(),
     }
 }
 

@@ -47,7 +47,7 @@ use neon_models::openwakeword::stream::{
     EmbeddingStage, FeatureStream, CHUNK, EMBEDDING_DIM, WARMUP_PUSHES,
 };
 use neon_runtime::ops::conv2d::{Conv2d, Conv2dGeometry};
-use neon_runtime::ops::linear::Linear;
+use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 use platform::{Console, TakeOnce};
 
@@ -155,12 +155,12 @@ fn embedding_weights() -> Result<EmbeddingNetWeights<S>, neon_runtime::Error> {
     })
 }
 
-fn dense(w: S, b: S, inp: usize, out: usize) -> Result<Linear<S>, neon_runtime::Error> {
-    Linear::from_packed(w, Some(b), inp, out)
+fn dense(g: LinearGeometry, w: S, b: S) -> Result<Linear<S>, neon_runtime::Error> {
+    Linear::from_packed(g, w, Some(b))
 }
 
-fn norm(g: LayerNormGeometry, params: S) -> Result<LayerNorm<S>, neon_runtime::Error> {
-    LayerNorm::from_packed(g, params)
+fn norm(g: LayerNormGeometry, w: S, b: S) -> Result<LayerNorm<S>, neon_runtime::Error> {
+    LayerNorm::from_packed(g, w, Some(b))
 }
 
 /// hey_jarvis's first stage (LayerNorm head, H = 128) over the embedded arrays.
@@ -168,11 +168,11 @@ fn stage1() -> Result<HeadNet<S>, neon_runtime::Error> {
     use weights::*;
     type P = LayerNormHead128;
     let w = LayerNormHead128Weights {
-        dense0: dense(&STAGE1_DENSE0_W.0, &STAGE1_DENSE0_B.0, 1536, 128)?,
-        norm0: norm(P::NORM0, &STAGE1_NORM0.0)?,
-        dense1: dense(&STAGE1_DENSE1_W.0, &STAGE1_DENSE1_B.0, 128, 128)?,
-        norm1: norm(P::NORM1, &STAGE1_NORM1.0)?,
-        dense2: dense(&STAGE1_DENSE2_W.0, &STAGE1_DENSE2_B.0, 128, 1)?,
+        dense0: dense(P::DENSE0, &STAGE1_DENSE0_W.0, &STAGE1_DENSE0_B.0)?,
+        norm0: norm(P::NORM0, &STAGE1_NORM0_W.0, &STAGE1_NORM0_B.0)?,
+        dense1: dense(P::DENSE1, &STAGE1_DENSE1_W.0, &STAGE1_DENSE1_B.0)?,
+        norm1: norm(P::NORM1, &STAGE1_NORM1_W.0, &STAGE1_NORM1_B.0)?,
+        dense2: dense(P::DENSE2, &STAGE1_DENSE2_W.0, &STAGE1_DENSE2_B.0)?,
     };
     Ok(HeadNet::LayerNorm128(w, LayerNormHead128Workspace::new()))
 }
@@ -182,11 +182,11 @@ fn stage2() -> Result<HeadNet<S>, neon_runtime::Error> {
     use weights::*;
     type P = LayerNormHead64;
     let w = LayerNormHead64Weights {
-        dense0: dense(&STAGE2_DENSE0_W.0, &STAGE2_DENSE0_B.0, 1536, 64)?,
-        norm0: norm(P::NORM0, &STAGE2_NORM0.0)?,
-        dense1: dense(&STAGE2_DENSE1_W.0, &STAGE2_DENSE1_B.0, 64, 64)?,
-        norm1: norm(P::NORM1, &STAGE2_NORM1.0)?,
-        dense2: dense(&STAGE2_DENSE2_W.0, &STAGE2_DENSE2_B.0, 64, 1)?,
+        dense0: dense(P::DENSE0, &STAGE2_DENSE0_W.0, &STAGE2_DENSE0_B.0)?,
+        norm0: norm(P::NORM0, &STAGE2_NORM0_W.0, &STAGE2_NORM0_B.0)?,
+        dense1: dense(P::DENSE1, &STAGE2_DENSE1_W.0, &STAGE2_DENSE1_B.0)?,
+        norm1: norm(P::NORM1, &STAGE2_NORM1_W.0, &STAGE2_NORM1_B.0)?,
+        dense2: dense(P::DENSE2, &STAGE2_DENSE2_W.0, &STAGE2_DENSE2_B.0)?,
     };
     Ok(HeadNet::LayerNorm64(w, LayerNormHead64Workspace::new()))
 }

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use neon_runtime::ops::conv::Conv1d;
 use neon_runtime::ops::norm::{GroupNorm, LayerNorm};
-use neon_runtime::ops::quant::{QuantLinear, QuantPath};
+use neon_runtime::ops::quant::{QuantLinear, QuantLinearGeometry};
 
 use super::decoder::{CrossKv, DecoderLayer};
 use super::decoder::{CrossKvWeights, DecoderHead, DecoderHeadWeights, DecoderLayerWeights};
@@ -49,29 +49,17 @@ fn norm(file: &TensorFile<'_>, name: &'static str) -> Result<LayerNorm<F32>, Err
     Ok(LayerNorm::new(g, file.f32(name, &[g.channels])?, None)?)
 }
 
-/// A linear layer `in_features → out_features` from an int8 `[in, out]` tensor.
+/// A linear layer of the plan's geometry `g` from an int8 `[in, out]` tensor (and the
+/// bias `bias` names when `g.bias`).
 fn linear(
     file: &TensorFile<'_>,
     names: Quant,
     bias: Option<&'static str>,
-    in_features: usize,
-    out_features: usize,
+    g: QuantLinearGeometry,
 ) -> Result<QuantLinear<I8, F32>, Error> {
-    let w = file.quant(names, &[in_features, out_features])?;
-    let bias = bias.map(|b| file.f32(b, &[out_features])).transpose()?;
-    let op = QuantLinear::from_in_out(
-        &w.q,
-        w.scale,
-        w.offset,
-        bias.as_deref(),
-        in_features,
-        out_features,
-    )?;
-    Ok(op)
-}
-
-fn square(file: &TensorFile<'_>, names: Quant) -> Result<QuantLinear<I8, F32>, Error> {
-    linear(file, names, None, D_MODEL, D_MODEL)
+    let w = file.quant(names, &[g.in_features, g.out_features])?;
+    let bias = bias.map(|b| file.f32(b, &[g.out_features])).transpose()?;
+    Ok(QuantLinear::from_in_out(g, &w.q, w.scale, w.offset, bias.as_deref())?)
 }
 
 /// Columns `cols` of an `[rows, width]` row-major matrix.
@@ -94,37 +82,37 @@ fn conv(
 fn encoder_layer(file: &TensorFile<'_>, i: usize) -> Result<EncoderLayerWeights<F32, I8>, Error> {
     Ok(EncoderLayerWeights {
         attn_norm: norm(file, enc::ATTN_NORM[i])?,
-        q: square(file, enc::Q[i])?,
-        k: square(file, enc::K[i])?,
-        v: square(file, enc::V[i])?,
-        o: square(file, enc::O[i])?,
+        q: linear(file, enc::Q[i], None, EncoderLayer::Q)?,
+        k: linear(file, enc::K[i], None, EncoderLayer::K)?,
+        v: linear(file, enc::V[i], None, EncoderLayer::V)?,
+        o: linear(file, enc::O[i], None, EncoderLayer::O)?,
         mlp_norm: norm(file, enc::MLP_NORM[i])?,
-        fc1: linear(file, enc::FC1[i], Some(enc::FC1_BIAS[i]), D_MODEL, MLP_HIDDEN)?,
-        fc2: linear(file, enc::FC2[i], Some(enc::FC2_BIAS[i]), MLP_HIDDEN, D_MODEL)?,
+        fc1: linear(file, enc::FC1[i], Some(enc::FC1_BIAS[i]), EncoderLayer::FC1)?,
+        fc2: linear(file, enc::FC2[i], Some(enc::FC2_BIAS[i]), EncoderLayer::FC2)?,
     })
 }
 
 fn decoder_layer(file: &TensorFile<'_>, i: usize) -> Result<DecoderLayerWeights<F32, I8>, Error> {
     let up = file.quant(dec::UP[i], &[D_MODEL, 2 * MLP_HIDDEN])?;
     let up_bias = file.f32(dec::UP_BIAS[i], &[2 * MLP_HIDDEN])?;
-    let half = |cols: core::ops::Range<usize>| {
+    let half = |g: QuantLinearGeometry, cols: core::ops::Range<usize>| {
         let q = columns(&up.q, 2 * MLP_HIDDEN, cols.clone());
         let bias = &up_bias[cols];
-        QuantLinear::from_in_out(&q, up.scale, up.offset, Some(bias), D_MODEL, MLP_HIDDEN)
+        QuantLinear::from_in_out(g, &q, up.scale, up.offset, Some(bias))
     };
     Ok(DecoderLayerWeights {
         self_norm: norm(file, dec::SELF_NORM[i])?,
-        self_q: square(file, dec::SELF_Q[i])?,
-        self_k: square(file, dec::SELF_K[i])?,
-        self_v: square(file, dec::SELF_V[i])?,
-        self_o: square(file, dec::SELF_O[i])?,
+        self_q: linear(file, dec::SELF_Q[i], None, DecoderLayer::SELF_Q)?,
+        self_k: linear(file, dec::SELF_K[i], None, DecoderLayer::SELF_K)?,
+        self_v: linear(file, dec::SELF_V[i], None, DecoderLayer::SELF_V)?,
+        self_o: linear(file, dec::SELF_O[i], None, DecoderLayer::SELF_O)?,
         cross_norm: norm(file, dec::CROSS_NORM[i])?,
-        cross_q: square(file, dec::CROSS_Q[i])?,
-        cross_o: square(file, dec::CROSS_O[i])?,
+        cross_q: linear(file, dec::CROSS_Q[i], None, DecoderLayer::CROSS_Q)?,
+        cross_o: linear(file, dec::CROSS_O[i], None, DecoderLayer::CROSS_O)?,
         mlp_norm: norm(file, dec::MLP_NORM[i])?,
-        up_value: half(0..MLP_HIDDEN)?,
-        up_gate: half(MLP_HIDDEN..2 * MLP_HIDDEN)?,
-        down: linear(file, dec::DOWN[i], Some(dec::DOWN_BIAS[i]), MLP_HIDDEN, D_MODEL)?,
+        up_value: half(DecoderLayer::UP_VALUE, 0..MLP_HIDDEN)?,
+        up_gate: half(DecoderLayer::UP_GATE, MLP_HIDDEN..2 * MLP_HIDDEN)?,
+        down: linear(file, dec::DOWN[i], Some(dec::DOWN_BIAS[i]), DecoderLayer::DOWN)?,
     })
 }
 
@@ -152,8 +140,8 @@ impl MoonshineWeights {
         let cross_kv = (0..LAYERS)
             .map(|i| {
                 Ok(CrossKvWeights {
-                    k: square(file, dec::CROSS_K[i])?,
-                    v: square(file, dec::CROSS_V[i])?,
+                    k: linear(file, dec::CROSS_K[i], None, CrossKv::K)?,
+                    v: linear(file, dec::CROSS_V[i], None, CrossKv::V)?,
                 })
             })
             .collect::<Result<_, Error>>()?;
@@ -161,34 +149,9 @@ impl MoonshineWeights {
         let QuantTensor { q, scale, offset } = file.quant(names::EMBEDDING, &[VOCAB, D_MODEL])?;
         let head = DecoderHeadWeights {
             norm: norm(file, names::DECODER_NORM)?,
-            embedding: QuantLinear::new(q, scale, offset, None, D_MODEL, VOCAB)?,
+            embedding: QuantLinear::new(DecoderHead::EMBEDDING, q, scale, offset, None)?,
         };
         Ok(Self { stem, encoder, encoder_norm, cross_kv, decoder, head })
-    }
-}
-
-impl MoonshineWeights {
-    /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
-    /// the LM head): [`QuantPath::Widening`] (the default, exact products) or
-    /// [`QuantPath::Dot`] (activations quantised per block of 32; `sdot` on CPUs with the
-    /// dot-product extension). The encoder's GEMMs always widen.
-    pub fn set_decoder_path(&mut self, path: QuantPath) {
-        for l in &mut self.decoder {
-            for op in [
-                &mut l.self_q,
-                &mut l.self_k,
-                &mut l.self_v,
-                &mut l.self_o,
-                &mut l.cross_q,
-                &mut l.cross_o,
-                &mut l.up_value,
-                &mut l.up_gate,
-                &mut l.down,
-            ] {
-                op.set_path(path);
-            }
-        }
-        self.head.embedding.set_path(path);
     }
 }
 

@@ -13,7 +13,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
 
-use neon_runtime::{Backend, IndexView, Layout, TensorViewMut};
+use neon_runtime::ops::quant::QuantPath;
+use neon_runtime::{Backend, IndexView, Layout, RunOptions, TensorViewMut};
 
 use super::decoder::{CrossKv, CrossKvWorkspace, DecoderHead, DecoderHeadWorkspace};
 use super::decoder::{DecoderLayer, DecoderLayerWorkspace};
@@ -79,6 +80,8 @@ pub struct Transcriber<B> {
     frames: usize,
     /// Tokens fed to the decoder since the last encode.
     pos: usize,
+    /// How the decoder's int8 GEMVs run (passed to every decoder step).
+    decoder_path: QuantPath,
     backend: PhantomData<B>,
 }
 
@@ -112,13 +115,19 @@ impl<B: Backend> Transcriber<B> {
             logits: vec![0.0; VOCAB],
             frames: 0,
             pos: 0,
+            decoder_path: QuantPath::Widening,
             backend: PhantomData,
         }
     }
 
-    /// Selects the decoder's int8 GEMV path (see [`MoonshineWeights::set_decoder_path`]).
-    pub fn set_decoder_path(&mut self, path: neon_runtime::ops::quant::QuantPath) {
-        self.weights.set_decoder_path(path);
+    /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
+    /// the LM head) from the next decoder step on: [`QuantPath::Widening`] (the default,
+    /// exact products) or [`QuantPath::Dot`] (activations quantised per block of 32; `sdot`
+    /// on CPUs with the dot-product extension). The encoder's GEMMs always widen. The
+    /// choice belongs to this transcriber, not to the weights: it is passed to the decoder
+    /// plans with every call ([`RunOptions`]).
+    pub fn set_decoder_path(&mut self, path: QuantPath) {
+        self.decoder_path = path;
     }
 
     /// The tokenizer.
@@ -237,8 +246,9 @@ impl<B: Backend> Transcriber<B> {
             got: token as usize,
         })?;
         let len = self.frames * D_MODEL;
+        let options = RunOptions::new().with_int8_path(self.decoder_path);
         for (l, layer) in w.decoder.iter().enumerate() {
-            DecoderLayer::run::<B, _, _>(
+            DecoderLayer::run_with::<B, _, _>(
                 layer,
                 x,
                 &self.cross_k[l][..len],
@@ -250,10 +260,12 @@ impl<B: Backend> Transcriber<B> {
                 self.pos,
                 self.pos + 1,
                 &mut self.ws.decoder,
+                options,
             )?;
             core::mem::swap(x, y);
         }
-        DecoderHead::run::<B, _, _>(&w.head, x, &mut self.logits, &mut self.ws.head)?;
+        let (logits, ws) = (&mut self.logits, &mut self.ws.head);
+        DecoderHead::run_with::<B, _, _>(&w.head, x, logits, ws, options)?;
         self.pos += 1;
         Ok(&self.logits)
     }

@@ -8,14 +8,14 @@
 use alloc::vec::Vec;
 
 use neon_runtime::ops::conv2d::{Conv2d, Conv2dGeometry};
-use neon_runtime::ops::linear::Linear;
+use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 
 use super::embedding::{EmbeddingNet, EmbeddingNetWeights};
 use super::head::{
     HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead128Workspace, LayerNormHead32,
     LayerNormHead32Weights, LayerNormHead32Workspace, LayerNormHead64, LayerNormHead64Weights,
-    LayerNormHead64Workspace, ReluHead128Weights, ReluHead128Workspace, HEAD_INPUT,
+    LayerNormHead64Workspace, ReluHead128, ReluHead128Weights, ReluHead128Workspace, HEAD_INPUT,
 };
 use super::names::{HeadNames, EMBEDDING_CONVS};
 use crate::error::{Error, WeightsReason};
@@ -63,17 +63,17 @@ impl EmbeddingNetWeights<Vec<f32>> {
     }
 }
 
-/// Dense layer `i` of a head (`[out, inp]` weight and `[out]` bias).
+/// Dense layer `i` of a head with the plan's geometry `g` (`[out, in]` weight and `[out]`
+/// bias).
 fn dense(
     f: &TensorFile<'_>,
     n: &HeadNames,
     i: usize,
-    inp: usize,
-    out: usize,
+    g: LinearGeometry,
 ) -> Result<Linear<Vec<f32>>, Error> {
-    let w = f.f32(n.dense[i], &[out, inp])?;
-    let b = f.f32(n.dense_bias[i], &[out])?;
-    Ok(Linear::new(w, Some(b), inp, out)?)
+    let w = f.f32(n.dense[i], &[g.out_features, g.in_features])?;
+    let b = f.f32(n.dense_bias[i], &[g.out_features])?;
+    Ok(Linear::new(g, w, Some(b))?)
 }
 
 /// LayerNorm `i` of a head with the plan's geometry `g` (`[H]` weight and bias).
@@ -88,17 +88,17 @@ fn norm(
     Ok(LayerNorm::new(g, w, Some(b))?)
 }
 
-/// The [`HeadNet`] variant `$variant` of LayerNorm plan `$plan` with hidden width `$h`.
+/// The [`HeadNet`] variant `$variant` of LayerNorm plan `$plan`.
 macro_rules! layer_norm_head {
-    ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $h:expr, $file:expr, $n:expr) => {{
-        let (f, n, h) = ($file, $n, $h);
+    ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $file:expr, $n:expr) => {{
+        let (f, n) = ($file, $n);
         HeadNet::$variant(
             $weights {
-                dense0: dense(f, n, 0, HEAD_INPUT, h)?,
+                dense0: dense(f, n, 0, $plan::DENSE0)?,
                 norm0: norm(f, n, 0, $plan::NORM0)?,
-                dense1: dense(f, n, 1, h, h)?,
+                dense1: dense(f, n, 1, $plan::DENSE1)?,
                 norm1: norm(f, n, 1, $plan::NORM1)?,
-                dense2: dense(f, n, 2, h, 1)?,
+                dense2: dense(f, n, 2, $plan::DENSE2)?,
             },
             $ws::new(),
         )
@@ -136,9 +136,9 @@ impl HeadNet<Vec<f32>> {
             }
             return Ok(HeadNet::Relu128(
                 ReluHead128Weights {
-                    dense0: dense(file, names, 0, HEAD_INPUT, 128)?,
-                    dense1: dense(file, names, 1, 128, 128)?,
-                    dense2: dense(file, names, 2, 128, 1)?,
+                    dense0: dense(file, names, 0, ReluHead128::DENSE0)?,
+                    dense1: dense(file, names, 1, ReluHead128::DENSE1)?,
+                    dense2: dense(file, names, 2, ReluHead128::DENSE2)?,
                 },
                 ReluHead128Workspace::new(),
             ));
@@ -149,7 +149,6 @@ impl HeadNet<Vec<f32>> {
                 LayerNormHead128Weights,
                 LayerNormHead128Workspace,
                 LayerNorm128,
-                128,
                 file,
                 names
             ),
@@ -158,7 +157,6 @@ impl HeadNet<Vec<f32>> {
                 LayerNormHead64Weights,
                 LayerNormHead64Workspace,
                 LayerNorm64,
-                64,
                 file,
                 names
             ),
@@ -167,7 +165,6 @@ impl HeadNet<Vec<f32>> {
                 LayerNormHead32Weights,
                 LayerNormHead32Workspace,
                 LayerNorm32,
-                32,
                 file,
                 names
             ),

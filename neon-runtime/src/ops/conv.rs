@@ -47,7 +47,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
-use crate::ops::{check_input_layout, expect_dim, expect_rank, ShapeRule};
+use crate::ops::{check_input_layout, check_len, expect_dim, expect_rank, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
@@ -161,7 +161,7 @@ fn check_bias<S: AsRef<[f32]>>(bias: Option<&S>, channels: usize) -> Result<(), 
 /// Geometry of a [`Conv1d`]: sizes without weights. Implements [`ShapeRule`].
 ///
 /// Input: channel-first `[in_channels, frames]`. Output: `[out_channels, out_frames]` when
-/// `output_layout` is [`Layout::ChannelFirst`], `[out_frames, out_channels]` when it is
+/// `writes_layout` is [`Layout::ChannelFirst`], `[out_frames, out_channels]` when it is
 /// [`Layout::FrameMajor`]. Weight: `[out_channels, in_channels / groups, kernel]`
 /// (PyTorch's `Conv1d` layout); bias: `[out_channels]`. See the [module docs](self) for the
 /// window and the output length.
@@ -314,7 +314,7 @@ impl Conv1dGeometry {
     }
 
     /// Elements of the packed weights for all groups (what [`Conv1d::from_packed`] takes;
-    /// it depends on `output_layout`).
+    /// it depends on `writes_layout`).
     pub fn packed_len(&self) -> Option<usize> {
         self.packed_group_len()?.checked_mul(self.groups)
     }
@@ -404,6 +404,12 @@ impl ShapeRule for Conv1dGeometry {
             Layout::FrameMajor => shape2(CONV1D, frames, channels),
         }
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.output_layout)
+    }
 }
 
 /// A prepared conv1d: weights packed for the GEMM once, at construction. See the
@@ -476,18 +482,14 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = geometry.packed_len().unwrap_or(0);
-        let got = packed.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "packed weight", expected, got });
-        }
+        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
         check_bias(bias.as_ref(), geometry.out_channels)?;
         Ok(Self { geometry, packed, bias })
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &Conv1dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> Conv1dGeometry {
+        self.geometry
     }
 
     /// The packed weights ([`Conv1dGeometry::pack_weights`] layout).
@@ -507,7 +509,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
     }
 
     /// Runs the conv: `input` channel-first `[in_channels, frames]`, `output` `[out_channels,
-    /// out_frames]` or `[out_frames, out_channels]` per the geometry's `output_layout` (it is
+    /// out_frames]` or `[out_frames, out_channels]` per the geometry's `writes_layout` (it is
     /// overwritten), `scratch` at least [`Conv1d::scratch_len`] elements (contents ignored).
     ///
     /// # Errors
@@ -705,6 +707,12 @@ impl ShapeRule for DepthwiseConv1dGeometry {
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
 }
 
 /// A prepared depthwise conv1d (`groups == channels`, one filter per channel), computed by
@@ -763,22 +771,18 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = geometry.weight_len().unwrap_or(0);
-        let got = weight.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "weight", expected, got });
-        }
+        check_len("weight", geometry.weight_len().unwrap_or(0), weight.as_ref().len())?;
         check_bias(bias.as_ref(), geometry.channels)?;
         Ok(Self { geometry, weight, bias })
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &DepthwiseConv1dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> DepthwiseConv1dGeometry {
+        self.geometry
     }
 
-    /// The weights, `[channels, 1, kernel]`.
-    pub fn weight(&self) -> &[f32] {
+    /// The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).
+    pub fn packed_weight(&self) -> &[f32] {
         self.weight.as_ref()
     }
 

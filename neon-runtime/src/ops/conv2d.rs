@@ -69,8 +69,8 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
-    window_output, ShapeRule,
+    check_input_layout, check_len, expect_dim, expect_layout, expect_rank, image_shape,
+    layout_name, window_output, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -370,6 +370,12 @@ impl ShapeRule for Conv2dGeometry {
         let ow = window_output(CONV2D, what_w, w, self.pad_w(), self.kernel_w, self.stride_w)?;
         image_shape(CONV2D, D::constant(self.out_channels), oh, ow)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
 }
 
 /// A prepared conv2d: weights packed for the GEMM once, at construction. See the
@@ -442,11 +448,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         bias: Option<S>,
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
-        let expected = geometry.packed_len().unwrap_or(0);
-        let got = packed.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "packed weight", expected, got });
-        }
+        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
         if let Some(got) = bias.as_ref().map(|b| b.as_ref().len()) {
             if got != geometry.out_channels {
                 return Err(Error::Length { what: "bias", expected: geometry.out_channels, got });
@@ -456,8 +458,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &Conv2dGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> Conv2dGeometry {
+        self.geometry
     }
 
     /// The packed weights ([`Conv2dGeometry::pack_weights`] layout).

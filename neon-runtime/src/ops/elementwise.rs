@@ -17,8 +17,8 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, ShapeRule,
-    SAME_LAYOUT,
+    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, InPlace,
+    ShapeRule, SAME_LAYOUT,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -70,6 +70,15 @@ impl ShapeRule for Add {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         equal_shapes(self.name(), inputs)
     }
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        None
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        None
+    }
 }
 
 impl ShapeRule for Mul {
@@ -81,6 +90,15 @@ impl ShapeRule for Mul {
     }
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         equal_shapes(self.name(), inputs)
+    }
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        None
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        None
     }
 }
 
@@ -176,6 +194,15 @@ impl ShapeRule for Scale {
         }
         Ok(inputs[0].clone())
     }
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        None
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        None
+    }
 }
 
 impl ShapeRule for ScaleShift {
@@ -189,6 +216,15 @@ impl ShapeRule for ScaleShift {
             return Err(ShapeError::Geometry { op: self.name(), reason });
         }
         Ok(inputs[0].clone())
+    }
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        None
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        None
     }
 }
 
@@ -276,6 +312,16 @@ pub struct PerChannel {
 }
 
 impl PerChannel {
+    /// The geometry of a [`BiasAdd`] over `channels` in `layout`.
+    pub const fn bias_add(channels: usize, layout: Layout) -> Self {
+        PerChannel { channels, layout, op: PerChannelOp::AddBias }
+    }
+
+    /// The geometry of a [`LayerScale`] over `channels` in `layout`.
+    pub const fn layer_scale(channels: usize, layout: Layout) -> Self {
+        PerChannel { channels, layout, op: PerChannelOp::Scale }
+    }
+
     /// The channel axis of a tensor of rank `rank` in this geometry's layout.
     pub fn channel_axis(&self, rank: usize) -> usize {
         match self.layout {
@@ -332,13 +378,15 @@ impl ShapeRule for PerChannel {
         }
         Ok(x.clone())
     }
-}
-
-fn check_vector(len: usize, what: &'static str) -> Result<(), Error> {
-    if len == 0 {
-        return Err(Error::Length { what, expected: 1, got: 0 });
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
     }
-    Ok(())
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
+    }
 }
 
 /// Validates a per-channel call on `x` (argument 0), with an optional second input `b`
@@ -384,49 +432,73 @@ pub struct LayerScale<S> {
     layout: Layout,
 }
 
+/// Checks a per-channel operator's geometry (`op` is the operator's own, `channels >= 1`)
+/// against its vector of `len` values.
+fn check_vector(geometry: &PerChannel, op: PerChannelOp, len: usize) -> Result<(), Error> {
+    if geometry.op != op {
+        let reason = "the geometry's op is not this operator's";
+        return Err(ShapeError::Geometry { op: geometry.name(), reason }.into());
+    }
+    if geometry.channels == 0 {
+        let reason = "channels must be >= 1";
+        return Err(ShapeError::Geometry { op: geometry.name(), reason }.into());
+    }
+    if len != geometry.channels {
+        return Err(Error::Length {
+            what: "per-channel vector",
+            expected: geometry.channels,
+            got: len,
+        });
+    }
+    Ok(())
+}
+
 macro_rules! per_channel_constructors {
-    ($ty:ident, $field:ident, $what:literal) => {
+    ($ty:ident, $field:ident, $op:ident, $what:literal) => {
         #[cfg(feature = "alloc")]
         impl $ty<Vec<f32>> {
-            #[doc = concat!("Takes the ", $what, " vector (`channels` values) by value.")]
+            #[doc = concat!("Takes the ", $what, " vector (`geometry.channels` values) by value.")]
             ///
             /// # Errors
-            /// [`Error::Length`] when the vector is empty.
-            pub fn new($field: Vec<f32>, layout: Layout) -> Result<Self, Error> {
-                Self::from_packed($field, layout)
+            /// As [`Self::from_packed`].
+            pub fn new(geometry: PerChannel, $field: Vec<f32>) -> Result<Self, Error> {
+                Self::from_packed(geometry, $field)
             }
 
-            #[doc = concat!("Copies the ", $what, " vector (`channels` values).")]
+            #[doc = concat!("Copies the ", $what, " vector (`geometry.channels` values).")]
             ///
             /// # Errors
-            /// [`Error::Length`] when the slice is empty.
-            pub fn from_slice($field: &[f32], layout: Layout) -> Result<Self, Error> {
-                Self::from_packed($field.to_vec(), layout)
+            /// As [`Self::from_packed`].
+            pub fn from_slice(geometry: PerChannel, $field: &[f32]) -> Result<Self, Error> {
+                check_vector(&geometry, PerChannelOp::$op, $field.len())?;
+                Self::from_packed(geometry, $field.to_vec())
             }
         }
 
         impl<S: AsRef<[f32]>> $ty<S> {
-            #[doc = concat!("Uses `", stringify!($field), "` (`channels` values) as stored: ")]
+            #[doc = concat!("Uses `", stringify!($field), "` (`geometry.channels` values) as stored: ")]
             /// the kernel layout of a per-channel vector is the plain vector, so this is the
             /// zero-copy constructor for `&'static` or shared storage.
             ///
             /// # Errors
-            /// [`Error::Length`] when the vector is empty.
-            pub fn from_packed($field: S, layout: Layout) -> Result<Self, Error> {
-                check_vector($field.as_ref().len(), $what)?;
-                Ok(Self { $field, layout })
+            #[doc = concat!("[`Error::Shape`] when `geometry.op` is not [`PerChannelOp::", stringify!($op), "`]")]
+            /// or `channels` is 0; [`Error::Length`] when the vector does not hold
+            /// `channels` values.
+            pub fn from_packed(geometry: PerChannel, $field: S) -> Result<Self, Error> {
+                check_vector(&geometry, PerChannelOp::$op, $field.as_ref().len())?;
+                Ok(Self { $field, layout: geometry.layout })
             }
 
-            #[doc = concat!("The ", $what, " vector.")]
-            pub fn $field(&self) -> &[f32] {
+            #[doc = concat!("The ", $what, " vector (`channels` values, as stored).")]
+            pub fn packed_weight(&self) -> &[f32] {
                 self.$field.as_ref()
             }
         }
     };
 }
 
-per_channel_constructors!(BiasAdd, bias, "bias");
-per_channel_constructors!(LayerScale, gamma, "layer scale");
+per_channel_constructors!(BiasAdd, bias, AddBias, "bias");
+per_channel_constructors!(LayerScale, gamma, Scale, "layer scale");
 
 impl<S: AsRef<[f32]>> BiasAdd<S> {
     /// The geometry (channels, layout, [`PerChannelOp::AddBias`]).

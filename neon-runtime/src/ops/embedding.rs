@@ -44,42 +44,62 @@ fn check(ids: &IndexView, output: &TensorViewMut, vocab: usize, dim: usize) -> R
     Ok(())
 }
 
+/// The geometry of an [`Embedding`]: the table's `[vocab, dim]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmbeddingGeometry {
+    /// Tokens in the table (>= 1).
+    pub vocab: usize,
+    /// Values per token (>= 1).
+    pub dim: usize,
+}
+
+impl EmbeddingGeometry {
+    /// Values of the table, `vocab * dim`.
+    ///
+    /// # Errors
+    /// [`Error::BadShape`] for a zero `vocab` or `dim`, or a table too large for `usize`.
+    fn table_len(&self) -> Result<usize, Error> {
+        if self.vocab == 0 || self.dim == 0 {
+            return Err(Error::BadShape { reason: "embedding vocab and dim must be >= 1" });
+        }
+        self.vocab
+            .checked_mul(self.dim)
+            .ok_or(Error::BadShape { reason: "embedding table too large" })
+    }
+}
+
 /// An f32 embedding table `[vocab, dim]` (row `i` is token `i`'s vector).
 ///
 /// `S` stores the table (`Vec<f32>` with feature `alloc`, `&'static [f32]` on firmware).
 #[derive(Clone, Debug)]
 pub struct Embedding<S> {
+    geometry: EmbeddingGeometry,
     table: S,
-    vocab: usize,
-    dim: usize,
 }
 
 impl<S: AsRef<[f32]>> Embedding<S> {
-    /// Wraps a row-major table `[vocab, dim]`.
+    /// Wraps a row-major table `[vocab, dim]` (the lookup's layout: nothing to pack).
     ///
     /// # Errors
     /// [`Error::BadShape`] for a zero `vocab` or `dim`; [`Error::Length`] when the table
     /// does not hold `vocab * dim` values.
-    pub fn new(table: S, vocab: usize, dim: usize) -> Result<Self, Error> {
-        if vocab == 0 || dim == 0 {
-            return Err(Error::BadShape { reason: "embedding vocab and dim must be >= 1" });
+    pub fn from_packed(geometry: EmbeddingGeometry, table: S) -> Result<Self, Error> {
+        let expected = geometry.table_len()?;
+        let got = table.as_ref().len();
+        if got != expected {
+            return Err(Error::Length { what: "embedding table", expected, got });
         }
-        let expected = vocab
-            .checked_mul(dim)
-            .ok_or(Error::BadShape { reason: "embedding table too large" })?;
-        if table.as_ref().len() != expected {
-            return Err(Error::Length {
-                what: "embedding table",
-                expected,
-                got: table.as_ref().len(),
-            });
-        }
-        Ok(Self { table, vocab, dim })
+        Ok(Self { geometry, table })
     }
 
-    /// `(vocab, dim)`.
-    pub fn dims(&self) -> (usize, usize) {
-        (self.vocab, self.dim)
+    /// The geometry, `[vocab, dim]`.
+    pub fn geometry(&self) -> EmbeddingGeometry {
+        self.geometry
+    }
+
+    /// The table, `[vocab, dim]` row-major.
+    pub fn packed_weight(&self) -> &[f32] {
+        self.table.as_ref()
     }
 
     /// Copies the rows of `ids` (rank 1, `[tokens]`) into `output` (frame-major
@@ -91,11 +111,12 @@ impl<S: AsRef<[f32]>> Embedding<S> {
     /// [`Error::Length`] / [`Error::Layout`] for an output that is not frame-major
     /// `[tokens, dim]`.
     pub fn run(&self, ids: &IndexView, output: &mut TensorViewMut) -> Result<(), Error> {
-        check(ids, output, self.vocab, self.dim)?;
+        let EmbeddingGeometry { vocab, dim } = self.geometry;
+        check(ids, output, vocab, dim)?;
         let table = self.table.as_ref();
-        for (&id, out) in ids.data().iter().zip(output.data_mut().chunks_exact_mut(self.dim)) {
+        for (&id, out) in ids.data().iter().zip(output.data_mut().chunks_exact_mut(dim)) {
             let row = id as usize; // validated non-negative and < vocab
-            out.copy_from_slice(&table[row * self.dim..(row + 1) * self.dim]);
+            out.copy_from_slice(&table[row * dim..(row + 1) * dim]);
         }
         Ok(())
     }
@@ -103,12 +124,21 @@ impl<S: AsRef<[f32]>> Embedding<S> {
 
 #[cfg(feature = "alloc")]
 impl Embedding<Vec<f32>> {
+    /// Takes a table `[vocab, dim]` by value.
+    ///
+    /// # Errors
+    /// As [`Embedding::from_packed`].
+    pub fn new(geometry: EmbeddingGeometry, table: Vec<f32>) -> Result<Self, Error> {
+        Self::from_packed(geometry, table)
+    }
+
     /// Copies a borrowed table `[vocab, dim]`.
     ///
     /// # Errors
-    /// As [`Embedding::new`].
-    pub fn from_slice(table: &[f32], vocab: usize, dim: usize) -> Result<Self, Error> {
-        Embedding::new(table.to_vec(), vocab, dim)
+    /// As [`Embedding::from_packed`].
+    pub fn from_slice(geometry: EmbeddingGeometry, table: &[f32]) -> Result<Self, Error> {
+        geometry.table_len()?;
+        Self::from_packed(geometry, table.to_vec())
     }
 }
 
@@ -135,6 +165,7 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
+    use crate::ops::quant::QuantLinearGeometry;
     use alloc::vec;
 
     fn out(buf: &mut [f32], rows: usize, dim: usize) -> TensorViewMut<'_> {
@@ -144,7 +175,7 @@ mod tests {
     #[test]
     fn f32_rows_in_id_order() {
         let table: Vec<f32> = (0..12).map(|i| i as f32).collect(); // [4, 3]
-        let e = Embedding::from_slice(&table, 4, 3).unwrap();
+        let e = Embedding::from_slice(EmbeddingGeometry { vocab: 4, dim: 3 }, &table).unwrap();
         let ids = [3, 0, 3];
         let mut buf = vec![0.0; 9];
         e.run(&IndexView::new(&ids, &[3]).unwrap(), &mut out(&mut buf, 3, 3)).unwrap();
@@ -160,7 +191,8 @@ mod tests {
             let q: Vec<i8> =
                 (0..n * k).map(|i| ((i * 37 + 11) % 256) as i32 - 128).map(|v| v as i8).collect();
             let (scale, offset) = (0.0123f32, -0.0123f32 * 17.0);
-            let op = QuantLinear::new(q.clone(), scale, offset, None, k, n).unwrap();
+            let g = QuantLinearGeometry { in_features: k, out_features: n, bias: false };
+            let op = QuantLinear::new(g, q.clone(), scale, offset, None).unwrap();
             let ids: Vec<i32> = (0..n as i32).rev().collect();
             let mut buf = vec![0.0; n * k];
             op.embed(&IndexView::new(&ids, &[n]).unwrap(), &mut out(&mut buf, n, k)).unwrap();
@@ -181,7 +213,8 @@ mod tests {
 
     #[test]
     fn bad_ids_and_outputs_are_errors_before_writing() {
-        let op = QuantLinear::new(vec![1; 8 * 4], 1.0, 0.0, None, 4, 8).unwrap();
+        let g = QuantLinearGeometry { in_features: 4, out_features: 8, bias: false };
+        let op = QuantLinear::new(g, vec![1; 8 * 4], 1.0, 0.0, None).unwrap();
         let mut buf = vec![7.0; 8];
         let cases: [(&[i32], Error); 2] = [
             (&[1, 8], Error::OutOfRange { name: "token id", value: 8, min: 0, max: 7 }),

@@ -72,4 +72,10 @@ impl ShapeRule for Transpose {
         Shape::new(&[d[1].clone(), d[0].clone()])
             .map_err(|_| ShapeError::Geometry { op, reason: "invalid input shape" })
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.from_layout())
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.to)
+    }
 }

@@ -9,7 +9,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{expect_dim, expect_rank, ShapeRule};
+use super::{check_len, expect_dim, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{packed_b_len, GemmB};
@@ -130,6 +130,12 @@ impl ShapeRule for LinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.output_shape_as(OP, inputs)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
 }
 
 /// A fully connected layer holding packed weights: `y[r, j] = sum_k x[r, k] W[j, k] + b[j]`.
@@ -147,22 +153,19 @@ pub struct Linear<S> {
 #[cfg(feature = "alloc")]
 impl Linear<Vec<f32>> {
     /// Packs `weight` (`[out_features, in_features]`, row-major, PyTorch's layout) once
-    /// and keeps `bias` (`[out_features]`) as given.
+    /// and keeps `bias` (`[out_features]`, given exactly when `geometry.bias`) as given.
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count; [`Error::Length`] when `weight` does not
-    /// have `out_features * in_features` values or `bias` `out_features`.
+    /// have `out_features * in_features` values or `bias` `out_features`, or a bias is
+    /// given without `geometry.bias` (or missing with it).
     pub fn new(
+        geometry: LinearGeometry,
         weight: Vec<f32>,
         bias: Option<Vec<f32>>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
-        check_raw(&geometry, &weight, bias.as_deref())?;
-        let mut packed = alloc::vec![0.0; checked_packed_len(&geometry)?];
-        crate::kernels::gemm::pack_b(&weight, out_features, in_features, &mut packed);
-        Ok(Self { geometry, weight: packed, bias })
+        let packed = pack(&geometry, &weight)?;
+        Self::from_packed(geometry, packed, bias)
     }
 
     /// As [`Linear::new`], from borrowed weights: packs `weight` and copies `bias`.
@@ -170,22 +173,18 @@ impl Linear<Vec<f32>> {
     /// # Errors
     /// As [`Linear::new`].
     pub fn from_slice(
+        geometry: LinearGeometry,
         weight: &[f32],
         bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
-        check_raw(&geometry, weight, bias)?;
-        let mut packed = alloc::vec![0.0; checked_packed_len(&geometry)?];
-        crate::kernels::gemm::pack_b(weight, out_features, in_features, &mut packed);
-        Ok(Self { geometry, weight: packed, bias: bias.map(<[f32]>::to_vec) })
+        let packed = pack(&geometry, weight)?;
+        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
     }
 }
 
-/// Checks unpacked weight and bias lengths against the geometry.
+/// Checks the unpacked weight against the geometry and packs it.
 #[cfg(feature = "alloc")]
-fn check_raw(g: &LinearGeometry, weight: &[f32], bias: Option<&[f32]>) -> Result<(), Error> {
+fn pack(g: &LinearGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
     g.validate::<usize>()?;
     let expected = g
         .out_features
@@ -194,7 +193,9 @@ fn check_raw(g: &LinearGeometry, weight: &[f32], bias: Option<&[f32]>) -> Result
     if weight.len() != expected {
         return Err(Error::Length { what: "weight", expected, got: weight.len() });
     }
-    check_bias(g, bias)
+    let mut packed = alloc::vec![0.0; checked_packed_len(g)?];
+    crate::kernels::gemm::pack_b(weight, g.out_features, g.in_features, &mut packed);
+    Ok(packed)
 }
 
 /// [`LinearGeometry::packed_weight_len`], checked for overflow.
@@ -207,38 +208,39 @@ fn checked_packed_len(g: &LinearGeometry) -> Result<usize, Error> {
         .ok_or(Error::BadShape { reason: "packed weight length overflows usize" })
 }
 
-fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(), Error> {
-    match bias {
-        Some(b) if b.len() != g.out_features => {
-            Err(Error::Length { what: "bias", expected: g.out_features, got: b.len() })
-        }
-        _ => Ok(()),
+/// Checks that a bias is given exactly when the geometry has one, with `out_features`
+/// values (shared with the int8 layers of [`crate::ops::quant`]).
+pub(crate) fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(), Error> {
+    match (g.bias, bias) {
+        (true, Some(b)) if b.len() == g.out_features => Ok(()),
+        (false, None) => Ok(()),
+        (true, b) => Err(Error::Length {
+            what: "bias",
+            expected: g.out_features,
+            got: b.map_or(0, <[f32]>::len),
+        }),
+        (false, Some(b)) => Err(Error::Length { what: "bias", expected: 0, got: b.len() }),
     }
 }
 
 impl<S: AsRef<[f32]>> Linear<S> {
     /// Wraps weights already in the packed-B layout ([`crate::kernels::gemm::pack_b`] of
     /// `W[out_features, in_features]`, [`LinearGeometry::packed_weight_len`] values) and
-    /// `bias` (`[out_features]`), without packing or copying.
+    /// `bias` (`[out_features]`, given exactly when `geometry.bias`), without packing or
+    /// copying.
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count; [`Error::Length`] for a packed weight or
-    /// bias of the wrong length.
+    /// bias of the wrong length, or a bias that does not match `geometry.bias`.
     pub fn from_packed(
-        weight: S,
+        geometry: LinearGeometry,
+        packed: S,
         bias: Option<S>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = LinearGeometry { in_features, out_features, bias: bias.is_some() };
         geometry.validate::<usize>()?;
-        let expected = checked_packed_len(&geometry)?;
-        let got = weight.as_ref().len();
-        if got != expected {
-            return Err(Error::Length { what: "packed weight", expected, got });
-        }
+        check_len("packed weight", checked_packed_len(&geometry)?, packed.as_ref().len())?;
         check_bias(&geometry, bias.as_ref().map(AsRef::as_ref))?;
-        Ok(Self { geometry, weight, bias })
+        Ok(Self { geometry, weight: packed, bias })
     }
 
     /// The geometry.

@@ -10,9 +10,33 @@
 //! [`Dim`], so the `neon_plan!` macro runs the very same rule on symbolic shapes at compile
 //! time that the operator runs on concrete shapes.
 //!
+//! Next to the shape rule, the same trait states the facts a planner needs: whether the
+//! operator may run in place on its first input ([`ShapeRule::in_place`]) and which layouts
+//! it reads and writes ([`ShapeRule::reads_layout`], [`ShapeRule::writes_layout`]).
+//!
 //! Storage is generic: `S: AsRef<[f32]>`: `Vec<f32>` (feature `alloc`), `&'static [f32]`,
 //! or anything else that derefs to a slice (int8 weights likewise: `Q: AsRef<[i8]>`, see
 //! [`quant`]).
+//!
+//! # Constructors and accessors
+//!
+//! Every operator with weights is built the same way, geometry first (the geometry
+//! constants `neon_plan!` emits, such as `Block::W`, fit here as they are):
+//!
+//! - `new(geometry, weight, bias)`: takes the weights by value and packs them once into the
+//!   kernel's layout (feature `alloc`);
+//! - `from_slice(geometry, &weight, bias)`: the same from borrowed data (copied);
+//! - `from_packed(geometry, packed, bias)`: borrows or takes data already in the kernel's
+//!   layout (packed offline, e.g. `&'static` arrays on bare metal): no packing, no copy.
+//!
+//! Operators without a bias drop the last argument; int8 layers give their quantisation
+//! parameters right after the weights (`QuantLinear::new(geometry, q, scale, offset,
+//! bias)`). Every operator answers `geometry()` (a `Copy` value), `packed_weight()` (the
+//! weights in the kernel's layout, what `from_packed` takes) and, when it has one, `bias()`.
+//!
+//! Operators are immutable after construction. Choices made per call (today the int8 path
+//! of [`quant::QuantLinear`]) are [`RunOptions`], given to `run_with`; `run` uses the
+//! defaults.
 
 pub mod activation;
 pub mod attention;
@@ -23,6 +47,7 @@ pub mod embedding;
 pub mod layout;
 pub mod linear;
 pub mod norm;
+pub mod options;
 pub mod pool;
 pub mod quant;
 pub mod rotary;
@@ -33,7 +58,14 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
-/// The shape rule of an operator geometry.
+pub use options::RunOptions;
+
+/// The shape rule of an operator geometry, and the other facts a planner needs about the
+/// operator: whether it may run in place and which layouts it reads and writes.
+///
+/// These facts are stated here, once per operator, next to its shape rule; `neon_plan!`
+/// reads them at compile time (through the same trait, on symbolic shapes) to place values
+/// in its workspace and to tag the views it hands to each operator.
 pub trait ShapeRule {
     /// Operator name used in error messages (`"conv1d"`).
     fn name(&self) -> &'static str;
@@ -46,6 +78,38 @@ pub trait ShapeRule {
     /// # Errors
     /// [`ShapeError`] naming the argument, the axis and both sizes.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>>;
+    /// Whether the output may take the first input's storage ([`InPlace::Never`] unless an
+    /// operator says otherwise).
+    fn in_place(&self) -> InPlace {
+        InPlace::Never
+    }
+    /// The layout input `arg` (`0..arity`) must carry, or `None` when the operator reads
+    /// every layout (elementwise operators: all inputs then carry one layout).
+    fn reads_layout(&self, arg: usize) -> Option<Layout>;
+    /// The layout of the output, or `None` when it is the first input's.
+    fn writes_layout(&self) -> Option<Layout>;
+}
+
+/// Whether an operator's output may live in its first input's storage: the planner's
+/// in-place fact (see [`ShapeRule::in_place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InPlace {
+    /// Output and inputs are distinct buffers.
+    Never,
+    /// The output has the first input's shape and may overwrite it (the operator has a
+    /// `run_in_place`): a planner reuses the input's storage when nothing reads the input
+    /// afterwards.
+    Allowed,
+    /// The operator always updates its first input (a caller-owned state such as a KV
+    /// cache): the output *is* that input.
+    Always,
+}
+
+impl InPlace {
+    /// Whether the output may (or must) share the first input's storage.
+    pub const fn possible(self) -> bool {
+        !matches!(self, InPlace::Never)
+    }
 }
 
 /// Checks that argument `arg` has one of the accepted ranks (a helper for shape rules).
@@ -113,6 +177,15 @@ pub fn head_dim<D: Dim>(
             divisor_what: "heads",
             got: c.clone(),
         })
+    }
+}
+
+/// Checks that a buffer (`what`: "weight", "packed weight", ...) has `expected` elements.
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::Length { what, expected, got })
     }
 }
 

@@ -1,10 +1,10 @@
 //! Normalisation operators: [`LayerNorm`], [`RmsNorm`], [`GroupNorm`].
 //!
 //! Each has a `Copy` geometry implementing [`ShapeRule`] (the output has the input's shape)
-//! and holds its per-channel parameters packed in one buffer `S: AsRef<[f32]>`: `gamma`
-//! (`channels` values) followed, when the geometry has a bias, by `beta` (`channels`
-//! values). That buffer is what the kernels read, so `from_packed` accepts static data
-//! as is. Formulas, sources and accuracy: [`crate::kernels::norm`].
+//! and holds its per-channel parameters as given, `S: AsRef<[f32]>`: the scale `gamma`
+//! (`channels` values, the operator's weight) and, when the geometry has a bias, `beta`
+//! (`channels` values). That is what the kernels read, so `from_packed` accepts static
+//! data as is. Formulas, sources and accuracy: [`crate::kernels::norm`].
 //!
 //! Argument numbering in [`ShapeError`]s: argument 0 is the input, argument 1 the output.
 
@@ -59,44 +59,26 @@ fn channel_norm_shape<D: Dim>(
     Ok(x.clone())
 }
 
-/// Checks a packed parameter buffer: `channels` values of gamma, plus `channels` of beta
-/// when `bias`.
-fn check_packed(channels: usize, bias: bool, len: usize) -> Result<(), Error> {
-    let expected = if bias { 2 * channels } else { channels };
-    if len == expected {
-        Ok(())
-    } else {
-        Err(Error::Length { what: "packed norm parameters", expected, got: len })
-    }
-}
-
-/// Concatenates gamma and beta after checking their lengths (moves `gamma`'s allocation).
-#[cfg(feature = "alloc")]
-fn pack(
+/// Checks `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
+/// `bias`).
+fn check_params(
     channels: usize,
     bias: bool,
-    mut gamma: Vec<f32>,
+    gamma: &[f32],
     beta: Option<&[f32]>,
-) -> Result<Vec<f32>, Error> {
+) -> Result<(), Error> {
     if gamma.len() != channels {
         return Err(Error::Length { what: "gamma", expected: channels, got: gamma.len() });
     }
     match (bias, beta) {
-        (true, Some(b)) if b.len() == channels => gamma.extend_from_slice(b),
+        (true, Some(b)) if b.len() == channels => Ok(()),
+        (false, None) => Ok(()),
         (true, b) => {
             let got = b.map_or(0, <[f32]>::len);
-            return Err(Error::Length { what: "beta", expected: channels, got });
+            Err(Error::Length { what: "beta", expected: channels, got })
         }
-        (false, Some(b)) => return Err(Error::Length { what: "beta", expected: 0, got: b.len() }),
-        (false, None) => {}
+        (false, Some(b)) => Err(Error::Length { what: "beta", expected: 0, got: b.len() }),
     }
-    Ok(gamma)
-}
-
-/// Splits a checked packed buffer into gamma and optional beta.
-fn split(params: &[f32], channels: usize, bias: bool) -> (&[f32], Option<&[f32]>) {
-    let (gamma, beta) = params.split_at(channels);
-    (gamma, bias.then_some(beta))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -137,35 +119,53 @@ impl ShapeRule for LayerNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
+    }
 }
 
-/// Prepared LayerNorm: geometry plus packed `[gamma; beta]` (see [`LayerNormGeometry`]).
+/// Prepared LayerNorm: geometry plus `gamma` and `beta` (see [`LayerNormGeometry`]).
 #[derive(Clone, Debug)]
 pub struct LayerNorm<S> {
     geometry: LayerNormGeometry,
-    params: S,
+    gamma: S,
+    beta: Option<S>,
 }
 
 impl<S: AsRef<[f32]>> LayerNorm<S> {
-    /// From an already packed buffer: `gamma` (`channels` values) followed by `beta`
-    /// (`channels` values) when `geometry.bias`. No copy.
+    /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
+    /// `geometry.bias`) as stored (the kernel's layout). No copy.
     ///
     /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong buffer length.
-    pub fn from_packed(geometry: LayerNormGeometry, params: S) -> Result<Self, Error> {
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
+    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    pub fn from_packed(
+        geometry: LayerNormGeometry,
+        gamma: S,
+        beta: Option<S>,
+    ) -> Result<Self, Error> {
         check_common::<usize>("layer_norm", geometry.channels, geometry.eps)?;
-        check_packed(geometry.channels, geometry.bias, params.as_ref().len())?;
-        Ok(Self { geometry, params })
+        let b = beta.as_ref().map(AsRef::as_ref);
+        check_params(geometry.channels, geometry.bias, gamma.as_ref(), b)?;
+        Ok(Self { geometry, gamma, beta })
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &LayerNormGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> LayerNormGeometry {
+        self.geometry
     }
 
-    /// The packed parameters (`[gamma; beta]`).
-    pub fn packed(&self) -> &[f32] {
-        self.params.as_ref()
+    /// The scale `gamma` (`channels` values).
+    pub fn packed_weight(&self) -> &[f32] {
+        self.gamma.as_ref()
+    }
+
+    /// The bias `beta` (`channels` values), if any.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.beta.as_ref().map(AsRef::as_ref)
     }
 
     /// Normalises `input` into `output` (same shape and layout).
@@ -184,7 +184,7 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         let shape = g.output_shape(&[*input.shape()])?;
         check_input_layout(op, input, g.layout)?;
         check_output(op, &shape, g.layout, output)?;
-        let (gamma, beta) = split(self.params.as_ref(), g.channels, g.bias);
+        let (gamma, beta) = (self.packed_weight(), self.bias());
         let (x, y) = (input.data(), output.data_mut());
         match g.layout {
             Layout::FrameMajor => {
@@ -200,32 +200,31 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
 
 #[cfg(feature = "alloc")]
 impl LayerNorm<Vec<f32>> {
-    /// Takes `gamma` (and `beta` when `geometry.bias`) by value; `gamma`'s allocation is
-    /// reused for the packed buffer.
+    /// Takes `gamma` (and `beta` when `geometry.bias`) by value (their layout is the
+    /// kernel's: nothing to pack).
     ///
     /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
-    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    /// As [`LayerNorm::from_packed`].
     pub fn new(
         geometry: LayerNormGeometry,
         gamma: Vec<f32>,
         beta: Option<Vec<f32>>,
     ) -> Result<Self, Error> {
-        let packed = pack(geometry.channels, geometry.bias, gamma, beta.as_deref())?;
-        Self::from_packed(geometry, packed)
+        Self::from_packed(geometry, gamma, beta)
     }
 
     /// Copies borrowed `gamma` and `beta`.
     ///
     /// # Errors
-    /// As [`LayerNorm::new`].
+    /// As [`LayerNorm::from_packed`].
     pub fn from_slice(
         geometry: LayerNormGeometry,
         gamma: &[f32],
         beta: Option<&[f32]>,
     ) -> Result<Self, Error> {
-        let packed = pack(geometry.channels, geometry.bias, gamma.to_vec(), beta)?;
-        Self::from_packed(geometry, packed)
+        check_common::<usize>("layer_norm", geometry.channels, geometry.eps)?;
+        check_params(geometry.channels, geometry.bias, gamma, beta)?;
+        Self::from_packed(geometry, gamma.to_vec(), beta.map(<[f32]>::to_vec))
     }
 }
 
@@ -259,6 +258,12 @@ impl ShapeRule for RmsNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
+    }
 }
 
 /// Prepared RMSNorm: geometry plus `gamma` (`channels` values).
@@ -275,17 +280,17 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
     /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong length.
     pub fn from_packed(geometry: RmsNormGeometry, gamma: S) -> Result<Self, Error> {
         check_common::<usize>("rms_norm", geometry.channels, geometry.eps)?;
-        check_packed(geometry.channels, false, gamma.as_ref().len())?;
+        check_params(geometry.channels, false, gamma.as_ref(), None)?;
         Ok(Self { geometry, gamma })
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &RmsNormGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> RmsNormGeometry {
+        self.geometry
     }
 
-    /// The scale `gamma`.
-    pub fn packed(&self) -> &[f32] {
+    /// The scale `gamma` (`channels` values).
+    pub fn packed_weight(&self) -> &[f32] {
         self.gamma.as_ref()
     }
 
@@ -325,8 +330,7 @@ impl RmsNorm<Vec<f32>> {
     /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` does not hold
     /// `channels` values.
     pub fn new(geometry: RmsNormGeometry, gamma: Vec<f32>) -> Result<Self, Error> {
-        let packed = pack(geometry.channels, false, gamma, None)?;
-        Self::from_packed(geometry, packed)
+        Self::from_packed(geometry, gamma)
     }
 
     /// Copies a borrowed `gamma`.
@@ -392,35 +396,53 @@ impl ShapeRule for GroupNormGeometry {
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
         Ok(x.clone())
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::ChannelFirst)
+    }
 }
 
-/// Prepared GroupNorm: geometry plus packed `[gamma; beta]` (see [`GroupNormGeometry`]).
+/// Prepared GroupNorm: geometry plus `gamma` and `beta` (see [`GroupNormGeometry`]).
 #[derive(Clone, Debug)]
 pub struct GroupNorm<S> {
     geometry: GroupNormGeometry,
-    params: S,
+    gamma: S,
+    beta: Option<S>,
 }
 
 impl<S: AsRef<[f32]>> GroupNorm<S> {
-    /// From an already packed buffer: `gamma` (`channels` values) followed by `beta`
-    /// (`channels` values) when `geometry.bias`. No copy.
+    /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
+    /// `geometry.bias`) as stored (the kernel's layout). No copy.
     ///
     /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong buffer length.
-    pub fn from_packed(geometry: GroupNormGeometry, params: S) -> Result<Self, Error> {
+    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
+    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    pub fn from_packed(
+        geometry: GroupNormGeometry,
+        gamma: S,
+        beta: Option<S>,
+    ) -> Result<Self, Error> {
         geometry.check::<usize>()?;
-        check_packed(geometry.channels, geometry.bias, params.as_ref().len())?;
-        Ok(Self { geometry, params })
+        let b = beta.as_ref().map(AsRef::as_ref);
+        check_params(geometry.channels, geometry.bias, gamma.as_ref(), b)?;
+        Ok(Self { geometry, gamma, beta })
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &GroupNormGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> GroupNormGeometry {
+        self.geometry
     }
 
-    /// The packed parameters (`[gamma; beta]`).
-    pub fn packed(&self) -> &[f32] {
-        self.params.as_ref()
+    /// The scale `gamma` (`channels` values).
+    pub fn packed_weight(&self) -> &[f32] {
+        self.gamma.as_ref()
+    }
+
+    /// The bias `beta` (`channels` values), if any.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.beta.as_ref().map(AsRef::as_ref)
     }
 
     /// Normalises `input` into `output` (same shape, both channel-first).
@@ -439,7 +461,7 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         let shape = g.output_shape(&[*input.shape()])?;
         check_input_layout(op, input, Layout::ChannelFirst)?;
         check_output(op, &shape, Layout::ChannelFirst, output)?;
-        let (gamma, beta) = split(self.params.as_ref(), g.channels, g.bias);
+        let (gamma, beta) = (self.packed_weight(), self.bias());
         let (x, y) = (input.data(), output.data_mut());
         let frames = x.len() / g.channels;
         B::group_norm(g.channels, frames, g.groups, x, gamma, beta, g.eps, y);
@@ -449,31 +471,30 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
 
 #[cfg(feature = "alloc")]
 impl GroupNorm<Vec<f32>> {
-    /// Takes `gamma` (and `beta` when `geometry.bias`) by value; `gamma`'s allocation is
-    /// reused for the packed buffer.
+    /// Takes `gamma` (and `beta` when `geometry.bias`) by value (their layout is the
+    /// kernel's: nothing to pack).
     ///
     /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
-    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+    /// As [`GroupNorm::from_packed`].
     pub fn new(
         geometry: GroupNormGeometry,
         gamma: Vec<f32>,
         beta: Option<Vec<f32>>,
     ) -> Result<Self, Error> {
-        let packed = pack(geometry.channels, geometry.bias, gamma, beta.as_deref())?;
-        Self::from_packed(geometry, packed)
+        Self::from_packed(geometry, gamma, beta)
     }
 
     /// Copies borrowed `gamma` and `beta`.
     ///
     /// # Errors
-    /// As [`GroupNorm::new`].
+    /// As [`GroupNorm::from_packed`].
     pub fn from_slice(
         geometry: GroupNormGeometry,
         gamma: &[f32],
         beta: Option<&[f32]>,
     ) -> Result<Self, Error> {
-        let packed = pack(geometry.channels, geometry.bias, gamma.to_vec(), beta)?;
-        Self::from_packed(geometry, packed)
+        geometry.check::<usize>()?;
+        check_params(geometry.channels, geometry.bias, gamma, beta)?;
+        Self::from_packed(geometry, gamma.to_vec(), beta.map(<[f32]>::to_vec))
     }
 }

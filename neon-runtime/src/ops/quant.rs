@@ -24,14 +24,14 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::linear::LinearGeometry;
-use super::ShapeRule;
+use super::linear::{check_bias, LinearGeometry};
+use super::{check_len, RunOptions, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::PACK_NR;
 use crate::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K, QUANT_KR};
 use crate::kernels::Backend;
-use crate::tensor::{Shape, TensorView, TensorViewMut};
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "quant_linear";
 const BLOCK_OP: &str = "block_q8_linear";
@@ -85,6 +85,12 @@ impl ShapeRule for QuantLinearGeometry {
     /// As [`LinearGeometry`]'s rule, named `quant_linear`.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.linear().output_shape_as(OP, inputs)
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::FrameMajor)
     }
 }
 
@@ -150,6 +156,12 @@ impl ShapeRule for BlockQ8LinearGeometry {
         self.validate()?;
         self.linear().output_shape_as(BLOCK_OP, inputs)
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
 }
 
 /// `out_features * in_features`, checked for overflow.
@@ -179,22 +191,8 @@ fn checked_scales_len(g: &LinearGeometry) -> Result<usize, Error> {
         .ok_or(Error::BadShape { reason: "packed scales length overflows usize" })
 }
 
-fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
-    if got == expected {
-        Ok(())
-    } else {
-        Err(Error::Length { what, expected, got })
-    }
-}
-
-fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(), Error> {
-    match bias {
-        Some(b) => check_len("bias", g.out_features, b.len()),
-        None => Ok(()),
-    }
-}
-
-/// How a [`QuantLinear`] computes a single row (a GEMV).
+/// How a [`QuantLinear`] computes a single row (a GEMV): a per-call choice, given in
+/// [`RunOptions`] ([`QuantLinear::run_with`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuantPath {
     /// int8 weights widened to f32, f32 products ([`QuantKernels::gemv_i8`]): exact
@@ -221,7 +219,6 @@ pub enum QuantPath {
 #[derive(Clone, Debug)]
 pub struct QuantLinear<Q, S> {
     geometry: QuantLinearGeometry,
-    path: QuantPath,
     /// [`crate::kernels::quant::pack_i8`] of `q[out_features, in_features]`.
     weight: Q,
     scale: f32,
@@ -229,44 +226,35 @@ pub struct QuantLinear<Q, S> {
     bias: Option<S>,
 }
 
-/// Checks the per-tensor parameters and the bias.
-fn check_tensor_params(
-    g: &QuantLinearGeometry,
-    scale: f32,
-    offset: f32,
-    bias: Option<&[f32]>,
-) -> Result<(), Error> {
+/// Checks the geometry and the per-tensor parameters.
+fn check_scale_offset(g: &QuantLinearGeometry, scale: f32, offset: f32) -> Result<(), Error> {
     g.validate::<usize>()?;
     if !scale.is_finite() || !offset.is_finite() {
         return Err(
             ShapeError::Geometry { op: OP, reason: "scale and offset must be finite" }.into()
         );
     }
-    check_bias(&g.linear(), bias)
+    Ok(())
 }
 
 #[cfg(feature = "alloc")]
 impl QuantLinear<Vec<i8>, Vec<f32>> {
     /// Packs `q` (`[out_features, in_features]`, row-major) once and keeps `scale`,
-    /// `offset` and `bias` (`[out_features]`) as given.
+    /// `offset` and `bias` (`[out_features]`, given exactly when `geometry.bias`) as given.
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count, a non-finite scale or offset;
     /// [`Error::Length`] when `q` does not have `out_features * in_features` values or
-    /// `bias` `out_features`.
+    /// `bias` `out_features`, or a bias that does not match `geometry.bias`.
     pub fn new(
+        geometry: QuantLinearGeometry,
         q: Vec<i8>,
         scale: f32,
         offset: f32,
         bias: Option<Vec<f32>>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let mut op = Self::from_slice(&q, scale, offset, None, in_features, out_features)?;
-        check_tensor_params(&op.geometry, scale, offset, bias.as_deref())?;
-        op.geometry.bias = bias.is_some();
-        op.bias = bias;
-        Ok(op)
+        let packed = pack_tensor(&geometry, &q, scale, offset, false)?;
+        Self::from_packed(geometry, packed, scale, offset, bias)
     }
 
     /// As [`QuantLinear::new`], from borrowed data: packs `q` and copies `bias`.
@@ -274,20 +262,14 @@ impl QuantLinear<Vec<i8>, Vec<f32>> {
     /// # Errors
     /// As [`QuantLinear::new`].
     pub fn from_slice(
+        geometry: QuantLinearGeometry,
         q: &[i8],
         scale: f32,
         offset: f32,
         bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
-        check_tensor_params(&geometry, scale, offset, bias)?;
-        check_len("weight", checked_weight_len(&geometry.linear())?, q.len())?;
-        let mut packed = alloc::vec![0; checked_packed_len(&geometry.linear())?];
-        crate::kernels::quant::pack_i8(q, out_features, in_features, &mut packed);
-        let bias = bias.map(<[f32]>::to_vec);
-        Ok(Self { geometry, path: QuantPath::Widening, weight: packed, scale, offset, bias })
+        let packed = pack_tensor(&geometry, q, scale, offset, false)?;
+        Self::from_packed(geometry, packed, scale, offset, bias.map(<[f32]>::to_vec))
     }
 
     /// As [`QuantLinear::from_slice`], with `q` given as `[in_features, out_features]`
@@ -297,44 +279,62 @@ impl QuantLinear<Vec<i8>, Vec<f32>> {
     /// # Errors
     /// As [`QuantLinear::new`].
     pub fn from_in_out(
+        geometry: QuantLinearGeometry,
         q: &[i8],
         scale: f32,
         offset: f32,
         bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
-        check_tensor_params(&geometry, scale, offset, bias)?;
-        check_len("weight", checked_weight_len(&geometry.linear())?, q.len())?;
-        let mut packed = alloc::vec![0; checked_packed_len(&geometry.linear())?];
-        crate::kernels::quant::pack_i8_transposed(q, out_features, in_features, &mut packed);
-        let bias = bias.map(<[f32]>::to_vec);
-        Ok(Self { geometry, path: QuantPath::Widening, weight: packed, scale, offset, bias })
+        let packed = pack_tensor(&geometry, q, scale, offset, true)?;
+        Self::from_packed(geometry, packed, scale, offset, bias.map(<[f32]>::to_vec))
     }
+}
+
+/// Checks per-tensor int8 weights against the geometry and packs them (`in_out`: `q` is
+/// `[in_features, out_features]`, transposed while packing).
+#[cfg(feature = "alloc")]
+fn pack_tensor(
+    g: &QuantLinearGeometry,
+    q: &[i8],
+    scale: f32,
+    offset: f32,
+    in_out: bool,
+) -> Result<Vec<i8>, Error> {
+    check_scale_offset(g, scale, offset)?;
+    let linear = g.linear();
+    check_len("weight", checked_weight_len(&linear)?, q.len())?;
+    let mut packed = alloc::vec![0; checked_packed_len(&linear)?];
+    let (n, k) = (g.out_features, g.in_features);
+    if in_out {
+        crate::kernels::quant::pack_i8_transposed(q, n, k, &mut packed);
+    } else {
+        crate::kernels::quant::pack_i8(q, n, k, &mut packed);
+    }
+    Ok(packed)
 }
 
 impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
     /// Wraps weights already packed ([`crate::kernels::quant::pack_i8`] of
     /// `q[out_features, in_features]`, [`QuantLinearGeometry::packed_weight_len`] bytes)
-    /// and `bias` (`[out_features]`), without packing or copying.
+    /// and `bias` (`[out_features]`, given exactly when `geometry.bias`), without packing
+    /// or copying.
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count, a non-finite scale or offset;
-    /// [`Error::Length`] for packed weights or a bias of the wrong length.
+    /// [`Error::Length`] for packed weights or a bias of the wrong length, or a bias that
+    /// does not match `geometry.bias`.
     pub fn from_packed(
-        weight: Q,
+        geometry: QuantLinearGeometry,
+        packed: Q,
         scale: f32,
         offset: f32,
         bias: Option<S>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = QuantLinearGeometry { in_features, out_features, bias: bias.is_some() };
-        check_tensor_params(&geometry, scale, offset, bias.as_ref().map(AsRef::as_ref))?;
+        check_scale_offset(&geometry, scale, offset)?;
+        check_bias(&geometry.linear(), bias.as_ref().map(AsRef::as_ref))?;
         let expected = checked_packed_len(&geometry.linear())?;
-        check_len("packed weight", expected, weight.as_ref().len())?;
-        Ok(Self { geometry, path: QuantPath::Widening, weight, scale, offset, bias })
+        check_len("packed weight", expected, packed.as_ref().len())?;
+        Ok(Self { geometry, weight: packed, scale, offset, bias })
     }
 
     /// The geometry.
@@ -345,16 +345,6 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
     /// The packed weights ([`crate::kernels::quant::pack_i8`] layout).
     pub fn packed_weight(&self) -> &[i8] {
         self.weight.as_ref()
-    }
-
-    /// How single rows are computed (the GEMM always takes the widening path).
-    pub fn path(&self) -> QuantPath {
-        self.path
-    }
-
-    /// Selects how single rows (`rows == 1`, the GEMV) are computed from now on.
-    pub fn set_path(&mut self, path: QuantPath) {
-        self.path = path;
     }
 
     /// The per-tensor scale.
@@ -372,7 +362,21 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         self.bias.as_ref().map(AsRef::as_ref)
     }
 
-    /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`.
+    /// [`QuantLinear::run_with`] with the default options (single rows widen: exact
+    /// products).
+    ///
+    /// # Errors
+    /// As [`QuantLinear::run_with`].
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+    ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`; a single
+    /// row takes `options.int8_path()` ([`QuantPath`]), several rows the GEMM.
     ///
     /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
     /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
@@ -384,15 +388,16 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
     /// breaks the shape rule or the output shape differs from it (reported as argument 1);
     /// [`Error::Layout`] for a rank-2 input or output that is not frame-major. `output` is
     /// untouched on error.
-    pub fn run<B: Backend>(
+    pub fn run_with<B: Backend>(
         &self,
         input: &TensorView,
         output: &mut TensorViewMut,
+        options: RunOptions,
     ) -> Result<(), Error> {
         let rows = self.geometry.linear().check_run(OP, input, output)?;
         let (k, n) = (self.geometry.in_features, self.geometry.out_features);
         let (w, bias, scale, offset) = (self.weight.as_ref(), self.bias(), self.scale, self.offset);
-        if rows == 1 && self.path == QuantPath::Dot {
+        if rows == 1 && options.int8_path() == QuantPath::Dot {
             B::gemv_i8_dot(n, k, input.data(), w, scale, offset, bias, output.data_mut());
         } else if rows == 1 {
             B::gemv_i8(n, k, input.data(), w, scale, offset, bias, output.data_mut());
@@ -418,44 +423,34 @@ pub struct BlockQ8Linear<Q, S> {
     bias: Option<S>,
 }
 
-/// Checks the geometry, the scales (finite, `len` values) and the bias.
-fn check_block_params(
-    g: &BlockQ8LinearGeometry,
-    scales: &[f32],
-    scales_len: usize,
-    bias: Option<&[f32]>,
-) -> Result<(), Error> {
-    g.validate::<usize>()?;
-    check_len("scales", scales_len, scales.len())?;
+/// Checks block scales: `len` values, all finite.
+fn check_scales(scales: &[f32], len: usize) -> Result<(), Error> {
+    check_len("scales", len, scales.len())?;
     if !scales.iter().all(|v| v.is_finite()) {
         let reason = "block scales must be finite";
         return Err(ShapeError::Geometry { op: BLOCK_OP, reason }.into());
     }
-    check_bias(&g.linear(), bias)
+    Ok(())
 }
 
 #[cfg(feature = "alloc")]
 impl BlockQ8Linear<Vec<i8>, Vec<f32>> {
     /// Packs `q` (`[out_features, in_features]`) and `scales` (`[out_features,
     /// in_features / 32]`: row `j` holds output `j`'s block scales) once; keeps `bias`
-    /// (`[out_features]`).
+    /// (`[out_features]`, given exactly when `geometry.bias`).
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count, `in_features` not a multiple of 32, or
     /// a non-finite block scale; [`Error::Length`] for `q`, `scales` or `bias` of the
-    /// wrong length.
+    /// wrong length, or a bias that does not match `geometry.bias`.
     pub fn new(
+        geometry: BlockQ8LinearGeometry,
         q: Vec<i8>,
         scales: Vec<f32>,
         bias: Option<Vec<f32>>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let mut op = Self::from_slice(&q, &scales, None, in_features, out_features)?;
-        check_bias(&op.geometry.linear(), bias.as_deref())?;
-        op.geometry.bias = bias.is_some();
-        op.bias = bias;
-        Ok(op)
+        let (packed, packed_scales) = pack_blocks(&geometry, &q, &scales, false)?;
+        Self::from_packed(geometry, packed, packed_scales, bias)
     }
 
     /// As [`BlockQ8Linear::new`], from borrowed data (packed and copied).
@@ -463,13 +458,13 @@ impl BlockQ8Linear<Vec<i8>, Vec<f32>> {
     /// # Errors
     /// As [`BlockQ8Linear::new`].
     pub fn from_slice(
+        geometry: BlockQ8LinearGeometry,
         q: &[i8],
         scales: &[f32],
         bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        Self::pack(q, scales, bias, in_features, out_features, false)
+        let (packed, packed_scales) = pack_blocks(&geometry, q, scales, false)?;
+        Self::from_packed(geometry, packed, packed_scales, bias.map(<[f32]>::to_vec))
     }
 
     /// As [`BlockQ8Linear::from_slice`], with `q` given as `[in_features, out_features]`
@@ -479,73 +474,68 @@ impl BlockQ8Linear<Vec<i8>, Vec<f32>> {
     /// # Errors
     /// As [`BlockQ8Linear::new`].
     pub fn from_in_out(
+        geometry: BlockQ8LinearGeometry,
         q: &[i8],
         scales: &[f32],
         bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        Self::pack(q, scales, bias, in_features, out_features, true)
+        let (packed, packed_scales) = pack_blocks(&geometry, q, scales, true)?;
+        Self::from_packed(geometry, packed, packed_scales, bias.map(<[f32]>::to_vec))
     }
+}
 
-    fn pack(
-        q: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        in_features: usize,
-        out_features: usize,
-        in_out: bool,
-    ) -> Result<Self, Error> {
-        use crate::kernels::quant as k;
-        let geometry = BlockQ8LinearGeometry { in_features, out_features, bias: bias.is_some() };
-        geometry.validate::<usize>()?;
-        let linear = geometry.linear();
-        let raw_scales = out_features
-            .checked_mul(in_features / BLOCK_K)
-            .ok_or(Error::BadShape { reason: "scales length overflows usize" })?;
-        check_block_params(&geometry, scales, raw_scales, bias)?;
-        check_len("weight", checked_weight_len(&linear)?, q.len())?;
-        let mut packed = alloc::vec![0; checked_packed_len(&linear)?];
-        let mut packed_scales = alloc::vec![0.0; checked_scales_len(&linear)?];
-        if in_out {
-            k::pack_i8_transposed(q, out_features, in_features, &mut packed);
-            k::pack_block_scales_transposed(scales, out_features, in_features, &mut packed_scales);
-        } else {
-            k::pack_i8(q, out_features, in_features, &mut packed);
-            k::pack_block_scales(scales, out_features, in_features, &mut packed_scales);
-        }
-        let bias = bias.map(<[f32]>::to_vec);
-        Ok(Self { geometry, weight: packed, scales: packed_scales, bias })
+/// Checks block-int8 weights and scales against the geometry and packs both (`in_out`:
+/// given as `[in_features, out_features]` and `[in_features / 32, out_features]`,
+/// transposed while packing).
+#[cfg(feature = "alloc")]
+fn pack_blocks(
+    g: &BlockQ8LinearGeometry,
+    q: &[i8],
+    scales: &[f32],
+    in_out: bool,
+) -> Result<(Vec<i8>, Vec<f32>), Error> {
+    use crate::kernels::quant as k;
+    g.validate::<usize>()?;
+    let (n, kk) = (g.out_features, g.in_features);
+    let raw_scales = n
+        .checked_mul(kk / BLOCK_K)
+        .ok_or(Error::BadShape { reason: "scales length overflows usize" })?;
+    check_scales(scales, raw_scales)?;
+    let linear = g.linear();
+    check_len("weight", checked_weight_len(&linear)?, q.len())?;
+    let mut packed = alloc::vec![0; checked_packed_len(&linear)?];
+    let mut packed_scales = alloc::vec![0.0; checked_scales_len(&linear)?];
+    if in_out {
+        k::pack_i8_transposed(q, n, kk, &mut packed);
+        k::pack_block_scales_transposed(scales, n, kk, &mut packed_scales);
+    } else {
+        k::pack_i8(q, n, kk, &mut packed);
+        k::pack_block_scales(scales, n, kk, &mut packed_scales);
     }
+    Ok((packed, packed_scales))
 }
 
 impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
     /// Wraps already packed weights ([`BlockQ8LinearGeometry::packed_weight_len`] bytes)
     /// and block scales ([`BlockQ8LinearGeometry::packed_scales_len`] values), and `bias`
-    /// (`[out_features]`), without packing or copying.
+    /// (`[out_features]`, given exactly when `geometry.bias`), without packing or copying.
     ///
     /// # Errors
     /// [`Error::Shape`] for a zero feature count, `in_features` not a multiple of 32, or
-    /// a non-finite block scale; [`Error::Length`] for buffers of the wrong length.
+    /// a non-finite block scale; [`Error::Length`] for buffers of the wrong length or a
+    /// bias that does not match `geometry.bias`.
     pub fn from_packed(
-        weight: Q,
-        scales: S,
+        geometry: BlockQ8LinearGeometry,
+        packed: Q,
+        packed_scales: S,
         bias: Option<S>,
-        in_features: usize,
-        out_features: usize,
     ) -> Result<Self, Error> {
-        let geometry = BlockQ8LinearGeometry { in_features, out_features, bias: bias.is_some() };
         geometry.validate::<usize>()?;
         let linear = geometry.linear();
-        let scales_len = checked_scales_len(&linear)?;
-        check_block_params(
-            &geometry,
-            scales.as_ref(),
-            scales_len,
-            bias.as_ref().map(AsRef::as_ref),
-        )?;
-        check_len("packed weight", checked_packed_len(&linear)?, weight.as_ref().len())?;
-        Ok(Self { geometry, weight, scales, bias })
+        check_scales(packed_scales.as_ref(), checked_scales_len(&linear)?)?;
+        check_bias(&linear, bias.as_ref().map(AsRef::as_ref))?;
+        check_len("packed weight", checked_packed_len(&linear)?, packed.as_ref().len())?;
+        Ok(Self { geometry, weight: packed, scales: packed_scales, bias })
     }
 
     /// The geometry.

@@ -14,7 +14,9 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::rotary::{inv_freq, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
 use crate::kernels::Backend;
-use crate::ops::{check_output, expect_layout, expect_rank, head_dim, layout_name, ShapeRule};
+use crate::ops::{
+    check_output, expect_layout, expect_rank, head_dim, layout_name, InPlace, ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "rotary";
@@ -84,6 +86,15 @@ impl ShapeRule for RotaryGeometry {
         }
         Ok(x.clone())
     }
+    fn in_place(&self) -> InPlace {
+        InPlace::Allowed
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(Layout::FrameMajor)
+    }
 }
 
 /// Prepared rotary embedding: the geometry and its frequency table
@@ -103,8 +114,8 @@ impl Rotary {
     }
 
     /// The geometry.
-    pub fn geometry(&self) -> &RotaryGeometry {
-        &self.geometry
+    pub fn geometry(&self) -> RotaryGeometry {
+        self.geometry
     }
 
     /// The frequency table: `rotary_dims / 2` values (empty for an invalid geometry).

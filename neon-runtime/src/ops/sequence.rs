@@ -9,7 +9,9 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::ops::{expect_dim, expect_layout, expect_rank, expect_shape, layout_name, ShapeRule};
+use crate::ops::{
+    expect_dim, expect_layout, expect_rank, expect_shape, layout_name, InPlace, ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
@@ -85,6 +87,12 @@ impl ShapeRule for ConcatFrames {
         expect_dim(op, 1, b, ch_axis, "channels", &ca)?;
         let (_, tb) = seq(self.layout, b);
         make(op, self.layout, ca, ta.add(&tb))
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
     }
 }
 
@@ -162,6 +170,12 @@ impl ShapeRule for LastFrames {
         }
         make(op, self.layout, c, D::constant(self.frames))
     }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
+    }
 }
 
 impl LastFrames {
@@ -221,6 +235,15 @@ impl ShapeRule for WriteFrames {
         let (c, _) = seq(self.layout, s);
         expect_dim(op, 1, x, 1 - frames_axis(self.layout), "channels", &c)?;
         Ok(s.clone())
+    }
+    fn in_place(&self) -> InPlace {
+        InPlace::Always
+    }
+    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
+        Some(self.layout)
+    }
+    fn writes_layout(&self) -> Option<Layout> {
+        Some(self.layout)
     }
 }
 

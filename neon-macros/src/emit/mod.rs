@@ -2,24 +2,19 @@
 //! from one workspace at the planner's constant offsets, run-time dims and tensor lengths
 //! validated before the first kernel, no heap, no dynamic dispatch, no `unsafe`.
 
+mod tokens;
+
+use neon_runtime::ops::InPlace;
 use neon_runtime::plan::MemoryPlan;
 use neon_runtime::{Dim, Layout};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use crate::check::{Checked, Home};
-use crate::ops::Op;
-use crate::parse::{Plan, Role};
+use crate::ir::{Checked, Home, Op, Role};
 use crate::schedule::ELEM;
 use crate::sym::SymDim;
-
-fn layout_tokens(krate: &TokenStream, l: Layout) -> TokenStream {
-    match l {
-        Layout::ChannelFirst => quote!(#krate::Layout::ChannelFirst),
-        Layout::FrameMajor => quote!(#krate::Layout::FrameMajor),
-    }
-}
+use tokens::{geometry_tokens, layout_tokens, unit_tokens, weight_type};
 
 /// Name of the local holding a value's run-time dims (the value's label, made unique by
 /// its index, behind a `__` prefix that user names cannot take).
@@ -51,11 +46,11 @@ fn dims_used(c: &Checked, shape: &[SymDim]) -> Vec<Ident> {
     c.dims.iter().filter(|d| syms.contains(&d.name.to_string())).map(|d| d.name.clone()).collect()
 }
 
-pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
-    let krate = plan.krate.as_ref().map_or_else(|| quote!(::neon_runtime), |p| quote!(#p));
-    let name = &plan.name;
-    let vis = &plan.vis;
-    let attrs = &plan.attrs;
+pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
+    let krate = c.krate.as_ref().map_or_else(|| quote!(::neon_runtime), |p| quote!(#p));
+    let name = &c.name;
+    let vis = &c.vis;
+    let attrs = &c.attrs;
     let weights_name = format_ident!("{}Weights", name);
     let ws_name = format_ident!("{}Workspace", name);
     let ws_floats = mp.workspace_bytes / ELEM;
@@ -69,7 +64,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
     let mut weight_checks = Vec::new();
     for s in &c.steps {
         let (Some(w), Some(ty), Some((geom, geom_ty))) =
-            (s.weight, s.op.weight_type(&krate), s.op.geometry_tokens(&krate))
+            (s.weight, weight_type(&s.op, &krate), geometry_tokens(&s.op, &krate))
         else {
             continue;
         };
@@ -88,12 +83,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         consts.push(quote!(#[doc = #doc] pub const #cname: #geom_ty = #geom;));
         let fname = field.to_string();
         let has_bias = s.bias.is_some();
-        let geom_check = match s.op {
-            Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) | Op::PerChannel(_) => {
-                quote!(weights.#field.geometry() != Self::#cname)
-            }
-            _ => quote!(*weights.#field.geometry() != Self::#cname),
-        };
+        let geom_check = quote!(weights.#field.geometry() != Self::#cname);
         let bias_check = match s.op {
             Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) if has_bias => {
                 quote!(|| weights.#field.bias().is_none())
@@ -265,7 +255,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let aliased = mp.placements[s.output].aliases.is_some()
             && mp.placements[s.output].aliases
                 == Some(mp.placements[s.inputs[0]].aliases.unwrap_or(s.inputs[0]));
-        let state_in_place = matches!(s.op, Op::WriteFrames(..))
+        let state_in_place = s.op.in_place() == InPlace::Always
             || matches!((c.values[s.inputs[0]].home, out.home), (Home::Tensor(a), Home::Tensor(b)) if a == b);
         let in_place = aliased || state_in_place;
 
@@ -342,13 +332,17 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 quote!(weights.#f.run::<B>(#x, #out_view, #scr)?;)
             }
             Op::MaxPool2d(_) => {
-                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let x = view(0);
                 quote!(#unit.run::<B>(#x, #out_view)?;)
             }
+            Op::QuantLinear(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
+            }
             Op::DepthwiseConv1d(_)
             | Op::Linear(_)
-            | Op::QuantLinear(_)
             | Op::BlockQ8Linear(_)
             | Op::LayerNorm(_)
             | Op::RmsNorm(_)
@@ -378,8 +372,8 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
             }
-            Op::Act(_) | Op::Softmax | Op::Bin(_) => {
-                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+            Op::Act(_) | Op::Softmax(_) | Op::Add(_) | Op::Mul(_) => {
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
                 if in_place {
                     quote!(#unit.run_in_place::<B>(#out_view #(, #rest)*)?;)
@@ -389,7 +383,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 }
             }
             Op::Rotary(_, at) => {
-                let geom = s.op.unit_tokens(&krate).unwrap_or_default();
+                let geom = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let at = at.as_ref().map_or_else(|| quote!(0), |a| quote!(#a));
                 let rope = quote!(#krate::ops::rotary::Rotary);
                 if in_place {
@@ -406,7 +400,7 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 }
             }
             Op::Attention(_, len) => {
-                let unit = s.op.unit_tokens(&krate).unwrap_or_default();
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let (q, k, v) = (view(0), view(1), view(2));
                 let kd = dims_ident(c, s.inputs[1]);
                 let len = len.as_ref().map_or_else(|| quote!(#kd[0]), |n| quote!(#n));
@@ -459,8 +453,19 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
         format!(" Prepared operators of [`{name}`]; `S` is their weight storage.")
     };
     let run_doc = format!(
-        " Runs the plan with backend `B`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+        " Runs the plan with backend `B` and the default options: [`{name}::run_with`] with `RunOptions::new()`."
     );
+    let run_with_doc = format!(
+        " Runs the plan with backend `B` and `options`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+    );
+    // Only int8 layers read an option today; other plans take it for a uniform signature.
+    let options = if has_int8 { format_ident!("options") } else { format_ident!("_options") };
+    let tensor_args: Vec<&Ident> = [Role::Input, Role::Output, Role::State]
+        .iter()
+        .flat_map(|role| c.tensors.iter().filter(move |t| t.role == *role).map(|t| &t.name))
+        .collect();
+    let dim_args: Vec<&Ident> = c.dims.iter().map(|d| &d.name).collect();
+    let scalar_args: Vec<&Ident> = c.scalars.iter().collect();
     quote! {
         #(#attrs)*
         #vis struct #name;
@@ -500,6 +505,25 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
             #(#len_fns)*
 
             #[doc = #run_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn run<B: #krate::Backend, #weight_params>(
+                weights: &#weights_name<#weight_args>,
+                #(#tensor_params,)*
+                #(#dim_params,)*
+                #(#scalar_params,)*
+                workspace: &mut #ws_name,
+            ) -> ::core::result::Result<(), #krate::Error> {
+                Self::run_with::<B, #weight_args>(
+                    weights,
+                    #(#tensor_args,)*
+                    #(#dim_args,)*
+                    #(#scalar_args,)*
+                    workspace,
+                    #krate::RunOptions::new(),
+                )
+            }
+
+            #[doc = #run_with_doc]
             #[allow(
                 clippy::too_many_arguments,
                 clippy::identity_op,
@@ -509,12 +533,13 @@ pub fn emit(plan: &Plan, c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 unused_parens,
                 unused_mut
             )]
-            pub fn run<B: #krate::Backend, #weight_params>(
+            pub fn run_with<B: #krate::Backend, #weight_params>(
                 weights: &#weights_name<#weight_args>,
                 #(#tensor_params,)*
                 #(#dim_params,)*
                 #(#scalar_params,)*
                 workspace: &mut #ws_name,
+                #options: #krate::RunOptions,
             ) -> ::core::result::Result<(), #krate::Error> {
                 #(#dim_checks)*
                 #(#len_checks)*

@@ -1,0 +1,240 @@
+//! Runtime tokens of resolved operators: the prepared operator's type, its geometry as a
+//! constant expression, and the value of a weightless operator.
+
+use neon_runtime::kernels::rotary::RotaryPairs;
+use neon_runtime::ops::activation::Activation;
+use neon_runtime::ops::attention::Attention;
+use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
+use neon_runtime::ops::conv2d::Conv2dGeometry;
+use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
+use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pool::MaxPool2d;
+use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
+use neon_runtime::ops::rotary::RotaryGeometry;
+use neon_runtime::Layout;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ir::Op;
+
+/// `#krate::Layout::..` for `l`.
+pub fn layout_tokens(krate: &TokenStream, l: Layout) -> TokenStream {
+    match l {
+        Layout::ChannelFirst => quote!(#krate::Layout::ChannelFirst),
+        Layout::FrameMajor => quote!(#krate::Layout::FrameMajor),
+    }
+}
+
+/// The runtime type of the prepared operator held in the weights struct, if any.
+pub fn weight_type(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
+    Some(match op {
+        Op::Conv1d(_) => quote!(#krate::ops::conv::Conv1d),
+        Op::DepthwiseConv1d(_) => quote!(#krate::ops::conv::DepthwiseConv1d),
+        Op::Conv2d(_) => quote!(#krate::ops::conv2d::Conv2d),
+        Op::Linear(_) => quote!(#krate::ops::linear::Linear),
+        Op::QuantLinear(_) => quote!(#krate::ops::quant::QuantLinear),
+        Op::BlockQ8Linear(_) => quote!(#krate::ops::quant::BlockQ8Linear),
+        Op::LayerNorm(_) => quote!(#krate::ops::norm::LayerNorm),
+        Op::RmsNorm(_) => quote!(#krate::ops::norm::RmsNorm),
+        Op::GroupNorm(_) => quote!(#krate::ops::norm::GroupNorm),
+        Op::PerChannel(PerChannel { op: PerChannelOp::Scale, .. }) => {
+            quote!(#krate::ops::elementwise::LayerScale)
+        }
+        Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
+        _ => return None,
+    })
+}
+
+/// A constant expression of the geometry type, and the type.
+pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, TokenStream)> {
+    let layout = |l: Layout| layout_tokens(krate, l);
+    Some(match op {
+        Op::Conv1d(g) => {
+            let Conv1dGeometry {
+                in_channels,
+                out_channels,
+                kernel,
+                stride,
+                dilation,
+                groups,
+                pad_left,
+                pad_right,
+                output_layout,
+            } = *g;
+            let ol = layout(output_layout);
+            (
+                quote!(#krate::ops::conv::Conv1dGeometry {
+                    in_channels: #in_channels, out_channels: #out_channels, kernel: #kernel,
+                    stride: #stride, dilation: #dilation, groups: #groups,
+                    pad_left: #pad_left, pad_right: #pad_right, output_layout: #ol,
+                }),
+                quote!(#krate::ops::conv::Conv1dGeometry),
+            )
+        }
+        Op::DepthwiseConv1d(g) => {
+            let DepthwiseConv1dGeometry { channels, kernel, stride, dilation, pad_left, pad_right } =
+                *g;
+            (
+                quote!(#krate::ops::conv::DepthwiseConv1dGeometry {
+                    channels: #channels, kernel: #kernel, stride: #stride, dilation: #dilation,
+                    pad_left: #pad_left, pad_right: #pad_right,
+                }),
+                quote!(#krate::ops::conv::DepthwiseConv1dGeometry),
+            )
+        }
+        Op::Conv2d(g) => {
+            let Conv2dGeometry {
+                in_channels,
+                out_channels,
+                kernel_h,
+                kernel_w,
+                stride_h,
+                stride_w,
+                pad_top,
+                pad_bottom,
+                pad_left,
+                pad_right,
+                leaky_slope,
+                clamp_min,
+            } = *g;
+            let opt = |v: Option<f32>| match v {
+                Some(v) => quote!(::core::option::Option::Some(#v)),
+                None => quote!(::core::option::Option::None),
+            };
+            let (leaky_slope, clamp_min) = (opt(leaky_slope), opt(clamp_min));
+            (
+                quote!(#krate::ops::conv2d::Conv2dGeometry {
+                    in_channels: #in_channels, out_channels: #out_channels,
+                    kernel_h: #kernel_h, kernel_w: #kernel_w,
+                    stride_h: #stride_h, stride_w: #stride_w,
+                    pad_top: #pad_top, pad_bottom: #pad_bottom,
+                    pad_left: #pad_left, pad_right: #pad_right,
+                    leaky_slope: #leaky_slope, clamp_min: #clamp_min,
+                }),
+                quote!(#krate::ops::conv2d::Conv2dGeometry),
+            )
+        }
+        Op::Linear(g) => {
+            let LinearGeometry { in_features, out_features, bias } = *g;
+            (
+                quote!(#krate::ops::linear::LinearGeometry {
+                    in_features: #in_features, out_features: #out_features, bias: #bias,
+                }),
+                quote!(#krate::ops::linear::LinearGeometry),
+            )
+        }
+        Op::QuantLinear(g) => {
+            let QuantLinearGeometry { in_features, out_features, bias } = *g;
+            (
+                quote!(#krate::ops::quant::QuantLinearGeometry {
+                    in_features: #in_features, out_features: #out_features, bias: #bias,
+                }),
+                quote!(#krate::ops::quant::QuantLinearGeometry),
+            )
+        }
+        Op::BlockQ8Linear(g) => {
+            let BlockQ8LinearGeometry { in_features, out_features, bias } = *g;
+            (
+                quote!(#krate::ops::quant::BlockQ8LinearGeometry {
+                    in_features: #in_features, out_features: #out_features, bias: #bias,
+                }),
+                quote!(#krate::ops::quant::BlockQ8LinearGeometry),
+            )
+        }
+        Op::LayerNorm(g) => {
+            let LayerNormGeometry { channels, eps, bias, layout: l } = *g;
+            let l = layout(l);
+            (
+                quote!(#krate::ops::norm::LayerNormGeometry {
+                    channels: #channels, eps: #eps, bias: #bias, layout: #l,
+                }),
+                quote!(#krate::ops::norm::LayerNormGeometry),
+            )
+        }
+        Op::RmsNorm(g) => {
+            let RmsNormGeometry { channels, eps, layout: l } = *g;
+            let l = layout(l);
+            (
+                quote!(#krate::ops::norm::RmsNormGeometry { channels: #channels, eps: #eps, layout: #l }),
+                quote!(#krate::ops::norm::RmsNormGeometry),
+            )
+        }
+        Op::GroupNorm(g) => {
+            let GroupNormGeometry { channels, groups, eps, bias } = *g;
+            (
+                quote!(#krate::ops::norm::GroupNormGeometry {
+                    channels: #channels, groups: #groups, eps: #eps, bias: #bias,
+                }),
+                quote!(#krate::ops::norm::GroupNormGeometry),
+            )
+        }
+        Op::PerChannel(g) => {
+            let PerChannel { channels, layout: l, op } = *g;
+            let l = layout(l);
+            let op = match op {
+                PerChannelOp::Scale => quote!(#krate::ops::elementwise::PerChannelOp::Scale),
+                PerChannelOp::AddBias => {
+                    quote!(#krate::ops::elementwise::PerChannelOp::AddBias)
+                }
+                PerChannelOp::AddScaled => {
+                    quote!(#krate::ops::elementwise::PerChannelOp::AddScaled)
+                }
+            };
+            (
+                quote!(#krate::ops::elementwise::PerChannel { channels: #channels, layout: #l, op: #op }),
+                quote!(#krate::ops::elementwise::PerChannel),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// The runtime expression of a weightless operator (its own geometry).
+pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
+    Some(match op {
+        Op::Act(a) => {
+            let v = match a {
+                Activation::Relu => quote!(Relu),
+                Activation::LeakyRelu { slope } => quote!(LeakyRelu { slope: #slope }),
+                Activation::ClampMin { min } => quote!(ClampMin { min: #min }),
+                Activation::GeluErf => quote!(GeluErf),
+                Activation::GeluTanh => quote!(GeluTanh),
+                Activation::Silu => quote!(Silu),
+                Activation::Tanh => quote!(Tanh),
+                Activation::Sigmoid => quote!(Sigmoid),
+                Activation::Exp => quote!(Exp),
+            };
+            quote!(#krate::ops::activation::Activation::#v)
+        }
+        Op::MaxPool2d(p) => {
+            let MaxPool2d { kernel_h, kernel_w, stride_h, stride_w } = *p;
+            quote!(#krate::ops::pool::MaxPool2d {
+                kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
+            })
+        }
+        Op::Add(_) => quote!(#krate::ops::elementwise::Add),
+        Op::Mul(_) => quote!(#krate::ops::elementwise::Mul),
+        Op::Softmax(_) => quote!(#krate::ops::softmax::Softmax),
+        Op::Attention(a, _) => {
+            let Attention { heads, causal, scale } = *a;
+            let scale = match scale {
+                Some(s) => quote!(::core::option::Option::Some(#s)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#krate::ops::attention::Attention { heads: #heads, causal: #causal, scale: #scale })
+        }
+        Op::Rotary(g, _) => {
+            let RotaryGeometry { heads, rotary_dims, theta, pairs } = *g;
+            let pairs = match pairs {
+                RotaryPairs::Interleaved => quote!(Interleaved),
+                RotaryPairs::HalfSplit => quote!(HalfSplit),
+            };
+            quote!(#krate::ops::rotary::RotaryGeometry {
+                heads: #heads, rotary_dims: #rotary_dims, theta: #theta,
+                pairs: #krate::kernels::rotary::RotaryPairs::#pairs,
+            })
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,178 @@
+//! The option reader of one call (`stride = 2`, `padding = (1, 1)`, `causal`): options are
+//! checked off as the operator table reads them, so the ones nobody read can be reported
+//! ([`Options::finish`]). Every malformed value is reported into the shared [`Ctxt`] and
+//! replaced by the default, so the other options of the call are still checked.
+
+use neon_runtime::Layout;
+use syn::{Expr, Ident, Lit};
+
+use crate::ctxt::Ctxt;
+use crate::literals::{lit_float, lit_int, path_ident};
+
+/// The options of one call.
+pub struct Options<'a> {
+    items: &'a [(Ident, Expr)],
+    used: Vec<bool>,
+    cx: &'a Ctxt,
+}
+
+fn as_usize(e: &Expr) -> Option<usize> {
+    lit_int(e).and_then(|v| usize::try_from(v).ok())
+}
+
+impl<'a> Options<'a> {
+    pub fn new(items: &'a [(Ident, Expr)], cx: &'a Ctxt) -> Self {
+        Options { items, used: vec![false; items.len()], cx }
+    }
+
+    /// Whether the call gives `key` (without reading it).
+    pub fn has(&self, key: &str) -> bool {
+        self.items.iter().any(|(k, _)| k == key)
+    }
+
+    fn get(&mut self, key: &str) -> Option<&'a Expr> {
+        let i = self.items.iter().position(|(k, _)| k == key)?;
+        self.used[i] = true;
+        Some(&self.items[i].1)
+    }
+
+    /// An integer >= 0 (`default` when absent or malformed).
+    pub fn usize(&mut self, key: &str, default: usize) -> usize {
+        match self.get(key) {
+            None => default,
+            Some(e) => as_usize(e).unwrap_or_else(|| {
+                self.cx.error_spanned_by(e, format!("`{key}` takes an integer >= 0"));
+                default
+            }),
+        }
+    }
+
+    /// A number (`default` when absent or malformed).
+    pub fn float(&mut self, key: &str, default: f32) -> f32 {
+        match self.get(key) {
+            None => default,
+            Some(e) => match lit_float(e) {
+                Some(v) => v as f32,
+                None => {
+                    self.cx.error_spanned_by(e, format!("`{key}` takes a number"));
+                    default
+                }
+            },
+        }
+    }
+
+    /// `n` (both `n`) or `(left, right)`; `None` when absent or malformed.
+    pub fn pair(&mut self, key: &str) -> Option<(usize, usize)> {
+        let e = self.get(key)?;
+        if let Expr::Tuple(t) = e {
+            let v: Vec<Option<usize>> = t.elems.iter().map(as_usize).collect();
+            if let [Some(a), Some(b)] = v[..] {
+                return Some((a, b));
+            }
+        }
+        if let Some(v) = as_usize(e) {
+            return Some((v, v));
+        }
+        self.cx.error_spanned_by(e, format!("`{key}` takes `n` or `(left, right)`"));
+        None
+    }
+
+    /// `n` (every element `n`) or a tuple of `len` integers (`form` describes both);
+    /// `None` when absent or malformed.
+    pub fn tuple(&mut self, key: &str, len: usize, form: &str) -> Option<Vec<usize>> {
+        let e = self.get(key)?;
+        if let Some(v) = as_usize(e) {
+            return Some(vec![v; len]);
+        }
+        if let Expr::Tuple(t) = e {
+            let v: Option<Vec<usize>> = t.elems.iter().map(as_usize).collect();
+            if let Some(v) = v.filter(|v| v.len() == len) {
+                return Some(v);
+            }
+        }
+        self.cx.error_spanned_by(e, format!("`{key}` takes {form}"));
+        None
+    }
+
+    /// An integer the call must give; `None` (reported) when absent or malformed.
+    pub fn required_usize(&mut self, key: &str, callee: &Ident) -> Option<usize> {
+        if self.has(key) {
+            let before = self.cx.error_count();
+            let v = self.usize(key, 0);
+            (self.cx.error_count() == before).then_some(v)
+        } else {
+            self.cx.error(callee.span(), format!("{callee} needs `{key} = <integer>`"));
+            None
+        }
+    }
+
+    /// A number the call must give; `None` (reported) when absent.
+    pub fn required_float(&mut self, key: &str, callee: &Ident) -> Option<f32> {
+        if self.has(key) {
+            Some(self.float(key, 0.0))
+        } else {
+            self.cx.error(callee.span(), format!("{callee} needs `{key} = <number>`"));
+            None
+        }
+    }
+
+    /// The value of `key` when it is a bare name (`padding = same`), without consuming it
+    /// otherwise.
+    pub fn keyword(&mut self, key: &str) -> Option<(String, &'a Expr)> {
+        let i = self.items.iter().position(|(k, _)| k == key)?;
+        let e = &self.items[i].1;
+        let name = path_ident(e)?;
+        self.used[i] = true;
+        Some((name, e))
+    }
+
+    /// `true` / `false` (a bare flag reads `true`); `false` when absent or malformed.
+    pub fn flag(&mut self, key: &str) -> bool {
+        match self.get(key) {
+            None => false,
+            Some(Expr::Lit(l)) if matches!(&l.lit, Lit::Bool(b) if b.value) => true,
+            Some(Expr::Lit(l)) if matches!(&l.lit, Lit::Bool(_)) => false,
+            Some(e) => {
+                self.cx.error_spanned_by(e, format!("`{key}` takes `true` or `false`"));
+                false
+            }
+        }
+    }
+
+    /// `channel_first` or `frame_major` (`default` when absent or malformed).
+    pub fn layout(&mut self, key: &str, default: Layout) -> Layout {
+        match self.get(key) {
+            None => default,
+            Some(e) => match path_ident(e).as_deref() {
+                Some("channel_first") => Layout::ChannelFirst,
+                Some("frame_major") => Layout::FrameMajor,
+                _ => {
+                    let msg = format!("`{key}` takes `channel_first` or `frame_major`");
+                    self.cx.error_spanned_by(e, msg);
+                    default
+                }
+            },
+        }
+    }
+
+    /// A scalar's name; `None` when absent or malformed.
+    pub fn ident(&mut self, key: &str) -> Option<Ident> {
+        let e = self.get(key)?;
+        match e {
+            Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().cloned(),
+            _ => {
+                self.cx.error_spanned_by(e, format!("`{key}` takes a scalar's name"));
+                None
+            }
+        }
+    }
+
+    /// Reports every option nobody read.
+    pub fn finish(self, op: &str) {
+        for (i, (k, _)) in self.items.iter().enumerate() {
+            if !self.used[i] {
+                self.cx.error(k.span(), format!("{op} has no option `{k}`"));
+            }
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! The operator table of `neon_plan!`: the argument slots of every builtin call, its
+//! flags, and how a call such as `conv1d(x, w, b, stride = 2)` becomes the runtime's own
+//! geometry ([`Op`]), whose shape rule and planner facts the check phase then reads.
+//!
+//! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape
+//! rule, an in-place fact or a layout.
+
+use neon_runtime::kernels::rotary::RotaryPairs;
+use neon_runtime::ops::activation::Activation;
+use neon_runtime::ops::attention::Attention;
+use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
+use neon_runtime::ops::conv2d::Conv2dGeometry;
+use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
+use neon_runtime::ops::layout::Transpose;
+use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pool::MaxPool2d;
+use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
+use neon_runtime::ops::rotary::RotaryGeometry;
+use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
+use neon_runtime::ops::softmax::Softmax;
+use neon_runtime::Layout;
+use syn::Ident;
+
+use crate::ctxt::Ctxt;
+use crate::ir::{Op, Storage};
+use crate::options::Options;
+
+/// What an argument position of an operator takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Tensor,
+    Weight,
+    OptionalWeight,
+}
+
+/// The signature of a builtin operator: argument slots and whether it has weights.
+pub fn signature(name: &str) -> Option<&'static [Slot]> {
+    use Slot::*;
+    Some(match name {
+        "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
+            &[Tensor, Weight, OptionalWeight]
+        }
+        "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
+        "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary" => {
+            &[Tensor]
+        }
+        "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
+        "attention" => &[Tensor, Tensor, Tensor],
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a flag of operator `op`: an option that may be written bare
+/// (`causal` for `causal = true`).
+pub fn is_flag(op: &str, name: &str) -> bool {
+    matches!(
+        (op, name),
+        ("conv1d" | "depthwise_conv1d" | "attention", "causal") | ("rotary", "half_split")
+    )
+}
+
+/// A weight argument as the resolver sees it: name, span and constant shape.
+pub struct WeightArg<'a> {
+    pub name: &'a Ident,
+    pub shape: &'a [usize],
+    pub storage: Storage,
+}
+
+/// Rule: a weight has the rank its operator reads.
+fn weight_rank(op: &str, w: &WeightArg, rank: usize, what: &str) -> Result<(), syn::Error> {
+    if w.shape.len() == rank {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            w.name.span(),
+            format!("{op} expects {what} of rank {rank}, `{}` has shape {:?}", w.name, w.shape),
+        ))
+    }
+}
+
+/// Rule: a bias has one value per output channel (or feature).
+fn bias_len(op: &str, b: Option<&WeightArg>, n: usize, what: &str) -> Result<bool, syn::Error> {
+    match b {
+        None => Ok(false),
+        Some(b) if b.shape == [n] => Ok(true),
+        Some(b) => Err(syn::Error::new(
+            b.name.span(),
+            format!("{op} expects {what} of shape [{n}], `{}` has shape {:?}", b.name, b.shape),
+        )),
+    }
+}
+
+fn conflict(callee: &Ident) -> syn::Error {
+    syn::Error::new(
+        callee.span(),
+        format!("{callee}: `causal = true` and `padding` both set the padding; give one"),
+    )
+}
+
+/// Builds the operator of a call from its name, weight shapes and options; `None` when the
+/// call is invalid (reported into `cx`; malformed option values are reported by `opts`).
+pub fn resolve(callee: &Ident, weights: &[WeightArg], opts: &mut Options, cx: &Ctxt) -> Option<Op> {
+    match resolve_op(callee, weights, opts) {
+        Ok(op) => op,
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    }
+}
+
+/// [`resolve`]: `Err` for an error of its own, `Ok(None)` when an option error (already
+/// reported) leaves the call without an operator.
+fn resolve_op(
+    callee: &Ident,
+    weights: &[WeightArg],
+    opts: &mut Options,
+) -> Result<Option<Op>, syn::Error> {
+    let name = callee.to_string();
+    let op = name.as_str();
+    let w = weights.first();
+    let b = weights.get(1);
+    // Rule: only `linear` takes int8 weights; biases and every other weight are f32.
+    for (k, arg) in weights.iter().enumerate() {
+        if arg.storage != Storage::F32 && !(op == "linear" && k == 0) {
+            return Err(syn::Error::new(
+                arg.name.span(),
+                format!(
+                    "{op} takes f32 {}, `{}` is {}",
+                    if k == 0 { "weights" } else { "biases" },
+                    arg.name,
+                    arg.storage
+                ),
+            ));
+        }
+    }
+    Ok(Some(match op {
+        "conv1d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 3, "a weight [out_channels, in_channels / groups, kernel]")?;
+            let (out_c, in_g, k) = (w.shape[0], w.shape[1], w.shape[2]);
+            let groups = opts.usize("groups", 1);
+            let mut g = Conv1dGeometry::new(in_g.saturating_mul(groups), out_c, k)
+                .stride(opts.usize("stride", 1))
+                .dilation(opts.usize("dilation", 1))
+                .groups(groups)
+                .output_layout(opts.layout("output", Layout::ChannelFirst));
+            match (opts.flag("causal"), opts.pair("padding")) {
+                (true, Some(_)) => return Err(conflict(callee)),
+                (true, None) => g = g.causal(),
+                (false, Some((l, r))) => g = g.padding(l, r),
+                (false, None) => {}
+            }
+            bias_len(op, b, out_c, "a bias")?;
+            Op::Conv1d(g)
+        }
+        "depthwise_conv1d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 3, "a weight [channels, 1, kernel]")?;
+            if w.shape[1] != 1 {
+                return Err(syn::Error::new(
+                    w.name.span(),
+                    format!("depthwise_conv1d expects a weight [channels, 1, kernel], `{}` has shape {:?}", w.name, w.shape),
+                ));
+            }
+            let (c, k) = (w.shape[0], w.shape[2]);
+            let mut g = DepthwiseConv1dGeometry {
+                channels: c,
+                kernel: k,
+                stride: opts.usize("stride", 1),
+                dilation: opts.usize("dilation", 1),
+                pad_left: 0,
+                pad_right: 0,
+            };
+            match (opts.flag("causal"), opts.pair("padding")) {
+                (true, Some(_)) => return Err(conflict(callee)),
+                (true, None) => g.pad_left = g.dilation.saturating_mul(k.saturating_sub(1)),
+                (false, Some((l, r))) => (g.pad_left, g.pad_right) = (l, r),
+                (false, None) => {}
+            }
+            bias_len(op, b, c, "a bias")?;
+            Op::DepthwiseConv1d(g)
+        }
+        "conv2d" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 4, "a weight [out_channels, in_channels, kernel_h, kernel_w]")?;
+            let (out_c, in_c) = (w.shape[0], w.shape[1]);
+            let mut g = Conv2dGeometry::new(in_c, out_c, (w.shape[2], w.shape[3]));
+            if let Some(s) = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`") {
+                g = g.stride(s[0], s[1]);
+            }
+            match opts.keyword("padding") {
+                Some((kw, _)) if kw == "valid" => {}
+                Some((kw, e)) if kw == "same" => {
+                    if (g.stride_h, g.stride_w) != (1, 1) {
+                        return Err(syn::Error::new_spanned(
+                            e,
+                            "conv2d: `padding = same` needs stride 1 (give the four paddings)",
+                        ));
+                    }
+                    g = g.same();
+                }
+                Some((_, e)) => {
+                    return Err(syn::Error::new_spanned(
+                        e,
+                        "`padding` takes `n`, `(top, bottom, left, right)`, `same` or `valid`",
+                    ))
+                }
+                None => {
+                    let form = "`n`, `(top, bottom, left, right)`, `same` or `valid`";
+                    if let Some(p) = opts.tuple("padding", 4, form) {
+                        g = g.padding(p[0], p[1], p[2], p[3]);
+                    }
+                }
+            }
+            if opts.has("leaky_relu") {
+                g = g.leaky_relu(opts.float("leaky_relu", 0.0));
+            }
+            if opts.has("clamp_min") {
+                g = g.clamp_min(opts.float("clamp_min", 0.0));
+            }
+            bias_len(op, b, out_c, "a bias")?;
+            Op::Conv2d(g)
+        }
+        "max_pool2d" => {
+            let stride = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`");
+            let form = "`n` or `(kernel_h, kernel_w)`";
+            let given = opts.has("kernel");
+            let Some(k) = opts.tuple("kernel", 2, form) else {
+                if !given {
+                    return Err(syn::Error::new(
+                        callee.span(),
+                        "max_pool2d needs `kernel = (kernel_h, kernel_w)`",
+                    ));
+                }
+                return Ok(None);
+            };
+            let mut p = MaxPool2d::new((k[0], k[1]));
+            if let Some(s) = stride {
+                p = p.stride(s[0], s[1]);
+            }
+            Op::MaxPool2d(p)
+        }
+        "linear" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
+            let bias = bias_len(op, b, w.shape[0], "a bias")?;
+            let (in_features, out_features) = (w.shape[1], w.shape[0]);
+            match w.storage {
+                Storage::F32 => Op::Linear(LinearGeometry { in_features, out_features, bias }),
+                Storage::I8 => {
+                    Op::QuantLinear(QuantLinearGeometry { in_features, out_features, bias })
+                }
+                Storage::I8Block32 => {
+                    if in_features % 32 != 0 {
+                        return Err(syn::Error::new(
+                            w.name.span(),
+                            format!("i8_block32 weights need in_features divisible by 32, `{}` has {in_features}", w.name),
+                        ));
+                    }
+                    Op::BlockQ8Linear(BlockQ8LinearGeometry { in_features, out_features, bias })
+                }
+            }
+        }
+        "layer_norm" | "rms_norm" | "group_norm" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 1, "a scale [channels]")?;
+            let c = w.shape[0];
+            let bias = bias_len(op, b, c, "a bias")?;
+            let eps = opts.float("eps", 1e-5);
+            match op {
+                "layer_norm" => Op::LayerNorm(LayerNormGeometry {
+                    channels: c,
+                    eps,
+                    bias,
+                    layout: opts.layout("layout", Layout::ChannelFirst),
+                }),
+                "rms_norm" => Op::RmsNorm(RmsNormGeometry {
+                    channels: c,
+                    eps,
+                    layout: opts.layout("layout", Layout::ChannelFirst),
+                }),
+                _ => Op::GroupNorm(GroupNormGeometry {
+                    channels: c,
+                    groups: opts.usize("groups", 1),
+                    eps,
+                    bias,
+                }),
+            }
+        }
+        "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
+        "relu" => Op::Act(Activation::Relu),
+        "leaky_relu" => Op::Act(Activation::LeakyRelu { slope: opts.float("slope", 0.01) }),
+        "clamp_min" => match opts.required_float("min", callee) {
+            Some(min) => Op::Act(Activation::ClampMin { min }),
+            None => return Ok(None),
+        },
+        "gelu" => Op::Act(Activation::GeluErf),
+        "gelu_tanh" => Op::Act(Activation::GeluTanh),
+        "silu" => Op::Act(Activation::Silu),
+        "tanh" => Op::Act(Activation::Tanh),
+        "sigmoid" => Op::Act(Activation::Sigmoid),
+        "exp" => Op::Act(Activation::Exp),
+        "add" => Op::Add(Add),
+        "mul" => Op::Mul(Mul),
+        "softmax" => Op::Softmax(Softmax),
+        "layer_scale" | "bias_add" => {
+            let w = w.expect("signature has a weight");
+            weight_rank(op, w, 1, "a vector [channels]")?;
+            Op::PerChannel(PerChannel {
+                channels: w.shape[0],
+                layout: opts.layout("layout", Layout::ChannelFirst),
+                op: if op == "layer_scale" { PerChannelOp::Scale } else { PerChannelOp::AddBias },
+            })
+        }
+        "concat_frames" => {
+            Op::ConcatFrames(ConcatFrames { layout: opts.layout("layout", Layout::ChannelFirst) })
+        }
+        "last_frames" => Op::LastFrames(LastFrames {
+            frames: opts.usize("frames", 0),
+            layout: opts.layout("layout", Layout::ChannelFirst),
+        }),
+        "write_frames" => {
+            let layout = opts.layout("layout", Layout::ChannelFirst);
+            let Some(at) = opts.ident("at") else {
+                return Err(syn::Error::new(callee.span(), "write_frames needs `at = <scalar>`"));
+            };
+            Op::WriteFrames(WriteFrames { layout }, at)
+        }
+        "rotary" => {
+            let heads = opts.required_usize("heads", callee);
+            let dims = opts.required_usize("dims", callee);
+            let theta = opts.float("theta", 10000.0);
+            let pairs = if opts.flag("half_split") {
+                RotaryPairs::HalfSplit
+            } else {
+                RotaryPairs::Interleaved
+            };
+            let at = opts.ident("at");
+            let (Some(heads), Some(rotary_dims)) = (heads, dims) else {
+                return Ok(None);
+            };
+            Op::Rotary(RotaryGeometry { heads, rotary_dims, theta, pairs }, at)
+        }
+        "attention" => {
+            let heads = opts.required_usize("heads", callee);
+            let causal = opts.flag("causal");
+            let scale = opts.has("scale").then(|| opts.float("scale", 1.0));
+            let len = opts.ident("len");
+            let Some(heads) = heads else {
+                return Ok(None);
+            };
+            Op::Attention(Attention { heads, causal, scale }, len)
+        }
+        _ => unreachable!("resolve is only called for operators with a signature"),
+    }))
+}
