@@ -180,9 +180,9 @@ pub trait ConvKernels: BackendType {
         portable::im2col_fm(x, Win::fold(window, first_frame, count), col)
     }
 
-    /// Hook: one depthwise row: `yr[n] = bias + sum_t wr[t] * xr[n * stride + t * dilation
-    /// - pad_left]` for `n < yr.len()` (`xr`: the channel's `frames` input values, `wr`: its
-    /// `kernel` taps).
+    /// Hook: one depthwise row,
+    /// `yr[n] = bias + sum_t wr[t] * xr[n * stride + t * dilation - pad_left]` for
+    /// `n < yr.len()` (`xr`: the channel's `frames` input values, `wr`: its `kernel` taps).
     ///
     /// # Safety
     /// The contract of [`depthwise_conv1d`](Self::depthwise_conv1d) holds (it checks it):

@@ -257,12 +257,14 @@ pub trait FftKernels: BackendType {
     /// # Safety
     /// `re.len() == im.len() == m` with `m` a power of two `>= 16` (`>= 8` for
     /// [`Portable`]), and `x.len() == 2 * m`: [`rfft`](Self::rfft) checks it.
+    #[inline(always)]
     unsafe fn rfft_first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
         portable::first_pass(x, re, im)
     }
 
     /// Hook, step 2: one radix-2 DIT stage of half-span `h = c.len()` over the `m` complex
     /// values `(re, im)`, stage twiddles `c - i s` ([`RealFft`]'s table, `h` values each).
+    #[inline(always)]
     fn rfft_radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
         portable::radix2(re, im, c, s)
     }
@@ -270,6 +272,7 @@ pub trait FftKernels: BackendType {
     /// Hook, step 2: one radix-2^2 pass, stages `h = c1.len()` (twiddles `c1, s1`) and `2h`
     /// (`c2, s2`, `2h` values; only the first `h` are read, the odd one is `-i` times the
     /// even one).
+    #[inline(always)]
     fn rfft_radix22(
         re: &mut [f32],
         im: &mut [f32],
@@ -283,6 +286,7 @@ pub trait FftKernels: BackendType {
 
     /// Hook, step 3: the post-processing of the pairs `(k, m - k)` over the full rows `re`
     /// and `im` (`m + 1` entries each), which turns `Z = DFT_m(z)` into the spectrum.
+    #[inline(always)]
     fn rfft_post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
         portable::post(fft, re, im)
     }
@@ -313,6 +317,7 @@ fn rev(i: usize, bits: u32) -> usize {
 }
 
 /// The three steps of a checked transform with the hooks of `B` (see the module docs).
+#[inline(always)]
 fn rfft_steps<B: FftKernels>(fft: &RealFft<'_>, x: &[f32], spectrum: &mut [f32]) {
     let m = fft.n / 2;
     let (re, im) = spectrum.split_at_mut(m + 1);

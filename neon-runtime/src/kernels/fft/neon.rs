@@ -92,6 +92,7 @@ unsafe fn first_pass(x: *const f32, re: *mut f32, im: *mut f32, m: usize) {
 }
 
 /// Radix-2 stage of half-span `h` (a multiple of 4).
+#[inline(always)]
 fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
     let h = c.len();
     let len = re.len();
@@ -216,6 +217,7 @@ fn post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
 }
 
 impl FftKernels for Neon {
+    #[inline(always)]
     unsafe fn rfft_first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
         let m = re.len();
         // SAFETY: the caller guarantees x has 2m floats, re and im m each, m a power of two
@@ -223,10 +225,12 @@ impl FftKernels for Neon {
         unsafe { first_pass(x.as_ptr(), re.as_mut_ptr(), im.as_mut_ptr(), m) }
     }
 
+    #[inline(always)]
     fn rfft_radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
         radix2(re, im, c, s)
     }
 
+    #[inline(always)]
     fn rfft_radix22(
         re: &mut [f32],
         im: &mut [f32],
@@ -238,6 +242,7 @@ impl FftKernels for Neon {
         radix22(re, im, c1, s1, c2, s2)
     }
 
+    #[inline(always)]
     fn rfft_post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
         post(fft, re, im)
     }

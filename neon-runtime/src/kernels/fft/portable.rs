@@ -4,6 +4,7 @@ use super::{rev, RealFft};
 
 /// Step 1, portable: load `z[j] = x[2j] + i x[2j+1]`, radix-4 on `z[b + s m/4]`, store at
 /// `4 rev(b) + r` (see the module docs). `re`, `im`: the first `m` entries of each row.
+#[inline(always)]
 pub(super) fn first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
     let m = re.len();
     let q = m / 4;
@@ -32,6 +33,7 @@ pub(super) fn first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
 }
 
 /// Radix-2 DIT stage of half-span `h`, portable.
+#[inline(always)]
 pub(super) fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
     let h = c.len();
     for (gr, gi) in re.chunks_exact_mut(2 * h).zip(im.chunks_exact_mut(2 * h)) {
@@ -51,6 +53,7 @@ pub(super) fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
 
 /// Radix-2^2 DIT pass: stages `h` (twiddles `c1, s1`, `h` values) and `2h` (`c2, s2`, `2h`
 /// values; only the first `h` are read, the odd one is `-i` times the even one), portable.
+#[inline(always)]
 pub(super) fn radix22(
     re: &mut [f32],
     im: &mut [f32],
@@ -109,6 +112,7 @@ fn post_pair(a: (f32, f32), b: (f32, f32), c: f32, s: f32) -> ((f32, f32), (f32,
 }
 
 /// Step 3, portable. `re`, `im`: the full rows (`m + 1` entries).
+#[inline(always)]
 pub(super) fn post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
     let m = fft.n / 2;
     let (c, s) = fft.post();

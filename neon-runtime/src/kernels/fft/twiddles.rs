@@ -78,7 +78,7 @@ const fn sin_cos_octant(x: f64) -> (f64, f64) {
 }
 
 /// Fills `table` with the twiddles of a length-`n` transform (layout: see the
-/// [module docs](self)). A `const fn`: [`twiddles`] uses it to build tables at compile time.
+/// [module docs](super)). A `const fn`: [`twiddles`] uses it to build tables at compile time.
 ///
 /// # Panics
 /// When `n` is not a valid length or `table.len() != twiddle_len(n)`.

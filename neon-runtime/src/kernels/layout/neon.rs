@@ -36,7 +36,8 @@ fn tile(t: Tile, x: &[f32], y: &mut [f32]) {
     let (rows, cols) = (t.rows, t.cols);
     // The blocks touch x[i * cols + j] and y[j * rows + i] for i < r1, j < c1 only.
     assert!(t.r1 <= rows && t.c1 <= cols && x.len() == rows * cols && y.len() == rows * cols);
-    assert!(t.r0 % 4 == 0 && t.r1 % 4 == 0 && t.c0 % 4 == 0 && t.c1 % 4 == 0);
+    let quad = |v: usize| v.is_multiple_of(4);
+    assert!(quad(t.r0) && quad(t.r1) && quad(t.c0) && quad(t.c1));
     let (px, py) = (x.as_ptr(), y.as_mut_ptr());
     for i in (t.r0..t.r1).step_by(4) {
         for j in (t.c0..t.c1).step_by(4) {

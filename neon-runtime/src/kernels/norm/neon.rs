@@ -3,6 +3,9 @@
 //! [`st`], which check the slice length. NEON is part of the ARMv8-A baseline that the
 //! `Neon` backend requires, which is what makes calling these functions sound.
 
+// Explicit lane indexing over fixed-size arrays mirrors the SIMD lanes it compiles to.
+#![allow(clippy::needless_range_loop)]
+
 use core::arch::aarch64::*;
 
 use super::{NormKernels, NormParams};
