@@ -10,7 +10,7 @@ mod common;
 use common::{assert_close, rng, tail_sizes, uniform};
 use neon_runtime::kernels::activation::ActivationFn;
 use neon_runtime::kernels::ActivationKernels;
-use neon_runtime::{Backend, Portable, WithBackend};
+use neon_runtime::{Backend, Portable};
 
 const EPS: f64 = f32::EPSILON as f64; // 2^-23
 /// Absolute floor of every bound: results below the smallest normal f32 may be flushed to 0.
@@ -613,24 +613,15 @@ fn measure<B: Backend>(bit_stride: u32) {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Measure(u32);
-
-impl WithBackend for Measure {
-    type Output = ();
-    fn run<B: Backend>(self) {
-        measure::<B>(self.0)
-    }
-}
-
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_accuracy() {
-    // Under qemu the default sweep is sparser (emulation is ~50x slower).
+/// The bit-pattern stride of the measurement: `ACT_MEASURE_STRIDE`, else 97 on the host
+/// and 997 under qemu (emulation is ~50x slower).
+fn measure_stride() -> u32 {
     let default = if cfg!(target_arch = "aarch64") { 997 } else { 97 };
     let stride = std::env::var("ACT_MEASURE_STRIDE").ok().and_then(|s| s.parse().ok());
-    common::each_backend(Measure(stride.unwrap_or(default)));
+    stride.unwrap_or(default)
 }
+
+common::measurement_test!(measure_accuracy, measure, measure_stride());
 
 // ---------------------------------------------------------------------------------------
 // Operator

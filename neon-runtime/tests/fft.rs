@@ -13,7 +13,7 @@ use neon_runtime::kernels::fft::{
     fill_twiddles, sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN,
 };
 use neon_runtime::kernels::FftKernels;
-use neon_runtime::{Backend, Error, Portable, ShapeError, WithBackend};
+use neon_runtime::{Backend, Error, Portable, ShapeError};
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
@@ -372,18 +372,4 @@ fn measure<B: Backend>() {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Measure;
-
-impl WithBackend for Measure {
-    type Output = ();
-    fn run<B: Backend>(self) {
-        measure::<B>()
-    }
-}
-
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_fft_accuracy() {
-    common::each_backend(Measure);
-}
+common::measurement_test!(measure_fft_accuracy, measure);

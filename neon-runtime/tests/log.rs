@@ -11,7 +11,7 @@ mod common;
 use common::{rng, tail_sizes};
 use neon_runtime::kernels::activation::ActivationFn;
 use neon_runtime::kernels::ActivationKernels;
-use neon_runtime::{Backend, Portable, WithBackend};
+use neon_runtime::{Backend, Portable};
 use rand::Rng;
 
 /// The f32 ulp at `|w|`: `2^(floor(log2 |w|) - 23)` (normal range), `2^-149` below.
@@ -228,18 +228,4 @@ fn measure<B: Backend>() {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Measure;
-
-impl WithBackend for Measure {
-    type Output = ();
-    fn run<B: Backend>(self) {
-        measure::<B>()
-    }
-}
-
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_log_accuracy() {
-    common::each_backend(Measure);
-}
+common::measurement_test!(measure_log_accuracy, measure);

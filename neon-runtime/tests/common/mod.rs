@@ -63,3 +63,26 @@ pub fn each_backend<W: neon_runtime::WithBackend<Output = ()> + Copy>(code: W) {
         kind.with(code).expect("available backend");
     }
 }
+
+/// An ignored test `$name` that runs `$measure::<B>($args)` (a function printing figures)
+/// for every backend this machine can run: `cargo test -- --ignored --nocapture`.
+#[allow(unused_macros)] // not every suite measures
+macro_rules! measurement_test {
+    ($name:ident, $measure:ident $(, $arg:expr)*) => {
+        #[test]
+        #[ignore = "measurement: run with --ignored --nocapture"]
+        fn $name() {
+            #[derive(Clone, Copy)]
+            struct Measure;
+            impl neon_runtime::WithBackend for Measure {
+                type Output = ();
+                fn run<B: neon_runtime::Backend>(self) {
+                    $measure::<B>($($arg),*)
+                }
+            }
+            crate::common::each_backend(Measure);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use measurement_test;

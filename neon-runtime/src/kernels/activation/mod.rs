@@ -125,6 +125,28 @@
 
 use super::{BackendType, Portable, X86Isa, X86};
 
+/// The hook body of a backend: `match f` over the forms in scope where it is invoked
+/// (`relu`, `leaky_relu`, `clamp_min`, `gelu_erf`, ..., and the slice driver `map_args`),
+/// so that the list of functions is written once for every backend.
+macro_rules! activate_with_forms {
+    ($f:expr, $io:expr) => {
+        match $f {
+            ActivationFn::Relu => map_args($io, relu),
+            ActivationFn::LeakyRelu { slope } => map_args($io, |v| leaky_relu(v, slope)),
+            ActivationFn::ClampMin { min } => map_args($io, |v| clamp_min(v, min)),
+            ActivationFn::GeluErf => map_args($io, gelu_erf),
+            ActivationFn::GeluTanh => map_args($io, gelu_tanh),
+            ActivationFn::Silu => map_args($io, silu),
+            ActivationFn::Tanh => map_args($io, tanh),
+            ActivationFn::Sigmoid => map_args($io, sigmoid),
+            ActivationFn::Exp => map_args($io, exp),
+            ActivationFn::Ln => map_args($io, ln),
+            ActivationFn::Log10 => map_args($io, log10),
+            ActivationFn::Erf => map_args($io, erf),
+        }
+    };
+}
+
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(crate) mod neon;
 pub(crate) mod portable;

@@ -322,19 +322,6 @@ pub(crate) fn map_args(io: MapArgs<'_>, f: impl Fn(float32x4_t) -> float32x4_t) 
 
 impl ActivationKernels for Neon {
     fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
-        match f {
-            ActivationFn::Relu => map_args(io, relu),
-            ActivationFn::LeakyRelu { slope } => map_args(io, |v| leaky_relu(v, slope)),
-            ActivationFn::ClampMin { min } => map_args(io, |v| clamp_min(v, min)),
-            ActivationFn::GeluErf => map_args(io, gelu_erf),
-            ActivationFn::GeluTanh => map_args(io, gelu_tanh),
-            ActivationFn::Silu => map_args(io, silu),
-            ActivationFn::Tanh => map_args(io, tanh),
-            ActivationFn::Sigmoid => map_args(io, sigmoid),
-            ActivationFn::Exp => map_args(io, exp),
-            ActivationFn::Ln => map_args(io, ln),
-            ActivationFn::Log10 => map_args(io, log10),
-            ActivationFn::Erf => map_args(io, erf),
-        }
+        activate_with_forms!(f, io)
     }
 }

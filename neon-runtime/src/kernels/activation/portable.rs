@@ -189,6 +189,12 @@ pub(crate) fn relu(x: f32) -> f32 {
     }
 }
 
+/// `max(x, min)` (IEEE `maximum`, the semantics of NEON `fmax`).
+#[inline(always)]
+pub(crate) fn clamp_min(x: f32, min: f32) -> f32 {
+    fmax(x, min)
+}
+
 /// Leaky ReLU.
 #[inline(always)]
 pub(crate) fn leaky_relu(x: f32, slope: f32) -> f32 {
@@ -243,18 +249,5 @@ pub(crate) fn map_args(io: MapArgs<'_>, f: impl Fn(f32) -> f32) {
 
 /// The portable [`ActivationKernels::activate_unchecked`](super::ActivationKernels).
 pub(super) fn activate(f: ActivationFn, io: MapArgs<'_>) {
-    match f {
-        ActivationFn::Relu => map_args(io, relu),
-        ActivationFn::LeakyRelu { slope } => map_args(io, |v| leaky_relu(v, slope)),
-        ActivationFn::ClampMin { min } => map_args(io, |v| fmax(v, min)),
-        ActivationFn::GeluErf => map_args(io, gelu_erf),
-        ActivationFn::GeluTanh => map_args(io, gelu_tanh),
-        ActivationFn::Silu => map_args(io, silu),
-        ActivationFn::Tanh => map_args(io, tanh),
-        ActivationFn::Sigmoid => map_args(io, sigmoid),
-        ActivationFn::Exp => map_args(io, exp),
-        ActivationFn::Ln => map_args(io, ln),
-        ActivationFn::Log10 => map_args(io, log10),
-        ActivationFn::Erf => map_args(io, erf),
-    }
+    activate_with_forms!(f, io)
 }

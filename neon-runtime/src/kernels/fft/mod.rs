@@ -130,6 +130,10 @@ pub use twiddles::{
     fill_twiddles, is_valid_len, sin_cos_turns, twiddle_len, twiddles, MAX_LEN, MIN_LEN,
 };
 
+/// The twiddles of one stage of half-span `h`: `(cos, sin)` of `pi j / h`, `j < h` (the
+/// stage twiddle is `cos - i sin`), borrowed from a [`RealFft`]'s table.
+pub type Twiddles<'a> = (&'a [f32], &'a [f32]);
+
 /// A real FFT of one length: the length and its borrowed twiddle table (see the
 /// [module docs](self)). `Copy`, `Send + Sync`; build it once and share it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,7 +191,7 @@ impl<'a> RealFft<'a> {
 
     /// Stage twiddles of half-span `h`: `(cos, sin)`, `h` values each.
     #[inline(always)]
-    fn stage(&self, h: usize) -> (&'a [f32], &'a [f32]) {
+    fn stage(&self, h: usize) -> Twiddles<'a> {
         let t = &self.twiddles[2 * h - 2..4 * h - 2];
         t.split_at(h)
     }
@@ -262,26 +266,19 @@ pub trait FftKernels: BackendType {
         portable::first_pass(x, re, im)
     }
 
-    /// Hook, step 2: one radix-2 DIT stage of half-span `h = c.len()` over the `m` complex
-    /// values `(re, im)`, stage twiddles `c - i s` ([`RealFft`]'s table, `h` values each).
+    /// Hook, step 2: one radix-2 DIT stage of half-span `h` over the `m` complex values
+    /// `(re, im)`, with the stage's [`Twiddles`] `w = (c, s)` (`h` values each).
     #[inline(always)]
-    fn rfft_radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
-        portable::radix2(re, im, c, s)
+    fn rfft_radix2(re: &mut [f32], im: &mut [f32], w: Twiddles<'_>) {
+        portable::radix2(re, im, w)
     }
 
-    /// Hook, step 2: one radix-2^2 pass, stages `h = c1.len()` (twiddles `c1, s1`) and `2h`
-    /// (`c2, s2`, `2h` values; only the first `h` are read, the odd one is `-i` times the
+    /// Hook, step 2: one radix-2^2 pass, stages `h` (twiddles `w1`, `h` values each) and
+    /// `2h` (`w2`, `2h` values; only the first `h` are read, the odd one is `-i` times the
     /// even one).
     #[inline(always)]
-    fn rfft_radix22(
-        re: &mut [f32],
-        im: &mut [f32],
-        c1: &[f32],
-        s1: &[f32],
-        c2: &[f32],
-        s2: &[f32],
-    ) {
-        portable::radix22(re, im, c1, s1, c2, s2)
+    fn rfft_radix22(re: &mut [f32], im: &mut [f32], w1: Twiddles<'_>, w2: Twiddles<'_>) {
+        portable::radix22(re, im, w1, w2)
     }
 
     /// Hook, step 3: the post-processing of the pairs `(k, m - k)` over the full rows `re`
@@ -337,14 +334,11 @@ fn stages<B: FftKernels>(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
     let count = m.trailing_zeros() - 2; // stages h = 4 .. m/2
     let mut h = 4;
     if count % 2 == 1 {
-        let (c, s) = fft.stage(h);
-        B::rfft_radix2(re, im, c, s);
+        B::rfft_radix2(re, im, fft.stage(h));
         h *= 2;
     }
     while h < m {
-        let (c1, s1) = fft.stage(h);
-        let (c2, s2) = fft.stage(2 * h);
-        B::rfft_radix22(re, im, c1, s1, c2, s2);
+        B::rfft_radix22(re, im, fft.stage(h), fft.stage(2 * h));
         h *= 4;
     }
 }

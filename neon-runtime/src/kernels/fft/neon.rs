@@ -2,7 +2,7 @@
 //! spectrum buffer; the bounds each one relies on are established by `rfft` (which checks
 //! the slice lengths) and stated at each `unsafe` block.
 
-use super::{rev, FftKernels, RealFft};
+use super::{rev, FftKernels, RealFft, Twiddles};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
@@ -93,7 +93,7 @@ unsafe fn first_pass(x: *const f32, re: *mut f32, im: *mut f32, m: usize) {
 
 /// Radix-2 stage of half-span `h` (a multiple of 4).
 #[inline(always)]
-fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
+fn radix2(re: &mut [f32], im: &mut [f32], (c, s): Twiddles<'_>) {
     let h = c.len();
     let len = re.len();
     assert!(h.is_multiple_of(4) && len.is_multiple_of(2 * h) && im.len() == len && s.len() == h);
@@ -122,7 +122,7 @@ fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
 }
 
 /// Radix-2^2 pass (stages `h` and `2h`, `h` a multiple of 4).
-fn radix22(re: &mut [f32], im: &mut [f32], c1: &[f32], s1: &[f32], c2: &[f32], s2: &[f32]) {
+fn radix22(re: &mut [f32], im: &mut [f32], (c1, s1): Twiddles<'_>, (c2, s2): Twiddles<'_>) {
     let h = c1.len();
     let len = re.len();
     assert!(h.is_multiple_of(4) && len.is_multiple_of(4 * h) && im.len() == len);
@@ -226,20 +226,13 @@ impl FftKernels for Neon {
     }
 
     #[inline(always)]
-    fn rfft_radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
-        radix2(re, im, c, s)
+    fn rfft_radix2(re: &mut [f32], im: &mut [f32], w: Twiddles<'_>) {
+        radix2(re, im, w)
     }
 
     #[inline(always)]
-    fn rfft_radix22(
-        re: &mut [f32],
-        im: &mut [f32],
-        c1: &[f32],
-        s1: &[f32],
-        c2: &[f32],
-        s2: &[f32],
-    ) {
-        radix22(re, im, c1, s1, c2, s2)
+    fn rfft_radix22(re: &mut [f32], im: &mut [f32], w1: Twiddles<'_>, w2: Twiddles<'_>) {
+        radix22(re, im, w1, w2)
     }
 
     #[inline(always)]

@@ -1,6 +1,6 @@
 //! Portable real-FFT steps (plain Rust; the radix-2 loops vectorise).
 
-use super::{rev, RealFft};
+use super::{rev, RealFft, Twiddles};
 
 /// Step 1, portable: load `z[j] = x[2j] + i x[2j+1]`, radix-4 on `z[b + s m/4]`, store at
 /// `4 rev(b) + r` (see the module docs). `re`, `im`: the first `m` entries of each row.
@@ -34,7 +34,7 @@ pub(super) fn first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
 
 /// Radix-2 DIT stage of half-span `h`, portable.
 #[inline(always)]
-pub(super) fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
+pub(super) fn radix2(re: &mut [f32], im: &mut [f32], (c, s): Twiddles<'_>) {
     let h = c.len();
     for (gr, gi) in re.chunks_exact_mut(2 * h).zip(im.chunks_exact_mut(2 * h)) {
         let (ar, br) = gr.split_at_mut(h);
@@ -57,10 +57,8 @@ pub(super) fn radix2(re: &mut [f32], im: &mut [f32], c: &[f32], s: &[f32]) {
 pub(super) fn radix22(
     re: &mut [f32],
     im: &mut [f32],
-    c1: &[f32],
-    s1: &[f32],
-    c2: &[f32],
-    s2: &[f32],
+    (c1, s1): Twiddles<'_>,
+    (c2, s2): Twiddles<'_>,
 ) {
     let h = c1.len();
     for (gr, gi) in re.chunks_exact_mut(4 * h).zip(im.chunks_exact_mut(4 * h)) {

@@ -122,6 +122,29 @@ pub struct NormParams<'a> {
     pub eps: f32,
 }
 
+/// The mean of a normalised set kept as `shift + m`: `shift` is the set's first value and
+/// `m = mean(x - shift)` the small residual (see the module docs, *Accuracy*); every use
+/// computes `(x - shift) - m`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShiftedMean {
+    /// The shift, the first value of the set.
+    pub shift: f32,
+    /// The mean of `x - shift`.
+    pub m: f32,
+}
+
+/// The block of frames `f0..f0 + W` of a channel-first `[channels, frames]` tensor that a
+/// channel-first hook normalises (`W` = 16, 4 or 1, a constant of the hook).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameBlock {
+    /// Channels (rows) of the tensor.
+    pub channels: usize,
+    /// Frames (columns) of the tensor.
+    pub frames: usize,
+    /// The block's first frame.
+    pub f0: usize,
+}
+
 /// Normalisation kernels (see the module documentation for the formulas).
 ///
 /// Every kernel writes all of `y` (out of place; `x` is not modified). `gamma` is the
@@ -144,9 +167,8 @@ pub trait NormKernels: BackendType {
         check_rows("layer_norm_rows", rows, n, x, y, p.gamma);
         check_beta("layer_norm_rows", p.beta, n);
         for (xr, yr) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
-            let (shift, m, var) = mean_var::<Self>(xr);
-            let inv = Self::inv_std(var, p.eps);
-            Self::normalize_row(xr, shift, m, inv, p.gamma, p.beta, yr);
+            let (mean, var) = mean_var::<Self>(xr);
+            Self::normalize_row(xr, mean, Self::inv_std(var, p.eps), p.gamma, p.beta, yr);
         }
     }
 
@@ -170,11 +192,11 @@ pub trait NormKernels: BackendType {
             // One frame: the column is contiguous, so it is a row (vectorised over channels).
             return Self::layer_norm_rows(1, channels, x, p, y);
         }
-        let (c, t) = (channels, frames);
-        frame_blocks(t, |f0, width| match width {
-            16 => Self::layer_norm_frames::<16>(c, t, f0, x, p, y),
-            4 => Self::layer_norm_frames::<4>(c, t, f0, x, p, y),
-            _ => Self::layer_norm_frames::<1>(c, t, f0, x, p, y),
+        let b = |f0| FrameBlock { channels, frames, f0 };
+        frame_blocks(frames, |f0, width| match width {
+            16 => Self::layer_norm_frames::<16>(b(f0), x, p, y),
+            4 => Self::layer_norm_frames::<4>(b(f0), x, p, y),
+            _ => Self::layer_norm_frames::<1>(b(f0), x, p, y),
         });
     }
 
@@ -210,11 +232,11 @@ pub trait NormKernels: BackendType {
             // One frame: the column is contiguous, so it is a row (vectorised over channels).
             return Self::rms_norm_rows(1, channels, x, gamma, eps, y);
         }
-        let (c, t) = (channels, frames);
-        frame_blocks(t, |f0, width| match width {
-            16 => Self::rms_norm_frames::<16>(c, t, f0, x, gamma, eps, y),
-            4 => Self::rms_norm_frames::<4>(c, t, f0, x, gamma, eps, y),
-            _ => Self::rms_norm_frames::<1>(c, t, f0, x, gamma, eps, y),
+        let b = |f0| FrameBlock { channels, frames, f0 };
+        frame_blocks(frames, |f0, width| match width {
+            16 => Self::rms_norm_frames::<16>(b(f0), x, gamma, eps, y),
+            4 => Self::rms_norm_frames::<4>(b(f0), x, gamma, eps, y),
+            _ => Self::rms_norm_frames::<1>(b(f0), x, gamma, eps, y),
         });
     }
 
@@ -244,13 +266,13 @@ pub trait NormKernels: BackendType {
         let per_group = channels / groups;
         let glen = per_group * frames;
         for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
-            let (shift, m, var) = mean_var::<Self>(xg);
+            let (mean, var) = mean_var::<Self>(xg);
             let inv = Self::inv_std(var, p.eps);
             let rows = xg.chunks_exact(frames).zip(yg.chunks_exact_mut(frames));
             for (k, (xr, yr)) in rows.enumerate() {
                 let c = g * per_group + k;
                 let bias = p.beta.map_or(0.0, |b| b[c]);
-                Self::scale_shift_row(xr, shift, m, inv * p.gamma[c], bias, yr);
+                Self::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
             }
         }
     }
@@ -260,8 +282,8 @@ pub trait NormKernels: BackendType {
         portable::sum_shifted(x, shift)
     }
     /// Hook: `sum(((x - shift) - m)^2)` (a block of 1 to 4096 values).
-    fn sum_sq_dev(x: &[f32], shift: f32, m: f32) -> f32 {
-        portable::sum_sq_dev(x, shift, m)
+    fn sum_sq_dev(x: &[f32], mean: ShiftedMean) -> f32 {
+        portable::sum_sq_dev(x, mean)
     }
     /// Hook: `sum(x^2)` (a block of 1 to 4096 values).
     fn sum_sq(x: &[f32]) -> f32 {
@@ -276,14 +298,13 @@ pub trait NormKernels: BackendType {
     /// as 0 when `None`; `y`, `gamma` and `beta` at least as long as `x`).
     fn normalize_row(
         x: &[f32],
-        shift: f32,
-        m: f32,
+        mean: ShiftedMean,
         inv: f32,
         gamma: &[f32],
         beta: Option<&[f32]>,
         y: &mut [f32],
     ) {
-        portable::normalize_row(x, shift, m, inv, gamma, beta, y)
+        portable::normalize_row(x, mean, inv, gamma, beta, y)
     }
     /// Hook: one RMSNorm row, `y = x * inv * gamma`.
     fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
@@ -291,33 +312,29 @@ pub trait NormKernels: BackendType {
     }
     /// Hook: one GroupNorm channel row, `y = ((x - shift) - m) * scale + bias` with scalar
     /// `scale` and `bias`.
-    fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]) {
-        portable::scale_shift_row(x, shift, m, scale, bias, y)
+    fn scale_shift_row(x: &[f32], mean: ShiftedMean, scale: f32, bias: f32, y: &mut [f32]) {
+        portable::scale_shift_row(x, mean, scale, bias, y)
     }
-    /// Hook: channel-first LayerNorm of the `W` frames starting at `f0` (`W` = 16, 4 or 1,
-    /// `f0 + W <= t`) of the `[c, t]` tensor `x` into `y`.
+    /// Hook: channel-first LayerNorm of the [`FrameBlock`] `b` (`W` = 16, 4 or 1 frames,
+    /// `b.f0 + W <= b.frames`) of `x` into `y`.
     fn layer_norm_frames<const W: usize>(
-        c: usize,
-        t: usize,
-        f0: usize,
+        b: FrameBlock,
         x: &[f32],
         p: NormParams<'_>,
         y: &mut [f32],
     ) {
-        portable::layer_norm_frames::<W>(c, t, f0, x, p, y)
+        portable::layer_norm_frames::<W>(b, x, p, y)
     }
-    /// Hook: channel-first RMSNorm of the `W` frames starting at `f0` (as
+    /// Hook: channel-first RMSNorm of the [`FrameBlock`] `b` (as
     /// [`layer_norm_frames`](Self::layer_norm_frames)).
     fn rms_norm_frames<const W: usize>(
-        c: usize,
-        t: usize,
-        f0: usize,
+        b: FrameBlock,
         x: &[f32],
         gamma: &[f32],
         eps: f32,
         y: &mut [f32],
     ) {
-        portable::rms_norm_frames::<W>(c, t, f0, x, gamma, eps, y)
+        portable::rms_norm_frames::<W>(b, x, gamma, eps, y)
     }
 }
 
@@ -347,15 +364,15 @@ fn check_channels(what: &str, channels: usize, frames: usize, x: &[f32], y: &[f3
 }
 
 /// Two-pass shifted mean and population variance of `x` (non-empty) with the row
-/// reductions of `B`, blocks of [`SUM_BLOCK`] added in f64: `(shift, m, var)` with
-/// mean = `shift + m`.
-fn mean_var<B: NormKernels>(x: &[f32]) -> (f32, f32, f32) {
+/// reductions of `B`, blocks of [`SUM_BLOCK`] added in f64: `(mean, var)`.
+fn mean_var<B: NormKernels>(x: &[f32]) -> (ShiftedMean, f32) {
     let n = x.len() as f64;
     let shift = x[0];
     let sum: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_shifted(b, shift) as f64).sum();
     let m = (sum / n) as f32;
-    let ss: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_sq_dev(b, shift, m) as f64).sum();
-    (shift, m, (ss / n) as f32)
+    let mean = ShiftedMean { shift, m };
+    let ss: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_sq_dev(b, mean) as f64).sum();
+    (mean, (ss / n) as f32)
 }
 
 /// The partition of `t` frames into blocks of 16, then 4, then 1 frames (the channel-first

@@ -8,7 +8,7 @@
 
 use core::arch::aarch64::*;
 
-use super::{NormKernels, NormParams};
+use super::{FrameBlock, NormKernels, NormParams, ShiftedMean};
 use crate::kernels::Neon;
 
 /// Loads `x[0..4]`.
@@ -95,13 +95,13 @@ reduction!(sum_sq, |a, v, _s, _m| vfmaq_f32(a, v, v), |a, v, _s, _m| a + v * v);
 #[target_feature(enable = "neon")]
 fn normalize_row(
     x: &[f32],
-    shift: f32,
-    m: f32,
+    mean: ShiftedMean,
     inv: f32,
     gamma: &[f32],
     beta: Option<&[f32]>,
     y: &mut [f32],
 ) {
+    let ShiftedMean { shift, m } = mean;
     let n = x.len();
     let (gamma, y) = (&gamma[..n], &mut y[..n]);
     let (sv, mv, iv) = (vdupq_n_f32(shift), vdupq_n_f32(m), vdupq_n_f32(inv));
@@ -157,7 +157,8 @@ fn inv_std1(var: f32, eps: f32) -> f32 {
 }
 
 #[target_feature(enable = "neon")]
-fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]) {
+fn scale_shift_row(x: &[f32], mean: ShiftedMean, scale: f32, bias: f32, y: &mut [f32]) {
+    let ShiftedMean { shift, m } = mean;
     let n = x.len();
     let y = &mut y[..n];
     let (hv, mv) = (vdupq_n_f32(shift), vdupq_n_f32(m));
@@ -185,14 +186,8 @@ fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut
 /// `V` vectors of frames are kept in registers while walking down the channels.
 #[inline]
 #[target_feature(enable = "neon")]
-fn layer_norm_cf_vec<const V: usize>(
-    c: usize,
-    t: usize,
-    f0: usize,
-    x: &[f32],
-    p: NormParams<'_>,
-    y: &mut [f32],
-) {
+fn layer_norm_cf_vec<const V: usize>(b: FrameBlock, x: &[f32], p: NormParams<'_>, y: &mut [f32]) {
+    let (c, t, f0) = (b.channels, b.frames, b.f0);
     let (gamma, beta, eps) = (p.gamma, p.beta, p.eps);
     // Every access below is x[ch * t + f0 + i] or y[ch * t + f0 + i] with ch < c and
     // i < 4 * V, so these bounds make all of them in range.
@@ -258,14 +253,13 @@ fn layer_norm_cf_vec<const V: usize>(
 #[inline]
 #[target_feature(enable = "neon")]
 fn rms_norm_cf_vec<const V: usize>(
-    c: usize,
-    t: usize,
-    f0: usize,
+    b: FrameBlock,
     x: &[f32],
     gamma: &[f32],
     eps: f32,
     y: &mut [f32],
 ) {
+    let (c, t, f0) = (b.channels, b.frames, b.f0);
     // As in `layer_norm_cf_vec`: these bounds cover every access below.
     assert!(c >= 1 && f0 + 4 * V <= t && x.len() == c * t && y.len() == c * t);
     let gamma = &gamma[..c];
@@ -309,9 +303,9 @@ impl NormKernels for Neon {
         // SAFETY: NEON is available (see above).
         unsafe { sum_shifted(x, shift, 0.0) }
     }
-    fn sum_sq_dev(x: &[f32], shift: f32, m: f32) -> f32 {
+    fn sum_sq_dev(x: &[f32], mean: ShiftedMean) -> f32 {
         // SAFETY: NEON is available (see above).
-        unsafe { sum_sq_dev(x, shift, m) }
+        unsafe { sum_sq_dev(x, mean.shift, mean.m) }
     }
     fn sum_sq(x: &[f32]) -> f32 {
         // SAFETY: NEON is available (see above).
@@ -323,28 +317,25 @@ impl NormKernels for Neon {
     }
     fn normalize_row(
         x: &[f32],
-        shift: f32,
-        m: f32,
+        mean: ShiftedMean,
         inv: f32,
         gamma: &[f32],
         beta: Option<&[f32]>,
         y: &mut [f32],
     ) {
         // SAFETY: NEON is available (see above).
-        unsafe { normalize_row(x, shift, m, inv, gamma, beta, y) }
+        unsafe { normalize_row(x, mean, inv, gamma, beta, y) }
     }
     fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
         // SAFETY: NEON is available (see above).
         unsafe { scale_row(x, inv, gamma, y) }
     }
-    fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]) {
+    fn scale_shift_row(x: &[f32], mean: ShiftedMean, scale: f32, bias: f32, y: &mut [f32]) {
         // SAFETY: NEON is available (see above).
-        unsafe { scale_shift_row(x, shift, m, scale, bias, y) }
+        unsafe { scale_shift_row(x, mean, scale, bias, y) }
     }
     fn layer_norm_frames<const W: usize>(
-        c: usize,
-        t: usize,
-        f0: usize,
+        b: FrameBlock,
         x: &[f32],
         p: NormParams<'_>,
         y: &mut [f32],
@@ -354,16 +345,14 @@ impl NormKernels for Neon {
         // the portable code.
         match W {
             // SAFETY: NEON is available (see above).
-            16 => unsafe { layer_norm_cf_vec::<4>(c, t, f0, x, p, y) },
+            16 => unsafe { layer_norm_cf_vec::<4>(b, x, p, y) },
             // SAFETY: NEON is available (see above).
-            4 => unsafe { layer_norm_cf_vec::<1>(c, t, f0, x, p, y) },
-            _ => super::portable::layer_norm_frames::<W>(c, t, f0, x, p, y),
+            4 => unsafe { layer_norm_cf_vec::<1>(b, x, p, y) },
+            _ => super::portable::layer_norm_frames::<W>(b, x, p, y),
         }
     }
     fn rms_norm_frames<const W: usize>(
-        c: usize,
-        t: usize,
-        f0: usize,
+        b: FrameBlock,
         x: &[f32],
         gamma: &[f32],
         eps: f32,
@@ -371,10 +360,10 @@ impl NormKernels for Neon {
     ) {
         match W {
             // SAFETY: NEON is available (see above).
-            16 => unsafe { rms_norm_cf_vec::<4>(c, t, f0, x, gamma, eps, y) },
+            16 => unsafe { rms_norm_cf_vec::<4>(b, x, gamma, eps, y) },
             // SAFETY: NEON is available (see above).
-            4 => unsafe { rms_norm_cf_vec::<1>(c, t, f0, x, gamma, eps, y) },
-            _ => super::portable::rms_norm_frames::<W>(c, t, f0, x, gamma, eps, y),
+            4 => unsafe { rms_norm_cf_vec::<1>(b, x, gamma, eps, y) },
+            _ => super::portable::rms_norm_frames::<W>(b, x, gamma, eps, y),
         }
     }
 }

@@ -5,7 +5,7 @@
 // Explicit lane indexing over fixed-size arrays mirrors the SIMD lanes it compiles to.
 #![allow(clippy::needless_range_loop)]
 
-use super::{inv_std, NormParams};
+use super::{inv_std, FrameBlock, NormParams, ShiftedMean};
 
 /// Independent f32 accumulators in the portable sums (4 NEON / 2 AVX vectors).
 const LANES: usize = 16;
@@ -28,7 +28,8 @@ pub(super) fn sum_shifted(x: &[f32], shift: f32) -> f32 {
     it.remainder().iter().fold(hsum(acc), |s, &v| s + (v - shift))
 }
 
-pub(super) fn sum_sq_dev(x: &[f32], shift: f32, m: f32) -> f32 {
+pub(super) fn sum_sq_dev(x: &[f32], mean: ShiftedMean) -> f32 {
+    let ShiftedMean { shift, m } = mean;
     let mut acc = [0.0f32; LANES];
     let mut it = x.chunks_exact(LANES);
     for c in &mut it {
@@ -56,13 +57,13 @@ pub(super) fn sum_sq(x: &[f32]) -> f32 {
 
 pub(super) fn normalize_row(
     x: &[f32],
-    shift: f32,
-    m: f32,
+    mean: ShiftedMean,
     inv: f32,
     gamma: &[f32],
     beta: Option<&[f32]>,
     y: &mut [f32],
 ) {
+    let ShiftedMean { shift, m } = mean;
     let xg = x.iter().zip(gamma);
     match beta {
         Some(b) => {
@@ -84,7 +85,8 @@ pub(super) fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
     }
 }
 
-pub(super) fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f32, y: &mut [f32]) {
+pub(super) fn scale_shift_row(x: &[f32], mean: ShiftedMean, scale: f32, bias: f32, y: &mut [f32]) {
+    let ShiftedMean { shift, m } = mean;
     for (o, &v) in y.iter_mut().zip(x) {
         *o = ((v - shift) - m) * scale + bias;
     }
@@ -93,13 +95,12 @@ pub(super) fn scale_shift_row(x: &[f32], shift: f32, m: f32, scale: f32, bias: f
 /// Portable channel-first LayerNorm of the `W` frames starting at `f0`.
 #[inline(always)]
 pub(super) fn layer_norm_frames<const W: usize>(
-    c: usize,
-    t: usize,
-    f0: usize,
+    b: FrameBlock,
     x: &[f32],
     p: NormParams<'_>,
     y: &mut [f32],
 ) {
+    let (c, t, f0) = (b.channels, b.frames, b.f0);
     let (gamma, beta, eps) = (p.gamma, p.beta, p.eps);
     let mut shift = [0.0f32; W];
     shift.copy_from_slice(&x[f0..f0 + W]);
@@ -140,14 +141,13 @@ pub(super) fn layer_norm_frames<const W: usize>(
 /// Portable channel-first RMSNorm of the `W` frames starting at `f0`.
 #[inline(always)]
 pub(super) fn rms_norm_frames<const W: usize>(
-    c: usize,
-    t: usize,
-    f0: usize,
+    b: FrameBlock,
     x: &[f32],
     gamma: &[f32],
     eps: f32,
     y: &mut [f32],
 ) {
+    let (c, t, f0) = (b.channels, b.frames, b.f0);
     let mut acc = [0.0f32; W];
     for ch in 0..c {
         let r = &x[ch * t + f0..][..W];
