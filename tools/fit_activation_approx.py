@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fits the polynomial / rational approximations used by neon-runtime's activation kernels.
 
-Reproduces the coefficients in `neon-runtime/src/kernels/activation.rs`:
+Reproduces the coefficients in `neon-runtime/src/kernels/activation/mod.rs`:
 
 * expm1(r) ~= r + r^2 * P(r), P of degree 4, on |r| <= ln(2)/2 (plus a small margin for the
   rounding of the range reduction); minimises the maximum *relative* error of expm1.

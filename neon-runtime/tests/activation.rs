@@ -1,12 +1,14 @@
 //! Activation kernels against f64 references: a dense sweep (every 1e-3 on [-20, 20] plus
-//! extremes), every vector tail, special values, and NEON vs portable.
+//! extremes), every vector tail, special values, and every backend vs portable (one generic
+//! body per check, instantiated for every backend by `backend_tests!`).
 //!
 //! `cargo test --test activation -- --ignored --nocapture` prints the measured maximum errors
-//! (the figures documented in `kernels/activation.rs`) over a denser sweep.
+//! (the figures documented in `kernels/activation/mod.rs`) for every backend over a denser sweep.
 
 mod common;
 
 use common::{assert_close, rng, tail_sizes, uniform};
+use neon_runtime::kernels::activation::ActivationFn;
 use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
 
@@ -116,8 +118,7 @@ fn ref_relu(x: f64) -> f64 {
 /// decided by the rounding of the f64 reference.
 struct Func {
     name: &'static str,
-    in_place: fn(&mut [f32]),
-    to: fn(&[f32], &mut [f32]),
+    f: ActivationFn,
     reference: fn(f64) -> f64,
     /// Absolute part of the bound, multiplied by `|x|` when `abs_scales_with_x`.
     abs: f64,
@@ -170,12 +171,11 @@ fn gelu_erf_cond(x: f64) -> f64 {
 // points. Measured (in eps = 2^-23): exp 0.70, tanh 1.54, sigmoid 1.50, silu 1.87,
 // gelu_tanh 1.48 (times cond), erf 1.84, gelu_erf 1.92 (times cond). gelu_erf's absolute
 // part: for x < -5.54 it returns 0, off by |x|/2 erfc(3.92) < 1.5e-8 |x| (bound 2e-8 |x|).
-fn funcs<B: Backend>() -> Vec<Func> {
+fn funcs() -> Vec<Func> {
     vec![
         Func {
             name: "exp",
-            in_place: B::exp,
-            to: B::exp_to,
+            f: ActivationFn::Exp,
             reference: ref_exp,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -186,8 +186,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "tanh",
-            in_place: B::tanh,
-            to: B::tanh_to,
+            f: ActivationFn::Tanh,
             reference: ref_tanh,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -198,8 +197,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "sigmoid",
-            in_place: B::sigmoid,
-            to: B::sigmoid_to,
+            f: ActivationFn::Sigmoid,
             reference: ref_sigmoid,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -210,8 +208,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "silu",
-            in_place: B::silu,
-            to: B::silu_to,
+            f: ActivationFn::Silu,
             reference: ref_silu,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -222,8 +219,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "gelu_tanh",
-            in_place: B::gelu_tanh,
-            to: B::gelu_tanh_to,
+            f: ActivationFn::GeluTanh,
             reference: ref_gelu_tanh,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -234,8 +230,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "erf",
-            in_place: B::erf,
-            to: B::erf_to,
+            f: ActivationFn::Erf,
             reference: ref_erf,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -246,8 +241,7 @@ fn funcs<B: Backend>() -> Vec<Func> {
         },
         Func {
             name: "gelu_erf",
-            in_place: B::gelu_erf,
-            to: B::gelu_erf_to,
+            f: ActivationFn::GeluErf,
             reference: ref_gelu_erf,
             abs: 2.0e-8,
             abs_scales_with_x: true,
@@ -316,14 +310,14 @@ fn check_bound(f: &Func, xs: &[f32], got: &[f32], backend: &str) {
 }
 
 fn sweep<B: Backend>() {
-    for f in funcs::<B>() {
+    for f in funcs() {
         let xs = sweep_inputs(f.range);
         let mut got = xs.clone();
-        (f.in_place)(&mut got);
+        B::activate(f.f, &mut got);
         check_bound(&f, &xs, &got, B::NAME);
         // Out of place gives bitwise the same results.
         let mut y = vec![0.0f32; xs.len()];
-        (f.to)(&xs, &mut y);
+        B::activate_to(f.f, &xs, &mut y);
         for (a, b) in got.iter().zip(&y) {
             assert_eq!(a.to_bits(), b.to_bits(), "{}: in place vs out of place", f.name);
         }
@@ -334,17 +328,17 @@ fn sweep<B: Backend>() {
 /// call goes through the partial-vector path) gives bitwise the result of the long call.
 fn tails<B: Backend>() {
     let mut r = rng(11);
-    for f in funcs::<B>() {
+    for f in funcs() {
         for n in tail_sizes() {
             let xs = uniform(&mut r, n, f.range.0.max(-30.0) as f32, f.range.1.min(30.0) as f32);
             let mut got = xs.clone();
-            (f.in_place)(&mut got);
+            B::activate(f.f, &mut got);
             check_bound(&f, &xs, &got, B::NAME);
             let mut y = vec![f32::NAN; n];
-            (f.to)(&xs, &mut y);
+            B::activate_to(f.f, &xs, &mut y);
             for i in 0..n {
                 let mut one = [xs[i]];
-                (f.in_place)(&mut one);
+                B::activate(f.f, &mut one);
                 assert_eq!(one[0].to_bits(), got[i].to_bits(), "{} n={n} i={i}: lane", f.name);
                 assert_eq!(y[i].to_bits(), got[i].to_bits(), "{} n={n} i={i}: _to", f.name);
             }
@@ -358,10 +352,10 @@ fn relu_exact<B: Backend>() {
         let xs = uniform(&mut r, n, -3.0, 3.0);
         let want: Vec<f64> = xs.iter().map(|&x| ref_relu(x as f64)).collect();
         let mut got = xs.clone();
-        B::relu(&mut got);
+        B::activate(ActivationFn::Relu, &mut got);
         assert_close("relu", &got, &want, 0.0, 0.0);
         let mut y = vec![0.0; n];
-        B::relu_to(&xs, &mut y);
+        B::activate_to(ActivationFn::Relu, &xs, &mut y);
         assert_close("relu_to", &y, &want, 0.0, 0.0);
 
         for slope in [0.01f32, 0.2, -0.5, 1.5] {
@@ -370,20 +364,20 @@ fn relu_exact<B: Backend>() {
             let want: Vec<f64> =
                 xs.iter().map(|&x| if x < 0.0 { (x * slope) as f64 } else { x as f64 }).collect();
             let mut got = xs.clone();
-            B::leaky_relu(&mut got, slope);
+            B::activate(ActivationFn::LeakyRelu { slope }, &mut got);
             assert_close("leaky_relu", &got, &want, 0.0, 0.0);
             let mut y = vec![0.0; n];
-            B::leaky_relu_to(&xs, &mut y, slope);
+            B::activate_to(ActivationFn::LeakyRelu { slope }, &xs, &mut y);
             assert_close("leaky_relu_to", &y, &want, 0.0, 0.0);
         }
     }
     let mut s = [f32::NAN, -0.0, f32::INFINITY, f32::NEG_INFINITY, 0.0, -1.0, 2.0];
-    B::relu(&mut s);
+    B::activate(ActivationFn::Relu, &mut s);
     assert!(s[0].is_nan());
     assert_eq!(s[1].to_bits(), 0.0f32.to_bits(), "relu(-0) = +0");
     assert_eq!(&s[2..], &[f32::INFINITY, 0.0, 0.0, 0.0, 2.0]);
     let mut s = [f32::NAN, f32::NEG_INFINITY, -2.0, 3.0];
-    B::leaky_relu(&mut s, 0.1);
+    B::activate(ActivationFn::LeakyRelu { slope: 0.1 }, &mut s);
     assert!(s[0].is_nan());
     assert_eq!(&s[1..], &[f32::NEG_INFINITY, -2.0 * 0.1, 3.0]);
 }
@@ -396,41 +390,30 @@ fn clamp_min_exact<B: Backend>() {
         for min in [-0.4f32, 0.0, 1.5, f32::NEG_INFINITY] {
             let want: Vec<f64> = xs.iter().map(|&x| (x as f64).max(min as f64)).collect();
             let mut got = xs.clone();
-            B::clamp_min(&mut got, min);
+            B::activate(ActivationFn::ClampMin { min }, &mut got);
             assert_close("clamp_min", &got, &want, 0.0, 0.0);
             let mut y = vec![f32::NAN; n];
-            B::clamp_min_to(&xs, &mut y, min);
+            B::activate_to(ActivationFn::ClampMin { min }, &xs, &mut y);
             assert_close("clamp_min_to", &y, &want, 0.0, 0.0);
         }
     }
     let mut s = [f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, f32::INFINITY, -0.5];
-    B::clamp_min(&mut s, -0.4);
+    B::activate(ActivationFn::ClampMin { min: -0.4 }, &mut s);
     assert!(s[0].is_nan(), "NaN stays NaN");
     assert_eq!(s[1].to_bits(), (-0.0f32).to_bits());
     assert_eq!(&s[2..], &[0.0, -0.4, f32::INFINITY, -0.4]);
     // fmax on signed zeros: +0 wins whichever side it is on.
     let mut s = [-0.0f32, 0.0];
-    B::clamp_min(&mut s, 0.0);
+    B::activate(ActivationFn::ClampMin { min: 0.0 }, &mut s);
     assert_eq!(s.map(f32::to_bits), [0, 0]);
     let mut s = [0.0f32];
-    B::clamp_min(&mut s, -0.0);
+    B::activate(ActivationFn::ClampMin { min: -0.0 }, &mut s);
     assert_eq!(s[0].to_bits(), 0);
 }
 
-#[test]
-fn clamp_min_exact_portable() {
-    clamp_min_exact::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn clamp_min_exact_neon() {
-    clamp_min_exact::<neon_runtime::Neon>();
-}
-
-fn apply(f: fn(&mut [f32]), xs: &[f32]) -> Vec<f32> {
+fn apply<B: Backend>(f: ActivationFn, xs: &[f32]) -> Vec<f32> {
     let mut v = xs.to_vec();
-    f(&mut v);
+    B::activate(f, &mut v);
     v
 }
 
@@ -439,19 +422,19 @@ fn special_values<B: Backend>() {
     // NaN in, NaN out, for every function (payload and sign irrelevant); a vector of NaNs
     // mixed with ordinary values checks every lane.
     let nan_bits = [0x7fc0_0000u32, 0xffc0_0000, 0x7f80_0001, 0x7fff_ffff, 0xff80_1234];
-    for f in funcs::<B>() {
+    for f in funcs() {
         let mut xs: Vec<f32> = Vec::new();
         for (i, b) in nan_bits.iter().enumerate() {
             xs.push(f32::from_bits(*b));
             xs.push(i as f32 - 2.0);
         }
-        let got = apply(f.in_place, &xs);
+        let got = apply::<B>(f.f, &xs);
         for (i, (&x, &g)) in xs.iter().zip(&got).enumerate() {
             assert_eq!(x.is_nan(), g.is_nan(), "{}: lane {i}: x = {x}, got {g}", f.name);
         }
     }
     let x = [0.0, -0.0, inf, -inf, 88.72283, 88.72284, -87.33654, -87.33655, -1e30];
-    let e = apply(B::exp, &x);
+    let e = apply::<B>(ActivationFn::Exp, &x);
     assert_eq!(e[0], 1.0, "exp(0) is exactly 1");
     assert_eq!(e[1], 1.0, "exp(-0) is exactly 1");
     assert_eq!(e[2], inf);
@@ -462,27 +445,27 @@ fn special_values<B: Backend>() {
     assert_eq!(e[7], 0.0, "exp flushes subnormal results");
     assert_eq!(e[8], 0.0);
 
-    let t = apply(B::tanh, &[0.0, -0.0, inf, -inf, 10.0, -10.0, 1e-30, -1e-30]);
+    let t = apply::<B>(ActivationFn::Tanh, &[0.0, -0.0, inf, -inf, 10.0, -10.0, 1e-30, -1e-30]);
     assert_eq!(t[0].to_bits(), 0.0f32.to_bits());
     assert_eq!(t[1].to_bits(), (-0.0f32).to_bits(), "tanh(-0) = -0");
     assert_eq!(&t[2..6], &[1.0, -1.0, 1.0, -1.0]);
     assert_eq!(&t[6..], &[1e-30, -1e-30], "tanh(x) = x for tiny x");
 
-    let s = apply(B::sigmoid, &[0.0, -0.0, inf, -inf, 100.0, -200.0]);
+    let s = apply::<B>(ActivationFn::Sigmoid, &[0.0, -0.0, inf, -inf, 100.0, -200.0]);
     assert_eq!(s, [0.5, 0.5, 1.0, 0.0, 1.0, 0.0]);
 
-    let e = apply(B::erf, &[0.0, -0.0, inf, -inf, 3.92, -3.92, 1e-30]);
+    let e = apply::<B>(ActivationFn::Erf, &[0.0, -0.0, inf, -inf, 3.92, -3.92, 1e-30]);
     assert_eq!(e[0].to_bits(), 0.0f32.to_bits());
     assert_eq!(e[1].to_bits(), (-0.0f32).to_bits(), "erf(-0) = -0");
     assert_eq!(&e[2..6], &[1.0, -1.0, 1.0, -1.0]);
     assert!((e[6] as f64 - 1e-30 * 2.0 / core::f64::consts::PI.sqrt()).abs() < 1e-36);
 
     for (name, f) in [
-        ("silu", B::silu as fn(&mut [f32])),
-        ("gelu_tanh", B::gelu_tanh),
-        ("gelu_erf", B::gelu_erf),
+        ("silu", ActivationFn::Silu),
+        ("gelu_tanh", ActivationFn::GeluTanh),
+        ("gelu_erf", ActivationFn::GeluErf),
     ] {
-        let g = apply(f, &[inf, -inf, 0.0, -0.0, 1e30, -1e30, f32::MAX, f32::MIN]);
+        let g = apply::<B>(f, &[inf, -inf, 0.0, -0.0, 1e30, -1e30, f32::MAX, f32::MIN]);
         assert_eq!(g[0], inf, "{name}(+inf)");
         assert_eq!(g[1], 0.0, "{name}(-inf)");
         assert_eq!(g[2], 0.0, "{name}(0)");
@@ -495,26 +478,9 @@ fn special_values<B: Backend>() {
 }
 
 #[test]
-fn sweep_portable() {
-    sweep::<Portable>();
-}
-#[test]
-fn tails_portable() {
-    tails::<Portable>();
-}
-#[test]
-fn relu_exact_portable() {
-    relu_exact::<Portable>();
-}
-#[test]
-fn special_values_portable() {
-    special_values::<Portable>();
-}
-
-#[test]
 #[should_panic(expected = "lengths differ")]
 fn to_length_mismatch_panics() {
-    Portable::gelu_erf_to(&[1.0, 2.0], &mut [0.0; 3]);
+    Portable::activate_to(ActivationFn::GeluErf, &[1.0, 2.0], &mut [0.0; 3]);
 }
 
 /// The f64 references themselves, at points with known values (erf/erfc from tables,
@@ -539,69 +505,47 @@ fn references_are_right() {
     assert!((ref_erfc(2.6) / (1.0 - ref_erf(2.6)) - 1.0).abs() < 1e-10);
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn sweep_neon() {
-        sweep::<Neon>();
-    }
-    #[test]
-    fn tails_neon() {
-        tails::<Neon>();
-    }
-    #[test]
-    fn relu_exact_neon() {
-        relu_exact::<Neon>();
-    }
-    #[test]
-    fn special_values_neon() {
-        special_values::<Neon>();
-    }
-
-    /// Same inputs through both backends. Same algorithm and coefficients; NEON fuses the
-    /// multiply-adds, so the results differ by a few roundings of intermediates: allow
-    /// 4 eps relative (plus TINY for flushed results); relu / leaky ReLU are bitwise equal.
-    #[test]
-    fn neon_matches_portable() {
-        let mut r = rng(13);
-        let p = funcs::<Portable>();
-        let q = funcs::<Neon>();
-        for (fp, fq) in p.iter().zip(&q) {
-            for n in [1, 3, 4, 7, 16, 33, 1000] {
-                let xs = uniform(&mut r, n, fp.range.0 as f32, fp.range.1 as f32);
-                let a = apply(fp.in_place, &xs);
-                let b = apply(fq.in_place, &xs);
-                // gelu_erf: h + h erf, the erf difference is absolute, scaled by |x|/2.
-                for ((&x, &u), &v) in xs.iter().zip(&a).zip(&b) {
-                    let tol = 1e-37 + 4.0 * EPS * (v.abs() as f64) + 2.0 * EPS * x.abs() as f64;
-                    let same = u == v || (u.is_nan() && v.is_nan());
-                    assert!(
-                        same || ((u - v).abs() as f64) <= tol,
-                        "{}: x = {x}: {u} vs {v}",
-                        fp.name
-                    );
-                }
+/// Same inputs through `B` and Portable. Same algorithm and coefficients; NEON fuses the
+/// multiply-adds, so the results differ by a few roundings of intermediates: allow 4 eps
+/// relative (plus TINY for flushed results); relu / leaky ReLU / the clamp are bitwise equal.
+fn matches_portable<B: Backend>() {
+    let mut r = rng(13);
+    for f in funcs() {
+        for n in [1, 3, 4, 7, 16, 33, 1000] {
+            let xs = uniform(&mut r, n, f.range.0 as f32, f.range.1 as f32);
+            let a = apply::<Portable>(f.f, &xs);
+            let b = apply::<B>(f.f, &xs);
+            // gelu_erf: h + h erf, the erf difference is absolute, scaled by |x|/2.
+            for ((&x, &u), &v) in xs.iter().zip(&a).zip(&b) {
+                let tol = 1e-37 + 4.0 * EPS * (v.abs() as f64) + 2.0 * EPS * x.abs() as f64;
+                let same = u == v || (u.is_nan() && v.is_nan());
+                assert!(
+                    same || ((u - v).abs() as f64) <= tol,
+                    "{} {}: x = {x}: {u} vs {v}",
+                    B::NAME,
+                    f.name
+                );
             }
         }
-        let xs = uniform(&mut r, 1001, -5.0, 5.0);
-        let a = apply(Portable::relu, &xs);
-        let b = apply(Neon::relu, &xs);
-        assert_eq!(a, b);
-        let mut a = xs.clone();
-        let mut b = xs.clone();
-        Portable::leaky_relu(&mut a, 0.1);
-        Neon::leaky_relu(&mut b, 0.1);
-        assert_eq!(a, b);
-        let mut a = xs.clone();
-        let mut b = xs.clone();
-        Portable::clamp_min(&mut a, -0.4);
-        Neon::clamp_min(&mut b, -0.4);
-        assert_eq!(a, b);
+    }
+    let xs = uniform(&mut r, 1001, -5.0, 5.0);
+    for f in [
+        ActivationFn::Relu,
+        ActivationFn::LeakyRelu { slope: 0.1 },
+        ActivationFn::ClampMin { min: -0.4 },
+    ] {
+        assert_eq!(apply::<Portable>(f, &xs), apply::<B>(f, &xs), "{} {f:?}", B::NAME);
     }
 }
+
+neon_runtime::backend_tests!(
+    sweep,
+    tails,
+    relu_exact,
+    clamp_min_exact,
+    special_values,
+    matches_portable
+);
 
 // ---------------------------------------------------------------------------------------
 // Measurement (ignored by default): prints max abs / rel error per function and backend.
@@ -613,7 +557,7 @@ fn measure<B: Backend>(bit_stride: u32) {
         "{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  bound use",
         "function", "max abs", "at x", "max rel", "at x", "rel/cond", "at x"
     );
-    for f in funcs::<B>() {
+    for f in funcs() {
         let mut xs = sweep_inputs(f.range);
         // Every `bit_stride`-th f32 bit pattern of both signs with |x| <= range.
         let hi = f.range.1.max(-f.range.0) as f32;
@@ -629,7 +573,7 @@ fn measure<B: Backend>(bit_stride: u32) {
             b += bit_stride;
         }
         let mut got = xs.clone();
-        (f.in_place)(&mut got);
+        B::activate(f.f, &mut got);
         let mut worst = [(0.0f64, 0.0f32); 4]; // abs, rel, rel/cond, share of the bound
         for (&x, &g) in xs.iter().zip(&got) {
             let want = (f.reference)(x as f64);
@@ -669,17 +613,15 @@ fn measure<B: Backend>(bit_stride: u32) {
     }
 }
 
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_accuracy() {
-    // Under qemu the default sweep is sparser (emulation is ~50x slower).
+/// The bit-pattern stride of the measurement: `ACT_MEASURE_STRIDE`, else 97 on the host
+/// and 997 under qemu (emulation is ~50x slower).
+fn measure_stride() -> u32 {
     let default = if cfg!(target_arch = "aarch64") { 997 } else { 97 };
     let stride = std::env::var("ACT_MEASURE_STRIDE").ok().and_then(|s| s.parse().ok());
-    let stride = stride.unwrap_or(default);
-    measure::<Portable>(stride);
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    measure::<neon_runtime::Neon>(stride);
+    stride.unwrap_or(default)
 }
+
+common::measurement_test!(measure_accuracy, measure, measure_stride());
 
 // ---------------------------------------------------------------------------------------
 // Operator

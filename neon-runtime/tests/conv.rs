@@ -1,11 +1,14 @@
 //! conv family: im2col and depthwise kernels against f64 direct-convolution references,
 //! the `Conv1d` / `DepthwiseConv1d` operators over many geometries and both output layouts,
-//! NEON vs portable, operator errors, and the shape rules with `usize` dims.
+//! every backend vs portable (generic bodies, `backend_tests!`), operator errors, and the
+//! shape rules with `usize` dims.
 
 mod common;
 
-use common::{rng, tail_sizes, uniform};
+use common::{nan_vec, rng, tail_sizes, transpose_ref as transpose, uniform};
 use neon_runtime::error::ShapeError;
+use neon_runtime::kernels::conv::Window1d;
+use neon_runtime::kernels::ConvKernels;
 use neon_runtime::ops::conv::{
     Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry, IM2COL_TILE_FRAMES,
 };
@@ -72,11 +75,6 @@ fn conv_ref(
     (y, mag, of)
 }
 
-/// Transposes a row-major `[rows, cols]` matrix.
-fn transpose<T: Copy>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
-    (0..cols * rows).map(|i| a[(i % rows) * cols + i / rows]).collect()
-}
-
 /// Checks `got` against the f64 reference with the classical bound for a sum of `terms`
 /// rounded products (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
 /// `|err| <= gamma_terms * sum|terms|`, `gamma_n ~ n * u`, `u = eps / 2`. We allow
@@ -105,9 +103,10 @@ fn with_bias(rng: &mut SmallRng, on: bool, n: usize) -> Option<Vec<f32>> {
     on.then(|| uniform(rng, n, -1.0, 1.0))
 }
 
-/// A NaN-filled buffer: every element a kernel should write is checked to be written.
-fn nan_vec(n: usize) -> Vec<f32> {
-    vec![f32::NAN; n]
+/// The kernels' window over `[ch, frames]`: kernel `k`, stride `s`, dilation `d`, left
+/// padding `pl`.
+fn window(ch: usize, frames: usize, (k, s, d, pl): (usize, usize, usize, usize)) -> Window1d {
+    Window1d { channels: ch, frames, kernel: k, stride: s, dilation: d, pad_left: pl }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -115,14 +114,9 @@ fn nan_vec(n: usize) -> Vec<f32> {
 // ---------------------------------------------------------------------------------------
 
 /// Channel-first im2col `[ch * k, count]` of output frames `first..first + count`.
-fn im2col_refs(
-    x: &[f32],
-    ch: usize,
-    frames: usize,
-    (k, s, d, pl): (usize, usize, usize, usize),
-    first: usize,
-    count: usize,
-) -> Vec<f32> {
+fn im2col_refs(x: &[f32], w: &Window1d, first: usize, count: usize) -> Vec<f32> {
+    let (ch, frames) = (w.channels, w.frames);
+    let (k, s, d, pl) = (w.kernel, w.stride, w.dilation, w.pad_left);
     let mut col = vec![0.0; ch * k * count];
     for c in 0..ch {
         for t in 0..k {
@@ -137,25 +131,19 @@ fn im2col_refs(
 }
 
 /// Both im2col layouts of the tile `first..first + count` on backend B, against the reference.
-fn im2col_case<B: Backend>(
-    x: &[f32],
-    ch: usize,
-    frames: usize,
-    window: (usize, usize, usize, usize),
-    first: usize,
-    count: usize,
-) {
-    let (k, s, d, pl) = window;
-    let want = im2col_refs(x, ch, frames, window, first, count);
+fn im2col_case<B: Backend>(x: &[f32], w: Window1d, first: usize, count: usize) {
+    let (ch, frames) = (w.channels, w.frames);
+    let (k, s, d, pl) = (w.kernel, w.stride, w.dilation, w.pad_left);
+    let want = im2col_refs(x, &w, first, count);
     let ctx = format!(
         "{} im2col ch={ch} t={frames} k={k} s={s} d={d} pl={pl} tile={first}+{count}",
         B::NAME
     );
     let mut cf = nan_vec(ch * k * count);
-    B::im2col_channel_first(x, ch, frames, k, s, d, pl, first, count, &mut cf);
+    B::im2col_channel_first(x, w, first, count, &mut cf);
     assert_eq!(cf, want, "{ctx}");
     let mut fm = nan_vec(ch * k * count);
-    B::im2col_frame_major(x, ch, frames, k, s, d, pl, first, count, &mut fm);
+    B::im2col_frame_major(x, w, first, count, &mut fm);
     assert_eq!(fm, transpose(&want, ch * k, count), "{ctx} (frame-major)");
 }
 
@@ -165,7 +153,7 @@ fn paddings(k: usize, d: usize) -> [(usize, usize); 6] {
     [(0, 0), (1, 0), (0, 2), (3, 1), (span, 0), (span / 2, span - span / 2)]
 }
 
-fn check_im2col<B: Backend>() {
+fn im2col<B: Backend>() {
     let mut r = rng(1);
     let frames_list: Vec<usize> = (1..=33).chain([64, 65, 127]).collect();
     let mut cases = 0;
@@ -180,12 +168,12 @@ fn check_im2col<B: Backend>() {
                     }
                     for (pl, pr) in paddings(k, d) {
                         let Some(of) = out_len(frames, k, s, d, pl, pr) else { continue };
-                        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), 0, of);
+                        im2col_case::<B>(&x, window(ch, frames, (k, s, d, pl)), 0, of);
                         // Tiles: inside the left padding, in the middle, the last frame,
                         // and past the input (all padding).
                         for first in [1, of / 2, of - 1, of + 3] {
                             let count = (of - first.min(of)).max(1);
-                            im2col_case::<B>(&x, ch, frames, (k, s, d, pl), first, count);
+                            im2col_case::<B>(&x, window(ch, frames, (k, s, d, pl)), first, count);
                         }
                         cases += 1;
                     }
@@ -196,20 +184,9 @@ fn check_im2col<B: Backend>() {
     assert!(cases > 5000, "{cases}");
 }
 
-#[test]
-fn im2col_portable() {
-    check_im2col::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn im2col_neon() {
-    check_im2col::<neon_runtime::Neon>();
-}
-
 /// Frame-major im2col with many channels (exercises the 4-row transposes with every
 /// remainder of `channels * kernel` mod 4) and a large odd shape.
-fn check_im2col_wide<B: Backend>() {
+fn im2col_wide<B: Backend>() {
     let mut r = rng(2);
     for (ch, frames, k, s, d, pl) in [
         (7, 40, 1, 1, 1, 0),
@@ -221,20 +198,10 @@ fn check_im2col_wide<B: Backend>() {
     ] {
         let x = uniform(&mut r, ch * frames, -1.0, 1.0);
         let of = out_len(frames, k, s, d, pl, pl).unwrap();
-        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), 0, of);
-        im2col_case::<B>(&x, ch, frames, (k, s, d, pl), of / 3, of / 2);
+        let w = window(ch, frames, (k, s, d, pl));
+        im2col_case::<B>(&x, w, 0, of);
+        im2col_case::<B>(&x, w, of / 3, of / 2);
     }
-}
-
-#[test]
-fn im2col_wide_portable() {
-    check_im2col_wide::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn im2col_wide_neon() {
-    check_im2col_wide::<neon_runtime::Neon>();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -243,16 +210,13 @@ fn im2col_wide_neon() {
 
 fn depthwise_ref(
     x: &[f32],
-    ch: usize,
-    frames: usize,
+    win: &Window1d,
     w: &[f32],
     bias: Option<&[f32]>,
-    k: usize,
-    s: usize,
-    d: usize,
-    pl: usize,
     of: usize,
 ) -> (Vec<f64>, Vec<f64>) {
+    let (ch, frames) = (win.channels, win.frames);
+    let (k, s, d, pl) = (win.kernel, win.stride, win.dilation, win.pad_left);
     let mut y = vec![0.0; ch * of];
     let mut mag = vec![0.0; ch * of];
     for c in 0..ch {
@@ -275,29 +239,28 @@ fn depthwise_ref(
 
 /// Runs one depthwise case on backend B against the reference; returns the error in units
 /// of eps * sum|terms|.
+/// `win` carries the left padding, `pr` is the right padding.
 fn depthwise_case<B: Backend>(
     r: &mut SmallRng,
-    ch: usize,
-    frames: usize,
-    k: usize,
-    s: usize,
-    d: usize,
-    (pl, pr): (usize, usize),
+    win: Window1d,
+    pr: usize,
     bias_on: bool,
 ) -> Option<f64> {
+    let (ch, frames) = (win.channels, win.frames);
+    let (k, s, d, pl) = (win.kernel, win.stride, win.dilation, win.pad_left);
     let of = out_len(frames, k, s, d, pl, pr)?;
     let x = uniform(r, ch * frames, -1.0, 1.0);
     let w = uniform(r, ch * k, -1.0, 1.0);
     let bias = with_bias(r, bias_on, ch);
-    let (want, mag) = depthwise_ref(&x, ch, frames, &w, bias.as_deref(), k, s, d, pl, of);
+    let (want, mag) = depthwise_ref(&x, &win, &w, bias.as_deref(), of);
     let mut y = nan_vec(ch * of);
-    B::depthwise_conv1d(&x, ch, frames, &w, bias.as_deref(), k, s, d, pl, of, &mut y);
+    B::depthwise_conv1d(&x, win, &w, bias.as_deref(), of, &mut y);
     let what = format!("{} depthwise ch={ch} t={frames} k={k} s={s} d={d} p=({pl},{pr})", B::NAME);
     // Tolerance: a sum of k products plus the bias (see `check_sum`).
     Some(check_sum(&what, &y, &want, &mag, k + 1))
 }
 
-fn check_depthwise<B: Backend>() {
+fn depthwise<B: Backend>() {
     let mut r = rng(3);
     let mut worst = 0.0f64;
     // Every tail 1..=33 over every small geometry.
@@ -308,12 +271,11 @@ fn check_depthwise<B: Backend>() {
                     if k == 1 && d > 1 {
                         continue;
                     }
-                    for (i, pads) in paddings(k, d).into_iter().enumerate() {
+                    for (i, (pl, pr)) in paddings(k, d).into_iter().enumerate() {
                         let ch = 1 + (frames + i) % 3;
                         let bias = (frames + k + i) % 2 == 0;
-                        if let Some(e) =
-                            depthwise_case::<B>(&mut r, ch, frames, k, s, d, pads, bias)
-                        {
+                        let win = window(ch, frames, (k, s, d, pl));
+                        if let Some(e) = depthwise_case::<B>(&mut r, win, pr, bias) {
                             worst = worst.max(e);
                         }
                     }
@@ -324,28 +286,19 @@ fn check_depthwise<B: Backend>() {
     // Longer rows (the vector interior) with the ConvNeXt k=7 "same" and causal shapes.
     for frames in tail_sizes().filter(|&t| t > 33) {
         for (k, s, d) in [(7, 1, 1), (3, 1, 2), (5, 2, 1), (3, 3, 1), (4, 5, 1)] {
-            for pads in [(0, 0), (d * (k - 1), 0), (3, 3)] {
-                let e = depthwise_case::<B>(&mut r, 3, frames, k, s, d, pads, true).unwrap();
+            for (pl, pr) in [(0, 0), (d * (k - 1), 0), (3, 3)] {
+                let win = window(3, frames, (k, s, d, pl));
+                let e = depthwise_case::<B>(&mut r, win, pr, true).unwrap();
                 worst = worst.max(e);
             }
         }
     }
     // Odd channel counts.
     for ch in [7, 13, 33] {
-        worst = worst.max(depthwise_case::<B>(&mut r, ch, 45, 7, 1, 1, (3, 3), true).unwrap());
+        let win = window(ch, 45, (7, 1, 1, 3));
+        worst = worst.max(depthwise_case::<B>(&mut r, win, 3, true).unwrap());
     }
     eprintln!("{} depthwise: max error {worst:.3} eps * sum|terms|", B::NAME);
-}
-
-#[test]
-fn depthwise_portable() {
-    check_depthwise::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn depthwise_neon() {
-    check_depthwise::<neon_runtime::Neon>();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -402,7 +355,7 @@ fn min_frames(g: &Conv1dGeometry) -> usize {
     (g.dilation * (g.kernel - 1) + 1).saturating_sub(g.pad_left + g.pad_right).max(1)
 }
 
-fn check_conv_sweeps<B: Backend>() {
+fn conv1d_sweeps<B: Backend>() {
     let mut r = rng(4);
     let mut worst = 0.0f64;
     let base = [
@@ -450,17 +403,6 @@ fn check_conv_sweeps<B: Backend>() {
     eprintln!("{} conv1d sweeps: max error {worst:.3} eps * sum|terms|", B::NAME);
 }
 
-#[test]
-fn conv1d_sweeps_portable() {
-    check_conv_sweeps::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn conv1d_sweeps_neon() {
-    check_conv_sweeps::<neon_runtime::Neon>();
-}
-
 /// A random geometry: kernel 1..=7, stride 1..=3, dilation 1..=3, groups 1/2/4/channels,
 /// asymmetric padding, either layout, frames from the shortest valid length up.
 fn random_geometry(r: &mut SmallRng) -> (Conv1dGeometry, usize, bool) {
@@ -478,7 +420,7 @@ fn random_geometry(r: &mut SmallRng) -> (Conv1dGeometry, usize, bool) {
     (g, frames, r.gen_bool(0.5))
 }
 
-fn check_conv_random<B: Backend>() {
+fn conv1d_random<B: Backend>() {
     let mut r = rng(5);
     let mut worst = 0.0f64;
     for _ in 0..300 {
@@ -486,17 +428,6 @@ fn check_conv_random<B: Backend>() {
         worst = worst.max(conv_case::<B>(&mut r, g, frames, bias));
     }
     eprintln!("{} conv1d random: max error {worst:.3} eps * sum|terms|", B::NAME);
-}
-
-#[test]
-fn conv1d_random_portable() {
-    check_conv_random::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn conv1d_random_neon() {
-    check_conv_random::<neon_runtime::Neon>();
 }
 
 #[test]
@@ -553,7 +484,7 @@ fn depthwise_operator_matches_reference() {
         let mut y = nan_vec(ch * of);
         let mut out = TensorViewMut::new(&mut y, &[ch, of], Layout::ChannelFirst).unwrap();
         op.run::<Portable>(&input, &mut out).unwrap();
-        let (want, mag) = depthwise_ref(&x, ch, frames, &w, Some(&b), k, s, d, pl, of);
+        let (want, mag) = depthwise_ref(&x, &window(ch, frames, (k, s, d, pl)), &w, Some(&b), of);
         check_sum("depthwise op", &y, &want, &mag, k + 1);
         // The same as a Conv1d with groups == channels.
         let cg = Conv1dGeometry::new(ch, ch, k).stride(s).dilation(d).groups(ch).padding(pl, pr);
@@ -563,14 +494,10 @@ fn depthwise_operator_matches_reference() {
 }
 
 // ---------------------------------------------------------------------------------------
-// NEON vs portable on the same inputs.
+// Every backend vs portable on the same inputs.
 // ---------------------------------------------------------------------------------------
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::kernels::ConvKernels;
-    use neon_runtime::Neon;
+fn matches_portable<B: Backend>() {
     let mut r = rng(8);
     // im2col is a copy: bitwise identical.
     for _ in 0..200 {
@@ -579,26 +506,27 @@ fn neon_matches_portable() {
         let of = g.output_frames(frames).unwrap();
         let x = uniform(&mut r, ch * frames, -1.0, 1.0);
         let (k, s, d, pl) = (g.kernel, g.stride, g.dilation, g.pad_left);
+        let win = window(ch, frames, (k, s, d, pl));
         let first = r.gen_range(0..of);
         let count = of - first;
         let (mut a, mut b) = (nan_vec(ch * k * count), nan_vec(ch * k * count));
-        Portable::im2col_channel_first(&x, ch, frames, k, s, d, pl, first, count, &mut a);
-        Neon::im2col_channel_first(&x, ch, frames, k, s, d, pl, first, count, &mut b);
+        Portable::im2col_channel_first(&x, win, first, count, &mut a);
+        B::im2col_channel_first(&x, win, first, count, &mut b);
         assert_eq!(a, b, "im2col cf {g:?}");
-        Portable::im2col_frame_major(&x, ch, frames, k, s, d, pl, first, count, &mut a);
-        Neon::im2col_frame_major(&x, ch, frames, k, s, d, pl, first, count, &mut b);
+        Portable::im2col_frame_major(&x, win, first, count, &mut a);
+        B::im2col_frame_major(&x, win, first, count, &mut b);
         assert_eq!(a, b, "im2col fm {g:?}");
 
         // Depthwise on the same data (one filter per channel): the two backends differ only
-        // in rounding (NEON fuses multiply-add), each within (k + 2) eps sum|terms| of the
+        // in rounding (NEON and x86 fuse multiply-adds), each within (k + 2) eps sum|terms| of the
         // exact value, so within twice that of each other; sum|terms| <= k + 1 here.
         let w = uniform(&mut r, ch * k, -1.0, 1.0);
         let bias = uniform(&mut r, ch, -1.0, 1.0);
         let (mut p, mut n) = (nan_vec(ch * of), nan_vec(ch * of));
-        Portable::depthwise_conv1d(&x, ch, frames, &w, Some(&bias), k, s, d, pl, of, &mut p);
-        Neon::depthwise_conv1d(&x, ch, frames, &w, Some(&bias), k, s, d, pl, of, &mut n);
+        Portable::depthwise_conv1d(&x, win, &w, Some(&bias), of, &mut p);
+        B::depthwise_conv1d(&x, win, &w, Some(&bias), of, &mut n);
         let tol = 2.0 * (k as f32 + 2.0) * f32::EPSILON * (k as f32 + 1.0);
-        common::assert_close_f32("depthwise neon vs portable", &n, &p, tol, 0.0);
+        common::assert_close_f32(&format!("depthwise {} vs portable", B::NAME), &n, &p, tol, 0.0);
     }
     // The whole operator.
     for _ in 0..100 {
@@ -607,13 +535,28 @@ fn neon_matches_portable() {
         let w = uniform(&mut r, g.weight_len().unwrap(), -1.0, 1.0);
         let bias = with_bias(&mut r, bias_on, g.out_channels);
         let yp = run_conv::<Portable>(g, &x, frames, &w, bias.as_deref());
-        let yn = run_conv::<Neon>(g, &x, frames, &w, bias.as_deref());
+        let yn = run_conv::<B>(g, &x, frames, &w, bias.as_deref());
         // Same bound as above with K = in_channels / groups * kernel products.
         let kk = (g.in_channels / g.groups * g.kernel) as f32;
         let tol = 2.0 * (kk + 2.0) * f32::EPSILON * (kk + 1.0);
-        common::assert_close_f32(&format!("conv1d neon vs portable {g:?}"), &yn, &yp, tol, 0.0);
+        common::assert_close_f32(
+            &format!("conv1d {} vs portable {g:?}", B::NAME),
+            &yn,
+            &yp,
+            tol,
+            0.0,
+        );
     }
 }
+
+neon_runtime::backend_tests!(
+    im2col,
+    im2col_wide,
+    depthwise,
+    conv1d_sweeps,
+    conv1d_random,
+    matches_portable
+);
 
 // ---------------------------------------------------------------------------------------
 // Errors.
@@ -778,7 +721,7 @@ fn depthwise_errors_then_reuse() {
     // Still usable.
     let mut o = TensorViewMut::new(&mut y, &[5, 9], Layout::ChannelFirst).unwrap();
     op.run::<Portable>(&input, &mut o).unwrap();
-    let (want, mag) = depthwise_ref(&x, 5, 9, &w, None, 7, 1, 1, 3, 9);
+    let (want, mag) = depthwise_ref(&x, &window(5, 9, (7, 1, 1, 3)), &w, None, 9);
     check_sum("depthwise after errors", &y, &want, &mag, 8);
 }
 

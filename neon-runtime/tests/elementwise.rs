@@ -1,10 +1,10 @@
 //! Elementwise kernels against f64 references on every tail and on channel-first /
-//! frame-major geometries; NEON vs portable; the elementwise operators' shape, layout and
-//! length errors.
+//! frame-major geometries; every backend vs portable (generic bodies, `backend_tests!`); the
+//! elementwise operators' shape, layout and length errors.
 
 mod common;
 
-use common::{assert_close, rng, tail_sizes, uniform};
+use common::{assert_close, f64s, rng, tail_sizes, uniform};
 use neon_runtime::kernels::ElementwiseKernels;
 use neon_runtime::ops::elementwise::{Add, Mul, Scale, ScaleShift};
 use neon_runtime::ops::ShapeRule;
@@ -22,10 +22,6 @@ fn assert_within(what: &str, got: &[f32], want: &[f64], bound: &[f64]) {
         let err = (g as f64 - w).abs();
         assert!(err <= b, "{what}: index {i}: got {g}, want {w} (err {err:e}, allowed {b:e})");
     }
-}
-
-fn f64s(x: &[f32]) -> Vec<f64> {
-    x.iter().map(|&v| v as f64).collect()
 }
 
 /// Binary ops and scalar maps on every length. One IEEE operation is correctly rounded:
@@ -138,15 +134,6 @@ fn per_channel<B: Backend>() {
 }
 
 #[test]
-fn flat_portable() {
-    flat::<Portable>();
-}
-#[test]
-fn per_channel_portable() {
-    per_channel::<Portable>();
-}
-
-#[test]
 #[should_panic(expected = "lengths differ")]
 fn add_length_mismatch_panics() {
     Portable::add(&[1.0, 2.0], &[1.0], &mut [0.0; 2]);
@@ -164,65 +151,46 @@ fn bias_length_mismatch_panics() {
     Portable::add_bias_frame_major(&mut [0.0; 6], &[1.0, 2.0], 2, 3);
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn flat_neon() {
-        flat::<Neon>();
-    }
-    #[test]
-    fn per_channel_neon() {
-        per_channel::<Neon>();
-    }
-
-    /// Same inputs: everything but the fused multiply-adds is bitwise equal; `scale_shift`
-    /// and the residual with layer scale differ by at most one rounding of the product
-    /// (<= U |x s|) plus one of the result (<= U |y|).
-    #[test]
-    fn neon_matches_portable() {
-        let mut r = rng(23);
-        for n in tail_sizes() {
-            let a = uniform(&mut r, n, -4.0, 4.0);
-            let b = uniform(&mut r, n, -4.0, 4.0);
-            let (mut p, mut q) = (vec![0.0; n], vec![0.0; n]);
-            Portable::add(&a, &b, &mut p);
-            Neon::add(&a, &b, &mut q);
-            assert_eq!(p, q);
-            Portable::mul(&a, &b, &mut p);
-            Neon::mul(&a, &b, &mut q);
-            assert_eq!(p, q);
-            Portable::scale_to(&a, &mut p, 0.3);
-            Neon::scale_to(&a, &mut q, 0.3);
-            assert_eq!(p, q);
-            Portable::scale_shift_to(&a, &mut p, 0.3, 0.7);
-            Neon::scale_shift_to(&a, &mut q, 0.3, 0.7);
-            for i in 0..n {
-                let tol = U * (a[i] * 0.3).abs() as f64 + 2.0 * U * p[i].abs() as f64;
-                assert!(
-                    ((p[i] - q[i]).abs() as f64) <= tol,
-                    "scale_shift {i}: {} vs {}",
-                    p[i],
-                    q[i]
-                );
-            }
+/// Same inputs through `B` and Portable: everything but the fused multiply-adds is bitwise
+/// equal; `scale_shift` and the residual with layer scale differ by at most one rounding of
+/// the product (<= U |x s|) plus one of the result (<= U |y|).
+fn matches_portable<B: Backend>() {
+    let mut r = rng(23);
+    for n in tail_sizes() {
+        let a = uniform(&mut r, n, -4.0, 4.0);
+        let b = uniform(&mut r, n, -4.0, 4.0);
+        let (mut p, mut q) = (vec![0.0; n], vec![0.0; n]);
+        Portable::add(&a, &b, &mut p);
+        B::add(&a, &b, &mut q);
+        assert_eq!(p, q);
+        Portable::mul(&a, &b, &mut p);
+        B::mul(&a, &b, &mut q);
+        assert_eq!(p, q);
+        Portable::scale_to(&a, &mut p, 0.3);
+        B::scale_to(&a, &mut q, 0.3);
+        assert_eq!(p, q);
+        Portable::scale_shift_to(&a, &mut p, 0.3, 0.7);
+        B::scale_shift_to(&a, &mut q, 0.3, 0.7);
+        for i in 0..n {
+            let tol = U * (a[i] * 0.3).abs() as f64 + 2.0 * U * p[i].abs() as f64;
+            assert!(((p[i] - q[i]).abs() as f64) <= tol, "scale_shift {i}: {} vs {}", p[i], q[i]);
         }
-        for (c, t) in [(7, 13), (13, 7), (5, 64)] {
-            let x = uniform(&mut r, c * t, -3.0, 3.0);
-            let v = uniform(&mut r, c, -2.0, 2.0);
-            let (mut p, mut q) = (x.clone(), x.clone());
-            Portable::add_bias_channel_first(&mut p, &v, c, t);
-            Neon::add_bias_channel_first(&mut q, &v, c, t);
-            assert_eq!(p, q);
-            let (mut p, mut q) = (x.clone(), x.clone());
-            Portable::scale_channels_frame_major(&mut p, &v, t, c);
-            Neon::scale_channels_frame_major(&mut q, &v, t, c);
-            assert_eq!(p, q);
-        }
+    }
+    for (c, t) in [(7, 13), (13, 7), (5, 64)] {
+        let x = uniform(&mut r, c * t, -3.0, 3.0);
+        let v = uniform(&mut r, c, -2.0, 2.0);
+        let (mut p, mut q) = (x.clone(), x.clone());
+        Portable::add_bias_channel_first(&mut p, &v, c, t);
+        B::add_bias_channel_first(&mut q, &v, c, t);
+        assert_eq!(p, q);
+        let (mut p, mut q) = (x.clone(), x.clone());
+        Portable::scale_channels_frame_major(&mut p, &v, t, c);
+        B::scale_channels_frame_major(&mut q, &v, t, c);
+        assert_eq!(p, q);
     }
 }
+
+neon_runtime::backend_tests!(flat, per_channel, matches_portable);
 
 // ---------------------------------------------------------------------------------------
 // Operators

@@ -1,7 +1,7 @@
 //! Real FFT kernels against f64 oracles: `rustfft` in f64 for every length 16..=4096 (and
 //! larger on the host), a direct f64 DFT for the small lengths, exact cases, the power
 //! spectrum over every vector tail, the twiddle tables and their `const fn` trigonometry,
-//! NEON vs portable.
+//! every backend vs portable (generic bodies, `backend_tests!`).
 //!
 //! `cargo test --test fft -- --ignored --nocapture` prints the measured errors per length
 //! (the figures in the report of this family), next to `rustfft`'s own f32 error.
@@ -199,22 +199,7 @@ fn power<B: Backend>() {
     }
 }
 
-#[test]
-fn rustfft_portable() {
-    against_rustfft::<Portable>();
-}
-#[test]
-fn dft_portable() {
-    against_dft::<Portable>();
-}
-#[test]
-fn exact_portable() {
-    exact_cases::<Portable>();
-}
-#[test]
-fn power_portable() {
-    power::<Portable>();
-}
+neon_runtime::backend_tests!(against_rustfft, against_dft, exact_cases, power, matches_portable);
 
 #[test]
 fn trig_matches_std() {
@@ -330,46 +315,22 @@ fn wrong_input_length_panics() {
     Portable::rfft(&f, &[0.0; 31], &mut [0.0; 34]);
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn rustfft_neon() {
-        against_rustfft::<Neon>();
-    }
-    #[test]
-    fn dft_neon() {
-        against_dft::<Neon>();
-    }
-    #[test]
-    fn exact_neon() {
-        exact_cases::<Neon>();
-    }
-    #[test]
-    fn power_neon() {
-        power::<Neon>();
-    }
-
-    /// Same inputs through both backends: each is within [`bound`] of the truth, so they
-    /// are within twice that of each other (norm-wise); in practice a few u.
-    #[test]
-    fn neon_matches_portable() {
-        let mut r = rng(44);
-        for n in lengths(4096) {
-            let t = table(n);
-            let fft = RealFft::new(n, &t).unwrap();
-            let x = uniform(&mut r, n, -1.0, 1.0);
-            let a = run::<Portable>(&fft, &x);
-            let b = run::<Neon>(&fft, &x);
-            let (d2, n2) = a.iter().zip(&b).fold((0.0f64, 0.0f64), |(d, s), (&u, &v)| {
-                (d + ((u - v) as f64).powi(2), s + (v as f64).powi(2))
-            });
-            assert!(d2.sqrt() <= 2.0 * bound(n) * n2.sqrt(), "n={n}");
-            if n == 16 {
-                assert_eq!(a, b, "n = 16 runs the portable code on both backends");
-            }
+/// Same inputs through `B` and Portable: each is within [`bound`] of the truth, so they are
+/// within twice that of each other (norm-wise); in practice a few u.
+fn matches_portable<B: Backend>() {
+    let mut r = rng(44);
+    for n in lengths(4096) {
+        let t = table(n);
+        let fft = RealFft::new(n, &t).unwrap();
+        let x = uniform(&mut r, n, -1.0, 1.0);
+        let a = run::<Portable>(&fft, &x);
+        let b = run::<B>(&fft, &x);
+        let (d2, n2) = a.iter().zip(&b).fold((0.0f64, 0.0f64), |(d, s), (&u, &v)| {
+            (d + ((u - v) as f64).powi(2), s + (v as f64).powi(2))
+        });
+        assert!(d2.sqrt() <= 2.0 * bound(n) * n2.sqrt(), "{} n={n}", B::NAME);
+        if n == 16 {
+            assert_eq!(a, b, "n = 16 runs the portable code on every backend");
         }
     }
 }
@@ -411,10 +372,4 @@ fn measure<B: Backend>() {
     }
 }
 
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_fft_accuracy() {
-    measure::<Portable>();
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    measure::<neon_runtime::Neon>();
-}
+common::measurement_test!(measure_fft_accuracy, measure);

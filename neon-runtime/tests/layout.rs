@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{rng, uniform};
+use common::{rng, transpose_ref, uniform};
 use neon_runtime::kernels::LayoutKernels;
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::ShapeRule;
@@ -12,13 +12,7 @@ use neon_runtime::{
 };
 
 fn reference(rows: usize, cols: usize, x: &[f32]) -> Vec<f32> {
-    let mut y = vec![0.0; x.len()];
-    for i in 0..rows {
-        for j in 0..cols {
-            y[j * rows + i] = x[i * cols + j];
-        }
-    }
-    y
+    transpose_ref(x, rows, cols)
 }
 
 fn shapes() -> Vec<(usize, usize)> {
@@ -27,7 +21,7 @@ fn shapes() -> Vec<(usize, usize)> {
     v
 }
 
-fn check<B: Backend>() {
+fn transpose<B: Backend>() {
     let mut r = rng(11);
     for (rows, cols) in shapes() {
         let x = uniform(&mut r, rows * cols, -1.0, 1.0);
@@ -41,101 +35,81 @@ fn check<B: Backend>() {
     }
 }
 
-#[test]
-fn transpose_portable() {
-    check::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn transpose_neon() {
-    check::<neon_runtime::Neon>();
-}
-
-/// NEON and portable agree bit for bit (both are exact).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
+/// `B` and Portable agree bit for bit (both are exact).
+fn matches_portable<B: Backend>() {
     let mut r = rng(12);
     for (rows, cols) in [(5, 9), (32, 32), (37, 70), (416, 1664)] {
         let x = uniform(&mut r, rows * cols, -1.0, 1.0);
         let (mut a, mut b) = (vec![0.0; x.len()], vec![0.0; x.len()]);
         Portable::transpose(rows, cols, &x, &mut a);
-        neon_runtime::Neon::transpose(rows, cols, &x, &mut b);
-        assert!(a == b, "{rows}x{cols}");
+        B::transpose(rows, cols, &x, &mut b);
+        assert!(a == b, "{} {rows}x{cols}", B::NAME);
     }
 }
 
 /// Non-finite values and signed zeros are moved untouched.
-#[test]
-fn transpose_moves_bits() {
+fn transpose_moves_bits<B: Backend>() {
     let x = [f32::NAN, -0.0, f32::INFINITY, 1.0, f32::from_bits(1), -f32::MAX, 0.0, 2.5];
     let mut y = [0.0f32; 8];
-    Portable::transpose(2, 4, &x, &mut y);
+    B::transpose(2, 4, &x, &mut y);
     let want: Vec<u32> = reference(2, 4, &x).iter().map(|v| v.to_bits()).collect();
     assert_eq!(y.map(f32::to_bits).to_vec(), want);
 }
 
-#[test]
-fn transpose_op() {
-    fn run<B: Backend>() {
-        let mut r = rng(13);
-        let (c, t) = (13, 37);
-        let x = uniform(&mut r, c * t, -1.0, 1.0);
-        let want = reference(c, t, &x);
-        let mut y = vec![0.0; c * t];
+fn transpose_op<B: Backend>() {
+    let mut r = rng(13);
+    let (c, t) = (13, 37);
+    let x = uniform(&mut r, c * t, -1.0, 1.0);
+    let want = reference(c, t, &x);
+    let mut y = vec![0.0; c * t];
 
-        // Channel-first [c, t] -> frame-major [t, c], and back.
-        let to_fm = Transpose::new(Layout::FrameMajor);
-        assert_eq!(to_fm.from_layout(), Layout::ChannelFirst);
-        let input = TensorView::new(&x, &[c, t], Layout::ChannelFirst).unwrap();
-        let mut output = TensorViewMut::new(&mut y, &[t, c], Layout::FrameMajor).unwrap();
-        to_fm.run::<B>(&input, &mut output).unwrap();
-        assert_eq!(output.channels(), Some(c));
-        assert_eq!(output.frames(), Some(t));
-        assert!(y == want);
-        let to_cf = Transpose::new(Layout::ChannelFirst);
-        let input = TensorView::new(&y, &[t, c], Layout::FrameMajor).unwrap();
-        let mut z = vec![0.0; c * t];
-        let mut output = TensorViewMut::new(&mut z, &[c, t], Layout::ChannelFirst).unwrap();
-        to_cf.run::<B>(&input, &mut output).unwrap();
-        assert!(z == x);
+    // Channel-first [c, t] -> frame-major [t, c], and back.
+    let to_fm = Transpose::new(Layout::FrameMajor);
+    assert_eq!(to_fm.from_layout(), Layout::ChannelFirst);
+    let input = TensorView::new(&x, &[c, t], Layout::ChannelFirst).unwrap();
+    let mut output = TensorViewMut::new(&mut y, &[t, c], Layout::FrameMajor).unwrap();
+    to_fm.run::<B>(&input, &mut output).unwrap();
+    assert_eq!(output.channels(), Some(c));
+    assert_eq!(output.frames(), Some(t));
+    assert!(y == want);
+    let to_cf = Transpose::new(Layout::ChannelFirst);
+    let input = TensorView::new(&y, &[t, c], Layout::FrameMajor).unwrap();
+    let mut z = vec![0.0; c * t];
+    let mut output = TensorViewMut::new(&mut z, &[c, t], Layout::ChannelFirst).unwrap();
+    to_cf.run::<B>(&input, &mut output).unwrap();
+    assert!(z == x);
 
-        // Errors: nothing written, op still usable.
-        let mut y = vec![7.0f32; c * t];
-        let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
-        let cases: [(&[usize], Layout, &[usize], Layout); 5] = [
-            (&[13, 37], fm, &[37, 13], fm),    // input already frame-major
-            (&[13, 37], cf, &[13, 37], fm),    // output not transposed
-            (&[13, 37], cf, &[37, 13], cf),    // output layout
-            (&[1, 13, 37], cf, &[37, 13], fm), // rank 3 input
-            (&[13, 37], cf, &[1, 37, 13], fm), // output rank
-        ];
-        for (idims, il, odims, ol) in cases {
-            let input = TensorView::new(&x, idims, il).unwrap();
-            let mut output = TensorViewMut::new(&mut y, odims, ol).unwrap();
-            assert!(to_fm.run::<B>(&input, &mut output).is_err(), "{idims:?} -> {odims:?}");
-            assert!(y.iter().all(|&v| v == 7.0));
-        }
-        let input = TensorView::new(&x, &[c, t], fm).unwrap();
-        let mut output = TensorViewMut::new(&mut y, &[t, c], fm).unwrap();
-        assert_eq!(
-            to_fm.run::<B>(&input, &mut output),
-            Err(Error::Layout { op: "transpose", expected: "channel-first" })
-        );
-        let input = TensorView::new(&x, &[c, t], cf).unwrap();
-        let mut output = TensorViewMut::new(&mut y, &[c, t], fm).unwrap();
-        assert!(matches!(
-            to_fm.run::<B>(&input, &mut output),
-            Err(Error::Shape(ShapeError::Dim { arg: 1, axis: 0, expected: 37, got: 13, .. }))
-        ));
-        let mut output = TensorViewMut::new(&mut y, &[t, c], fm).unwrap();
-        to_fm.run::<B>(&input, &mut output).unwrap();
-        assert!(y == want);
+    // Errors: nothing written, op still usable.
+    let mut y = vec![7.0f32; c * t];
+    let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
+    let cases: [(&[usize], Layout, &[usize], Layout); 5] = [
+        (&[13, 37], fm, &[37, 13], fm),    // input already frame-major
+        (&[13, 37], cf, &[13, 37], fm),    // output not transposed
+        (&[13, 37], cf, &[37, 13], cf),    // output layout
+        (&[1, 13, 37], cf, &[37, 13], fm), // rank 3 input
+        (&[13, 37], cf, &[1, 37, 13], fm), // output rank
+    ];
+    for (idims, il, odims, ol) in cases {
+        let input = TensorView::new(&x, idims, il).unwrap();
+        let mut output = TensorViewMut::new(&mut y, odims, ol).unwrap();
+        assert!(to_fm.run::<B>(&input, &mut output).is_err(), "{idims:?} -> {odims:?}");
+        assert!(y.iter().all(|&v| v == 7.0));
     }
-    run::<Portable>();
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    run::<neon_runtime::Neon>();
+    let input = TensorView::new(&x, &[c, t], fm).unwrap();
+    let mut output = TensorViewMut::new(&mut y, &[t, c], fm).unwrap();
+    assert_eq!(
+        to_fm.run::<B>(&input, &mut output),
+        Err(Error::Layout { op: "transpose", expected: "channel-first" })
+    );
+    let input = TensorView::new(&x, &[c, t], cf).unwrap();
+    let mut output = TensorViewMut::new(&mut y, &[c, t], fm).unwrap();
+    assert!(matches!(
+        to_fm.run::<B>(&input, &mut output),
+        Err(Error::Shape(ShapeError::Dim { arg: 1, axis: 0, expected: 37, got: 13, .. }))
+    ));
+    let mut output = TensorViewMut::new(&mut y, &[t, c], fm).unwrap();
+    to_fm.run::<B>(&input, &mut output).unwrap();
+    assert!(y == want);
 }
 
 #[test]
@@ -147,3 +121,5 @@ fn transpose_shape_rule() {
     assert!(matches!(op.output_shape(&[s(&[3])]), Err(ShapeError::Rank { .. })));
     assert!(matches!(op.output_shape::<usize>(&[]), Err(ShapeError::Geometry { .. })));
 }
+
+neon_runtime::backend_tests!(transpose, matches_portable, transpose_moves_bits, transpose_op);

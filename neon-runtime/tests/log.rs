@@ -1,14 +1,16 @@
 //! Logarithm kernels (`ln`, `log10`, activation family) against f64 `std`: a sweep over
 //! every k-th positive f32 bit pattern (subnormals to `f32::MAX`), every f32 in
 //! `[0.9, 1.1]` (near 1, where `ln` is small), every vector tail, special values, the dB
-//! use of the mel frontend, and NEON vs portable.
+//! use of the mel frontend, and every backend vs portable (generic bodies, `backend_tests!`).
 //!
 //! `cargo test --test log -- --ignored --nocapture` prints the measured maximum errors (the
-//! figures documented in `kernels/activation.rs`).
+//! figures documented in `kernels/activation/mod.rs`) for every backend.
 
 mod common;
 
 use common::{rng, tail_sizes};
+use neon_runtime::kernels::activation::ActivationFn;
+use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
 use rand::Rng;
 
@@ -24,8 +26,7 @@ fn ulp(w: f64) -> f64 {
 
 struct LogFn {
     name: &'static str,
-    in_place: fn(&mut [f32]),
-    to: fn(&[f32], &mut [f32]),
+    f: ActivationFn,
     reference: fn(f64) -> f64,
     /// Asserted bound in ulps of the result.
     ulps: f64,
@@ -34,17 +35,11 @@ struct LogFn {
 // Bounds asserted by the tests: the largest error measured by `measure_log_accuracy` (both
 // backends; host: every 97th positive f32 plus every f32 in [0.9, 1.1]) rounded up by about
 // 15-25% to a multiple of 0.25 ulp, because the sweeps are dense but not exhaustive.
-// Measured: ln 0.88 ulp, log10 2.39 ulp (see the module docs of kernels/activation.rs).
-fn funcs<B: Backend>() -> [LogFn; 2] {
+// Measured: ln 0.88 ulp, log10 2.39 ulp (see the module docs of kernels/activation/mod.rs).
+fn funcs() -> [LogFn; 2] {
     [
-        LogFn { name: "ln", in_place: B::ln, to: B::ln_to, reference: f64::ln, ulps: 1.0 },
-        LogFn {
-            name: "log10",
-            in_place: B::log10,
-            to: B::log10_to,
-            reference: f64::log10,
-            ulps: 2.75,
-        },
+        LogFn { name: "ln", f: ActivationFn::Ln, reference: f64::ln, ulps: 1.0 },
+        LogFn { name: "log10", f: ActivationFn::Log10, reference: f64::log10, ulps: 2.75 },
     ]
 }
 
@@ -106,13 +101,13 @@ fn worst(f: &LogFn, xs: &[f32], got: &[f32]) -> ((f64, f32), (f64, f32)) {
 fn sweep<B: Backend>() {
     let (s, ns) = strides();
     let xs = sweep_inputs(s, ns);
-    for f in funcs::<B>() {
+    for f in funcs() {
         let mut got = xs.clone();
-        (f.in_place)(&mut got);
+        B::activate(f.f, &mut got);
         let ((u, at), _) = worst(&f, &xs, &got);
         assert!(u <= f.ulps, "{} {}: {u} ulp at x = {at:e}", B::NAME, f.name);
         let mut y = vec![0.0f32; xs.len()];
-        (f.to)(&xs, &mut y);
+        B::activate_to(f.f, &xs, &mut y);
         assert!(got.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()), "in place vs _to");
     }
 }
@@ -121,18 +116,18 @@ fn sweep<B: Backend>() {
 /// each element computed alone (the partial-vector path) bitwise equal to the long call.
 fn tails<B: Backend>() {
     let mut r = rng(21);
-    for f in funcs::<B>() {
+    for f in funcs() {
         for n in tail_sizes() {
             let xs: Vec<f32> = (0..n).map(|_| 10f32.powf(r.gen_range(-30.0..30.0))).collect();
             let mut got = xs.clone();
-            (f.in_place)(&mut got);
+            B::activate(f.f, &mut got);
             let ((u, at), _) = worst(&f, &xs, &got);
             assert!(u <= f.ulps, "{} {} n={n}: {u} ulp at {at:e}", B::NAME, f.name);
             let mut y = vec![f32::NAN; n];
-            (f.to)(&xs, &mut y);
+            B::activate_to(f.f, &xs, &mut y);
             for i in 0..n {
                 let mut one = [xs[i]];
-                (f.in_place)(&mut one);
+                B::activate(f.f, &mut one);
                 assert_eq!(one[0].to_bits(), got[i].to_bits(), "{} n={n} i={i}", f.name);
                 assert_eq!(y[i].to_bits(), got[i].to_bits(), "{} n={n} i={i}", f.name);
             }
@@ -142,10 +137,10 @@ fn tails<B: Backend>() {
 
 fn special<B: Backend>() {
     let inf = f32::INFINITY;
-    for f in funcs::<B>() {
+    for f in funcs() {
         let xs = [0.0f32, -0.0, inf, -inf, -1.0, f32::NAN, -f32::NAN, -1e-40, 1.0, 1e-45];
         let mut y = xs;
-        (f.in_place)(&mut y);
+        B::activate(f.f, &mut y);
         assert_eq!(y[0], -inf, "{}(0)", f.name);
         assert_eq!(y[1], -inf, "{}(-0)", f.name);
         assert_eq!(y[2], inf, "{}(inf)", f.name);
@@ -161,7 +156,7 @@ fn special<B: Backend>() {
     // Exact powers of two: ln(2^k) = k ln2 with n * LN2_HI exact.
     let xs: Vec<f32> = (-149..128).map(|k| 2f64.powi(k) as f32).collect();
     let mut y = xs.clone();
-    B::log10(&mut y);
+    B::activate(ActivationFn::Log10, &mut y);
     for (k, v) in (-149..128).zip(&y) {
         let want = k as f64 * 2f64.log10();
         assert!((*v as f64 - want).abs() <= 0.5 * ulp(want) + 1e-12, "log10(2^{k})");
@@ -178,7 +173,7 @@ fn decibels<B: Backend>() {
     let ps: Vec<f32> =
         (0..n).map(|i| 10f64.powf(-11.0 + 23.0 * i as f64 / (n - 1) as f64) as f32).collect();
     let mut db: Vec<f32> = ps.iter().map(|&p| if p > 1e-10 { p } else { 1e-10 }).collect();
-    B::log10(&mut db);
+    B::activate(ActivationFn::Log10, &mut db);
     let mut worst = 0.0f64;
     for (&p, d) in ps.iter().zip(&mut db) {
         *d *= 10.0;
@@ -191,62 +186,28 @@ fn decibels<B: Backend>() {
     }
 }
 
-#[test]
-fn sweep_portable() {
-    sweep::<Portable>();
-}
-#[test]
-fn tails_portable() {
-    tails::<Portable>();
-}
-#[test]
-fn special_portable() {
-    special::<Portable>();
-}
-#[test]
-fn decibels_portable() {
-    decibels::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn sweep_neon() {
-        sweep::<Neon>();
-    }
-    #[test]
-    fn tails_neon() {
-        tails::<Neon>();
-    }
-    #[test]
-    fn special_neon() {
-        special::<Neon>();
-    }
-    #[test]
-    fn decibels_neon() {
-        decibels::<Neon>();
-    }
-
-    /// Same algorithm and coefficients; NEON fuses the multiply-adds, so results differ by
-    /// roundings of intermediates: within the sum of both bounds (in practice 1-2 ulp).
-    #[test]
-    fn neon_matches_portable() {
-        let xs = sweep_inputs(4999, 101);
-        for (fp, fq) in funcs::<Portable>().iter().zip(&funcs::<Neon>()) {
-            let mut a = xs.clone();
-            (fp.in_place)(&mut a);
-            let mut b = xs.clone();
-            (fq.in_place)(&mut b);
-            for ((&x, &u), &v) in xs.iter().zip(&a).zip(&b) {
-                let d = (u as f64 - v as f64).abs();
-                assert!(d <= 2.0 * fp.ulps * ulp(v as f64), "{}: x = {x:e}: {u} vs {v}", fp.name);
-            }
+/// Same algorithm and coefficients as Portable; NEON fuses the multiply-adds, so results
+/// differ by roundings of intermediates: within the sum of both bounds (in practice 1-2 ulp).
+fn matches_portable<B: Backend>() {
+    let xs = sweep_inputs(4999, 101);
+    for f in funcs() {
+        let mut a = xs.clone();
+        Portable::activate(f.f, &mut a);
+        let mut b = xs.clone();
+        B::activate(f.f, &mut b);
+        for ((&x, &u), &v) in xs.iter().zip(&a).zip(&b) {
+            let d = (u as f64 - v as f64).abs();
+            assert!(
+                d <= 2.0 * f.ulps * ulp(v as f64),
+                "{} {}: x = {x:e}: {u} vs {v}",
+                B::NAME,
+                f.name
+            );
         }
     }
 }
+
+neon_runtime::backend_tests!(sweep, tails, special, decibels, matches_portable);
 
 fn measure<B: Backend>() {
     let (s, ns) = strides();
@@ -256,9 +217,9 @@ fn measure<B: Backend>() {
         B::NAME,
         xs.len()
     );
-    for f in funcs::<B>() {
+    for f in funcs() {
         let mut got = xs.clone();
-        (f.in_place)(&mut got);
+        B::activate(f.f, &mut got);
         let ((u, at), (a, at1)) = worst(&f, &xs, &got);
         println!(
             "{:<6} max {u:.3} ulp at x = {at:e}; max abs error on [0.5, 2]: {a:.3e} at {at1}",
@@ -267,10 +228,4 @@ fn measure<B: Backend>() {
     }
 }
 
-#[test]
-#[ignore = "measurement: run with --ignored --nocapture"]
-fn measure_log_accuracy() {
-    measure::<Portable>();
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    measure::<neon_runtime::Neon>();
-}
+common::measurement_test!(measure_log_accuracy, measure);

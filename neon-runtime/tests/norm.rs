@@ -11,7 +11,7 @@
 //!   `y` costs 4 more roundings.
 //!
 //! So the tests allow `K * eps * (8 + sqrt(n)) * S` with `K = 1`; the largest error
-//! measured is 0.34 of that on both backends (printed by `cargo test -- --nocapture`),
+//! measured is 0.34 of that on every backend (printed by `cargo test -- --nocapture`),
 //! while an unshifted two-pass scheme with an f32 mean already exceeds it 15 to 45 times
 //! on the offset data. With a large
 //! common offset (1000 + noise) the same tolerance must hold: the shifted two-pass scheme
@@ -20,17 +20,15 @@
 
 mod common;
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-use common::assert_close_f32;
-use common::{assert_close, rng, tail_sizes, uniform};
-use neon_runtime::kernels::norm::sqrt_f32;
+use common::{assert_close, assert_close_f32, rng, tail_sizes, uniform};
+use neon_runtime::kernels::norm::{sqrt_f32, NormParams};
 use neon_runtime::kernels::NormKernels;
 use neon_runtime::ops::norm::{
     GroupNorm, GroupNormGeometry, LayerNorm, LayerNormGeometry, RmsNorm, RmsNormGeometry,
 };
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{
-    Backend, BackendType, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
+    Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
 };
 use rand::Rng;
 
@@ -51,18 +49,17 @@ fn stats(v: &[f64]) -> (f64, f64) {
 }
 
 /// Reference output and error scale of one normalised set: `idx` are the positions of the
-/// set in `x`, `ch[k]` the channel of `idx[k]`; `rms` selects RMSNorm.
-#[allow(clippy::too_many_arguments)]
+/// set in `x`, `ch[k]` the channel of `idx[k]`; `rms` selects RMSNorm; the variance floor
+/// is [`EPS`].
 fn ref_set(
     x: &[f32],
-    idx: &[usize],
-    ch: &[usize],
+    (idx, ch): (&[usize], &[usize]),
     gamma: &[f32],
     beta: Option<&[f32]>,
-    eps: f32,
     rms: bool,
     want: &mut [f64],
 ) -> f64 {
+    let eps = EPS;
     let v: Vec<f64> = idx.iter().map(|&i| x[i] as f64).collect();
     let (mean, var) =
         if rms { (0.0, v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64) } else { stats(&v) };
@@ -128,7 +125,7 @@ fn reference(
     let mut want = vec![0.0; x.len()];
     let scales = sets
         .iter()
-        .map(|(idx, ch)| (idx.clone(), ref_set(x, idx, ch, gamma, beta, EPS, rms, &mut want)))
+        .map(|(idx, ch)| (idx.clone(), ref_set(x, (idx, ch), gamma, beta, rms, &mut want)))
         .collect();
     (want, scales)
 }
@@ -136,6 +133,11 @@ fn reference(
 /// Input data: uniform noise in [-1, 1) plus `offset`.
 fn data(r: &mut impl Rng, n: usize, offset: f32) -> Vec<f32> {
     (0..n).map(|_| offset + r.gen_range(-1.0f32..1.0)).collect()
+}
+
+/// The LayerNorm / GroupNorm parameters with the variance floor [`EPS`].
+fn params<'a>(gamma: &'a [f32], beta: Option<&'a [f32]>) -> NormParams<'a> {
+    NormParams { gamma, beta, eps: EPS }
 }
 
 /// Offsets every test runs with: centred data, and a large common offset.
@@ -171,7 +173,7 @@ fn check_layer_norm_rows<B: Backend>() -> f64 {
             for bias in [Some(&beta[..]), None] {
                 let (want, sets) = reference(&x, &row_sets(rows, n), &gamma, bias, false);
                 let mut y = vec![f32::NAN; x.len()];
-                B::layer_norm_rows(rows, n, &x, &gamma, bias, EPS, &mut y);
+                B::layer_norm_rows(rows, n, &x, params(&gamma, bias), &mut y);
                 let what = format!("{} layer_norm_rows {rows}x{n} +{offset}", B::NAME);
                 worst = worst.max(check_sets(&what, &y, &want, &sets));
             }
@@ -191,7 +193,7 @@ fn check_layer_norm_channels<B: Backend>() -> f64 {
             for bias in [Some(&beta[..]), None] {
                 let (want, sets) = reference(&x, &column_sets(c, t), &gamma, bias, false);
                 let mut y = vec![f32::NAN; x.len()];
-                B::layer_norm_channels(c, t, &x, &gamma, bias, EPS, &mut y);
+                B::layer_norm_channels(c, t, &x, params(&gamma, bias), &mut y);
                 let what = format!("{} layer_norm_channels {c}x{t} +{offset}", B::NAME);
                 worst = worst.max(check_sets(&what, &y, &want, &sets));
             }
@@ -253,7 +255,7 @@ fn check_group_norm<B: Backend>() -> f64 {
             for bias in [Some(&beta[..]), None] {
                 let (want, sets) = reference(&x, &group_sets(c, t, groups), &gamma, bias, false);
                 let mut y = vec![f32::NAN; x.len()];
-                B::group_norm(c, t, groups, &x, &gamma, bias, EPS, &mut y);
+                B::group_norm(c, t, groups, &x, params(&gamma, bias), &mut y);
                 let what = format!("{} group_norm {c}x{t}/{groups} +{offset}", B::NAME);
                 worst = worst.max(check_sets(&what, &y, &want, &sets));
             }
@@ -262,50 +264,31 @@ fn check_group_norm<B: Backend>() -> f64 {
     worst
 }
 
-macro_rules! backend_tests {
-    ($modname:ident, $b:ty) => {
-        mod $modname {
-            use super::*;
-            #[test]
-            fn layer_norm_rows() {
-                let w = check_layer_norm_rows::<$b>();
-                eprintln!("{} layer_norm_rows: max error {w:.3} units", <$b>::NAME);
-            }
-            #[test]
-            fn layer_norm_channels() {
-                let w = check_layer_norm_channels::<$b>();
-                eprintln!("{} layer_norm_channels: max error {w:.3} units", <$b>::NAME);
-            }
-            #[test]
-            fn rms_norm_rows() {
-                let w = check_rms_norm_rows::<$b>();
-                eprintln!("{} rms_norm_rows: max error {w:.3} units", <$b>::NAME);
-            }
-            #[test]
-            fn rms_norm_channels() {
-                let w = check_rms_norm_channels::<$b>();
-                eprintln!("{} rms_norm_channels: max error {w:.3} units", <$b>::NAME);
-            }
-            #[test]
-            fn group_norm() {
-                let w = check_group_norm::<$b>();
-                eprintln!("{} group_norm: max error {w:.3} units", <$b>::NAME);
-            }
-        }
-    };
+fn layer_norm_rows<B: Backend>() {
+    let w = check_layer_norm_rows::<B>();
+    eprintln!("{} layer_norm_rows: max error {w:.3} units", B::NAME);
+}
+fn layer_norm_channels<B: Backend>() {
+    let w = check_layer_norm_channels::<B>();
+    eprintln!("{} layer_norm_channels: max error {w:.3} units", B::NAME);
+}
+fn rms_norm_rows<B: Backend>() {
+    let w = check_rms_norm_rows::<B>();
+    eprintln!("{} rms_norm_rows: max error {w:.3} units", B::NAME);
+}
+fn rms_norm_channels<B: Backend>() {
+    let w = check_rms_norm_channels::<B>();
+    eprintln!("{} rms_norm_channels: max error {w:.3} units", B::NAME);
+}
+fn group_norm<B: Backend>() {
+    let w = check_group_norm::<B>();
+    eprintln!("{} group_norm: max error {w:.3} units", B::NAME);
 }
 
-backend_tests!(portable, Portable);
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-backend_tests!(neon, neon_runtime::Neon);
-
-/// NEON and portable on the same inputs. Both are within the f64 tolerance above; they
+/// `B` and Portable on the same inputs. Both are within the f64 tolerance above; they
 /// differ only by summation order and fused multiply-adds, so they agree to a few ulp of
 /// the error scale: `1e-5` absolute for outputs of scale <= 5 (about 20 ulp of 5).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::Neon;
+fn matches_portable<B: Backend>() {
     let mut r = rng(6);
     for (c, t) in [(1, 1), (3, 17), (17, 3), (33, 33), (7, 13), (64, 35), (416, 1664)] {
         for offset in OFFSETS {
@@ -314,51 +297,57 @@ fn neon_matches_portable() {
             let beta = uniform(&mut r, c.max(t), -1.0, 1.0);
             let (mut a, mut b) = (vec![0.0; c * t], vec![0.0; c * t]);
             let (gc, bc, gt, bt) = (&gamma[..c], &beta[..c], &gamma[..t], &beta[..t]);
-            Portable::layer_norm_channels(c, t, &x, gc, Some(bc), EPS, &mut a);
-            Neon::layer_norm_channels(c, t, &x, gc, Some(bc), EPS, &mut b);
+            let (pc, pt) = (params(gc, Some(bc)), params(gt, Some(bt)));
+            Portable::layer_norm_channels(c, t, &x, pc, &mut a);
+            B::layer_norm_channels(c, t, &x, pc, &mut b);
             assert_close_f32("layer_norm_channels", &b, &a, 1e-5, 0.0);
-            Portable::layer_norm_rows(c, t, &x, gt, Some(bt), EPS, &mut a);
-            Neon::layer_norm_rows(c, t, &x, gt, Some(bt), EPS, &mut b);
+            Portable::layer_norm_rows(c, t, &x, pt, &mut a);
+            B::layer_norm_rows(c, t, &x, pt, &mut b);
             assert_close_f32("layer_norm_rows", &b, &a, 1e-5, 0.0);
             Portable::rms_norm_channels(c, t, &x, gc, EPS, &mut a);
-            Neon::rms_norm_channels(c, t, &x, gc, EPS, &mut b);
+            B::rms_norm_channels(c, t, &x, gc, EPS, &mut b);
             assert_close_f32("rms_norm_channels", &b, &a, 1e-5, 1e-6);
             Portable::rms_norm_rows(c, t, &x, gt, EPS, &mut a);
-            Neon::rms_norm_rows(c, t, &x, gt, EPS, &mut b);
+            B::rms_norm_rows(c, t, &x, gt, EPS, &mut b);
             assert_close_f32("rms_norm_rows", &b, &a, 1e-5, 1e-6);
-            Portable::group_norm(c, t, 1, &x, gc, Some(bc), EPS, &mut a);
-            Neon::group_norm(c, t, 1, &x, gc, Some(bc), EPS, &mut b);
+            Portable::group_norm(c, t, 1, &x, pc, &mut a);
+            B::group_norm(c, t, 1, &x, pc, &mut b);
             assert_close_f32("group_norm", &b, &a, 1e-5, 0.0);
         }
     }
 }
 
 /// Constant sets: variance 0, so `y = beta` exactly (`z = 0 * 1/sqrt(eps)`).
-#[test]
-fn constant_input_gives_beta() {
-    fn check<B: Backend>() {
-        let (c, t) = (5, 19);
-        let x = vec![3.25f32; c * t];
-        let gamma = vec![1.5f32; c.max(t)];
-        let beta: Vec<f32> = (0..c.max(t)).map(|i| i as f32 * 0.5 - 1.0).collect();
-        let mut y = vec![0.0; c * t];
-        B::layer_norm_channels(c, t, &x, &gamma[..c], Some(&beta[..c]), EPS, &mut y);
-        for (i, v) in y.iter().enumerate() {
-            assert_eq!(*v, beta[i / t], "{} channels", B::NAME);
-        }
-        B::layer_norm_rows(c, t, &x, &gamma[..t], Some(&beta[..t]), EPS, &mut y);
-        for (i, v) in y.iter().enumerate() {
-            assert_eq!(*v, beta[i % t], "{} rows", B::NAME);
-        }
-        B::group_norm(c, t, 5, &x, &gamma[..c], Some(&beta[..c]), EPS, &mut y);
-        for (i, v) in y.iter().enumerate() {
-            assert_eq!(*v, beta[i / t], "{} group", B::NAME);
-        }
+fn constant_input_gives_beta<B: Backend>() {
+    let (c, t) = (5, 19);
+    let x = vec![3.25f32; c * t];
+    let gamma = vec![1.5f32; c.max(t)];
+    let beta: Vec<f32> = (0..c.max(t)).map(|i| i as f32 * 0.5 - 1.0).collect();
+    let mut y = vec![0.0; c * t];
+    B::layer_norm_channels(c, t, &x, params(&gamma[..c], Some(&beta[..c])), &mut y);
+    for (i, v) in y.iter().enumerate() {
+        assert_eq!(*v, beta[i / t], "{} channels", B::NAME);
     }
-    check::<Portable>();
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    check::<neon_runtime::Neon>();
+    B::layer_norm_rows(c, t, &x, params(&gamma[..t], Some(&beta[..t])), &mut y);
+    for (i, v) in y.iter().enumerate() {
+        assert_eq!(*v, beta[i % t], "{} rows", B::NAME);
+    }
+    B::group_norm(c, t, 5, &x, params(&gamma[..c], Some(&beta[..c])), &mut y);
+    for (i, v) in y.iter().enumerate() {
+        assert_eq!(*v, beta[i / t], "{} group", B::NAME);
+    }
 }
+
+neon_runtime::backend_tests!(
+    layer_norm_rows,
+    layer_norm_channels,
+    rms_norm_rows,
+    rms_norm_channels,
+    group_norm,
+    matches_portable,
+    constant_input_gives_beta,
+    layer_norm_op_matches_kernels,
+);
 
 // ---------------------------------------------------------------------------------------
 // sqrt_f32
@@ -430,8 +419,7 @@ fn ln_geom(channels: usize, bias: bool, layout: Layout) -> LayerNormGeometry {
     LayerNormGeometry { channels, eps: EPS, bias, layout }
 }
 
-#[test]
-fn layer_norm_op_matches_kernels() {
+fn layer_norm_op_matches_kernels<B: Backend>() {
     let mut r = rng(8);
     let (c, t) = (12, 37);
     let x = data(&mut r, c * t, 3.0);
@@ -444,33 +432,30 @@ fn layer_norm_op_matches_kernels() {
     let op =
         LayerNorm::new(ln_geom(c, true, Layout::FrameMajor), gamma.clone(), Some(beta.clone()))
             .unwrap();
-    Portable::layer_norm_rows(t, c, &x, &gamma, Some(&beta), EPS, &mut want);
+    B::layer_norm_rows(t, c, &x, params(&gamma, Some(&beta)), &mut want);
     for dims in [&[t, c][..], &[1, t, c][..]] {
         let input = TensorView::new(&x, dims, Layout::FrameMajor).unwrap();
         let mut output = TensorViewMut::new(&mut got, dims, Layout::FrameMajor).unwrap();
-        op.run::<Portable>(&input, &mut output).unwrap();
+        op.run::<B>(&input, &mut output).unwrap();
         assert_eq!(got, want);
     }
     let input = TensorView::new(&x[..c], &[c], Layout::FrameMajor).unwrap();
     let mut output = TensorViewMut::new(&mut got[..c], &[c], Layout::FrameMajor).unwrap();
-    op.run::<Portable>(&input, &mut output).unwrap();
+    op.run::<B>(&input, &mut output).unwrap();
     assert_eq!(got[..c], want[..c]);
 
     // Channel-first [c, t], no bias, from a borrowed static-like slice.
     static GAMMA: [f32; 12] = [1.0, -1.0, 0.5, 2.0, 1.5, -0.25, 1.0, 1.0, 0.75, -2.0, 0.1, 3.0];
     let op =
         LayerNorm::from_packed(ln_geom(c, false, Layout::ChannelFirst), &GAMMA[..], None).unwrap();
-    Portable::layer_norm_channels(c, t, &x, &GAMMA, None, EPS, &mut want);
+    B::layer_norm_channels(c, t, &x, params(&GAMMA, None), &mut want);
     let input = TensorView::new(&x, &[c, t], Layout::ChannelFirst).unwrap();
     let mut output = TensorViewMut::new(&mut got, &[c, t], Layout::ChannelFirst).unwrap();
-    op.run::<Portable>(&input, &mut output).unwrap();
+    op.run::<B>(&input, &mut output).unwrap();
     assert_eq!(got, want);
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    {
-        let mut output = TensorViewMut::new(&mut got, &[c, t], Layout::ChannelFirst).unwrap();
-        op.run::<neon_runtime::Neon>(&input, &mut output).unwrap();
-        assert_close_f32("neon op", &got, &want, 1e-5, 0.0);
-    }
+    let mut portable = vec![0.0; c * t];
+    Portable::layer_norm_channels(c, t, &x, params(&GAMMA, None), &mut portable);
+    assert_close_f32("op vs portable", &got, &portable, 1e-5, 0.0);
 
     // from_slice copies.
     let op2 =
@@ -641,7 +626,7 @@ fn group_norm_op() {
     let geom = GroupNormGeometry { channels: c, groups, eps: EPS, bias: true };
     let op = GroupNorm::new(geom, gamma.clone(), Some(beta.clone())).unwrap();
     let mut want = vec![0.0; x.len()];
-    Portable::group_norm(c, h * w, groups, &x, &gamma, Some(&beta), EPS, &mut want);
+    Portable::group_norm(c, h * w, groups, &x, params(&gamma, Some(&beta)), &mut want);
     let mut got = vec![0.0; x.len()];
     // Rank 3 [c, h, w] equals the flattened [c, h*w].
     for dims in [&[c, h, w][..], &[c, h * w][..]] {

@@ -8,6 +8,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
+use crate::kernels::activation::ActivationFn;
 use crate::kernels::Backend;
 use crate::ops::{check_unary, expect_arity, InPlace, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
@@ -51,17 +52,7 @@ impl Activation {
     /// NaN clamp bound.
     pub fn apply<B: Backend>(&self, x: &mut [f32]) -> Result<(), Error> {
         self.check_geometry()?;
-        match *self {
-            Activation::Relu => B::relu(x),
-            Activation::LeakyRelu { slope } => B::leaky_relu(x, slope),
-            Activation::ClampMin { min } => B::clamp_min(x, min),
-            Activation::GeluErf => B::gelu_erf(x),
-            Activation::GeluTanh => B::gelu_tanh(x),
-            Activation::Silu => B::silu(x),
-            Activation::Tanh => B::tanh(x),
-            Activation::Sigmoid => B::sigmoid(x),
-            Activation::Exp => B::exp(x),
-        }
+        B::activate(self.kernel(), x);
         Ok(())
     }
 
@@ -79,17 +70,7 @@ impl Activation {
                 got: y.len(),
             });
         }
-        match *self {
-            Activation::Relu => B::relu_to(x, y),
-            Activation::LeakyRelu { slope } => B::leaky_relu_to(x, y, slope),
-            Activation::ClampMin { min } => B::clamp_min_to(x, y, min),
-            Activation::GeluErf => B::gelu_erf_to(x, y),
-            Activation::GeluTanh => B::gelu_tanh_to(x, y),
-            Activation::Silu => B::silu_to(x, y),
-            Activation::Tanh => B::tanh_to(x, y),
-            Activation::Sigmoid => B::sigmoid_to(x, y),
-            Activation::Exp => B::exp_to(x, y),
-        }
+        B::activate_to(self.kernel(), x, y);
         Ok(())
     }
 
@@ -114,6 +95,21 @@ impl Activation {
     /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
     pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
         self.apply::<B>(x.data_mut())
+    }
+
+    /// The kernel function this activation runs.
+    pub const fn kernel(self) -> ActivationFn {
+        match self {
+            Activation::Relu => ActivationFn::Relu,
+            Activation::LeakyRelu { slope } => ActivationFn::LeakyRelu { slope },
+            Activation::ClampMin { min } => ActivationFn::ClampMin { min },
+            Activation::GeluErf => ActivationFn::GeluErf,
+            Activation::GeluTanh => ActivationFn::GeluTanh,
+            Activation::Silu => ActivationFn::Silu,
+            Activation::Tanh => ActivationFn::Tanh,
+            Activation::Sigmoid => ActivationFn::Sigmoid,
+            Activation::Exp => ActivationFn::Exp,
+        }
     }
 
     fn check_geometry<D>(&self) -> Result<(), ShapeError<D>> {

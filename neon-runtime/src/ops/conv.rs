@@ -45,6 +45,7 @@ use alloc::vec::Vec;
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
+use crate::kernels::conv::Window1d;
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
 use crate::ops::{check_input_layout, check_len, expect_dim, expect_rank, ShapeRule};
@@ -545,7 +546,14 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         let group_len = self.packed.as_ref().len() / g.groups;
         let x = input.data();
         let y = output.data_mut();
-        let (ks, s, d, pl) = (g.kernel, g.stride, g.dilation, g.pad_left);
+        let window = Window1d {
+            channels: cin,
+            frames,
+            kernel: g.kernel,
+            stride: g.stride,
+            dilation: g.dilation,
+            pad_left: g.pad_left,
+        };
         for grp in 0..g.groups {
             let xg = &x[grp * cin * frames..][..cin * frames];
             let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
@@ -564,7 +572,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                     Layout::ChannelFirst => {
                         // Columns n0..n0 + nt of the group's rows: C[i, j] at
                         // y[(grp * cout + i) * out_frames + n0 + j].
-                        B::im2col_channel_first(xg, cin, frames, ks, s, d, pl, n0, nt, col);
+                        B::im2col_channel_first(xg, window, n0, nt, col);
                         let yg = &mut y[grp * cout * out_frames + n0..];
                         B::gemm_packed_a(
                             GemmA::contiguous(cout, nt, k, nt, out_frames),
@@ -577,7 +585,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                     Layout::FrameMajor => {
                         // Rows n0..n0 + nt, the group's column block: C[i, j] at
                         // y[(n0 + i) * out_channels + grp * cout + j].
-                        B::im2col_frame_major(xg, cin, frames, ks, s, d, pl, n0, nt, col);
+                        B::im2col_frame_major(xg, window, n0, nt, col);
                         let yg = &mut y[n0 * g.out_channels + grp * cout..];
                         let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
                         B::gemm_packed_b(gb, col, wg, bias, yg);
@@ -809,19 +817,16 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         let what = ["output channels", "output frames"];
         check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;
         let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
-        B::depthwise_conv1d(
-            input.data(),
-            g.channels,
+        let window = Window1d {
+            channels: g.channels,
             frames,
-            self.weight.as_ref(),
-            self.bias(),
-            g.kernel,
-            g.stride,
-            g.dilation,
-            g.pad_left,
-            out_frames,
-            output.data_mut(),
-        );
+            kernel: g.kernel,
+            stride: g.stride,
+            dilation: g.dilation,
+            pad_left: g.pad_left,
+        };
+        let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
+        B::depthwise_conv1d(x, window, w, self.bias(), out_frames, y);
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use super::{check_input_layout, check_output, expect_dim, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
+use crate::kernels::norm::NormParams;
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -185,13 +186,12 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         check_input_layout(op, input, g.layout)?;
         check_output(op, &shape, g.layout, output)?;
         let (gamma, beta) = (self.packed_weight(), self.bias());
+        let p = NormParams { gamma, beta, eps: g.eps };
         let (x, y) = (input.data(), output.data_mut());
         match g.layout {
-            Layout::FrameMajor => {
-                B::layer_norm_rows(x.len() / g.channels, g.channels, x, gamma, beta, g.eps, y)
-            }
+            Layout::FrameMajor => B::layer_norm_rows(x.len() / g.channels, g.channels, x, p, y),
             Layout::ChannelFirst => {
-                B::layer_norm_channels(g.channels, x.len() / g.channels, x, gamma, beta, g.eps, y)
+                B::layer_norm_channels(g.channels, x.len() / g.channels, x, p, y)
             }
         }
         Ok(())
@@ -464,7 +464,7 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         let (gamma, beta) = (self.packed_weight(), self.bias());
         let (x, y) = (input.data(), output.data_mut());
         let frames = x.len() / g.channels;
-        B::group_norm(g.channels, frames, g.groups, x, gamma, beta, g.eps, y);
+        B::group_norm(g.channels, frames, g.groups, x, NormParams { gamma, beta, eps: g.eps }, y);
         Ok(())
     }
 }

@@ -40,3 +40,49 @@ pub fn assert_close_f32(what: &str, a: &[f32], b: &[f32], abs: f32, rel: f32) {
 pub fn tail_sizes() -> impl Iterator<Item = usize> {
     (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])
 }
+
+/// A buffer of NaNs: every element a kernel should write is checked to be written.
+pub fn nan_vec(n: usize) -> Vec<f32> {
+    vec![f32::NAN; n]
+}
+
+/// The values as f64 (exact).
+pub fn f64s(x: &[f32]) -> Vec<f64> {
+    x.iter().map(|&v| v as f64).collect()
+}
+
+/// Transposes a row-major `[rows, cols]` matrix (a plain index-swapping reference).
+pub fn transpose_ref<T: Copy>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
+    (0..cols * rows).map(|i| a[(i % rows) * cols + i / rows]).collect()
+}
+
+/// Runs `code` once for every backend this machine can run (Portable first): for the
+/// measurements, which print figures per backend.
+pub fn each_backend<W: neon_runtime::WithBackend<Output = ()> + Copy>(code: W) {
+    for kind in neon_runtime::BackendKind::available() {
+        kind.with(code).expect("available backend");
+    }
+}
+
+/// An ignored test `$name` that runs `$measure::<B>($args)` (a function printing figures)
+/// for every backend this machine can run: `cargo test -- --ignored --nocapture`.
+#[allow(unused_macros)] // not every suite measures
+macro_rules! measurement_test {
+    ($name:ident, $measure:ident $(, $arg:expr)*) => {
+        #[test]
+        #[ignore = "measurement: run with --ignored --nocapture"]
+        fn $name() {
+            #[derive(Clone, Copy)]
+            struct Measure;
+            impl neon_runtime::WithBackend for Measure {
+                type Output = ();
+                fn run<B: neon_runtime::Backend>(self) {
+                    $measure::<B>($($arg),*)
+                }
+            }
+            crate::common::each_backend(Measure);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use measurement_test;

@@ -1,0 +1,269 @@
+//! NEON forms of the three real-FFT steps. Every function works on raw pointers into the
+//! spectrum buffer; the bounds each one relies on are established by `rfft` (which checks
+//! the slice lengths) and stated at each `unsafe` block.
+
+use super::{rev, FftKernels, RealFft, Twiddles};
+use crate::kernels::Neon;
+use core::arch::aarch64::*;
+
+/// Complex product `(c - i s)(br + i bi)`: `(c br + s bi, c bi - s br)`.
+#[inline(always)]
+fn cmul(
+    c: float32x4_t,
+    s: float32x4_t,
+    br: float32x4_t,
+    bi: float32x4_t,
+) -> (float32x4_t, float32x4_t) {
+    // SAFETY: register-only NEON arithmetic; NEON is statically enabled (kernels/mod.rs).
+    unsafe { (vfmaq_f32(vmulq_f32(c, br), s, bi), vfmsq_f32(vmulq_f32(c, bi), s, br)) }
+}
+
+/// 4x4 transpose: rows `(a, b, c, d)` -> columns.
+#[inline(always)]
+fn transpose(a: float32x4_t, b: float32x4_t, c: float32x4_t, d: float32x4_t) -> [float32x4_t; 4] {
+    // SAFETY: register-only NEON permutes; NEON is statically enabled.
+    unsafe {
+        let ab0 = vtrn1q_f32(a, b); // a0 b0 a2 b2
+        let ab1 = vtrn2q_f32(a, b); // a1 b1 a3 b3
+        let cd0 = vtrn1q_f32(c, d); // c0 d0 c2 d2
+        let cd1 = vtrn2q_f32(c, d); // c1 d1 c3 d3
+        let f = |u: float32x4_t| vreinterpretq_f64_f32(u);
+        let g = |u: float64x2_t| vreinterpretq_f32_f64(u);
+        [
+            g(vzip1q_f64(f(ab0), f(cd0))), // a0 b0 c0 d0
+            g(vzip1q_f64(f(ab1), f(cd1))), // a1 b1 c1 d1
+            g(vzip2q_f64(f(ab0), f(cd0))), // a2 b2 c2 d2
+            g(vzip2q_f64(f(ab1), f(cd1))), // a3 b3 c3 d3
+        ]
+    }
+}
+
+/// Step 1 for `m >= 16`: four `b` per iteration.
+///
+/// # Safety
+/// `x` points to `2m` readable floats; `re` and `im` to `m` writable floats each
+/// (disjoint from `x`); `m` is a power of two `>= 16`.
+#[inline(always)]
+unsafe fn first_pass(x: *const f32, re: *mut f32, im: *mut f32, m: usize) {
+    let q = m / 4;
+    let bits = q.trailing_zeros();
+    // Lane i of the block starting at b (a multiple of 4) goes to 4 rev(b + i) =
+    // 4 rev(b) + 4 rev(i), with 4 rev(i) = 0, m/2, m/4, 3m/4 for i = 0..4.
+    let off = [0, m / 2, m / 4, 3 * m / 4];
+    let mut b = 0;
+    while b < q {
+        // SAFETY: b + 3q + 3 < 4q = m, so each ld2 reads 8 floats inside x[..2m].
+        // b is a multiple of 4, so rev(b) (over log2 q bits) has its top two bits clear:
+        // rev(b) <= q/4 - 1, p = 4 rev(b) <= m/4 - 4, and p + off[i] + 3 <= m - 1: every
+        // store is inside re[..m] / im[..m].
+        unsafe {
+            let z0 = vld2q_f32(x.add(2 * b));
+            let z1 = vld2q_f32(x.add(2 * (b + q)));
+            let z2 = vld2q_f32(x.add(2 * (b + 2 * q)));
+            let z3 = vld2q_f32(x.add(2 * (b + 3 * q)));
+            let ar = vaddq_f32(z0.0, z2.0);
+            let ai = vaddq_f32(z0.1, z2.1);
+            let br = vsubq_f32(z0.0, z2.0);
+            let bi = vsubq_f32(z0.1, z2.1);
+            let cr = vaddq_f32(z1.0, z3.0);
+            let ci = vaddq_f32(z1.1, z3.1);
+            let dr = vsubq_f32(z1.0, z3.0);
+            let di = vsubq_f32(z1.1, z3.1);
+            let yr = transpose(
+                vaddq_f32(ar, cr),
+                vaddq_f32(br, di),
+                vsubq_f32(ar, cr),
+                vsubq_f32(br, di),
+            );
+            let yi = transpose(
+                vaddq_f32(ai, ci),
+                vsubq_f32(bi, dr),
+                vsubq_f32(ai, ci),
+                vaddq_f32(bi, dr),
+            );
+            let p = 4 * rev(b, bits);
+            for i in 0..4 {
+                vst1q_f32(re.add(p + off[i]), yr[i]);
+                vst1q_f32(im.add(p + off[i]), yi[i]);
+            }
+        }
+        b += 4;
+    }
+}
+
+/// Radix-2 stage of half-span `h` (a multiple of 4).
+#[inline(always)]
+fn radix2(re: &mut [f32], im: &mut [f32], (c, s): Twiddles<'_>) {
+    let h = c.len();
+    let len = re.len();
+    assert!(h.is_multiple_of(4) && len.is_multiple_of(2 * h) && im.len() == len && s.len() == h);
+    let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let mut g = 0;
+    while g < len {
+        let mut j = 0;
+        while j < h {
+            // SAFETY: g + h + j + 3 < g + 2h <= len, and j + 3 < h (asserted above:
+            // h % 4 == 0, len % 2h == 0): all accesses are in bounds.
+            unsafe {
+                let (c, s) = (vld1q_f32(c.as_ptr().add(j)), vld1q_f32(s.as_ptr().add(j)));
+                let pa = g + j;
+                let pb = pa + h;
+                let (tr, ti) = cmul(c, s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
+                let (ar, ai) = (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa)));
+                vst1q_f32(re.add(pa), vaddq_f32(ar, tr));
+                vst1q_f32(im.add(pa), vaddq_f32(ai, ti));
+                vst1q_f32(re.add(pb), vsubq_f32(ar, tr));
+                vst1q_f32(im.add(pb), vsubq_f32(ai, ti));
+            }
+            j += 4;
+        }
+        g += 2 * h;
+    }
+}
+
+/// Radix-2^2 pass (stages `h` and `2h`, `h` a multiple of 4).
+fn radix22(re: &mut [f32], im: &mut [f32], (c1, s1): Twiddles<'_>, (c2, s2): Twiddles<'_>) {
+    let h = c1.len();
+    let len = re.len();
+    assert!(h.is_multiple_of(4) && len.is_multiple_of(4 * h) && im.len() == len);
+    assert!(s1.len() == h && c2.len() >= h && s2.len() >= h);
+    let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let mut g = 0;
+    while g < len {
+        let mut j = 0;
+        while j < h {
+            // SAFETY: g + 3h + j + 3 < g + 4h <= len and j + 3 < h (asserted above),
+            // so every load and store is in bounds; the twiddle loads read j..j+4 < h.
+            unsafe {
+                let w1c = vld1q_f32(c1.as_ptr().add(j));
+                let w1s = vld1q_f32(s1.as_ptr().add(j));
+                let w2c = vld1q_f32(c2.as_ptr().add(j));
+                let w2s = vld1q_f32(s2.as_ptr().add(j));
+                let pa = g + j;
+                let (pb, pc, pd) = (pa + h, pa + 2 * h, pa + 3 * h);
+                let (t1r, t1i) = cmul(w1c, w1s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
+                let (t2r, t2i) = cmul(w1c, w1s, vld1q_f32(re.add(pd)), vld1q_f32(im.add(pd)));
+                let (ar, ai) = (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa)));
+                let (cr, ci) = (vld1q_f32(re.add(pc)), vld1q_f32(im.add(pc)));
+                let (a1r, a1i) = (vaddq_f32(ar, t1r), vaddq_f32(ai, t1i));
+                let (b1r, b1i) = (vsubq_f32(ar, t1r), vsubq_f32(ai, t1i));
+                let (c1r, c1i) = (vaddq_f32(cr, t2r), vaddq_f32(ci, t2i));
+                let (d1r, d1i) = (vsubq_f32(cr, t2r), vsubq_f32(ci, t2i));
+                let (u1r, u1i) = cmul(w2c, w2s, c1r, c1i);
+                let (u2r, u2i) = cmul(w2c, w2s, d1r, d1i);
+                vst1q_f32(re.add(pa), vaddq_f32(a1r, u1r));
+                vst1q_f32(im.add(pa), vaddq_f32(a1i, u1i));
+                vst1q_f32(re.add(pc), vsubq_f32(a1r, u1r));
+                vst1q_f32(im.add(pc), vsubq_f32(a1i, u1i));
+                vst1q_f32(re.add(pb), vaddq_f32(b1r, u2i));
+                vst1q_f32(im.add(pb), vsubq_f32(b1i, u2r));
+                vst1q_f32(re.add(pd), vsubq_f32(b1r, u2i));
+                vst1q_f32(im.add(pd), vaddq_f32(b1i, u2r));
+            }
+            j += 4;
+        }
+        g += 4 * h;
+    }
+}
+
+/// Lane reversal `[v3, v2, v1, v0]`.
+#[inline(always)]
+fn reverse(v: float32x4_t) -> float32x4_t {
+    // SAFETY: register-only NEON permutes; NEON is statically enabled.
+    unsafe {
+        let r = vrev64q_f32(v);
+        vextq_f32::<2>(r, r)
+    }
+}
+
+/// Step 3 for `m >= 16`: four `k` per iteration, the mirrored block lane-reversed.
+fn post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
+    let m = fft.n / 2;
+    assert!(m >= 16 && re.len() == m + 1 && im.len() == m + 1);
+    let (c, s) = fft.post();
+    assert!(c.len() == m / 2 && s.len() == m / 2);
+    re[m] = re[0];
+    im[m] = im[0];
+    let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let mut k = 0;
+    while k < m / 2 {
+        // SAFETY: k + 3 < m/2 (m/2 is a multiple of 4) and the post twiddles have m/2
+        // entries; the mirrored block m-k-3 ..= m-k lies in m/2 + 1 ..= m, inside the
+        // m + 1 entries of each row and disjoint from k ..= k+3.
+        unsafe {
+            let (cv, sv) = (vld1q_f32(c.as_ptr().add(k)), vld1q_f32(s.as_ptr().add(k)));
+            let pm = m - k - 3;
+            let (ar, ai) = (vld1q_f32(re.add(k)), vld1q_f32(im.add(k)));
+            let br = reverse(vld1q_f32(re.add(pm)));
+            let bi = reverse(vld1q_f32(im.add(pm)));
+            let er = vmulq_n_f32(vaddq_f32(ar, br), 0.5);
+            let ei = vmulq_n_f32(vsubq_f32(ai, bi), 0.5);
+            let or = vmulq_n_f32(vaddq_f32(ai, bi), 0.5);
+            let oi = vmulq_n_f32(vsubq_f32(br, ar), 0.5);
+            let (tr, ti) = cmul(cv, sv, or, oi);
+            vst1q_f32(re.add(k), vaddq_f32(er, tr));
+            vst1q_f32(im.add(k), vaddq_f32(ei, ti));
+            vst1q_f32(re.add(pm), reverse(vsubq_f32(er, tr)));
+            vst1q_f32(im.add(pm), reverse(vsubq_f32(ti, ei)));
+        }
+        k += 4;
+    }
+    // SAFETY: m/2 and m are inside the m + 1 entries of each row.
+    unsafe {
+        *im.add(m / 2) = -*im.add(m / 2);
+        *im = 0.0;
+        *im.add(m) = 0.0;
+    }
+}
+
+impl FftKernels for Neon {
+    #[inline(always)]
+    unsafe fn rfft_first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
+        let m = re.len();
+        // SAFETY: the caller guarantees x has 2m floats, re and im m each, m a power of two
+        // >= 16; the spectrum does not alias x (& vs &mut).
+        unsafe { first_pass(x.as_ptr(), re.as_mut_ptr(), im.as_mut_ptr(), m) }
+    }
+
+    #[inline(always)]
+    fn rfft_radix2(re: &mut [f32], im: &mut [f32], w: Twiddles<'_>) {
+        radix2(re, im, w)
+    }
+
+    #[inline(always)]
+    fn rfft_radix22(re: &mut [f32], im: &mut [f32], w1: Twiddles<'_>, w2: Twiddles<'_>) {
+        radix22(re, im, w1, w2)
+    }
+
+    #[inline(always)]
+    fn rfft_post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
+        post(fft, re, im)
+    }
+
+    unsafe fn power_spectrum_unchecked(re: &[f32], im: &[f32], power: &mut [f32]) {
+        let k = power.len();
+        let mut i = 0;
+        while i + 4 <= k {
+            // SAFETY: i + 4 <= k = re.len() = im.len() = power.len() (the caller's contract).
+            unsafe {
+                let a = vld1q_f32(re.as_ptr().add(i));
+                let b = vld1q_f32(im.as_ptr().add(i));
+                vst1q_f32(power.as_mut_ptr().add(i), vfmaq_f32(vmulq_f32(a, a), b, b));
+            }
+            i += 4;
+        }
+        if i < k {
+            // Partial vector through stack buffers (padding lanes are 0 and dropped).
+            let n = k - i;
+            let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
+            a[..n].copy_from_slice(&re[i..]);
+            b[..n].copy_from_slice(&im[i..]);
+            // SAFETY: a and b hold 4 floats each.
+            unsafe {
+                let (va, vb) = (vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
+                vst1q_f32(a.as_mut_ptr(), vfmaq_f32(vmulq_f32(va, va), vb, vb));
+            }
+            power[i..].copy_from_slice(&a[..n]);
+        }
+    }
+}
