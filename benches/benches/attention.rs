@@ -9,7 +9,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use neon_benches::data;
-use neon_runtime::kernels::rotary::{inv_freq, RotaryPairs};
+use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
 use neon_runtime::kernels::{AttentionKernels, RotaryKernels};
 
 #[cfg(target_arch = "aarch64")]
@@ -88,15 +88,8 @@ fn rotary(c: &mut Criterion) {
     let mut x = data(413 * C, 4);
     c.bench_function("rotary_413", |b| {
         b.iter(|| {
-            Fast::rotary(
-                black_box(&mut x),
-                413,
-                HEADS,
-                HEAD_DIM,
-                &w[..16],
-                RotaryPairs::Interleaved,
-                0,
-            )
+            let f = RotaryFrames { frames: 413, heads: HEADS, head_dim: HEAD_DIM, at: 0 };
+            Fast::rotary(black_box(&mut x), f, &w[..16], RotaryPairs::Interleaved)
         })
     });
 }

@@ -16,7 +16,7 @@
 //! each prefixed with `portable-` for the portable backend.
 
 use neon_benches::{data, region_start, region_stop};
-use neon_runtime::kernels::rotary::{inv_freq, RotaryPairs};
+use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
 use neon_runtime::{Backend, Portable};
 
 #[cfg(target_arch = "aarch64")]
@@ -51,9 +51,10 @@ fn run<B: Backend>(workload: &str, a: usize, b: usize) -> f32 {
             let w = inv_freq(10000.0, 32);
             let mut x = data(frames * CHANNELS, 4);
             let pairs = RotaryPairs::Interleaved;
-            B::rotary(&mut x, frames, HEADS, HEAD_DIM, &w[..16], pairs, at);
+            let f = RotaryFrames { frames, heads: HEADS, head_dim: HEAD_DIM, at };
+            B::rotary(&mut x, f, &w[..16], pairs);
             region_start(1);
-            B::rotary(&mut x, frames, HEADS, HEAD_DIM, &w[..16], pairs, at);
+            B::rotary(&mut x, f, &w[..16], pairs);
             region_stop(1);
             x.iter().sum()
         }

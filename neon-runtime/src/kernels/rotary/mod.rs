@@ -30,10 +30,12 @@
 //! then rounded to f32), so an operator can hold its table in a constant.
 //!
 //! `cos` and `sin` of one frame are computed once into two stack arrays of
-//! [`MAX_ROTARY_DIMS`]` / 2` values (1 KiB together) and shared by all heads; the rotation
-//! over the heads is the vectorised part (NEON: `ld2`/`st2` de-interleave the interleaved
-//! pairs, the half-split pairs are two contiguous vectors; tails go through a stack
-//! buffer so every lane is computed the same way).
+//! [`MAX_ROTARY_DIMS`]` / 2` values (1 KiB together, [`SinCos`]) and shared by all heads;
+//! the rotation of each head is the backends' hook [`RotaryKernels::rotary_head`], the
+//! vectorised part (`rotary/portable.rs`: plain loops; `rotary/neon.rs`: `ld2`/`st2`
+//! de-interleave the interleaved pairs, the half-split pairs are two contiguous vectors;
+//! tails go through a stack buffer so every lane is computed the same way). The x86
+//! backend runs the portable code.
 //!
 //! Cost (NEON, qemu instruction counts): 1.2 k instructions per frame for Moonshine's
 //! 8 heads x 32 rotated dims, three quarters of it the 16 f64 sine / cosine pairs.
@@ -42,6 +44,10 @@
 //! Per output value, `|error| <= 3 u (|a| + |b|)` with `u = 2^-24` (`cos`, `sin` rounded
 //! to f32, two products and a sum; NEON fuses one product into the sum, one rounding
 //! less). The backends agree to within `2 u (|a| + |b|)`.
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon;
+mod portable;
 
 use super::{BackendType, Portable, X86Isa, X86};
 
@@ -64,71 +70,100 @@ pub enum RotaryPairs {
     HalfSplit,
 }
 
+/// The rows a rotary call rotates: `frames` frames of `heads * head_dim` values (frame-major
+/// `[frames, heads * head_dim]`), frame `f` at position `at + f`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RotaryFrames {
+    /// Frames (rows).
+    pub frames: usize,
+    /// Heads per frame.
+    pub heads: usize,
+    /// Values per head (the rotated pairs come first).
+    pub head_dim: usize,
+    /// Position of the first frame.
+    pub at: usize,
+}
+
+/// `sin t` and `cos t` of the angle `t` of every pair at one position, shared by all heads
+/// of a frame: entries `..half` hold the frame's values; the others are zero or stale (the
+/// NEON tail reads them into lanes it discards).
+#[derive(Clone, Debug)]
+pub struct SinCos {
+    /// `sin t` of pair `i < half`.
+    pub sin: [f32; MAX_ROTARY_DIMS / 2],
+    /// `cos t` of pair `i < half`.
+    pub cos: [f32; MAX_ROTARY_DIMS / 2],
+    /// Pairs per head: `rotary_dims / 2`, `1..=MAX_ROTARY_DIMS / 2`.
+    pub half: usize,
+}
+
+impl SinCos {
+    /// Fills entries `..half` (`half = inv_freq.len()`) for position `pos`.
+    #[inline(always)]
+    fn fill(&mut self, pos: usize, inv_freq: &[f32]) {
+        // Exact: pos <= MAX_POSITION = 2^24 (checked by the entry point).
+        let p = pos as f32;
+        let (sin, cos) = (&mut self.sin[..self.half], &mut self.cos[..self.half]);
+        for ((&w, s), c) in inv_freq.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
+            (*s, *c) = sin_cos(p * w);
+        }
+    }
+}
+
 /// Rotary embedding kernels.
+///
+/// Callers use the entry point [`rotary`](RotaryKernels::rotary), which checks the
+/// contract, computes the sines and cosines of each frame once and calls the hook
+/// [`rotary_head`](RotaryKernels::rotary_head) for every head; backends override only the
+/// hook, never the entry point.
 pub trait RotaryKernels: BackendType {
-    /// Rotates `x` (frame-major `[frames, heads * head_dim]`) in place: in every head of
-    /// frame `f`, pair `i < inv_freq.len()` by the angle `f32(at + f) * inv_freq[i]` (see
-    /// the [module docs](self)); `rotary_dims = 2 * inv_freq.len()`, the rest of each head
-    /// passes through. `inv_freq` is usually [`inv_freq`]`(theta, rotary_dims)`.
+    /// Rotates `x` (frame-major `[frames, heads * head_dim]`, geometry `f`) in place: in
+    /// every head of frame `i`, pair `p < inv_freq.len()` by the angle `f32(f.at + i) *
+    /// inv_freq[p]` (see the [module docs](self)); `rotary_dims = 2 * inv_freq.len()`, the
+    /// rest of each head passes through. `inv_freq` is usually [`inv_freq`]`(theta,
+    /// rotary_dims)`.
     ///
     /// # Panics
     /// When `x.len() != frames * heads * head_dim`, `2 * inv_freq.len() > head_dim`,
     /// `2 * inv_freq.len() > MAX_ROTARY_DIMS`, or the last position `at + frames - 1`
     /// exceeds [`MAX_POSITION`].
-    fn rotary(
-        x: &mut [f32],
-        frames: usize,
-        heads: usize,
-        head_dim: usize,
-        inv_freq: &[f32],
-        pairs: RotaryPairs,
-        at: usize,
-    ) {
+    fn rotary(x: &mut [f32], f: RotaryFrames, inv_freq: &[f32], pairs: RotaryPairs) {
         let half = inv_freq.len();
-        check(x.len(), frames, heads, head_dim, half, at);
+        check(x.len(), &f, half);
         if half == 0 || x.is_empty() {
             return;
         }
-        let mut sin = [0.0f32; HALF_MAX];
-        let mut cos = [0.0f32; HALF_MAX];
-        let (sin, cos) = (&mut sin[..half], &mut cos[..half]);
-        for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
-            frame_sin_cos(at + f, inv_freq, sin, cos);
-            for head in row.chunks_exact_mut(head_dim) {
-                match pairs {
-                    RotaryPairs::Interleaved => {
-                        let pairs = head[..2 * half].chunks_exact_mut(2);
-                        for ((p, &s), &c) in pairs.zip(sin.iter()).zip(cos.iter()) {
-                            let (a, b) = (p[0], p[1]);
-                            p[0] = a * c - b * s;
-                            p[1] = b * c + a * s;
-                        }
-                    }
-                    RotaryPairs::HalfSplit => {
-                        let (lo, hi) = head[..2 * half].split_at_mut(half);
-                        for (((a, b), &s), &c) in
-                            lo.iter_mut().zip(hi).zip(sin.iter()).zip(cos.iter())
-                        {
-                            let (x0, x1) = (*a, *b);
-                            *a = x0 * c - x1 * s;
-                            *b = x1 * c + x0 * s;
-                        }
-                    }
-                }
+        let mut t = SinCos { sin: [0.0; HALF_MAX], cos: [0.0; HALF_MAX], half };
+        for (i, row) in x.chunks_exact_mut(f.heads * f.head_dim).enumerate() {
+            t.fill(f.at + i, inv_freq);
+            for head in row.chunks_exact_mut(f.head_dim) {
+                // SAFETY: `check`: `2 half <= head_dim = head.len()`, `half <= HALF_MAX`;
+                // `half >= 1`.
+                unsafe { Self::rotary_head(head, &t, pairs) };
             }
         }
+    }
+
+    /// The hook of [`rotary`](RotaryKernels::rotary), called only by it, once per head of
+    /// every frame (contract checked, sizes >= 1): rotates the pairs of `head[..2 *
+    /// t.half]` by the angles of `t`. The provided body is the portable kernel.
+    ///
+    /// # Safety
+    /// `1 <= t.half <= MAX_ROTARY_DIMS / 2` and `2 * t.half <= head.len()`.
+    unsafe fn rotary_head(head: &mut [f32], t: &SinCos, pairs: RotaryPairs) {
+        portable::rotary_head(head, t, pairs);
     }
 }
 
 /// Checks the kernel contract (`half` pairs per head).
-fn check(x_len: usize, frames: usize, heads: usize, head_dim: usize, half: usize, at: usize) {
-    let n = frames.checked_mul(heads).and_then(|v| v.checked_mul(head_dim));
+fn check(x_len: usize, f: &RotaryFrames, half: usize) {
+    let n = f.frames.checked_mul(f.heads).and_then(|v| v.checked_mul(f.head_dim));
     assert_eq!(n, Some(x_len), "rotary: data length is not frames * heads * head_dim");
-    assert!(2 * half <= head_dim, "rotary: rotary_dims exceeds head_dim");
+    assert!(2 * half <= f.head_dim, "rotary: rotary_dims exceeds head_dim");
     assert!(2 * half <= MAX_ROTARY_DIMS, "rotary: rotary_dims exceeds MAX_ROTARY_DIMS");
-    if frames > 0 {
+    if f.frames > 0 {
         assert!(
-            at.checked_add(frames - 1).is_some_and(|last| last <= MAX_POSITION),
+            f.at.checked_add(f.frames - 1).is_some_and(|last| last <= MAX_POSITION),
             "rotary: position exceeds MAX_POSITION"
         );
     }
@@ -250,136 +285,9 @@ pub fn sin_cos(t: f32) -> (f32, f32) {
     (s as f32, c as f32)
 }
 
-/// Fills `sin[..n]` and `cos[..n]` (`n = inv_freq.len()`) for position `pos`.
-#[inline(always)]
-fn frame_sin_cos(pos: usize, inv_freq: &[f32], sin: &mut [f32], cos: &mut [f32]) {
-    // Exact: pos <= MAX_POSITION = 2^24 (checked by the callers).
-    let p = pos as f32;
-    for ((&w, s), c) in inv_freq.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
-        (*s, *c) = sin_cos(p * w);
-    }
-}
-
+/// Pairs per head at most: the length of the [`SinCos`] tables.
 const HALF_MAX: usize = MAX_ROTARY_DIMS / 2;
 
 impl RotaryKernels for Portable {}
 
 impl<I: X86Isa> RotaryKernels for X86<I> {}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon_impl {
-    use super::super::Neon;
-    use super::{check, frame_sin_cos, RotaryKernels, RotaryPairs, HALF_MAX};
-    use core::arch::aarch64::*;
-
-    /// `(a c - b s, b c + a s)` lane by lane (one fused multiply-add each).
-    #[inline(always)]
-    fn rotate(
-        a: float32x4_t,
-        b: float32x4_t,
-        c: float32x4_t,
-        s: float32x4_t,
-    ) -> (float32x4_t, float32x4_t) {
-        // SAFETY: register-only NEON arithmetic; NEON is statically enabled (compile_error!
-        // in kernels/mod.rs).
-        unsafe { (vfmsq_f32(vmulq_f32(a, c), b, s), vfmaq_f32(vmulq_f32(b, c), a, s)) }
-    }
-
-    /// Interleaved pairs `(2i, 2i + 1)` of `head[..2 * half]`.
-    #[inline(always)]
-    fn interleaved(head: &mut [f32], sin: &[f32; HALF_MAX], cos: &[f32; HALF_MAX], half: usize) {
-        let full = half / 4 * 4;
-        let mut i = 0;
-        while i < full {
-            // SAFETY: `2 * (i + 4) <= 2 * half <= head.len()` (checked by the caller:
-            // `2 half <= head_dim`), and `i + 4 <= half <= HALF_MAX` for the tables.
-            unsafe {
-                let p = head.as_mut_ptr().add(2 * i);
-                let x = vld2q_f32(p);
-                let (c, s) = (vld1q_f32(cos.as_ptr().add(i)), vld1q_f32(sin.as_ptr().add(i)));
-                let (a, b) = rotate(x.0, x.1, c, s);
-                vst2q_f32(p, float32x4x2_t(a, b));
-            }
-            i += 4;
-        }
-        if full < half {
-            // The last 1..=3 pairs through a buffer (padding lanes are discarded). The
-            // tables are read at `full..full + 4 <= HALF_MAX` (half < HALF_MAX here, and
-            // `full` is a multiple of 4): entries past `half` are stale or zero, unused.
-            let n = 2 * (half - full);
-            let mut buf = [0.0f32; 8];
-            buf[..n].copy_from_slice(&head[2 * full..2 * half]);
-            // SAFETY: `buf` holds 8 values; `full + 4 <= HALF_MAX` (see above).
-            unsafe {
-                let x = vld2q_f32(buf.as_ptr());
-                let (c, s) = (vld1q_f32(cos.as_ptr().add(full)), vld1q_f32(sin.as_ptr().add(full)));
-                let (a, b) = rotate(x.0, x.1, c, s);
-                vst2q_f32(buf.as_mut_ptr(), float32x4x2_t(a, b));
-            }
-            head[2 * full..2 * half].copy_from_slice(&buf[..n]);
-        }
-    }
-
-    /// Half-split pairs `(i, i + half)` of `head[..2 * half]`.
-    #[inline(always)]
-    fn half_split(head: &mut [f32], sin: &[f32; HALF_MAX], cos: &[f32; HALF_MAX], half: usize) {
-        let full = half / 4 * 4;
-        let mut i = 0;
-        while i < full {
-            // SAFETY: `half + i + 4 <= 2 half <= head.len()`; `i + 4 <= half <= HALF_MAX`.
-            unsafe {
-                let p = head.as_mut_ptr().add(i);
-                let q = head.as_mut_ptr().add(half + i);
-                let (c, s) = (vld1q_f32(cos.as_ptr().add(i)), vld1q_f32(sin.as_ptr().add(i)));
-                let (a, b) = rotate(vld1q_f32(p), vld1q_f32(q), c, s);
-                vst1q_f32(p, a);
-                vst1q_f32(q, b);
-            }
-            i += 4;
-        }
-        if full < half {
-            let n = half - full;
-            let (mut ba, mut bb) = ([0.0f32; 4], [0.0f32; 4]);
-            ba[..n].copy_from_slice(&head[full..half]);
-            bb[..n].copy_from_slice(&head[half + full..2 * half]);
-            // SAFETY: the buffers hold 4 values; `full + 4 <= HALF_MAX` as in `interleaved`.
-            unsafe {
-                let (c, s) = (vld1q_f32(cos.as_ptr().add(full)), vld1q_f32(sin.as_ptr().add(full)));
-                let (a, b) = rotate(vld1q_f32(ba.as_ptr()), vld1q_f32(bb.as_ptr()), c, s);
-                vst1q_f32(ba.as_mut_ptr(), a);
-                vst1q_f32(bb.as_mut_ptr(), b);
-            }
-            head[full..half].copy_from_slice(&ba[..n]);
-            head[half + full..2 * half].copy_from_slice(&bb[..n]);
-        }
-    }
-
-    impl RotaryKernels for Neon {
-        fn rotary(
-            x: &mut [f32],
-            frames: usize,
-            heads: usize,
-            head_dim: usize,
-            inv_freq: &[f32],
-            pairs: RotaryPairs,
-            at: usize,
-        ) {
-            let half = inv_freq.len();
-            check(x.len(), frames, heads, head_dim, half, at);
-            if half == 0 || x.is_empty() {
-                return;
-            }
-            let mut sin = [0.0f32; HALF_MAX];
-            let mut cos = [0.0f32; HALF_MAX];
-            for (f, row) in x.chunks_exact_mut(heads * head_dim).enumerate() {
-                frame_sin_cos(at + f, inv_freq, &mut sin[..half], &mut cos[..half]);
-                for head in row.chunks_exact_mut(head_dim) {
-                    match pairs {
-                        RotaryPairs::Interleaved => interleaved(head, &sin, &cos, half),
-                        RotaryPairs::HalfSplit => half_split(head, &sin, &cos, half),
-                    }
-                }
-            }
-        }
-    }
-}
