@@ -16,6 +16,7 @@
 //! each prefixed with `portable-` for the portable backend.
 
 use neon_benches::{data, region_start, region_stop};
+use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
 use neon_runtime::{Backend, Portable};
 
@@ -37,9 +38,15 @@ fn run<B: Backend>(workload: &str, a: usize, b: usize) -> f32 {
                 (data(qf * CHANNELS, 1), data(len * CHANNELS, 2), data(len * CHANNELS, 3));
             let mut out = vec![0.0; qf * CHANNELS];
             let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-            let call = |out: &mut [f32]| {
-                B::attention(&q, &k, &v, out, qf, len, HEADS, HEAD_DIM, scale, causal)
+            let g = AttentionGeometry {
+                q_frames: qf,
+                len,
+                heads: HEADS,
+                head_dim: HEAD_DIM,
+                scale,
+                causal,
             };
+            let call = |out: &mut [f32]| B::attention(&q, &k, &v, out, g);
             call(&mut out);
             region_start(1);
             call(&mut out);
