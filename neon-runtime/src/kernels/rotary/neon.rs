@@ -96,6 +96,7 @@ unsafe fn half_split(head: &mut [f32], sin: &[f32; HALF_MAX], cos: &[f32; HALF_M
 }
 
 impl RotaryKernels for Neon {
+    #[inline]
     unsafe fn rotary_head(head: &mut [f32], t: &SinCos, pairs: RotaryPairs) {
         // SAFETY: the hook's contract is the functions' (`2 half <= head.len()`, `half <=
         // HALF_MAX`).

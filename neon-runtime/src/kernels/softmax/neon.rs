@@ -79,6 +79,7 @@ fn exp_sum(y: &mut [f32], m: f32) -> f32 {
 }
 
 impl SoftmaxKernels for Neon {
+    #[inline]
     fn softmax_row(y: &mut [f32]) {
         let m = row_max(y);
         let s = exp_sum(y, m);
