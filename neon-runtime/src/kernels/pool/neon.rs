@@ -55,6 +55,38 @@ fn pairs(x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// `blocks` blocks of 4 outputs of `kh x 2` windows at column stride 2 whose top rows
+/// start at `p` (window rows `width` apart) into `q`: per block `kh` `ld2` (the even and
+/// odd columns, the two taps of 4 windows) and `2 kh - 1` `fmax`, the pointers bumped per
+/// block (LLVM then post-increments the loads). Returns the pointers past the blocks.
+///
+/// # Safety
+/// Rows `p + i * width` (`i < kh`) readable for `8 * blocks` values, `q` writable for `4 *
+/// blocks`.
+#[inline(always)]
+unsafe fn two_wide(
+    mut p: *const f32,
+    width: usize,
+    kh: usize,
+    mut q: *mut f32,
+    blocks: usize,
+) -> (*const f32, *mut f32) {
+    // SAFETY: contract.
+    unsafe {
+        for _ in 0..blocks {
+            let v = vld2q_f32(p);
+            let mut m = vmaxq_f32(v.0, v.1);
+            for i in 1..kh {
+                let v = vld2q_f32(p.add(i * width));
+                m = vmaxq_f32(m, vmaxq_f32(v.0, v.1));
+            }
+            vst1q_f32(q, m);
+            (p, q) = (p.add(8), q.add(4));
+        }
+    }
+    (p, q)
+}
+
 /// Non-overlapping `KH x 2` windows with stride `(KH, 2)` over whole row groups: `x`
 /// is a sequence of groups of `KH` rows of `width` (even) values, each giving
 /// `width / 2` outputs (a multiple of 4) in `y`. One flat loop over every group of every
@@ -68,16 +100,7 @@ fn row_groups<const KH: usize>(x: &[f32], width: usize, y: &mut [f32]) {
     // y.len() / ow_n = x.len() / (KH * width) groups (asserted).
     unsafe {
         for _ in 0..y.len() / ow_n {
-            for _ in 0..ow_n / 4 {
-                let v = vld2q_f32(p);
-                let mut m = vmaxq_f32(v.0, v.1);
-                for i in 1..KH {
-                    let v = vld2q_f32(p.add(i * width));
-                    m = vmaxq_f32(m, vmaxq_f32(v.0, v.1));
-                }
-                vst1q_f32(q, m);
-                (p, q) = (p.add(8), q.add(4));
-            }
+            (p, q) = two_wide(p, width, KH, q, ow_n / 4);
             p = p.add((KH - 1) * width);
         }
     }
@@ -126,18 +149,7 @@ fn pool_row<const KH: usize>(xc: &[f32], g: &PoolGeometry, oh: usize, yr: &mut [
     unsafe {
         if (kw, sw) == (2, 2) {
             // Columns 2 ow .. 2 ow + 8 <= 2 ow_n <= width (ow_n = floor(width / 2)).
-            // Pointers bumped per block (LLVM then post-increments the loads).
-            let (mut p, mut q) = (xp.add(top), yp);
-            for _ in 0..ow_n / 4 {
-                let v = vld2q_f32(p);
-                let mut m = vmaxq_f32(v.0, v.1);
-                for i in 1..kh {
-                    let v = vld2q_f32(p.add(i * width));
-                    m = vmaxq_f32(m, vmaxq_f32(v.0, v.1));
-                }
-                vst1q_f32(q, m);
-                (p, q) = (p.add(8), q.add(4));
-            }
+            two_wide(xp.add(top), width, kh, yp, ow_n / 4);
             ow = ow_n / 4 * 4;
         } else if sw == 1 {
             // Columns ow + j .. ow + j + 4 <= ow_n + kw - 1 = width.

@@ -217,6 +217,16 @@ const PIO2_HI: f64 = f64::from_bits(0x3FF9_21FB_5400_0000);
 /// within 1.6e-26 of `pi/2`).
 const PIO2_LO: f64 = f64::from_bits(0x3E11_0B46_11A6_2633);
 
+/// `c[0] + c[1] y + .. + c[N - 1] y^(N - 1)` by Horner's rule, from the last coefficient.
+#[inline(always)]
+fn horner<const N: usize>(y: f64, c: &[f64; N]) -> f64 {
+    let mut p = c[N - 1];
+    for &ci in c[..N - 1].iter().rev() {
+        p = p * y + ci;
+    }
+    p
+}
+
 /// `sin x` on `|x| <= pi/4 + 1e-9`: Taylor to `x^15` (truncation below 5e-17).
 #[inline(always)]
 fn sin_poly(x: f64) -> f64 {
@@ -230,14 +240,7 @@ fn sin_poly(x: f64) -> f64 {
         -1.0 / 1_307_674_368_000.0,
     ];
     let x2 = x * x;
-    let mut p = S[6];
-    p = p * x2 + S[5];
-    p = p * x2 + S[4];
-    p = p * x2 + S[3];
-    p = p * x2 + S[2];
-    p = p * x2 + S[1];
-    p = p * x2 + S[0];
-    x + x * x2 * p
+    x + x * x2 * horner(x2, &S)
 }
 
 /// `cos x` on `|x| <= pi/4 + 1e-9`: Taylor to `x^16` (truncation below 3e-18).
@@ -254,15 +257,7 @@ fn cos_poly(x: f64) -> f64 {
         1.0 / 20_922_789_888_000.0,
     ];
     let x2 = x * x;
-    let mut p = C[7];
-    p = p * x2 + C[6];
-    p = p * x2 + C[5];
-    p = p * x2 + C[4];
-    p = p * x2 + C[3];
-    p = p * x2 + C[2];
-    p = p * x2 + C[1];
-    p = p * x2 + C[0];
-    1.0 + x2 * p
+    1.0 + x2 * horner(x2, &C)
 }
 
 /// `(sin t, cos t)` of an f32 angle, evaluated in f64 and rounded to f32: what the kernels

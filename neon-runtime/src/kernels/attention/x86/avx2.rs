@@ -1,7 +1,7 @@
 //! The AVX2 + FMA level: 8 lanes in `ymm` registers.
 
 use super::super::AttentionGeometry;
-use super::kernel::{self, lanewise, Ptrs, Simd};
+use super::kernel::{self, intrinsics, Ptrs, Simd};
 use core::arch::x86_64::*;
 
 /// The AVX2 + FMA token: exists only where the CPU implements AVX2 and FMA.
@@ -37,51 +37,25 @@ impl Simd<8> for Ymm {
     type Mask = __m256;
     type Lim = __m256i;
 
-    lanewise! {
-        add(a, b) => _mm256_add_ps;
-        sub(a, b) => _mm256_sub_ps;
-        mul(a, b) => _mm256_mul_ps;
-        div(a, b) => _mm256_div_ps;
-        max(a, b) => _mm256_max_ps;
-        fma(a, b, c) => _mm256_fmadd_ps;
-        fnma(a, b, c) => _mm256_fnmadd_ps;
+    intrinsics! {
+        fn add(a: __m256, b: __m256) -> __m256 => _mm256_add_ps(a, b);
+        fn sub(a: __m256, b: __m256) -> __m256 => _mm256_sub_ps(a, b);
+        fn mul(a: __m256, b: __m256) -> __m256 => _mm256_mul_ps(a, b);
+        fn div(a: __m256, b: __m256) -> __m256 => _mm256_div_ps(a, b);
+        fn max(a: __m256, b: __m256) -> __m256 => _mm256_max_ps(a, b);
+        fn fma(a: __m256, b: __m256, c: __m256) -> __m256 => _mm256_fmadd_ps(a, b, c);
+        fn fnma(a: __m256, b: __m256, c: __m256) -> __m256 => _mm256_fnmadd_ps(a, b, c);
+        fn splat(x: f32) -> __m256 => _mm256_set1_ps(x);
+        fn zero() -> __m256 => _mm256_setzero_ps();
+        fn lt(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_LT_OQ>(a, b);
+        fn le(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_LE_OQ>(a, b);
+        fn gt(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_GT_OQ>(a, b);
+        fn any(m: __m256) -> bool => _mm256_movemask_ps(m) != 0;
+        fn select(m: __m256, t: __m256, f: __m256) -> __m256 => _mm256_blendv_ps(f, t, m);
+        fn below(lim: __m256i, j: i32) -> __m256 =>
+            _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, _mm256_set1_epi32(j)));
     }
 
-    #[inline(always)]
-    fn splat(self, x: f32) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_set1_ps(x) }
-    }
-    #[inline(always)]
-    fn zero(self) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_setzero_ps() }
-    }
-    #[inline(always)]
-    fn lt(self, a: __m256, b: __m256) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(a, b) }
-    }
-    #[inline(always)]
-    fn le(self, a: __m256, b: __m256) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(a, b) }
-    }
-    #[inline(always)]
-    fn gt(self, a: __m256, b: __m256) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(a, b) }
-    }
-    #[inline(always)]
-    fn any(self, m: __m256) -> bool {
-        // SAFETY: the level (token).
-        unsafe { _mm256_movemask_ps(m) != 0 }
-    }
-    #[inline(always)]
-    fn select(self, m: __m256, t: __m256, f: __m256) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_blendv_ps(f, t, m) }
-    }
     #[inline(always)]
     fn first(self, n: usize) -> __m256 {
         // SAFETY: the level (token).
@@ -101,11 +75,6 @@ impl Simd<8> for Ymm {
     fn limits(self, l: &[i32; 8]) -> __m256i {
         // SAFETY: 8 values; the level (token).
         unsafe { _mm256_loadu_si256(l.as_ptr().cast()) }
-    }
-    #[inline(always)]
-    fn below(self, lim: __m256i, j: i32) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, _mm256_set1_epi32(j))) }
     }
     #[inline(always)]
     fn hmax(self, x: __m256) -> f32 {

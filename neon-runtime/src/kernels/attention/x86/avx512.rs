@@ -1,7 +1,7 @@
 //! The AVX-512F level: 16 lanes in `zmm` registers.
 
 use super::super::AttentionGeometry;
-use super::kernel::{self, lanewise, Ptrs, Simd};
+use super::kernel::{self, intrinsics, Ptrs, Simd};
 use core::arch::x86_64::*;
 
 /// The AVX-512F token: exists only where the CPU implements AVX-512F.
@@ -20,7 +20,8 @@ pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     unsafe { kernel::attention::<16, Zmm>(Zmm(()), p, g) }
 }
 
-/// The steps of [`Simd::hsum_rows`] (named functions, not closures: see [`tree`](super::kernel::tree)).
+/// The steps of [`Simd::hsum_rows`] (named functions, not closures: see
+/// [`tree`](super::kernel::tree)).
 impl Zmm {
     /// `[x0 + x2, y0 + y2, x1 + x3, y1 + y3]` per 128-bit lane.
     #[inline(always)]
@@ -64,49 +65,30 @@ impl Simd<16> for Zmm {
     type Mask = __mmask16;
     type Lim = __m512i;
 
-    lanewise! {
-        add(a, b) => _mm512_add_ps;
-        sub(a, b) => _mm512_sub_ps;
-        mul(a, b) => _mm512_mul_ps;
-        div(a, b) => _mm512_div_ps;
-        max(a, b) => _mm512_max_ps;
-        fma(a, b, c) => _mm512_fmadd_ps;
-        fnma(a, b, c) => _mm512_fnmadd_ps;
+    intrinsics! {
+        fn add(a: __m512, b: __m512) -> __m512 => _mm512_add_ps(a, b);
+        fn sub(a: __m512, b: __m512) -> __m512 => _mm512_sub_ps(a, b);
+        fn mul(a: __m512, b: __m512) -> __m512 => _mm512_mul_ps(a, b);
+        fn div(a: __m512, b: __m512) -> __m512 => _mm512_div_ps(a, b);
+        fn max(a: __m512, b: __m512) -> __m512 => _mm512_max_ps(a, b);
+        fn fma(a: __m512, b: __m512, c: __m512) -> __m512 => _mm512_fmadd_ps(a, b, c);
+        fn fnma(a: __m512, b: __m512, c: __m512) -> __m512 => _mm512_fnmadd_ps(a, b, c);
+        fn splat(x: f32) -> __m512 => _mm512_set1_ps(x);
+        fn zero() -> __m512 => _mm512_setzero_ps();
+        fn lt(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b);
+        fn le(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b);
+        fn gt(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b);
+        fn select(m: __mmask16, t: __m512, f: __m512) -> __m512 => _mm512_mask_mov_ps(f, m, t);
+        fn below(lim: __m512i, j: i32) -> __mmask16 =>
+            _mm512_cmpgt_epi32_mask(lim, _mm512_set1_epi32(j));
+        // A tree of `vmaxps`.
+        fn hmax(x: __m512) -> f32 => _mm512_reduce_max_ps(x);
+        fn hsum(x: __m512) -> f32 => _mm512_reduce_add_ps(x);
     }
 
     #[inline(always)]
-    fn splat(self, x: f32) -> __m512 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_set1_ps(x) }
-    }
-    #[inline(always)]
-    fn zero(self) -> __m512 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_setzero_ps() }
-    }
-    #[inline(always)]
-    fn lt(self, a: __m512, b: __m512) -> __mmask16 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b) }
-    }
-    #[inline(always)]
-    fn le(self, a: __m512, b: __m512) -> __mmask16 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b) }
-    }
-    #[inline(always)]
-    fn gt(self, a: __m512, b: __m512) -> __mmask16 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b) }
-    }
-    #[inline(always)]
     fn any(self, m: __mmask16) -> bool {
         m != 0
-    }
-    #[inline(always)]
-    fn select(self, m: __mmask16, t: __m512, f: __m512) -> __m512 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_mask_mov_ps(f, m, t) }
     }
     #[inline(always)]
     fn first(self, n: usize) -> __mmask16 {
@@ -126,22 +108,6 @@ impl Simd<16> for Zmm {
     fn limits(self, l: &[i32; 16]) -> __m512i {
         // SAFETY: 16 values; the level (token).
         unsafe { _mm512_loadu_si512(l.as_ptr().cast()) }
-    }
-    #[inline(always)]
-    fn below(self, lim: __m512i, j: i32) -> __mmask16 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_cmpgt_epi32_mask(lim, _mm512_set1_epi32(j)) }
-    }
-    /// Tree of `vmaxps`.
-    #[inline(always)]
-    fn hmax(self, x: __m512) -> f32 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_reduce_max_ps(x) }
-    }
-    #[inline(always)]
-    fn hsum(self, x: __m512) -> f32 {
-        // SAFETY: the level (token).
-        unsafe { _mm512_reduce_add_ps(x) }
     }
     /// `vunpck{l,h}ps`, `vunpck{l,h}pd`, two rounds of `vshuff64x2`.
     #[inline(always)]

@@ -226,17 +226,17 @@ pub(super) unsafe fn raise_max(o: *mut f32, hd: usize, m: f32, mb: f32) -> f32 {
     alpha
 }
 
-/// The [`Simd`] methods that are one intrinsic on `V` operands, for a level's impl:
-/// `name(a, b) => intrinsic;`.
-macro_rules! lanewise {
-    ($($name:ident($($arg:ident),+) => $intrinsic:path;)+) => {
+/// [`Simd`] methods whose body is one expression of intrinsics, for a level's impl:
+/// `fn name(a: T, ..) -> R => expression;`.
+macro_rules! intrinsics {
+    ($(fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty => $body:expr;)+) => {
         $(
             #[inline(always)]
-            fn $name(self, $($arg: Self::V),+) -> Self::V {
+            fn $name(self, $($arg: $ty),*) -> $ret {
                 // SAFETY: the token exists only where the CPU implements the level.
-                unsafe { $intrinsic($($arg),+) }
+                unsafe { $body }
             }
         )+
     };
 }
-pub(super) use lanewise;
+pub(super) use intrinsics;
