@@ -3,14 +3,19 @@
 //! cross-attention (1 x 400) and self-attention (1 x 200, causal), and the rotary
 //! embedding of 413 frames.
 //!
-//! On aarch64 the `Neon` backend is measured, elsewhere `Portable` (on x86-64 with feature
-//! `std`: at the level the CPU has); on x86-64 each supported level of the portable
-//! attention is also measured explicitly (`x86_<level>/<shape>`).
+//! On aarch64 the `Neon` backend is measured, elsewhere `Portable` (`<shape>`); on x86-64
+//! also the attention of each x86 level the CPU supports (`X86<Avx2>`, `X86<Avx512>`:
+//! `x86_<level>/<shape>`).
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
+};
 use neon_benches::data;
-use neon_runtime::kernels::rotary::{inv_freq, RotaryPairs};
-use neon_runtime::kernels::{AttentionKernels, RotaryKernels};
+use neon_runtime::kernels::attention::AttentionGeometry;
+use neon_runtime::kernels::cpu::X86Level;
+use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
+use neon_runtime::kernels::{AttentionKernels, Avx2, Avx512, RotaryKernels, X86};
 
 #[cfg(target_arch = "aarch64")]
 type Fast = neon_runtime::Neon;
@@ -21,12 +26,19 @@ const HEADS: usize = 8;
 const HEAD_DIM: usize = 52;
 const C: usize = HEADS * HEAD_DIM;
 
-/// The x86-64 levels of the portable backend that this CPU supports.
-#[cfg(target_arch = "x86_64")]
-fn x86_levels() -> Vec<neon_runtime::kernels::gemm::x86::Level> {
-    use neon_runtime::kernels::gemm::x86::Level;
-    Level::ALL.into_iter().filter(|l| l.supported()).collect()
+/// One attention shape timed with backend `B` under `label`.
+fn bench<B: AttentionKernels>(g: &mut BenchmarkGroup<'_, WallTime>, label: &str, shape: Shape) {
+    let (qf, len, causal) = shape;
+    let (q, k, v) = (data(qf * C, 1), data(len * C, 2), data(len * C, 3));
+    let mut out = vec![0.0; qf * C];
+    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    let geo =
+        AttentionGeometry { q_frames: qf, len, heads: HEADS, head_dim: HEAD_DIM, scale, causal };
+    g.bench_function(label, |b| b.iter(|| B::attention(black_box(&q), &k, &v, &mut out, geo)));
 }
+
+/// `(q_frames, len, causal)`.
+type Shape = (usize, usize, bool);
 
 fn attention(c: &mut Criterion) {
     let mut g = c.benchmark_group("attention");
@@ -35,49 +47,13 @@ fn attention(c: &mut Criterion) {
         ("cross_1x400", 1, 400, false),
         ("self_1x200", 1, 200, true),
     ] {
-        let (q, k, v) = (data(qf * C, 1), data(len * C, 2), data(len * C, 3));
-        let mut out = vec![0.0; qf * C];
-        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
         g.throughput(Throughput::Elements((4 * qf * len * C) as u64));
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                Fast::attention(
-                    black_box(&q),
-                    &k,
-                    &v,
-                    &mut out,
-                    qf,
-                    len,
-                    HEADS,
-                    HEAD_DIM,
-                    scale,
-                    causal,
-                )
-            })
-        });
-        #[cfg(target_arch = "x86_64")]
-        for level in x86_levels() {
-            use neon_runtime::kernels::attention::x86;
-            g.bench_function(format!("x86_{}/{name}", level.name()), |b| {
-                b.iter(|| {
-                    // SAFETY: `level` is supported (x86_levels).
-                    unsafe {
-                        x86::attention(
-                            level,
-                            black_box(&q),
-                            &k,
-                            &v,
-                            &mut out,
-                            qf,
-                            len,
-                            HEADS,
-                            HEAD_DIM,
-                            scale,
-                            causal,
-                        )
-                    }
-                })
-            });
+        bench::<Fast>(&mut g, name, (qf, len, causal));
+        if X86Level::Avx2.supported() {
+            bench::<X86<Avx2>>(&mut g, &format!("x86_avx2/{name}"), (qf, len, causal));
+        }
+        if X86Level::Avx512.supported() {
+            bench::<X86<Avx512>>(&mut g, &format!("x86_avx512/{name}"), (qf, len, causal));
         }
     }
     g.finish();
@@ -88,15 +64,8 @@ fn rotary(c: &mut Criterion) {
     let mut x = data(413 * C, 4);
     c.bench_function("rotary_413", |b| {
         b.iter(|| {
-            Fast::rotary(
-                black_box(&mut x),
-                413,
-                HEADS,
-                HEAD_DIM,
-                &w[..16],
-                RotaryPairs::Interleaved,
-                0,
-            )
+            let f = RotaryFrames { frames: 413, heads: HEADS, head_dim: HEAD_DIM, at: 0 };
+            Fast::rotary(black_box(&mut x), f, &w[..16], RotaryPairs::Interleaved)
         })
     });
 }

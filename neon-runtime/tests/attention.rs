@@ -1,13 +1,14 @@
 //! Attention kernels against an f64 reference with the documented error bound (odd head
 //! dims, every tail of the key and query blocks, partial KV caches whose unused rows hold
-//! NaN, causal with several queries, a single key, large scores), NEON vs portable; the
-//! operator's validation. On x86-64 every level of the portable backend (baseline, AVX2 +
-//! FMA, AVX-512F) runs the kernel suite explicitly, whichever one `Portable` picks here.
+//! NaN, causal with several queries, a single key, large scores), every backend against
+//! the portable one; the operator's validation. One generic body per case, run for every
+//! backend (`backend_tests!`: Portable, X86<Avx2>, X86<Avx512>, Neon).
 
 mod common;
 
 use common::{rng, uniform};
-use neon_runtime::kernels::AttentionKernels;
+use neon_runtime::kernels::attention::AttentionGeometry;
+use neon_runtime::kernels::{AttentionKernels, BackendKind, WithBackend};
 use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{
@@ -15,44 +16,7 @@ use neon_runtime::{
 };
 use rand::Rng;
 
-/// The kernel under test: a backend's (every [`Backend`]) or, on x86-64, a forced level of
-/// the portable one.
-trait Attn {
-    const NAME: &'static str;
-    #[allow(clippy::too_many_arguments)]
-    fn attention(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        out: &mut [f32],
-        q_frames: usize,
-        len: usize,
-        heads: usize,
-        head_dim: usize,
-        scale: f32,
-        causal: bool,
-    );
-}
-
-impl<B: Backend> Attn for B {
-    const NAME: &'static str = B::NAME;
-    fn attention(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        out: &mut [f32],
-        q_frames: usize,
-        len: usize,
-        heads: usize,
-        head_dim: usize,
-        scale: f32,
-        causal: bool,
-    ) {
-        <B as AttentionKernels>::attention(
-            q, k, v, out, q_frames, len, heads, head_dim, scale, causal,
-        )
-    }
-}
+neon_runtime::backend_tests!(kernel, encoder_shape, single_key, matches_portable);
 
 /// Unit roundoff of f32.
 const U: f64 = f32::EPSILON as f64 / 2.0;
@@ -77,15 +41,12 @@ struct Case {
 }
 
 impl Case {
-    /// Random data; rows `len..kv` of `k` and `v` are NaN (never to be read).
-    #[allow(clippy::too_many_arguments)]
+    /// Random data, `q` in `[-spread, spread]`, `k` and `v` in `[-1, 1]`; rows `len..kv`
+    /// of `k` and `v` are NaN (never to be read).
     fn new(
         r: &mut impl Rng,
-        qf: usize,
-        kv: usize,
-        len: usize,
-        heads: usize,
-        hd: usize,
+        (qf, kv, len): (usize, usize, usize),
+        (heads, hd): (usize, usize),
         causal: bool,
         spread: f32,
     ) -> Case {
@@ -100,20 +61,20 @@ impl Case {
         Case { qf, kv, len, heads, hd, scale, causal, q, k, v }
     }
 
-    fn run<B: Attn>(&self) -> Vec<f32> {
+    fn geometry(&self) -> AttentionGeometry {
+        AttentionGeometry {
+            q_frames: self.qf,
+            len: self.len,
+            heads: self.heads,
+            head_dim: self.hd,
+            scale: self.scale,
+            causal: self.causal,
+        }
+    }
+
+    fn run<B: AttentionKernels>(&self) -> Vec<f32> {
         let mut out = vec![f32::NAN; self.qf * self.heads * self.hd];
-        B::attention(
-            &self.q,
-            &self.k,
-            &self.v,
-            &mut out,
-            self.qf,
-            self.len,
-            self.heads,
-            self.hd,
-            self.scale,
-            self.causal,
-        );
+        B::attention(&self.q, &self.k, &self.v, &mut out, self.geometry());
         out
     }
 
@@ -170,7 +131,7 @@ impl Case {
     }
 }
 
-fn check_case<B: Attn>(case: &Case) -> Vec<f32> {
+fn check_case<B: AttentionKernels>(case: &Case) -> Vec<f32> {
     let got = case.run::<B>();
     let (want, bound) = case.reference();
     for (i, ((&g, &w), &b)) in got.iter().zip(&want).zip(&bound).enumerate() {
@@ -216,7 +177,7 @@ fn cases(seed: u64) -> Vec<Case> {
         (3, 20, 17, 1, 200, false),
     ];
     for &(qf, kv, len, heads, hd, causal) in fixed {
-        cases.push(Case::new(&mut r, qf, kv, len, heads, hd, causal, 2.0));
+        cases.push(Case::new(&mut r, (qf, kv, len), (heads, hd), causal, 2.0));
     }
     for n in 0..80 {
         let hd = *[1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 20, 31, 33, 52, 64, 65].get(n % 16).unwrap();
@@ -225,17 +186,17 @@ fn cases(seed: u64) -> Vec<Case> {
         let causal = r.gen_bool(0.5);
         let len = r.gen_range(if causal { qf } else { 1 }..=qf + 30);
         let kv = len + r.gen_range(0..=5);
-        cases.push(Case::new(&mut r, qf, kv, len, heads, hd, causal, 2.0));
+        cases.push(Case::new(&mut r, (qf, kv, len), (heads, hd), causal, 2.0));
     }
     // Large scores (|s| up to ~100): the running maximum keeps every exponential in range.
-    cases.push(Case::new(&mut r, 5, 50, 50, 2, 52, false, 30.0));
-    cases.push(Case::new(&mut r, 1, 50, 43, 2, 52, true, 30.0));
-    cases.push(Case::new(&mut r, 20, 50, 50, 2, 52, false, 30.0));
-    cases.push(Case::new(&mut r, 19, 50, 41, 1, 17, true, 30.0));
+    cases.push(Case::new(&mut r, (5, 50, 50), (2, 52), false, 30.0));
+    cases.push(Case::new(&mut r, (1, 50, 43), (2, 52), true, 30.0));
+    cases.push(Case::new(&mut r, (20, 50, 50), (2, 52), false, 30.0));
+    cases.push(Case::new(&mut r, (19, 50, 41), (1, 17), true, 30.0));
     cases
 }
 
-fn check_kernel<B: Attn>() {
+fn kernel<B: AttentionKernels>() {
     for case in cases(3) {
         check_case::<B>(&case);
     }
@@ -243,201 +204,51 @@ fn check_kernel<B: Attn>() {
 
 /// Moonshine's encoder shape (413 frames, head_dim 52; 2 of the 8 heads, to keep the f64
 /// reference fast under qemu).
-fn check_encoder_shape<B: Attn>() {
+fn encoder_shape<B: AttentionKernels>() {
     let mut r = rng(9);
-    check_case::<B>(&Case::new(&mut r, 413, 413, 413, 2, 52, false, 1.5));
+    check_case::<B>(&Case::new(&mut r, (413, 413, 413), (2, 52), false, 1.5));
 }
 
 /// A single visible key: the output is that key's value row, exactly (`p = exp(0) = 1`).
-fn single_key<B: Attn>() {
+fn single_key<B: AttentionKernels>() {
     let mut r = rng(4);
     for hd in [1, 3, 17, 52, 64] {
-        let case = Case::new(&mut r, 1, 6, 1, 3, hd, false, 2.0);
+        let case = Case::new(&mut r, (1, 6, 1), (3, hd), false, 2.0);
         assert_eq!(case.run::<B>(), &case.v[..3 * hd], "hd {hd}");
         // Causal with as many queries as keys: the first query sees only key 0.
-        let case = Case::new(&mut r, 5, 5, 5, 2, hd, true, 2.0);
+        let case = Case::new(&mut r, (5, 5, 5), (2, hd), true, 2.0);
         assert_eq!(&case.run::<B>()[..2 * hd], &case.v[..2 * hd], "hd {hd}");
     }
 }
 
-#[test]
-fn kernel_portable() {
-    check_kernel::<Portable>();
-}
-#[test]
-fn encoder_shape_portable() {
-    check_encoder_shape::<Portable>();
-}
-#[test]
-fn single_key_portable() {
-    single_key::<Portable>();
+/// Same inputs through `B` and the portable backend: each is within the bound of the f64
+/// reference (asserted), so they are within twice the bound of each other (asserted too).
+fn matches_portable<B: AttentionKernels>() {
+    for case in cases(5) {
+        let p = check_case::<Portable>(&case);
+        let q = check_case::<B>(&case);
+        let (_, bound) = case.reference();
+        for i in 0..p.len() {
+            let e = (p[i] - q[i]).abs() as f64;
+            assert!(e <= 2.0 * bound[i], "{} {} {i}: {} vs {}", B::NAME, case.name(), p[i], q[i]);
+        }
+    }
 }
 
 #[test]
 #[should_panic(expected = "causal needs len >= q_frames")]
 fn causal_short_cache_panics() {
-    <Portable as AttentionKernels>::attention(
-        &[0.0; 8],
-        &[0.0; 4],
-        &[0.0; 4],
-        &mut [0.0; 8],
-        2,
-        1,
-        1,
-        4,
-        1.0,
-        true,
-    );
+    let g =
+        AttentionGeometry { q_frames: 2, len: 1, heads: 1, head_dim: 4, scale: 1.0, causal: true };
+    Portable::attention(&[0.0; 8], &[0.0; 4], &[0.0; 4], &mut [0.0; 8], g);
 }
 
 #[test]
 #[should_panic(expected = "fewer than len rows")]
 fn short_kv_panics() {
-    <Portable as AttentionKernels>::attention(
-        &[0.0; 4],
-        &[0.0; 4],
-        &[0.0; 4],
-        &mut [0.0; 4],
-        1,
-        2,
-        1,
-        4,
-        1.0,
-        false,
-    );
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn kernel_neon() {
-        check_kernel::<Neon>();
-    }
-    #[test]
-    fn encoder_shape_neon() {
-        check_encoder_shape::<Neon>();
-    }
-    #[test]
-    fn single_key_neon() {
-        single_key::<Neon>();
-    }
-
-    /// Same inputs through both backends: each is within the bound of the f64 reference
-    /// (asserted), so they are within twice the bound of each other (asserted too).
-    #[test]
-    fn neon_matches_portable() {
-        for case in cases(5) {
-            let p = check_case::<Portable>(&case);
-            let q = check_case::<Neon>(&case);
-            let (_, bound) = case.reference();
-            for i in 0..p.len() {
-                let e = (p[i] - q[i]).abs() as f64;
-                assert!(e <= 2.0 * bound[i], "{} {i}: {} vs {}", case.name(), p[i], q[i]);
-            }
-        }
-    }
-}
-
-/// Each level of the x86-64 portable backend, forced, on the kernel suite.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod x86 {
-    use super::*;
-    use neon_runtime::kernels::attention::x86;
-    use neon_runtime::kernels::gemm::x86::Level;
-
-    /// A forced level as an [`Attn`]: only used after [`cpu_has`] confirmed the level.
-    macro_rules! forced {
-        ($ty:ident, $level:expr, $name:literal) => {
-            struct $ty;
-            impl Attn for $ty {
-                const NAME: &'static str = $name;
-                fn attention(
-                    q: &[f32],
-                    k: &[f32],
-                    v: &[f32],
-                    out: &mut [f32],
-                    q_frames: usize,
-                    len: usize,
-                    heads: usize,
-                    head_dim: usize,
-                    scale: f32,
-                    causal: bool,
-                ) {
-                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
-                    // implements it.
-                    unsafe {
-                        x86::attention(
-                            $level, q, k, v, out, q_frames, len, heads, head_dim, scale, causal,
-                        )
-                    }
-                }
-            }
-        };
-    }
-
-    forced!(Baseline, Level::Baseline, "x86 baseline");
-    forced!(Avx2, Level::Avx2, "x86 avx2");
-    forced!(Avx512, Level::Avx512, "x86 avx512");
-
-    /// Whether this CPU implements `level` (run-time detection in the test, independent
-    /// of the library's features); prints a note when a level is skipped.
-    fn cpu_has(level: Level) -> bool {
-        let yes = match level {
-            Level::Baseline => true,
-            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Level::Avx512 => is_x86_feature_detected!("avx512f"),
-        };
-        if !yes {
-            println!("{} tests skipped: this CPU does not implement it", level.name());
-        }
-        yes
-    }
-
-    fn all<B: Attn>() {
-        check_kernel::<B>();
-        check_encoder_shape::<B>();
-        single_key::<B>();
-    }
-
-    #[test]
-    fn baseline_attention() {
-        all::<Baseline>();
-    }
-
-    #[test]
-    fn avx2_attention() {
-        if cpu_has(Level::Avx2) {
-            all::<Avx2>();
-        }
-    }
-
-    #[test]
-    fn avx512_attention() {
-        if cpu_has(Level::Avx512) {
-            all::<Avx512>();
-        }
-    }
-
-    /// [`worst`] of every level this CPU has.
-    pub(super) fn measure() {
-        println!("{}", worst::<Baseline>());
-        if cpu_has(Level::Avx2) {
-            println!("{}", worst::<Avx2>());
-        }
-        if cpu_has(Level::Avx512) {
-            println!("{}", worst::<Avx512>());
-        }
-    }
-
-    /// A level's kernel panics on a bad geometry like the trait's.
-    #[test]
-    #[should_panic(expected = "fewer than len rows")]
-    fn forced_level_checks() {
-        Baseline::attention(&[0.0; 4], &[0.0; 4], &[0.0; 4], &mut [0.0; 4], 1, 2, 1, 4, 1.0, false);
-    }
+    let g =
+        AttentionGeometry { q_frames: 1, len: 2, heads: 1, head_dim: 4, scale: 1.0, causal: false };
+    Portable::attention(&[0.0; 4], &[0.0; 4], &[0.0; 4], &mut [0.0; 4], g);
 }
 
 fn s(d: &[usize]) -> Shape {
@@ -482,7 +293,7 @@ fn operator_matches_kernel_and_validates() {
     let mut r = rng(17);
     let (qf, kv, heads, hd) = (3, 10, 2, 6);
     let c = heads * hd;
-    let case = Case::new(&mut r, qf, kv, 7, heads, hd, true, 1.0);
+    let case = Case::new(&mut r, (qf, kv, 7), (heads, hd), true, 1.0);
     let a = Attention { heads, causal: true, scale: None };
     let vq = TensorView::new(&case.q, &[qf, c], Layout::FrameMajor).unwrap();
     let vk = TensorView::new(&case.k, &[kv, c], Layout::FrameMajor).unwrap();
@@ -530,19 +341,24 @@ fn operator_matches_kernel_and_validates() {
 #[test]
 #[ignore = "measurement"]
 fn measure() {
-    println!("{}", worst::<Portable>());
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    println!("{}", worst::<neon_runtime::Neon>());
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    x86::measure();
+    struct Worst;
+    impl WithBackend for Worst {
+        type Output = String;
+        fn run<B: Backend>(self) -> String {
+            worst::<B>()
+        }
+    }
+    for kind in BackendKind::available() {
+        println!("{}", kind.with(Worst).unwrap());
+    }
 }
 
 /// The worst error relative to the bound and the worst absolute error of a kernel over
 /// the suite and the encoder shape, as a line of text.
-fn worst<B: Attn>() -> String {
+fn worst<B: AttentionKernels>() -> String {
     let (mut ratio, mut abs) = (0.0f64, 0.0f64);
     let mut all = cases(3);
-    all.push(Case::new(&mut rng(9), 413, 413, 413, 2, 52, false, 1.5));
+    all.push(Case::new(&mut rng(9), (413, 413, 413), (2, 52), false, 1.5));
     for case in &all {
         let got = case.run::<B>();
         let (want, bound) = case.reference();

@@ -1,55 +1,36 @@
 //! pool family: `max_pool2d` against a direct reference (exact: a maximum rounds nothing)
 //! over every width 1..=33 (the NEON 4-output blocks and their tails), odd heights, kernels
 //! and strides 1..=3 per axis (the 2x2/2 and 1x2/(1,2) pools of openWakeWord included),
-//! NaN propagation, NEON vs portable (bitwise), the `MaxPool2d` operator and its errors. On
-//! x86-64 every level of the portable backend (baseline, AVX2, AVX-512F) runs the same suite
-//! explicitly, and agrees with the baseline bit for bit.
+//! NaN propagation, every backend against the portable one (bitwise), the `MaxPool2d`
+//! operator and its errors. One generic body per case, run for every backend
+//! (`backend_tests!`: Portable, X86<Avx2>, X86<Avx512>, Neon).
 
 mod common;
 
 use common::{rng, uniform};
 use neon_runtime::error::ShapeError;
+use neon_runtime::kernels::pool::PoolGeometry;
 use neon_runtime::kernels::PoolKernels;
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{Error, Layout, Portable, Shape, TensorView, TensorViewMut};
 
-/// The kernel under test: a backend's, or on x86-64 a forced level of the portable one.
-trait Pool {
-    const NAME: &'static str;
-    fn max_pool2d(
-        x: &[f32],
-        channels: usize,
-        height: usize,
-        width: usize,
-        kernel: (usize, usize),
-        stride: (usize, usize),
-        y: &mut [f32],
-    );
+neon_runtime::backend_tests!(
+    sweep,
+    model_pools,
+    specials,
+    matches_portable,
+    matches_portable_with_nans
+);
+
+/// `B::max_pool2d` over `c` planes of `h x w`, window `k` at stride `s`.
+fn pool<B: PoolKernels>(x: &[f32], c: usize, (h, w): (usize, usize), k: Window, y: &mut [f32]) {
+    let g = PoolGeometry { channels: c, height: h, width: w, kernel: k.0, stride: k.1 };
+    B::max_pool2d(x, g, y);
 }
 
-macro_rules! pool_of_backend {
-    ($ty:ty, $name:literal) => {
-        impl Pool for $ty {
-            const NAME: &'static str = $name;
-            fn max_pool2d(
-                x: &[f32],
-                channels: usize,
-                height: usize,
-                width: usize,
-                kernel: (usize, usize),
-                stride: (usize, usize),
-                y: &mut [f32],
-            ) {
-                <$ty as PoolKernels>::max_pool2d(x, channels, height, width, kernel, stride, y)
-            }
-        }
-    };
-}
-
-pool_of_backend!(Portable, "portable");
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pool_of_backend!(neon_runtime::Neon, "neon");
+/// A window and its stride: `((kh, kw), (sh, sw))`.
+type Window = ((usize, usize), (usize, usize));
 
 /// Direct max pooling; `f64::max` is enough here (no NaN in these inputs).
 fn pool_ref(
@@ -77,7 +58,7 @@ fn pool_ref(
     y
 }
 
-fn check_sweep<B: Pool>() {
+fn sweep<B: PoolKernels>() {
     let mut r = rng(41);
     let mut cases = 0;
     for h in [1, 2, 3, 4, 5, 7, 10] {
@@ -89,7 +70,7 @@ fn check_sweep<B: Pool>() {
                     for (sh, sw) in [(1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (kh, kw)] {
                         let want = pool_ref(&x, c, (h, w), (kh, kw), (sh, sw));
                         let mut y = vec![f32::NAN; want.len()];
-                        B::max_pool2d(&x, c, h, w, (kh, kw), (sh, sw), &mut y);
+                        pool::<B>(&x, c, (h, w), ((kh, kw), (sh, sw)), &mut y);
                         assert_eq!(
                             y,
                             want,
@@ -105,19 +86,8 @@ fn check_sweep<B: Pool>() {
     assert!(cases > 5000, "{cases}");
 }
 
-#[test]
-fn max_pool2d_portable() {
-    check_sweep::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn max_pool2d_neon() {
-    check_sweep::<neon_runtime::Neon>();
-}
-
 /// openWakeWord's pools at their sizes (odd sizes drop the last row / column).
-fn check_model_pools<B: Pool>() {
+fn model_pools<B: PoolKernels>() {
     let mut r = rng(42);
     for (c, h, w, k, s) in [
         (24, 72, 32, (2, 2), (2, 2)),
@@ -131,24 +101,13 @@ fn check_model_pools<B: Pool>() {
         let x = uniform(&mut r, c * h * w, -3.0, 3.0);
         let want = pool_ref(&x, c, (h, w), k, s);
         let mut y = vec![f32::NAN; want.len()];
-        B::max_pool2d(&x, c, h, w, k, s, &mut y);
+        pool::<B>(&x, c, (h, w), (k, s), &mut y);
         assert_eq!(y, want, "{} {c}x{h}x{w} {k:?} {s:?}", B::NAME);
     }
 }
 
-#[test]
-fn model_pools_portable() {
-    check_model_pools::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn model_pools_neon() {
-    check_model_pools::<neon_runtime::Neon>();
-}
-
 /// A NaN anywhere in a window gives NaN there and nowhere else; `max(-0, +0) = +0`.
-fn check_specials<B: Pool>() {
+fn specials<B: PoolKernels>() {
     for (k, s) in [((2, 2), (2, 2)), ((1, 2), (1, 2)), ((2, 3), (1, 1)), ((3, 2), (2, 3))] {
         let (h, w) = (6, 26);
         for pos in [0, 7, 25, 26 + 13, 5 * 26 + 25] {
@@ -157,7 +116,7 @@ fn check_specials<B: Pool>() {
             let clean: Vec<f32> = x.iter().map(|v| if v.is_nan() { 0.0 } else { *v }).collect();
             let (oh, ow) = ((h - k.0) / s.0 + 1, (w - k.1) / s.1 + 1);
             let mut y = vec![0.0; oh * ow];
-            B::max_pool2d(&x, 1, h, w, k, s, &mut y);
+            pool::<B>(&x, 1, (h, w), (k, s), &mut y);
             let want = pool_ref(&clean, 1, (h, w), k, s);
             for r in 0..oh {
                 for q in 0..ow {
@@ -181,29 +140,16 @@ fn check_specials<B: Pool>() {
         let x: Vec<f32> = (0..6 * 26).map(|i| if i % 2 == 0 { -0.0 } else { 0.0 }).collect();
         let (oh, ow) = ((6 - k.0) / s.0 + 1, (26 - k.1) / s.1 + 1);
         let mut y = vec![1.0; oh * ow];
-        B::max_pool2d(&x, 1, 6, 26, k, s, &mut y);
+        pool::<B>(&x, 1, (6, 26), (k, s), &mut y);
         if k.1 >= 2 {
             assert!(y.iter().all(|v| v.to_bits() == 0), "{} {k:?}: {y:?}", B::NAME);
         }
     }
 }
 
-#[test]
-fn specials_portable() {
-    check_specials::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn specials_neon() {
-    check_specials::<neon_runtime::Neon>();
-}
-
-/// Bitwise agreement, random data with repeated values and signed zeros.
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::Neon;
+/// Bitwise agreement with the portable backend, random data with repeated values and
+/// signed zeros.
+fn matches_portable<B: PoolKernels>() {
     let mut r = rng(43);
     for (c, h, w) in [(3, 9, 37), (2, 16, 64), (1, 5, 8)] {
         // Rounded: many equal values, and -0 (from rounding small negatives) next to +0.
@@ -212,144 +158,68 @@ fn neon_matches_portable() {
             for s in [(2, 2), (1, 2), (1, 1)] {
                 let (oh, ow) = ((h - k.0) / s.0 + 1, (w - k.1) / s.1 + 1);
                 let (mut a, mut b) = (vec![0.0; c * oh * ow], vec![0.0; c * oh * ow]);
-                <Portable as PoolKernels>::max_pool2d(&x, c, h, w, k, s, &mut a);
-                <Neon as PoolKernels>::max_pool2d(&x, c, h, w, k, s, &mut b);
-                assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "{k:?} {s:?}");
+                pool::<Portable>(&x, c, (h, w), (k, s), &mut a);
+                pool::<B>(&x, c, (h, w), (k, s), &mut b);
+                let same = a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(same, "{} {k:?} {s:?}", B::NAME);
             }
         }
     }
 }
 
-/// Each level of the x86-64 portable backend, forced, on the whole suite, and bitwise
-/// against the baseline level.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod x86 {
-    use super::*;
-    use neon_runtime::kernels::gemm::x86::Level;
-    use neon_runtime::kernels::pool::x86;
-
-    /// A forced level as a [`Pool`]: only used after [`cpu_has`] confirmed the level.
-    macro_rules! forced {
-        ($ty:ident, $level:expr, $name:literal) => {
-            struct $ty;
-            impl Pool for $ty {
-                const NAME: &'static str = $name;
-                fn max_pool2d(
-                    x: &[f32],
-                    channels: usize,
-                    height: usize,
-                    width: usize,
-                    kernel: (usize, usize),
-                    stride: (usize, usize),
-                    y: &mut [f32],
-                ) {
-                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
-                    // implements it.
-                    unsafe {
-                        x86::max_pool2d($level, x, channels, height, width, kernel, stride, y)
-                    }
-                }
+/// Bit for bit against the portable backend: rounded random data (many ties, `-0` next to
+/// `+0`) with NaNs sprinkled in, every width 1..=40 (full vectors of 16 and 8 outputs and
+/// every tail), heights 2..=7, kernels `kh x 2` at strides `(sh, 2)` and a few others.
+/// Where a window holds NaNs only NaN-ness is compared (the x86 kernels may return a
+/// different one of them).
+fn matches_portable_with_nans<B: PoolKernels>() {
+    let mut r = rng(44);
+    let mut cases = 0;
+    for h in 2..=7 {
+        for w in 1..=40 {
+            let c = 1 + (h * w) % 3;
+            let mut x: Vec<f32> =
+                uniform(&mut r, c * h * w, -2.0, 2.0).iter().map(|v| v.round()).collect();
+            if w % 3 == 0 {
+                x[(h * w * 7) % (c * h * w)] = f32::NAN;
             }
-        };
-    }
-
-    forced!(Baseline, Level::Baseline, "x86 baseline");
-    forced!(Avx2, Level::Avx2, "x86 avx2");
-    forced!(Avx512, Level::Avx512, "x86 avx512");
-
-    /// Whether this CPU implements `level` (run-time detection in the test).
-    fn cpu_has(level: Level) -> bool {
-        let yes = match level {
-            Level::Baseline => true,
-            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Level::Avx512 => is_x86_feature_detected!("avx512f"),
-        };
-        if !yes {
-            println!("{} tests skipped: this CPU does not implement it", level.name());
-        }
-        yes
-    }
-
-    /// Bit for bit against the baseline level: rounded random data (many ties, `-0` next to
-    /// `+0`) with NaNs sprinkled in, every width 1..=40 (full vectors of 16 and 8 outputs
-    /// and every tail), heights 2..=7, kernels `kh x 2` at strides `(sh, 2)` and a few
-    /// others. Where a window holds NaNs only NaN-ness is compared (the kernels may return a
-    /// different one of them).
-    fn matches_baseline<B: Pool>() {
-        let mut r = rng(44);
-        let mut cases = 0;
-        for h in 2..=7 {
-            for w in 1..=40 {
-                let c = 1 + (h * w) % 3;
-                let mut x: Vec<f32> =
-                    uniform(&mut r, c * h * w, -2.0, 2.0).iter().map(|v| v.round()).collect();
-                if w % 3 == 0 {
-                    x[(h * w * 7) % (c * h * w)] = f32::NAN;
+            for (k, s) in [
+                ((1, 2), (1, 2)),
+                ((2, 2), (2, 2)),
+                ((2, 2), (1, 2)),
+                ((3, 2), (2, 2)),
+                ((1, 2), (2, 2)),
+                ((2, 1), (1, 1)),
+                ((2, 3), (2, 2)),
+            ] {
+                if k.0 > h || k.1 > w {
+                    continue;
                 }
-                for (k, s) in [
-                    ((1, 2), (1, 2)),
-                    ((2, 2), (2, 2)),
-                    ((2, 2), (1, 2)),
-                    ((3, 2), (2, 2)),
-                    ((1, 2), (2, 2)),
-                    ((2, 1), (1, 1)),
-                    ((2, 3), (2, 2)),
-                ] {
-                    if k.0 > h || k.1 > w {
-                        continue;
-                    }
-                    let (oh, ow) = ((h - k.0) / s.0 + 1, (w - k.1) / s.1 + 1);
-                    let (mut a, mut b) = (vec![1.0; c * oh * ow], vec![2.0; c * oh * ow]);
-                    Baseline::max_pool2d(&x, c, h, w, k, s, &mut a);
-                    B::max_pool2d(&x, c, h, w, k, s, &mut b);
-                    for (i, (p, q)) in a.iter().zip(&b).enumerate() {
-                        let same = p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan());
-                        assert!(same, "{} {c}x{h}x{w} {k:?} {s:?} at {i}: {p} vs {q}", B::NAME);
-                    }
-                    cases += 1;
+                let (oh, ow) = ((h - k.0) / s.0 + 1, (w - k.1) / s.1 + 1);
+                let (mut a, mut b) = (vec![1.0; c * oh * ow], vec![2.0; c * oh * ow]);
+                pool::<Portable>(&x, c, (h, w), (k, s), &mut a);
+                pool::<B>(&x, c, (h, w), (k, s), &mut b);
+                for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                    let same = p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan());
+                    assert!(same, "{} {c}x{h}x{w} {k:?} {s:?} at {i}: {p} vs {q}", B::NAME);
                 }
+                cases += 1;
             }
         }
-        assert!(cases > 1000, "{cases}");
     }
-
-    fn all<B: Pool>() {
-        check_sweep::<B>();
-        check_model_pools::<B>();
-        check_specials::<B>();
-        matches_baseline::<B>();
-    }
-
-    #[test]
-    fn baseline_pool() {
-        all::<Baseline>();
-    }
-
-    #[test]
-    fn avx2_pool() {
-        if cpu_has(Level::Avx2) {
-            all::<Avx2>();
-        }
-    }
-
-    #[test]
-    fn avx512_pool() {
-        if cpu_has(Level::Avx512) {
-            all::<Avx512>();
-        }
-    }
+    assert!(cases > 1000, "{cases}");
 }
 
 #[test]
 #[should_panic(expected = "max_pool2d: kernel larger than the image")]
 fn contract_kernel() {
-    <Portable as PoolKernels>::max_pool2d(&[0.0; 4], 1, 1, 4, (2, 2), (2, 2), &mut [0.0; 2]);
+    pool::<Portable>(&[0.0; 4], 1, (1, 4), ((2, 2), (2, 2)), &mut [0.0; 2]);
 }
 
 #[test]
 #[should_panic(expected = "max_pool2d: y length")]
 fn contract_y() {
-    <Portable as PoolKernels>::max_pool2d(&[0.0; 8], 1, 2, 4, (2, 2), (2, 2), &mut [0.0; 3]);
+    pool::<Portable>(&[0.0; 8], 1, (2, 4), ((2, 2), (2, 2)), &mut [0.0; 3]);
 }
 
 #[test]

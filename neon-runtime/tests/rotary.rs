@@ -1,12 +1,13 @@
 //! Rotary embedding: the frequency table and the f32-angle sine / cosine against f64, the
 //! kernels against an f64 reference on many geometries (odd head dims, pair tails, partial
-//! rotation, both pair conventions, positions up to 2^24), NEON vs portable; the operator's
-//! validation.
+//! rotation, both pair conventions, positions up to 2^24), every backend against the
+//! portable one; the operator's validation. One generic body per case, run for every
+//! backend (`backend_tests!`).
 
 mod common;
 
 use common::{rng, uniform};
-use neon_runtime::kernels::rotary::{inv_freq, sin_cos, RotaryPairs, MAX_POSITION};
+use neon_runtime::kernels::rotary::{inv_freq, sin_cos, RotaryFrames, RotaryPairs, MAX_POSITION};
 use neon_runtime::kernels::RotaryKernels;
 use neon_runtime::ops::rotary::{Rotary, RotaryGeometry};
 use neon_runtime::ops::ShapeRule;
@@ -14,6 +15,19 @@ use neon_runtime::{
     Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
 };
 use rand::Rng;
+
+neon_runtime::backend_tests!(kernel, matches_portable, operator_in_place_matches_portable);
+
+/// `B::rotary` of `frames x heads x head_dim` values at positions `at..`.
+fn rotate<B: RotaryKernels>(
+    x: &mut [f32],
+    (frames, heads, head_dim): (usize, usize, usize),
+    inv_freq: &[f32],
+    pairs: RotaryPairs,
+    at: usize,
+) {
+    B::rotary(x, RotaryFrames { frames, heads, head_dim, at }, inv_freq, pairs);
+}
 
 /// Unit roundoff of f32.
 const U: f64 = f32::EPSILON as f64 / 2.0;
@@ -30,18 +44,14 @@ fn angle(pos: usize, w: f32) -> f32 {
 
 /// f64 reference of the kernel, with the f32 angle (`exact_angle`: the f64 angle
 /// `pos * theta^(-2i/d)` instead, to show that the test tells the two apart).
-#[allow(clippy::too_many_arguments)]
 fn reference(
     x: &[f32],
-    frames: usize,
-    heads: usize,
-    hd: usize,
-    theta: f32,
-    d: usize,
+    f: RotaryFrames,
+    (theta, d): (f32, usize),
     pairs: RotaryPairs,
-    at: usize,
     exact_angle: bool,
 ) -> Vec<f64> {
+    let RotaryFrames { frames, heads, head_dim: hd, at } = f;
     let w = ref_inv_freq(theta, d);
     let mut y: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     for f in 0..frames {
@@ -170,17 +180,18 @@ fn geometries(seed: u64) -> Vec<(usize, usize, usize, usize)> {
     g
 }
 
-fn check_kernel<B: Backend>() {
+fn kernel<B: RotaryKernels>() {
     let mut r = rng(11);
     for (n, (frames, heads, hd, d)) in geometries(12).into_iter().enumerate() {
         let pairs = if n % 2 == 0 { RotaryPairs::Interleaved } else { RotaryPairs::HalfSplit };
         let theta = if n % 3 == 0 { 500_000.0 } else { 10000.0 };
         for at in [0, 1, 7, 1500, 4095, MAX_POSITION + 1 - frames] {
             let x = uniform(&mut r, frames * heads * hd, -2.0, 2.0);
-            let want = reference(&x, frames, heads, hd, theta, d, pairs, at, false);
+            let f = RotaryFrames { frames, heads, head_dim: hd, at };
+            let want = reference(&x, f, (theta, d), pairs, false);
             let bound = bounds(&x, heads, hd, d, pairs);
             let mut y = x.clone();
-            B::rotary(&mut y, frames, heads, hd, &inv_freq(theta, d)[..d / 2], pairs, at);
+            B::rotary(&mut y, f, &inv_freq(theta, d)[..d / 2], pairs);
             if let Some((i, e, b)) = max_violation(&y, &want, &bound) {
                 panic!(
                     "{} rotary {frames}x{heads}x{hd} d {d} {pairs:?} at {at}: index {i}, \
@@ -201,58 +212,44 @@ fn f32_angle_is_not_the_f64_angle() {
     let x = uniform(&mut r, frames * heads * hd, -1.0, 1.0);
     let mut y = x.clone();
     let w = inv_freq(10000.0, d);
-    Portable::rotary(&mut y, frames, heads, hd, &w[..d / 2], RotaryPairs::Interleaved, 1500);
-    let exact = reference(&x, frames, heads, hd, 10000.0, d, RotaryPairs::Interleaved, 1500, true);
+    let f = RotaryFrames { frames, heads, head_dim: hd, at: 1500 };
+    Portable::rotary(&mut y, f, &w[..d / 2], RotaryPairs::Interleaved);
+    let exact = reference(&x, f, (10000.0, d), RotaryPairs::Interleaved, true);
     let bound = bounds(&x, heads, hd, d, RotaryPairs::Interleaved);
     assert!(max_violation(&y, &exact, &bound).is_some());
 }
 
 #[test]
-fn kernel_portable() {
-    check_kernel::<Portable>();
-}
-
-#[test]
 #[should_panic(expected = "rotary_dims exceeds head_dim")]
 fn dims_beyond_head_panics() {
-    Portable::rotary(&mut [0.0; 8], 2, 1, 4, &[1.0; 3], RotaryPairs::Interleaved, 0);
+    rotate::<Portable>(&mut [0.0; 8], (2, 1, 4), &[1.0; 3], RotaryPairs::Interleaved, 0);
 }
 
 #[test]
 #[should_panic(expected = "position exceeds MAX_POSITION")]
 fn position_beyond_limit_panics() {
-    Portable::rotary(&mut [0.0; 8], 2, 1, 4, &[1.0; 2], RotaryPairs::Interleaved, MAX_POSITION);
+    let pairs = RotaryPairs::Interleaved;
+    rotate::<Portable>(&mut [0.0; 8], (2, 1, 4), &[1.0; 2], pairs, MAX_POSITION);
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn kernel_neon() {
-        check_kernel::<Neon>();
-    }
-
-    /// Same inputs through both backends. The tables of `cos` and `sin` are the same code,
-    /// so the backends differ only in NEON fusing one product into the sum: per value at
-    /// most `u |a c|` or `u |b s|` plus the two final roundings, below
-    /// `3u (|a| + |b|)`; pass-through values are equal.
-    #[test]
-    fn neon_matches_portable() {
-        let mut r = rng(13);
-        for (n, (frames, heads, hd, d)) in geometries(14).into_iter().enumerate() {
-            let pairs = if n % 2 == 1 { RotaryPairs::Interleaved } else { RotaryPairs::HalfSplit };
-            let x = uniform(&mut r, frames * heads * hd, -3.0, 3.0);
-            let w = inv_freq(10000.0, d);
-            let (mut p, mut q) = (x.clone(), x.clone());
-            Portable::rotary(&mut p, frames, heads, hd, &w[..d / 2], pairs, 321);
-            Neon::rotary(&mut q, frames, heads, hd, &w[..d / 2], pairs, 321);
-            let bound = bounds(&x, heads, hd, d, pairs);
-            for i in 0..x.len() {
-                let e = (p[i] - q[i]).abs() as f64;
-                assert!(e <= bound[i], "{frames}x{heads}x{hd} d {d} {pairs:?} {i}: {e:e}");
-            }
+/// Same inputs through `B` and the portable backend. The tables of `cos` and `sin` are the
+/// same code, so the backends differ only in NEON fusing one product into the sum: per
+/// value at most `u |a c|` or `u |b s|` plus the two final roundings, below
+/// `3u (|a| + |b|)`; pass-through values are equal.
+fn matches_portable<B: RotaryKernels>() {
+    let mut r = rng(13);
+    for (n, (frames, heads, hd, d)) in geometries(14).into_iter().enumerate() {
+        let pairs = if n % 2 == 1 { RotaryPairs::Interleaved } else { RotaryPairs::HalfSplit };
+        let x = uniform(&mut r, frames * heads * hd, -3.0, 3.0);
+        let w = inv_freq(10000.0, d);
+        let (mut p, mut q) = (x.clone(), x.clone());
+        rotate::<Portable>(&mut p, (frames, heads, hd), &w[..d / 2], pairs, 321);
+        rotate::<B>(&mut q, (frames, heads, hd), &w[..d / 2], pairs, 321);
+        let bound = bounds(&x, heads, hd, d, pairs);
+        for i in 0..x.len() {
+            let e = (p[i] - q[i]).abs() as f64;
+            let what = format!("{} {frames}x{heads}x{hd} d {d} {pairs:?} {i}", B::NAME);
+            assert!(e <= bound[i], "{what}: {e:e}");
         }
     }
 }
@@ -317,7 +314,7 @@ fn operator_matches_kernel_and_validates() {
     let mut r = rng(21);
     let x = uniform(&mut r, 3 * 416, -1.0, 1.0);
     let mut want = x.clone();
-    Portable::rotary(&mut want, 3, 8, 52, ROPE.inv_freq(), RotaryPairs::HalfSplit, 9);
+    rotate::<Portable>(&mut want, (3, 8, 52), ROPE.inv_freq(), RotaryPairs::HalfSplit, 9);
 
     let vx = TensorView::new(&x, &[3, 416], Layout::FrameMajor).unwrap();
     let mut o = vec![0.0; 3 * 416];
@@ -359,14 +356,13 @@ fn operator_matches_kernel_and_validates() {
     assert!(o.iter().all(|&v| v == -1.0));
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn operator_neon_in_place() {
+/// The operator in place on `B` against the portable backend.
+fn operator_in_place_matches_portable<B: Backend>() {
     let rope = Rotary::new(geom(2, 4));
     let x: Vec<f32> = (0..2 * 2 * 6).map(|i| i as f32 / 7.0 - 1.0).collect();
     let (mut a, mut b) = (x.clone(), x.clone());
     let mut va = TensorViewMut::new(&mut a, &[2, 12], Layout::FrameMajor).unwrap();
-    rope.run_in_place::<neon_runtime::Neon>(&mut va, 3).unwrap();
+    rope.run_in_place::<B>(&mut va, 3).unwrap();
     let mut vb = TensorViewMut::new(&mut b, &[2, 12], Layout::FrameMajor).unwrap();
     rope.run_in_place::<Portable>(&mut vb, 3).unwrap();
     let bound = bounds(&x, 2, 6, 4, RotaryPairs::Interleaved);

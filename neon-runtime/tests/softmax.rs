@@ -1,5 +1,6 @@
 //! Softmax kernels against an f64 reference on many `[rows, cols]` geometries (every tail of
-//! `cols`), special values, NEON vs portable; the Softmax operator's errors.
+//! `cols`), special values, every backend against the portable one; the Softmax operator's
+//! errors. One generic body per case, run for every backend (`backend_tests!`).
 
 mod common;
 
@@ -7,9 +8,9 @@ use common::{rng, tail_sizes, uniform};
 use neon_runtime::kernels::SoftmaxKernels;
 use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::ops::ShapeRule;
-use neon_runtime::{
-    Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
-};
+use neon_runtime::{Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut};
+
+neon_runtime::backend_tests!(softmax, special, matches_portable);
 
 const EPS: f64 = f32::EPSILON as f64;
 const U: f64 = EPS / 2.0;
@@ -62,7 +63,7 @@ fn geometries() -> Vec<(usize, usize)> {
     g
 }
 
-fn check<B: Backend>() {
+fn softmax<B: SoftmaxKernels>() {
     let mut r = rng(31);
     for (rows, cols) in geometries() {
         // Logit-like data, and a wide range that underflows most exponentials.
@@ -83,7 +84,7 @@ fn check<B: Backend>() {
     }
 }
 
-fn special<B: Backend>() {
+fn special<B: SoftmaxKernels>() {
     let ninf = f32::NEG_INFINITY;
     // A single column is exactly 1.
     let mut x = [3.0f32, -1e30, 7.5];
@@ -124,49 +125,25 @@ fn special<B: Backend>() {
 }
 
 #[test]
-fn softmax_portable() {
-    check::<Portable>();
-}
-#[test]
-fn special_portable() {
-    special::<Portable>();
-}
-
-#[test]
 #[should_panic(expected = "not rows * cols")]
 fn geometry_mismatch_panics() {
     Portable::softmax(&mut [0.0; 10], 3, 3);
 }
 
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    use super::*;
-    use neon_runtime::Neon;
-
-    #[test]
-    fn softmax_neon() {
-        check::<Neon>();
-    }
-    #[test]
-    fn special_neon() {
-        special::<Neon>();
-    }
-
-    /// Same inputs through both backends: each is within the bound of the f64 reference,
-    /// so they are within twice the bound of each other.
-    #[test]
-    fn neon_matches_portable() {
-        let mut r = rng(32);
-        for (rows, cols) in [(1, 1), (2, 3), (7, 13), (13, 7), (4, 257), (1, 1000)] {
-            let x = uniform(&mut r, rows * cols, -8.0, 8.0);
-            let want = reference(&x, rows, cols);
-            let bound = bounds(&x, &want, cols);
-            let (mut p, mut q) = (x.clone(), x.clone());
-            Portable::softmax(&mut p, rows, cols);
-            Neon::softmax(&mut q, rows, cols);
-            for i in 0..p.len() {
-                assert!(((p[i] - q[i]).abs() as f64) <= 2.0 * bound[i], "{rows}x{cols} {i}");
-            }
+/// Same inputs through `B` and the portable backend: each is within the bound of the f64
+/// reference, so they are within twice the bound of each other.
+fn matches_portable<B: SoftmaxKernels>() {
+    let mut r = rng(32);
+    for (rows, cols) in [(1, 1), (2, 3), (7, 13), (13, 7), (4, 257), (1, 1000)] {
+        let x = uniform(&mut r, rows * cols, -8.0, 8.0);
+        let want = reference(&x, rows, cols);
+        let bound = bounds(&x, &want, cols);
+        let (mut p, mut q) = (x.clone(), x.clone());
+        Portable::softmax(&mut p, rows, cols);
+        B::softmax(&mut q, rows, cols);
+        for i in 0..p.len() {
+            let e = (p[i] - q[i]).abs() as f64;
+            assert!(e <= 2.0 * bound[i], "{} {rows}x{cols} {i}", B::NAME);
         }
     }
 }

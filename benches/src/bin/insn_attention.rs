@@ -16,7 +16,8 @@
 //! each prefixed with `portable-` for the portable backend.
 
 use neon_benches::{data, region_start, region_stop};
-use neon_runtime::kernels::rotary::{inv_freq, RotaryPairs};
+use neon_runtime::kernels::attention::AttentionGeometry;
+use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
 use neon_runtime::{Backend, Portable};
 
 #[cfg(target_arch = "aarch64")]
@@ -37,9 +38,15 @@ fn run<B: Backend>(workload: &str, a: usize, b: usize) -> f32 {
                 (data(qf * CHANNELS, 1), data(len * CHANNELS, 2), data(len * CHANNELS, 3));
             let mut out = vec![0.0; qf * CHANNELS];
             let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-            let call = |out: &mut [f32]| {
-                B::attention(&q, &k, &v, out, qf, len, HEADS, HEAD_DIM, scale, causal)
+            let g = AttentionGeometry {
+                q_frames: qf,
+                len,
+                heads: HEADS,
+                head_dim: HEAD_DIM,
+                scale,
+                causal,
             };
+            let call = |out: &mut [f32]| B::attention(&q, &k, &v, out, g);
             call(&mut out);
             region_start(1);
             call(&mut out);
@@ -51,9 +58,10 @@ fn run<B: Backend>(workload: &str, a: usize, b: usize) -> f32 {
             let w = inv_freq(10000.0, 32);
             let mut x = data(frames * CHANNELS, 4);
             let pairs = RotaryPairs::Interleaved;
-            B::rotary(&mut x, frames, HEADS, HEAD_DIM, &w[..16], pairs, at);
+            let f = RotaryFrames { frames, heads: HEADS, head_dim: HEAD_DIM, at };
+            B::rotary(&mut x, f, &w[..16], pairs);
             region_start(1);
-            B::rotary(&mut x, frames, HEADS, HEAD_DIM, &w[..16], pairs, at);
+            B::rotary(&mut x, f, &w[..16], pairs);
             region_stop(1);
             x.iter().sum()
         }

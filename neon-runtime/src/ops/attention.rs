@@ -16,6 +16,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
+use crate::kernels::attention::AttentionGeometry;
 use crate::kernels::norm::sqrt_f32;
 use crate::kernels::Backend;
 use crate::ops::{expect_dim, expect_layout, expect_rank, expect_shape, head_dim, ShapeRule};
@@ -87,7 +88,15 @@ impl Attention {
         let hd = channels / self.heads;
         let scale = self.scale_for(hd);
         let (qd, kd, vd) = (q.data(), k.data(), v.data());
-        B::attention(qd, kd, vd, out.data_mut(), q_frames, len, self.heads, hd, scale, self.causal);
+        let g = AttentionGeometry {
+            q_frames,
+            len,
+            heads: self.heads,
+            head_dim: hd,
+            scale,
+            causal: self.causal,
+        };
+        B::attention(qd, kd, vd, out.data_mut(), g);
         Ok(())
     }
 }

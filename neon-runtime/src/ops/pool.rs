@@ -11,6 +11,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
+use crate::kernels::pool::PoolGeometry;
 use crate::kernels::Backend;
 use crate::ops::{
     check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
@@ -84,7 +85,8 @@ impl MaxPool2d {
         }
         let [c, h, w] = [input.dims()[0], input.dims()[1], input.dims()[2]];
         let (kernel, stride) = ((self.kernel_h, self.kernel_w), (self.stride_h, self.stride_w));
-        B::max_pool2d(input.data(), c, h, w, kernel, stride, output.data_mut());
+        let g = PoolGeometry { channels: c, height: h, width: w, kernel, stride };
+        B::max_pool2d(input.data(), g, output.data_mut());
         Ok(())
     }
 }

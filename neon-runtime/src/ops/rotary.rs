@@ -12,7 +12,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::rotary::{inv_freq, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
+use crate::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
 use crate::kernels::Backend;
 use crate::ops::{
     check_output, expect_layout, expect_rank, head_dim, layout_name, InPlace, ShapeRule,
@@ -155,7 +155,8 @@ impl Rotary {
         let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
         let g = &self.geometry;
         let half = g.rotary_dims / 2;
-        B::rotary(x.data_mut(), frames, g.heads, hd, &self.inv_freq[..half], g.pairs, at);
+        let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
+        B::rotary(x.data_mut(), f, &self.inv_freq[..half], g.pairs);
         Ok(())
     }
 
@@ -175,7 +176,8 @@ impl Rotary {
         out.data_mut().copy_from_slice(x.data());
         let g = &self.geometry;
         let half = g.rotary_dims / 2;
-        B::rotary(out.data_mut(), frames, g.heads, hd, &self.inv_freq[..half], g.pairs, at);
+        let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
+        B::rotary(out.data_mut(), f, &self.inv_freq[..half], g.pairs);
         Ok(())
     }
 }

@@ -1,0 +1,112 @@
+//! The x86-64 attention (`X86<I>`): AVX-512F (16 lanes, `X86<Avx512>`) and AVX2 + FMA (8
+//! lanes, `X86<Avx2>`) kernels. The hook override checks the level
+//! ([`X86::require`]) and runs the level's kernel; off x86-64 (and under Miri) `X86<I>`
+//! runs the portable kernel.
+//!
+//! Both levels run the same algorithm, the online softmax of [`super`] with `L` lanes (16
+//! or 8): one body (`blocks.rs`, `single.rs`) generic over [`Simd`], a handful of
+//! primitives on a level's vectors that `avx512.rs` and `avx2.rs` implement. Every
+//! primitive and every function of the body is `#[inline(always)]`, so each level's
+//! `#[target_feature]` entry point (`avx512::attention`, `avx2::attention`) compiles into
+//! one function with the level's instructions, as if written for it. The body calls no
+//! closure that uses the vectors (nor `array::from_fn` with one): a closure that LLVM does
+//! not inline is compiled without the level's target features and calls every intrinsic
+//! out of line (the multi-query kernel ran 4-5 times slower that way). Against the
+//! per-level copies of the body that a macro expanded before, the results are the same bit
+//! for bit and the code differs in register allocation only: at AVX2, 13% fewer
+//! instructions on Moonshine's encoder shape (the scores loop keeps the 8 key pointers in
+//! registers), 2% more on a single query (valgrind counts; AVX-512 cannot be counted so).
+//!
+//! The kernels:
+//!
+//! - **Several queries: one query per lane.** A block of `L` query rows of one head is
+//!   transposed once into a `[head_dim, L]` tile on the stack (scaled by `scale`), so one
+//!   vector load gives value `d` of the `L` queries. Per block of 8 keys, the scores of
+//!   the `L` queries with key `t` are `sum_d qT[d] * k_t[d]`: one vector accumulator per
+//!   key, one fused multiply-add per value with `k_t[d]` broadcast from the frame-major
+//!   key row (AVX-512: an embedded broadcast operand). The block's maximum is a vertical
+//!   `max` of the 8 score vectors, its probabilities 8 vector exponentials, and when the
+//!   maximum of some lanes grows only those lanes are rescaled (the factor is exactly 1
+//!   in the others). The output accumulates in a transposed `[head_dim, L]` tile,
+//!   `oT[d] += p_t * v_t[d]` (the probabilities as vectors over the queries, `v_t[d]`
+//!   broadcast; even and odd keys in two sums), each tile row loaded and stored once per
+//!   block; at the end it is divided by the running sums and transposed into the output
+//!   rows. Transposing the queries once per block of queries (rather than the keys once
+//!   per block of keys and queries) makes every key and value access a broadcast straight
+//!   from the frame-major rows, for any `head_dim` (no tail). Rows of the last block past
+//!   `q_frames` repeat its last query and are not stored. Used for 5 rows (`MIN_ROWS`) or
+//!   more and `head_dim <= 128` (the two tiles: 16 KiB at AVX-512). File `blocks.rs`.
+//! - **One query (a decoder step; fewer than 5 rows; `head_dim > 128`): one key
+//!   per lane**, in chunks of up to 256 keys, each in four loops that wait for nothing
+//!   but the previous loop: (1) per block of `L` keys, `L` accumulators of `q * k_t` over
+//!   `head_dim` in `L`-value chunks (the last one under a lane mask: Moonshine's 52 = 3 x
+//!   16 + 4), reduced to one vector of `L` scores by a transposing add tree (AVX-512:
+//!   `vunpck{l,h}ps`, `vunpck{l,h}pd`, two rounds of `vshuff64x2`; AVX2: `vhaddps`,
+//!   `vperm2f128`) and stored in a buffer on the stack; (2) their maximum (the output row
+//!   is rescaled when it grows); (3) the exponentials, in place; (4) the output row
+//!   accumulated over the chunk's keys, up to 64 values (AVX2: 32) in registers at a
+//!   time, each probability broadcast from the buffer, even and odd keys in two sums.
+//!   Block by block (maximum, exponentials and accumulation per 16 keys, the output row
+//!   loaded and stored per block) the chain from scores to output made it 20-25% slower.
+//!   File `single.rs`.
+//!
+//! Keys past a row's visible count (causal, or past `len` in the last block) get the
+//! score `-inf` (probability exactly 0) and read the last visible row, so rows past `len`
+//! are never touched, as in the other kernels.
+//!
+//! The exponential is the runtime's (`kernels/activation.rs`: the same reduction,
+//! polynomial and constants, in fused multiply-adds as in the NEON form), written once
+//! over [`Simd`] ([`exp`]).
+//!
+//! # Accuracy
+//!
+//! Within the bound of [`super`]: each score is a sum of `head_dim` products of `q_d
+//! scale` (rounded) and `k_d`, in some order (`gamma_(head_dim + 1)` covers the scaling);
+//! the sums of `p_j v_j` and of `p_j` are f32 sums of the `n` terms in some order, with at
+//! most one rescaling per block of keys.
+//!
+//! # Measured
+//!
+//! See the module documentation of [`super`] (host timings per level).
+
+// Accumulator arrays are indexed by constant loop counters on purpose: fully unrolled,
+// every element stays in its own register.
+#![allow(clippy::needless_range_loop)]
+
+use super::AttentionKernels;
+use crate::kernels::{X86Isa, X86};
+
+impl<I: X86Isa> AttentionKernels for X86<I> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn attention_unchecked(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        out: &mut [f32],
+        g: super::AttentionGeometry,
+    ) {
+        use crate::kernels::cpu::X86Level;
+        Self::require();
+        let p = kernel::Ptrs { q: q.as_ptr(), k: k.as_ptr(), v: v.as_ptr(), out: out.as_mut_ptr() };
+        // SAFETY: the entry point checked the geometry and the slice lengths (`q`, `out`:
+        // `q_frames * c`, `k`, `v`: at least `len * c`), `out` is a unique borrow, and the
+        // CPU implements the level (`require`).
+        unsafe {
+            match I::LEVEL {
+                X86Level::Avx2 => avx2::attention(p, g),
+                X86Level::Avx512 => avx512::attention(p, g),
+            }
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod avx2;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod avx512;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod blocks;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod kernel;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod single;

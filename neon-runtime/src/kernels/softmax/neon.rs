@@ -1,0 +1,90 @@
+//! The NEON softmax of one row: 16-lane partial maxima and sums (four registers), the
+//! runtime's vector exponential, a padded 4-lane tail.
+
+use super::SoftmaxKernels;
+use crate::kernels::activation::neon::{exp, map};
+use crate::kernels::Neon;
+use core::arch::aarch64::*;
+
+/// Max of a row; `vmaxq` propagates NaN, so a NaN anywhere gives `m = NaN` (a NaN row).
+fn row_max(x: &[f32]) -> f32 {
+    let mut c16 = x.chunks_exact(16);
+    // SAFETY: every load below reads a chunk of exactly the loaded length; NEON is
+    // statically enabled (compile-time check in activation.rs).
+    unsafe {
+        let ninf = vdupq_n_f32(f32::NEG_INFINITY);
+        let (mut m0, mut m1, mut m2, mut m3) = (ninf, ninf, ninf, ninf);
+        for ch in &mut c16 {
+            let v = vld1q_f32_x4(ch.as_ptr());
+            m0 = vmaxq_f32(m0, v.0);
+            m1 = vmaxq_f32(m1, v.1);
+            m2 = vmaxq_f32(m2, v.2);
+            m3 = vmaxq_f32(m3, v.3);
+        }
+        let mut c4 = c16.remainder().chunks_exact(4);
+        for ch in &mut c4 {
+            m0 = vmaxq_f32(m0, vld1q_f32(ch.as_ptr()));
+        }
+        let mut m = vmaxvq_f32(vmaxq_f32(vmaxq_f32(m0, m1), vmaxq_f32(m2, m3)));
+        for &v in c4.remainder() {
+            // Same NaN propagation as vmaxq for the scalar tail.
+            m = if v.is_nan() || m.is_nan() { f32::NAN } else { m.max(v) };
+        }
+        m
+    }
+}
+
+/// `y[j] = exp(y[j] - m)`, returns the sum.
+fn exp_sum(y: &mut [f32], m: f32) -> f32 {
+    // SAFETY: every load/store below touches a chunk (or stack buffer) of exactly the
+    // accessed length; NEON is statically enabled.
+    unsafe {
+        let mv = vdupq_n_f32(m);
+        let z = vdupq_n_f32(0.0);
+        let (mut s0, mut s1, mut s2, mut s3) = (z, z, z, z);
+        let mut c16 = y.chunks_exact_mut(16);
+        for ch in &mut c16 {
+            let v = vld1q_f32_x4(ch.as_ptr());
+            let e = float32x4x4_t(
+                exp(vsubq_f32(v.0, mv)),
+                exp(vsubq_f32(v.1, mv)),
+                exp(vsubq_f32(v.2, mv)),
+                exp(vsubq_f32(v.3, mv)),
+            );
+            vst1q_f32_x4(ch.as_mut_ptr(), e);
+            s0 = vaddq_f32(s0, e.0);
+            s1 = vaddq_f32(s1, e.1);
+            s2 = vaddq_f32(s2, e.2);
+            s3 = vaddq_f32(s3, e.3);
+        }
+        let mut c4 = c16.into_remainder().chunks_exact_mut(4);
+        for ch in &mut c4 {
+            let e = exp(vsubq_f32(vld1q_f32(ch.as_ptr()), mv));
+            vst1q_f32(ch.as_mut_ptr(), e);
+            s0 = vaddq_f32(s0, e);
+        }
+        let rest = c4.into_remainder();
+        if !rest.is_empty() {
+            // Pad with -inf: exp(-inf - m) = 0 adds nothing to the sum (for finite m).
+            let mut buf = [f32::NEG_INFINITY; 4];
+            buf[..rest.len()].copy_from_slice(rest);
+            let e = exp(vsubq_f32(vld1q_f32(buf.as_ptr()), mv));
+            vst1q_f32(buf.as_mut_ptr(), e);
+            let n = rest.len();
+            rest.copy_from_slice(&buf[..n]);
+            s1 = vaddq_f32(s1, e);
+        }
+        vaddvq_f32(vaddq_f32(vaddq_f32(s0, s2), vaddq_f32(s1, s3)))
+    }
+}
+
+impl SoftmaxKernels for Neon {
+    #[inline]
+    fn softmax_row(y: &mut [f32]) {
+        let m = row_max(y);
+        let s = exp_sum(y, m);
+        let inv = 1.0 / s;
+        // SAFETY: register-only NEON arithmetic, NEON statically enabled.
+        map(y, |v| unsafe { vmulq_n_f32(v, inv) });
+    }
+}
