@@ -2,10 +2,12 @@
 //! (`f64(q) * scale + offset`, or `f64(q) * scale[j, k / 32]`): every tail of m, n and k
 //! (1..=33, sampled), odd shapes, 416 -> 1664 and 1664 -> 416, `k` across the GEMM's
 //! conversion block and `m` across its row block, strides, bias / no bias, Moonshine-like
-//! scales and offsets, NEON against portable on the same inputs; packing layouts; the
-//! operators' results, shape rule and errors. On x86-64 every level of the portable
-//! backend (baseline, AVX2 + FMA, AVX-512F) runs the kernel suite explicitly, whichever
-//! one `Portable` picks on this CPU.
+//! scales and offsets, each backend against portable on the same inputs; the
+//! int8-activation (`dot`) GEMV; packing layouts; the operators' results, shape rule and
+//! errors. Every suite is a generic body run for each backend (`backend_tests!`): Portable,
+//! `X86<Avx2>` and `X86<Avx512>` where the CPU has them, Neon (aarch64, under qemu: with
+//! qemu's default CPU `max` the `dot` GEMV runs `sdot`, with `QEMU_CPU=cortex-a72` its
+//! portable fallback).
 
 mod common;
 
@@ -13,120 +15,12 @@ use common::{assert_close, assert_close_f32, rng, uniform};
 use neon_runtime::kernels::gemm::PACK_NR;
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_block_scales_transposed, pack_i8, pack_i8_transposed,
-    packed_block_scales_len, packed_i8_len, QuantKernels, BLOCK_K, KC, MC, QUANT_KR,
+    packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm, QuantKernels, BLOCK_K, DOT_KC,
+    KC, MC, QUANT_KR,
 };
 use neon_runtime::{Backend, Portable};
 use rand::rngs::SmallRng;
 use rand::Rng;
-
-/// The four kernels under test: a backend's (every [`Backend`]) or, on x86-64, a forced
-/// level of the portable one.
-trait Quant {
-    const NAME: &'static str;
-    #[allow(clippy::too_many_arguments)]
-    fn gemv(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    );
-    #[allow(clippy::too_many_arguments)]
-    fn gemm(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    );
-    fn gemv_block(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    );
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_block(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    );
-}
-
-impl<B: Backend> Quant for B {
-    const NAME: &'static str = B::NAME;
-    fn gemv(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        <B as QuantKernels>::gemv_i8(n, k, x, b, scale, offset, bias, y)
-    }
-    fn gemm(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scale: f32,
-        offset: f32,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        <B as QuantKernels>::gemm_i8(m, n, k, a, lda, b, scale, offset, bias, c, ldc)
-    }
-    fn gemv_block(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        <B as QuantKernels>::gemv_i8_block(n, k, x, b, scales, bias, y)
-    }
-    fn gemm_block(
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[i8],
-        scales: &[f32],
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        <B as QuantKernels>::gemm_i8_block(m, n, k, a, lda, b, scales, bias, c, ldc)
-    }
-}
 
 /// Value written around and between the output rows: columns past `n` must keep it.
 const SENTINEL: f32 = 1234.5;
@@ -175,18 +69,14 @@ struct Problem {
     bias: Option<Vec<f32>>,
 }
 
+/// The geometry `m x k -> n`, rows of `A` `lda` apart, of `C` `ldc` apart.
+fn dims(m: usize, n: usize, k: usize, lda: usize, ldc: usize) -> QuantGemm {
+    QuantGemm { m, n, k, lda, ldc }
+}
+
 impl Problem {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        r: &mut SmallRng,
-        m: usize,
-        n: usize,
-        k: usize,
-        lda: usize,
-        ldc: usize,
-        bias: bool,
-        block: bool,
-    ) -> Self {
+    fn new(r: &mut SmallRng, g: QuantGemm, bias: bool, block: bool) -> Self {
+        let QuantGemm { m, n, k, lda, ldc } = g;
         let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
         let format = if block { block_format(r, n, k) } else { moonshine_format(r) };
         Self {
@@ -199,6 +89,18 @@ impl Problem {
             q: int8(r, n * k),
             format,
             bias: bias.then(|| uniform(r, n, -1.0, 1.0)),
+        }
+    }
+
+    fn geometry(&self) -> QuantGemm {
+        dims(self.m, self.n, self.k, self.lda, self.ldc)
+    }
+
+    /// The kernels' format value, with `scales` the packed block scales ([`Self::packed`]).
+    fn quant_format<'a>(&self, scales: &'a [f32]) -> QuantFormat<'a> {
+        match self.format {
+            Format::Tensor { scale, offset } => QuantFormat::PerTensor { scale, offset },
+            Format::Block(_) => QuantFormat::Block(scales),
         }
     }
 
@@ -272,17 +174,11 @@ impl Problem {
 
     /// Runs backend `B`'s GEMM; returns the `m x n` result after checking the padding
     /// columns between rows.
-    fn run_gemm<B: Quant>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+    fn run_gemm<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
         let mut c = vec![SENTINEL; c_len];
-        let (m, n, k, a, lda, ldc) = (self.m, self.n, self.k, &self.a, self.lda, self.ldc);
-        let bias = self.bias.as_deref();
-        match self.format {
-            Format::Tensor { scale, offset } => {
-                B::gemm(m, n, k, a, lda, b, scale, offset, bias, &mut c, ldc)
-            }
-            Format::Block(_) => B::gemm_block(m, n, k, a, lda, b, scales, bias, &mut c, ldc),
-        }
+        let format = self.quant_format(scales);
+        B::gemm_i8(self.geometry(), &self.a, b, format, self.bias.as_deref(), &mut c);
         let mut out = Vec::with_capacity(self.m * self.n);
         for i in 0..self.m {
             let row = &c[i * self.ldc..];
@@ -299,13 +195,18 @@ impl Problem {
     }
 
     /// Runs backend `B`'s GEMV on row 0.
-    fn run_gemv<B: Quant>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+    fn run_gemv<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let mut y = vec![SENTINEL; self.n];
         let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
-        match self.format {
-            Format::Tensor { scale, offset } => B::gemv(n, k, x, b, scale, offset, bias, &mut y),
-            Format::Block(_) => B::gemv_block(n, k, x, b, scales, bias, &mut y),
-        }
+        B::gemv_i8(n, k, x, b, self.quant_format(scales), bias, &mut y);
+        y
+    }
+
+    /// Runs backend `B`'s int8-activation GEMV on row 0.
+    fn run_gemv_dot<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        let mut y = vec![SENTINEL; self.n];
+        let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
+        B::gemv_i8_dot(n, k, x, b, self.quant_format(scales), bias, &mut y);
         y
     }
 
@@ -323,7 +224,7 @@ fn max_err(got: &[f32], want: &[f64]) -> f64 {
 }
 
 /// Checks backend `B`'s GEMM on one problem; returns the max abs error and the tolerance.
-fn check_gemm<B: Quant>(p: &Problem) -> (f64, f64) {
+fn check_gemm<B: Backend>(p: &Problem) -> (f64, f64) {
     let (want, tol) = p.reference();
     let (b, s) = p.packed();
     let got = p.run_gemm::<B>(&b, &s);
@@ -333,7 +234,7 @@ fn check_gemm<B: Quant>(p: &Problem) -> (f64, f64) {
 
 /// Checks backend `B`'s GEMV on row 0 of one problem (the tolerance is the max over
 /// all rows: problems used here have `m = 1` or a few rows).
-fn check_gemv<B: Quant>(p: &Problem) -> (f64, f64) {
+fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
     let (want, tol) = p.reference();
     let want = &want[..p.n];
     let (b, s) = p.packed();
@@ -415,17 +316,24 @@ impl std::fmt::Display for Worst {
     }
 }
 
-fn gemm_tensor<B: Quant>() -> Worst {
+/// Prints a body's worst error, so the report can quote the measured errors
+/// (`-- --nocapture`).
+fn report<B: Backend>(what: &str, w: Worst) {
+    println!("{}: {what}: {w}", B::NAME);
+}
+
+fn gemm_tensor<B: Backend>() {
     let mut r = rng(1);
     let mut w = Worst::default();
     for (idx, (m, n, k)) in tail_shapes().into_iter().chain(odd_shapes()).enumerate() {
         let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 3, n + 5) };
-        w.add(check_gemm::<B>(&Problem::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0, false)));
+        let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 3 != 0, false);
+        w.add(check_gemm::<B>(&p));
     }
-    w
+    report::<B>("gemm per-tensor", w);
 }
 
-fn gemv_tensor<B: Quant>() -> Worst {
+fn gemv_tensor<B: Backend>() {
     let mut r = rng(2);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
@@ -433,16 +341,16 @@ fn gemv_tensor<B: Quant>() -> Worst {
     shapes.extend([(13, 7), (1664, 416), (416, 1664), (3328, 416), (47, 1), (1, 255), (40, 300)]);
     shapes.extend([(48, 9), (17, 1663), (413, 417)]);
     for (idx, &(n, k)) in shapes.iter().enumerate() {
-        w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false)));
+        w.add(check_gemv::<B>(&Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, false)));
     }
-    w
+    report::<B>("gemv per-tensor", w);
 }
 
 /// Block sizes: `k` a multiple of 32, including across the GEMM's conversion block
 /// ([`KC`], and `2 * KC` on x86-64 AVX-512).
 const BLOCK_KS: [usize; 5] = [32, 64, 128, KC + 32, 2 * KC + 32];
 
-fn gemm_block<B: Quant>() -> Worst {
+fn gemm_block<B: Backend>() {
     let mut r = rng(3);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize, usize)> = (1..=33)
@@ -452,31 +360,32 @@ fn gemm_block<B: Quant>() -> Worst {
     shapes.extend([(3, 1664, 416), (5, 416, 1664), (MC + 3, 40, KC + 64), (1, 1, 32)]);
     for (idx, (m, n, k)) in shapes.into_iter().enumerate() {
         let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 1, n + 2) };
-        w.add(check_gemm::<B>(&Problem::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0, true)));
+        let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 3 != 0, true);
+        w.add(check_gemm::<B>(&p));
     }
-    w
+    report::<B>("gemm block", w);
 }
 
-fn gemv_block<B: Quant>() -> Worst {
+fn gemv_block<B: Backend>() {
     let mut r = rng(4);
     let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
     shapes.extend([(1664, 416), (416, 1664), (3328, 416), (64, 32), (17, 640)]);
     for (idx, &(n, k)) in shapes.iter().enumerate() {
-        w.add(check_gemv::<B>(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, true)));
+        w.add(check_gemv::<B>(&Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, true)));
     }
-    w
+    report::<B>("gemv block", w);
 }
 
 /// General per-tensor parameters (an offset that is not a multiple of the scale, a
 /// negative scale, a zero offset) on a few shapes.
-fn general_parameters<B: Quant>() {
+fn general_parameters<B: Backend>() {
     let mut r = rng(5);
     for (idx, &(scale, offset)) in
         [(0.37f32, -1.3f32), (-2e-3, 5e-4), (1.0, 0.0)].iter().enumerate()
     {
         for &(m, n, k) in &[(1, 33, 17), (4, 20, 45), (1, 16, 64)] {
-            let mut p = Problem::new(&mut r, m, n, k, k, n, idx != 1, false);
+            let mut p = Problem::new(&mut r, dims(m, n, k, k, n), idx != 1, false);
             p.format = Format::Tensor { scale, offset };
             check_gemm::<B>(&p);
             check_gemv::<B>(&p);
@@ -486,7 +395,7 @@ fn general_parameters<B: Quant>() {
 
 /// The extreme codes -128 and 127 convert exactly: with power-of-two scales the whole
 /// computation is exact.
-fn extreme_codes<B: Quant>() {
+fn extreme_codes<B: Backend>() {
     for &(code, k) in &[(-128i8, 37usize), (127, 64), (-128, 416)] {
         let n = 19;
         let q = vec![code; n * k];
@@ -494,13 +403,14 @@ fn extreme_codes<B: Quant>() {
         pack_i8(&q, n, k, &mut b);
         let x = vec![1.0f32; k];
         let (scale, offset) = (0.0078125f32, 0.25f32);
+        let tensor = QuantFormat::PerTensor { scale, offset };
         let want = scale * (code as f32 * k as f32) + offset * k as f32;
         let mut y = vec![0.0; n];
-        B::gemv(n, k, &x, &b, scale, offset, None, &mut y);
+        B::gemv_i8(n, k, &x, &b, tensor, None, &mut y);
         assert!(y.iter().all(|&v| v == want), "{}: gemv code {code}: {y:?} != {want}", B::NAME);
         let mut c = vec![0.0; 2 * n];
         let a = [x.clone(), x.clone()].concat();
-        B::gemm(2, n, k, &a, k, &b, scale, offset, None, &mut c, n);
+        B::gemm_i8(dims(2, n, k, k, n), &a, &b, tensor, None, &mut c);
         assert!(c.iter().all(|&v| v == want), "{}: gemm code {code}", B::NAME);
         // Block scales of 2^-7 everywhere: the same dot product without the offset.
         let scales = vec![0.0078125f32; n * k.div_ceil(BLOCK_K)];
@@ -508,41 +418,51 @@ fn extreme_codes<B: Quant>() {
             let mut s = vec![0.0; packed_block_scales_len(n, k)];
             pack_block_scales(&scales, n, k, &mut s);
             let want = scale * (code as f32 * k as f32);
-            B::gemv_block(n, k, &x, &b, &s, None, &mut y);
+            B::gemv_i8(n, k, &x, &b, QuantFormat::Block(&s), None, &mut y);
             assert!(y.iter().all(|&v| v == want), "{}: block gemv code {code}", B::NAME);
-            B::gemm_block(2, n, k, &a, k, &b, &s, None, &mut c, n);
+            B::gemm_i8(dims(2, n, k, k, n), &a, &b, QuantFormat::Block(&s), None, &mut c);
             assert!(c.iter().all(|&v| v == want), "{}: block gemm code {code}", B::NAME);
         }
     }
 }
 
-/// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
-fn degenerate<B: Quant>() {
+/// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written. The
+/// same for the int8-activation GEMV.
+fn degenerate<B: Backend>() {
     let bias = [1.0, 2.0, 3.0];
+    let tensor = QuantFormat::PerTensor { scale: 0.5, offset: 0.25 };
     let mut c = [SENTINEL; 6];
-    B::gemm(2, 3, 0, &[], 0, &[], 0.5, 0.25, Some(&bias), &mut c, 3);
+    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], &[], tensor, Some(&bias), &mut c);
     assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    B::gemm_block(2, 3, 0, &[], 0, &[], &[], None, &mut c, 3);
+    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], &[], QuantFormat::Block(&[]), None, &mut c);
     assert_eq!(c, [0.0; 6]);
     let mut y = [SENTINEL; 3];
-    B::gemv(3, 0, &[], &[], 0.5, 0.25, Some(&bias), &mut y);
+    B::gemv_i8(3, 0, &[], &[], tensor, Some(&bias), &mut y);
     assert_eq!(y, bias);
     let mut y = [SENTINEL; 3];
-    B::gemv_block(3, 0, &[], &[], &[], None, &mut y);
+    B::gemv_i8(3, 0, &[], &[], QuantFormat::Block(&[]), None, &mut y);
+    assert_eq!(y, [0.0; 3]);
+    let mut y = [SENTINEL; 3];
+    B::gemv_i8_dot(3, 0, &[], &[], tensor, Some(&bias), &mut y);
+    assert_eq!(y, bias);
+    let mut y = [SENTINEL; 3];
+    B::gemv_i8_dot(3, 0, &[], &[], QuantFormat::Block(&[]), None, &mut y);
     assert_eq!(y, [0.0; 3]);
     let mut c = [SENTINEL; 2];
     let b = [0i8; PACK_NR * 4];
-    B::gemm(0, 2, 4, &[], 4, &b, 1.0, 0.0, None, &mut c, 2);
-    B::gemm(2, 0, 4, &[0.0; 8], 4, &[], 1.0, 0.0, None, &mut c, 0);
-    B::gemv(0, 4, &[0.0; 4], &[], 1.0, 0.0, None, &mut []);
+    let unit = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
+    B::gemm_i8(dims(0, 2, 4, 4, 2), &[], &b, unit, None, &mut c);
+    B::gemm_i8(dims(2, 0, 4, 4, 0), &[0.0; 8], &[], unit, None, &mut c);
+    B::gemv_i8(0, 4, &[0.0; 4], &[], unit, None, &mut []);
+    B::gemv_i8_dot(0, 4, &[0.0; 4], &[], unit, None, &mut []);
     assert_eq!(c, [SENTINEL; 2]);
 }
 
 /// GEMV and a one-row GEMM compute the same thing.
-fn gemv_matches_gemm<B: Quant>() {
+fn gemv_matches_gemm<B: Backend>() {
     let mut r = rng(6);
     for &(n, k, block) in &[(33, 17, false), (100, 64, true), (16, 3, false), (40, 300, false)] {
-        let p = Problem::new(&mut r, 1, n, k, k, n, true, block);
+        let p = Problem::new(&mut r, dims(1, n, k, k, n), true, block);
         let (_, tol) = p.reference();
         let (b, s) = p.packed();
         // Same products summed in a different order: both within tol of the reference.
@@ -560,7 +480,7 @@ fn gemv_matches_gemm<B: Quant>() {
 /// output has (most within +-2.5, 1% of them 10x larger: LN gains and outlier channels),
 /// per tensor and in blocks, with bias: GEMV `[n, k]` = 416 -> 416, 416 -> 3328,
 /// 1664 -> 416; the GEMM on 83 rows (across the GEMM's 80-row block and 8-row tiles).
-fn moonshine_magnitudes<B: Quant>() -> Worst {
+fn moonshine_magnitudes<B: Backend>() {
     let mut r = rng(8);
     let mut w = Worst::default();
     let ln_like = |r: &mut SmallRng, p: &mut Problem| {
@@ -570,179 +490,40 @@ fn moonshine_magnitudes<B: Quant>() -> Worst {
     };
     for (n, k) in [(416, 416), (3328, 416), (416, 1664)] {
         for block in [false, true] {
-            let mut p = Problem::new(&mut r, 1, n, k, k, n, true, block);
+            let mut p = Problem::new(&mut r, dims(1, n, k, k, n), true, block);
             ln_like(&mut r, &mut p);
             w.add(check_gemv::<B>(&p));
         }
     }
     for (n, k) in [(416, 1664), (1664, 416)] {
-        let mut p = Problem::new(&mut r, 83, n, k, k, n, true, false);
+        let mut p = Problem::new(&mut r, dims(83, n, k, k, n), true, false);
         ln_like(&mut r, &mut p);
         w.add(check_gemm::<B>(&p));
     }
-    w
+    report::<B>("moonshine magnitudes", w);
 }
 
-fn all<B: Quant>() {
-    let results = [
-        ("gemm per-tensor", gemm_tensor::<B>()),
-        ("gemv per-tensor", gemv_tensor::<B>()),
-        ("gemm block", gemm_block::<B>()),
-        ("gemv block", gemv_block::<B>()),
-        ("moonshine magnitudes", moonshine_magnitudes::<B>()),
-    ];
-    // Printed so the report can quote the measured errors (`-- --nocapture`).
-    for (what, w) in &results {
-        println!("{}: {what}: {w}", B::NAME);
+/// The encoder's full GEMMs (413 rows) and the LM head's GEMV (416 -> 32768) against the
+/// f64 reference, per tensor with bias. On x86-64 hosts only: under qemu the reference's
+/// 0.6 G f64 multiply-adds take minutes per backend (the other bodies cover every kernel
+/// path at smaller sizes).
+fn full_size<B: Backend>() {
+    if !cfg!(target_arch = "x86_64") {
+        println!("{}: full size skipped (x86-64 hosts only)", B::NAME);
+        return;
     }
-    general_parameters::<B>();
-    extreme_codes::<B>();
-    degenerate::<B>();
-    gemv_matches_gemm::<B>();
+    let mut r = rng(9);
+    let mut w = Worst::default();
+    for (m, n, k) in [(413, 1664, 416), (413, 416, 1664), (1, 32768, 416)] {
+        let p = Problem::new(&mut r, dims(m, n, k, k, n), true, false);
+        w.add(if m == 1 { check_gemv::<B>(&p) } else { check_gemm::<B>(&p) });
+    }
+    report::<B>("full size", w);
 }
 
-#[test]
-fn portable_quant_kernels() {
-    all::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_quant_kernels() {
-    all::<neon_runtime::Neon>();
-}
-
-/// Each level of the x86-64 portable backend, forced, on the whole kernel suite.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod x86 {
-    use super::*;
-    use neon_runtime::kernels::gemm::x86::Level;
-    use neon_runtime::kernels::quant::x86;
-
-    /// A forced level as a [`Quant`]: only used after [`cpu_has`] confirmed the level.
-    macro_rules! forced {
-        ($ty:ident, $level:expr, $name:literal) => {
-            struct $ty;
-            impl Quant for $ty {
-                const NAME: &'static str = $name;
-                fn gemv(
-                    n: usize,
-                    k: usize,
-                    x: &[f32],
-                    b: &[i8],
-                    scale: f32,
-                    offset: f32,
-                    bias: Option<&[f32]>,
-                    y: &mut [f32],
-                ) {
-                    // SAFETY: the tests run this level only when `cpu_has` says the CPU
-                    // implements it.
-                    unsafe { x86::gemv_i8($level, n, k, x, b, scale, offset, bias, y) }
-                }
-                fn gemm(
-                    m: usize,
-                    n: usize,
-                    k: usize,
-                    a: &[f32],
-                    lda: usize,
-                    b: &[i8],
-                    scale: f32,
-                    offset: f32,
-                    bias: Option<&[f32]>,
-                    c: &mut [f32],
-                    ldc: usize,
-                ) {
-                    // SAFETY: as above.
-                    unsafe { x86::gemm_i8($level, m, n, k, a, lda, b, scale, offset, bias, c, ldc) }
-                }
-                fn gemv_block(
-                    n: usize,
-                    k: usize,
-                    x: &[f32],
-                    b: &[i8],
-                    scales: &[f32],
-                    bias: Option<&[f32]>,
-                    y: &mut [f32],
-                ) {
-                    // SAFETY: as above.
-                    unsafe { x86::gemv_i8_block($level, n, k, x, b, scales, bias, y) }
-                }
-                fn gemm_block(
-                    m: usize,
-                    n: usize,
-                    k: usize,
-                    a: &[f32],
-                    lda: usize,
-                    b: &[i8],
-                    scales: &[f32],
-                    bias: Option<&[f32]>,
-                    c: &mut [f32],
-                    ldc: usize,
-                ) {
-                    // SAFETY: as above.
-                    unsafe { x86::gemm_i8_block($level, m, n, k, a, lda, b, scales, bias, c, ldc) }
-                }
-            }
-        };
-    }
-
-    forced!(Baseline, Level::Baseline, "x86 baseline");
-    forced!(Avx2, Level::Avx2, "x86 avx2");
-    forced!(Avx512, Level::Avx512, "x86 avx512");
-
-    /// Whether this CPU implements `level` (run-time detection in the test, independent
-    /// of the library's features); prints a note when a level is skipped.
-    fn cpu_has(level: Level) -> bool {
-        let yes = match level {
-            Level::Baseline => true,
-            Level::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Level::Avx512 => is_x86_feature_detected!("avx512f"),
-        };
-        if !yes {
-            println!("{} tests skipped: this CPU does not implement it", level.name());
-        }
-        yes
-    }
-
-    /// The encoder's full GEMMs (413 rows) and the LM head's GEMV (416 -> 32768) at one
-    /// level against the f64 reference, per tensor with bias.
-    fn full_size<B: Quant>() {
-        let mut r = rng(9);
-        let mut w = Worst::default();
-        for (m, n, k) in [(413, 1664, 416), (413, 416, 1664), (1, 32768, 416)] {
-            let p = Problem::new(&mut r, m, n, k, k, n, true, false);
-            w.add(if m == 1 { check_gemv::<B>(&p) } else { check_gemm::<B>(&p) });
-        }
-        println!("{}: full size: {w}", B::NAME);
-    }
-
-    #[test]
-    fn baseline_quant_kernels() {
-        all::<Baseline>();
-    }
-
-    #[test]
-    fn avx2_quant_kernels() {
-        if cpu_has(Level::Avx2) {
-            all::<Avx2>();
-            full_size::<Avx2>();
-        }
-    }
-
-    #[test]
-    fn avx512_quant_kernels() {
-        if cpu_has(Level::Avx512) {
-            all::<Avx512>();
-            full_size::<Avx512>();
-        }
-    }
-}
-
-/// NEON and portable agree on the same inputs (both also checked against f64 above).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_matches_portable() {
-    use neon_runtime::Neon;
+/// The backend and portable agree on the same inputs (both also checked against f64
+/// above).
+fn matches_portable<B: Backend>() {
     let mut r = rng(7);
     let shapes = tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]);
     for (idx, (m, n, k)) in shapes.enumerate() {
@@ -750,22 +531,22 @@ fn neon_matches_portable() {
         // within tol of the f64 result, so within 2 tol of the other.
         for block in [false, true] {
             let k = if block { k.div_ceil(BLOCK_K) * BLOCK_K } else { k };
-            let p = Problem::new(&mut r, m, n, k, k + 1, n + 1, idx % 2 == 0, block);
+            let p = Problem::new(&mut r, dims(m, n, k, k + 1, n + 1), idx % 2 == 0, block);
             let (_, tol) = p.reference();
             let gemv_tol = 2.0 * tol as f32;
             let (b, s) = p.packed();
             let tol = 2.0 * tol as f32;
-            let label = p.label("neon vs portable");
+            let label = p.label(&format!("{} vs portable", B::NAME));
             assert_close_f32(
                 &label,
-                &p.run_gemm::<Neon>(&b, &s),
+                &p.run_gemm::<B>(&b, &s),
                 &p.run_gemm::<Portable>(&b, &s),
                 tol,
                 0.0,
             );
             assert_close_f32(
                 &label,
-                &p.run_gemv::<Neon>(&b, &s),
+                &p.run_gemv::<B>(&b, &s),
                 &p.run_gemv::<Portable>(&b, &s),
                 gemv_tol,
                 0.0,
@@ -774,137 +555,151 @@ fn neon_matches_portable() {
     }
 }
 
-/// The `sdot` GEMVs: activations quantised to int8 per block of 32.
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod dot {
-    use super::*;
-    use neon_runtime::kernels::quant::dot::{self, DOT_KC};
-    use neon_runtime::kernels::quant::dotprod_available;
-    use neon_runtime::Neon;
+neon_runtime::backend_tests!(
+    gemm_tensor,
+    gemv_tensor,
+    gemm_block,
+    gemv_block,
+    moonshine_magnitudes,
+    general_parameters,
+    extreme_codes,
+    degenerate,
+    gemv_matches_gemm,
+    full_size,
+    matches_portable,
+    dot_path,
+    dot_gemv,
+    dot_block_magnitudes,
+    dot_non_finite,
+    widening_is_default,
+);
 
-    /// Runs the explicit `sdot` GEMV on row 0 and checks it; returns (max err, tol,
-    /// rms err / rms output).
-    fn check(p: &Problem) -> (f64, f64, f64) {
+// ------------------------------------------------------------------------------------
+// The int8-activation (`dot`) GEMV: activations quantised to int8 per block of 32
+// ------------------------------------------------------------------------------------
+
+/// Which evaluation backend `B`'s `dot` GEMV runs here (printed with the errors).
+fn dot_evaluation<B: Backend>() -> &'static str {
+    if B::NAME == "neon" && neon_runtime::kernels::cpu::aarch64_dotprod() {
+        "sdot"
+    } else {
+        "portable evaluation"
+    }
+}
+
+/// `QuantKernels::gemv_i8_dot` (the int8-activation path a `QuantLinear` selects with
+/// `QuantPath::Dot`), per tensor: within the f32 bound plus the activation quantisation
+/// bound of the reference, for every tail of n and k, Moonshine's shapes and k past the
+/// 2048-value quantisation chunk.
+fn dot_path<B: Backend>() {
+    let mut r = rng(40);
+    let mut worst = Worst::default();
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+    shapes.extend([(1664, 416), (416, 1664), (416, 416), (13, 2048 + 52), (33, 2 * 2048 + 37)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        let p = Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, false);
         let (want, tol) = p.reference();
-        let want = &want[..p.n];
-        let tol = tol + quantisation_bound(p);
-        let (b, s) = p.packed();
-        let mut y = vec![SENTINEL; p.n];
-        let (n, k, x, bias) = (p.n, p.k, &p.a[..p.k], p.bias.as_deref());
-        // SAFETY: the callers run this only when the CPU has dotprod.
-        unsafe {
-            match p.format {
-                Format::Tensor { scale, offset } => {
-                    dot::gemv_i8(n, k, x, &b, scale, offset, bias, &mut y)
-                }
-                Format::Block(_) => dot::gemv_i8_block(n, k, x, &b, &s, bias, &mut y),
-            }
-        }
-        assert_close(&p.label("sdot gemv"), &y, want, tol, 0.0);
-        // Relative RMS error, quoted in the report for the Moonshine shapes.
-        let e2: f64 = y.iter().zip(want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum();
-        let w2: f64 = want.iter().map(|w| w * w).sum();
-        if p.k >= 416 && p.n >= 416 {
-            println!("{}: rms err / rms y = {:.2e}", p.label("sdot gemv"), (e2 / w2).sqrt());
-        }
-        (max_err(&y, want), tol, (e2 / w2).sqrt())
+        let want = &want[..n];
+        let tol = tol + quantisation_bound(&p);
+        let (b, _) = p.packed();
+        let y = p.run_gemv_dot::<B>(&b, &[]);
+        assert_close(&p.label(&format!("{} gemv_i8_dot", B::NAME)), &y, want, tol, 0.0);
+        worst.add((max_err(&y, want), tol));
     }
+    println!("{} gemv_i8_dot ({}): {worst}", B::NAME, dot_evaluation::<B>());
+}
 
-    fn has_dotprod() -> bool {
-        let yes = std::arch::is_aarch64_feature_detected!("dotprod");
-        if !yes {
-            println!("sdot tests skipped: this CPU has no dotprod (QEMU_CPU=cortex-a72?)");
-        }
-        yes
+/// Runs backend `B`'s `dot` GEMV on row 0 and checks it; returns (max err, tol,
+/// rms err / rms output).
+fn check_dot<B: Backend>(p: &Problem) -> (f64, f64, f64) {
+    let (want, tol) = p.reference();
+    let want = &want[..p.n];
+    let tol = tol + quantisation_bound(p);
+    let (b, s) = p.packed();
+    let y = p.run_gemv_dot::<B>(&b, &s);
+    let label = p.label(&format!("{} dot gemv", B::NAME));
+    assert_close(&label, &y, want, tol, 0.0);
+    // Relative RMS error, quoted in the report for the Moonshine shapes.
+    let e2: f64 = y.iter().zip(want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum();
+    let w2: f64 = want.iter().map(|w| w * w).sum();
+    if p.k >= 416 && p.n >= 416 {
+        println!("{label}: rms err / rms y = {:.2e}", (e2 / w2).sqrt());
     }
+    (max_err(&y, want), tol, (e2 / w2).sqrt())
+}
 
-    #[test]
-    fn sdot_gemv() {
-        if !has_dotprod() {
-            return;
-        }
-        let mut r = rng(30);
-        let mut worst = Worst::default();
-        let mut rel: f64 = 0.0;
-        // Per tensor: every tail of n and k, odd shapes, Moonshine's MLP, k past one
-        // quantisation chunk (DOT_KC) with and without a partial last block.
-        let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
-        shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
-        shapes.extend([(1664, 416), (416, 1664), (47, 1), (1, 255), (40, 300), (13, DOT_KC + 52)]);
-        shapes.extend([(33, 2 * DOT_KC + 37), (16, DOT_KC), (3, 63)]);
-        for (idx, &(n, k)) in shapes.iter().enumerate() {
-            let (e, t, q) = check(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false));
-            worst.add((e, t));
-            rel = rel.max(q);
-        }
-        println!("sdot gemv per-tensor: {worst}, worst rms err / rms y {rel:.2e}");
-        let (mut worst, mut rel) = (Worst::default(), 0.0f64);
-        let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
-        shapes.extend([(1664, 416), (416, 1664), (17, DOT_KC + 64), (40, 2 * DOT_KC + 32)]);
-        for (idx, &(n, k)) in shapes.iter().enumerate() {
-            let (e, t, q) = check(&Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, true));
-            worst.add((e, t));
-            rel = rel.max(q);
-        }
-        println!("sdot gemv block: {worst}, worst rms err / rms y {rel:.2e}");
+/// Both formats: every tail of n and k, odd shapes, Moonshine's MLP, k past one
+/// quantisation chunk ([`DOT_KC`]) with and without a partial last block.
+fn dot_gemv<B: Backend>() {
+    let mut r = rng(30);
+    let mut worst = Worst::default();
+    let mut rel: f64 = 0.0;
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
+    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
+    shapes.extend([(1664, 416), (416, 1664), (47, 1), (1, 255), (40, 300), (13, DOT_KC + 52)]);
+    shapes.extend([(33, 2 * DOT_KC + 37), (16, DOT_KC), (3, 63)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        let p = Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, false);
+        let (e, t, q) = check_dot::<B>(&p);
+        worst.add((e, t));
+        rel = rel.max(q);
     }
+    let how = dot_evaluation::<B>();
+    println!("{} dot gemv per-tensor ({how}): {worst}, worst rms err / rms y {rel:.2e}", B::NAME);
+    let (mut worst, mut rel) = (Worst::default(), 0.0f64);
+    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
+    shapes.extend([(1664, 416), (416, 1664), (17, DOT_KC + 64), (40, 2 * DOT_KC + 32)]);
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        let p = Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, true);
+        let (e, t, q) = check_dot::<B>(&p);
+        worst.add((e, t));
+        rel = rel.max(q);
+    }
+    println!("{} dot gemv block ({how}): {worst}, worst rms err / rms y {rel:.2e}", B::NAME);
+}
 
-    /// Blocks of very different magnitudes, an all-zero block, tiny values: each block
-    /// has its own scale.
-    #[test]
-    fn sdot_block_magnitudes() {
-        if !has_dotprod() {
-            return;
+/// Blocks of very different magnitudes, an all-zero block, tiny values: each block has
+/// its own scale.
+fn dot_block_magnitudes<B: Backend>() {
+    let mut r = rng(31);
+    let (n, k) = (37, 160);
+    for block in [false, true] {
+        let mut p = Problem::new(&mut r, dims(1, n, k, k, n), true, block);
+        for (b, xb) in p.a.chunks_mut(BLOCK_K).enumerate() {
+            let m = [1e-20f32, 1e3, 0.0, 1e-38, 1.0][b];
+            xb.iter_mut().for_each(|v| *v *= m);
         }
-        let mut r = rng(31);
-        let (n, k) = (37, 160);
-        for block in [false, true] {
-            let mut p = Problem::new(&mut r, 1, n, k, k, n, true, block);
-            for (b, xb) in p.a.chunks_mut(BLOCK_K).enumerate() {
-                let m = [1e-20f32, 1e3, 0.0, 1e-38, 1.0][b];
-                xb.iter_mut().for_each(|v| *v *= m);
-            }
-            check(&p);
-        }
+        check_dot::<B>(&p);
     }
+}
 
-    /// A NaN or infinite activation makes the outputs NaN (not silently finite).
-    #[test]
-    fn sdot_non_finite() {
-        if !has_dotprod() {
-            return;
-        }
-        let (n, k) = (20, 64);
-        let q = vec![3i8; n * k];
-        let mut b = vec![0; packed_i8_len(n, k)];
-        pack_i8(&q, n, k, &mut b);
-        for bad in [f32::NAN, f32::INFINITY] {
-            let mut x = vec![0.5f32; k];
-            x[40] = bad;
-            let mut y = vec![0.0; n];
-            // SAFETY: dotprod checked above.
-            unsafe { dot::gemv_i8(n, k, &x, &b, 0.01, 0.0, None, &mut y) };
-            assert!(y.iter().all(|v| v.is_nan()), "{bad}: {y:?}");
-        }
+/// A NaN or infinite activation makes the outputs NaN (not silently finite).
+fn dot_non_finite<B: Backend>() {
+    let (n, k) = (20, 64);
+    let q = vec![3i8; n * k];
+    let mut b = vec![0; packed_i8_len(n, k)];
+    pack_i8(&q, n, k, &mut b);
+    for bad in [f32::NAN, f32::INFINITY] {
+        let mut x = vec![0.5f32; k];
+        x[40] = bad;
+        let mut y = vec![0.0; n];
+        let format = QuantFormat::PerTensor { scale: 0.01, offset: 0.0 };
+        B::gemv_i8_dot(n, k, &x, &b, format, None, &mut y);
+        assert!(y.iter().all(|v| v.is_nan()), "{}: {bad}: {y:?}", B::NAME);
     }
+}
 
-    /// The NEON backend takes the widening path whatever the CPU: within the f32 tolerance
-    /// of the reference, and different from the `sdot` path where that path can run.
-    #[test]
-    fn neon_default_is_widening() {
-        let mut r = rng(32);
-        let p = Problem::new(&mut r, 1, 40, 96, 96, 40, true, false);
-        check_gemv::<Neon>(&p);
-        if dotprod_available() {
-            let (b, _) = p.packed();
-            let via_backend = p.run_gemv::<Neon>(&b, &[]);
-            let mut y = vec![0.0; p.n];
-            let Format::Tensor { scale, offset } = p.format else { unreachable!() };
-            // SAFETY: dotprod_available() is true.
-            unsafe { dot::gemv_i8(p.n, p.k, &p.a, &b, scale, offset, p.bias.as_deref(), &mut y) };
-            assert_ne!(via_backend, y, "the sdot path quantises activations");
-        }
-    }
+/// `gemv_i8` is the widening path whatever the CPU: within the f32 tolerance of the
+/// reference, and different from the `dot` path (which quantises the activations).
+fn widening_is_default<B: Backend>() {
+    let mut r = rng(32);
+    let p = Problem::new(&mut r, dims(1, 40, 96, 96, 40), true, false);
+    check_gemv::<B>(&p);
+    let (b, _) = p.packed();
+    let via_gemv = p.run_gemv::<B>(&b, &[]);
+    let via_dot = p.run_gemv_dot::<B>(&b, &[]);
+    assert_ne!(via_gemv, via_dot, "{}: the dot path quantises activations", B::NAME);
 }
 
 #[test]
@@ -958,47 +753,32 @@ fn pack_layouts() {
 #[should_panic(expected = "k not a multiple of 32")]
 fn contract_block_k() {
     let mut y = [0.0; 4];
-    Portable::gemv_i8_block(
-        4,
-        40,
-        &[0.0; 40],
-        &[0; PACK_NR * 40],
-        &[0.0; PACK_NR * 2],
-        None,
-        &mut y,
-    );
+    let format = QuantFormat::Block(&[0.0; PACK_NR * 2]);
+    Portable::gemv_i8(4, 40, &[0.0; 40], &[0; PACK_NR * 40], format, None, &mut y);
 }
 
 #[test]
 #[should_panic(expected = "packed scales too short")]
 fn contract_block_scales() {
     let mut c = [0.0; 8];
-    Portable::gemm_i8_block(
-        2,
-        4,
-        64,
-        &[0.0; 128],
-        64,
-        &[0; PACK_NR * 64],
-        &[0.0; 31],
-        None,
-        &mut c,
-        4,
-    );
+    let format = QuantFormat::Block(&[0.0; 31]);
+    Portable::gemm_i8(dims(2, 4, 64, 64, 4), &[0.0; 128], &[0; PACK_NR * 64], format, None, &mut c);
 }
 
 #[test]
 #[should_panic(expected = "packed b too short")]
 fn contract_b_len() {
     let mut y = [0.0; 4];
-    Portable::gemv_i8(4, 5, &[0.0; 5], &[0; PACK_NR * 5], 1.0, 0.0, None, &mut y);
+    let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
+    Portable::gemv_i8(4, 5, &[0.0; 5], &[0; PACK_NR * 5], format, None, &mut y);
 }
 
 #[test]
 #[should_panic(expected = "lda < k")]
 fn contract_lda() {
     let mut c = [0.0; 8];
-    Portable::gemm_i8(2, 4, 4, &[0.0; 8], 3, &[0; PACK_NR * 4], 1.0, 0.0, None, &mut c, 4);
+    let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
+    Portable::gemm_i8(dims(2, 4, 4, 3, 4), &[0.0; 8], &[0; PACK_NR * 4], format, None, &mut c);
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -1006,7 +786,8 @@ fn contract_lda() {
 #[should_panic(expected = "x length")]
 fn contract_neon_x_len() {
     let mut y = [0.0; 4];
-    neon_runtime::Neon::gemv_i8(4, 4, &[0.0; 3], &[0; PACK_NR * 4], 1.0, 0.0, None, &mut y);
+    let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
+    neon_runtime::Neon::gemv_i8(4, 4, &[0.0; 3], &[0; PACK_NR * 4], format, None, &mut y);
 }
 
 // ------------------------------------------------------------------------------------
@@ -1065,7 +846,7 @@ mod operators {
     fn quant_linear<B: Backend>() {
         let mut r = rng(20);
         for &(rows, k, n, bias) in &SHAPES {
-            let p = Problem::new(&mut r, rows, n, k, k, n, bias, false);
+            let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, false);
             let Format::Tensor { scale, offset } = p.format else { unreachable!() };
             let b = p.bias.clone();
             let by_value = QuantLinear::new(p.q.clone(), scale, offset, b.clone(), k, n).unwrap();
@@ -1099,7 +880,7 @@ mod operators {
         let mut r = rng(21);
         for &(rows, k, n, bias) in &SHAPES {
             let k = k.div_ceil(BLOCK_K) * BLOCK_K;
-            let p = Problem::new(&mut r, rows, n, k, k, n, bias, true);
+            let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, true);
             let Format::Block(s) = &p.format else { unreachable!() };
             let b = p.bias.clone();
             let by_value = BlockQ8Linear::new(p.q.clone(), s.clone(), b.clone(), k, n).unwrap();
@@ -1127,18 +908,7 @@ mod operators {
         }
     }
 
-    #[test]
-    fn portable_operators() {
-        quant_linear::<Portable>();
-        block_q8_linear::<Portable>();
-    }
-
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    #[test]
-    fn neon_operators() {
-        quant_linear::<neon_runtime::Neon>();
-        block_q8_linear::<neon_runtime::Neon>();
-    }
+    neon_runtime::backend_tests!(quant_linear, block_q8_linear);
 
     #[test]
     fn shape_rules() {
@@ -1363,40 +1133,4 @@ mod operators {
         assert_send_sync::<BlockQ8Linear<Vec<i8>, Vec<f32>>>();
         assert_send_sync::<BlockQ8Linear<&'static [i8], &'static [f32]>>();
     }
-}
-
-/// `QuantKernels::gemv_i8_dot` (the int8-activation path a `QuantLinear` selects with
-/// `QuantPath::Dot`) on every backend: within the f32 bound plus the activation
-/// quantisation bound of the reference, for every tail of n and k, Moonshine's shapes and
-/// k past the portable evaluation's 2048-value quantisation chunk.
-fn dot_path<B: Backend>() {
-    let mut r = rng(40);
-    let mut worst = Worst::default();
-    let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
-    shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
-    shapes.extend([(1664, 416), (416, 1664), (416, 416), (13, 2048 + 52), (33, 2 * 2048 + 37)]);
-    for (idx, &(n, k)) in shapes.iter().enumerate() {
-        let p = Problem::new(&mut r, 1, n, k, k, n, idx % 2 == 0, false);
-        let (want, tol) = p.reference();
-        let want = &want[..n];
-        let tol = tol + quantisation_bound(&p);
-        let (b, _) = p.packed();
-        let Format::Tensor { scale, offset } = p.format else { unreachable!("per-tensor") };
-        let mut y = vec![SENTINEL; n];
-        B::gemv_i8_dot(n, k, &p.a[..k], &b, scale, offset, p.bias.as_deref(), &mut y);
-        assert_close(&p.label(&format!("{} gemv_i8_dot", B::NAME)), &y, want, tol, 0.0);
-        worst.add((max_err(&y, want), tol));
-    }
-    println!("{} gemv_i8_dot: {worst}", B::NAME);
-}
-
-#[test]
-fn dot_path_portable() {
-    dot_path::<Portable>();
-}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn dot_path_neon() {
-    dot_path::<neon_runtime::Neon>();
 }

@@ -29,7 +29,9 @@ use super::ShapeRule;
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::PACK_NR;
-use crate::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K, QUANT_KR};
+use crate::kernels::quant::{
+    packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm, BLOCK_K, QUANT_KR,
+};
 use crate::kernels::Backend;
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
@@ -391,13 +393,15 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
     ) -> Result<(), Error> {
         let rows = self.geometry.linear().check_run(OP, input, output)?;
         let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let (w, bias, scale, offset) = (self.weight.as_ref(), self.bias(), self.scale, self.offset);
+        let (w, bias) = (self.weight.as_ref(), self.bias());
+        let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
+        let (x, y) = (input.data(), output.data_mut());
         if rows == 1 && self.path == QuantPath::Dot {
-            B::gemv_i8_dot(n, k, input.data(), w, scale, offset, bias, output.data_mut());
+            B::gemv_i8_dot(n, k, x, w, format, bias, y);
         } else if rows == 1 {
-            B::gemv_i8(n, k, input.data(), w, scale, offset, bias, output.data_mut());
+            B::gemv_i8(n, k, x, w, format, bias, y);
         } else {
-            B::gemm_i8(rows, n, k, input.data(), k, w, scale, offset, bias, output.data_mut(), n);
+            B::gemm_i8(QuantGemm::contiguous(rows, n, k), x, w, format, bias, y);
         }
         Ok(())
     }
@@ -580,11 +584,13 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
     ) -> Result<(), Error> {
         let rows = self.geometry.linear().check_run(BLOCK_OP, input, output)?;
         let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let (w, s, bias) = (self.weight.as_ref(), self.scales.as_ref(), self.bias());
+        let (w, bias) = (self.weight.as_ref(), self.bias());
+        let format = QuantFormat::Block(self.scales.as_ref());
+        let (x, y) = (input.data(), output.data_mut());
         if rows == 1 {
-            B::gemv_i8_block(n, k, input.data(), w, s, bias, output.data_mut());
+            B::gemv_i8(n, k, x, w, format, bias, y);
         } else {
-            B::gemm_i8_block(rows, n, k, input.data(), k, w, s, bias, output.data_mut(), n);
+            B::gemm_i8(QuantGemm::contiguous(rows, n, k), x, w, format, bias, y);
         }
         Ok(())
     }
