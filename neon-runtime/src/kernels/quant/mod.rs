@@ -393,8 +393,9 @@ pub trait QuantKernels: BackendType + GemmKernels {
         portable::gemv(k, x, b, format, bias, y)
     }
 
-    /// The hook of [`gemm_i8`](Self::gemm_i8); default: [`gemm_converted`] with the
-    /// portable conversion and this backend's f32 GEMM.
+    /// The hook of [`gemm_i8`](Self::gemm_i8); default: the shared GEMM driver (weights
+    /// converted to f32 a block at a time, see the module docs) with the portable conversion
+    /// and this backend's f32 GEMM.
     ///
     /// # Safety
     /// Called only by the entry point: contract checked, `m, n, k >= 1`.

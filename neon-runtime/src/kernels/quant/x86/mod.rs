@@ -1,5 +1,5 @@
 //! The [`X86<I>`](crate::kernels::X86) implementation of
-//! [`QuantKernels`](super::QuantKernels): AVX-512F (16-wide, `X86<Avx512>`, `avx512.rs`)
+//! [`QuantKernels`]: AVX-512F (16-wide, `X86<Avx512>`, `avx512.rs`)
 //! and AVX2 + FMA (8-wide, `X86<Avx2>`, `avx2.rs`) kernels over the packed layout every
 //! backend shares ([`pack_i8`](super::pack_i8)). The level is the backend type's; every
 //! override first asserts that the CPU has it ([`X86::require`](crate::kernels::X86::require)).
