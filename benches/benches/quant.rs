@@ -27,7 +27,7 @@ use criterion::{
 use neon_benches::data;
 use neon_runtime::kernels::cpu::X86Level;
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
-use neon_runtime::kernels::quant::{pack_i8, packed_i8_len, QuantFormat, QuantGemm};
+use neon_runtime::kernels::quant::{pack_i8, packed_i8_len, QuantFormat, QuantGemm, QuantWeights};
 use neon_runtime::{Backend, BackendKind, WithBackend};
 
 /// Moonshine's per-tensor parameters (a scale and an offset of `-20 * scale`).
@@ -102,7 +102,8 @@ impl<'a> WithBackend for Gemv<'a> {
         let mut y = vec![0.0; n];
         match self.b32 {
             None => Box::new(move |bch| {
-                bch.iter(|| B::gemv_i8(n, k, black_box(x), self.b8, FORMAT, bias, &mut y))
+                let w = QuantWeights { packed: self.b8, format: FORMAT, bias };
+                bch.iter(|| B::gemv_i8(n, k, black_box(x), w, &mut y))
             }),
             Some(b32) => Box::new(move |bch| {
                 bch.iter(|| B::gemv_packed_b(n, k, black_box(x), b32, bias, &mut y))
@@ -146,7 +147,13 @@ impl<'a> WithBackend for Step<'a> {
                 bch.iter(|| {
                     for (&(n, k), b) in shapes.iter().zip(b8) {
                         let (x, y) = (black_box(&x[..k]), &mut y[..n]);
-                        B::gemv_i8(n, k, x, b, FORMAT, None, y);
+                        B::gemv_i8(
+                            n,
+                            k,
+                            x,
+                            QuantWeights { packed: b, format: FORMAT, bias: None },
+                            y,
+                        );
                     }
                 })
             }),
@@ -260,7 +267,8 @@ impl<'a> WithBackend for Gemm<'a> {
         match self.b32 {
             None => Box::new(move |bch| {
                 let geometry = QuantGemm::contiguous(m, n, k);
-                bch.iter(|| B::gemm_i8(geometry, black_box(a), self.b8, FORMAT, bias, &mut c))
+                let w = QuantWeights { packed: self.b8, format: FORMAT, bias };
+                bch.iter(|| B::gemm_i8(geometry, black_box(a), w, &mut c))
             }),
             Some(b32) => Box::new(move |bch| {
                 bch.iter(|| B::gemm_packed_b(m, n, k, black_box(a), k, b32, bias, &mut c, n))

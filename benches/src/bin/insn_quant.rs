@@ -17,7 +17,7 @@ use neon_runtime::kernels::cpu;
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
-    BLOCK_K,
+    QuantWeights, BLOCK_K,
 };
 use neon_runtime::{Backend, Portable};
 
@@ -70,13 +70,14 @@ fn run<B: Backend>(workload: &str, m: usize, k: usize, n: usize) -> f32 {
     } else {
         QuantFormat::PerTensor { scale: 3e-3, offset: -0.04 }
     };
+    let w = QuantWeights { packed: &packed, format, bias: Some(&bias) };
     region_start(1);
     if dot {
-        B::gemv_i8_dot(n, k, &a, &packed, format, Some(&bias), &mut c);
+        B::gemv_i8_dot(n, k, &a, w, &mut c);
     } else if rows == 1 {
-        B::gemv_i8(n, k, &a, &packed, format, Some(&bias), &mut c);
+        B::gemv_i8(n, k, &a, w, &mut c);
     } else {
-        B::gemm_i8(QuantGemm::contiguous(m, n, k), &a, &packed, format, Some(&bias), &mut c);
+        B::gemm_i8(QuantGemm::contiguous(m, n, k), &a, w, &mut c);
     }
     region_stop(1);
     c.iter().sum()

@@ -114,7 +114,7 @@ fn dot_non_finite<B: Backend>() {
         x[40] = bad;
         let mut y = vec![0.0; n];
         let format = QuantFormat::PerTensor { scale: 0.01, offset: 0.0 };
-        B::gemv_i8_dot(n, k, &x, &b, format, None, &mut y);
+        B::gemv_i8_dot(n, k, &x, wts(&b, format, None), &mut y);
         assert!(y.iter().all(|v| v.is_nan()), "{}: {bad}: {y:?}", B::NAME);
     }
 }

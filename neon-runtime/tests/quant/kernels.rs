@@ -98,11 +98,11 @@ fn extreme_codes<B: Backend>() {
         let tensor = QuantFormat::PerTensor { scale, offset };
         let want = scale * (code as f32 * k as f32) + offset * k as f32;
         let mut y = vec![0.0; n];
-        B::gemv_i8(n, k, &x, &b, tensor, None, &mut y);
+        B::gemv_i8(n, k, &x, wts(&b, tensor, None), &mut y);
         assert!(y.iter().all(|&v| v == want), "{}: gemv code {code}: {y:?} != {want}", B::NAME);
         let mut c = vec![0.0; 2 * n];
         let a = [x.clone(), x.clone()].concat();
-        B::gemm_i8(dims(2, n, k, k, n), &a, &b, tensor, None, &mut c);
+        B::gemm_i8(dims(2, n, k, k, n), &a, wts(&b, tensor, None), &mut c);
         assert!(c.iter().all(|&v| v == want), "{}: gemm code {code}", B::NAME);
         // Block scales of 2^-7 everywhere: the same dot product without the offset.
         let scales = vec![0.0078125f32; n * k.div_ceil(BLOCK_K)];
@@ -110,9 +110,9 @@ fn extreme_codes<B: Backend>() {
             let mut s = vec![0.0; packed_block_scales_len(n, k)];
             pack_block_scales(&scales, n, k, &mut s);
             let want = scale * (code as f32 * k as f32);
-            B::gemv_i8(n, k, &x, &b, QuantFormat::Block(&s), None, &mut y);
+            B::gemv_i8(n, k, &x, wts(&b, QuantFormat::Block(&s), None), &mut y);
             assert!(y.iter().all(|&v| v == want), "{}: block gemv code {code}", B::NAME);
-            B::gemm_i8(dims(2, n, k, k, n), &a, &b, QuantFormat::Block(&s), None, &mut c);
+            B::gemm_i8(dims(2, n, k, k, n), &a, wts(&b, QuantFormat::Block(&s), None), &mut c);
             assert!(c.iter().all(|&v| v == want), "{}: block gemm code {code}", B::NAME);
         }
     }
@@ -124,29 +124,29 @@ fn degenerate<B: Backend>() {
     let bias = [1.0, 2.0, 3.0];
     let tensor = QuantFormat::PerTensor { scale: 0.5, offset: 0.25 };
     let mut c = [SENTINEL; 6];
-    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], &[], tensor, Some(&bias), &mut c);
+    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], wts(&[], tensor, Some(&bias)), &mut c);
     assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], &[], QuantFormat::Block(&[]), None, &mut c);
+    B::gemm_i8(dims(2, 3, 0, 0, 3), &[], wts(&[], QuantFormat::Block(&[]), None), &mut c);
     assert_eq!(c, [0.0; 6]);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8(3, 0, &[], &[], tensor, Some(&bias), &mut y);
+    B::gemv_i8(3, 0, &[], wts(&[], tensor, Some(&bias)), &mut y);
     assert_eq!(y, bias);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8(3, 0, &[], &[], QuantFormat::Block(&[]), None, &mut y);
+    B::gemv_i8(3, 0, &[], wts(&[], QuantFormat::Block(&[]), None), &mut y);
     assert_eq!(y, [0.0; 3]);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8_dot(3, 0, &[], &[], tensor, Some(&bias), &mut y);
+    B::gemv_i8_dot(3, 0, &[], wts(&[], tensor, Some(&bias)), &mut y);
     assert_eq!(y, bias);
     let mut y = [SENTINEL; 3];
-    B::gemv_i8_dot(3, 0, &[], &[], QuantFormat::Block(&[]), None, &mut y);
+    B::gemv_i8_dot(3, 0, &[], wts(&[], QuantFormat::Block(&[]), None), &mut y);
     assert_eq!(y, [0.0; 3]);
     let mut c = [SENTINEL; 2];
     let b = [0i8; PACK_NR * 4];
     let unit = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
-    B::gemm_i8(dims(0, 2, 4, 4, 2), &[], &b, unit, None, &mut c);
-    B::gemm_i8(dims(2, 0, 4, 4, 0), &[0.0; 8], &[], unit, None, &mut c);
-    B::gemv_i8(0, 4, &[0.0; 4], &[], unit, None, &mut []);
-    B::gemv_i8_dot(0, 4, &[0.0; 4], &[], unit, None, &mut []);
+    B::gemm_i8(dims(0, 2, 4, 4, 2), &[], wts(&b, unit, None), &mut c);
+    B::gemm_i8(dims(2, 0, 4, 4, 0), &[0.0; 8], wts(&[], unit, None), &mut c);
+    B::gemv_i8(0, 4, &[0.0; 4], wts(&[], unit, None), &mut []);
+    B::gemv_i8_dot(0, 4, &[0.0; 4], wts(&[], unit, None), &mut []);
     assert_eq!(c, [SENTINEL; 2]);
 }
 

@@ -23,7 +23,7 @@ use neon_runtime::kernels::quant::{
     packed_block_scales_len, packed_i8_len, QuantFormat, QuantKernels, BLOCK_K, QUANT_KR,
 };
 use neon_runtime::Portable;
-use problem::dims;
+use problem::{dims, wts};
 
 #[test]
 fn pack_layouts() {
@@ -77,7 +77,7 @@ fn pack_layouts() {
 fn contract_block_k() {
     let mut y = [0.0; 4];
     let format = QuantFormat::Block(&[0.0; PACK_NR * 2]);
-    Portable::gemv_i8(4, 40, &[0.0; 40], &[0; PACK_NR * 40], format, None, &mut y);
+    Portable::gemv_i8(4, 40, &[0.0; 40], wts(&[0; PACK_NR * 40], format, None), &mut y);
 }
 
 #[test]
@@ -85,7 +85,12 @@ fn contract_block_k() {
 fn contract_block_scales() {
     let mut c = [0.0; 8];
     let format = QuantFormat::Block(&[0.0; 31]);
-    Portable::gemm_i8(dims(2, 4, 64, 64, 4), &[0.0; 128], &[0; PACK_NR * 64], format, None, &mut c);
+    Portable::gemm_i8(
+        dims(2, 4, 64, 64, 4),
+        &[0.0; 128],
+        wts(&[0; PACK_NR * 64], format, None),
+        &mut c,
+    );
 }
 
 #[test]
@@ -93,7 +98,7 @@ fn contract_block_scales() {
 fn contract_b_len() {
     let mut y = [0.0; 4];
     let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
-    Portable::gemv_i8(4, 5, &[0.0; 5], &[0; PACK_NR * 5], format, None, &mut y);
+    Portable::gemv_i8(4, 5, &[0.0; 5], wts(&[0; PACK_NR * 5], format, None), &mut y);
 }
 
 #[test]
@@ -101,7 +106,7 @@ fn contract_b_len() {
 fn contract_lda() {
     let mut c = [0.0; 8];
     let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
-    Portable::gemm_i8(dims(2, 4, 4, 3, 4), &[0.0; 8], &[0; PACK_NR * 4], format, None, &mut c);
+    Portable::gemm_i8(dims(2, 4, 4, 3, 4), &[0.0; 8], wts(&[0; PACK_NR * 4], format, None), &mut c);
 }
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -110,5 +115,5 @@ fn contract_lda() {
 fn contract_neon_x_len() {
     let mut y = [0.0; 4];
     let format = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
-    neon_runtime::Neon::gemv_i8(4, 4, &[0.0; 3], &[0; PACK_NR * 4], format, None, &mut y);
+    neon_runtime::Neon::gemv_i8(4, 4, &[0.0; 3], wts(&[0; PACK_NR * 4], format, None), &mut y);
 }

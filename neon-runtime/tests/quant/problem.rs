@@ -4,7 +4,7 @@
 use crate::common::{assert_close, uniform};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
-    BLOCK_K, KC, MC,
+    QuantWeights, BLOCK_K, KC, MC,
 };
 use neon_runtime::Backend;
 use rand::rngs::SmallRng;
@@ -57,6 +57,15 @@ pub(crate) struct Problem {
     pub(crate) bias: Option<Vec<f32>>,
 }
 
+/// The kernels' weights operand.
+pub(crate) fn wts<'a>(
+    packed: &'a [i8],
+    format: QuantFormat<'a>,
+    bias: Option<&'a [f32]>,
+) -> QuantWeights<'a> {
+    QuantWeights { packed, format, bias }
+}
+
 /// The geometry `m x k -> n`, rows of `A` `lda` apart, of `C` `ldc` apart.
 pub(crate) fn dims(m: usize, n: usize, k: usize, lda: usize, ldc: usize) -> QuantGemm {
     QuantGemm { m, n, k, lda, ldc }
@@ -84,12 +93,14 @@ impl Problem {
         dims(self.m, self.n, self.k, self.lda, self.ldc)
     }
 
-    /// The kernels' format value, with `scales` the packed block scales ([`Self::packed`]).
-    pub(crate) fn quant_format<'a>(&self, scales: &'a [f32]) -> QuantFormat<'a> {
-        match self.format {
+    /// The kernels' weights operand: the packed codes `b`, the format (with `scales` the
+    /// packed block scales, [`Self::packed`]) and the bias.
+    pub(crate) fn weights<'a>(&'a self, b: &'a [i8], scales: &'a [f32]) -> QuantWeights<'a> {
+        let format = match self.format {
             Format::Tensor { scale, offset } => QuantFormat::PerTensor { scale, offset },
             Format::Block(_) => QuantFormat::Block(scales),
-        }
+        };
+        wts(b, format, self.bias.as_deref())
     }
 
     /// `W[j, kk]` dequantised in f64.
@@ -165,8 +176,7 @@ impl Problem {
     pub(crate) fn run_gemm<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
         let mut c = vec![SENTINEL; c_len];
-        let format = self.quant_format(scales);
-        B::gemm_i8(self.geometry(), &self.a, b, format, self.bias.as_deref(), &mut c);
+        B::gemm_i8(self.geometry(), &self.a, self.weights(b, scales), &mut c);
         let mut out = Vec::with_capacity(self.m * self.n);
         for i in 0..self.m {
             let row = &c[i * self.ldc..];
@@ -185,16 +195,14 @@ impl Problem {
     /// Runs backend `B`'s GEMV on row 0.
     pub(crate) fn run_gemv<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let mut y = vec![SENTINEL; self.n];
-        let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
-        B::gemv_i8(n, k, x, b, self.quant_format(scales), bias, &mut y);
+        B::gemv_i8(self.n, self.k, &self.a[..self.k], self.weights(b, scales), &mut y);
         y
     }
 
     /// Runs backend `B`'s int8-activation GEMV on row 0.
     pub(crate) fn run_gemv_dot<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         let mut y = vec![SENTINEL; self.n];
-        let (n, k, x, bias) = (self.n, self.k, &self.a[..self.k], self.bias.as_deref());
-        B::gemv_i8_dot(n, k, x, b, self.quant_format(scales), bias, &mut y);
+        B::gemv_i8_dot(self.n, self.k, &self.a[..self.k], self.weights(b, scales), &mut y);
         y
     }
 

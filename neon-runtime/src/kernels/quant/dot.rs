@@ -29,7 +29,7 @@
 //! so Moonshine's large offsets (`|offset / scale|` up to 65) add no quantisation error.
 //! Quantised activations are held on the stack, [`DOT_KC`] at a time (2 KiB + 256 B).
 
-use super::{finish, k_padded, shift, QuantFormat, BLOCK_K, DOT_KC, PACK_NR};
+use super::{finish, k_padded, QuantWeights, BLOCK_K, DOT_KC, PACK_NR};
 use core::arch::aarch64::*;
 
 /// Quantises `x` (at most [`DOT_KC`] values) in blocks of 32: `xq` gets
@@ -180,53 +180,48 @@ unsafe fn sdot_2x16(
     ws: Option<[*const f32; 2]>,
     blocks: usize,
 ) {
+    // The loop, with the lines scaling a block's sums (`$scale`) and the weight scales'
+    // pointers (`$s`) of the format.
+    macro_rules! sdot_loop {
+        ($scale:expr $(, $s:ident)*) => {
+            core::arch::asm!(
+                "2:",
+                sdot_block!(2, "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"),
+                $scale,
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                xq = inout(reg) xq => _,
+                xd = inout(reg) xd => _,
+                p0 = inout(reg) p0 => _,
+                p1 = inout(reg) p1 => _,
+                $($s = inout(reg) $s => _,)*
+                n = inout(reg) blocks => _,
+                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
+                inout("v12") acc[4], inout("v13") acc[5], inout("v14") acc[6], inout("v15") acc[7],
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+                out("v16") _, out("v17") _, out("v18") _,
+                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+                out("v25") _, out("v26") _, out("v27") _, out("v28") _,
+                options(nostack, readonly),
+            )
+        };
+    }
     // SAFETY: reads stay within the extents of this function's contract; only the
     // declared registers are written.
     unsafe {
         match ws {
-            None => core::arch::asm!(
-                "2:",
-                sdot_block!(2, "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"),
-                scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11"),
-                    ("v4", "v12"), ("v5", "v13"), ("v6", "v14"), ("v7", "v15")),
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                p1 = inout(reg) p1 => _,
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                inout("v12") acc[4], inout("v13") acc[5], inout("v14") acc[6], inout("v15") acc[7],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
-                out("v25") _, out("v26") _, out("v27") _, out("v28") _,
-                options(nostack, readonly),
-            ),
-            Some([s0, s1]) => core::arch::asm!(
-                "2:",
-                sdot_block!(2, "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"),
-                scale_block!(2),
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                p1 = inout(reg) p1 => _,
-                s0 = inout(reg) s0 => _,
-                s1 = inout(reg) s1 => _,
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                inout("v12") acc[4], inout("v13") acc[5], inout("v14") acc[6], inout("v15") acc[7],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
-                out("v25") _, out("v26") _, out("v27") _, out("v28") _,
-                options(nostack, readonly),
-            ),
+            None => sdot_loop!(scale_tensor!(
+                ("v0", "v8"),
+                ("v1", "v9"),
+                ("v2", "v10"),
+                ("v3", "v11"),
+                ("v4", "v12"),
+                ("v5", "v13"),
+                ("v6", "v14"),
+                ("v7", "v15")
+            )),
+            Some([s0, s1]) => sdot_loop!(scale_block!(2), s0, s1),
         }
     }
 }
@@ -244,42 +239,35 @@ unsafe fn sdot_1x16(
     ws: Option<[*const f32; 1]>,
     blocks: usize,
 ) {
+    // As in `sdot_2x16`, for one panel.
+    macro_rules! sdot_loop {
+        ($scale:expr $(, $s:ident)*) => {
+            core::arch::asm!(
+                "2:",
+                sdot_block!(1, "v0", "v1", "v2", "v3"),
+                $scale,
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                xq = inout(reg) xq => _,
+                xd = inout(reg) xd => _,
+                p0 = inout(reg) p0 => _,
+                $($s = inout(reg) $s => _,)*
+                n = inout(reg) blocks => _,
+                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                out("v16") _, out("v17") _, out("v18") _,
+                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+                options(nostack, readonly),
+            )
+        };
+    }
     // SAFETY: as in `sdot_2x16`.
     unsafe {
         match ws {
-            None => core::arch::asm!(
-                "2:",
-                sdot_block!(1, "v0", "v1", "v2", "v3"),
-                scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11")),
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
-                options(nostack, readonly),
-            ),
-            Some([s0]) => core::arch::asm!(
-                "2:",
-                sdot_block!(1, "v0", "v1", "v2", "v3"),
-                scale_block!(1),
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                s0 = inout(reg) s0 => _,
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
-                options(nostack, readonly),
-            ),
+            None => {
+                sdot_loop!(scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11")))
+            }
+            Some([s0]) => sdot_loop!(scale_block!(1), s0),
         }
     }
 }
@@ -381,15 +369,8 @@ unsafe fn kernel1(
 /// [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "dotprod")]
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k.div_ceil(BLOCK_K);
@@ -414,12 +395,7 @@ pub(super) unsafe fn gemv(
             // (p * nb + c0 / 32) * 16. `t` holds 32 values.
             unsafe {
                 let w = b.as_ptr().add(p * stride + c0 * PACK_NR);
-                let ws = match format {
-                    QuantFormat::Block(s) => {
-                        Some(s.as_ptr().add((p * nb + c0 / BLOCK_K) * PACK_NR))
-                    }
-                    QuantFormat::PerTensor { .. } => None,
-                };
+                let ws = format.block_scales(p, nb, c0 / BLOCK_K).map(<[f32]>::as_ptr);
                 let tp = t.as_mut_ptr();
                 if two {
                     let mut acc: [[float32x4_t; 4]; 2] = core::array::from_fn(|q| {
@@ -443,5 +419,5 @@ pub(super) unsafe fn gemv(
             p += 2;
         }
     }
-    finish(y, format, shift(format, x), bias);
+    finish(y, format, format.scale_shift(x).1, bias);
 }

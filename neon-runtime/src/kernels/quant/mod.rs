@@ -29,7 +29,8 @@
 //!
 //! [`QuantKernels`] has three entry points, [`gemv_i8`](QuantKernels::gemv_i8) (`m = 1`),
 //! [`gemm_i8`](QuantKernels::gemm_i8) (geometry [`QuantGemm`]) and
-//! [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) (int8 activations), each of both formats.
+//! [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) (int8 activations), each of both formats:
+//! the weights travel as one value, [`QuantWeights`] (packed codes, [`QuantFormat`], bias).
 //! They check the contract and handle empty shapes here, once, then call a backend's hook.
 //! Every GEMM is the same driver (here): weight panels converted to f32, a block of `k` at
 //! a time, by the backend's conversion, then the same backend's packed f32 GEMM
@@ -124,17 +125,7 @@ const fn packed_index(j: usize, kk: usize, k: usize) -> usize {
 /// # Panics
 /// When `q.len() != n * k` or `out.len() != packed_i8_len(n, k)`.
 pub fn pack_i8(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
-    assert_eq!(q.len(), n * k, "pack_i8: weight length");
-    assert_eq!(out.len(), packed_i8_len(n, k), "pack_i8: output length");
-    out.fill(0);
-    if k == 0 {
-        return;
-    }
-    for (j, row) in q.chunks_exact(k).enumerate() {
-        for (kk, &v) in row.iter().enumerate() {
-            out[packed_index(j, kk, k)] = v;
-        }
-    }
+    pack_codes("pack_i8", q, [n, k], false, out);
 }
 
 /// Packs `q` given as `[k, n]` row-major (`[in_features, out_features]`, the `y = x · W`
@@ -144,14 +135,21 @@ pub fn pack_i8(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
 /// # Panics
 /// When `q.len() != n * k` or `out.len() != packed_i8_len(n, k)`.
 pub fn pack_i8_transposed(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
-    assert_eq!(q.len(), n * k, "pack_i8_transposed: weight length");
-    assert_eq!(out.len(), packed_i8_len(n, k), "pack_i8_transposed: output length");
+    pack_codes("pack_i8_transposed", q, [n, k], true, out);
+}
+
+/// [`pack_i8`] (`q[j * k + kk]`) or, `transposed`, [`pack_i8_transposed`]
+/// (`q[kk * n + j]`), reading `q` in its row order.
+fn pack_codes(name: &str, q: &[i8], [n, k]: [usize; 2], transposed: bool, out: &mut [i8]) {
+    assert_eq!(q.len(), n * k, "{name}: weight length");
+    assert_eq!(out.len(), packed_i8_len(n, k), "{name}: output length");
     out.fill(0);
-    if n == 0 {
+    if n == 0 || k == 0 {
         return;
     }
-    for (kk, row) in q.chunks_exact(n).enumerate() {
-        for (j, &v) in row.iter().enumerate() {
+    for (r, row) in q.chunks_exact(if transposed { n } else { k }).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let (j, kk) = if transposed { (c, r) } else { (r, c) };
             out[packed_index(j, kk, k)] = v;
         }
     }
@@ -164,16 +162,7 @@ pub fn pack_i8_transposed(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
 /// When `k % 32 != 0`, `scales.len() != n * k / 32` or
 /// `out.len() != packed_block_scales_len(n, k)`.
 pub fn pack_block_scales(scales: &[f32], n: usize, k: usize, out: &mut [f32]) {
-    assert!(k.is_multiple_of(BLOCK_K), "pack_block_scales: k not a multiple of 32");
-    let nb = k / BLOCK_K;
-    assert_eq!(scales.len(), n * nb, "pack_block_scales: scales length");
-    assert_eq!(out.len(), packed_block_scales_len(n, k), "pack_block_scales: output length");
-    out.fill(0.0);
-    for j in 0..n {
-        for b in 0..nb {
-            out[((j / PACK_NR) * nb + b) * PACK_NR + j % PACK_NR] = scales[j * nb + b];
-        }
-    }
+    pack_scales("pack_block_scales", scales, [n, k], false, out);
 }
 
 /// As [`pack_block_scales`], from scales given as `[k / 32, n]` (row `b` holds block `b`
@@ -182,18 +171,21 @@ pub fn pack_block_scales(scales: &[f32], n: usize, k: usize, out: &mut [f32]) {
 /// # Panics
 /// As [`pack_block_scales`].
 pub fn pack_block_scales_transposed(scales: &[f32], n: usize, k: usize, out: &mut [f32]) {
-    assert!(k.is_multiple_of(BLOCK_K), "pack_block_scales_transposed: k not a multiple of 32");
+    pack_scales("pack_block_scales_transposed", scales, [n, k], true, out);
+}
+
+/// [`pack_block_scales`] (`scales[j * nb + b]`) or, `transposed`,
+/// [`pack_block_scales_transposed`] (`scales[b * n + j]`).
+fn pack_scales(name: &str, scales: &[f32], [n, k]: [usize; 2], transposed: bool, out: &mut [f32]) {
+    assert!(k.is_multiple_of(BLOCK_K), "{name}: k not a multiple of 32");
     let nb = k / BLOCK_K;
-    assert_eq!(scales.len(), n * nb, "pack_block_scales_transposed: scales length");
-    assert_eq!(
-        out.len(),
-        packed_block_scales_len(n, k),
-        "pack_block_scales_transposed: output length"
-    );
+    assert_eq!(scales.len(), n * nb, "{name}: scales length");
+    assert_eq!(out.len(), packed_block_scales_len(n, k), "{name}: output length");
     out.fill(0.0);
-    for b in 0..nb {
-        for j in 0..n {
-            out[((j / PACK_NR) * nb + b) * PACK_NR + j % PACK_NR] = scales[b * n + j];
+    for j in 0..n {
+        for b in 0..nb {
+            let s = if transposed { scales[b * n + j] } else { scales[j * nb + b] };
+            out[((j / PACK_NR) * nb + b) * PACK_NR + j % PACK_NR] = s;
         }
     }
 }
@@ -243,6 +235,38 @@ pub enum QuantFormat<'a> {
     Block(&'a [f32]),
 }
 
+impl<'a> QuantFormat<'a> {
+    /// The packed block scales from block `from` of panel `panel` on (`blocks` blocks per
+    /// panel), `None` per tensor.
+    fn block_scales(self, panel: usize, blocks: usize, from: usize) -> Option<&'a [f32]> {
+        match self {
+            QuantFormat::Block(s) => Some(&s[(panel * blocks + from) * PACK_NR..]),
+            QuantFormat::PerTensor { .. } => None,
+        }
+    }
+
+    /// `(scale, offset * sum(x))` per tensor, `(1, 0)` in blocks: the epilogue
+    /// `y = scale * dot + (shift + bias)` of both formats.
+    fn scale_shift(self, x: &[f32]) -> (f32, f32) {
+        match self {
+            QuantFormat::PerTensor { scale, offset } => (scale, offset * sum_f32(x)),
+            QuantFormat::Block(_) => (1.0, 0.0),
+        }
+    }
+}
+
+/// A layer's int8 weights as the kernels take them: the packed codes of `q[n, k]`
+/// ([`pack_i8`]), their format and the bias (`n` values, or `None`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantWeights<'a> {
+    /// [`pack_i8`] of `q[n, k]` (at least [`packed_i8_len`] bytes).
+    pub packed: &'a [i8],
+    /// Per-tensor scale and offset, or the packed block scales.
+    pub format: QuantFormat<'a>,
+    /// `bias[j]` added to output `j`.
+    pub bias: Option<&'a [f32]>,
+}
+
 /// The geometry of an int8 GEMM `C = A · W^T` ([`QuantKernels::gemm_i8`]): `m` rows,
 /// `n` outputs, `k` inputs; row `i` of `A` at `a[i * lda..i * lda + k]`, of `C` at
 /// `c[i * ldc..i * ldc + n]`.
@@ -267,12 +291,11 @@ impl QuantGemm {
     }
 }
 
-/// Int8-weight GEMV and GEMM of both formats ([`QuantFormat`]). All products overwrite
-/// `c` / `y` (no accumulation).
+/// Int8-weight GEMV and GEMM of both formats ([`QuantWeights`], [`QuantFormat`]). All
+/// products overwrite `c` / `y` (no accumulation).
 ///
-/// `b` is [`pack_i8`] of `q[n, k]`; activations and results are f32. Non-finite scales,
-/// offsets or activations propagate as IEEE arithmetic does (the operators reject
-/// non-finite scales and offsets).
+/// Activations and results are f32. Non-finite scales, offsets or activations propagate as
+/// IEEE arithmetic does (the operators reject non-finite scales and offsets).
 ///
 /// The entry points ([`gemv_i8`](Self::gemv_i8), [`gemm_i8`](Self::gemm_i8),
 /// [`gemv_i8_dot`](Self::gemv_i8_dot)) check the contract and handle empty shapes, then
@@ -282,33 +305,23 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// GEMV: per tensor `y[j] = scale * sum_k x[k] q[j, k] + offset * sum_k x[k] + bias[j]`,
     /// in blocks `y[j] = sum_k x[k] q[j, k] scale[j, k / 32] + bias[j]`.
     ///
-    /// `x`: `k` values; `y`: `n` values; `bias`: `n` values or `None`. With `k = 0` the
-    /// result is the bias (or 0). Exact products (every backend's default: the result does
-    /// not depend on the CPU).
+    /// `x`: `k` values; `y`: `n` values. With `k = 0` the result is the bias (or 0). Exact
+    /// products (every backend's default: the result does not depend on the CPU).
     ///
     /// # Panics
-    /// When `x.len() != k`, `y.len() != n`, `bias.len() != n`, or `b` is shorter than
-    /// [`packed_i8_len`]; for blocks, when `k % 32 != 0` or the scales are shorter than
-    /// [`packed_block_scales_len`].
-    fn gemv_i8(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        check_gemv("gemv_i8", n, k, x, bias, y);
-        check_weights("gemv_i8", n, k, b, format);
+    /// When `x.len() != k`, `y.len() != n`, `bias.len() != n`, or the packed weights are
+    /// shorter than [`packed_i8_len`]; for blocks, when `k % 32 != 0` or the scales are
+    /// shorter than [`packed_block_scales_len`].
+    fn gemv_i8(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        check_gemv("gemv_i8", n, k, x, w, y);
         if n == 0 {
             return;
         }
         if k == 0 {
-            return bias_only(QuantGemm::contiguous(1, n, 0), bias, y);
+            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
         }
         // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_unchecked(n, k, x, b, format, bias, y) }
+        unsafe { Self::gemv_i8_unchecked(n, k, x, w, y) }
     }
 
     /// GEMM: per tensor
@@ -319,27 +332,19 @@ pub trait QuantKernels: BackendType + GemmKernels {
     ///
     /// # Panics
     /// When `lda < k`, `ldc < n`, or a slice is too short for the geometry (`a` shorter
-    /// than `(m-1)*lda + k`, `b` than [`packed_i8_len`], `bias` than `n`, `c` than
-    /// `(m-1)*ldc + n`); for blocks, when `k % 32 != 0` or the scales are shorter than
-    /// [`packed_block_scales_len`].
-    fn gemm_i8(
-        g: QuantGemm,
-        a: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-    ) {
-        check_gemm("gemm_i8", g, a, bias, c);
-        check_weights("gemm_i8", g.n, g.k, b, format);
+    /// than `(m-1)*lda + k`, the packed weights than [`packed_i8_len`], `bias` than `n`,
+    /// `c` than `(m-1)*ldc + n`); for blocks, when `k % 32 != 0` or the scales are shorter
+    /// than [`packed_block_scales_len`].
+    fn gemm_i8(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        check_gemm("gemm_i8", g, a, w, c);
         if g.m == 0 || g.n == 0 {
             return;
         }
         if g.k == 0 {
-            return bias_only(g, bias, c);
+            return bias_only(g, w.bias, c);
         }
         // SAFETY: the contract was checked above; m, n, k >= 1.
-        unsafe { Self::gemm_i8_unchecked(g, a, b, format, bias, c) }
+        unsafe { Self::gemm_i8_unchecked(g, a, w, c) }
     }
 
     /// GEMV on the int8-activation (`dot`) path: the contract of
@@ -355,42 +360,25 @@ pub trait QuantKernels: BackendType + GemmKernels {
     ///
     /// # Panics
     /// As [`gemv_i8`](Self::gemv_i8).
-    fn gemv_i8_dot(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        check_gemv("gemv_i8_dot", n, k, x, bias, y);
-        check_weights("gemv_i8_dot", n, k, b, format);
+    fn gemv_i8_dot(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        check_gemv("gemv_i8_dot", n, k, x, w, y);
         if n == 0 {
             return;
         }
         if k == 0 {
-            return bias_only(QuantGemm::contiguous(1, n, 0), bias, y);
+            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
         }
         // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_dot_unchecked(n, k, x, b, format, bias, y) }
+        unsafe { Self::gemv_i8_dot_unchecked(n, k, x, w, y) }
     }
 
     /// The hook of [`gemv_i8`](Self::gemv_i8); default: the portable GEMV.
     ///
     /// # Safety
     /// Called only by the entry point: contract checked, `n, k >= 1`.
-    unsafe fn gemv_i8_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
+    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         let _ = n;
-        portable::gemv(k, x, b, format, bias, y)
+        portable::gemv(k, x, w, y)
     }
 
     /// The hook of [`gemm_i8`](Self::gemm_i8); default: the shared GEMM driver (weights
@@ -399,15 +387,8 @@ pub trait QuantKernels: BackendType + GemmKernels {
     ///
     /// # Safety
     /// Called only by the entry point: contract checked, `m, n, k >= 1`.
-    unsafe fn gemm_i8_unchecked(
-        g: QuantGemm,
-        a: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-    ) {
-        gemm_converted::<Self, 1, KC>(g, a, b, format, bias, c, portable::convert)
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        gemm_converted::<Self, 1, KC>(g, a, w, c, portable::convert)
     }
 
     /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot); default: the portable evaluation.
@@ -418,12 +399,10 @@ pub trait QuantKernels: BackendType + GemmKernels {
         n: usize,
         k: usize,
         x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
+        w: QuantWeights<'_>,
         y: &mut [f32],
     ) {
-        portable::gemv_dot(n, k, x, b, format, bias, y)
+        portable::gemv_dot(n, k, x, w, y)
     }
 }
 
@@ -438,30 +417,32 @@ const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
     }
 }
 
-/// The activation, output and bias contract of the GEMVs.
-fn check_gemv(name: &str, n: usize, k: usize, x: &[f32], bias: Option<&[f32]>, y: &[f32]) {
+/// The contract of the GEMVs.
+fn check_gemv(name: &str, n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &[f32]) {
     assert!(x.len() == k, "{name}: x length");
     assert!(y.len() == n, "{name}: y length");
-    if let Some(bias) = bias {
+    check_weights(name, n, k, w);
+    if let Some(bias) = w.bias {
         assert!(bias.len() == n, "{name}: bias length");
     }
 }
 
-/// The geometry contract of the GEMM (activations, output, bias).
-fn check_gemm(name: &str, g: QuantGemm, a: &[f32], bias: Option<&[f32]>, c: &[f32]) {
+/// The contract of the GEMM.
+fn check_gemm(name: &str, g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &[f32]) {
     assert!(g.lda >= g.k, "{name}: lda < k");
     assert!(g.ldc >= g.n, "{name}: ldc < n");
     assert!(a.len() >= strided_len(g.m, g.k, g.lda), "{name}: a too short");
+    check_weights(name, g.n, g.k, w);
     assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "{name}: c too short");
-    if let Some(bias) = bias {
+    if let Some(bias) = w.bias {
         assert!(bias.len() >= g.n, "{name}: bias too short");
     }
 }
 
 /// The weights' contract: packed length, and for blocks `k` and the scales' length.
-fn check_weights(name: &str, n: usize, k: usize, b: &[i8], format: QuantFormat<'_>) {
-    assert!(b.len() >= packed_i8_len(n, k), "{name}: packed b too short");
-    if let QuantFormat::Block(s) = format {
+fn check_weights(name: &str, n: usize, k: usize, w: QuantWeights<'_>) {
+    assert!(w.packed.len() >= packed_i8_len(n, k), "{name}: packed b too short");
+    if let QuantFormat::Block(s) = w.format {
         assert!(k.is_multiple_of(BLOCK_K), "{name}: k not a multiple of 32");
         assert!(s.len() >= packed_block_scales_len(n, k), "{name}: packed scales too short");
     }
@@ -492,14 +473,6 @@ fn sum_f32(x: &[f32]) -> f32 {
     acc[0]
 }
 
-/// `offset * sum(x)` per tensor (the `shift` of [`finish`]), 0 in blocks.
-fn shift(format: QuantFormat<'_>, x: &[f32]) -> f32 {
-    match format {
-        QuantFormat::PerTensor { offset, .. } => offset * sum_f32(x),
-        QuantFormat::Block(_) => 0.0,
-    }
-}
-
 /// The per-tensor epilogue of a row: `y = scale * y + (offset * row_sum + bias)`.
 #[inline(always)]
 fn finish_row(y: &mut [f32], scale: f32, shift: f32, bias: Option<&[f32]>) {
@@ -518,7 +491,8 @@ fn finish_row(y: &mut [f32], scale: f32, shift: f32, bias: Option<&[f32]>) {
 }
 
 /// The epilogue of GEMV outputs `y` holding dot products (`bias` and `y` alike long):
-/// per tensor [`finish_row`] with `shift` ([`shift`]), in blocks `y += bias`.
+/// per tensor [`finish_row`] with `shift` = `offset * sum(x)`
+/// ([`QuantFormat::scale_shift`]), in blocks `y += bias`.
 #[inline(always)]
 fn finish(y: &mut [f32], format: QuantFormat<'_>, shift: f32, bias: Option<&[f32]>) {
     match format {
@@ -574,13 +548,12 @@ fn gemm_f32<B: GemmKernels>(
 fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
     g: QuantGemm,
     a: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
+    w: QuantWeights<'_>,
     c: &mut [f32],
     convert: impl Fn(&[i8], usize, Option<&[f32]>, &mut [f32]),
 ) {
     let QuantGemm { m, n, k, lda, ldc } = g;
+    let QuantWeights { packed: b, format, bias } = w;
     let panel_len = PACK_NR * k_padded(k);
     let nb = k / BLOCK_K;
     const { assert!(KB.is_multiple_of(BLOCK_K) && KB > 0) };
@@ -605,13 +578,8 @@ fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
                 let p = p0 + q;
                 let panel = &b[p * panel_len..(p + 1) * panel_len];
                 let src = &panel[k0 * PACK_NR..(k0 + k_padded(kc)) * PACK_NR];
-                let block_scales = match format {
-                    QuantFormat::Block(s) => {
-                        Some(&s[(p * nb + k0 / BLOCK_K) * PACK_NR..(p + 1) * nb * PACK_NR])
-                    }
-                    QuantFormat::PerTensor { .. } => None,
-                };
-                convert(src, kc, block_scales, buf);
+                let block_scales = format.block_scales(p, nb, k0 / BLOCK_K);
+                convert(src, kc, block_scales.map(|s| &s[..(nb - k0 / BLOCK_K) * PACK_NR]), buf);
             }
             for i0 in (0..m).step_by(MC) {
                 let mc = (m - i0).min(MC);

@@ -35,8 +35,8 @@
 //! ([`QuantKernels::gemv_i8_dot`]), since it quantises the activations.
 
 use super::{
-    finish, gemm_converted, k_padded, shift, QuantFormat, QuantGemm, QuantKernels, BLOCK_K, GROUP,
-    KC, PACK_NR, QUANT_KR,
+    finish, gemm_converted, k_padded, QuantFormat, QuantGemm, QuantKernels, QuantWeights, BLOCK_K,
+    GROUP, KC, PACK_NR, QUANT_KR,
 };
 use crate::kernels::{cpu, Neon};
 use core::arch::aarch64::*;
@@ -348,19 +348,12 @@ unsafe fn dot_block<const P: usize>(
 /// # Safety
 /// The contract of [`QuantKernels::gemv_i8`] holds (checked by the entry point),
 /// `n, k >= 1`.
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k / BLOCK_K;
-    let shift = shift(format, x);
+    let shift = format.scale_shift(x).1;
     let mut p = 0;
     while p < panels {
         let col0 = p * PACK_NR;
@@ -437,45 +430,28 @@ pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut
 }
 
 impl QuantKernels for Neon {
-    unsafe fn gemv_i8_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
+    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         // SAFETY: forwarded contract (checked by the entry point, n, k >= 1).
-        unsafe { gemv(n, k, x, b, format, bias, y) }
+        unsafe { gemv(n, k, x, w, y) }
     }
 
-    unsafe fn gemm_i8_unchecked(
-        g: QuantGemm,
-        a: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-    ) {
-        gemm_converted::<Self, 1, KC>(g, a, b, format, bias, c, convert)
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        gemm_converted::<Self, 1, KC>(g, a, w, c, convert)
     }
 
     unsafe fn gemv_i8_dot_unchecked(
         n: usize,
         k: usize,
         x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
+        w: QuantWeights<'_>,
         y: &mut [f32],
     ) {
         if cpu::aarch64_dotprod() {
             // SAFETY: the CPU implements dotprod (checked just above); the entry point
             // checked the contract, n, k >= 1.
-            unsafe { super::dot::gemv(n, k, x, b, format, bias, y) }
+            unsafe { super::dot::gemv(n, k, x, w, y) }
         } else {
-            super::portable::gemv_dot(n, k, x, b, format, bias, y)
+            super::portable::gemv_dot(n, k, x, w, y)
         }
     }
 }

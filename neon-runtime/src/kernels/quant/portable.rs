@@ -16,7 +16,9 @@
 //! The int8-activation GEMV ([`gemv_dot`]) is the same arithmetic as the NEON `sdot` path
 //! (`dot.rs`) in plain Rust: exact i32 block sums, one f32 rounding per block and output.
 
-use super::{finish, k_padded, shift, QuantFormat, BLOCK_K, DOT_KC, GROUP, PACK_NR, QUANT_KR};
+use super::{
+    finish, k_padded, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, GROUP, PACK_NR, QUANT_KR,
+};
 
 /// The portable conversion of [`gemm_converted`](super::gemm_converted): per group, 64
 /// weights to f32 in the packed-B layout (times the block scales).
@@ -66,20 +68,14 @@ fn reduce(acc: &[[f32; QUANT_KR]; PACK_NR]) -> [f32; PACK_NR] {
 }
 
 /// The portable GEMV of both formats (contract checked, `k >= 1`).
-pub(super) fn gemv(
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) fn gemv(k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     let panel_len = PACK_NR * k_padded(k);
     let full = k / QUANT_KR;
     let mut x_tail = [0.0f32; QUANT_KR];
     x_tail[..k % QUANT_KR].copy_from_slice(&x[full * QUANT_KR..]);
     let nb = k / BLOCK_K;
-    let shift = shift(format, x);
+    let shift = format.scale_shift(x).1;
     for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
         let panel = &b[p * panel_len..(p + 1) * panel_len];
         let dot = match format {
@@ -146,15 +142,8 @@ fn quantize_blocks(x: &[f32], xq: &mut [i8; DOT_KC], xd: &mut [f32; DOT_KC / BLO
 /// formats (contract checked, `n, k >= 1`): per block of 32 and output, the exact i32 sum
 /// `xq_b · q_b` is added to the output as `f32(sum) * d` (per tensor) or
 /// `f32(sum) * (scale[j, b] * d)` (blocks); then the epilogue.
-pub(super) fn gemv_dot(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) fn gemv_dot(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     debug_assert_eq!(y.len(), n);
     y.fill(0.0);
     let mut xq = [0i8; DOT_KC];
@@ -196,5 +185,5 @@ pub(super) fn gemv_dot(
             }
         }
     }
-    finish(y, format, shift(format, x), bias);
+    finish(y, format, format.scale_shift(x).1, bias);
 }

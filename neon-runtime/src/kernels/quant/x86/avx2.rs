@@ -6,7 +6,7 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::super::{k_padded, sum_f32, QuantFormat, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
+use super::super::{k_padded, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
 use super::x_tail;
 use core::arch::x86_64::*;
 
@@ -121,32 +121,19 @@ unsafe fn dots(
 /// [`QuantKernels::gemv_i8`](super::super::QuantKernels::gemv_i8) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     debug_assert_eq!(y.len(), n);
     let stride = PACK_NR * k_padded(k);
     let nb = k / BLOCK_K;
     let tail = x_tail(x);
-    let (scale, shift) = match format {
-        QuantFormat::PerTensor { scale, offset } => (scale, offset * sum_f32(x)),
-        QuantFormat::Block(_) => (1.0, 0.0),
-    };
+    let (scale, shift) = format.scale_shift(x);
     for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
         let col0 = p * PACK_NR;
         // SAFETY: the contract: x holds k values, b panel p (`stride` bytes from
         // p * stride), (blocks) its scales from p * 16 * nb.
         let dot = unsafe {
-            let ws = match format {
-                QuantFormat::Block(s) => Some(s.as_ptr().add(p * nb * PACK_NR)),
-                QuantFormat::PerTensor { .. } => None,
-            };
+            let ws = format.block_scales(p, nb, 0).map(<[f32]>::as_ptr);
             dots(k, x.as_ptr(), &tail, b.as_ptr().add(p * stride), ws)
         };
         let mut init = [0.0; PACK_NR];

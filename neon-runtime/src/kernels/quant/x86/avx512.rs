@@ -6,7 +6,7 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::super::{k_padded, sum_f32, QuantFormat, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
+use super::super::{k_padded, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
 use super::x_tail;
 use core::arch::x86_64::*;
 
@@ -145,22 +145,12 @@ fn lanes(cols: usize) -> __mmask16 {
 /// [`QuantKernels::gemv_i8`](super::super::QuantKernels::gemv_i8) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    let QuantWeights { packed: b, format, bias } = w;
     let stride = PACK_NR * k_padded(k);
     let nb = k / BLOCK_K;
     let tail = x_tail(x);
-    let (scale, shift) = match format {
-        QuantFormat::PerTensor { scale, offset } => (scale, offset * sum_f32(x)),
-        QuantFormat::Block(_) => (1.0, 0.0),
-    };
+    let (scale, shift) = format.scale_shift(x);
     let (vscale, vshift) = (_mm512_set1_ps(scale), _mm512_set1_ps(shift));
     let yp = y.as_mut_ptr();
     for p in 0..n.div_ceil(PACK_NR) {
@@ -170,10 +160,7 @@ pub(super) unsafe fn gemv(
         // p * stride), (blocks) its scales from p * 16 * nb; y and bias hold
         // n > col0 values, of which only the lanes below n are read and written.
         unsafe {
-            let ws = match format {
-                QuantFormat::Block(s) => Some(s.as_ptr().add(p * nb * PACK_NR)),
-                QuantFormat::PerTensor { .. } => None,
-            };
+            let ws = format.block_scales(p, nb, 0).map(<[f32]>::as_ptr);
             let room = b.len() - p * stride;
             let dot = dots(k, x.as_ptr(), &tail, b.as_ptr().add(p * stride), room, ws);
             let bias = match bias {

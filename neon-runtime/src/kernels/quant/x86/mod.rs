@@ -99,58 +99,39 @@ use super::QuantKernels;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use super::QUANT_KR;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-use super::{gemm_converted, QuantFormat, QuantGemm, KC};
+use super::{gemm_converted, QuantGemm, QuantWeights, KC};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use crate::kernels::cpu::X86Level;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> QuantKernels for X86<I> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    unsafe fn gemv_i8_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
+    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the CPU implements the level (required above); the entry point checked
         // the contract, n, k >= 1.
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => avx2::gemv(n, k, x, b, format, bias, y),
-                X86Level::Avx512 => avx512::gemv(n, k, x, b, format, bias, y),
+                X86Level::Avx2 => avx2::gemv(n, k, x, w, y),
+                X86Level::Avx512 => avx512::gemv(n, k, x, w, y),
             }
         }
     }
 
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    unsafe fn gemm_i8_unchecked(
-        g: QuantGemm,
-        a: &[f32],
-        b: &[i8],
-        format: QuantFormat<'_>,
-        bias: Option<&[f32]>,
-        c: &mut [f32],
-    ) {
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
         Self::require();
         match I::LEVEL {
-            X86Level::Avx2 => {
-                gemm_converted::<Self, 1, KC>(g, a, b, format, bias, c, |s, r, w, d| {
-                    // SAFETY: the CPU implements AVX2 and FMA (required above).
-                    unsafe { avx2::convert(s, r, w, d) }
-                })
-            }
+            X86Level::Avx2 => gemm_converted::<Self, 1, KC>(g, a, w, c, |s, r, bs, d| {
+                // SAFETY: the CPU implements AVX2 and FMA (required above).
+                unsafe { avx2::convert(s, r, bs, d) }
+            }),
             // Two panels per conversion, for the f32 GEMM's two-panel tile, and blocks of
             // 2 * KC `k` (Moonshine's k = 416 in one block: no pass adding partial products).
-            X86Level::Avx512 => {
-                gemm_converted::<Self, 2, { 2 * KC }>(g, a, b, format, bias, c, |s, r, w, d| {
-                    // SAFETY: the CPU implements AVX-512F (required above).
-                    unsafe { avx512::convert(s, r, w, d) }
-                })
-            }
+            X86Level::Avx512 => gemm_converted::<Self, 2, { 2 * KC }>(g, a, w, c, |s, r, bs, d| {
+                // SAFETY: the CPU implements AVX-512F (required above).
+                unsafe { avx512::convert(s, r, bs, d) }
+            }),
         }
     }
 }
