@@ -29,7 +29,7 @@
 //! so Moonshine's large offsets (`|offset / scale|` up to 65) add no quantisation error.
 //! Quantised activations are held on the stack, [`DOT_KC`] at a time (2 KiB + 256 B).
 
-use super::{finish, k_padded, QuantWeights, BLOCK_K, DOT_KC, PACK_NR};
+use super::{finish, k_padded, QuantFormat, BLOCK_K, DOT_KC, PACK_NR};
 use core::arch::aarch64::*;
 
 /// Quantises `x` (at most [`DOT_KC`] values) in blocks of 32: `xq` gets
@@ -369,8 +369,15 @@ unsafe fn kernel1(
 /// [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "dotprod")]
-pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-    let QuantWeights { packed: b, format, bias } = w;
+pub(super) unsafe fn gemv(
+    n: usize,
+    k: usize,
+    x: &[f32],
+    b: &[i8],
+    format: QuantFormat<'_>,
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k.div_ceil(BLOCK_K);
@@ -395,7 +402,12 @@ pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y:
             // (p * nb + c0 / 32) * 16. `t` holds 32 values.
             unsafe {
                 let w = b.as_ptr().add(p * stride + c0 * PACK_NR);
-                let ws = format.block_scales(p, nb, c0 / BLOCK_K).map(<[f32]>::as_ptr);
+                let ws = match format {
+                    QuantFormat::Block(s) => {
+                        Some(s.as_ptr().add((p * nb + c0 / BLOCK_K) * PACK_NR))
+                    }
+                    QuantFormat::PerTensor { .. } => None,
+                };
                 let tp = t.as_mut_ptr();
                 if two {
                     let mut acc: [[float32x4_t; 4]; 2] = core::array::from_fn(|q| {

@@ -321,7 +321,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
             return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
         }
         // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_unchecked(n, k, x, w, y) }
+        unsafe { Self::gemv_i8_unchecked(x, w, y) }
     }
 
     /// GEMM: per tensor
@@ -369,16 +369,16 @@ pub trait QuantKernels: BackendType + GemmKernels {
             return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
         }
         // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_dot_unchecked(n, k, x, w, y) }
+        unsafe { Self::gemv_i8_dot_unchecked(x, w, y) }
     }
 
-    /// The hook of [`gemv_i8`](Self::gemv_i8); default: the portable GEMV.
+    /// The hook of [`gemv_i8`](Self::gemv_i8) (`k = x.len()`, `n = y.len()`); default: the
+    /// portable GEMV.
     ///
     /// # Safety
     /// Called only by the entry point: contract checked, `n, k >= 1`.
-    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-        let _ = n;
-        portable::gemv(k, x, w, y)
+    unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        portable::gemv(x.len(), x, w.packed, w.format, w.bias, y)
     }
 
     /// The hook of [`gemm_i8`](Self::gemm_i8); default: the shared GEMM driver (weights
@@ -391,18 +391,13 @@ pub trait QuantKernels: BackendType + GemmKernels {
         gemm_converted::<Self, 1, KC>(g, a, w, c, portable::convert)
     }
 
-    /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot); default: the portable evaluation.
+    /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot) (`k = x.len()`, `n = y.len()`);
+    /// default: the portable evaluation.
     ///
     /// # Safety
     /// Called only by the entry point: contract checked, `n, k >= 1`.
-    unsafe fn gemv_i8_dot_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        w: QuantWeights<'_>,
-        y: &mut [f32],
-    ) {
-        portable::gemv_dot(n, k, x, w, y)
+    unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
     }
 }
 

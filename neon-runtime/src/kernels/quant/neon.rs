@@ -348,8 +348,15 @@ unsafe fn dot_block<const P: usize>(
 /// # Safety
 /// The contract of [`QuantKernels::gemv_i8`] holds (checked by the entry point),
 /// `n, k >= 1`.
-pub(super) unsafe fn gemv(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-    let QuantWeights { packed: b, format, bias } = w;
+pub(super) unsafe fn gemv(
+    n: usize,
+    k: usize,
+    x: &[f32],
+    b: &[i8],
+    format: QuantFormat<'_>,
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k / BLOCK_K;
@@ -430,28 +437,22 @@ pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut
 }
 
 impl QuantKernels for Neon {
-    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         // SAFETY: forwarded contract (checked by the entry point, n, k >= 1).
-        unsafe { gemv(n, k, x, w, y) }
+        unsafe { gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y) }
     }
 
     unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
         gemm_converted::<Self, 1, KC>(g, a, w, c, convert)
     }
 
-    unsafe fn gemv_i8_dot_unchecked(
-        n: usize,
-        k: usize,
-        x: &[f32],
-        w: QuantWeights<'_>,
-        y: &mut [f32],
-    ) {
+    unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         if cpu::aarch64_dotprod() {
             // SAFETY: the CPU implements dotprod (checked just above); the entry point
             // checked the contract, n, k >= 1.
-            unsafe { super::dot::gemv(n, k, x, w, y) }
+            unsafe { super::dot::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y) }
         } else {
-            super::portable::gemv_dot(n, k, x, w, y)
+            super::portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
         }
     }
 }

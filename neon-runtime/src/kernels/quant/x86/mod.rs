@@ -106,14 +106,16 @@ use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> QuantKernels for X86<I> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    unsafe fn gemv_i8_unchecked(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+    unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the CPU implements the level (required above); the entry point checked
         // the contract, n, k >= 1.
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => avx2::gemv(n, k, x, w, y),
-                X86Level::Avx512 => avx512::gemv(n, k, x, w, y),
+                X86Level::Avx2 => avx2::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y),
+                X86Level::Avx512 => {
+                    avx512::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+                }
             }
         }
     }
