@@ -15,33 +15,60 @@
 //!   also with the GEMV's software prefetch.
 //! - `encoder_gemm/*`: Moonshine's encoder products, 413 frames (`m x k -> n`).
 //!
-//! On aarch64 the `Neon` backend is measured, elsewhere `Portable`; on x86-64 each
-//! supported level of the portable backend is also measured explicitly (`x86_<level>`).
+//! The int8 rows run on every backend this machine has: `i8` is the best one
+//! (`BackendKind::best`: `Neon` on aarch64, the best `X86` level on x86-64), then on x86-64
+//! `x86_<level>_i8` for each supported level (`X86<Avx2>`, `X86<Avx512>`) and
+//! `portable_i8` (plain Rust). The f32 rows run on the best backend.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    black_box, criterion_group, criterion_main, Bencher, BenchmarkGroup, Criterion, Throughput,
+};
 use neon_benches::data;
+use neon_runtime::kernels::cpu::X86Level;
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len, GemmB};
-use neon_runtime::kernels::quant::{pack_i8, packed_i8_len};
-use neon_runtime::kernels::{GemmKernels, QuantKernels};
-
-#[cfg(target_arch = "aarch64")]
-type Fast = neon_runtime::Neon;
-#[cfg(not(target_arch = "aarch64"))]
-type Fast = neon_runtime::Portable;
+use neon_runtime::kernels::quant::{pack_i8, packed_i8_len, QuantFormat, QuantGemm, QuantWeights};
+use neon_runtime::{Backend, BackendKind, WithBackend};
 
 /// Moonshine's per-tensor parameters (a scale and an offset of `-20 * scale`).
+const FORMAT: QuantFormat<'static> = QuantFormat::PerTensor { scale: SCALE, offset: -20.0 * SCALE };
 const SCALE: f32 = 4e-3;
-const OFFSET: f32 = -20.0 * SCALE;
 
 /// The decoder step's GEMVs: `(n, k, count per step)`.
 const STEP: [(usize, usize, usize); 4] =
     [(416, 416, 48), (3328, 416, 8), (416, 1664, 8), (32768, 416, 1)];
 
-/// The x86-64 levels of the portable backend that this CPU supports.
-#[cfg(target_arch = "x86_64")]
-fn x86_levels() -> Vec<neon_runtime::kernels::gemm::x86::Level> {
-    use neon_runtime::kernels::gemm::x86::Level;
-    Level::ALL.into_iter().filter(|l| l.supported()).collect()
+/// The backends of the int8 rows and their labels: the best as `i8`, each supported x86
+/// level as `x86_<level>_i8`, the portable one as `portable_i8`.
+fn backends() -> Vec<(String, BackendKind)> {
+    let mut v = vec![("i8".to_string(), BackendKind::best())];
+    for level in X86Level::available() {
+        v.push((format!("x86_{}_i8", level.name()), BackendKind::X86(level)));
+    }
+    v.push(("portable_i8".to_string(), BackendKind::Portable));
+    v
+}
+
+/// A benchmark's routine, made by a [`WithBackend`] for its backend.
+type Routine<'a> = Box<dyn FnMut(&mut Bencher<'_>) + 'a>;
+
+/// Benchmarks `bench` on each of [`backends`]: rows `<label><suffix>`.
+fn each_backend<'a, W>(g: &mut BenchmarkGroup<'_, WallTime>, suffix: &str, bench: W)
+where
+    W: WithBackend<Output = Routine<'a>> + Copy,
+{
+    for (label, kind) in backends() {
+        let routine = kind.with(bench).expect("an available backend");
+        g.bench_function(format!("{label}{suffix}"), routine);
+    }
+}
+
+/// Benchmarks `bench` on the best backend: row `name`.
+fn best_backend<'a, W>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, bench: W)
+where
+    W: WithBackend<Output = Routine<'a>>,
+{
+    g.bench_function(name, BackendKind::best().with(bench).expect("the best backend"));
 }
 
 /// `q[n, k]` packed, deterministic codes from `seed`.
@@ -59,43 +86,86 @@ fn packed_f32(n: usize, k: usize, seed: u32) -> Vec<f32> {
     b
 }
 
+/// One int8 GEMV (`y = W x + bias`); with `b32`, the f32 GEMV on those weights instead.
+#[derive(Clone, Copy)]
+struct Gemv<'a> {
+    x: &'a [f32],
+    b8: &'a [i8],
+    b32: Option<&'a [f32]>,
+    bias: &'a [f32],
+}
+
+impl<'a> WithBackend for Gemv<'a> {
+    type Output = Routine<'a>;
+    fn run<B: Backend>(self) -> Routine<'a> {
+        let (n, k, x, bias) = (self.bias.len(), self.x.len(), self.x, Some(self.bias));
+        let mut y = vec![0.0; n];
+        match self.b32 {
+            None => Box::new(move |bch| {
+                let w = QuantWeights { packed: self.b8, format: FORMAT, bias };
+                bch.iter(|| B::gemv_i8(n, k, black_box(x), w, &mut y))
+            }),
+            Some(b32) => Box::new(move |bch| {
+                bch.iter(|| B::gemv_packed_b(n, k, black_box(x), b32, bias, &mut y))
+            }),
+        }
+    }
+}
+
 fn bench_gemv(cr: &mut Criterion) {
     let mut g = cr.benchmark_group("decoder_gemv");
     for (n, k, _) in STEP {
         let (x, bias) = (data(k, 1), data(n, 3));
         let (b8, b32) = (packed_i8(n, k, 2), packed_f32(n, k, 2));
-        let mut y = vec![0.0; n];
         let shape = format!("{k}x{n}");
+        let gemv = Gemv { x: &x, b8: &b8, b32: None, bias: &bias };
         g.throughput(Throughput::Bytes((n * k) as u64));
-        g.bench_function(format!("i8/{shape}"), |bch| {
-            bch.iter(|| Fast::gemv_i8(n, k, black_box(&x), &b8, SCALE, OFFSET, Some(&bias), &mut y))
-        });
-        #[cfg(target_arch = "x86_64")]
-        for level in x86_levels() {
-            use neon_runtime::kernels::quant::x86;
-            g.bench_function(format!("x86_{}_i8/{shape}", level.name()), |bch| {
-                // SAFETY: `level` is supported (x86_levels).
-                bch.iter(|| unsafe {
-                    x86::gemv_i8(
-                        level,
-                        n,
-                        k,
-                        black_box(&x),
-                        &b8,
-                        SCALE,
-                        OFFSET,
-                        Some(&bias),
-                        &mut y,
-                    )
-                })
-            });
-        }
+        each_backend(&mut g, &format!("/{shape}"), gemv);
         g.throughput(Throughput::Bytes((4 * n * k) as u64));
-        g.bench_function(format!("f32/{shape}"), |bch| {
-            bch.iter(|| Fast::gemv_packed_b(n, k, black_box(&x), &b32, Some(&bias), &mut y))
-        });
+        best_backend(&mut g, &format!("f32/{shape}"), Gemv { b32: Some(&b32), ..gemv });
     }
     g.finish();
+}
+
+/// A whole decoder step's GEMVs (`shapes`, one weight buffer each): int8 weights `b8`, or
+/// with `b32` the f32 GEMVs.
+#[derive(Clone, Copy)]
+struct Step<'a> {
+    shapes: &'a [(usize, usize)],
+    b8: &'a [Vec<i8>],
+    b32: Option<&'a [Vec<f32>]>,
+}
+
+impl<'a> WithBackend for Step<'a> {
+    type Output = Routine<'a>;
+    fn run<B: Backend>(self) -> Routine<'a> {
+        let x = data(1664, 1);
+        let mut y = vec![0.0; 32768];
+        let Step { shapes, b8, b32 } = self;
+        match b32 {
+            None => Box::new(move |bch| {
+                bch.iter(|| {
+                    for (&(n, k), b) in shapes.iter().zip(b8) {
+                        let (x, y) = (black_box(&x[..k]), &mut y[..n]);
+                        B::gemv_i8(
+                            n,
+                            k,
+                            x,
+                            QuantWeights { packed: b, format: FORMAT, bias: None },
+                            y,
+                        );
+                    }
+                })
+            }),
+            Some(b32) => Box::new(move |bch| {
+                bch.iter(|| {
+                    for (&(n, k), b) in shapes.iter().zip(b32) {
+                        B::gemv_packed_b(n, k, black_box(&x[..k]), b, None, &mut y[..n]);
+                    }
+                })
+            }),
+        }
+    }
 }
 
 fn bench_step(cr: &mut Criterion) {
@@ -103,43 +173,16 @@ fn bench_step(cr: &mut Criterion) {
     g.sample_size(30);
     let shapes: Vec<(usize, usize)> =
         STEP.iter().flat_map(|&(n, k, count)| (0..count).map(move |_| (n, k))).collect();
-    let x = data(1664, 1);
-    let mut y = vec![0.0; 32768];
     let b8: Vec<Vec<i8>> =
         shapes.iter().enumerate().map(|(i, &(n, k))| packed_i8(n, k, 10 + i as u32)).collect();
     let bytes: usize = shapes.iter().map(|&(n, k)| n * k).sum();
     g.throughput(Throughput::Bytes(bytes as u64));
-    g.bench_function("i8", |bch| {
-        bch.iter(|| {
-            for (&(n, k), b) in shapes.iter().zip(&b8) {
-                Fast::gemv_i8(n, k, black_box(&x[..k]), b, SCALE, OFFSET, None, &mut y[..n]);
-            }
-        })
-    });
-    #[cfg(target_arch = "x86_64")]
-    for level in x86_levels() {
-        use neon_runtime::kernels::quant::x86;
-        g.bench_function(format!("x86_{}_i8", level.name()), |bch| {
-            bch.iter(|| {
-                for (&(n, k), b) in shapes.iter().zip(&b8) {
-                    let (x, y) = (black_box(&x[..k]), &mut y[..n]);
-                    // SAFETY: `level` is supported (x86_levels).
-                    unsafe { x86::gemv_i8(level, n, k, x, b, SCALE, OFFSET, None, y) };
-                }
-            })
-        });
-    }
+    each_backend(&mut g, "", Step { shapes: &shapes, b8: &b8, b32: None });
     drop(b8);
     let b32: Vec<Vec<f32>> =
         shapes.iter().enumerate().map(|(i, &(n, k))| packed_f32(n, k, 10 + i as u32)).collect();
     g.throughput(Throughput::Bytes(4 * bytes as u64));
-    g.bench_function("f32", |bch| {
-        bch.iter(|| {
-            for (&(n, k), b) in shapes.iter().zip(&b32) {
-                Fast::gemv_packed_b(n, k, black_box(&x[..k]), b, None, &mut y[..n]);
-            }
-        })
-    });
+    best_backend(&mut g, "f32", Step { shapes: &shapes, b8: &[], b32: Some(&b32) });
     g.finish();
 }
 
@@ -204,6 +247,38 @@ fn bench_memory(cr: &mut Criterion) {
     g.finish();
 }
 
+/// One encoder GEMM (`m x k -> n`, `C = A W^T + bias`): int8 weights `b8`, or with `b32`
+/// the f32 GEMM.
+#[derive(Clone, Copy)]
+struct Gemm<'a> {
+    m: usize,
+    a: &'a [f32],
+    b8: &'a [i8],
+    b32: Option<&'a [f32]>,
+    bias: &'a [f32],
+}
+
+impl<'a> WithBackend for Gemm<'a> {
+    type Output = Routine<'a>;
+    fn run<B: Backend>(self) -> Routine<'a> {
+        let (m, n, a, bias) = (self.m, self.bias.len(), self.a, Some(self.bias));
+        let k = a.len() / m;
+        let mut c = vec![0.0; m * n];
+        match self.b32 {
+            None => Box::new(move |bch| {
+                let geometry = QuantGemm::contiguous(m, n, k);
+                let w = QuantWeights { packed: self.b8, format: FORMAT, bias };
+                bch.iter(|| B::gemm_i8(geometry, black_box(a), w, &mut c))
+            }),
+            Some(b32) => Box::new(move |bch| {
+                bch.iter(|| {
+                    B::gemm_packed_b(GemmB::contiguous(m, n, k), black_box(a), b32, bias, &mut c)
+                })
+            }),
+        }
+    }
+}
+
 fn bench_gemm(cr: &mut Criterion) {
     let mut g = cr.benchmark_group("encoder_gemm");
     g.sample_size(20);
@@ -211,31 +286,11 @@ fn bench_gemm(cr: &mut Criterion) {
     for (n, k) in [(1664, 416), (416, 1664), (416, 416)] {
         let (a, bias) = (data(m * k, 1), data(n, 3));
         let (b8, b32) = (packed_i8(n, k, 2), packed_f32(n, k, 2));
-        let mut c = vec![0.0; m * n];
         let shape = format!("{m}x{k}x{n}");
+        let gemm = Gemm { m, a: &a, b8: &b8, b32: None, bias: &bias };
         g.throughput(Throughput::Elements((2 * m * n * k) as u64));
-        g.bench_function(format!("i8/{shape}"), |bch| {
-            bch.iter(|| {
-                Fast::gemm_i8(m, n, k, black_box(&a), k, &b8, SCALE, OFFSET, Some(&bias), &mut c, n)
-            })
-        });
-        #[cfg(target_arch = "x86_64")]
-        for level in x86_levels() {
-            use neon_runtime::kernels::quant::x86;
-            g.bench_function(format!("x86_{}_i8/{shape}", level.name()), |bch| {
-                // SAFETY: `level` is supported (x86_levels).
-                bch.iter(|| unsafe {
-                    let a = black_box(&a);
-                    x86::gemm_i8(level, m, n, k, a, k, &b8, SCALE, OFFSET, Some(&bias), &mut c, n)
-                })
-            });
-        }
-        g.bench_function(format!("f32/{shape}"), |bch| {
-            bch.iter(|| {
-                let g = GemmB::contiguous(m, n, k);
-                Fast::gemm_packed_b(g, black_box(&a), &b32, Some(&bias), &mut c)
-            })
-        });
+        each_backend(&mut g, &format!("/{shape}"), gemm);
+        best_backend(&mut g, &format!("f32/{shape}"), Gemm { b32: Some(&b32), ..gemm });
     }
     g.finish();
 }

@@ -89,7 +89,6 @@ fn run_linear<B: Backend>(l: &Linear<Vec<f32>>, x: &[f32], rows: usize, c: usize
 }
 
 /// The self-attention step with the runtime operators one by one.
-#[allow(clippy::too_many_arguments)]
 fn self_reference<B: Backend>(
     wt: &SelfAttentionWeights<Vec<f32>>,
     x: &[f32],

@@ -120,7 +120,6 @@ struct T64 {
     v: Vec<f64>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn conv64(
     x: &T64,
     w: &[f32],

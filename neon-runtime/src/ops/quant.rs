@@ -29,7 +29,9 @@ use super::{check_len, RunOptions, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::PACK_NR;
-use crate::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K, QUANT_KR};
+use crate::kernels::quant::{
+    packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm, QuantWeights, BLOCK_K, QUANT_KR,
+};
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -394,16 +396,12 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         output: &mut TensorViewMut,
         options: RunOptions,
     ) -> Result<(), Error> {
-        let rows = self.geometry.linear().check_run(OP, input, output)?;
-        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let (w, bias, scale, offset) = (self.weight.as_ref(), self.bias(), self.scale, self.offset);
-        if rows == 1 && options.int8_path() == QuantPath::Dot {
-            B::gemv_i8_dot(n, k, input.data(), w, scale, offset, bias, output.data_mut());
-        } else if rows == 1 {
-            B::gemv_i8(n, k, input.data(), w, scale, offset, bias, output.data_mut());
-        } else {
-            B::gemm_i8(rows, n, k, input.data(), k, w, scale, offset, bias, output.data_mut(), n);
-        }
+        let linear = self.geometry.linear();
+        let rows = linear.check_run(OP, input, output)?;
+        let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
+        let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
+        let dot = options.int8_path() == QuantPath::Dot;
+        run_rows::<B>(&linear, rows, w, dot, input.data(), output.data_mut());
         Ok(())
     }
 }
@@ -568,14 +566,31 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
-        let rows = self.geometry.linear().check_run(BLOCK_OP, input, output)?;
-        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let (w, s, bias) = (self.weight.as_ref(), self.scales.as_ref(), self.bias());
-        if rows == 1 {
-            B::gemv_i8_block(n, k, input.data(), w, s, bias, output.data_mut());
-        } else {
-            B::gemm_i8_block(rows, n, k, input.data(), k, w, s, bias, output.data_mut(), n);
-        }
+        let linear = self.geometry.linear();
+        let rows = linear.check_run(BLOCK_OP, input, output)?;
+        let format = QuantFormat::Block(self.scales.as_ref());
+        let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
+        run_rows::<B>(&linear, rows, w, false, input.data(), output.data_mut());
         Ok(())
+    }
+}
+
+/// The kernel call of both operators, shapes checked: one row runs the GEMV (with `dot`
+/// the int8-activation one), several the GEMM, on `rows x in_features -> out_features`.
+fn run_rows<B: Backend>(
+    g: &LinearGeometry,
+    rows: usize,
+    w: QuantWeights<'_>,
+    dot: bool,
+    x: &[f32],
+    y: &mut [f32],
+) {
+    let (k, n) = (g.in_features, g.out_features);
+    if rows == 1 && dot {
+        B::gemv_i8_dot(n, k, x, w, y);
+    } else if rows == 1 {
+        B::gemv_i8(n, k, x, w, y);
+    } else {
+        B::gemm_i8(QuantGemm::contiguous(rows, n, k), x, w, y);
     }
 }

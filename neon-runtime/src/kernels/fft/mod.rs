@@ -59,7 +59,7 @@
 //! `2h - 2`, `cos(pi j / h)` for `j < h` then `sin(pi j / h)` for `j < h` (the stage
 //! twiddle is `cos - i sin`); then, at offset `2m - 2`, `cos(2 pi k / n)` for `k < m/2`
 //! followed by `sin(2 pi k / n)` for `k < m/2` (post-processing). The table comes from
-//! [`twiddles`], a `const fn`, so it can live in a `static` and cost nothing at run time:
+//! [`twiddles()`], a `const fn`, so it can live in a `static` and cost nothing at run time:
 //!
 //! ```
 //! use neon_runtime::kernels::fft::{twiddle_len, twiddles, RealFft};
@@ -143,7 +143,7 @@ pub struct RealFft<'a> {
 }
 
 impl<'a> RealFft<'a> {
-    /// A length-`n` transform using `twiddles` (from [`twiddles`] or [`fill_twiddles`];
+    /// A length-`n` transform using `twiddles` (from [`twiddles()`] or [`fill_twiddles`];
     /// another table of the right length gives wrong spectra, never unsafety).
     ///
     /// # Errors

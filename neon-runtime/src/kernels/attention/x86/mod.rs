@@ -4,7 +4,7 @@
 //! runs the portable kernel.
 //!
 //! Both levels run the same algorithm, the online softmax of [`super`] with `L` lanes (16
-//! or 8): one body (`blocks.rs`, `single.rs`) generic over [`Simd`], a handful of
+//! or 8): one body (`blocks.rs`, `single.rs`) generic over [`Simd`](kernel::Simd), a handful of
 //! primitives on a level's vectors that `avx512.rs` and `avx2.rs` implement. Every
 //! primitive and every function of the body is `#[inline(always)]`, so each level's
 //! `#[target_feature]` entry point (`avx512::attention`, `avx2::attention`) compiles into
@@ -56,7 +56,7 @@
 //!
 //! The exponential is the runtime's (`kernels/activation.rs`: the same reduction,
 //! polynomial and constants, in fused multiply-adds as in the NEON form), written once
-//! over [`Simd`] ([`exp`]).
+//! over [`Simd`](kernel::Simd) ([`exp`](kernel::exp)).
 //!
 //! # Accuracy
 //!

@@ -1,0 +1,612 @@
+//! Int8-weight GEMV and GEMM with f32 activations.
+//!
+//! Two weight formats, both `W[n, k]` (`[out_features, in_features]`), passed to the
+//! kernels as a [`QuantFormat`] value:
+//! - **per-tensor** (Moonshine's shipped format, [`QuantFormat::PerTensor`]):
+//!   `W[j, k] = f32(q[j, k]) * scale + offset` with `q` in `[-128, 127]` and one `scale`,
+//!   one `offset` per tensor. The kernels compute the rewrite of the model card,
+//!   `y[j] = scale * (x · q_j) + offset * sum(x) + bias[j]`: the int8 values are used as
+//!   shipped (never requantised), `x · q_j` is accumulated from exactly converted weights,
+//!   `sum(x)` once per row.
+//! - **block-int8** (for models we convert, [`QuantFormat::Block`]): symmetric, one f32
+//!   scale per 32 consecutive weights of a row, `W[j, k] = f32(q[j, k]) * scale[j, k / 32]`,
+//!   no offset; `k` must be a multiple of [`BLOCK_K`] (the kernels assert it, the operator
+//!   returns an error: padding would silently change the meaning of a converter's output).
+//!
+//! # Packed layout
+//!
+//! Weights are packed once ([`pack_i8`], or [`pack_i8_transposed`] from `[k, n]`) into
+//! panels of [`PACK_NR`] = 16 outputs. Within a panel, `k` runs in groups of
+//! [`QUANT_KR`] = 4: group `g` is 64 bytes, output `j`'s four weights
+//! `q[j, 4g..4g + 4]` at bytes `4j..4j + 4`. Outputs past `n` and `k` values past `k` (up
+//! to the next multiple of 4) are zero. This is the layout `sdot` reads (four consecutive
+//! `k` per 32-bit lane), and one byte permutation (`tbl`) gives the widening path what it
+//! wants at no extra cost, so both paths share one packed form (and `from_packed` data).
+//! Block scales are packed alongside ([`pack_block_scales`]): for panel `p` and block
+//! `b`, the 16 scales of the panel's outputs, contiguous.
+//!
+//! # Structure
+//!
+//! [`QuantKernels`] has three entry points, [`gemv_i8`](QuantKernels::gemv_i8) (`m = 1`),
+//! [`gemm_i8`](QuantKernels::gemm_i8) (geometry [`QuantGemm`]) and
+//! [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) (int8 activations), each of both formats:
+//! the weights travel as one value, [`QuantWeights`] (packed codes, [`QuantFormat`], bias).
+//! They check the contract and handle empty shapes here, once, then call a backend's hook.
+//! Every GEMM is the same driver (here): weight panels converted to f32, a block of `k` at
+//! a time, by the backend's conversion, then the same backend's packed f32 GEMM
+//! ([`GemmKernels::gemm_packed_b`]) on the converted block. The implementations:
+//! - `portable.rs`: plain Rust, the default of every hook;
+//! - `neon.rs`: the NEON widening GEMV and conversion (every ARMv8-A core);
+//! - `dot.rs`: the NEON `sdot` GEMV (cores with the dot-product extension);
+//! - `x86/`: the AVX2 + FMA and AVX-512F GEMV and conversion of [`X86`](super::X86).
+//!
+//! # Measured
+//!
+//! Instructions executed per call (qemu instruction counter, `--cpu neoverse-n1`, weights
+//! packed beforehand, bias on; `benches/src/bin/insn_quant.rs`), and per multiply-add:
+//!
+//! | workload | f32 (`gemm` module) | int8 per-tensor | block-int8 |
+//! |---|---:|---:|---:|
+//! | GEMV 416 -> 1664, widening | 239,579 (0.346) | 552,570 (0.798) | 566,280 (0.818) |
+//! | GEMV 416 -> 1664, `sdot` | | 84,583 (0.122) | 90,269 (0.130) |
+//! | GEMV 1664 -> 416, widening | 234,392 (0.339) | 545,394 (0.788) | 560,001 (0.809) |
+//! | GEMV 1664 -> 416, `sdot` | | 84,583 (0.122) | 89,567 (0.129) |
+//! | GEMM 413 x 416 -> 1664 | 82.22 M (0.288) | 86.14 M (0.301) | 85.08 M (0.298) |
+//! | GEMM 413 x 1664 -> 416 | 81.59 M (0.285) | 86.01 M (0.301) | 85.28 M (0.298) |
+//! | Portable GEMV 416 -> 1664 | 571,146 (0.825) | 1,131,553 (1.635) | 1,732,446 (2.50) |
+//! | Portable GEMM 413 x 416 -> 1664 | 279.25 M (0.977) | 286.23 M (1.001) | |
+//!
+//! Bytes of weights read per GEMV: 692 KB (f32) against 173 KB (int8).
+//!
+//! # Accuracy
+//!
+//! `f32(q)` is exact and `x · q_j` is accumulated in f32, so the dot product has the
+//! error of an f32 dot product, at most about `k * eps * sum |x q|`; `sum(x)` is summed in
+//! 16 lanes (at most `(k / 16 + 4) * eps * sum |x|`). Multiplying by `offset` carries that
+//! error over: when `offset * sum(x)` and `scale * (x · q)` nearly cancel, the result's
+//! relative error grows, but its absolute error stays within
+//! `~(k + 3) * eps * (|scale| sum |x q| + |offset| sum |x| + |bias|)`, the bound the
+//! tests check against an f64 reference on the dequantised weights (measured errors stay
+//! below 0.16 of it). The `sdot` path (and [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) on
+//! every backend) adds the activation quantisation error (`dot.rs`).
+
+use super::gemm::{GemmB, GemmKernels, PACK_NR};
+use super::BackendType;
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod dot;
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon;
+mod portable;
+mod x86;
+
+/// Consecutive `k` values of one output stored together in the packed layout (a group).
+pub const QUANT_KR: usize = 4;
+/// Weights per scale in block-int8.
+pub const BLOCK_K: usize = 32;
+/// `k` values converted to f32 at a time by the GEMM (its stack buffer holds
+/// `KC * PACK_NR` f32: 16 KiB). A multiple of [`BLOCK_K`]. (The AVX-512 GEMM of
+/// [`X86<Avx512>`](super::X86) converts `2 * KC` values of two panels at a time: 64 KiB.)
+pub const KC: usize = 256;
+/// Rows per call of the f32 GEMM on a converted block (partial products: `MC * PACK_NR`
+/// f32 on the stack, 5 KiB).
+pub const MC: usize = 80;
+
+/// Bytes of a group of one panel: 16 outputs x 4 `k`.
+const GROUP: usize = PACK_NR * QUANT_KR;
+
+/// `k` rounded up to a whole group.
+const fn k_padded(k: usize) -> usize {
+    k.div_ceil(QUANT_KR) * QUANT_KR
+}
+
+/// Bytes of the packed int8 weights for `n` outputs and `k` inputs.
+pub const fn packed_i8_len(n: usize, k: usize) -> usize {
+    n.div_ceil(PACK_NR) * PACK_NR * k_padded(k)
+}
+
+/// Values of the packed block scales for `n` outputs and `k` inputs (`k` a multiple of
+/// [`BLOCK_K`]).
+pub const fn packed_block_scales_len(n: usize, k: usize) -> usize {
+    n.div_ceil(PACK_NR) * PACK_NR * (k / BLOCK_K)
+}
+
+/// Position of `q[j, kk]` in the packed layout.
+#[inline(always)]
+const fn packed_index(j: usize, kk: usize, k: usize) -> usize {
+    (j / PACK_NR) * PACK_NR * k_padded(k)
+        + (kk / QUANT_KR) * GROUP
+        + (j % PACK_NR) * QUANT_KR
+        + kk % QUANT_KR
+}
+
+/// Packs `q` (`[n, k]` row-major, `[out_features, in_features]`) into the packed layout.
+///
+/// # Panics
+/// When `q.len() != n * k` or `out.len() != packed_i8_len(n, k)`.
+pub fn pack_i8(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
+    pack_codes("pack_i8", q, [n, k], false, out);
+}
+
+/// Packs `q` given as `[k, n]` row-major (`[in_features, out_features]`, the `y = x · W`
+/// convention of ONNX / TFLite exports such as Moonshine's) into the same layout as
+/// [`pack_i8`] of its transpose.
+///
+/// # Panics
+/// When `q.len() != n * k` or `out.len() != packed_i8_len(n, k)`.
+pub fn pack_i8_transposed(q: &[i8], n: usize, k: usize, out: &mut [i8]) {
+    pack_codes("pack_i8_transposed", q, [n, k], true, out);
+}
+
+/// [`pack_i8`] (`q[j * k + kk]`) or, `transposed`, [`pack_i8_transposed`]
+/// (`q[kk * n + j]`), reading `q` in its row order.
+fn pack_codes(name: &str, q: &[i8], [n, k]: [usize; 2], transposed: bool, out: &mut [i8]) {
+    assert_eq!(q.len(), n * k, "{name}: weight length");
+    assert_eq!(out.len(), packed_i8_len(n, k), "{name}: output length");
+    out.fill(0);
+    if n == 0 || k == 0 {
+        return;
+    }
+    for (r, row) in q.chunks_exact(if transposed { n } else { k }).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let (j, kk) = if transposed { (c, r) } else { (r, c) };
+            out[packed_index(j, kk, k)] = v;
+        }
+    }
+}
+
+/// Packs block scales `scales` (`[n, k / 32]` row-major: row `j` holds the scales of
+/// output `j`'s blocks) into the packed layout (zero for outputs past `n`).
+///
+/// # Panics
+/// When `k % 32 != 0`, `scales.len() != n * k / 32` or
+/// `out.len() != packed_block_scales_len(n, k)`.
+pub fn pack_block_scales(scales: &[f32], n: usize, k: usize, out: &mut [f32]) {
+    pack_scales("pack_block_scales", scales, [n, k], false, out);
+}
+
+/// As [`pack_block_scales`], from scales given as `[k / 32, n]` (row `b` holds block `b`
+/// of every output: the transposed convention of [`pack_i8_transposed`]).
+///
+/// # Panics
+/// As [`pack_block_scales`].
+pub fn pack_block_scales_transposed(scales: &[f32], n: usize, k: usize, out: &mut [f32]) {
+    pack_scales("pack_block_scales_transposed", scales, [n, k], true, out);
+}
+
+/// [`pack_block_scales`] (`scales[j * nb + b]`) or, `transposed`,
+/// [`pack_block_scales_transposed`] (`scales[b * n + j]`).
+fn pack_scales(name: &str, scales: &[f32], [n, k]: [usize; 2], transposed: bool, out: &mut [f32]) {
+    assert!(k.is_multiple_of(BLOCK_K), "{name}: k not a multiple of 32");
+    let nb = k / BLOCK_K;
+    assert_eq!(scales.len(), n * nb, "{name}: scales length");
+    assert_eq!(out.len(), packed_block_scales_len(n, k), "{name}: output length");
+    out.fill(0.0);
+    for j in 0..n {
+        for b in 0..nb {
+            let s = if transposed { scales[b * n + j] } else { scales[j * nb + b] };
+            out[((j / PACK_NR) * nb + b) * PACK_NR + j % PACK_NR] = s;
+        }
+    }
+}
+
+/// Row `j` of the packed weights `b` ([`pack_i8`] of `q[n, k]`) dequantised:
+/// `out[kk] = f32(q[j, kk]) * scale + offset` (two roundings, the usual evaluation of a
+/// per-tensor dequantisation). This is the tied-embedding lookup: the rows of an LM head's
+/// `[vocab, dim]` weights are the token embeddings. Portable for every backend: it moves `k`
+/// values per token, nothing worth vectorising.
+///
+/// # Panics
+/// When `j >= n`, `b.len() != packed_i8_len(n, k)` or `out.len() != k`.
+pub fn dequantize_row(
+    b: &[i8],
+    n: usize,
+    k: usize,
+    j: usize,
+    scale: f32,
+    offset: f32,
+    out: &mut [f32],
+) {
+    assert!(j < n, "dequantize_row: row {j} of {n}");
+    assert_eq!(b.len(), packed_i8_len(n, k), "dequantize_row: packed length");
+    assert_eq!(out.len(), k, "dequantize_row: output length");
+    for (kk, o) in out.iter_mut().enumerate() {
+        *o = f32::from(b[packed_index(j, kk, k)]) * scale + offset;
+    }
+}
+
+/// Activations quantised at a time by [`QuantKernels::gemv_i8_dot`] (a multiple of
+/// [`BLOCK_K`]): longer rows run in chunks, the partial sums accumulating in the output.
+/// Stack: 2 KiB of codes and 256 B of block scales.
+pub const DOT_KC: usize = 2048;
+
+/// How the int8 weights are scaled: the weight format, as a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QuantFormat<'a> {
+    /// Per tensor: `W = f32(q) * scale + offset`.
+    PerTensor {
+        /// The tensor's scale.
+        scale: f32,
+        /// The tensor's offset.
+        offset: f32,
+    },
+    /// Block-int8: `W[j, k] = f32(q[j, k]) * scale[j, k / 32]`, the scales in the layout
+    /// of [`pack_block_scales`].
+    Block(&'a [f32]),
+}
+
+impl<'a> QuantFormat<'a> {
+    /// The packed block scales from block `from` of panel `panel` on (`blocks` blocks per
+    /// panel), `None` per tensor.
+    fn block_scales(self, panel: usize, blocks: usize, from: usize) -> Option<&'a [f32]> {
+        match self {
+            QuantFormat::Block(s) => Some(&s[(panel * blocks + from) * PACK_NR..]),
+            QuantFormat::PerTensor { .. } => None,
+        }
+    }
+
+    /// `(scale, offset * sum(x))` per tensor, `(1, 0)` in blocks: the epilogue
+    /// `y = scale * dot + (shift + bias)` of both formats.
+    fn scale_shift(self, x: &[f32]) -> (f32, f32) {
+        match self {
+            QuantFormat::PerTensor { scale, offset } => (scale, offset * sum_f32(x)),
+            QuantFormat::Block(_) => (1.0, 0.0),
+        }
+    }
+}
+
+/// A layer's int8 weights as the kernels take them: the packed codes of `q[n, k]`
+/// ([`pack_i8`]), their format and the bias (`n` values, or `None`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantWeights<'a> {
+    /// [`pack_i8`] of `q[n, k]` (at least [`packed_i8_len`] bytes).
+    pub packed: &'a [i8],
+    /// Per-tensor scale and offset, or the packed block scales.
+    pub format: QuantFormat<'a>,
+    /// `bias[j]` added to output `j`.
+    pub bias: Option<&'a [f32]>,
+}
+
+/// The geometry of an int8 GEMM `C = A · W^T` ([`QuantKernels::gemm_i8`]): `m` rows,
+/// `n` outputs, `k` inputs; row `i` of `A` at `a[i * lda..i * lda + k]`, of `C` at
+/// `c[i * ldc..i * ldc + n]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantGemm {
+    /// Rows of `A` and `C`.
+    pub m: usize,
+    /// Outputs (rows of `W`, columns of `C`).
+    pub n: usize,
+    /// Inputs (columns of `A` and `W`).
+    pub k: usize,
+    /// Distance between rows of `A` (`>= k`).
+    pub lda: usize,
+    /// Distance between rows of `C` (`>= n`).
+    pub ldc: usize,
+}
+
+impl QuantGemm {
+    /// Contiguous rows: `lda = k`, `ldc = n`.
+    pub const fn contiguous(m: usize, n: usize, k: usize) -> Self {
+        Self { m, n, k, lda: k, ldc: n }
+    }
+}
+
+/// Int8-weight GEMV and GEMM of both formats ([`QuantWeights`], [`QuantFormat`]). All
+/// products overwrite `c` / `y` (no accumulation).
+///
+/// Activations and results are f32. Non-finite scales, offsets or activations propagate as
+/// IEEE arithmetic does (the operators reject non-finite scales and offsets).
+///
+/// The entry points ([`gemv_i8`](Self::gemv_i8), [`gemm_i8`](Self::gemm_i8),
+/// [`gemv_i8_dot`](Self::gemv_i8_dot)) check the contract and handle empty shapes, then
+/// call their hook (`*_unchecked`). The hooks' default bodies are the portable
+/// implementation; a backend overrides hooks only, never the entry points.
+pub trait QuantKernels: BackendType + GemmKernels {
+    /// GEMV: per tensor `y[j] = scale * sum_k x[k] q[j, k] + offset * sum_k x[k] + bias[j]`,
+    /// in blocks `y[j] = sum_k x[k] q[j, k] scale[j, k / 32] + bias[j]`.
+    ///
+    /// `x`: `k` values; `y`: `n` values. With `k = 0` the result is the bias (or 0). Exact
+    /// products (every backend's default: the result does not depend on the CPU).
+    ///
+    /// # Panics
+    /// When `x.len() != k`, `y.len() != n`, `bias.len() != n`, or the packed weights are
+    /// shorter than [`packed_i8_len`]; for blocks, when `k % 32 != 0` or the scales are
+    /// shorter than [`packed_block_scales_len`].
+    fn gemv_i8(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        check_gemv("gemv_i8", n, k, x, w, y);
+        if n == 0 {
+            return;
+        }
+        if k == 0 {
+            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
+        }
+        // SAFETY: the contract was checked above; n, k >= 1.
+        unsafe { Self::gemv_i8_unchecked(x, w, y) }
+    }
+
+    /// GEMM: per tensor
+    /// `C[i, j] = scale * sum_k A[i, k] q[j, k] + offset * sum_k A[i, k] + bias[j]`, in
+    /// blocks `C[i, j] = sum_k A[i, k] q[j, k] scale[j, k / 32] + bias[j]`, for `i < m`,
+    /// `j < n` ([`QuantGemm`]: rows of `A` `lda` apart, of `C` `ldc` apart; columns
+    /// `n..ldc` untouched). With `k = 0` the result is the bias (or 0).
+    ///
+    /// # Panics
+    /// When `lda < k`, `ldc < n`, or a slice is too short for the geometry (`a` shorter
+    /// than `(m-1)*lda + k`, the packed weights than [`packed_i8_len`], `bias` than `n`,
+    /// `c` than `(m-1)*ldc + n`); for blocks, when `k % 32 != 0` or the scales are shorter
+    /// than [`packed_block_scales_len`].
+    fn gemm_i8(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        check_gemm("gemm_i8", g, a, w, c);
+        if g.m == 0 || g.n == 0 {
+            return;
+        }
+        if g.k == 0 {
+            return bias_only(g, w.bias, c);
+        }
+        // SAFETY: the contract was checked above; m, n, k >= 1.
+        unsafe { Self::gemm_i8_unchecked(g, a, w, c) }
+    }
+
+    /// GEMV on the int8-activation (`dot`) path: the contract of
+    /// [`gemv_i8`](Self::gemv_i8), with the activations quantised to int8 per block of 32
+    /// (`d = max|x| / 127`, codes `round(x / d)` ties to even) and `x · q` computed as
+    /// `sum_b d_b * (xq_b · q_b)` with exact i32 block sums (times the weight block scales
+    /// in block-int8); `offset * sum(x)` uses the f32 activations. Error bound and cost:
+    /// `dot.rs`, the NEON `sdot` implementation.
+    ///
+    /// The default is the portable evaluation of that arithmetic; NEON runs `sdot` when
+    /// the CPU has the dot-product extension and falls back to the portable evaluation
+    /// otherwise, so the results are the same formula on every CPU.
+    ///
+    /// # Panics
+    /// As [`gemv_i8`](Self::gemv_i8).
+    fn gemv_i8_dot(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        check_gemv("gemv_i8_dot", n, k, x, w, y);
+        if n == 0 {
+            return;
+        }
+        if k == 0 {
+            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
+        }
+        // SAFETY: the contract was checked above; n, k >= 1.
+        unsafe { Self::gemv_i8_dot_unchecked(x, w, y) }
+    }
+
+    /// The hook of [`gemv_i8`](Self::gemv_i8) (`k = x.len()`, `n = y.len()`); default: the
+    /// portable GEMV.
+    ///
+    /// # Safety
+    /// Called only by the entry point: contract checked, `n, k >= 1`.
+    unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        portable::gemv(x.len(), x, w.packed, w.format, w.bias, y)
+    }
+
+    /// The hook of [`gemm_i8`](Self::gemm_i8); default: the shared GEMM driver (weights
+    /// converted to f32 a block at a time, see the module docs) with the portable conversion
+    /// and this backend's f32 GEMM.
+    ///
+    /// # Safety
+    /// Called only by the entry point: contract checked, `m, n, k >= 1`.
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        gemm_converted::<Self, 1, KC>(g, a, w, c, portable::convert)
+    }
+
+    /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot) (`k = x.len()`, `n = y.len()`);
+    /// default: the portable evaluation.
+    ///
+    /// # Safety
+    /// Called only by the entry point: contract checked, `n, k >= 1`.
+    unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+    }
+}
+
+impl QuantKernels for super::Portable {}
+
+/// Minimum length of a strided matrix with `rows` rows of `cols` values, `ld` apart.
+const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
+    if rows == 0 {
+        0
+    } else {
+        (rows - 1) * ld + cols
+    }
+}
+
+/// The contract of the GEMVs.
+fn check_gemv(name: &str, n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &[f32]) {
+    assert!(x.len() == k, "{name}: x length");
+    assert!(y.len() == n, "{name}: y length");
+    check_weights(name, n, k, w);
+    if let Some(bias) = w.bias {
+        assert!(bias.len() == n, "{name}: bias length");
+    }
+}
+
+/// The contract of the GEMM.
+fn check_gemm(name: &str, g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &[f32]) {
+    assert!(g.lda >= g.k, "{name}: lda < k");
+    assert!(g.ldc >= g.n, "{name}: ldc < n");
+    assert!(a.len() >= strided_len(g.m, g.k, g.lda), "{name}: a too short");
+    check_weights(name, g.n, g.k, w);
+    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "{name}: c too short");
+    if let Some(bias) = w.bias {
+        assert!(bias.len() >= g.n, "{name}: bias too short");
+    }
+}
+
+/// The weights' contract: packed length, and for blocks `k` and the scales' length.
+fn check_weights(name: &str, n: usize, k: usize, w: QuantWeights<'_>) {
+    assert!(w.packed.len() >= packed_i8_len(n, k), "{name}: packed b too short");
+    if let QuantFormat::Block(s) = w.format {
+        assert!(k.is_multiple_of(BLOCK_K), "{name}: k not a multiple of 32");
+        assert!(s.len() >= packed_block_scales_len(n, k), "{name}: packed scales too short");
+    }
+}
+
+/// `sum(x)` in 16 independent lanes (LLVM vectorises the lanes; a single running sum
+/// would stay scalar, as reassociation is not allowed): error at most about
+/// `(len / 16 + 4) * eps * sum |x|`. Shared by every backend, the NEON code LLVM emits for
+/// it being what intrinsics would spell out (4 `fadd` per 16 values).
+fn sum_f32(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 16];
+    let mut chunks = x.chunks_exact(16);
+    for chunk in &mut chunks {
+        for (acc, &v) in acc.iter_mut().zip(chunk) {
+            *acc += v;
+        }
+    }
+    for (acc, &v) in acc.iter_mut().zip(chunks.remainder()) {
+        *acc += v;
+    }
+    let mut width = 16;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] += acc[i + width];
+        }
+    }
+    acc[0]
+}
+
+/// The per-tensor epilogue of a row: `y = scale * y + (offset * row_sum + bias)`.
+#[inline(always)]
+fn finish_row(y: &mut [f32], scale: f32, shift: f32, bias: Option<&[f32]>) {
+    match bias {
+        Some(bias) => {
+            for (y, &b) in y.iter_mut().zip(bias) {
+                *y = scale * *y + (shift + b);
+            }
+        }
+        None => {
+            for y in y.iter_mut() {
+                *y = scale * *y + shift;
+            }
+        }
+    }
+}
+
+/// The epilogue of GEMV outputs `y` holding dot products (`bias` and `y` alike long):
+/// per tensor [`finish_row`] with `shift` = `offset * sum(x)`
+/// ([`QuantFormat::scale_shift`]), in blocks `y += bias`.
+#[inline(always)]
+fn finish(y: &mut [f32], format: QuantFormat<'_>, shift: f32, bias: Option<&[f32]>) {
+    match format {
+        QuantFormat::PerTensor { scale, .. } => finish_row(y, scale, shift, bias),
+        QuantFormat::Block(_) => {
+            if let Some(bias) = bias {
+                for (y, &b) in y.iter_mut().zip(bias) {
+                    *y += b;
+                }
+            }
+        }
+    }
+}
+
+/// `C[i, j] = bias[j]` (or 0) for `i < m`, `j < n`: the product when `k = 0`.
+fn bias_only(g: QuantGemm, bias: Option<&[f32]>, c: &mut [f32]) {
+    for i in 0..g.m {
+        let row = &mut c[i * g.ldc..i * g.ldc + g.n];
+        match bias {
+            Some(bias) => row.copy_from_slice(&bias[..g.n]),
+            None => row.fill(0.0),
+        }
+    }
+}
+
+/// Backend `B`'s packed f32 GEMM ([`GemmKernels::gemm_packed_b`]) on converted weights
+/// `b`: the one call of the f32 GEMM in this family.
+#[inline(always)]
+fn gemm_f32<B: GemmKernels>(
+    g: QuantGemm,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+) {
+    let g = GemmB { m: g.m, n: g.n, k: g.k, lda: g.lda, ldc: g.ldc };
+    B::gemm_packed_b(g, a, b, bias, c)
+}
+
+/// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), `KB`
+/// values of `k` at a time ([`KC`] or a multiple), into an f32 buffer in the packed-B
+/// layout and runs backend `B`'s packed f32 GEMM on it for every row, [`MC`] rows per
+/// call. The partial products of later `k` blocks are added into `c`. Per tensor the
+/// final pass applies the scale, `offset * sum(row)` and the bias; for blocks the bias
+/// goes into the first GEMM call. `NP = 2` suits f32 tiles two panels wide (x86 AVX-512:
+/// 8x32); the stack holds `NP * (KB + MC) * 16` f32.
+///
+/// `convert(src, rows, scales, dst)` converts `rows` consecutive `k` values of one panel
+/// (`src`: their groups, starting at a group boundary) into the f32 packed-B layout:
+/// `dst[r * 16 + j] = f32(q[j, r])`, times the block scale when `scales` holds the panel's
+/// scales from the first row's block on.
+///
+/// The contract is checked and `m, n, k >= 1` (the entry point's).
+fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
+    g: QuantGemm,
+    a: &[f32],
+    w: QuantWeights<'_>,
+    c: &mut [f32],
+    convert: impl Fn(&[i8], usize, Option<&[f32]>, &mut [f32]),
+) {
+    let QuantGemm { m, n, k, lda, ldc } = g;
+    let QuantWeights { packed: b, format, bias } = w;
+    let panel_len = PACK_NR * k_padded(k);
+    let nb = k / BLOCK_K;
+    const { assert!(KB.is_multiple_of(BLOCK_K) && KB > 0) };
+    let mut buf = [[[0.0f32; PACK_NR]; KB]; NP];
+    let buf = buf.as_flattened_mut().as_flattened_mut();
+    let mut part = [[0.0f32; MC * PACK_NR]; NP];
+    let part = part.as_flattened_mut();
+    let ld_part = NP * PACK_NR;
+    let panels = n.div_ceil(PACK_NR);
+    for p0 in (0..panels).step_by(NP) {
+        let np = (panels - p0).min(NP);
+        let col0 = p0 * PACK_NR;
+        let cols = (n - col0).min(np * PACK_NR);
+        let first_bias = match format {
+            QuantFormat::Block(_) => bias.map(|b| &b[col0..col0 + cols]),
+            QuantFormat::PerTensor { .. } => None,
+        };
+        for k0 in (0..k).step_by(KB) {
+            let kc = (k - k0).min(KB);
+            let buf = &mut buf[..np * kc * PACK_NR];
+            for (q, buf) in buf.chunks_exact_mut(kc * PACK_NR).enumerate() {
+                let p = p0 + q;
+                let panel = &b[p * panel_len..(p + 1) * panel_len];
+                let src = &panel[k0 * PACK_NR..(k0 + k_padded(kc)) * PACK_NR];
+                let block_scales = format.block_scales(p, nb, k0 / BLOCK_K);
+                convert(src, kc, block_scales.map(|s| &s[..(nb - k0 / BLOCK_K) * PACK_NR]), buf);
+            }
+            for i0 in (0..m).step_by(MC) {
+                let mc = (m - i0).min(MC);
+                let a = &a[i0 * lda + k0..];
+                let block = QuantGemm { m: mc, n: cols, k: kc, lda, ldc };
+                if k0 == 0 {
+                    gemm_f32::<B>(block, a, buf, first_bias, &mut c[i0 * ldc + col0..]);
+                } else {
+                    let part = &mut part[..mc * ld_part];
+                    gemm_f32::<B>(QuantGemm { ldc: ld_part, ..block }, a, buf, None, part);
+                    for (r, part) in part.chunks_exact(ld_part).enumerate() {
+                        let row = &mut c[(i0 + r) * ldc + col0..][..cols];
+                        if let Ok(row) = <&mut [f32; PACK_NR]>::try_from(&mut *row) {
+                            // A full panel: fixed-size arrays, 4 vector adds.
+                            for (c, &v) in row.iter_mut().zip(part) {
+                                *c += v;
+                            }
+                        } else {
+                            for (c, &v) in row.iter_mut().zip(part) {
+                                *c += v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let QuantFormat::PerTensor { scale, offset } = format {
+        for i in 0..m {
+            let shift = offset * sum_f32(&a[i * lda..i * lda + k]);
+            finish_row(&mut c[i * ldc..i * ldc + n], scale, shift, bias);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The [`X86<I>`](crate::kernels::X86) implementation of
+//! [`QuantKernels`]: AVX-512F (16-wide, `X86<Avx512>`, `avx512.rs`)
+//! and AVX2 + FMA (8-wide, `X86<Avx2>`, `avx2.rs`) kernels over the packed layout every
+//! backend shares ([`pack_i8`](super::pack_i8)). The level is the backend type's; every
+//! override first asserts that the CPU has it ([`X86::require`](crate::kernels::X86::require)).
+//! The kernels exist on x86-64 hard-float targets outside Miri; elsewhere (where the type
+//! exists but cannot run) the impl keeps the portable hooks. The int8-activation GEMV
+//! ([`gemv_i8_dot`](super::QuantKernels::gemv_i8_dot)) is the portable one on both levels.
+//!
+//! # GEMV (`m = 1`): widening, both formats
+//!
+//! A packed group is 64 bytes: 16 outputs by 4 consecutive `k`, output `j`'s four weights
+//! at bytes `4j..4j + 4`. `vpmovsxbd` sign-extends 16 of those bytes (AVX2: 8) to 32-bit
+//! lanes straight from memory, `vcvtdq2ps` converts them exactly, and one FMA multiplies
+//! them by the group's 4 activations repeated in every 128-bit lane (`vbroadcastf32x4`).
+//! So lane `4j + kk` of accumulator `i` sums `x[k] q[4i + j, k]` over `k = kk mod 4`:
+//! the products are exact and summed in f32, in the same order as the portable kernel.
+//! Per 16 weights: one `vpmovsxbd`, one `vcvtdq2ps`, one FMA (AVX2: per 8). After the
+//! last group, the four lanes of each output are added by two rounds of `vshufps` +
+//! `vaddps` and one `vpermps` puts the outputs in order (AVX2: `vhaddps` twice, then
+//! `vpermps`). Both levels add the lanes as `(k0 + k1) + (k2 + k3)`, so they give the
+//! same bits.
+//!
+//! - **One panel (16 outputs) at a time**, its bytes read once, in order: AVX-512 keeps 4
+//!   accumulators of 4 outputs x 4 `k`, AVX2 8 of 2 outputs x 4 `k`. A single sequential
+//!   stream is what the hardware prefetcher serves best: two panels at a time (8 FMA
+//!   chains, as the f32 GEMV does) ran as fast in cache but streamed a whole decoder step
+//!   at half the speed (16-18 GB/s against 37 GB/s, both before the software prefetch
+//!   below, on the machine of the table), and a second
+//!   accumulator set over alternate groups gained nothing (the loop is bound by its 3
+//!   vector instructions per 16 weights, not by FMA latency).
+//! - **Software prefetch (AVX-512):** each group prefetches (`prefetcht0`) the line 16 KiB
+//!   ahead in the weights (panels are contiguous, so across panel ends too; never past the
+//!   packed weights). The hardware prefetcher alone keeps too few lines in flight: a
+//!   decoder step took 1.04 ms without, 0.95 ms at 4 KiB, 0.69-0.77 ms at 16-32 KiB, and
+//!   the in-cache speed did not change. The AVX2 loop is compute-bound below the memory
+//!   bandwidth (21 GB/s) and does not prefetch.
+//! - **Block-int8:** per block of 32 `k` (8 groups) the same loop fills block
+//!   accumulators, which are then multiplied by the block's 16 scales, each repeated over
+//!   its output's 4 lanes (one `vpermps` per accumulator), and added into the totals.
+//! - **Tails:** `k` past a multiple of 4 reads the last (zero-padded) group with the
+//!   activations copied into a zeroed group, so no value past `x` is read; outputs past `n`
+//!   in the last panel are computed from the zero padding and not stored (lane masks on
+//!   AVX-512, a stack copy on AVX2).
+//! - **Epilogue:** `y = scale * dot + (offset * sum(x) + bias)` with one FMA (per
+//!   tensor; `sum(x)` as the portable kernel computes it), `y = dot + bias` (blocks).
+//!
+//! # GEMM (`m > 1`)
+//!
+//! The scheme of every backend (`gemm_converted` in [`super`]): weights converted to f32, a
+//! block of `k` at a time, then the same backend's packed-B f32 GEMM
+//! (`X86<I>::gemm_packed_b`) on the converted block. The
+//! conversion is vectorised here (AVX-512: 4 `vpmovsxbd` + 4 `vcvtdq2ps`, then 4
+//! `vpermt2ps` and 4 `vshuff32x4` transpose a group to 4 rows of 16 outputs; AVX2: per 8
+//! outputs 4 `vpmovsxbd`, 4 `vcvtdq2ps`, 4 `vpermps`, 4 `vunpck*pd`, 4 `vperm2f128`). On
+//! AVX-512 two panels are converted per step, so the f32 GEMM runs its 8x32 tile instead
+//! of 8x16, and the blocks are `2 * KC` = 512 deep (64 KiB of stack), so Moonshine's
+//! `k = 416` needs no pass adding partial products. On 413 x 416 -> 1664: 182 GFLOP/s with
+//! the plain-Rust conversion and one panel, 188 vectorised, 244 with two panels, 254 with
+//! 512-deep blocks; the f32 GEMM on f32 weights: 265.
+//!
+//! # Measured
+//!
+//! One core of a shared AMD EPYC (Zen 5) VM, criterion (`cargo bench -p neon-benches
+//! --bench quant`), medians; GB/s of int8 weights (f32: of f32 weights), weights in cache
+//! unless stated:
+//!
+//! (baseline: the plain-Rust GEMV of [`Portable`](crate::kernels::Portable), SSE2, no FMA)
+//!
+//! | workload (`k -> n`) | AVX-512 | AVX2 | baseline | f32 GEMV (AVX-512) |
+//! |---|---:|---:|---:|---:|
+//! | GEMV 416 -> 416 | 2.7 µs (65 GB/s) | 7.7-8.7 µs (21) | 55 µs (3.1) | 6.1 µs |
+//! | GEMV 416 -> 3328 | 22.4 µs (62) | 63 µs (22) | 480 µs (2.9) | 49 µs |
+//! | GEMV 1664 -> 416 | 10.5 µs (66) | 33 µs (21) | 222 µs (3.1) | 26 µs |
+//! | GEMV 416 -> 32768 (LM head) | 214 µs (64) | 614-696 µs (21) | 5.0 ms (2.7) | 1.01 ms |
+//! | decoder step, 38.5 MB streamed | 0.67 ms (57) | 1.77-1.81 ms (21) | 12.4-12.8 ms (3.1) | 3.7-3.8 ms |
+//!
+//! The decoder step (48 x 416 -> 416, 8 x 416 -> 3328, 8 x 1664 -> 416, the LM head; each
+//! matrix its own buffer) is more than the 32 MiB L3: reading the same 38.5 MB with a
+//! plain summing loop takes 0.96 ms (40 GB/s), 0.68 ms with the same prefetch (56 GB/s;
+//! part is served by L3 on each pass), 256 MB from DRAM 32-35 GB/s. The int8 step runs at
+//! that floor, 5.6x faster than the f32 GEMVs on f32 weights.
+//!
+//! # Accuracy
+//!
+//! As the portable kernels (see [`super`]): exact products, f32 sums (per output and
+//! position in the group, in `k` order, then the 4 positions pairwise), fused
+//! multiply-adds; no more roundings per output than the portable kernels, so within the
+//! same bound of the f64 reference.
+//!
+//! [`KC`]: super::KC
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod avx2;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod avx512;
+
+use super::QuantKernels;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use super::QUANT_KR;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use super::{gemm_converted, QuantGemm, QuantWeights, KC};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use crate::kernels::cpu::X86Level;
+use crate::kernels::{X86Isa, X86};
+
+impl<I: X86Isa> QuantKernels for X86<I> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
+        Self::require();
+        // SAFETY: the CPU implements the level (required above); the entry point checked
+        // the contract, n, k >= 1.
+        unsafe {
+            match I::LEVEL {
+                X86Level::Avx2 => avx2::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y),
+                X86Level::Avx512 => {
+                    avx512::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+                }
+            }
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        Self::require();
+        match I::LEVEL {
+            X86Level::Avx2 => gemm_converted::<Self, 1, KC>(g, a, w, c, |s, r, bs, d| {
+                // SAFETY: the CPU implements AVX2 and FMA (required above).
+                unsafe { avx2::convert(s, r, bs, d) }
+            }),
+            // Two panels per conversion, for the f32 GEMM's two-panel tile, and blocks of
+            // 2 * KC `k` (Moonshine's k = 416 in one block: no pass adding partial products).
+            X86Level::Avx512 => gemm_converted::<Self, 2, { 2 * KC }>(g, a, w, c, |s, r, bs, d| {
+                // SAFETY: the CPU implements AVX-512F (required above).
+                unsafe { avx512::convert(s, r, bs, d) }
+            }),
+        }
+    }
+}
+
+/// `[x[4g], x[4g + 1], x[4g + 2], x[4g + 3]]` for the last, partial group (`k % 4` values,
+/// zeros after them: the packed weights there are zero too, and `0 * 0` keeps the sums).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+fn x_tail(x: &[f32]) -> [f32; QUANT_KR] {
+    let full = x.len() / QUANT_KR * QUANT_KR;
+    let mut t = [0.0; QUANT_KR];
+    t[..x.len() - full].copy_from_slice(&x[full..]);
+    t
+}
