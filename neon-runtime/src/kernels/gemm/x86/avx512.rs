@@ -19,38 +19,18 @@ const NP_B: usize = 2;
 /// in L1 (for `k` up to ~300).
 const MC_B: usize = 10 * MR_B;
 
-/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows.
+/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows (8 for
+/// any other value).
 macro_rules! seq_rows {
     ($rows:expr, $r:ident => $body:expr) => {
+        seq_rows!(@arms $rows, $r => $body; 1 2 3 4 5 6 7)
+    };
+    (@arms $rows:expr, $r:ident => $body:expr; $($n:literal)*) => {
         match $rows {
-            1 => {
-                const $r: usize = 1;
+            $($n => {
+                const $r: usize = $n;
                 $body
-            }
-            2 => {
-                const $r: usize = 2;
-                $body
-            }
-            3 => {
-                const $r: usize = 3;
-                $body
-            }
-            4 => {
-                const $r: usize = 4;
-                $body
-            }
-            5 => {
-                const $r: usize = 5;
-                $body
-            }
-            6 => {
-                const $r: usize = 6;
-                $body
-            }
-            7 => {
-                const $r: usize = 7;
-                $body
-            }
+            })*
             _ => {
                 const $r: usize = 8;
                 $body
