@@ -267,6 +267,25 @@ pub struct QuantWeights<'a> {
     pub bias: Option<&'a [f32]>,
 }
 
+/// A GEMV kernel's operands: the hook's `x` and `w` with the geometry spelled out, `n`
+/// outputs (`y.len()`) and `k` inputs (`x.len()`), so every backend's kernel takes one value
+/// and the output, `(g, y)`.
+#[derive(Clone, Copy, Debug)]
+struct Gemv<'a> {
+    n: usize,
+    k: usize,
+    x: &'a [f32],
+    w: QuantWeights<'a>,
+}
+
+impl<'a> Gemv<'a> {
+    /// The operands of a GEMV of `x` into `y`.
+    #[inline(always)]
+    fn new(x: &'a [f32], w: QuantWeights<'a>, y: &[f32]) -> Self {
+        Gemv { n: y.len(), k: x.len(), x, w }
+    }
+}
+
 /// The geometry of an int8 GEMM `C = A · W^T` ([`QuantKernels::gemm_i8`]): `m` rows,
 /// `n` outputs, `k` inputs; row `i` of `A` at `a[i * lda..i * lda + k]`, of `C` at
 /// `c[i * ldc..i * ldc + n]`.
@@ -397,7 +416,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// # Safety
     /// Called only by the entry point: contract checked, `n, k >= 1`.
     unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-        portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+        portable::gemv_dot(Gemv::new(x, w, y), y)
     }
 }
 
