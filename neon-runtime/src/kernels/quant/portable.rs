@@ -68,9 +68,9 @@ fn reduce(acc: &[[f32; QUANT_KR]; PACK_NR]) -> [f32; PACK_NR] {
 }
 
 /// The portable GEMV of both formats (contract checked, `k >= 1`). Unlike the other
-/// backends' GEMV kernels (one [`Gemv`](super::Gemv) value), this one takes the geometry
+/// backends' GEMV kernels (one [`Gemv`] value), this one takes the geometry
 /// and the weights' fields as separate arguments: passed as one value (a `Gemv`, a
-/// [`QuantWeights`](super::QuantWeights)) or with `n`, `k` taken from the slices' lengths,
+/// [`QuantWeights`]) or with `n`, `k` taken from the slices' lengths,
 /// LLVM compiled it to 3-35% more instructions on aarch64 (per tensor 1.13 M -> 1.52 M
 /// on 416 -> 1664, `neoverse-n1`).
 pub(super) fn gemv(
