@@ -163,7 +163,7 @@ macro_rules! scale_block {
     };
 }
 
-/// The `asm!` loop of [`sdot_kernel`]: `blocks` times the lines of one block
+/// The `asm!` loop of `sdot_kernel!` (below): `blocks` times the lines of one block
 /// ([`sdot_block`]) and `$scale` (the format's scaling of the block sums), with the pointer
 /// operands `$ptr` (post-incremented: codes, their scales, panels, weight scales), the
 /// accumulators of `$acc` in their registers and every other register used declared.
