@@ -163,112 +163,114 @@ macro_rules! scale_block {
     };
 }
 
-/// The `asm!` loop of `sdot_kernel!` (below): `blocks` times the lines of one block
-/// ([`sdot_block`]) and `$scale` (the format's scaling of the block sums), with the pointer
-/// operands `$ptr` (post-incremented: codes, their scales, panels, weight scales), the
-/// accumulators of `$acc` in their registers and every other register used declared.
-macro_rules! sdot_asm {
-    (
-        $np:tt, $scale:expr, [$($ptr:ident),+], $blocks:ident, $acc:ident,
-        [$(($i32:tt, $f32:tt, $q:tt, $i:tt)),+], [$($w:tt),+]
-    ) => {
-        core::arch::asm!(
-            "2:",
-            sdot_block!($np, $($i32),+),
-            $scale,
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            $($ptr = inout(reg) $ptr => _,)+
-            n = inout(reg) $blocks => _,
-            $(inout($f32) $acc[$q][$i],)+
-            $(out($i32) _,)+
-            out("v16") _, out("v17") _, out("v18") _,
-            $(out($w) _,)+
-            options(nostack, readonly),
-        )
-    };
-}
-
-/// Defines `$name`, the `sdot` inner loop over `$np` panels (`16 * $np` outputs) and
-/// `blocks` blocks of 32 `k` (`blocks >= 1`), a [`DotKernel`]: `acc[q][i]` accumulates
-/// outputs `4i..4i + 4` of panel `q` in f32. `ws`: the block-int8 weight scales of the
-/// panels from the first block on, `None` per tensor. The registers: `($i32, $f32, q, i)`
-/// per accumulator (its i32 block sums, its f32 register, its place in `acc`), `$w` the
-/// panels' weights (and block scales); `$p`, `$s` name the panels' and the weight scales'
-/// pointer operands.
+/// Two panels (32 outputs) over `blocks` blocks of 32 `k` (`blocks >= 1`): `acc[4q + i]`
+/// accumulates outputs `4i..4i + 4` of panel `q` in f32. `ws`: the block-int8 weight
+/// scales of the two panels from the first block on, `None` per tensor.
 ///
-/// # Safety (of `$name`)
+/// # Safety
 /// The CPU implements dotprod; `xq` readable for `32 * blocks` bytes, `xd` for
-/// `blocks` values, every panel for `512 * blocks` bytes, `ws` pointers for
+/// `blocks` values, `p0` and `p1` for `512 * blocks` bytes, `ws` pointers for
 /// `16 * blocks` values each.
-macro_rules! sdot_kernel {
-    (
-        $name:ident, $np:tt, [$($p:ident),+], [$($s:ident),+],
-        [$(($i32:tt, $f32:tt, $q:tt, $i:tt)),+], [$($w:tt),+]
-    ) => {
-        #[target_feature(enable = "dotprod")]
-        unsafe fn $name(
-            acc: &mut [[float32x4_t; 4]; $np],
-            xq: *const i8,
-            xd: *const f32,
-            [$($p),+]: [*const i8; $np],
-            ws: Option<[*const f32; $np]>,
-            blocks: usize,
-        ) {
-            // SAFETY: reads stay within the extents of this function's contract; only the
-            // declared registers are written.
-            unsafe {
-                match ws {
-                    None => sdot_asm!(
-                        $np,
-                        scale_tensor!($(($i32, $f32)),+),
-                        [xq, xd, $($p),+],
-                        blocks,
-                        acc,
-                        [$(($i32, $f32, $q, $i)),+],
-                        [$($w),+]
-                    ),
-                    Some([$($s),+]) => sdot_asm!(
-                        $np,
-                        scale_block!($np),
-                        [xq, xd, $($p,)+ $($s),+],
-                        blocks,
-                        acc,
-                        [$(($i32, $f32, $q, $i)),+],
-                        [$($w),+]
-                    ),
-                }
-            }
+#[target_feature(enable = "dotprod")]
+unsafe fn sdot_2x16(
+    acc: &mut [float32x4_t; 8],
+    xq: *const i8,
+    xd: *const f32,
+    [p0, p1]: [*const i8; 2],
+    ws: Option<[*const f32; 2]>,
+    blocks: usize,
+) {
+    // The loop, with the lines scaling a block's sums (`$scale`) and the weight scales'
+    // pointers (`$s`) of the format.
+    macro_rules! sdot_loop {
+        ($scale:expr $(, $s:ident)*) => {
+            core::arch::asm!(
+                "2:",
+                sdot_block!(2, "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"),
+                $scale,
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                xq = inout(reg) xq => _,
+                xd = inout(reg) xd => _,
+                p0 = inout(reg) p0 => _,
+                p1 = inout(reg) p1 => _,
+                $($s = inout(reg) $s => _,)*
+                n = inout(reg) blocks => _,
+                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
+                inout("v12") acc[4], inout("v13") acc[5], inout("v14") acc[6], inout("v15") acc[7],
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+                out("v16") _, out("v17") _, out("v18") _,
+                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+                out("v25") _, out("v26") _, out("v27") _, out("v28") _,
+                options(nostack, readonly),
+            )
+        };
+    }
+    // SAFETY: reads stay within the extents of this function's contract; only the
+    // declared registers are written.
+    unsafe {
+        match ws {
+            None => sdot_loop!(scale_tensor!(
+                ("v0", "v8"),
+                ("v1", "v9"),
+                ("v2", "v10"),
+                ("v3", "v11"),
+                ("v4", "v12"),
+                ("v5", "v13"),
+                ("v6", "v14"),
+                ("v7", "v15")
+            )),
+            Some([s0, s1]) => sdot_loop!(scale_block!(2), s0, s1),
         }
-    };
+    }
 }
 
-sdot_kernel!(
-    sdot_2x16,
-    2,
-    [p0, p1],
-    [s0, s1],
-    [
-        ("v0", "v8", 0, 0),
-        ("v1", "v9", 0, 1),
-        ("v2", "v10", 0, 2),
-        ("v3", "v11", 0, 3),
-        ("v4", "v12", 1, 0),
-        ("v5", "v13", 1, 1),
-        ("v6", "v14", 1, 2),
-        ("v7", "v15", 1, 3)
-    ],
-    ["v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28"]
-);
-
-sdot_kernel!(
-    sdot_1x16,
-    1,
-    [p0],
-    [s0],
-    [("v0", "v8", 0, 0), ("v1", "v9", 0, 1), ("v2", "v10", 0, 2), ("v3", "v11", 0, 3)],
-    ["v21", "v22", "v23", "v24"]
-);
+/// One panel (16 outputs): as [`sdot_2x16`] with `acc[i]` for outputs `4i..4i + 4`.
+///
+/// # Safety
+/// As [`sdot_2x16`] for one panel.
+#[target_feature(enable = "dotprod")]
+unsafe fn sdot_1x16(
+    acc: &mut [float32x4_t; 4],
+    xq: *const i8,
+    xd: *const f32,
+    [p0]: [*const i8; 1],
+    ws: Option<[*const f32; 1]>,
+    blocks: usize,
+) {
+    // As in `sdot_2x16`, for one panel.
+    macro_rules! sdot_loop {
+        ($scale:expr $(, $s:ident)*) => {
+            core::arch::asm!(
+                "2:",
+                sdot_block!(1, "v0", "v1", "v2", "v3"),
+                $scale,
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                xq = inout(reg) xq => _,
+                xd = inout(reg) xd => _,
+                p0 = inout(reg) p0 => _,
+                $($s = inout(reg) $s => _,)*
+                n = inout(reg) blocks => _,
+                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+                out("v16") _, out("v17") _, out("v18") _,
+                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+                options(nostack, readonly),
+            )
+        };
+    }
+    // SAFETY: as in `sdot_2x16`.
+    unsafe {
+        match ws {
+            None => {
+                sdot_loop!(scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11")))
+            }
+            Some([s0]) => sdot_loop!(scale_block!(1), s0),
+        }
+    }
+}
 
 /// An `sdot` inner loop over `P` panels: `(accumulators, codes, block scales of the
 /// activations, panels, weight block scales, blocks)`.
@@ -323,6 +325,43 @@ unsafe fn dot_panels<const P: usize>(
     }
 }
 
+/// [`sdot_2x16`] with the accumulators as two panels of 4 vectors.
+///
+/// # Safety
+/// As [`sdot_2x16`].
+#[target_feature(enable = "dotprod")]
+unsafe fn kernel2(
+    acc: &mut [[float32x4_t; 4]; 2],
+    xq: *const i8,
+    xd: *const f32,
+    p: [*const i8; 2],
+    ws: Option<[*const f32; 2]>,
+    blocks: usize,
+) {
+    let [a, b] = *acc;
+    let mut v = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+    // SAFETY: forwarded contract.
+    unsafe { sdot_2x16(&mut v, xq, xd, p, ws, blocks) };
+    *acc = [[v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7]]];
+}
+
+/// [`sdot_1x16`] with the accumulators as one panel.
+///
+/// # Safety
+/// As [`sdot_1x16`].
+#[target_feature(enable = "dotprod")]
+unsafe fn kernel1(
+    acc: &mut [[float32x4_t; 4]; 1],
+    xq: *const i8,
+    xd: *const f32,
+    p: [*const i8; 1],
+    ws: Option<[*const f32; 1]>,
+    blocks: usize,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { sdot_1x16(&mut acc[0], xq, xd, p, ws, blocks) };
+}
+
 /// The `sdot` GEMV of both formats.
 ///
 /// # Safety
@@ -369,14 +408,14 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
                         [v.0, v.1, v.2, v.3]
                     });
                     let ws = ws.map(|s| [s, s.add(nb * PACK_NR)]);
-                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, sdot_2x16);
+                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, kernel2);
                     for (q, a) in acc.iter().enumerate() {
                         vst1q_f32_x4(tp.add(16 * q), float32x4x4_t(a[0], a[1], a[2], a[3]));
                     }
                 } else {
                     let v = vld1q_f32_x4(tp);
                     let mut acc = [[v.0, v.1, v.2, v.3]];
-                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, sdot_1x16);
+                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, kernel1);
                     let a = acc[0];
                     vst1q_f32_x4(tp, float32x4x4_t(a[0], a[1], a[2], a[3]));
                 }
