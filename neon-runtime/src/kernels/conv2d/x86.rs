@@ -61,7 +61,7 @@ mod avx512 {
 
     use super::RowConv;
     use crate::kernels::gemm::padded;
-    use crate::kernels::gemm::x86::avx512::{epilogue, lanes, NR_A};
+    use crate::kernels::gemm::x86::avx512::{finish, lanes, NR_A};
     use crate::kernels::gemm::x86::VecEpilogue;
     use crate::kernels::gemm::PACK_MR;
     use core::arch::x86_64::*;
@@ -172,26 +172,7 @@ mod avx512 {
                 }
             }
         }
-        if let Some(e) = ep {
-            let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
-            for r in 0..PACK_MR {
-                for v in 0..NV {
-                    acc[r][v] = epilogue(acc[r][v], slope, min, e.zero_fix);
-                }
-            }
-        }
-        for r in 0..PACK_MR {
-            if r < rows {
-                let cr = c.add(r * ldc);
-                for v in 0..NV {
-                    if v + 1 == NV {
-                        _mm512_mask_storeu_ps(cr.add(16 * v), store, acc[r][v]);
-                    } else {
-                        _mm512_storeu_ps(cr.add(16 * v), acc[r][v]);
-                    }
-                }
-            }
-        }
+        finish::<NV, true>(acc, ep, c, ldc, rows, store);
     }
 
     /// The [`conv_rows`](super::Conv2dKernels::conv_rows) kernel at one `KW` (1 to 3): columns

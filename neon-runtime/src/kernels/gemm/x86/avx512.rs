@@ -61,6 +61,49 @@ pub(crate) fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) ->
     }
 }
 
+/// The end of an 8-row tile of `16 * NV` columns (the packed-A tile and conv2d's direct
+/// tile): the output stage `ep`, if any, on the accumulators, then `rows` (0..=8) rows of
+/// them stored (`ldc` apart), the last vector of each through `mask` when `MASKED`.
+///
+/// # Safety
+/// AVX-512F; `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` the stores
+/// reach.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn finish<const NV: usize, const MASKED: bool>(
+    mut acc: [[__m512; NV]; PACK_MR],
+    ep: Option<VecEpilogue>,
+    c: *mut f32,
+    ldc: usize,
+    rows: usize,
+    mask: __mmask16,
+) {
+    if let Some(e) = ep {
+        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
+        for i in 0..PACK_MR {
+            for v in 0..NV {
+                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
+            }
+        }
+    }
+    for i in 0..PACK_MR {
+        if i < rows {
+            // SAFETY: row i < rows of `c` (the caller's contract).
+            let ci = unsafe { c.add(i * ldc) };
+            for v in 0..NV {
+                // SAFETY: columns the stores reach (the caller's contract).
+                unsafe {
+                    if MASKED && v + 1 == NV {
+                        _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
+                    } else {
+                        _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Packed-A tile: the 8-row panel times `16 * NV` columns of `B` (its rows placed by
 /// `t.br` from `b`), the last vector limited to the lanes in `mask` when `MASKED` (masked
 /// loads and stores touch no memory outside the mask); the output stage `t.ep`, if any,
@@ -113,26 +156,7 @@ unsafe fn tile_a<const NV: usize, const MASKED: bool>(
             row = row.wrapping_add(ldb);
         }
     }
-    if let Some(e) = ep {
-        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
-        for i in 0..PACK_MR {
-            for v in 0..NV {
-                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
-            }
-        }
-    }
-    for i in 0..PACK_MR {
-        if i < rows {
-            let ci = c.add(i * ldc);
-            for v in 0..NV {
-                if MASKED && v + 1 == NV {
-                    _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
-                } else {
-                    _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
-                }
-            }
-        }
-    }
+    finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
 }
 
 /// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
