@@ -127,43 +127,33 @@ impl<I: X86Isa> BackendType for X86<I> {
     const IMPL: &'static str = "x86";
 }
 
-/// A complete kernel backend: every kernel family. Implemented for every type that
-/// implements all of them.
-pub trait Backend:
-    BackendType
-    + GemmKernels
-    + QuantKernels
-    + ConvKernels
-    + Conv2dKernels
-    + PoolKernels
-    + ElementwiseKernels
-    + ActivationKernels
-    + SoftmaxKernels
-    + NormKernels
-    + LayoutKernels
-    + FftKernels
-    + RotaryKernels
-    + AttentionKernels
-{
+/// `pub trait Backend: BackendType + <every family> {}` and its blanket impl, from one
+/// list of the family traits.
+macro_rules! backend_of_families {
+    ($($family:ident),+ $(,)?) => {
+        /// A complete kernel backend: every kernel family. Implemented for every type that
+        /// implements all of them.
+        pub trait Backend: BackendType $(+ $family)+ {}
+
+        impl<T> Backend for T where T: BackendType $(+ $family)+ {}
+    };
 }
 
-impl<T> Backend for T where
-    T: BackendType
-        + GemmKernels
-        + QuantKernels
-        + ConvKernels
-        + Conv2dKernels
-        + PoolKernels
-        + ElementwiseKernels
-        + ActivationKernels
-        + SoftmaxKernels
-        + NormKernels
-        + LayoutKernels
-        + FftKernels
-        + RotaryKernels
-        + AttentionKernels
-{
-}
+backend_of_families!(
+    GemmKernels,
+    QuantKernels,
+    ConvKernels,
+    Conv2dKernels,
+    PoolKernels,
+    ElementwiseKernels,
+    ActivationKernels,
+    SoftmaxKernels,
+    NormKernels,
+    LayoutKernels,
+    FftKernels,
+    RotaryKernels,
+    AttentionKernels,
+);
 
 /// The fastest backend this build can name as a type: `Neon` on aarch64 with feature
 /// `neon`; on x86-64, [`X86<Avx512>`](X86) when the build enables AVX-512F, [`X86<Avx2>`](X86)

@@ -286,7 +286,8 @@ pub(in crate::kernels) fn tap_range(
 
 /// Taps `t` in `lo..hi` of output `n` that read inside the input (the transpose of
 /// [`tap_range`]): `pad_left <= n * stride + t * dilation < pad_left + frames`, `hi <= kernel`.
-#[inline]
+/// The same range as [`tap_range`]'s, over taps (step `dilation`) from position `n * stride`.
+#[inline(always)]
 fn tap_window(
     n: usize,
     kernel: usize,
@@ -295,12 +296,7 @@ fn tap_window(
     pad_left: usize,
     frames: usize,
 ) -> (usize, usize) {
-    let pos = n * stride;
-    let end = pad_left + frames;
-    let lo = if pos >= pad_left { 0 } else { (pad_left - pos).div_ceil(dilation) };
-    let hi = if pos >= end { 0 } else { (end - pos).div_ceil(dilation) };
-    let hi = hi.min(kernel);
-    (lo.min(hi), hi)
+    tap_range(n * stride, dilation, pad_left, frames, kernel)
 }
 
 /// The range `lo..hi` of block starts `n` for which every tap of the outputs `n..n + width`
@@ -435,6 +431,44 @@ fn depthwise_no_input(bias: Option<&[f32]>, out_frames: usize, y: &mut [f32]) {
             }
         }
         _ => y.fill(0.0),
+    }
+}
+
+/// One channel's depthwise row, the driver of every backend's
+/// [`depthwise_row_unchecked`](ConvKernels::depthwise_row_unchecked): interior blocks (see
+/// [`interior_blocks`]) of `WIDE` outputs, then of `NARROW`, written by
+/// `block(n, base, wide, yr)` (outputs `n..n + WIDE` when `wide`, else `n..n + NARROW`, whose
+/// taps read `xr[base + t * dilation..][..width * stride]` with `base = n * stride -
+/// pad_left`, all inside `xr`); the edges and the tail scalar ([`depthwise_scalar_at`]).
+/// `S` is the stride when known (0 = run time, `stride`).
+#[inline(always)]
+fn depthwise_row_with<const S: usize, const WIDE: usize, const NARROW: usize>(
+    xr: &[f32],
+    wr: &[f32],
+    b: f32,
+    [stride, dilation, pad_left]: [usize; 3],
+    yr: &mut [f32],
+    mut block: impl FnMut(usize, usize, bool, &mut [f32]),
+) {
+    let stride = if S == 0 { stride } else { S };
+    let (frames, kernel, out_frames) = (xr.len(), wr.len(), yr.len());
+    let blocks = |w| interior_blocks(w, kernel, stride, dilation, pad_left, frames, out_frames);
+    let ((lo, hi_wide), (_, hi_narrow)) = (blocks(WIDE), blocks(NARROW));
+    let mut n = 0;
+    while n < out_frames {
+        let width = if n >= lo && n < hi_wide {
+            WIDE
+        } else if n >= lo && n < hi_narrow {
+            NARROW
+        } else {
+            yr[n] = depthwise_scalar_at(xr, wr, b, stride, dilation, pad_left, n);
+            n += 1;
+            continue;
+        };
+        debug_assert!((n + width) * stride + (kernel - 1) * dilation <= pad_left + frames);
+        debug_assert!(n * stride >= pad_left && n + width <= out_frames);
+        block(n, n * stride - pad_left, width == WIDE, yr);
+        n += width;
     }
 }
 

@@ -3,9 +3,7 @@
 //! every tap accumulated in registers. The stride is a compile-time constant inside each
 //! kernel (1, 2, 3, or 0 for any other stride, chosen once per call).
 
-use super::{
-    depthwise_scalar_at, gather_scalar, im2col_fm_with, interior_blocks, ConvKernels, Win, Window1d,
-};
+use super::{depthwise_row_with, gather_scalar, im2col_fm_with, ConvKernels, Win, Window1d};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
@@ -154,47 +152,23 @@ unsafe fn depthwise_block<const S: usize, const V: usize>(
 
 /// Depthwise over one channel: blocks of 32 and then 4 outputs in registers, scalar
 /// edges and tail.
-fn depthwise_row<const S: usize>(
-    xr: &[f32],
-    wr: &[f32],
-    b: f32,
-    stride: usize,
-    dilation: usize,
-    pad_left: usize,
-    yr: &mut [f32],
-) {
+fn depthwise_row<const S: usize>(xr: &[f32], wr: &[f32], b: f32, taps: [usize; 3], yr: &mut [f32]) {
     const WIDE: usize = 8;
-    let stride = if S == 0 { stride } else { S };
-    let (frames, kernel, out_frames) = (xr.len(), wr.len(), yr.len());
-    let blocks = |w| interior_blocks(w, kernel, stride, dilation, pad_left, frames, out_frames);
-    let ((lo, hi_wide), (_, hi4)) = (blocks(4 * WIDE), blocks(4));
-    let mut n = 0;
-    while n < out_frames {
-        let width = if n >= lo && n < hi_wide {
-            4 * WIDE
-        } else if n >= lo && n < hi4 {
-            4
-        } else {
-            yr[n] = depthwise_scalar_at(xr, wr, b, stride, dilation, pad_left, n);
-            n += 1;
-            continue;
-        };
-        debug_assert!((n + width) * stride + (kernel - 1) * dilation <= pad_left + frames);
-        debug_assert!(n * stride >= pad_left && n + width <= out_frames);
-        // SAFETY: interior block (see `interior_blocks`): for every tap t the loads read
-        // `xr[n * stride - pad_left + t * dilation ..][..width * stride]`, inside `xr`;
-        // the stores write `yr[n..n + width]` with `n + width <= out_frames`.
+    let (stride, dilation) = (if S == 0 { taps[0] } else { S }, taps[1]);
+    depthwise_row_with::<S, { 4 * WIDE }, 4>(xr, wr, b, taps, yr, |n, base, wide, yr| {
+        // SAFETY: an interior block (see `depthwise_row_with`): for every tap t the loads
+        // read `xr[base + t * dilation ..][..width * stride]`, inside `xr`; the stores
+        // write `yr[n..n + width]`, inside `yr`.
         unsafe {
-            let p = xr.as_ptr().add(n * stride - pad_left);
+            let p = xr.as_ptr().add(base);
             let o = yr.as_mut_ptr().add(n);
-            if width == 4 {
-                depthwise_block::<S, 1>(p, wr, b, stride, dilation, o);
-            } else {
+            if wide {
                 depthwise_block::<S, WIDE>(p, wr, b, stride, dilation, o);
+            } else {
+                depthwise_block::<S, 1>(p, wr, b, stride, dilation, o);
             }
         }
-        n += width;
-    }
+    });
 }
 
 impl ConvKernels for Neon {
@@ -227,12 +201,12 @@ impl ConvKernels for Neon {
         b: f32,
         yr: &mut [f32],
     ) {
-        let (d, pl) = (window.dilation, window.pad_left);
+        let taps = [window.stride, window.dilation, window.pad_left];
         match window.stride {
-            1 => depthwise_row::<1>(xr, wr, b, 1, d, pl, yr),
-            2 => depthwise_row::<2>(xr, wr, b, 2, d, pl, yr),
-            3 => depthwise_row::<3>(xr, wr, b, 3, d, pl, yr),
-            s => depthwise_row::<0>(xr, wr, b, s, d, pl, yr),
+            1 => depthwise_row::<1>(xr, wr, b, taps, yr),
+            2 => depthwise_row::<2>(xr, wr, b, taps, yr),
+            3 => depthwise_row::<3>(xr, wr, b, taps, yr),
+            _ => depthwise_row::<0>(xr, wr, b, taps, yr),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Portable conv hooks: the frame-major im2col blocks as scalar 4 x 4 transposes, and the
 //! depthwise rows in fixed-width blocks that LLVM vectorises.
 
-use super::{depthwise_scalar_at, im2col_fm_with, interior_blocks, Win, Window1d};
+use super::{depthwise_row_with, im2col_fm_with, Win, Window1d};
 
 /// Frame-major im2col through the shared block driver, each block a scalar 4x4 transpose.
 pub(super) fn im2col_fm(x: &[f32], w: Win, col: &mut [f32]) {
@@ -21,11 +21,11 @@ pub(super) fn im2col_fm(x: &[f32], w: Win, col: &mut [f32]) {
 
 /// Portable depthwise over one channel, the stride a constant for 1 and 2.
 pub(super) fn depthwise_row(w: &Window1d, xr: &[f32], wr: &[f32], b: f32, yr: &mut [f32]) {
-    let (d, pl) = (w.dilation, w.pad_left);
+    let taps = [w.stride, w.dilation, w.pad_left];
     match w.stride {
-        1 => depthwise_row_strided::<1>(xr, wr, b, 1, d, pl, yr),
-        2 => depthwise_row_strided::<2>(xr, wr, b, 2, d, pl, yr),
-        s => depthwise_row_strided::<0>(xr, wr, b, s, d, pl, yr),
+        1 => depthwise_row_strided::<1>(xr, wr, b, taps, yr),
+        2 => depthwise_row_strided::<2>(xr, wr, b, taps, yr),
+        _ => depthwise_row_strided::<0>(xr, wr, b, taps, yr),
     }
 }
 
@@ -59,28 +59,23 @@ fn depthwise_row_strided<const S: usize>(
     xr: &[f32],
     wr: &[f32],
     b: f32,
-    stride: usize,
-    dilation: usize,
-    pad_left: usize,
+    taps: [usize; 3],
     yr: &mut [f32],
 ) {
-    let stride = if S == 0 { stride } else { S };
-    let (frames, kernel, out_frames) = (xr.len(), wr.len(), yr.len());
-    let blocks = |w| interior_blocks(w, kernel, stride, dilation, pad_left, frames, out_frames);
-    let ((lo, hi32), (_, hi8)) = (blocks(32), blocks(8));
-    let mut n = 0;
-    while n < out_frames {
-        if n >= lo && n < hi32 {
-            let (base, out) = (n * stride - pad_left, &mut yr[n..n + 32]);
-            depthwise_block_portable::<S, 32>(xr, base, wr, b, stride, dilation, out);
-            n += 32;
-        } else if n >= lo && n < hi8 {
-            let (base, out) = (n * stride - pad_left, &mut yr[n..n + 8]);
-            depthwise_block_portable::<S, 8>(xr, base, wr, b, stride, dilation, out);
-            n += 8;
+    let (stride, dilation) = (if S == 0 { taps[0] } else { S }, taps[1]);
+    depthwise_row_with::<S, 32, 8>(xr, wr, b, taps, yr, |n, base, wide, yr| {
+        if wide {
+            depthwise_block_portable::<S, 32>(
+                xr,
+                base,
+                wr,
+                b,
+                stride,
+                dilation,
+                &mut yr[n..n + 32],
+            );
         } else {
-            yr[n] = depthwise_scalar_at(xr, wr, b, stride, dilation, pad_left, n);
-            n += 1;
+            depthwise_block_portable::<S, 8>(xr, base, wr, b, stride, dilation, &mut yr[n..n + 8]);
         }
-    }
+    });
 }

@@ -41,7 +41,13 @@ impl<I: X86Isa> Conv2dKernels for X86<I> {
             // SAFETY: the entry point checked the contract (sizes >= 1) and, through
             // `conv_rows_supported`, the level (AVX-512F) and `1 <= kernel_w <= 3`;
             // `require` asserted that the CPU has the level.
-            unsafe { avx512::conv_rows(g, packed, x, bias, ep, y) }
+            unsafe {
+                match g.kernel_w {
+                    1 => avx512::conv_rows::<1>(g, packed, x, bias, ep, y),
+                    2 => avx512::conv_rows::<2>(g, packed, x, bias, ep, y),
+                    _ => avx512::conv_rows::<3>(g, packed, x, bias, ep, y),
+                }
+            }
         })
     }
 }
@@ -55,7 +61,7 @@ mod avx512 {
 
     use super::RowConv;
     use crate::kernels::gemm::padded;
-    use crate::kernels::gemm::x86::avx512::{epilogue, lanes, NR_A};
+    use crate::kernels::gemm::x86::avx512::{finish, lanes, NR_A};
     use crate::kernels::gemm::x86::VecEpilogue;
     use crate::kernels::gemm::PACK_MR;
     use core::arch::x86_64::*;
@@ -166,35 +172,16 @@ mod avx512 {
                 }
             }
         }
-        if let Some(e) = ep {
-            let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
-            for r in 0..PACK_MR {
-                for v in 0..NV {
-                    acc[r][v] = epilogue(acc[r][v], slope, min, e.zero_fix);
-                }
-            }
-        }
-        for r in 0..PACK_MR {
-            if r < rows {
-                let cr = c.add(r * ldc);
-                for v in 0..NV {
-                    if v + 1 == NV {
-                        _mm512_mask_storeu_ps(cr.add(16 * v), store, acc[r][v]);
-                    } else {
-                        _mm512_storeu_ps(cr.add(16 * v), acc[r][v]);
-                    }
-                }
-            }
-        }
+        finish::<NV, true>(acc, ep, c, ldc, rows, store);
     }
 
-    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) driver at one `KW`: columns (output
-    /// pixels) in blocks of 48, every panel over each block (as the packed-A driver).
+    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) kernel at one `KW` (1 to 3): columns
+    /// (output pixels) in blocks of 48, every panel over each block (as the packed-A driver).
     ///
     /// # Safety
     /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`.
     #[target_feature(enable = "avx512f")]
-    unsafe fn conv_rows_kw<const KW: usize>(
+    pub(super) unsafe fn conv_rows<const KW: usize>(
         g: RowConv,
         a: &[f32],
         x: &[f32],
@@ -246,27 +233,6 @@ mod avx512 {
                 _ => block!(1),
             }
             j += cols;
-        }
-    }
-
-    /// [`conv_rows`](super::Conv2dKernels::conv_rows) with its contract checked, `m, n, k >= 1`,
-    /// `1 <= kernel_w <= 3`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn conv_rows(
-        g: RowConv,
-        a: &[f32],
-        x: &[f32],
-        bias: Option<&[f32]>,
-        ep: Option<VecEpilogue>,
-        y: &mut [f32],
-    ) {
-        // SAFETY: as this function's contract.
-        unsafe {
-            match g.kernel_w {
-                1 => conv_rows_kw::<1>(g, a, x, bias, ep, y),
-                2 => conv_rows_kw::<2>(g, a, x, bias, ep, y),
-                _ => conv_rows_kw::<3>(g, a, x, bias, ep, y),
-            }
         }
     }
 }

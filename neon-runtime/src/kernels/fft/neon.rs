@@ -98,27 +98,17 @@ fn radix2(re: &mut [f32], im: &mut [f32], (c, s): Twiddles<'_>) {
     let len = re.len();
     assert!(h.is_multiple_of(4) && len.is_multiple_of(2 * h) && im.len() == len && s.len() == h);
     let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
-    let mut g = 0;
-    while g < len {
-        let mut j = 0;
-        while j < h {
-            // SAFETY: g + h + j + 3 < g + 2h <= len, and j + 3 < h (asserted above:
-            // h % 4 == 0, len % 2h == 0): all accesses are in bounds.
-            unsafe {
-                let (c, s) = (vld1q_f32(c.as_ptr().add(j)), vld1q_f32(s.as_ptr().add(j)));
-                let pa = g + j;
-                let pb = pa + h;
-                let (tr, ti) = cmul(c, s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
-                let (ar, ai) = (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa)));
-                vst1q_f32(re.add(pa), vaddq_f32(ar, tr));
-                vst1q_f32(im.add(pa), vaddq_f32(ai, ti));
-                vst1q_f32(re.add(pb), vsubq_f32(ar, tr));
-                vst1q_f32(im.add(pb), vsubq_f32(ai, ti));
-            }
-            j += 4;
+    blocks_of_4(len, 2 * h, h, |g, j| {
+        let pa = g + j;
+        // SAFETY: g + h + j + 3 < g + 2h <= len, and j + 3 < h (asserted above: h % 4 == 0,
+        // len % 2h == 0): all accesses are in bounds.
+        unsafe {
+            let (c, s) = (vld1q_f32(c.as_ptr().add(j)), vld1q_f32(s.as_ptr().add(j)));
+            let pb = pa + h;
+            let t = cmul(c, s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
+            butterfly((re, im), [pa, pb], (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa))), t);
         }
-        g += 2 * h;
-    }
+    });
 }
 
 /// Radix-2^2 pass (stages `h` and `2h`, `h` a multiple of 4).
@@ -128,41 +118,66 @@ fn radix22(re: &mut [f32], im: &mut [f32], (c1, s1): Twiddles<'_>, (c2, s2): Twi
     assert!(h.is_multiple_of(4) && len.is_multiple_of(4 * h) && im.len() == len);
     assert!(s1.len() == h && c2.len() >= h && s2.len() >= h);
     let (re, im) = (re.as_mut_ptr(), im.as_mut_ptr());
+    blocks_of_4(len, 4 * h, h, |g, j| {
+        let pa = g + j;
+        // SAFETY: g + 3h + j + 3 < g + 4h <= len and j + 3 < h (asserted above),
+        // so every load and store is in bounds; the twiddle loads read j..j+4 < h.
+        unsafe {
+            let w1c = vld1q_f32(c1.as_ptr().add(j));
+            let w1s = vld1q_f32(s1.as_ptr().add(j));
+            let w2c = vld1q_f32(c2.as_ptr().add(j));
+            let w2s = vld1q_f32(s2.as_ptr().add(j));
+            let (pb, pc, pd) = (pa + h, pa + 2 * h, pa + 3 * h);
+            let (t1r, t1i) = cmul(w1c, w1s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
+            let (t2r, t2i) = cmul(w1c, w1s, vld1q_f32(re.add(pd)), vld1q_f32(im.add(pd)));
+            let (ar, ai) = (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa)));
+            let (cr, ci) = (vld1q_f32(re.add(pc)), vld1q_f32(im.add(pc)));
+            let a1 = (vaddq_f32(ar, t1r), vaddq_f32(ai, t1i));
+            let b1 = (vsubq_f32(ar, t1r), vsubq_f32(ai, t1i));
+            let (c1r, c1i) = (vaddq_f32(cr, t2r), vaddq_f32(ci, t2i));
+            let (d1r, d1i) = (vsubq_f32(cr, t2r), vsubq_f32(ci, t2i));
+            let u1 = cmul(w2c, w2s, c1r, c1i);
+            let (u2r, u2i) = cmul(w2c, w2s, d1r, d1i);
+            butterfly((re, im), [pa, pc], a1, u1);
+            // b1 -+ i u2: the butterfly of b1 and -i u2 = (u2i, -u2r).
+            butterfly((re, im), [pb, pd], b1, (u2i, vnegq_f32(u2r)));
+        }
+    });
+}
+
+/// `body(g, j)` for every group `g` (`span` apart, below `len`) and `j` in `0..h` in
+/// steps of 4: a pass's butterfly steps, each on the 4 positions from `g + j`.
+#[inline(always)]
+fn blocks_of_4(len: usize, span: usize, h: usize, mut body: impl FnMut(usize, usize)) {
     let mut g = 0;
     while g < len {
         let mut j = 0;
         while j < h {
-            // SAFETY: g + 3h + j + 3 < g + 4h <= len and j + 3 < h (asserted above),
-            // so every load and store is in bounds; the twiddle loads read j..j+4 < h.
-            unsafe {
-                let w1c = vld1q_f32(c1.as_ptr().add(j));
-                let w1s = vld1q_f32(s1.as_ptr().add(j));
-                let w2c = vld1q_f32(c2.as_ptr().add(j));
-                let w2s = vld1q_f32(s2.as_ptr().add(j));
-                let pa = g + j;
-                let (pb, pc, pd) = (pa + h, pa + 2 * h, pa + 3 * h);
-                let (t1r, t1i) = cmul(w1c, w1s, vld1q_f32(re.add(pb)), vld1q_f32(im.add(pb)));
-                let (t2r, t2i) = cmul(w1c, w1s, vld1q_f32(re.add(pd)), vld1q_f32(im.add(pd)));
-                let (ar, ai) = (vld1q_f32(re.add(pa)), vld1q_f32(im.add(pa)));
-                let (cr, ci) = (vld1q_f32(re.add(pc)), vld1q_f32(im.add(pc)));
-                let (a1r, a1i) = (vaddq_f32(ar, t1r), vaddq_f32(ai, t1i));
-                let (b1r, b1i) = (vsubq_f32(ar, t1r), vsubq_f32(ai, t1i));
-                let (c1r, c1i) = (vaddq_f32(cr, t2r), vaddq_f32(ci, t2i));
-                let (d1r, d1i) = (vsubq_f32(cr, t2r), vsubq_f32(ci, t2i));
-                let (u1r, u1i) = cmul(w2c, w2s, c1r, c1i);
-                let (u2r, u2i) = cmul(w2c, w2s, d1r, d1i);
-                vst1q_f32(re.add(pa), vaddq_f32(a1r, u1r));
-                vst1q_f32(im.add(pa), vaddq_f32(a1i, u1i));
-                vst1q_f32(re.add(pc), vsubq_f32(a1r, u1r));
-                vst1q_f32(im.add(pc), vsubq_f32(a1i, u1i));
-                vst1q_f32(re.add(pb), vaddq_f32(b1r, u2i));
-                vst1q_f32(im.add(pb), vsubq_f32(b1i, u2r));
-                vst1q_f32(re.add(pd), vsubq_f32(b1r, u2i));
-                vst1q_f32(im.add(pd), vaddq_f32(b1i, u2r));
-            }
+            body(g, j);
             j += 4;
         }
-        g += 4 * h;
+        g += span;
+    }
+}
+
+/// The radix-2 butterfly of 4 lanes: `a + t` stored at `pa`, `a - t` at `pb` (real parts
+/// in `re`, imaginary in `im`).
+///
+/// # Safety
+/// `re` and `im` writable for 4 values at `pa` and at `pb`.
+#[inline(always)]
+unsafe fn butterfly(
+    (re, im): (*mut f32, *mut f32),
+    [pa, pb]: [usize; 2],
+    (ar, ai): (float32x4_t, float32x4_t),
+    (tr, ti): (float32x4_t, float32x4_t),
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        vst1q_f32(re.add(pa), vaddq_f32(ar, tr));
+        vst1q_f32(im.add(pa), vaddq_f32(ai, ti));
+        vst1q_f32(re.add(pb), vsubq_f32(ar, tr));
+        vst1q_f32(im.add(pb), vsubq_f32(ai, ti));
     }
 }
 

@@ -168,7 +168,7 @@ pub trait NormKernels: BackendType {
         check_beta("layer_norm_rows", p.beta, n);
         for (xr, yr) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
             let (mean, var) = mean_var::<Self>(xr);
-            Self::normalize_row(xr, mean, Self::inv_std(var, p.eps), p.gamma, p.beta, yr);
+            Self::normalize_row(xr, mean, Self::inv_std(var, p.eps), p, yr);
         }
     }
 
@@ -294,17 +294,11 @@ pub trait NormKernels: BackendType {
     fn inv_std(var: f32, eps: f32) -> f32 {
         inv_std(var, eps)
     }
-    /// Hook: one LayerNorm row, `y = ((x - shift) - m) * inv * gamma + beta` (`beta` treated
-    /// as 0 when `None`; `y`, `gamma` and `beta` at least as long as `x`).
-    fn normalize_row(
-        x: &[f32],
-        mean: ShiftedMean,
-        inv: f32,
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
-        portable::normalize_row(x, mean, inv, gamma, beta, y)
+    /// Hook: one LayerNorm row, `y = ((x - shift) - m) * inv * gamma + beta` with `gamma`,
+    /// `beta` of `p` (`beta` treated as 0 when `None`; `p.eps` is already in `inv`; `y`,
+    /// `gamma` and `beta` at least as long as `x`).
+    fn normalize_row(x: &[f32], mean: ShiftedMean, inv: f32, p: NormParams<'_>, y: &mut [f32]) {
+        portable::normalize_row(x, mean, inv, p, y)
     }
     /// Hook: one RMSNorm row, `y = x * inv * gamma`.
     fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {

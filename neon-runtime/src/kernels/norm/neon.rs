@@ -93,15 +93,8 @@ reduction!(
 reduction!(sum_sq, |a, v, _s, _m| vfmaq_f32(a, v, v), |a, v, _s, _m| a + v * v);
 
 #[target_feature(enable = "neon")]
-fn normalize_row(
-    x: &[f32],
-    mean: ShiftedMean,
-    inv: f32,
-    gamma: &[f32],
-    beta: Option<&[f32]>,
-    y: &mut [f32],
-) {
-    let ShiftedMean { shift, m } = mean;
+fn normalize_row(x: &[f32], mean: ShiftedMean, inv: f32, p: NormParams<'_>, y: &mut [f32]) {
+    let (ShiftedMean { shift, m }, NormParams { gamma, beta, .. }) = (mean, p);
     let n = x.len();
     let (gamma, y) = (&gamma[..n], &mut y[..n]);
     let (sv, mv, iv) = (vdupq_n_f32(shift), vdupq_n_f32(m), vdupq_n_f32(inv));
@@ -315,16 +308,9 @@ impl NormKernels for Neon {
         // SAFETY: NEON is available (see above).
         unsafe { inv_std1(var, eps) }
     }
-    fn normalize_row(
-        x: &[f32],
-        mean: ShiftedMean,
-        inv: f32,
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-        y: &mut [f32],
-    ) {
+    fn normalize_row(x: &[f32], mean: ShiftedMean, inv: f32, p: NormParams<'_>, y: &mut [f32]) {
         // SAFETY: NEON is available (see above).
-        unsafe { normalize_row(x, mean, inv, gamma, beta, y) }
+        unsafe { normalize_row(x, mean, inv, p, y) }
     }
     fn scale_row(x: &[f32], inv: f32, gamma: &[f32], y: &mut [f32]) {
         // SAFETY: NEON is available (see above).

@@ -59,11 +59,10 @@ pub(super) fn normalize_row(
     x: &[f32],
     mean: ShiftedMean,
     inv: f32,
-    gamma: &[f32],
-    beta: Option<&[f32]>,
+    p: NormParams<'_>,
     y: &mut [f32],
 ) {
-    let ShiftedMean { shift, m } = mean;
+    let (ShiftedMean { shift, m }, NormParams { gamma, beta, .. }) = (mean, p);
     let xg = x.iter().zip(gamma);
     match beta {
         Some(b) => {

@@ -29,7 +29,7 @@
 //! so Moonshine's large offsets (`|offset / scale|` up to 65) add no quantisation error.
 //! Quantised activations are held on the stack, [`DOT_KC`] at a time (2 KiB + 256 B).
 
-use super::{finish, k_padded, QuantFormat, BLOCK_K, DOT_KC, PACK_NR};
+use super::{finish, k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, PACK_NR};
 use core::arch::aarch64::*;
 
 /// Quantises `x` (at most [`DOT_KC`] values) in blocks of 32: `xq` gets
@@ -369,15 +369,8 @@ unsafe fn kernel1(
 /// [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "dotprod")]
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
+    let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k.div_ceil(BLOCK_K);

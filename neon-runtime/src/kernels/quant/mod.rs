@@ -267,6 +267,25 @@ pub struct QuantWeights<'a> {
     pub bias: Option<&'a [f32]>,
 }
 
+/// A GEMV kernel's operands: the hook's `x` and `w` with the geometry spelled out, `n`
+/// outputs (`y.len()`) and `k` inputs (`x.len()`), so every backend's kernel takes one value
+/// and the output, `(g, y)`.
+#[derive(Clone, Copy, Debug)]
+struct Gemv<'a> {
+    n: usize,
+    k: usize,
+    x: &'a [f32],
+    w: QuantWeights<'a>,
+}
+
+impl<'a> Gemv<'a> {
+    /// The operands of a GEMV of `x` into `y`.
+    #[inline(always)]
+    fn new(x: &'a [f32], w: QuantWeights<'a>, y: &[f32]) -> Self {
+        Gemv { n: y.len(), k: x.len(), x, w }
+    }
+}
+
 /// The geometry of an int8 GEMM `C = A · W^T` ([`QuantKernels::gemm_i8`]): `m` rows,
 /// `n` outputs, `k` inputs; row `i` of `A` at `a[i * lda..i * lda + k]`, of `C` at
 /// `c[i * ldc..i * ldc + n]`.
@@ -313,15 +332,10 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// shorter than [`packed_i8_len`]; for blocks, when `k % 32 != 0` or the scales are
     /// shorter than [`packed_block_scales_len`].
     fn gemv_i8(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-        check_gemv("gemv_i8", n, k, x, w, y);
-        if n == 0 {
-            return;
+        if gemv_needs_kernel("gemv_i8", n, k, x, w, y) {
+            // SAFETY: the contract was checked; n, k >= 1.
+            unsafe { Self::gemv_i8_unchecked(x, w, y) }
         }
-        if k == 0 {
-            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
-        }
-        // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_unchecked(x, w, y) }
     }
 
     /// GEMM: per tensor
@@ -361,15 +375,10 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// # Panics
     /// As [`gemv_i8`](Self::gemv_i8).
     fn gemv_i8_dot(n: usize, k: usize, x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-        check_gemv("gemv_i8_dot", n, k, x, w, y);
-        if n == 0 {
-            return;
+        if gemv_needs_kernel("gemv_i8_dot", n, k, x, w, y) {
+            // SAFETY: the contract was checked; n, k >= 1.
+            unsafe { Self::gemv_i8_dot_unchecked(x, w, y) }
         }
-        if k == 0 {
-            return bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
-        }
-        // SAFETY: the contract was checked above; n, k >= 1.
-        unsafe { Self::gemv_i8_dot_unchecked(x, w, y) }
     }
 
     /// The hook of [`gemv_i8`](Self::gemv_i8) (`k = x.len()`, `n = y.len()`); default: the
@@ -397,7 +406,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// # Safety
     /// Called only by the entry point: contract checked, `n, k >= 1`.
     unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
-        portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+        portable::gemv_dot(Gemv::new(x, w, y), y)
     }
 }
 
@@ -410,6 +419,25 @@ const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
     } else {
         (rows - 1) * ld + cols
     }
+}
+
+/// The shared start of the GEMV entry points: checks the contract (panics), handles the
+/// empty shapes (`n = 0`: nothing; `k = 0`: the bias, or zeros), and returns whether the
+/// hook has to run (`n, k >= 1`).
+#[inline(always)]
+fn gemv_needs_kernel(
+    name: &str,
+    n: usize,
+    k: usize,
+    x: &[f32],
+    w: QuantWeights<'_>,
+    y: &mut [f32],
+) -> bool {
+    check_gemv(name, n, k, x, w, y);
+    if n > 0 && k == 0 {
+        bias_only(QuantGemm::contiguous(1, n, 0), w.bias, y);
+    }
+    n > 0 && k > 0
 }
 
 /// The contract of the GEMVs.

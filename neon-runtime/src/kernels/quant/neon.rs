@@ -35,8 +35,8 @@
 //! ([`QuantKernels::gemv_i8_dot`]), since it quantises the activations.
 
 use super::{
-    finish, gemm_converted, k_padded, QuantFormat, QuantGemm, QuantKernels, QuantWeights, BLOCK_K,
-    GROUP, KC, PACK_NR, QUANT_KR,
+    finish, gemm_converted, k_padded, Gemv, QuantFormat, QuantGemm, QuantKernels, QuantWeights,
+    BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
 };
 use crate::kernels::{cpu, Neon};
 use core::arch::aarch64::*;
@@ -348,15 +348,8 @@ unsafe fn dot_block<const P: usize>(
 /// # Safety
 /// The contract of [`QuantKernels::gemv_i8`] holds (checked by the entry point),
 /// `n, k >= 1`.
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
+    let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
     let panels = n.div_ceil(PACK_NR);
     let nb = k / BLOCK_K;
@@ -439,7 +432,7 @@ pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut
 impl QuantKernels for Neon {
     unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         // SAFETY: forwarded contract (checked by the entry point, n, k >= 1).
-        unsafe { gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y) }
+        unsafe { gemv(Gemv::new(x, w, y), y) }
     }
 
     unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
@@ -450,9 +443,9 @@ impl QuantKernels for Neon {
         if cpu::aarch64_dotprod() {
             // SAFETY: the CPU implements dotprod (checked just above); the entry point
             // checked the contract, n, k >= 1.
-            unsafe { super::dot::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y) }
+            unsafe { super::dot::gemv(Gemv::new(x, w, y), y) }
         } else {
-            super::portable::gemv_dot(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
+            super::portable::gemv_dot(Gemv::new(x, w, y), y)
         }
     }
 }

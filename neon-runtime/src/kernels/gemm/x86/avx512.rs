@@ -19,38 +19,18 @@ const NP_B: usize = 2;
 /// in L1 (for `k` up to ~300).
 const MC_B: usize = 10 * MR_B;
 
-/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows.
+/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows (8 for
+/// any other value).
 macro_rules! seq_rows {
     ($rows:expr, $r:ident => $body:expr) => {
+        seq_rows!(@arms $rows, $r => $body; 1 2 3 4 5 6 7)
+    };
+    (@arms $rows:expr, $r:ident => $body:expr; $($n:literal)*) => {
         match $rows {
-            1 => {
-                const $r: usize = 1;
+            $($n => {
+                const $r: usize = $n;
                 $body
-            }
-            2 => {
-                const $r: usize = 2;
-                $body
-            }
-            3 => {
-                const $r: usize = 3;
-                $body
-            }
-            4 => {
-                const $r: usize = 4;
-                $body
-            }
-            5 => {
-                const $r: usize = 5;
-                $body
-            }
-            6 => {
-                const $r: usize = 6;
-                $body
-            }
-            7 => {
-                const $r: usize = 7;
-                $body
-            }
+            })*
             _ => {
                 const $r: usize = 8;
                 $body
@@ -78,6 +58,49 @@ pub(crate) fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) ->
         _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(v, min), min)
     } else {
         r
+    }
+}
+
+/// The end of an 8-row tile of `16 * NV` columns (the packed-A tile and conv2d's direct
+/// tile): the output stage `ep`, if any, on the accumulators, then `rows` (0..=8) rows of
+/// them stored (`ldc` apart), the last vector of each through `mask` when `MASKED`.
+///
+/// # Safety
+/// AVX-512F; `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` the stores
+/// reach.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn finish<const NV: usize, const MASKED: bool>(
+    mut acc: [[__m512; NV]; PACK_MR],
+    ep: Option<VecEpilogue>,
+    c: *mut f32,
+    ldc: usize,
+    rows: usize,
+    mask: __mmask16,
+) {
+    if let Some(e) = ep {
+        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
+        for i in 0..PACK_MR {
+            for v in 0..NV {
+                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
+            }
+        }
+    }
+    for i in 0..PACK_MR {
+        if i < rows {
+            // SAFETY: row i < rows of `c` (the caller's contract).
+            let ci = unsafe { c.add(i * ldc) };
+            for v in 0..NV {
+                // SAFETY: columns the stores reach (the caller's contract).
+                unsafe {
+                    if MASKED && v + 1 == NV {
+                        _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
+                    } else {
+                        _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -133,26 +156,7 @@ unsafe fn tile_a<const NV: usize, const MASKED: bool>(
             row = row.wrapping_add(ldb);
         }
     }
-    if let Some(e) = ep {
-        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
-        for i in 0..PACK_MR {
-            for v in 0..NV {
-                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
-            }
-        }
-    }
-    for i in 0..PACK_MR {
-        if i < rows {
-            let ci = c.add(i * ldc);
-            for v in 0..NV {
-                if MASKED && v + 1 == NV {
-                    _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
-                } else {
-                    _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
-                }
-            }
-        }
-    }
+    finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
 }
 
 /// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and

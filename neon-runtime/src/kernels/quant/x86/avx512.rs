@@ -6,7 +6,7 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::super::{k_padded, QuantFormat, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
+use super::super::{k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
 use super::x_tail;
 use core::arch::x86_64::*;
 
@@ -145,15 +145,8 @@ fn lanes(cols: usize) -> __mmask16 {
 /// [`QuantKernels::gemv_i8`](super::super::QuantKernels::gemv_i8) holds (checked by the
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn gemv(
-    n: usize,
-    k: usize,
-    x: &[f32],
-    b: &[i8],
-    format: QuantFormat<'_>,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
+    let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
     let nb = k / BLOCK_K;
     let tail = x_tail(x);

@@ -99,7 +99,7 @@ use super::QuantKernels;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use super::QUANT_KR;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-use super::{gemm_converted, QuantGemm, QuantWeights, KC};
+use super::{gemm_converted, Gemv, QuantGemm, QuantWeights, KC};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use crate::kernels::cpu::X86Level;
 use crate::kernels::{X86Isa, X86};
@@ -112,10 +112,8 @@ impl<I: X86Isa> QuantKernels for X86<I> {
         // the contract, n, k >= 1.
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => avx2::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y),
-                X86Level::Avx512 => {
-                    avx512::gemv(y.len(), x.len(), x, w.packed, w.format, w.bias, y)
-                }
+                X86Level::Avx2 => avx2::gemv(Gemv::new(x, w, y), y),
+                X86Level::Avx512 => avx512::gemv(Gemv::new(x, w, y), y),
             }
         }
     }
