@@ -10,8 +10,8 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::activation::ActivationFn;
 use crate::kernels::Backend;
-use crate::ops::{check_unary, expect_arity, InPlace, ShapeRule};
-use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+use crate::ops::{check_unary, expect_arity, ShapeRule};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// A pointwise activation function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -146,13 +146,5 @@ impl ShapeRule for Activation {
         self.check_geometry()?;
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }

@@ -488,20 +488,11 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         Ok(Self { geometry, packed, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> Conv1dGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`Conv1dGeometry::pack_weights`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.packed.as_ref()
-    }
-
-    /// The bias, `[out_channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        Conv1dGeometry,
+        packed: [f32], "The packed weights ([`Conv1dGeometry::pack_weights`] layout).",
+        bias, "The bias, `[out_channels]`."
+    );
 
     /// Scratch elements [`Conv1d::run`] needs for `frames` input frames
     /// ([`Conv1dGeometry::scratch_len`]).
@@ -715,12 +706,7 @@ impl ShapeRule for DepthwiseConv1dGeometry {
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// A prepared depthwise conv1d (`groups == channels`, one filter per channel), computed by
@@ -784,20 +770,11 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         Ok(Self { geometry, weight, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> DepthwiseConv1dGeometry {
-        self.geometry
-    }
-
-    /// The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.weight.as_ref()
-    }
-
-    /// The bias, `[channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        DepthwiseConv1dGeometry,
+        weight: [f32], "The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).",
+        bias, "The bias, `[channels]`."
+    );
 
     /// Runs the conv: `input` channel-first `[channels, frames]`, `output` channel-first
     /// `[channels, out_frames]` (overwritten).

@@ -370,12 +370,7 @@ impl ShapeRule for Conv2dGeometry {
         let ow = window_output(CONV2D, what_w, w, self.pad_w(), self.kernel_w, self.stride_w)?;
         image_shape(CONV2D, D::constant(self.out_channels), oh, ow)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// A prepared conv2d: weights packed for the GEMM once, at construction. See the
@@ -457,20 +452,11 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         Ok(Self { geometry, packed, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> Conv2dGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`Conv2dGeometry::pack_weights`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.packed.as_ref()
-    }
-
-    /// The bias, `[out_channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        Conv2dGeometry,
+        packed: [f32], "The packed weights ([`Conv2dGeometry::pack_weights`] layout).",
+        bias, "The bias, `[out_channels]`."
+    );
 
     /// Scratch elements [`Conv2d::run`] needs for a `height x width` input
     /// ([`Conv2dGeometry::scratch_len`]).

@@ -17,8 +17,8 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, InPlace,
-    ShapeRule, SAME_LAYOUT,
+    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, ShapeRule,
+    SAME_LAYOUT,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -70,15 +70,7 @@ impl ShapeRule for Add {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         equal_shapes(self.name(), inputs)
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl ShapeRule for Mul {
@@ -91,15 +83,7 @@ impl ShapeRule for Mul {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         equal_shapes(self.name(), inputs)
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl Add {
@@ -194,15 +178,7 @@ impl ShapeRule for Scale {
         }
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl ShapeRule for ScaleShift {
@@ -217,15 +193,7 @@ impl ShapeRule for ScaleShift {
         }
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl Scale {
@@ -378,15 +346,7 @@ impl ShapeRule for PerChannel {
         }
         Ok(x.clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout, in_place);
 }
 
 /// Validates a per-channel call on `x` (argument 0), with an optional second input `b`

@@ -130,12 +130,7 @@ impl ShapeRule for LinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.output_shape_as(OP, inputs)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor);
 }
 
 /// A fully connected layer holding packed weights: `y[r, j] = sum_k x[r, k] W[j, k] + b[j]`.
@@ -243,20 +238,11 @@ impl<S: AsRef<[f32]>> Linear<S> {
         Ok(Self { geometry, weight: packed, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> LinearGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`crate::kernels::gemm::pack_b`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.weight.as_ref()
-    }
-
-    /// The bias (`[out_features]`), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        LinearGeometry,
+        weight: [f32], "The packed weights ([`crate::kernels::gemm::pack_b`] layout).",
+        bias, "The bias (`[out_features]`), if any."
+    );
 
     /// `output = input · W^T + bias` with backend `B`.
     ///

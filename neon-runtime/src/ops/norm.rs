@@ -120,12 +120,7 @@ impl ShapeRule for LayerNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 /// Prepared LayerNorm: geometry plus `gamma` and `beta` (see [`LayerNormGeometry`]).
@@ -154,20 +149,11 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         Ok(Self { geometry, gamma, beta })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> LayerNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
-
-    /// The bias `beta` (`channels` values), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.beta.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        LayerNormGeometry,
+        gamma: [f32], "The scale `gamma` (`channels` values).",
+        beta, "The bias `beta` (`channels` values), if any."
+    );
 
     /// Normalises `input` into `output` (same shape and layout).
     ///
@@ -258,12 +244,7 @@ impl ShapeRule for RmsNormGeometry {
         check_common(op, self.channels, self.eps)?;
         channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 /// Prepared RMSNorm: geometry plus `gamma` (`channels` values).
@@ -284,15 +265,10 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
         Ok(Self { geometry, gamma })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> RmsNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
+    weight_accessors!(
+        RmsNormGeometry,
+        gamma: [f32], "The scale `gamma` (`channels` values)."
+    );
 
     /// Normalises `input` into `output` (same shape and layout).
     ///
@@ -396,12 +372,7 @@ impl ShapeRule for GroupNormGeometry {
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
         Ok(x.clone())
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// Prepared GroupNorm: geometry plus `gamma` and `beta` (see [`GroupNormGeometry`]).
@@ -430,20 +401,11 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         Ok(Self { geometry, gamma, beta })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> GroupNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
-
-    /// The bias `beta` (`channels` values), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.beta.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        GroupNormGeometry,
+        gamma: [f32], "The scale `gamma` (`channels` values).",
+        beta, "The bias `beta` (`channels` values), if any."
+    );
 
     /// Normalises `input` into `output` (same shape, both channel-first).
     ///

@@ -113,10 +113,5 @@ impl ShapeRule for MaxPool2d {
         let ow = window_output(MAX_POOL2D, "input width", w, 0, self.kernel_w, self.stride_w)?;
         image_shape(MAX_POOL2D, c.clone(), oh, ow)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }

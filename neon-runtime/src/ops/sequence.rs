@@ -88,12 +88,7 @@ impl ShapeRule for ConcatFrames {
         let (_, tb) = seq(self.layout, b);
         make(op, self.layout, ca, ta.add(&tb))
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl ConcatFrames {
@@ -170,12 +165,7 @@ impl ShapeRule for LastFrames {
         }
         make(op, self.layout, c, D::constant(self.frames))
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl LastFrames {
@@ -239,12 +229,7 @@ impl ShapeRule for WriteFrames {
     fn in_place(&self) -> InPlace {
         InPlace::Always
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl WriteFrames {

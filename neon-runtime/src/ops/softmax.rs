@@ -9,8 +9,8 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::{check_unary, expect_arity, expect_rank, InPlace, ShapeRule};
-use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+use crate::ops::{check_unary, expect_arity, expect_rank, ShapeRule};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// Softmax over the last axis (numerically stable: rows are shifted by their maximum).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,15 +25,7 @@ impl ShapeRule for Softmax {
         expect_rank(self.name(), 0, &inputs[0], &[1, 2, 3, 4], "1 to 4")?;
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 /// `(rows, cols)` of a shape: cols = last axis, rows = product of the others.
