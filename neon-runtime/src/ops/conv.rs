@@ -39,8 +39,6 @@
 //! [`GemmKernels::gemm_packed_b`]: crate::kernels::GemmKernels::gemm_packed_b
 
 #[cfg(feature = "alloc")]
-use alloc::vec;
-#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::dim::Dim;
@@ -48,7 +46,9 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::conv::Window1d;
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
-use crate::ops::{check_input_layout, check_len, expect_dim, expect_rank, ShapeRule};
+use crate::ops::{
+    check_bias_len, check_input_layout, check_len, expect_dim, expect_rank, ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
@@ -148,15 +148,6 @@ fn check_output(
         expect_dim(op, arg, output.shape(), axis, what, want)?;
     }
     Ok(())
-}
-
-fn check_bias<S: AsRef<[f32]>>(bias: Option<&S>, channels: usize) -> Result<(), Error> {
-    match bias.map(|b| b.as_ref().len()) {
-        Some(got) if got != channels => {
-            Err(Error::Length { what: "bias", expected: channels, got })
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Geometry of a [`Conv1d`]: sizes without weights. Implements [`ShapeRule`].
@@ -426,74 +417,9 @@ pub struct Conv1d<S> {
     bias: Option<S>,
 }
 
-#[cfg(feature = "alloc")]
-impl Conv1d<Vec<f32>> {
-    /// Packs `weight` (`[out_channels, in_channels / groups, kernel]`, PyTorch's layout) and
-    /// takes `bias` (`[out_channels]`) by value.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-    /// the wrong length.
-    pub fn new(
-        geometry: Conv1dGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`Conv1d::new`], copying the borrowed `bias` (the weights are packed into a new
-    /// buffer either way).
-    ///
-    /// # Errors
-    /// As [`Conv1d::new`].
-    pub fn from_slice(
-        geometry: Conv1dGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-
-    fn pack_to_vec(geometry: Conv1dGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
-        geometry.validate::<usize>()?;
-        // Check the weight before allocating the packed buffer.
-        let expected = geometry.weight_len().unwrap_or(0);
-        if weight.len() != expected {
-            return Err(Error::Length { what: "weight", expected, got: weight.len() });
-        }
-        let mut packed = vec![0.0; geometry.packed_len().unwrap_or(0)];
-        geometry.pack_weights(weight, &mut packed)?;
-        Ok(packed)
-    }
-}
+packed_conv_constructors!(Conv1d, Conv1dGeometry, "[out_channels, in_channels / groups, kernel]");
 
 impl<S: AsRef<[f32]>> Conv1d<S> {
-    /// Wraps weights already packed by [`Conv1dGeometry::pack_weights`] (e.g. offline, as
-    /// `&'static` data) and `bias` (`[out_channels]`): no packing, no copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-    /// have [`Conv1dGeometry::packed_len`] elements or `bias` is not `out_channels` long.
-    pub fn from_packed(
-        geometry: Conv1dGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
-        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
-        check_bias(bias.as_ref(), geometry.out_channels)?;
-        Ok(Self { geometry, packed, bias })
-    }
-
-    weight_accessors!(
-        Conv1dGeometry,
-        packed: [f32], "The packed weights ([`Conv1dGeometry::pack_weights`] layout).",
-        bias, "The bias, `[out_channels]`."
-    );
-
     /// Scratch elements [`Conv1d::run`] needs for `frames` input frames
     /// ([`Conv1dGeometry::scratch_len`]).
     pub fn scratch_len(&self, frames: usize) -> usize {
@@ -766,7 +692,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
         check_len("weight", geometry.weight_len().unwrap_or(0), weight.as_ref().len())?;
-        check_bias(bias.as_ref(), geometry.channels)?;
+        check_bias_len(bias.as_ref(), geometry.channels)?;
         Ok(Self { geometry, weight, bias })
     }
 

@@ -59,8 +59,6 @@
 //! [`Activation::ClampMin`]: crate::ops::activation::Activation::ClampMin
 
 #[cfg(feature = "alloc")]
-use alloc::vec;
-#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::dim::Dim;
@@ -69,8 +67,8 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_input_layout, check_len, expect_dim, expect_layout, expect_rank, image_shape,
-    layout_name, window_output, ShapeRule,
+    check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
+    window_output, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -386,78 +384,13 @@ pub struct Conv2d<S> {
     bias: Option<S>,
 }
 
-#[cfg(feature = "alloc")]
-impl Conv2d<Vec<f32>> {
-    /// Packs `weight` (`[out_channels, in_channels, kernel_h, kernel_w]`, PyTorch's layout)
-    /// and takes `bias` (`[out_channels]`) by value.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-    /// the wrong length.
-    pub fn new(
-        geometry: Conv2dGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`Conv2d::new`], copying the borrowed `bias` (the weights are packed into a new
-    /// buffer either way).
-    ///
-    /// # Errors
-    /// As [`Conv2d::new`].
-    pub fn from_slice(
-        geometry: Conv2dGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-
-    fn pack_to_vec(geometry: Conv2dGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
-        geometry.validate::<usize>()?;
-        // Check the weight before allocating the packed buffer.
-        let expected = geometry.weight_len().unwrap_or(0);
-        if weight.len() != expected {
-            return Err(Error::Length { what: "weight", expected, got: weight.len() });
-        }
-        let mut packed = vec![0.0; geometry.packed_len().unwrap_or(0)];
-        geometry.pack_weights(weight, &mut packed)?;
-        Ok(packed)
-    }
-}
+packed_conv_constructors!(
+    Conv2d,
+    Conv2dGeometry,
+    "[out_channels, in_channels, kernel_h, kernel_w]"
+);
 
 impl<S: AsRef<[f32]>> Conv2d<S> {
-    /// Wraps weights already packed by [`Conv2dGeometry::pack_weights`] (e.g. offline, as
-    /// `&'static` data) and `bias` (`[out_channels]`): no packing, no copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-    /// have [`Conv2dGeometry::packed_len`] elements or `bias` is not `out_channels` long.
-    pub fn from_packed(
-        geometry: Conv2dGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
-        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
-        if let Some(got) = bias.as_ref().map(|b| b.as_ref().len()) {
-            if got != geometry.out_channels {
-                return Err(Error::Length { what: "bias", expected: geometry.out_channels, got });
-            }
-        }
-        Ok(Self { geometry, packed, bias })
-    }
-
-    weight_accessors!(
-        Conv2dGeometry,
-        packed: [f32], "The packed weights ([`Conv2dGeometry::pack_weights`] layout).",
-        bias, "The bias, `[out_channels]`."
-    );
-
     /// Scratch elements [`Conv2d::run`] needs for a `height x width` input
     /// ([`Conv2dGeometry::scratch_len`]).
     pub fn scratch_len(&self, height: usize, width: usize) -> usize {

@@ -38,87 +38,8 @@
 //! of [`quant::QuantLinear`]) are [`RunOptions`], given to `run_with`; `run` uses the
 //! defaults.
 
-/// Writes the planner's layout facts of a [`ShapeRule`] impl, inside the impl
-/// (`reads_layout`, `writes_layout`, and `in_place` with `, in_place`):
-/// - `layout_facts!(any)`: the inputs in any one layout, the output in the first input's;
-/// - `layout_facts!(any, in_place)`: the same, and the output may take the first input's
-///   storage ([`InPlace::Allowed`]): the elementwise operators;
-/// - `layout_facts!(Layout::FrameMajor)`: every input and the output in that layout;
-/// - `layout_facts!(self.layout)`: every input and the output in the layout a field holds;
-/// - `, in_place` after either of the last two: and the output may take the first input's
-///   storage.
-macro_rules! layout_facts {
-    (any) => {
-        fn reads_layout(&self, _arg: usize) -> Option<$crate::tensor::Layout> {
-            None
-        }
-        fn writes_layout(&self) -> Option<$crate::tensor::Layout> {
-            None
-        }
-    };
-    (any, in_place) => {
-        layout_facts!(@in_place);
-        layout_facts!(any);
-    };
-    (Layout::$layout:ident, in_place) => {
-        layout_facts!(@in_place);
-        layout_facts!(Layout::$layout);
-    };
-    (self.$field:ident, in_place) => {
-        layout_facts!(@in_place);
-        layout_facts!(self.$field);
-    };
-    (@in_place) => {
-        fn in_place(&self) -> $crate::ops::InPlace {
-            $crate::ops::InPlace::Allowed
-        }
-    };
-    (Layout::$layout:ident) => {
-        fn reads_layout(&self, _arg: usize) -> Option<$crate::tensor::Layout> {
-            Some(Layout::$layout)
-        }
-        fn writes_layout(&self) -> Option<$crate::tensor::Layout> {
-            Some(Layout::$layout)
-        }
-    };
-    (self.$field:ident) => {
-        fn reads_layout(&self, _arg: usize) -> Option<$crate::tensor::Layout> {
-            Some(self.$field)
-        }
-        fn writes_layout(&self) -> Option<$crate::tensor::Layout> {
-            Some(self.$field)
-        }
-    };
-}
-
-/// Writes the accessors of an operator with weights (see the [module docs](self)):
-/// `geometry()` (field `geometry`), `packed_weight()` (the weights in the kernel's layout,
-/// field `$weight` of elements `$elem`) and, when the operator has one, `bias()` (field
-/// `$bias: Option<S>`), each with the given doc line.
-macro_rules! weight_accessors {
-    (
-        $geometry:ty,
-        $weight:ident: [$elem:ty], $weight_doc:literal
-        $(, $bias:ident, $bias_doc:literal)?
-    ) => {
-        /// The geometry.
-        pub fn geometry(&self) -> $geometry {
-            self.geometry
-        }
-
-        #[doc = $weight_doc]
-        pub fn packed_weight(&self) -> &[$elem] {
-            self.$weight.as_ref()
-        }
-
-        $(
-            #[doc = $bias_doc]
-            pub fn bias(&self) -> Option<&[f32]> {
-                self.$bias.as_ref().map(AsRef::as_ref)
-            }
-        )?
-    };
-}
+#[macro_use]
+mod macros;
 
 pub mod activation;
 pub mod attention;
@@ -268,6 +189,19 @@ pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Resu
         Ok(())
     } else {
         Err(Error::Length { what, expected, got })
+    }
+}
+
+/// Checks that a bias, when given, has `channels` values.
+pub(crate) fn check_bias_len<S: AsRef<[f32]>>(
+    bias: Option<&S>,
+    channels: usize,
+) -> Result<(), Error> {
+    match bias.map(|b| b.as_ref().len()) {
+        Some(got) if got != channels => {
+            Err(Error::Length { what: "bias", expected: channels, got })
+        }
+        _ => Ok(()),
     }
 }
 
