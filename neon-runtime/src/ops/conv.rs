@@ -111,12 +111,63 @@ impl Window {
         Ok(rest.div_floor_const(self.stride).add_const(1))
     }
 
+    /// The kernels' window over `channels` rows of `frames` input frames.
+    fn rows(&self, channels: usize, frames: usize) -> Window1d {
+        let (kernel, stride, dilation, pad_left) =
+            (self.kernel, self.stride, self.dilation, self.pad_left);
+        Window1d { channels, frames, kernel, stride, dilation, pad_left }
+    }
+
     /// [`Window::output_frames`] on a concrete length, `None` when too short.
     fn output_frames_usize(&self, frames: usize) -> Option<usize> {
         let span = self.span()?;
         let padded = frames.checked_add(self.pad_left)?.checked_add(self.pad_right)?;
         Some(padded.checked_sub(span)? / self.stride.max(1) + 1)
     }
+}
+
+/// The window builders of both geometries (fields `kernel`, `stride`, `dilation`,
+/// `pad_left`, `pad_right`): `stride`, `dilation`, `padding`, `causal`, and the private
+/// [`Window`] they describe.
+macro_rules! window_builders {
+    () => {
+        /// With `stride`.
+        pub const fn stride(mut self, stride: usize) -> Self {
+            self.stride = stride;
+            self
+        }
+
+        /// With `dilation`.
+        pub const fn dilation(mut self, dilation: usize) -> Self {
+            self.dilation = dilation;
+            self
+        }
+
+        /// With `pad_left` zeros before and `pad_right` zeros after the input.
+        pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
+            self.pad_left = pad_left;
+            self.pad_right = pad_right;
+            self
+        }
+
+        /// Causal padding: `dilation * (kernel - 1)` zeros on the left only, so that output
+        /// frame `n` sees input frames `<= n` (set `dilation` and `kernel` first).
+        pub const fn causal(mut self) -> Self {
+            self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
+            self.pad_right = 0;
+            self
+        }
+
+        fn window(&self) -> Window {
+            Window {
+                kernel: self.kernel,
+                stride: self.stride,
+                dilation: self.dilation,
+                pad_left: self.pad_left,
+                pad_right: self.pad_right,
+            }
+        }
+    };
 }
 
 /// A rank-2 shape from two dims, as a shape rule result.
@@ -198,17 +249,7 @@ impl Conv1dGeometry {
         }
     }
 
-    /// With `stride`.
-    pub const fn stride(mut self, stride: usize) -> Self {
-        self.stride = stride;
-        self
-    }
-
-    /// With `dilation`.
-    pub const fn dilation(mut self, dilation: usize) -> Self {
-        self.dilation = dilation;
-        self
-    }
+    window_builders!();
 
     /// With `groups`.
     pub const fn groups(mut self, groups: usize) -> Self {
@@ -216,35 +257,10 @@ impl Conv1dGeometry {
         self
     }
 
-    /// With `pad_left` zeros before and `pad_right` zeros after the input.
-    pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
-        self.pad_left = pad_left;
-        self.pad_right = pad_right;
-        self
-    }
-
-    /// Causal padding: `dilation * (kernel - 1)` zeros on the left only, so that output
-    /// frame `n` sees input frames `<= n` (set `dilation` and `kernel` first).
-    pub const fn causal(mut self) -> Self {
-        self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
-        self.pad_right = 0;
-        self
-    }
-
     /// With the output in `layout`.
     pub const fn output_layout(mut self, layout: Layout) -> Self {
         self.output_layout = layout;
         self
-    }
-
-    fn window(&self) -> Window {
-        Window {
-            kernel: self.kernel,
-            stride: self.stride,
-            dilation: self.dilation,
-            pad_left: self.pad_left,
-            pad_right: self.pad_right,
-        }
     }
 
     /// Checks the geometry itself.
@@ -463,14 +479,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         let group_len = self.packed.as_ref().len() / g.groups;
         let x = input.data();
         let y = output.data_mut();
-        let window = Window1d {
-            channels: cin,
-            frames,
-            kernel: g.kernel,
-            stride: g.stride,
-            dilation: g.dilation,
-            pad_left: g.pad_left,
-        };
+        let window = g.window().rows(cin, frames);
         for grp in 0..g.groups {
             let xg = &x[grp * cin * frames..][..cin * frames];
             let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
@@ -541,42 +550,7 @@ impl DepthwiseConv1dGeometry {
         Self { channels, kernel, stride: 1, dilation: 1, pad_left: 0, pad_right: 0 }
     }
 
-    /// With `stride`.
-    pub const fn stride(mut self, stride: usize) -> Self {
-        self.stride = stride;
-        self
-    }
-
-    /// With `dilation`.
-    pub const fn dilation(mut self, dilation: usize) -> Self {
-        self.dilation = dilation;
-        self
-    }
-
-    /// With `pad_left` zeros before and `pad_right` zeros after the input.
-    pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
-        self.pad_left = pad_left;
-        self.pad_right = pad_right;
-        self
-    }
-
-    /// Causal padding: `dilation * (kernel - 1)` zeros on the left only (set `dilation`
-    /// and `kernel` first).
-    pub const fn causal(mut self) -> Self {
-        self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
-        self.pad_right = 0;
-        self
-    }
-
-    fn window(&self) -> Window {
-        Window {
-            kernel: self.kernel,
-            stride: self.stride,
-            dilation: self.dilation,
-            pad_left: self.pad_left,
-            pad_right: self.pad_right,
-        }
-    }
+    window_builders!();
 
     /// Checks the geometry itself.
     ///
@@ -720,14 +694,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         let what = ["output channels", "output frames"];
         check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;
         let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
-        let window = Window1d {
-            channels: g.channels,
-            frames,
-            kernel: g.kernel,
-            stride: g.stride,
-            dilation: g.dilation,
-            pad_left: g.pad_left,
-        };
+        let window = g.window().rows(g.channels, frames);
         let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
         B::depthwise_conv1d(x, window, w, self.bias(), out_frames, y);
         Ok(())
