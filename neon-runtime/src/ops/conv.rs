@@ -47,7 +47,8 @@ use crate::kernels::conv::Window1d;
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_bias_len, check_input_layout, check_len, expect_dim, expect_rank, ShapeRule,
+    check_bias_len, check_input_layout, check_len, expect_dim, expect_named_shape, first_input,
+    ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -194,11 +195,7 @@ fn check_output(
         };
         return Err(Error::Layout { op, expected });
     }
-    expect_rank(op, arg, output.shape(), &[2], "2")?;
-    for (axis, (what, want)) in what.into_iter().zip(expected.dims()).enumerate() {
-        expect_dim(op, arg, output.shape(), axis, what, want)?;
-    }
-    Ok(())
+    Ok(expect_named_shape(op, arg, output.shape(), expected, &what)?)
 }
 
 /// Geometry of a [`Conv1d`]: sizes without weights. Implements [`ShapeRule`].
@@ -399,11 +396,7 @@ impl ShapeRule for Conv1dGeometry {
     /// rank-2 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the input can be shorter than one window.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs
-            .first()
-            .ok_or(ShapeError::Geometry { op: CONV1D, reason: "conv1d takes one input" })?;
-        expect_rank(CONV1D, 0, x, &[2], "2")?;
+        let x = first_input(CONV1D, self.validate(), inputs, "conv1d takes one input", 2)?;
         expect_dim(CONV1D, 0, x, 0, "input channels", &D::constant(self.in_channels))?;
         let frames = self.window().output_frames(CONV1D, &x.dims()[1])?;
         let channels = D::constant(self.out_channels);
@@ -596,12 +589,8 @@ impl ShapeRule for DepthwiseConv1dGeometry {
     /// rank-2 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the input can be shorter than one window.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs.first().ok_or(ShapeError::Geometry {
-            op: DEPTHWISE,
-            reason: "depthwise_conv1d takes one input",
-        })?;
-        expect_rank(DEPTHWISE, 0, x, &[2], "2")?;
+        let missing = "depthwise_conv1d takes one input";
+        let x = first_input(DEPTHWISE, self.validate(), inputs, missing, 2)?;
         expect_dim(DEPTHWISE, 0, x, 0, "input channels", &D::constant(self.channels))?;
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)

@@ -67,8 +67,7 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
-    window_output, ShapeRule,
+    check_channel_first, expect_dim, first_input, image_shape, window_output, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -355,11 +354,7 @@ impl ShapeRule for Conv2dGeometry {
     /// rank-3 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the padded input can be smaller than the kernel.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs
-            .first()
-            .ok_or(ShapeError::Geometry { op: CONV2D, reason: "conv2d takes one input" })?;
-        expect_rank(CONV2D, 0, x, &[3], "3")?;
+        let x = first_input(CONV2D, self.validate(), inputs, "conv2d takes one input", 3)?;
         expect_dim(CONV2D, 0, x, 0, "input channels", &D::constant(self.in_channels))?;
         let (h, w) = (&x.dims()[1], &x.dims()[2]);
         let what_h = "padded input height (height + pad_top + pad_bottom)";
@@ -412,19 +407,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         scratch: &mut [f32],
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_input_layout(CONV2D, input, Layout::ChannelFirst)?;
-        let out_shape = g.output_shape(&[*input.shape()])?;
-        expect_layout(
-            CONV2D,
-            output.layout(),
-            Layout::ChannelFirst,
-            layout_name(Layout::ChannelFirst),
-        )?;
-        expect_rank(CONV2D, 1, output.shape(), &[3], "3")?;
         let what = ["output channels", "output height", "output width"];
-        for (axis, (what, want)) in what.into_iter().zip(out_shape.dims()).enumerate() {
-            expect_dim(CONV2D, 1, output.shape(), axis, what, want)?;
-        }
+        let out_shape = check_channel_first(g, input, output, &what)?;
         let (height, width) = (input.dims()[1], input.dims()[2]);
         let need = g.scratch_len(height, width);
         if scratch.len() < need {

@@ -9,7 +9,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_len, expect_dim, expect_rank, ShapeRule};
+use super::{check_len, expect_dim, expect_named_shape, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{packed_b_len, GemmB};
@@ -96,19 +96,12 @@ impl LinearGeometry {
         if input.dims().len() == 2 && input.layout() != Layout::FrameMajor {
             return Err(Error::Layout { op, expected: frame_major });
         }
-        if output.shape().rank() != want.rank() {
-            let expected = if want.rank() == 1 { "1" } else { "2" };
-            let got = output.shape().rank();
-            return Err(ShapeError::Rank { op, arg: 1, expected, got }.into());
-        }
         let names: &[&'static str] = if want.rank() == 2 {
             &["output rows", "output features"]
         } else {
             &["output features"]
         };
-        for (axis, &what) in names.iter().enumerate() {
-            expect_dim(op, 1, output.shape(), axis, what, &want.dims()[axis])?;
-        }
+        expect_named_shape(op, 1, output.shape(), &want, names)?;
         if output.dims().len() == 2 && output.layout() != Layout::FrameMajor {
             return Err(Error::Layout { op, expected: frame_major });
         }
