@@ -167,3 +167,36 @@ macro_rules! packed_conv_constructors {
     };
 }
 
+/// Writes `run` and `run_in_place` of a shape-preserving unary operator (the elementwise
+/// ones, activations, softmax): `run` validates the call
+/// ([`check_unary`](super::check_unary): the shape rule, then the output's shape and
+/// layout) and runs the `run` body; `run_in_place` runs the shape rule on the tensor's
+/// shape and then its body. Each body is a statement on the parameters named in the call;
+/// `$self` is the caller's `self` token (macro hygiene) and `B` the backend.
+macro_rules! unary_runs {
+    (
+        $self:ident;
+        $(#[$run_doc:meta])*
+        run($input:ident, $output:ident) => $run:expr;
+        $(#[$in_place_doc:meta])*
+        run_in_place($x:ident) => $in_place:expr;
+    ) => {
+        $(#[$run_doc])*
+        pub fn run<B: Backend>(
+            &$self,
+            $input: &TensorView<'_>,
+            $output: &mut TensorViewMut<'_>,
+        ) -> Result<(), Error> {
+            $crate::ops::check_unary($self, $input, $output)?;
+            $run;
+            Ok(())
+        }
+
+        $(#[$in_place_doc])*
+        pub fn run_in_place<B: Backend>(&$self, $x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+            $self.output_shape(&[*$x.shape()])?;
+            $in_place;
+            Ok(())
+        }
+    };
+}

@@ -67,19 +67,6 @@ impl MaxPool2d {
         self
     }
 
-    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
-        if self.kernel_h == 0 || self.kernel_w == 0 {
-            return Err(ShapeError::Geometry {
-                op: MAX_POOL2D,
-                reason: "kernel sizes must be >= 1",
-            });
-        }
-        if self.stride_h == 0 || self.stride_w == 0 {
-            return Err(ShapeError::Geometry { op: MAX_POOL2D, reason: "strides must be >= 1" });
-        }
-        Ok(())
-    }
-
     /// Runs the pool: `input` channel-first `[channels, height, width]`, `output`
     /// `[channels, out_height, out_width]` (overwritten).
     ///
@@ -97,6 +84,19 @@ impl MaxPool2d {
         let (kernel, stride) = ((self.kernel_h, self.kernel_w), (self.stride_h, self.stride_w));
         let g = PoolGeometry { channels: c, height: h, width: w, kernel, stride };
         B::max_pool2d(input.data(), g, output.data_mut());
+        Ok(())
+    }
+
+    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        if self.kernel_h == 0 || self.kernel_w == 0 {
+            return Err(ShapeError::Geometry {
+                op: MAX_POOL2D,
+                reason: "kernel sizes must be >= 1",
+            });
+        }
+        if self.stride_h == 0 || self.stride_w == 0 {
+            return Err(ShapeError::Geometry { op: MAX_POOL2D, reason: "strides must be >= 1" });
+        }
         Ok(())
     }
 }

@@ -9,7 +9,7 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::{check_unary, expect_arity, expect_rank, ShapeRule};
+use crate::ops::{expect_arity, expect_rank, ShapeRule};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// Softmax over the last axis (numerically stable: rows are shifted by their maximum).
@@ -36,31 +36,25 @@ fn rows_cols(shape: &Shape) -> (usize, usize) {
 }
 
 impl Softmax {
-    /// `output = softmax(input)` over the last axis.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the output shape differs from the input's (argument 1);
-    /// [`Error::Layout`] when the layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_unary(self, input, output)?;
-        let (rows, cols) = rows_cols(input.shape());
-        B::softmax_to(input.data(), output.data_mut(), rows, cols);
-        Ok(())
-    }
-
-    /// Softmax over the last axis, in place.
-    ///
-    /// # Errors
-    /// None today (every valid view is accepted); the `Result` keeps the operator interface
-    /// uniform.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.output_shape(&[*x.shape()])?;
-        let (rows, cols) = rows_cols(x.shape());
-        B::softmax(x.data_mut(), rows, cols);
-        Ok(())
+    unary_runs! {
+        self;
+        /// `output = softmax(input)` over the last axis.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the output shape differs from the input's (argument 1);
+        /// [`Error::Layout`] when the layouts differ.
+        run(input, output) => {
+            let (rows, cols) = rows_cols(input.shape());
+            B::softmax_to(input.data(), output.data_mut(), rows, cols)
+        };
+        /// Softmax over the last axis, in place.
+        ///
+        /// # Errors
+        /// None today (every valid view is accepted); the `Result` keeps the operator interface
+        /// uniform.
+        run_in_place(x) => {
+            let (rows, cols) = rows_cols(x.shape());
+            B::softmax(x.data_mut(), rows, cols)
+        };
     }
 }
