@@ -51,6 +51,30 @@ pub fn f64s(x: &[f32]) -> Vec<f64> {
     x.iter().map(|&v| v as f64).collect()
 }
 
+/// Checks `got` against the f64 reference with the classical bound for a sum of `terms`
+/// rounded products (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
+/// `|err| <= gamma_terms * sum|terms|`, `gamma_n ~ n * u`, `u = eps / 2`. We allow
+/// `(terms + 2) * eps * sum|terms|` (twice the bound, any summation order, FMA or not) plus
+/// a tiny absolute floor for all-zero windows. Returns the largest observed error in units
+/// of `eps * sum|terms|`.
+pub fn check_sum(what: &str, got: &[f32], want: &[f64], mag: &[f64], terms: usize) -> f64 {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let eps = f32::EPSILON as f64;
+    let mut worst = 0.0f64;
+    for (i, ((&g, &w), &m)) in got.iter().zip(want).zip(mag).enumerate() {
+        let err = (g as f64 - w).abs();
+        let allowed = (terms as f64 + 2.0) * eps * m + 1e-30;
+        assert!(
+            err <= allowed,
+            "{what}: index {i}: got {g}, want {w} (err {err:e}, allowed {allowed:e})"
+        );
+        if m > 0.0 {
+            worst = worst.max(err / (eps * m));
+        }
+    }
+    worst
+}
+
 /// Transposes a row-major `[rows, cols]` matrix (a plain index-swapping reference).
 pub fn transpose_ref<T: Copy>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
     (0..cols * rows).map(|i| a[(i % rows) * cols + i / rows]).collect()
