@@ -41,6 +41,21 @@ pub fn tail_sizes() -> impl Iterator<Item = usize> {
     (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])
 }
 
+/// Sampled (m, n, k) covering every size 1..=33 of each dimension: each dimension sweeps
+/// 1..=33 while the other two cycle through sizes that hit other tails; with `diagonal`,
+/// each step also adds the cube diagonal `(t, t, t)`.
+pub fn tail_shapes(diagonal: bool) -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for t in 1..=33 {
+        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
+        v.extend([(t, u, w), (u, t, w), (w, u, t)]);
+        if diagonal {
+            v.push((t, t, t));
+        }
+    }
+    v
+}
+
 /// A buffer of NaNs: every element a kernel should write is checked to be written.
 pub fn nan_vec(n: usize) -> Vec<f32> {
     vec![f32::NAN; n]
