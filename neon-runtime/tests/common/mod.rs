@@ -56,6 +56,17 @@ pub fn tail_shapes(diagonal: bool) -> Vec<(usize, usize, usize)> {
     v
 }
 
+/// Fully connected layer shapes `(rows, in_features, out_features, bias)`: one row (the
+/// GEMV) and several, tails, a 416 -> 1664 MLP block.
+pub const LINEAR_SHAPES: [(usize, usize, usize, bool); 6] = [
+    (1, 13, 7, true),
+    (1, 416, 1664, false),
+    (2, 33, 17, false),
+    (7, 5, 13, true),
+    (37, 64, 48, true),
+    (6, 416, 100, false),
+];
+
 /// A buffer of NaNs: every element a kernel should write is checked to be written.
 pub fn nan_vec(n: usize) -> Vec<f32> {
     vec![f32::NAN; n]

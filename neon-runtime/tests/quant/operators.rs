@@ -1,7 +1,7 @@
 //! The operators `QuantLinear` and `BlockQ8Linear`: the four constructors, results against
 //! the f64 reference on every backend, shape rules, errors.
 
-use crate::common::{assert_close, rng};
+use crate::common::{assert_close, rng, LINEAR_SHAPES};
 use crate::problem::*;
 use neon_runtime::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K};
 use neon_runtime::ops::linear::LinearGeometry;
@@ -41,19 +41,14 @@ fn check_run(
     }
 }
 
-const SHAPES: [(usize, usize, usize, bool); 7] = [
-    (1, 13, 7, true),
-    (1, 416, 1664, false),
-    (2, 33, 17, false),
-    (7, 5, 13, true),
-    (37, 64, 48, true),
-    (6, 416, 100, false),
-    (3, 1664, 416, true),
-];
+/// The f32 linear layer's shapes, and a 1664 -> 416 projection of 3 rows with a bias.
+fn shapes() -> impl Iterator<Item = (usize, usize, usize, bool)> {
+    LINEAR_SHAPES.into_iter().chain([(3, 1664, 416, true)])
+}
 
 fn quant_linear<B: Backend>() {
     let mut r = rng(20);
-    for &(rows, k, n, bias) in &SHAPES {
+    for (rows, k, n, bias) in shapes() {
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, false);
         let Format::Tensor { scale, offset } = p.format else { unreachable!() };
         let b = p.bias.clone();
@@ -106,7 +101,7 @@ fn quant_linear<B: Backend>() {
 
 fn block_q8_linear<B: Backend>() {
     let mut r = rng(21);
-    for &(rows, k, n, bias) in &SHAPES {
+    for (rows, k, n, bias) in shapes() {
         let k = k.div_ceil(BLOCK_K) * BLOCK_K;
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, true);
         let Format::Block(s) = &p.format else { unreachable!() };
