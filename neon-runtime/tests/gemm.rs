@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_close, assert_close_f32, rng, uniform};
+use common::{assert_close, assert_close_f32, assert_panels, rng, uniform};
 use neon_runtime::kernels::gemm::{
     pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB, GemmKernels,
     PACK_MR, PACK_NR,
@@ -362,30 +362,12 @@ fn pack_layouts() {
     let w: Vec<f32> = (0..n * k).map(|v| v as f32).collect();
     let mut p = vec![f32::NAN; packed_b_len(n, k)];
     pack_b(&w, n, k, &mut p);
-    assert_eq!(p.len(), 2 * PACK_NR * k);
-    for panel in 0..2 {
-        for kk in 0..k {
-            for j in 0..PACK_NR {
-                let col = panel * PACK_NR + j;
-                let want = if col < n { w[col * k + kk] } else { 0.0 };
-                assert_eq!(p[panel * PACK_NR * k + kk * PACK_NR + j], want);
-            }
-        }
-    }
+    assert_panels(&p, &w, n, k, PACK_NR, 2);
     let (m, k) = (11, 2);
     let w: Vec<f32> = (0..m * k).map(|v| v as f32).collect();
     let mut p = vec![f32::NAN; packed_a_len(m, k)];
     pack_a(&w, m, k, &mut p);
-    assert_eq!(p.len(), 2 * PACK_MR * k);
-    for panel in 0..2 {
-        for kk in 0..k {
-            for i in 0..PACK_MR {
-                let row = panel * PACK_MR + i;
-                let want = if row < m { w[row * k + kk] } else { 0.0 };
-                assert_eq!(p[panel * PACK_MR * k + kk * PACK_MR + i], want);
-            }
-        }
-    }
+    assert_panels(&p, &w, m, k, PACK_MR, 2);
 }
 
 #[test]

@@ -67,6 +67,34 @@ pub const LINEAR_SHAPES: [(usize, usize, usize, bool); 6] = [
     (6, 416, 100, false),
 ];
 
+/// Asserts that `packed` holds `src` (`[rows, k]` row-major) in the packing routines' panel
+/// layout: `panels` panels of `width` rows, each `k` steps of `width` values,
+/// `packed[(panel * k + kk) * width + r] = src[(panel * width + r) * k + kk]`, zero past
+/// `rows`.
+pub fn assert_panels(
+    packed: &[f32],
+    src: &[f32],
+    rows: usize,
+    k: usize,
+    width: usize,
+    panels: usize,
+) {
+    assert_eq!(packed.len(), panels * width * k);
+    for panel in 0..panels {
+        for kk in 0..k {
+            for r in 0..width {
+                let row = panel * width + r;
+                let want = if row < rows { src[row * k + kk] } else { 0.0 };
+                assert_eq!(
+                    packed[(panel * k + kk) * width + r],
+                    want,
+                    "panel {panel} step {kk} row {r}"
+                );
+            }
+        }
+    }
+}
+
 /// A buffer of NaNs: every element a kernel should write is checked to be written.
 pub fn nan_vec(n: usize) -> Vec<f32> {
     vec![f32::NAN; n]
