@@ -365,12 +365,8 @@ impl Conv1dGeometry {
     pub fn pack_weights(&self, weight: &[f32], out: &mut [f32]) -> Result<(), Error> {
         self.validate::<usize>()?;
         let (wlen, plen) = (self.weight_len().unwrap_or(0), self.packed_len().unwrap_or(0));
-        if weight.len() != wlen {
-            return Err(Error::Length { what: "weight", expected: wlen, got: weight.len() });
-        }
-        if out.len() != plen {
-            return Err(Error::Length { what: "packed weight", expected: plen, got: out.len() });
-        }
+        check_len("weight", wlen, weight.len())?;
+        check_len("packed weight", plen, out.len())?;
         let (m, k) = (self.group_out_channels(), self.reduction());
         let group_len = plen / self.groups;
         for (w, p) in weight.chunks_exact(m * k).zip(out.chunks_exact_mut(group_len)) {

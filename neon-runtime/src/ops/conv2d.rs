@@ -67,7 +67,7 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_channel_first, expect_dim, first_input, image_shape, window_output, ShapeRule,
+    check_channel_first, check_len, expect_dim, first_input, image_shape, window_output, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -314,12 +314,8 @@ impl Conv2dGeometry {
     pub fn pack_weights(&self, weight: &[f32], out: &mut [f32]) -> Result<(), Error> {
         self.validate::<usize>()?;
         let (wlen, plen) = (self.weight_len().unwrap_or(0), self.packed_len().unwrap_or(0));
-        if weight.len() != wlen {
-            return Err(Error::Length { what: "weight", expected: wlen, got: weight.len() });
-        }
-        if out.len() != plen {
-            return Err(Error::Length { what: "packed weight", expected: plen, got: out.len() });
-        }
+        check_len("weight", wlen, weight.len())?;
+        check_len("packed weight", plen, out.len())?;
         let (m, k) = (self.out_channels, self.reduction());
         if !(self.is_direct() && self.kernel_h > 1) {
             pack_a(weight, m, k, out);
