@@ -52,35 +52,16 @@ fn quant_linear<B: Backend>() {
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, false);
         let Format::Tensor { scale, offset } = p.format else { unreachable!() };
         let b = p.bias.clone();
-        let by_value =
-            QuantLinear::new(qg(k, n, b.clone().is_some()), p.q.clone(), scale, offset, b.clone())
-                .unwrap();
-        let by_slice = QuantLinear::from_slice(
-            qg(k, n, b.as_deref().is_some()),
-            &p.q,
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let geometry = qg(k, n, b.is_some());
+        let by_value = QuantLinear::new(geometry, p.q.clone(), scale, offset, b.clone()).unwrap();
+        let by_slice =
+            QuantLinear::from_slice(geometry, &p.q, scale, offset, b.as_deref()).unwrap();
         let qt = transpose(&p.q, n, k);
-        let by_in_out = QuantLinear::from_in_out(
-            qg(k, n, b.as_deref().is_some()),
-            &qt,
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_in_out =
+            QuantLinear::from_in_out(geometry, &qt, scale, offset, b.as_deref()).unwrap();
         let (packed, _) = p.packed();
-        let by_packed = QuantLinear::from_packed(
-            qg(k, n, b.as_deref().is_some()),
-            &packed[..],
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_packed =
+            QuantLinear::from_packed(geometry, &packed[..], scale, offset, b.as_deref()).unwrap();
         // The four constructors give the same operator.
         for op in [&by_slice, &by_in_out] {
             assert_eq!(op.packed_weight(), by_value.packed_weight());
@@ -106,24 +87,15 @@ fn block_q8_linear<B: Backend>() {
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, true);
         let Format::Block(s) = &p.format else { unreachable!() };
         let b = p.bias.clone();
-        let by_value =
-            BlockQ8Linear::new(bg(k, n, b.clone().is_some()), p.q.clone(), s.clone(), b.clone())
-                .unwrap();
-        let by_slice =
-            BlockQ8Linear::from_slice(bg(k, n, b.as_deref().is_some()), &p.q, s, b.as_deref())
-                .unwrap();
+        let geometry = bg(k, n, b.is_some());
+        let by_value = BlockQ8Linear::new(geometry, p.q.clone(), s.clone(), b.clone()).unwrap();
+        let by_slice = BlockQ8Linear::from_slice(geometry, &p.q, s, b.as_deref()).unwrap();
         let (qt, st) = (transpose(&p.q, n, k), transpose(s, n, k / BLOCK_K));
-        let by_in_out =
-            BlockQ8Linear::from_in_out(bg(k, n, b.as_deref().is_some()), &qt, &st, b.as_deref())
-                .unwrap();
+        let by_in_out = BlockQ8Linear::from_in_out(geometry, &qt, &st, b.as_deref()).unwrap();
         let (packed, packed_scales) = p.packed();
-        let by_packed = BlockQ8Linear::from_packed(
-            bg(k, n, b.as_deref().is_some()),
-            &packed[..],
-            &packed_scales[..],
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_packed =
+            BlockQ8Linear::from_packed(geometry, &packed[..], &packed_scales[..], b.as_deref())
+                .unwrap();
         for op in [&by_slice, &by_in_out] {
             assert_eq!(op.packed_weight(), by_value.packed_weight());
             assert_eq!(op.packed_scales(), by_value.packed_scales());
