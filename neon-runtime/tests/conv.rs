@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{nan_vec, rng, tail_sizes, transpose_ref as transpose, uniform};
+use common::{check_sum, nan_vec, rng, tail_sizes, transpose_ref as transpose, uniform};
 use neon_runtime::error::ShapeError;
 use neon_runtime::kernels::conv::Window1d;
 use neon_runtime::kernels::ConvKernels;
@@ -73,30 +73,6 @@ fn conv_ref(
         }
     }
     (y, mag, of)
-}
-
-/// Checks `got` against the f64 reference with the classical bound for a sum of `terms`
-/// rounded products (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
-/// `|err| <= gamma_terms * sum|terms|`, `gamma_n ~ n * u`, `u = eps / 2`. We allow
-/// `(terms + 2) * eps * sum|terms|` (twice the bound, any summation order, FMA or not) plus
-/// a tiny absolute floor for all-zero windows. Returns the largest observed error in units
-/// of `eps * sum|terms|`.
-fn check_sum(what: &str, got: &[f32], want: &[f64], mag: &[f64], terms: usize) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    let eps = f32::EPSILON as f64;
-    let mut worst = 0.0f64;
-    for (i, ((&g, &w), &m)) in got.iter().zip(want).zip(mag).enumerate() {
-        let err = (g as f64 - w).abs();
-        let allowed = (terms as f64 + 2.0) * eps * m + 1e-30;
-        assert!(
-            err <= allowed,
-            "{what}: index {i}: got {g}, want {w} (err {err:e}, allowed {allowed:e})"
-        );
-        if m > 0.0 {
-            worst = worst.max(err / (eps * m));
-        }
-    }
-    worst
 }
 
 fn with_bias(rng: &mut SmallRng, on: bool, n: usize) -> Option<Vec<f32>> {

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{rng, uniform};
+use common::{check_sum, rng, uniform};
 use neon_runtime::error::ShapeError;
 use neon_runtime::kernels::conv2d::{RowConv, Window2d, ROW_CONV_MAX_KW};
 use neon_runtime::kernels::gemm::{pack_a, packed_a_len, Epilogue, GemmA};
@@ -43,6 +43,31 @@ fn src(
 /// PyTorch's output size along one axis, None when below 1.
 fn out_len(size: usize, pad: usize, k: usize, s: usize) -> Option<usize> {
     (size + pad >= k).then(|| (size + pad - k) / s + 1)
+}
+
+/// The im2col window of a `ch x h x w` image (`(height, width)`), kernel `(kh, kw)`, strides
+/// `(sh, sw)`, padding `(top, bottom, left, right)`; `None` when the padded image is smaller
+/// than the kernel.
+fn window(
+    ch: usize,
+    (h, w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (pt, pb, pl, pr): (usize, usize, usize, usize),
+) -> Option<Window2d> {
+    Some(Window2d {
+        channels: ch,
+        height: h,
+        width: w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        pad_top: pt,
+        pad_left: pl,
+        out_height: out_len(h, pt + pb, kh, sh)?,
+        out_width: out_len(w, pl + pr, kw, sw)?,
+    })
 }
 
 /// im2col reference: `[c * kh * kw, count]` for pixels `first..first + count`.
@@ -118,24 +143,6 @@ fn conv_ref(
     (y, mag)
 }
 
-/// `|err| <= (terms + 2) eps sum|terms|` (Higham 3.1: `gamma_n sum|terms|`, doubled for
-/// any summation order, FMA or not), plus a tiny floor for all-zero windows. Returns the
-/// largest observed error in units of `eps * sum|terms|`.
-fn check_sum(what: &str, got: &[f32], want: &[f64], mag: &[f64], terms: usize) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    let eps = f32::EPSILON as f64;
-    let mut worst = 0.0f64;
-    for (i, ((&g, &w), &m)) in got.iter().zip(want).zip(mag).enumerate() {
-        let err = (g as f64 - w).abs();
-        let allowed = (terms as f64 + 2.0) * eps * m + 1e-30;
-        assert!(err <= allowed, "{what}: index {i}: got {g}, want {w} (err {err:e})");
-        if m > 0.0 {
-            worst = worst.max(err / (eps * m));
-        }
-    }
-    worst
-}
-
 fn nan_vec(n: usize) -> Vec<f32> {
     vec![f32::NAN; n]
 }
@@ -178,25 +185,10 @@ fn check_im2col<B: Backend>() {
             for (sh, sw) in [(1, 1), (2, 1), (1, 2), (3, 2)] {
                 for pads in 0..81 {
                     let (pt, pb, pl, pr) = (pads % 3, pads / 3 % 3, pads / 9 % 3, pads / 27);
-                    let (Some(oh), Some(ow)) =
-                        (out_len(h, pt + pb, kh, sh), out_len(w, pl + pr, kw, sw))
-                    else {
+                    let Some(win) = window(ch, (h, w), (kh, kw), (sh, sw), (pt, pb, pl, pr)) else {
                         continue;
                     };
-                    let win = Window2d {
-                        channels: ch,
-                        height: h,
-                        width: w,
-                        kernel_h: kh,
-                        kernel_w: kw,
-                        stride_h: sh,
-                        stride_w: sw,
-                        pad_top: pt,
-                        pad_left: pl,
-                        out_height: oh,
-                        out_width: ow,
-                    };
-                    if (sh, sw, pt, pb) == (1, 1, 0, 0) && ow == w {
+                    if (sh, sw, pt, pb) == (1, 1, 0, 0) && win.out_width == w {
                         row_runs += 1;
                     }
                     im2col_case::<B>(&x, win);
@@ -222,19 +214,7 @@ fn check_im2col_wide<B: Backend>() {
         (4, 6, 35, (1, 7), (1, 1), (0, 0, 3, 3)),
     ] {
         let x = uniform(&mut r, ch * h * w, -1.0, 1.0);
-        let win = Window2d {
-            channels: ch,
-            height: h,
-            width: w,
-            kernel_h: kh,
-            kernel_w: kw,
-            stride_h: sh,
-            stride_w: sw,
-            pad_top: pt,
-            pad_left: pl,
-            out_height: out_len(h, pt + pb, kh, sh).unwrap(),
-            out_width: out_len(w, pl + pr, kw, sw).unwrap(),
-        };
+        let win = window(ch, (h, w), (kh, kw), (sh, sw), (pt, pb, pl, pr)).unwrap();
         im2col_case::<B>(&x, win);
     }
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_close, assert_close_f32, rng, uniform};
+use common::{assert_close, assert_close_f32, assert_panels, rng, uniform};
 use neon_runtime::kernels::gemm::{
     pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB, GemmKernels,
     PACK_MR, PACK_NR,
@@ -53,39 +53,53 @@ fn rows_of<B: GemmKernels>(c: &[f32], m: usize, n: usize, ldc: usize) -> Vec<f32
     out
 }
 
-/// One test problem: `C = A · W^T + bias` (packed B) with strides.
-struct ProblemB {
+/// Which operand of a test problem is the packed weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Packed {
+    /// `C = A · W^T + bias`: `x` is `A [m, k]` (rows `ld` apart), `w` is `W [n, k]`, the
+    /// bias has `n` values ([`GemmKernels::gemm_packed_b`]).
+    B,
+    /// `C = W · B + bias`: `w` is `W [m, k]`, `x` is `B [k, n]` (rows `ld` apart), the bias
+    /// has `m` values ([`GemmKernels::gemm_packed_a`]).
+    A,
+}
+
+/// One test problem with strides: the activations `x` (rows `ld` apart), the weight `w`,
+/// the output rows `ldc` apart.
+struct Problem {
+    packed: Packed,
     m: usize,
     n: usize,
     k: usize,
-    lda: usize,
+    ld: usize,
     ldc: usize,
-    a: Vec<f32>,
+    x: Vec<f32>,
     w: Vec<f32>,
     bias: Option<Vec<f32>>,
 }
 
-impl ProblemB {
+impl Problem {
+    /// Random operands (`x`, then `w`, then the bias for packed B; `w`, `x`, bias for
+    /// packed A) of an `m x n` problem with reduction `k`.
     fn new(
         r: &mut SmallRng,
-        m: usize,
-        n: usize,
-        k: usize,
-        lda: usize,
-        ldc: usize,
+        packed: Packed,
+        (m, n, k): (usize, usize, usize),
+        (ld, ldc): (usize, usize),
         bias: bool,
     ) -> Self {
-        let a_len = strided_len(m, k, lda);
-        Self {
-            m,
-            n,
-            k,
-            lda,
-            ldc,
-            a: uniform(r, a_len, -1.0, 1.0),
-            w: uniform(r, n * k, -1.0, 1.0),
-            bias: bias.then(|| uniform(r, n, -1.0, 1.0)),
-        }
+        let (x, w, bias_len) = match packed {
+            Packed::B => {
+                let x = uniform(r, strided_len(m, k, ld), -1.0, 1.0);
+                (x, uniform(r, n * k, -1.0, 1.0), n)
+            }
+            Packed::A => {
+                let w = uniform(r, m * k, -1.0, 1.0);
+                (uniform(r, strided_len(k, n, ld), -1.0, 1.0), w, m)
+            }
+        };
+        let bias = bias.then(|| uniform(r, bias_len, -1.0, 1.0));
+        Self { packed, m, n, k, ld, ldc, x, w, bias }
     }
 
     /// The f64 reference and the per-output tolerance (max over outputs).
@@ -94,10 +108,15 @@ impl ProblemB {
         let mut tol: f64 = 0.0;
         for i in 0..self.m {
             for j in 0..self.n {
-                let bias = self.bias.as_ref().map_or(0.0, |b| b[j] as f64);
+                let bias_at = if self.packed == Packed::B { j } else { i };
+                let bias = self.bias.as_ref().map_or(0.0, |b| b[bias_at] as f64);
                 let (mut s, mut abs) = (bias, bias.abs());
                 for kk in 0..self.k {
-                    let p = self.a[i * self.lda + kk] as f64 * self.w[j * self.k + kk] as f64;
+                    let (x, w) = match self.packed {
+                        Packed::B => (self.x[i * self.ld + kk], self.w[j * self.k + kk]),
+                        Packed::A => (self.x[kk * self.ld + j], self.w[i * self.k + kk]),
+                    };
+                    let p = x as f64 * w as f64;
                     s += p;
                     abs += p.abs();
                 }
@@ -111,99 +130,43 @@ impl ProblemB {
     /// Runs backend `B`; returns the `m x n` result after checking the padding columns.
     fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
         let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
-        let g = GemmB { m: self.m, n: self.n, k: self.k, lda: self.lda, ldc: self.ldc };
-        B::gemm_packed_b(g, &self.a, packed, self.bias.as_deref(), &mut c);
-        rows_of::<B>(&c, self.m, self.n, self.ldc)
-    }
-
-    fn packed(&self) -> Vec<f32> {
-        let mut p = vec![f32::NAN; packed_b_len(self.n, self.k)];
-        pack_b(&self.w, self.n, self.k, &mut p);
-        p
-    }
-}
-
-/// Checks backend `B` on one packed-B problem; returns the max abs error.
-fn check_b<B: GemmKernels>(p: &ProblemB) -> f64 {
-    let (want, tol) = p.reference();
-    let got = p.run::<B>(&p.packed());
-    let what = format!("{} gemm_packed_b m={} n={} k={}", B::NAME, p.m, p.n, p.k);
-    assert_close(&what, &got, &want, tol, 0.0);
-    max_err(&got, &want)
-}
-
-/// `C = W · B + bias` (packed A) with strides.
-struct ProblemA {
-    m: usize,
-    n: usize,
-    k: usize,
-    ldb: usize,
-    ldc: usize,
-    w: Vec<f32>,
-    b: Vec<f32>,
-    bias: Option<Vec<f32>>,
-}
-
-impl ProblemA {
-    fn new(
-        r: &mut SmallRng,
-        m: usize,
-        n: usize,
-        k: usize,
-        ldb: usize,
-        ldc: usize,
-        bias: bool,
-    ) -> Self {
-        let b_len = strided_len(k, n, ldb);
-        Self {
-            m,
-            n,
-            k,
-            ldb,
-            ldc,
-            w: uniform(r, m * k, -1.0, 1.0),
-            b: uniform(r, b_len, -1.0, 1.0),
-            bias: bias.then(|| uniform(r, m, -1.0, 1.0)),
-        }
-    }
-
-    fn reference(&self) -> (Vec<f64>, f64) {
-        let mut out = vec![0.0; self.m * self.n];
-        let mut tol: f64 = 0.0;
-        for i in 0..self.m {
-            for j in 0..self.n {
-                let bias = self.bias.as_ref().map_or(0.0, |b| b[i] as f64);
-                let (mut s, mut abs) = (bias, bias.abs());
-                for kk in 0..self.k {
-                    let p = self.w[i * self.k + kk] as f64 * self.b[kk * self.ldb + j] as f64;
-                    s += p;
-                    abs += p.abs();
-                }
-                out[i * self.n + j] = s;
-                tol = tol.max(tolerance(self.k, abs));
+        let (m, n, k, ld, ldc) = (self.m, self.n, self.k, self.ld, self.ldc);
+        let bias = self.bias.as_deref();
+        match self.packed {
+            Packed::B => {
+                B::gemm_packed_b(GemmB { m, n, k, lda: ld, ldc }, &self.x, packed, bias, &mut c)
+            }
+            Packed::A => {
+                B::gemm_packed_a(GemmA::contiguous(m, n, k, ld, ldc), packed, &self.x, bias, &mut c)
             }
         }
-        (out, tol)
-    }
-
-    fn run<B: GemmKernels>(&self, packed: &[f32]) -> Vec<f32> {
-        let mut c = vec![SENTINEL; strided_len(self.m, self.n, self.ldc)];
-        let g = GemmA::contiguous(self.m, self.n, self.k, self.ldb, self.ldc);
-        B::gemm_packed_a(g, packed, &self.b, self.bias.as_deref(), &mut c);
         rows_of::<B>(&c, self.m, self.n, self.ldc)
     }
 
+    /// The weight in the kernel's layout (padding NaN-initialised, so the packing must
+    /// write it).
     fn packed(&self) -> Vec<f32> {
-        let mut p = vec![f32::NAN; packed_a_len(self.m, self.k)];
-        pack_a(&self.w, self.m, self.k, &mut p);
-        p
+        match self.packed {
+            Packed::B => {
+                let mut p = vec![f32::NAN; packed_b_len(self.n, self.k)];
+                pack_b(&self.w, self.n, self.k, &mut p);
+                p
+            }
+            Packed::A => {
+                let mut p = vec![f32::NAN; packed_a_len(self.m, self.k)];
+                pack_a(&self.w, self.m, self.k, &mut p);
+                p
+            }
+        }
     }
 }
 
-fn check_a<B: GemmKernels>(p: &ProblemA) -> f64 {
+/// Checks backend `B` on one problem against the reference; returns the max abs error.
+fn check<B: GemmKernels>(p: &Problem) -> f64 {
     let (want, tol) = p.reference();
     let got = p.run::<B>(&p.packed());
-    let what = format!("{} gemm_packed_a m={} n={} k={}", B::NAME, p.m, p.n, p.k);
+    let kernel = if p.packed == Packed::B { "gemm_packed_b" } else { "gemm_packed_a" };
+    let what = format!("{} {kernel} m={} n={} k={}", B::NAME, p.m, p.n, p.k);
     assert_close(&what, &got, &want, tol, 0.0);
     max_err(&got, &want)
 }
@@ -212,85 +175,57 @@ fn max_err(got: &[f32], want: &[f64]) -> f64 {
     got.iter().zip(want).map(|(&g, &w)| (g as f64 - w).abs()).fold(0.0, f64::max)
 }
 
-/// Sampled (m, n, k) covering every size 1..=33 of each dimension: each dimension sweeps
-/// 1..=33 while the other two cycle through sizes that hit other tails, plus the cube
-/// diagonal.
+/// [`common::tail_shapes`] plus the cube diagonal.
 fn tail_shapes() -> Vec<(usize, usize, usize)> {
-    let mut v = Vec::new();
-    for t in 1..=33 {
-        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
-        v.push((t, u, w));
-        v.push((u, t, w));
-        v.push((w, u, t));
-        v.push((t, t, t));
-    }
-    v
+    common::tail_shapes(true)
 }
 
 /// Odd shapes: prime sizes, sizes one off the tiles, `416 x 1664` (a 4x MLP block).
 const ODD_SHAPES: [(usize, usize, usize); 6] =
     [(7, 13, 5), (3, 1664, 416), (17, 416, 1664), (5, 16, 4), (81, 47, 63), (1, 1, 1)];
 
-fn gemm_b_tails<B: GemmKernels>() -> f64 {
-    let mut r = rng(1);
+/// Every tail shape on `packed`, alternating tight and padded strides, with and without
+/// bias.
+fn gemm_tails<B: GemmKernels>(packed: Packed, seed: u64) -> f64 {
+    let mut r = rng(seed);
     let mut worst: f64 = 0.0;
     for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
-        // Alternate tight and padded strides, with and without bias.
-        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 3, n + 5) };
-        let p = ProblemB::new(&mut r, m, n, k, lda, ldc, idx % 3 != 0);
-        worst = worst.max(check_b::<B>(&p));
+        let ld = if packed == Packed::B { k } else { n };
+        let strides = if idx % 2 == 0 { (ld, n) } else { (ld + 3, n + 5) };
+        let p = Problem::new(&mut r, packed, (m, n, k), strides, idx % 3 != 0);
+        worst = worst.max(check::<B>(&p));
     }
     worst
 }
 
-fn gemm_b_odd<B: GemmKernels>() -> f64 {
-    let mut r = rng(2);
+/// The odd `shapes` on `packed`, with growing stride padding.
+fn gemm_odd<B: GemmKernels>(packed: Packed, seed: u64, shapes: &[(usize, usize, usize)]) -> f64 {
+    let mut r = rng(seed);
     let mut worst: f64 = 0.0;
-    for (idx, &(m, n, k)) in ODD_SHAPES.iter().enumerate() {
-        let p = ProblemB::new(&mut r, m, n, k, k + idx, n + 2 * idx, idx % 2 == 0);
-        worst = worst.max(check_b::<B>(&p));
+    for (idx, &(m, n, k)) in shapes.iter().enumerate() {
+        let ld = if packed == Packed::B { k } else { n };
+        let p = Problem::new(&mut r, packed, (m, n, k), (ld + idx, n + 2 * idx), idx % 2 == 0);
+        worst = worst.max(check::<B>(&p));
     }
     worst
 }
 
-fn gemm_a_tails<B: GemmKernels>() -> f64 {
-    let mut r = rng(3);
-    let mut worst: f64 = 0.0;
-    for (idx, (m, n, k)) in tail_shapes().into_iter().enumerate() {
-        let (ldb, ldc) = if idx % 2 == 0 { (n, n) } else { (n + 3, n + 5) };
-        let p = ProblemA::new(&mut r, m, n, k, ldb, ldc, idx % 3 != 0);
-        worst = worst.max(check_a::<B>(&p));
-    }
-    worst
-}
-
-fn gemm_a_odd<B: GemmKernels>() -> f64 {
-    let mut r = rng(4);
-    let mut worst: f64 = 0.0;
-    // (m, n, k) = (out channels, frames, in channels * kernel).
-    // The last five are the openWakeWord CNN's im2col products (first conv 3x3 1->24 over
-    // 74x32 pixels, 1x3 24->24, 3x1 48->48 over 36x16, 96 -> 96) and one odd prime shape.
-    for (idx, &(m, n, k)) in [
-        (7, 13, 5),
-        (1664, 7, 416),
-        (416, 19, 1664),
-        (8, 12, 4),
-        (63, 81, 47),
-        (1, 1, 1),
-        (7, 13, 29),
-        (24, 2368, 9),
-        (96, 2368, 72),
-        (48, 512, 144),
-        (96, 111, 288),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let p = ProblemA::new(&mut r, m, n, k, n + idx, n + 2 * idx, idx % 2 == 0);
-        worst = worst.max(check_a::<B>(&p));
-    }
-    worst
-}
+/// Odd packed-A shapes, (m, n, k) = (out channels, frames, in channels * kernel).
+/// The last five are the openWakeWord CNN's im2col products (first conv 3x3 1->24 over
+/// 74x32 pixels, 1x3 24->24, 3x1 48->48 over 36x16, 96 -> 96) and one odd prime shape.
+const ODD_SHAPES_A: [(usize, usize, usize); 11] = [
+    (7, 13, 5),
+    (1664, 7, 416),
+    (416, 19, 1664),
+    (8, 12, 4),
+    (63, 81, 47),
+    (1, 1, 1),
+    (7, 13, 29),
+    (24, 2368, 9),
+    (96, 2368, 72),
+    (48, 512, 144),
+    (96, 111, 288),
+];
 
 /// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written.
 fn degenerate<B: GemmKernels>() {
@@ -323,10 +258,10 @@ fn gemv<B: GemmKernels>() -> f64 {
     shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
     shapes.extend([(13, 7), (1664, 416), (416, 1664), (1024, 1024), (47, 1), (1, 255)]);
     for (idx, &(n, k)) in shapes.iter().enumerate() {
-        let p = ProblemB::new(&mut r, 1, n, k, k, n, idx % 2 == 0);
+        let p = Problem::new(&mut r, Packed::B, (1, n, k), (k, n), idx % 2 == 0);
         let (want, tol) = p.reference();
         let mut y = vec![SENTINEL; n];
-        B::gemv_packed_b(n, k, &p.a, &p.packed(), p.bias.as_deref(), &mut y);
+        B::gemv_packed_b(n, k, &p.x, &p.packed(), p.bias.as_deref(), &mut y);
         assert_close(&format!("{} gemv n={n} k={k}", B::NAME), &y, &want, tol, 0.0);
         worst = worst.max(max_err(&y, &want));
     }
@@ -337,10 +272,10 @@ fn gemv<B: GemmKernels>() -> f64 {
 fn gemv_matches_gemm<B: GemmKernels>() {
     let mut r = rng(6);
     for &(n, k) in &[(33, 17), (100, 64), (16, 3)] {
-        let p = ProblemB::new(&mut r, 1, n, k, k, n, true);
+        let p = Problem::new(&mut r, Packed::B, (1, n, k), (k, n), true);
         let packed = p.packed();
         let mut y = vec![0.0; n];
-        B::gemv_packed_b(n, k, &p.a, &packed, p.bias.as_deref(), &mut y);
+        B::gemv_packed_b(n, k, &p.x, &packed, p.bias.as_deref(), &mut y);
         let c = p.run::<B>(&packed);
         // Same products, possibly summed in a different order: k*eps relative slack.
         assert_close_f32("gemv vs gemm", &y, &c, 1e-5 * k as f32, 1e-5);
@@ -356,11 +291,11 @@ fn wide_tails<B: GemmKernels>() -> f64 {
     let mut worst: f64 = 0.0;
     for t in 1..=100 {
         let (m, k) = ((t * 5) % 19 + 1, (t * 11) % 23 + 1);
-        let p = ProblemA::new(&mut r, m, t, k, t + t % 3, t + t % 5, t % 2 == 0);
-        worst = worst.max(check_a::<B>(&p));
+        let p = Problem::new(&mut r, Packed::A, (m, t, k), (t + t % 3, t + t % 5), t % 2 == 0);
+        worst = worst.max(check::<B>(&p));
         let (n, k) = ((t * 7) % 40 + 1, (t * 3) % 17 + 1);
-        let p = ProblemB::new(&mut r, t, n, k, k + t % 3, n + t % 4, t % 2 == 1);
-        worst = worst.max(check_b::<B>(&p));
+        let p = Problem::new(&mut r, Packed::B, (t, n, k), (k + t % 3, n + t % 4), t % 2 == 1);
+        worst = worst.max(check::<B>(&p));
     }
     worst
 }
@@ -368,10 +303,10 @@ fn wide_tails<B: GemmKernels>() -> f64 {
 /// The whole packed-GEMM / GEMV suite on backend `B`.
 fn gemm_suite<B: GemmKernels>() {
     let worst = [
-        gemm_b_tails::<B>(),
-        gemm_b_odd::<B>(),
-        gemm_a_tails::<B>(),
-        gemm_a_odd::<B>(),
+        gemm_tails::<B>(Packed::B, 1),
+        gemm_odd::<B>(Packed::B, 2, &ODD_SHAPES),
+        gemm_tails::<B>(Packed::A, 3),
+        gemm_odd::<B>(Packed::A, 4, &ODD_SHAPES_A),
         wide_tails::<B>(),
         gemv::<B>(),
     ];
@@ -389,7 +324,7 @@ fn matches_portable<B: GemmKernels>() {
     for (m, n, k) in tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]) {
         // The backends round differently (fused vs separate multiply-add, summation
         // order): both are within the f64 tolerance, so within twice it of each other.
-        let pb = ProblemB::new(&mut r, m, n, k, k + 1, n + 1, true);
+        let pb = Problem::new(&mut r, Packed::B, (m, n, k), (k + 1, n + 1), true);
         let (_, tol) = pb.reference();
         let packed = pb.packed();
         assert_close_f32(
@@ -399,7 +334,7 @@ fn matches_portable<B: GemmKernels>() {
             2.0 * tol as f32,
             0.0,
         );
-        let pa = ProblemA::new(&mut r, m, n, k, n + 2, n, false);
+        let pa = Problem::new(&mut r, Packed::A, (m, n, k), (n + 2, n), false);
         let (_, tol) = pa.reference();
         let packed = pa.packed();
         assert_close_f32(
@@ -411,7 +346,7 @@ fn matches_portable<B: GemmKernels>() {
         );
         let mut yn = vec![0.0; n];
         let mut yp = vec![0.0; n];
-        let x = &pb.a[..k];
+        let x = &pb.x[..k];
         let bias = pb.bias.as_deref();
         let packed = pb.packed();
         B::gemv_packed_b(n, k, x, &packed, bias, &mut yn);
@@ -427,30 +362,12 @@ fn pack_layouts() {
     let w: Vec<f32> = (0..n * k).map(|v| v as f32).collect();
     let mut p = vec![f32::NAN; packed_b_len(n, k)];
     pack_b(&w, n, k, &mut p);
-    assert_eq!(p.len(), 2 * PACK_NR * k);
-    for panel in 0..2 {
-        for kk in 0..k {
-            for j in 0..PACK_NR {
-                let col = panel * PACK_NR + j;
-                let want = if col < n { w[col * k + kk] } else { 0.0 };
-                assert_eq!(p[panel * PACK_NR * k + kk * PACK_NR + j], want);
-            }
-        }
-    }
+    assert_panels(&p, &w, n, k, PACK_NR, 2);
     let (m, k) = (11, 2);
     let w: Vec<f32> = (0..m * k).map(|v| v as f32).collect();
     let mut p = vec![f32::NAN; packed_a_len(m, k)];
     pack_a(&w, m, k, &mut p);
-    assert_eq!(p.len(), 2 * PACK_MR * k);
-    for panel in 0..2 {
-        for kk in 0..k {
-            for i in 0..PACK_MR {
-                let row = panel * PACK_MR + i;
-                let want = if row < m { w[row * k + kk] } else { 0.0 };
-                assert_eq!(p[panel * PACK_MR * k + kk * PACK_MR + i], want);
-            }
-        }
-    }
+    assert_panels(&p, &w, m, k, PACK_MR, 2);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_close, rng, uniform};
+use common::{assert_close, rng, uniform, LINEAR_SHAPES};
 use neon_runtime::kernels::gemm::{pack_b, packed_b_len};
 use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::ShapeRule;
@@ -37,14 +37,7 @@ fn reference(x: &[f32], w: &[f32], b: Option<&[f32]>, k: usize, n: usize) -> (Ve
 
 fn check<B: Backend>() {
     let mut r = rng(11);
-    for &(rows, k, n, bias) in &[
-        (1, 13, 7, true),
-        (1, 416, 1664, false),
-        (2, 33, 17, false),
-        (7, 5, 13, true),
-        (37, 64, 48, true),
-        (6, 416, 100, false),
-    ] {
+    for &(rows, k, n, bias) in &LINEAR_SHAPES {
         let x = uniform(&mut r, rows * k, -1.0, 1.0);
         let w = uniform(&mut r, n * k, -1.0, 1.0);
         let b = bias.then(|| uniform(&mut r, n, -1.0, 1.0));

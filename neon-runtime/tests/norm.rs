@@ -162,78 +162,37 @@ fn channel_shapes() -> Vec<(usize, usize)> {
     v
 }
 
-fn check_layer_norm_rows<B: Backend>() -> f64 {
-    let mut r = rng(1);
+/// A norm kernel's signature here: `(outer, inner, x, gamma, beta, y)` of a `[outer, inner]`
+/// input.
+type NormKernel = fn(usize, usize, &[f32], &[f32], Option<&[f32]>, &mut [f32]);
+
+/// One LayerNorm / RMSNorm kernel against the reference: frame-major (`rows`: each row of
+/// [`row_shapes`] is a set) or channel-first (each column of [`channel_shapes`]), every
+/// offset, with and without bias for LayerNorm (`rms`: no bias, RMS statistics). Prints
+/// the largest error.
+fn check_channel_norm<B: Backend>(seed: u64, kernel: &str, rows: bool, rms: bool, run: NormKernel) {
+    let mut r = rng(seed);
     let mut worst = 0.0f64;
-    for (rows, n) in row_shapes() {
+    for (a, b) in if rows { row_shapes() } else { channel_shapes() } {
+        let (channels, sets) = if rows { (b, row_sets(a, b)) } else { (a, column_sets(a, b)) };
         for offset in OFFSETS {
-            let x = data(&mut r, rows * n, offset);
-            let gamma = uniform(&mut r, n, -2.0, 2.0);
-            let beta = uniform(&mut r, n, -1.0, 1.0);
-            for bias in [Some(&beta[..]), None] {
-                let (want, sets) = reference(&x, &row_sets(rows, n), &gamma, bias, false);
+            let x = data(&mut r, a * b, offset);
+            let gamma = uniform(&mut r, channels, -2.0, 2.0);
+            let beta = (!rms).then(|| uniform(&mut r, channels, -1.0, 1.0));
+            let biases = match &beta {
+                Some(beta) => vec![Some(&beta[..]), None],
+                None => vec![None],
+            };
+            for bias in biases {
+                let (want, scaled) = reference(&x, &sets, &gamma, bias, rms);
                 let mut y = vec![f32::NAN; x.len()];
-                B::layer_norm_rows(rows, n, &x, params(&gamma, bias), &mut y);
-                let what = format!("{} layer_norm_rows {rows}x{n} +{offset}", B::NAME);
-                worst = worst.max(check_sets(&what, &y, &want, &sets));
+                run(a, b, &x, &gamma, bias, &mut y);
+                let what = format!("{} {kernel} {a}x{b} +{offset}", B::NAME);
+                worst = worst.max(check_sets(&what, &y, &want, &scaled));
             }
         }
     }
-    worst
-}
-
-fn check_layer_norm_channels<B: Backend>() -> f64 {
-    let mut r = rng(2);
-    let mut worst = 0.0f64;
-    for (c, t) in channel_shapes() {
-        for offset in OFFSETS {
-            let x = data(&mut r, c * t, offset);
-            let gamma = uniform(&mut r, c, -2.0, 2.0);
-            let beta = uniform(&mut r, c, -1.0, 1.0);
-            for bias in [Some(&beta[..]), None] {
-                let (want, sets) = reference(&x, &column_sets(c, t), &gamma, bias, false);
-                let mut y = vec![f32::NAN; x.len()];
-                B::layer_norm_channels(c, t, &x, params(&gamma, bias), &mut y);
-                let what = format!("{} layer_norm_channels {c}x{t} +{offset}", B::NAME);
-                worst = worst.max(check_sets(&what, &y, &want, &sets));
-            }
-        }
-    }
-    worst
-}
-
-fn check_rms_norm_rows<B: Backend>() -> f64 {
-    let mut r = rng(3);
-    let mut worst = 0.0f64;
-    for (rows, n) in row_shapes() {
-        for offset in OFFSETS {
-            let x = data(&mut r, rows * n, offset);
-            let gamma = uniform(&mut r, n, -2.0, 2.0);
-            let (want, sets) = reference(&x, &row_sets(rows, n), &gamma, None, true);
-            let mut y = vec![f32::NAN; x.len()];
-            B::rms_norm_rows(rows, n, &x, &gamma, EPS, &mut y);
-            let what = format!("{} rms_norm_rows {rows}x{n} +{offset}", B::NAME);
-            worst = worst.max(check_sets(&what, &y, &want, &sets));
-        }
-    }
-    worst
-}
-
-fn check_rms_norm_channels<B: Backend>() -> f64 {
-    let mut r = rng(4);
-    let mut worst = 0.0f64;
-    for (c, t) in channel_shapes() {
-        for offset in OFFSETS {
-            let x = data(&mut r, c * t, offset);
-            let gamma = uniform(&mut r, c, -2.0, 2.0);
-            let (want, sets) = reference(&x, &column_sets(c, t), &gamma, None, true);
-            let mut y = vec![f32::NAN; x.len()];
-            B::rms_norm_channels(c, t, &x, &gamma, EPS, &mut y);
-            let what = format!("{} rms_norm_channels {c}x{t} +{offset}", B::NAME);
-            worst = worst.max(check_sets(&what, &y, &want, &sets));
-        }
-    }
-    worst
+    eprintln!("{} {kernel}: max error {worst:.3} units", B::NAME);
 }
 
 fn group_shapes() -> Vec<(usize, usize, usize)> {
@@ -265,20 +224,20 @@ fn check_group_norm<B: Backend>() -> f64 {
 }
 
 fn layer_norm_rows<B: Backend>() {
-    let w = check_layer_norm_rows::<B>();
-    eprintln!("{} layer_norm_rows: max error {w:.3} units", B::NAME);
+    let run: NormKernel = |m, n, x, g, b, y| B::layer_norm_rows(m, n, x, params(g, b), y);
+    check_channel_norm::<B>(1, "layer_norm_rows", true, false, run);
 }
 fn layer_norm_channels<B: Backend>() {
-    let w = check_layer_norm_channels::<B>();
-    eprintln!("{} layer_norm_channels: max error {w:.3} units", B::NAME);
+    let run: NormKernel = |c, t, x, g, b, y| B::layer_norm_channels(c, t, x, params(g, b), y);
+    check_channel_norm::<B>(2, "layer_norm_channels", false, false, run);
 }
 fn rms_norm_rows<B: Backend>() {
-    let w = check_rms_norm_rows::<B>();
-    eprintln!("{} rms_norm_rows: max error {w:.3} units", B::NAME);
+    let run: NormKernel = |m, n, x, g, _, y| B::rms_norm_rows(m, n, x, g, EPS, y);
+    check_channel_norm::<B>(3, "rms_norm_rows", true, true, run);
 }
 fn rms_norm_channels<B: Backend>() {
-    let w = check_rms_norm_channels::<B>();
-    eprintln!("{} rms_norm_channels: max error {w:.3} units", B::NAME);
+    let run: NormKernel = |c, t, x, g, _, y| B::rms_norm_channels(c, t, x, g, EPS, y);
+    check_channel_norm::<B>(4, "rms_norm_channels", false, true, run);
 }
 fn group_norm<B: Backend>() {
     let w = check_group_norm::<B>();

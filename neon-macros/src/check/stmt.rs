@@ -293,30 +293,14 @@ impl Checker<'_> {
         }
         match self.bind.get(&tname).copied() {
             Some(Binding::Unwritten(t)) => {
-                if out_dims != self.tensors[t].shape {
-                    let msg = format!(
-                        "{callee} produces {}, output `{target}` is declared {}",
-                        shape_text(&out_dims),
-                        shape_text(&self.tensors[t].shape)
-                    );
-                    cx.error(stmt.call_span, msg);
-                    return None;
-                }
+                self.check_declared_shape(stmt, "output", &out_dims, t)?;
                 self.tensors[t].written = true;
                 Some(self.define(&tname, tname.clone(), target, out_dims, Home::Tensor(t)))
             }
             Some(Binding::Value(v)) => {
                 match self.values[v].home {
                     Home::Tensor(t) if self.tensors[t].role == Role::State => {
-                        if out_dims != self.tensors[t].shape {
-                            let msg = format!(
-                                "{callee} produces {}, state `{target}` is declared {}",
-                                shape_text(&out_dims),
-                                shape_text(&self.tensors[t].shape)
-                            );
-                            cx.error(stmt.call_span, msg);
-                            return None;
-                        }
+                        self.check_declared_shape(stmt, "state", &out_dims, t)?;
                         // Rule: a call writes the state it reads only in place, over its first
                         // input (the runtime's in-place fact).
                         let uses: Vec<usize> =
@@ -364,6 +348,26 @@ impl Checker<'_> {
     }
 
     /// Adds the value a statement defines and binds `name` to it.
+    /// Rule: a call writing declared tensor `t` (an output or a state: `what`) produces its
+    /// declared shape.
+    fn check_declared_shape(
+        &self,
+        stmt: &Stmt,
+        what: &str,
+        out_dims: &[SymDim],
+        t: usize,
+    ) -> Option<()> {
+        let declared = &self.tensors[t].shape;
+        if out_dims == declared.as_slice() {
+            return Some(());
+        }
+        let (callee, target) = (&stmt.callee, &stmt.target);
+        let (got, want) = (shape_text(out_dims), shape_text(declared));
+        let msg = format!("{callee} produces {got}, {what} `{target}` is declared {want}");
+        self.cx.error(stmt.call_span, msg);
+        None
+    }
+
     fn define(
         &mut self,
         name: &str,

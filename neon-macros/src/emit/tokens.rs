@@ -10,7 +10,6 @@ use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
-use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::Layout;
 use proc_macro2::TokenStream;
@@ -24,6 +23,18 @@ pub fn layout_tokens(krate: &TokenStream, l: Layout) -> TokenStream {
         Layout::ChannelFirst => quote!(#krate::Layout::ChannelFirst),
         Layout::FrameMajor => quote!(#krate::Layout::FrameMajor),
     }
+}
+
+/// The geometry constant and type of a fully connected layer whose geometry type `path`
+/// has the fields of `g` (the f32 and int8 layers alike).
+fn linear_tokens(path: TokenStream, g: LinearGeometry) -> (TokenStream, TokenStream) {
+    let LinearGeometry { in_features, out_features, bias } = g;
+    (
+        quote!(#path {
+            in_features: #in_features, out_features: #out_features, bias: #bias,
+        }),
+        path,
+    )
 }
 
 /// The runtime type of the prepared operator held in the weights struct, if any.
@@ -115,32 +126,12 @@ pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, Tok
                 quote!(#krate::ops::conv2d::Conv2dGeometry),
             )
         }
-        Op::Linear(g) => {
-            let LinearGeometry { in_features, out_features, bias } = *g;
-            (
-                quote!(#krate::ops::linear::LinearGeometry {
-                    in_features: #in_features, out_features: #out_features, bias: #bias,
-                }),
-                quote!(#krate::ops::linear::LinearGeometry),
-            )
-        }
+        Op::Linear(g) => linear_tokens(quote!(#krate::ops::linear::LinearGeometry), *g),
         Op::QuantLinear(g) => {
-            let QuantLinearGeometry { in_features, out_features, bias } = *g;
-            (
-                quote!(#krate::ops::quant::QuantLinearGeometry {
-                    in_features: #in_features, out_features: #out_features, bias: #bias,
-                }),
-                quote!(#krate::ops::quant::QuantLinearGeometry),
-            )
+            linear_tokens(quote!(#krate::ops::quant::QuantLinearGeometry), g.linear())
         }
         Op::BlockQ8Linear(g) => {
-            let BlockQ8LinearGeometry { in_features, out_features, bias } = *g;
-            (
-                quote!(#krate::ops::quant::BlockQ8LinearGeometry {
-                    in_features: #in_features, out_features: #out_features, bias: #bias,
-                }),
-                quote!(#krate::ops::quant::BlockQ8LinearGeometry),
-            )
+            linear_tokens(quote!(#krate::ops::quant::BlockQ8LinearGeometry), g.linear())
         }
         Op::LayerNorm(g) => {
             let LayerNormGeometry { channels, eps, bias, layout: l } = *g;

@@ -10,8 +10,8 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::activation::ActivationFn;
 use crate::kernels::Backend;
-use crate::ops::{check_unary, expect_arity, InPlace, ShapeRule};
-use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+use crate::ops::{expect_arity, ShapeRule};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// A pointwise activation function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,27 +74,20 @@ impl Activation {
         Ok(())
     }
 
-    /// `output = f(input)`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
-    /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's layout differs from the
-    /// input's.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_unary(self, input, output)?;
-        self.apply_to::<B>(input.data(), output.data_mut())
-    }
-
-    /// `x = f(x)` in place.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.apply::<B>(x.data_mut())
+    unary_runs! {
+        self;
+        /// `output = f(input)`.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
+        /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's
+        /// layout differs from the input's.
+        run(input, output) => B::activate_to(self.kernel(), input.data(), output.data_mut());
+        /// `x = f(x)` in place.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
+        run_in_place(x) => B::activate(self.kernel(), x.data_mut());
     }
 
     /// The kernel function this activation runs.
@@ -146,13 +139,5 @@ impl ShapeRule for Activation {
         self.check_geometry()?;
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }

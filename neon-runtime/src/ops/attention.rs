@@ -130,10 +130,5 @@ impl ShapeRule for Attention {
         expect_dim(OP, 2, v, 0, "frames (as k)", &k.dims()[0])?;
         Ok(q.clone())
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor);
 }

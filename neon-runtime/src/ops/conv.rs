@@ -39,8 +39,6 @@
 //! [`GemmKernels::gemm_packed_b`]: crate::kernels::GemmKernels::gemm_packed_b
 
 #[cfg(feature = "alloc")]
-use alloc::vec;
-#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::dim::Dim;
@@ -48,7 +46,10 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::conv::Window1d;
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
-use crate::ops::{check_input_layout, check_len, expect_dim, expect_rank, ShapeRule};
+use crate::ops::{
+    check_bias_len, check_input_layout, check_len, expect_dim, expect_named_shape, first_input,
+    ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// Output frames per im2col tile of [`Conv1d::run`]: the scratch holds at most
@@ -111,12 +112,63 @@ impl Window {
         Ok(rest.div_floor_const(self.stride).add_const(1))
     }
 
+    /// The kernels' window over `channels` rows of `frames` input frames.
+    fn rows(&self, channels: usize, frames: usize) -> Window1d {
+        let (kernel, stride, dilation, pad_left) =
+            (self.kernel, self.stride, self.dilation, self.pad_left);
+        Window1d { channels, frames, kernel, stride, dilation, pad_left }
+    }
+
     /// [`Window::output_frames`] on a concrete length, `None` when too short.
     fn output_frames_usize(&self, frames: usize) -> Option<usize> {
         let span = self.span()?;
         let padded = frames.checked_add(self.pad_left)?.checked_add(self.pad_right)?;
         Some(padded.checked_sub(span)? / self.stride.max(1) + 1)
     }
+}
+
+/// The window builders of both geometries (fields `kernel`, `stride`, `dilation`,
+/// `pad_left`, `pad_right`): `stride`, `dilation`, `padding`, `causal`, and the private
+/// [`Window`] they describe.
+macro_rules! window_builders {
+    () => {
+        /// With `stride`.
+        pub const fn stride(mut self, stride: usize) -> Self {
+            self.stride = stride;
+            self
+        }
+
+        /// With `dilation`.
+        pub const fn dilation(mut self, dilation: usize) -> Self {
+            self.dilation = dilation;
+            self
+        }
+
+        /// With `pad_left` zeros before and `pad_right` zeros after the input.
+        pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
+            self.pad_left = pad_left;
+            self.pad_right = pad_right;
+            self
+        }
+
+        /// Causal padding: `dilation * (kernel - 1)` zeros on the left only, so that output
+        /// frame `n` sees input frames `<= n` (set `dilation` and `kernel` first).
+        pub const fn causal(mut self) -> Self {
+            self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
+            self.pad_right = 0;
+            self
+        }
+
+        fn window(&self) -> Window {
+            Window {
+                kernel: self.kernel,
+                stride: self.stride,
+                dilation: self.dilation,
+                pad_left: self.pad_left,
+                pad_right: self.pad_right,
+            }
+        }
+    };
 }
 
 /// A rank-2 shape from two dims, as a shape rule result.
@@ -143,20 +195,7 @@ fn check_output(
         };
         return Err(Error::Layout { op, expected });
     }
-    expect_rank(op, arg, output.shape(), &[2], "2")?;
-    for (axis, (what, want)) in what.into_iter().zip(expected.dims()).enumerate() {
-        expect_dim(op, arg, output.shape(), axis, what, want)?;
-    }
-    Ok(())
-}
-
-fn check_bias<S: AsRef<[f32]>>(bias: Option<&S>, channels: usize) -> Result<(), Error> {
-    match bias.map(|b| b.as_ref().len()) {
-        Some(got) if got != channels => {
-            Err(Error::Length { what: "bias", expected: channels, got })
-        }
-        _ => Ok(()),
-    }
+    Ok(expect_named_shape(op, arg, output.shape(), expected, &what)?)
 }
 
 /// Geometry of a [`Conv1d`]: sizes without weights. Implements [`ShapeRule`].
@@ -207,17 +246,7 @@ impl Conv1dGeometry {
         }
     }
 
-    /// With `stride`.
-    pub const fn stride(mut self, stride: usize) -> Self {
-        self.stride = stride;
-        self
-    }
-
-    /// With `dilation`.
-    pub const fn dilation(mut self, dilation: usize) -> Self {
-        self.dilation = dilation;
-        self
-    }
+    window_builders!();
 
     /// With `groups`.
     pub const fn groups(mut self, groups: usize) -> Self {
@@ -225,35 +254,10 @@ impl Conv1dGeometry {
         self
     }
 
-    /// With `pad_left` zeros before and `pad_right` zeros after the input.
-    pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
-        self.pad_left = pad_left;
-        self.pad_right = pad_right;
-        self
-    }
-
-    /// Causal padding: `dilation * (kernel - 1)` zeros on the left only, so that output
-    /// frame `n` sees input frames `<= n` (set `dilation` and `kernel` first).
-    pub const fn causal(mut self) -> Self {
-        self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
-        self.pad_right = 0;
-        self
-    }
-
     /// With the output in `layout`.
     pub const fn output_layout(mut self, layout: Layout) -> Self {
         self.output_layout = layout;
         self
-    }
-
-    fn window(&self) -> Window {
-        Window {
-            kernel: self.kernel,
-            stride: self.stride,
-            dilation: self.dilation,
-            pad_left: self.pad_left,
-            pad_right: self.pad_right,
-        }
     }
 
     /// Checks the geometry itself.
@@ -361,12 +365,8 @@ impl Conv1dGeometry {
     pub fn pack_weights(&self, weight: &[f32], out: &mut [f32]) -> Result<(), Error> {
         self.validate::<usize>()?;
         let (wlen, plen) = (self.weight_len().unwrap_or(0), self.packed_len().unwrap_or(0));
-        if weight.len() != wlen {
-            return Err(Error::Length { what: "weight", expected: wlen, got: weight.len() });
-        }
-        if out.len() != plen {
-            return Err(Error::Length { what: "packed weight", expected: plen, got: out.len() });
-        }
+        check_len("weight", wlen, weight.len())?;
+        check_len("packed weight", plen, out.len())?;
         let (m, k) = (self.group_out_channels(), self.reduction());
         let group_len = plen / self.groups;
         for (w, p) in weight.chunks_exact(m * k).zip(out.chunks_exact_mut(group_len)) {
@@ -392,11 +392,7 @@ impl ShapeRule for Conv1dGeometry {
     /// rank-2 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the input can be shorter than one window.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs
-            .first()
-            .ok_or(ShapeError::Geometry { op: CONV1D, reason: "conv1d takes one input" })?;
-        expect_rank(CONV1D, 0, x, &[2], "2")?;
+        let x = first_input(CONV1D, self.validate(), inputs, "conv1d takes one input", 2)?;
         expect_dim(CONV1D, 0, x, 0, "input channels", &D::constant(self.in_channels))?;
         let frames = self.window().output_frames(CONV1D, &x.dims()[1])?;
         let channels = D::constant(self.out_channels);
@@ -426,83 +422,9 @@ pub struct Conv1d<S> {
     bias: Option<S>,
 }
 
-#[cfg(feature = "alloc")]
-impl Conv1d<Vec<f32>> {
-    /// Packs `weight` (`[out_channels, in_channels / groups, kernel]`, PyTorch's layout) and
-    /// takes `bias` (`[out_channels]`) by value.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-    /// the wrong length.
-    pub fn new(
-        geometry: Conv1dGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`Conv1d::new`], copying the borrowed `bias` (the weights are packed into a new
-    /// buffer either way).
-    ///
-    /// # Errors
-    /// As [`Conv1d::new`].
-    pub fn from_slice(
-        geometry: Conv1dGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-
-    fn pack_to_vec(geometry: Conv1dGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
-        geometry.validate::<usize>()?;
-        // Check the weight before allocating the packed buffer.
-        let expected = geometry.weight_len().unwrap_or(0);
-        if weight.len() != expected {
-            return Err(Error::Length { what: "weight", expected, got: weight.len() });
-        }
-        let mut packed = vec![0.0; geometry.packed_len().unwrap_or(0)];
-        geometry.pack_weights(weight, &mut packed)?;
-        Ok(packed)
-    }
-}
+packed_conv_constructors!(Conv1d, Conv1dGeometry, "[out_channels, in_channels / groups, kernel]");
 
 impl<S: AsRef<[f32]>> Conv1d<S> {
-    /// Wraps weights already packed by [`Conv1dGeometry::pack_weights`] (e.g. offline, as
-    /// `&'static` data) and `bias` (`[out_channels]`): no packing, no copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-    /// have [`Conv1dGeometry::packed_len`] elements or `bias` is not `out_channels` long.
-    pub fn from_packed(
-        geometry: Conv1dGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
-        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
-        check_bias(bias.as_ref(), geometry.out_channels)?;
-        Ok(Self { geometry, packed, bias })
-    }
-
-    /// The geometry.
-    pub fn geometry(&self) -> Conv1dGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`Conv1dGeometry::pack_weights`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.packed.as_ref()
-    }
-
-    /// The bias, `[out_channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
-
     /// Scratch elements [`Conv1d::run`] needs for `frames` input frames
     /// ([`Conv1dGeometry::scratch_len`]).
     pub fn scratch_len(&self, frames: usize) -> usize {
@@ -546,14 +468,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         let group_len = self.packed.as_ref().len() / g.groups;
         let x = input.data();
         let y = output.data_mut();
-        let window = Window1d {
-            channels: cin,
-            frames,
-            kernel: g.kernel,
-            stride: g.stride,
-            dilation: g.dilation,
-            pad_left: g.pad_left,
-        };
+        let window = g.window().rows(cin, frames);
         for grp in 0..g.groups {
             let xg = &x[grp * cin * frames..][..cin * frames];
             let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
@@ -624,42 +539,7 @@ impl DepthwiseConv1dGeometry {
         Self { channels, kernel, stride: 1, dilation: 1, pad_left: 0, pad_right: 0 }
     }
 
-    /// With `stride`.
-    pub const fn stride(mut self, stride: usize) -> Self {
-        self.stride = stride;
-        self
-    }
-
-    /// With `dilation`.
-    pub const fn dilation(mut self, dilation: usize) -> Self {
-        self.dilation = dilation;
-        self
-    }
-
-    /// With `pad_left` zeros before and `pad_right` zeros after the input.
-    pub const fn padding(mut self, pad_left: usize, pad_right: usize) -> Self {
-        self.pad_left = pad_left;
-        self.pad_right = pad_right;
-        self
-    }
-
-    /// Causal padding: `dilation * (kernel - 1)` zeros on the left only (set `dilation`
-    /// and `kernel` first).
-    pub const fn causal(mut self) -> Self {
-        self.pad_left = self.dilation.saturating_mul(self.kernel.saturating_sub(1));
-        self.pad_right = 0;
-        self
-    }
-
-    fn window(&self) -> Window {
-        Window {
-            kernel: self.kernel,
-            stride: self.stride,
-            dilation: self.dilation,
-            pad_left: self.pad_left,
-            pad_right: self.pad_right,
-        }
-    }
+    window_builders!();
 
     /// Checks the geometry itself.
     ///
@@ -705,22 +585,13 @@ impl ShapeRule for DepthwiseConv1dGeometry {
     /// rank-2 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the input can be shorter than one window.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs.first().ok_or(ShapeError::Geometry {
-            op: DEPTHWISE,
-            reason: "depthwise_conv1d takes one input",
-        })?;
-        expect_rank(DEPTHWISE, 0, x, &[2], "2")?;
+        let missing = "depthwise_conv1d takes one input";
+        let x = first_input(DEPTHWISE, self.validate(), inputs, missing, 2)?;
         expect_dim(DEPTHWISE, 0, x, 0, "input channels", &D::constant(self.channels))?;
         let frames = self.window().output_frames(DEPTHWISE, &x.dims()[1])?;
         shape2(DEPTHWISE, D::constant(self.channels), frames)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// A prepared depthwise conv1d (`groups == channels`, one filter per channel), computed by
@@ -780,24 +651,15 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
     ) -> Result<Self, Error> {
         geometry.validate::<usize>()?;
         check_len("weight", geometry.weight_len().unwrap_or(0), weight.as_ref().len())?;
-        check_bias(bias.as_ref(), geometry.channels)?;
+        check_bias_len(bias.as_ref(), geometry.channels)?;
         Ok(Self { geometry, weight, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> DepthwiseConv1dGeometry {
-        self.geometry
-    }
-
-    /// The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.weight.as_ref()
-    }
-
-    /// The bias, `[channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        DepthwiseConv1dGeometry,
+        weight: [f32], "The weights, `[channels, 1, kernel]` (the kernel's layout: stored as given).",
+        bias, "The bias, `[channels]`."
+    );
 
     /// Runs the conv: `input` channel-first `[channels, frames]`, `output` channel-first
     /// `[channels, out_frames]` (overwritten).
@@ -817,14 +679,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         let what = ["output channels", "output frames"];
         check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;
         let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
-        let window = Window1d {
-            channels: g.channels,
-            frames,
-            kernel: g.kernel,
-            stride: g.stride,
-            dilation: g.dilation,
-            pad_left: g.pad_left,
-        };
+        let window = g.window().rows(g.channels, frames);
         let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
         B::depthwise_conv1d(x, window, w, self.bias(), out_frames, y);
         Ok(())

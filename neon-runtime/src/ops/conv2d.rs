@@ -59,8 +59,6 @@
 //! [`Activation::ClampMin`]: crate::ops::activation::Activation::ClampMin
 
 #[cfg(feature = "alloc")]
-use alloc::vec;
-#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::dim::Dim;
@@ -69,8 +67,7 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_input_layout, check_len, expect_dim, expect_layout, expect_rank, image_shape,
-    layout_name, window_output, ShapeRule,
+    check_channel_first, check_len, expect_dim, first_input, image_shape, window_output, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -317,12 +314,8 @@ impl Conv2dGeometry {
     pub fn pack_weights(&self, weight: &[f32], out: &mut [f32]) -> Result<(), Error> {
         self.validate::<usize>()?;
         let (wlen, plen) = (self.weight_len().unwrap_or(0), self.packed_len().unwrap_or(0));
-        if weight.len() != wlen {
-            return Err(Error::Length { what: "weight", expected: wlen, got: weight.len() });
-        }
-        if out.len() != plen {
-            return Err(Error::Length { what: "packed weight", expected: plen, got: out.len() });
-        }
+        check_len("weight", wlen, weight.len())?;
+        check_len("packed weight", plen, out.len())?;
         let (m, k) = (self.out_channels, self.reduction());
         if !(self.is_direct() && self.kernel_h > 1) {
             pack_a(weight, m, k, out);
@@ -357,11 +350,7 @@ impl ShapeRule for Conv2dGeometry {
     /// rank-3 input, [`ShapeError::Dim`] for the wrong channel count,
     /// [`ShapeError::TooSmall`] when the padded input can be smaller than the kernel.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs
-            .first()
-            .ok_or(ShapeError::Geometry { op: CONV2D, reason: "conv2d takes one input" })?;
-        expect_rank(CONV2D, 0, x, &[3], "3")?;
+        let x = first_input(CONV2D, self.validate(), inputs, "conv2d takes one input", 3)?;
         expect_dim(CONV2D, 0, x, 0, "input channels", &D::constant(self.in_channels))?;
         let (h, w) = (&x.dims()[1], &x.dims()[2]);
         let what_h = "padded input height (height + pad_top + pad_bottom)";
@@ -370,12 +359,7 @@ impl ShapeRule for Conv2dGeometry {
         let ow = window_output(CONV2D, what_w, w, self.pad_w(), self.kernel_w, self.stride_w)?;
         image_shape(CONV2D, D::constant(self.out_channels), oh, ow)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// A prepared conv2d: weights packed for the GEMM once, at construction. See the
@@ -391,87 +375,13 @@ pub struct Conv2d<S> {
     bias: Option<S>,
 }
 
-#[cfg(feature = "alloc")]
-impl Conv2d<Vec<f32>> {
-    /// Packs `weight` (`[out_channels, in_channels, kernel_h, kernel_w]`, PyTorch's layout)
-    /// and takes `bias` (`[out_channels]`) by value.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-    /// the wrong length.
-    pub fn new(
-        geometry: Conv2dGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`Conv2d::new`], copying the borrowed `bias` (the weights are packed into a new
-    /// buffer either way).
-    ///
-    /// # Errors
-    /// As [`Conv2d::new`].
-    pub fn from_slice(
-        geometry: Conv2dGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-
-    fn pack_to_vec(geometry: Conv2dGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
-        geometry.validate::<usize>()?;
-        // Check the weight before allocating the packed buffer.
-        let expected = geometry.weight_len().unwrap_or(0);
-        if weight.len() != expected {
-            return Err(Error::Length { what: "weight", expected, got: weight.len() });
-        }
-        let mut packed = vec![0.0; geometry.packed_len().unwrap_or(0)];
-        geometry.pack_weights(weight, &mut packed)?;
-        Ok(packed)
-    }
-}
+packed_conv_constructors!(
+    Conv2d,
+    Conv2dGeometry,
+    "[out_channels, in_channels, kernel_h, kernel_w]"
+);
 
 impl<S: AsRef<[f32]>> Conv2d<S> {
-    /// Wraps weights already packed by [`Conv2dGeometry::pack_weights`] (e.g. offline, as
-    /// `&'static` data) and `bias` (`[out_channels]`): no packing, no copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-    /// have [`Conv2dGeometry::packed_len`] elements or `bias` is not `out_channels` long.
-    pub fn from_packed(
-        geometry: Conv2dGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
-        check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
-        if let Some(got) = bias.as_ref().map(|b| b.as_ref().len()) {
-            if got != geometry.out_channels {
-                return Err(Error::Length { what: "bias", expected: geometry.out_channels, got });
-            }
-        }
-        Ok(Self { geometry, packed, bias })
-    }
-
-    /// The geometry.
-    pub fn geometry(&self) -> Conv2dGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`Conv2dGeometry::pack_weights`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.packed.as_ref()
-    }
-
-    /// The bias, `[out_channels]`.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
-
     /// Scratch elements [`Conv2d::run`] needs for a `height x width` input
     /// ([`Conv2dGeometry::scratch_len`]).
     pub fn scratch_len(&self, height: usize, width: usize) -> usize {
@@ -493,19 +403,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         scratch: &mut [f32],
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_input_layout(CONV2D, input, Layout::ChannelFirst)?;
-        let out_shape = g.output_shape(&[*input.shape()])?;
-        expect_layout(
-            CONV2D,
-            output.layout(),
-            Layout::ChannelFirst,
-            layout_name(Layout::ChannelFirst),
-        )?;
-        expect_rank(CONV2D, 1, output.shape(), &[3], "3")?;
         let what = ["output channels", "output height", "output width"];
-        for (axis, (what, want)) in what.into_iter().zip(out_shape.dims()).enumerate() {
-            expect_dim(CONV2D, 1, output.shape(), axis, what, want)?;
-        }
+        let out_shape = check_channel_first(g, input, output, &what)?;
         let (height, width) = (input.dims()[1], input.dims()[2]);
         let need = g.scratch_len(height, width);
         if scratch.len() < need {

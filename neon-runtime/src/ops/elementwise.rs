@@ -17,8 +17,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_unary, expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, InPlace,
-    ShapeRule, SAME_LAYOUT,
+    expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, ShapeRule, SAME_LAYOUT,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -60,111 +59,60 @@ pub struct Add;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mul;
 
-impl ShapeRule for Add {
-    fn name(&self) -> &'static str {
-        "add"
-    }
-    fn arity(&self) -> usize {
-        2
-    }
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        equal_shapes(self.name(), inputs)
-    }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+/// The shape rule and the `run` / `run_in_place` methods of an equal-shape binary operator
+/// (`$op` is `+` or `*`; `$kernel` / `$assign` the backend's out-of-place and in-place
+/// kernels).
+macro_rules! equal_shape_binary {
+    ($ty:ident, $name:literal, $op:literal, $kernel:ident, $assign:ident) => {
+        impl ShapeRule for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn arity(&self) -> usize {
+                2
+            }
+            fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+                equal_shapes(self.name(), inputs)
+            }
+            layout_facts!(any, in_place);
+        }
+
+        impl $ty {
+            #[doc = concat!("`out = a ", $op, " b`.")]
+            ///
+            /// # Errors
+            /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
+            /// [`Error::Layout`] when their layouts differ.
+            pub fn run<B: Backend>(
+                &self,
+                a: &TensorView<'_>,
+                b: &TensorView<'_>,
+                out: &mut TensorViewMut<'_>,
+            ) -> Result<(), Error> {
+                check_binary(self, a, b, Some(out))?;
+                B::$kernel(a.data(), b.data(), out.data_mut());
+                Ok(())
+            }
+
+            #[doc = concat!("`acc ", $op, "= b` in place (`acc` is argument 0).")]
+            ///
+            /// # Errors
+            /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
+            pub fn run_in_place<B: Backend>(
+                &self,
+                acc: &mut TensorViewMut<'_>,
+                b: &TensorView<'_>,
+            ) -> Result<(), Error> {
+                check_binary(self, &acc.as_view(), b, None)?;
+                B::$assign(acc.data_mut(), b.data());
+                Ok(())
+            }
+        }
+    };
 }
 
-impl ShapeRule for Mul {
-    fn name(&self) -> &'static str {
-        "mul"
-    }
-    fn arity(&self) -> usize {
-        2
-    }
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        equal_shapes(self.name(), inputs)
-    }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
-}
-
-impl Add {
-    /// `out = a + b`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
-    /// [`Error::Layout`] when their layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        a: &TensorView<'_>,
-        b: &TensorView<'_>,
-        out: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_binary(self, a, b, Some(out))?;
-        B::add(a.data(), b.data(), out.data_mut());
-        Ok(())
-    }
-
-    /// `acc += b` in place (`acc` is argument 0).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
-    pub fn run_in_place<B: Backend>(
-        &self,
-        acc: &mut TensorViewMut<'_>,
-        b: &TensorView<'_>,
-    ) -> Result<(), Error> {
-        check_binary(self, &acc.as_view(), b, None)?;
-        B::add_assign(acc.data_mut(), b.data());
-        Ok(())
-    }
-}
-
-impl Mul {
-    /// `out = a * b`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
-    /// [`Error::Layout`] when their layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        a: &TensorView<'_>,
-        b: &TensorView<'_>,
-        out: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_binary(self, a, b, Some(out))?;
-        B::mul(a.data(), b.data(), out.data_mut());
-        Ok(())
-    }
-
-    /// `acc *= b` in place (`acc` is argument 0).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
-    pub fn run_in_place<B: Backend>(
-        &self,
-        acc: &mut TensorViewMut<'_>,
-        b: &TensorView<'_>,
-    ) -> Result<(), Error> {
-        check_binary(self, &acc.as_view(), b, None)?;
-        B::mul_assign(acc.data_mut(), b.data());
-        Ok(())
-    }
-}
+equal_shape_binary!(Add, "add", "+", add, add_assign);
+equal_shape_binary!(Mul, "mul", "*", mul, mul_assign);
 
 /// Multiplication by a scalar: `y = x * scale` (any shape, shape preserved).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,15 +142,7 @@ impl ShapeRule for Scale {
         }
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl ShapeRule for ScaleShift {
@@ -217,68 +157,41 @@ impl ShapeRule for ScaleShift {
         }
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 impl Scale {
-    /// `output = input * scale`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite scale (geometry) or an output shape that differs
-    /// from the input's; [`Error::Layout`] when the layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_unary(self, input, output)?;
-        B::scale_to(input.data(), output.data_mut(), self.scale);
-        Ok(())
-    }
-
-    /// `x *= scale` in place.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite scale.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.output_shape(&[*x.shape()])?;
-        B::scale(x.data_mut(), self.scale);
-        Ok(())
+    unary_runs! {
+        self;
+        /// `output = input * scale`.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite scale (geometry) or an output shape that differs
+        /// from the input's; [`Error::Layout`] when the layouts differ.
+        run(input, output) => B::scale_to(input.data(), output.data_mut(), self.scale);
+        /// `x *= scale` in place.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite scale.
+        run_in_place(x) => B::scale(x.data_mut(), self.scale);
     }
 }
 
 impl ScaleShift {
-    /// `output = input * scale + shift`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite scale or shift (geometry) or an output shape that
-    /// differs from the input's; [`Error::Layout`] when the layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_unary(self, input, output)?;
-        B::scale_shift_to(input.data(), output.data_mut(), self.scale, self.shift);
-        Ok(())
-    }
-
-    /// `x = x * scale + shift` in place.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite scale or shift.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.output_shape(&[*x.shape()])?;
-        B::scale_shift(x.data_mut(), self.scale, self.shift);
-        Ok(())
+    unary_runs! {
+        self;
+        /// `output = input * scale + shift`.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite scale or shift (geometry) or an output shape that
+        /// differs from the input's; [`Error::Layout`] when the layouts differ.
+        run(input, output) =>
+            B::scale_shift_to(input.data(), output.data_mut(), self.scale, self.shift);
+        /// `x = x * scale + shift` in place.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite scale or shift.
+        run_in_place(x) => B::scale_shift(x.data_mut(), self.scale, self.shift);
     }
 }
 
@@ -378,15 +291,7 @@ impl ShapeRule for PerChannel {
         }
         Ok(x.clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout, in_place);
 }
 
 /// Validates a per-channel call on `x` (argument 0), with an optional second input `b`
@@ -453,8 +358,17 @@ fn check_vector(geometry: &PerChannel, op: PerChannelOp, len: usize) -> Result<(
     Ok(())
 }
 
-macro_rules! per_channel_constructors {
-    ($ty:ident, $field:ident, $op:ident, $what:literal) => {
+/// Constructors, accessors, `geometry`, `run` and `run_in_place` of a per-channel operator
+/// (`$field`: its vector, `$op`: its [`PerChannelOp`], `$cf` / `$fm`: the backend's kernels
+/// for the channel-first and frame-major layouts; the doc texts given).
+macro_rules! per_channel_operator {
+    (
+        $ty:ident, $field:ident, $op:ident, $what:literal,
+        geometry: $geometry_doc:literal,
+        run: $run_doc:literal,
+        in_place: $in_place_doc:literal,
+        kernels: $cf:ident, $fm:ident
+    ) => {
         #[cfg(feature = "alloc")]
         impl $ty<Vec<f32>> {
             #[doc = concat!("Takes the ", $what, " vector (`geometry.channels` values) by value.")]
@@ -493,104 +407,76 @@ macro_rules! per_channel_constructors {
             pub fn packed_weight(&self) -> &[f32] {
                 self.$field.as_ref()
             }
+
+            #[doc = $geometry_doc]
+            pub fn geometry(&self) -> PerChannel {
+                PerChannel {
+                    channels: self.$field.as_ref().len(),
+                    layout: self.layout,
+                    op: PerChannelOp::$op,
+                }
+            }
+
+            #[doc = $run_doc]
+            ///
+            /// # Errors
+            /// [`Error::Shape`] when the input's channel axis does not have `channels` elements or
+            /// the output shape differs; [`Error::Layout`] when a tensor is not in the operator's
+            /// layout.
+            pub fn run<B: Backend>(
+                &self,
+                input: &TensorView<'_>,
+                output: &mut TensorViewMut<'_>,
+            ) -> Result<(), Error> {
+                let geo = self.geometry();
+                check_per_channel(&geo, input, None, Some(output))?;
+                output.data_mut().copy_from_slice(input.data());
+                self.apply::<B>(&geo, output);
+                Ok(())
+            }
+
+            #[doc = $in_place_doc]
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($ty), "::run`].")]
+            pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+                let geo = self.geometry();
+                check_per_channel(&geo, &x.as_view(), None, None)?;
+                self.apply::<B>(&geo, x);
+                Ok(())
+            }
+
+            fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
+                let (outer, inner) = geo.split(x.shape());
+                let v = self.$field.as_ref();
+                match geo.layout {
+                    Layout::ChannelFirst => B::$cf(x.data_mut(), v, outer, inner),
+                    Layout::FrameMajor => B::$fm(x.data_mut(), v, outer, inner),
+                }
+            }
         }
     };
 }
 
-per_channel_constructors!(BiasAdd, bias, AddBias, "bias");
-per_channel_constructors!(LayerScale, gamma, Scale, "layer scale");
-
-impl<S: AsRef<[f32]>> BiasAdd<S> {
-    /// The geometry (channels, layout, [`PerChannelOp::AddBias`]).
-    pub fn geometry(&self) -> PerChannel {
-        PerChannel {
-            channels: self.bias.as_ref().len(),
-            layout: self.layout,
-            op: PerChannelOp::AddBias,
-        }
-    }
-
-    /// `output = input + bias[c]`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the input's channel axis does not have `channels` elements or
-    /// the output shape differs; [`Error::Layout`] when a tensor is not in the operator's
-    /// layout.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        let geo = self.geometry();
-        check_per_channel(&geo, input, None, Some(output))?;
-        output.data_mut().copy_from_slice(input.data());
-        self.apply::<B>(&geo, output);
-        Ok(())
-    }
-
-    /// `x += bias[c]` in place.
-    ///
-    /// # Errors
-    /// As [`BiasAdd::run`].
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        let geo = self.geometry();
-        check_per_channel(&geo, &x.as_view(), None, None)?;
-        self.apply::<B>(&geo, x);
-        Ok(())
-    }
-
-    fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
-        let (outer, inner) = geo.split(x.shape());
-        let bias = self.bias.as_ref();
-        match geo.layout {
-            Layout::ChannelFirst => B::add_bias_channel_first(x.data_mut(), bias, outer, inner),
-            Layout::FrameMajor => B::add_bias_frame_major(x.data_mut(), bias, outer, inner),
-        }
-    }
-}
+per_channel_operator!(
+    BiasAdd, bias, AddBias, "bias",
+    geometry: "The geometry (channels, layout, [`PerChannelOp::AddBias`]).",
+    run: "`output = input + bias[c]`.",
+    in_place: "`x += bias[c]` in place.",
+    kernels: add_bias_channel_first, add_bias_frame_major
+);
+per_channel_operator!(
+    LayerScale, gamma, Scale, "layer scale",
+    geometry: "The geometry of [`LayerScale::run`] (channels, layout, [`PerChannelOp::Scale`]).",
+    run: "`output = input * gamma[c]`.",
+    in_place: "`x *= gamma[c]` in place.",
+    kernels: scale_channels_channel_first, scale_channels_frame_major
+);
 
 impl<S: AsRef<[f32]>> LayerScale<S> {
-    /// The geometry of [`LayerScale::run`] (channels, layout, [`PerChannelOp::Scale`]).
-    pub fn geometry(&self) -> PerChannel {
-        PerChannel {
-            channels: self.gamma.as_ref().len(),
-            layout: self.layout,
-            op: PerChannelOp::Scale,
-        }
-    }
-
     /// The geometry of [`LayerScale::run_residual`] ([`PerChannelOp::AddScaled`]).
     pub fn residual_geometry(&self) -> PerChannel {
         PerChannel { op: PerChannelOp::AddScaled, ..self.geometry() }
-    }
-
-    /// `output = input * gamma[c]`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the input's channel axis does not have `channels` elements or
-    /// the output shape differs; [`Error::Layout`] when a tensor is not in the operator's
-    /// layout.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        let geo = self.geometry();
-        check_per_channel(&geo, input, None, Some(output))?;
-        output.data_mut().copy_from_slice(input.data());
-        self.apply::<B>(&geo, output);
-        Ok(())
-    }
-
-    /// `x *= gamma[c]` in place.
-    ///
-    /// # Errors
-    /// As [`LayerScale::run`].
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        let geo = self.geometry();
-        check_per_channel(&geo, &x.as_view(), None, None)?;
-        self.apply::<B>(&geo, x);
-        Ok(())
     }
 
     /// Residual with layer scale, in place: `acc += gamma[c] * x` (argument 0 `acc`, e.g. the
@@ -617,14 +503,5 @@ impl<S: AsRef<[f32]>> LayerScale<S> {
             }
         }
         Ok(())
-    }
-
-    fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
-        let (outer, inner) = geo.split(x.shape());
-        let g = self.gamma.as_ref();
-        match geo.layout {
-            Layout::ChannelFirst => B::scale_channels_channel_first(x.data_mut(), g, outer, inner),
-            Layout::FrameMajor => B::scale_channels_frame_major(x.data_mut(), g, outer, inner),
-        }
     }
 }

@@ -9,7 +9,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_len, expect_dim, expect_rank, ShapeRule};
+use super::{check_len, expect_dim, expect_named_shape, expect_rank, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{packed_b_len, GemmB};
@@ -96,19 +96,12 @@ impl LinearGeometry {
         if input.dims().len() == 2 && input.layout() != Layout::FrameMajor {
             return Err(Error::Layout { op, expected: frame_major });
         }
-        if output.shape().rank() != want.rank() {
-            let expected = if want.rank() == 1 { "1" } else { "2" };
-            let got = output.shape().rank();
-            return Err(ShapeError::Rank { op, arg: 1, expected, got }.into());
-        }
         let names: &[&'static str] = if want.rank() == 2 {
             &["output rows", "output features"]
         } else {
             &["output features"]
         };
-        for (axis, &what) in names.iter().enumerate() {
-            expect_dim(op, 1, output.shape(), axis, what, &want.dims()[axis])?;
-        }
+        expect_named_shape(op, 1, output.shape(), &want, names)?;
         if output.dims().len() == 2 && output.layout() != Layout::FrameMajor {
             return Err(Error::Layout { op, expected: frame_major });
         }
@@ -130,12 +123,7 @@ impl ShapeRule for LinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.output_shape_as(OP, inputs)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor);
 }
 
 /// A fully connected layer holding packed weights: `y[r, j] = sum_k x[r, k] W[j, k] + b[j]`.
@@ -243,20 +231,11 @@ impl<S: AsRef<[f32]>> Linear<S> {
         Ok(Self { geometry, weight: packed, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> LinearGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`crate::kernels::gemm::pack_b`] layout).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.weight.as_ref()
-    }
-
-    /// The bias (`[out_features]`), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
-    }
+    weight_accessors!(
+        LinearGeometry,
+        weight: [f32], "The packed weights ([`crate::kernels::gemm::pack_b`] layout).",
+        bias, "The bias (`[out_features]`), if any."
+    );
 
     /// `output = input · W^T + bias` with backend `B`.
     ///

@@ -38,6 +38,9 @@
 //! of [`quant::QuantLinear`]) are [`RunOptions`], given to `run_with`; `run` uses the
 //! defaults.
 
+#[macro_use]
+mod macros;
+
 pub mod activation;
 pub mod attention;
 pub mod conv;
@@ -189,6 +192,19 @@ pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Resu
     }
 }
 
+/// Checks that a bias, when given, has `channels` values.
+pub(crate) fn check_bias_len<S: AsRef<[f32]>>(
+    bias: Option<&S>,
+    channels: usize,
+) -> Result<(), Error> {
+    match bias.map(|b| b.as_ref().len()) {
+        Some(got) if got != channels => {
+            Err(Error::Length { what: "bias", expected: channels, got })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Rank as text for [`ShapeError::Rank`] (`expected` is a `&'static str`).
 const RANK_TEXT: [&str; 4] = ["1", "2", "3", "4"];
 
@@ -221,6 +237,46 @@ pub(crate) fn expect_shape<D: Dim>(
         expect_dim(op, arg, shape, axis, "size", d)?;
     }
     Ok(())
+}
+
+/// Checks that argument `arg` (an output) has exactly the shape `expected`, naming each
+/// axis in the error (`what[axis]`, one name per axis of `expected`).
+///
+/// # Errors
+/// [`ShapeError::Rank`] for another rank, [`ShapeError::Dim`] for another size.
+pub(crate) fn expect_named_shape(
+    op: &'static str,
+    arg: usize,
+    shape: &Shape,
+    expected: &Shape,
+    what: &[&'static str],
+) -> Result<(), ShapeError<usize>> {
+    let rank = expected.rank();
+    expect_rank(op, arg, shape, &[rank], RANK_TEXT[rank - 1])?;
+    for (axis, (&what, want)) in what.iter().zip(expected.dims()).enumerate() {
+        expect_dim(op, arg, shape, axis, what, want)?;
+    }
+    Ok(())
+}
+
+/// The input of a single-input shape rule of rank `rank`, after the geometry's own check
+/// (`geometry`, the result of its `validate`): the first of `inputs` (later ones are not
+/// read).
+///
+/// # Errors
+/// `geometry`'s error first; [`ShapeError::Geometry`] with reason `missing` when there is
+/// no input; [`ShapeError::Rank`] (argument 0) when it does not have rank `rank`.
+pub(crate) fn first_input<'a, D: Dim>(
+    op: &'static str,
+    geometry: Result<(), ShapeError<D>>,
+    inputs: &'a [Shape<D>],
+    missing: &'static str,
+    rank: usize,
+) -> Result<&'a Shape<D>, ShapeError<D>> {
+    geometry?;
+    let x = inputs.first().ok_or(ShapeError::Geometry { op, reason: missing })?;
+    expect_rank(op, 0, x, &[rank], RANK_TEXT[rank - 1])?;
+    Ok(x)
 }
 
 /// Checks that a tensor argument carries the layout the operator needs.
@@ -263,6 +319,23 @@ pub(crate) fn check_output(
 ) -> Result<(), Error> {
     expect_shape(op, 1, output.shape(), expected)?;
     expect_layout(op, output.layout(), layout, layout_name(layout))
+}
+
+/// Validates a call of an operator that reads and writes channel-first tensors: the input's
+/// layout, `rule` on its shape, then the output's layout and shape (argument 1, axes named
+/// `what`). Returns the output shape.
+pub(crate) fn check_channel_first<R: ShapeRule>(
+    rule: &R,
+    input: &TensorView,
+    output: &TensorViewMut,
+    what: &[&'static str],
+) -> Result<Shape, Error> {
+    let (op, cf) = (rule.name(), Layout::ChannelFirst);
+    check_input_layout(op, input, cf)?;
+    let out = rule.output_shape(&[*input.shape()])?;
+    expect_layout(op, output.layout(), cf, layout_name(cf))?;
+    expect_named_shape(op, 1, output.shape(), &out, what)?;
+    Ok(out)
 }
 
 /// Text for [`Error::Layout`] when an argument's layout differs from the first input's.

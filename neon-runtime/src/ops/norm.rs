@@ -60,6 +60,35 @@ fn channel_norm_shape<D: Dim>(
     Ok(x.clone())
 }
 
+/// The geometry check (`check`) and the [`ShapeRule`] of a norm over the `channels` of each
+/// frame in `layout` (fields `channels`, `eps`, `layout`; [`channel_norm_shape`]), under
+/// operator name `$name`, with the rule's doc.
+macro_rules! channel_norm_rule {
+    ($geometry:ident, $name:literal, $(#[$doc:meta])*) => {
+        impl $geometry {
+            /// The geometry rules alone (no input).
+            fn check<D>(&self) -> Result<(), ShapeError<D>> {
+                check_common($name, self.channels, self.eps)
+            }
+        }
+
+        impl ShapeRule for $geometry {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            $(#[$doc])*
+            fn output_shape<D: Dim>(
+                &self,
+                inputs: &[Shape<D>],
+            ) -> Result<Shape<D>, ShapeError<D>> {
+                self.check()?;
+                channel_norm_shape($name, self.channels, self.layout, single($name, inputs)?)
+            }
+            layout_facts!(self.layout);
+        }
+    };
+}
+
 /// Checks `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
 /// `bias`).
 fn check_params(
@@ -80,6 +109,81 @@ fn check_params(
         }
         (false, Some(b)) => Err(Error::Length { what: "beta", expected: 0, got: b.len() }),
     }
+}
+
+/// Validates a run of norm `rule` (the input's shape, then its layout, then the output's
+/// shape and layout; both tensors in `layout`) and returns the number of frames, `input
+/// elements / channels`.
+fn check_call<R: ShapeRule>(
+    rule: &R,
+    channels: usize,
+    layout: Layout,
+    input: &TensorView,
+    output: &TensorViewMut,
+) -> Result<usize, Error> {
+    let op = rule.name();
+    let shape = rule.output_shape(&[*input.shape()])?;
+    check_input_layout(op, input, layout)?;
+    check_output(op, &shape, layout, output)?;
+    Ok(input.data().len() / channels)
+}
+
+/// `new`, `from_slice` (feature `alloc`), `from_packed` and the accessors of a norm with a
+/// scale `gamma` and an optional bias `beta` (fields `geometry`, `gamma`, `beta`; the
+/// geometry has `channels`, `bias` and its `check`).
+macro_rules! affine_norm_constructors {
+    ($ty:ident, $geometry:ident) => {
+        impl<S: AsRef<[f32]>> $ty<S> {
+            /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
+            /// `geometry.bias`) as stored (the kernel's layout). No copy.
+            ///
+            /// # Errors
+            /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
+            /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
+            pub fn from_packed(geometry: $geometry, gamma: S, beta: Option<S>) -> Result<Self, Error> {
+                geometry.check::<usize>()?;
+                let b = beta.as_ref().map(AsRef::as_ref);
+                check_params(geometry.channels, geometry.bias, gamma.as_ref(), b)?;
+                Ok(Self { geometry, gamma, beta })
+            }
+
+            weight_accessors!(
+                $geometry,
+                gamma: [f32], "The scale `gamma` (`channels` values).",
+                beta, "The bias `beta` (`channels` values), if any."
+            );
+        }
+
+        #[cfg(feature = "alloc")]
+        impl $ty<Vec<f32>> {
+            /// Takes `gamma` (and `beta` when `geometry.bias`) by value (their layout is the
+            /// kernel's: nothing to pack).
+            ///
+            /// # Errors
+            /// As [`Self::from_packed`].
+            pub fn new(
+                geometry: $geometry,
+                gamma: Vec<f32>,
+                beta: Option<Vec<f32>>,
+            ) -> Result<Self, Error> {
+                Self::from_packed(geometry, gamma, beta)
+            }
+
+            /// Copies borrowed `gamma` and `beta`.
+            ///
+            /// # Errors
+            /// As [`Self::from_packed`].
+            pub fn from_slice(
+                geometry: $geometry,
+                gamma: &[f32],
+                beta: Option<&[f32]>,
+            ) -> Result<Self, Error> {
+                geometry.check::<usize>()?;
+                check_params(geometry.channels, geometry.bias, gamma, beta)?;
+                Self::from_packed(geometry, gamma.to_vec(), beta.map(<[f32]>::to_vec))
+            }
+        }
+    };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -107,26 +211,14 @@ pub struct LayerNormGeometry {
     pub layout: Layout,
 }
 
-impl ShapeRule for LayerNormGeometry {
-    fn name(&self) -> &'static str {
-        "layer_norm"
-    }
+channel_norm_rule!(
+    LayerNormGeometry,
+    "layer_norm",
     /// # Errors
     /// [`ShapeError::Geometry`] for `channels == 0`, a non-positive or non-finite `eps`, or
     /// not exactly one input; [`ShapeError::Rank`] / [`ShapeError::Dim`] when the input is
     /// not `[.., channels]` (frame-major) or `[channels, frames]` (channel-first).
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        let op = self.name();
-        check_common(op, self.channels, self.eps)?;
-        channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
-}
+);
 
 /// Prepared LayerNorm: geometry plus `gamma` and `beta` (see [`LayerNormGeometry`]).
 #[derive(Clone, Debug)]
@@ -136,39 +228,9 @@ pub struct LayerNorm<S> {
     beta: Option<S>,
 }
 
+affine_norm_constructors!(LayerNorm, LayerNormGeometry);
+
 impl<S: AsRef<[f32]>> LayerNorm<S> {
-    /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
-    /// `geometry.bias`) as stored (the kernel's layout). No copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
-    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
-    pub fn from_packed(
-        geometry: LayerNormGeometry,
-        gamma: S,
-        beta: Option<S>,
-    ) -> Result<Self, Error> {
-        check_common::<usize>("layer_norm", geometry.channels, geometry.eps)?;
-        let b = beta.as_ref().map(AsRef::as_ref);
-        check_params(geometry.channels, geometry.bias, gamma.as_ref(), b)?;
-        Ok(Self { geometry, gamma, beta })
-    }
-
-    /// The geometry.
-    pub fn geometry(&self) -> LayerNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
-
-    /// The bias `beta` (`channels` values), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.beta.as_ref().map(AsRef::as_ref)
-    }
-
     /// Normalises `input` into `output` (same shape and layout).
     ///
     /// # Errors
@@ -181,50 +243,15 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        let op = g.name();
-        let shape = g.output_shape(&[*input.shape()])?;
-        check_input_layout(op, input, g.layout)?;
-        check_output(op, &shape, g.layout, output)?;
+        let frames = check_call(g, g.channels, g.layout, input, output)?;
         let (gamma, beta) = (self.packed_weight(), self.bias());
         let p = NormParams { gamma, beta, eps: g.eps };
         let (x, y) = (input.data(), output.data_mut());
         match g.layout {
-            Layout::FrameMajor => B::layer_norm_rows(x.len() / g.channels, g.channels, x, p, y),
-            Layout::ChannelFirst => {
-                B::layer_norm_channels(g.channels, x.len() / g.channels, x, p, y)
-            }
+            Layout::FrameMajor => B::layer_norm_rows(frames, g.channels, x, p, y),
+            Layout::ChannelFirst => B::layer_norm_channels(g.channels, frames, x, p, y),
         }
         Ok(())
-    }
-}
-
-#[cfg(feature = "alloc")]
-impl LayerNorm<Vec<f32>> {
-    /// Takes `gamma` (and `beta` when `geometry.bias`) by value (their layout is the
-    /// kernel's: nothing to pack).
-    ///
-    /// # Errors
-    /// As [`LayerNorm::from_packed`].
-    pub fn new(
-        geometry: LayerNormGeometry,
-        gamma: Vec<f32>,
-        beta: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        Self::from_packed(geometry, gamma, beta)
-    }
-
-    /// Copies borrowed `gamma` and `beta`.
-    ///
-    /// # Errors
-    /// As [`LayerNorm::from_packed`].
-    pub fn from_slice(
-        geometry: LayerNormGeometry,
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        check_common::<usize>("layer_norm", geometry.channels, geometry.eps)?;
-        check_params(geometry.channels, geometry.bias, gamma, beta)?;
-        Self::from_packed(geometry, gamma.to_vec(), beta.map(<[f32]>::to_vec))
     }
 }
 
@@ -247,24 +274,12 @@ pub struct RmsNormGeometry {
     pub layout: Layout,
 }
 
-impl ShapeRule for RmsNormGeometry {
-    fn name(&self) -> &'static str {
-        "rms_norm"
-    }
+channel_norm_rule!(
+    RmsNormGeometry,
+    "rms_norm",
     /// # Errors
     /// As [`LayerNormGeometry`]'s rule.
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        let op = self.name();
-        check_common(op, self.channels, self.eps)?;
-        channel_norm_shape(op, self.channels, self.layout, single(op, inputs)?)
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
-}
+);
 
 /// Prepared RMSNorm: geometry plus `gamma` (`channels` values).
 #[derive(Clone, Debug)]
@@ -279,20 +294,15 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
     /// # Errors
     /// [`Error::Shape`] for invalid geometry; [`Error::Length`] for a wrong length.
     pub fn from_packed(geometry: RmsNormGeometry, gamma: S) -> Result<Self, Error> {
-        check_common::<usize>("rms_norm", geometry.channels, geometry.eps)?;
+        geometry.check::<usize>()?;
         check_params(geometry.channels, false, gamma.as_ref(), None)?;
         Ok(Self { geometry, gamma })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> RmsNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
+    weight_accessors!(
+        RmsNormGeometry,
+        gamma: [f32], "The scale `gamma` (`channels` values)."
+    );
 
     /// Normalises `input` into `output` (same shape and layout).
     ///
@@ -304,19 +314,12 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        let op = g.name();
-        let shape = g.output_shape(&[*input.shape()])?;
-        check_input_layout(op, input, g.layout)?;
-        check_output(op, &shape, g.layout, output)?;
+        let frames = check_call(g, g.channels, g.layout, input, output)?;
         let gamma = self.gamma.as_ref();
         let (x, y) = (input.data(), output.data_mut());
         match g.layout {
-            Layout::FrameMajor => {
-                B::rms_norm_rows(x.len() / g.channels, g.channels, x, gamma, g.eps, y)
-            }
-            Layout::ChannelFirst => {
-                B::rms_norm_channels(g.channels, x.len() / g.channels, x, gamma, g.eps, y)
-            }
+            Layout::FrameMajor => B::rms_norm_rows(frames, g.channels, x, gamma, g.eps, y),
+            Layout::ChannelFirst => B::rms_norm_channels(g.channels, frames, x, gamma, g.eps, y),
         }
         Ok(())
     }
@@ -396,12 +399,7 @@ impl ShapeRule for GroupNormGeometry {
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
         Ok(x.clone())
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// Prepared GroupNorm: geometry plus `gamma` and `beta` (see [`GroupNormGeometry`]).
@@ -412,39 +410,9 @@ pub struct GroupNorm<S> {
     beta: Option<S>,
 }
 
+affine_norm_constructors!(GroupNorm, GroupNormGeometry);
+
 impl<S: AsRef<[f32]>> GroupNorm<S> {
-    /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
-    /// `geometry.bias`) as stored (the kernel's layout). No copy.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for invalid geometry; [`Error::Length`] when `gamma` or `beta` does
-    /// not hold `channels` values, or `beta` is given without `bias` (or missing with it).
-    pub fn from_packed(
-        geometry: GroupNormGeometry,
-        gamma: S,
-        beta: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.check::<usize>()?;
-        let b = beta.as_ref().map(AsRef::as_ref);
-        check_params(geometry.channels, geometry.bias, gamma.as_ref(), b)?;
-        Ok(Self { geometry, gamma, beta })
-    }
-
-    /// The geometry.
-    pub fn geometry(&self) -> GroupNormGeometry {
-        self.geometry
-    }
-
-    /// The scale `gamma` (`channels` values).
-    pub fn packed_weight(&self) -> &[f32] {
-        self.gamma.as_ref()
-    }
-
-    /// The bias `beta` (`channels` values), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.beta.as_ref().map(AsRef::as_ref)
-    }
-
     /// Normalises `input` into `output` (same shape, both channel-first).
     ///
     /// # Errors
@@ -457,44 +425,10 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        let op = g.name();
-        let shape = g.output_shape(&[*input.shape()])?;
-        check_input_layout(op, input, Layout::ChannelFirst)?;
-        check_output(op, &shape, Layout::ChannelFirst, output)?;
+        let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
         let (gamma, beta) = (self.packed_weight(), self.bias());
         let (x, y) = (input.data(), output.data_mut());
-        let frames = x.len() / g.channels;
         B::group_norm(g.channels, frames, g.groups, x, NormParams { gamma, beta, eps: g.eps }, y);
         Ok(())
-    }
-}
-
-#[cfg(feature = "alloc")]
-impl GroupNorm<Vec<f32>> {
-    /// Takes `gamma` (and `beta` when `geometry.bias`) by value (their layout is the
-    /// kernel's: nothing to pack).
-    ///
-    /// # Errors
-    /// As [`GroupNorm::from_packed`].
-    pub fn new(
-        geometry: GroupNormGeometry,
-        gamma: Vec<f32>,
-        beta: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        Self::from_packed(geometry, gamma, beta)
-    }
-
-    /// Copies borrowed `gamma` and `beta`.
-    ///
-    /// # Errors
-    /// As [`GroupNorm::from_packed`].
-    pub fn from_slice(
-        geometry: GroupNormGeometry,
-        gamma: &[f32],
-        beta: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        geometry.check::<usize>()?;
-        check_params(geometry.channels, geometry.bias, gamma, beta)?;
-        Self::from_packed(geometry, gamma.to_vec(), beta.map(<[f32]>::to_vec))
     }
 }

@@ -13,10 +13,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::pool::PoolGeometry;
 use crate::kernels::Backend;
-use crate::ops::{
-    check_input_layout, expect_dim, expect_layout, expect_rank, image_shape, layout_name,
-    window_output, ShapeRule,
-};
+use crate::ops::{check_channel_first, first_input, image_shape, window_output, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const MAX_POOL2D: &str = "max_pool2d";
@@ -35,6 +32,27 @@ pub struct MaxPool2d {
     pub stride_w: usize,
 }
 
+impl ShapeRule for MaxPool2d {
+    fn name(&self) -> &'static str {
+        MAX_POOL2D
+    }
+
+    /// `[channels, height, width]` -> `[channels, out_height, out_width]`.
+    ///
+    /// # Errors
+    /// [`ShapeError::Geometry`] for a zero kernel size or stride, [`ShapeError::Rank`]
+    /// unless one rank-3 input, [`ShapeError::TooSmall`] when the input can be smaller than
+    /// the window.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let x = first_input(MAX_POOL2D, self.validate(), inputs, "max_pool2d takes one input", 3)?;
+        let [c, h, w] = [&x.dims()[0], &x.dims()[1], &x.dims()[2]];
+        let oh = window_output(MAX_POOL2D, "input height", h, 0, self.kernel_h, self.stride_h)?;
+        let ow = window_output(MAX_POOL2D, "input width", w, 0, self.kernel_w, self.stride_w)?;
+        image_shape(MAX_POOL2D, c.clone(), oh, ow)
+    }
+    layout_facts!(Layout::ChannelFirst);
+}
+
 impl MaxPool2d {
     /// A `kernel = (kernel_h, kernel_w)` window with the stride equal to the kernel
     /// (PyTorch's default: non-overlapping windows).
@@ -49,19 +67,6 @@ impl MaxPool2d {
         self
     }
 
-    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
-        if self.kernel_h == 0 || self.kernel_w == 0 {
-            return Err(ShapeError::Geometry {
-                op: MAX_POOL2D,
-                reason: "kernel sizes must be >= 1",
-            });
-        }
-        if self.stride_h == 0 || self.stride_w == 0 {
-            return Err(ShapeError::Geometry { op: MAX_POOL2D, reason: "strides must be >= 1" });
-        }
-        Ok(())
-    }
-
     /// Runs the pool: `input` channel-first `[channels, height, width]`, `output`
     /// `[channels, out_height, out_width]` (overwritten).
     ///
@@ -74,49 +79,24 @@ impl MaxPool2d {
         input: &TensorView<'_>,
         output: &mut TensorViewMut<'_>,
     ) -> Result<(), Error> {
-        check_input_layout(MAX_POOL2D, input, Layout::ChannelFirst)?;
-        let out = self.output_shape(&[*input.shape()])?;
-        let cf = Layout::ChannelFirst;
-        expect_layout(MAX_POOL2D, output.layout(), cf, layout_name(cf))?;
-        expect_rank(MAX_POOL2D, 1, output.shape(), &[3], "3")?;
-        let what = ["channels", "output height", "output width"];
-        for (axis, (what, want)) in what.into_iter().zip(out.dims()).enumerate() {
-            expect_dim(MAX_POOL2D, 1, output.shape(), axis, what, want)?;
-        }
+        check_channel_first(self, input, output, &["channels", "output height", "output width"])?;
         let [c, h, w] = [input.dims()[0], input.dims()[1], input.dims()[2]];
         let (kernel, stride) = ((self.kernel_h, self.kernel_w), (self.stride_h, self.stride_w));
         let g = PoolGeometry { channels: c, height: h, width: w, kernel, stride };
         B::max_pool2d(input.data(), g, output.data_mut());
         Ok(())
     }
-}
 
-impl ShapeRule for MaxPool2d {
-    fn name(&self) -> &'static str {
-        MAX_POOL2D
-    }
-
-    /// `[channels, height, width]` -> `[channels, out_height, out_width]`.
-    ///
-    /// # Errors
-    /// [`ShapeError::Geometry`] for a zero kernel size or stride, [`ShapeError::Rank`]
-    /// unless one rank-3 input, [`ShapeError::TooSmall`] when the input can be smaller than
-    /// the window.
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        self.validate()?;
-        let x = inputs
-            .first()
-            .ok_or(ShapeError::Geometry { op: MAX_POOL2D, reason: "max_pool2d takes one input" })?;
-        expect_rank(MAX_POOL2D, 0, x, &[3], "3")?;
-        let [c, h, w] = [&x.dims()[0], &x.dims()[1], &x.dims()[2]];
-        let oh = window_output(MAX_POOL2D, "input height", h, 0, self.kernel_h, self.stride_h)?;
-        let ow = window_output(MAX_POOL2D, "input width", w, 0, self.kernel_w, self.stride_w)?;
-        image_shape(MAX_POOL2D, c.clone(), oh, ow)
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
+    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        if self.kernel_h == 0 || self.kernel_w == 0 {
+            return Err(ShapeError::Geometry {
+                op: MAX_POOL2D,
+                reason: "kernel sizes must be >= 1",
+            });
+        }
+        if self.stride_h == 0 || self.stride_w == 0 {
+            return Err(ShapeError::Geometry { op: MAX_POOL2D, reason: "strides must be >= 1" });
+        }
+        Ok(())
     }
 }

@@ -88,12 +88,7 @@ impl ShapeRule for QuantLinearGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.linear().output_shape_as(OP, inputs)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor);
 }
 
 /// The geometry of a [`BlockQ8Linear`] layer: feature counts and whether it has a bias.
@@ -158,12 +153,7 @@ impl ShapeRule for BlockQ8LinearGeometry {
         self.validate()?;
         self.linear().output_shape_as(BLOCK_OP, inputs)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor);
 }
 
 /// `out_features * in_features`, checked for overflow.
@@ -339,15 +329,11 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         Ok(Self { geometry, weight: packed, scale, offset, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> QuantLinearGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`crate::kernels::quant::pack_i8`] layout).
-    pub fn packed_weight(&self) -> &[i8] {
-        self.weight.as_ref()
-    }
+    weight_accessors!(
+        QuantLinearGeometry,
+        weight: [i8], "The packed weights ([`crate::kernels::quant::pack_i8`] layout).",
+        bias, "The bias (`[out_features]`), if any."
+    );
 
     /// The per-tensor scale.
     pub fn scale(&self) -> f32 {
@@ -357,11 +343,6 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
     /// The per-tensor offset.
     pub fn offset(&self) -> f32 {
         self.offset
-    }
-
-    /// The bias (`[out_features]`), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
     }
 
     /// [`QuantLinear::run_with`] with the default options (single rows widen: exact
@@ -536,24 +517,15 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         Ok(Self { geometry, weight: packed, scales: packed_scales, bias })
     }
 
-    /// The geometry.
-    pub fn geometry(&self) -> BlockQ8LinearGeometry {
-        self.geometry
-    }
-
-    /// The packed weights ([`crate::kernels::quant::pack_i8`] layout).
-    pub fn packed_weight(&self) -> &[i8] {
-        self.weight.as_ref()
-    }
+    weight_accessors!(
+        BlockQ8LinearGeometry,
+        weight: [i8], "The packed weights ([`crate::kernels::quant::pack_i8`] layout).",
+        bias, "The bias (`[out_features]`), if any."
+    );
 
     /// The packed block scales ([`crate::kernels::quant::pack_block_scales`] layout).
     pub fn packed_scales(&self) -> &[f32] {
         self.scales.as_ref()
-    }
-
-    /// The bias (`[out_features]`), if any.
-    pub fn bias(&self) -> Option<&[f32]> {
-        self.bias.as_ref().map(AsRef::as_ref)
     }
 
     /// `output = input · W^T + bias` with `W[j, k] = q[j, k] * scale[j, k / 32]`, backend

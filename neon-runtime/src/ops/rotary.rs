@@ -14,9 +14,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
 use crate::kernels::Backend;
-use crate::ops::{
-    check_output, expect_layout, expect_rank, head_dim, layout_name, InPlace, ShapeRule,
-};
+use crate::ops::{check_output, expect_layout, expect_rank, head_dim, layout_name, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "rotary";
@@ -86,15 +84,7 @@ impl ShapeRule for RotaryGeometry {
         }
         Ok(x.clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::FrameMajor)
-    }
+    layout_facts!(Layout::FrameMajor, in_place);
 }
 
 /// Prepared rotary embedding: the geometry and its frequency table

@@ -57,6 +57,25 @@ fn check_views(
     Ok(())
 }
 
+/// The two inputs of a rule on two sequences in `layout`: both rank 2, the second with the
+/// first's channel count (`missing`: the [`ShapeError::Geometry`] reason when there are not
+/// exactly two).
+fn two_sequences<'a, D: Dim>(
+    op: &'static str,
+    layout: Layout,
+    inputs: &'a [Shape<D>],
+    missing: &'static str,
+) -> Result<(&'a Shape<D>, &'a Shape<D>), ShapeError<D>> {
+    let [a, b] = inputs else {
+        return Err(ShapeError::Geometry { op, reason: missing });
+    };
+    expect_rank(op, 0, a, &[2], "2")?;
+    expect_rank(op, 1, b, &[2], "2")?;
+    let (channels, _) = seq(layout, a);
+    expect_dim(op, 1, b, 1 - frames_axis(layout), "channels", &channels)?;
+    Ok((a, b))
+}
+
 /// Concatenation of two sequences along frames: `[C, Ta] ++ [C, Tb] -> [C, Ta + Tb]`
 /// (channel-first) or `[Ta, C] ++ [Tb, C] -> [Ta + Tb, C]` (frame-major).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,23 +96,11 @@ impl ShapeRule for ConcatFrames {
     /// channel counts differ.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        let [a, b] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "concat_frames takes two inputs" });
-        };
-        expect_rank(op, 0, a, &[2], "2")?;
-        expect_rank(op, 1, b, &[2], "2")?;
-        let (ca, ta) = seq(self.layout, a);
-        let ch_axis = 1 - frames_axis(self.layout);
-        expect_dim(op, 1, b, ch_axis, "channels", &ca)?;
-        let (_, tb) = seq(self.layout, b);
+        let (a, b) = two_sequences(op, self.layout, inputs, "concat_frames takes two inputs")?;
+        let ((ca, ta), (_, tb)) = (seq(self.layout, a), seq(self.layout, b));
         make(op, self.layout, ca, ta.add(&tb))
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl ConcatFrames {
@@ -170,12 +177,7 @@ impl ShapeRule for LastFrames {
         }
         make(op, self.layout, c, D::constant(self.frames))
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl LastFrames {
@@ -227,24 +229,13 @@ impl ShapeRule for WriteFrames {
     /// channel counts differ.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        let [s, x] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "write_frames takes two inputs" });
-        };
-        expect_rank(op, 0, s, &[2], "2")?;
-        expect_rank(op, 1, x, &[2], "2")?;
-        let (c, _) = seq(self.layout, s);
-        expect_dim(op, 1, x, 1 - frames_axis(self.layout), "channels", &c)?;
-        Ok(s.clone())
+        let (state, _) = two_sequences(op, self.layout, inputs, "write_frames takes two inputs")?;
+        Ok(state.clone())
     }
     fn in_place(&self) -> InPlace {
         InPlace::Always
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(self.layout)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(self.layout)
-    }
+    layout_facts!(self.layout);
 }
 
 impl WriteFrames {

@@ -9,8 +9,8 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::{check_unary, expect_arity, expect_rank, InPlace, ShapeRule};
-use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+use crate::ops::{expect_arity, expect_rank, ShapeRule};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// Softmax over the last axis (numerically stable: rows are shifted by their maximum).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,15 +25,7 @@ impl ShapeRule for Softmax {
         expect_rank(self.name(), 0, &inputs[0], &[1, 2, 3, 4], "1 to 4")?;
         Ok(inputs[0].clone())
     }
-    fn in_place(&self) -> InPlace {
-        InPlace::Allowed
-    }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        None
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        None
-    }
+    layout_facts!(any, in_place);
 }
 
 /// `(rows, cols)` of a shape: cols = last axis, rows = product of the others.
@@ -44,31 +36,25 @@ fn rows_cols(shape: &Shape) -> (usize, usize) {
 }
 
 impl Softmax {
-    /// `output = softmax(input)` over the last axis.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the output shape differs from the input's (argument 1);
-    /// [`Error::Layout`] when the layouts differ.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        check_unary(self, input, output)?;
-        let (rows, cols) = rows_cols(input.shape());
-        B::softmax_to(input.data(), output.data_mut(), rows, cols);
-        Ok(())
-    }
-
-    /// Softmax over the last axis, in place.
-    ///
-    /// # Errors
-    /// None today (every valid view is accepted); the `Result` keeps the operator interface
-    /// uniform.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.output_shape(&[*x.shape()])?;
-        let (rows, cols) = rows_cols(x.shape());
-        B::softmax(x.data_mut(), rows, cols);
-        Ok(())
+    unary_runs! {
+        self;
+        /// `output = softmax(input)` over the last axis.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the output shape differs from the input's (argument 1);
+        /// [`Error::Layout`] when the layouts differ.
+        run(input, output) => {
+            let (rows, cols) = rows_cols(input.shape());
+            B::softmax_to(input.data(), output.data_mut(), rows, cols)
+        };
+        /// Softmax over the last axis, in place.
+        ///
+        /// # Errors
+        /// None today (every valid view is accepted); the `Result` keeps the operator interface
+        /// uniform.
+        run_in_place(x) => {
+            let (rows, cols) = rows_cols(x.shape());
+            B::softmax(x.data_mut(), rows, cols)
+        };
     }
 }

@@ -41,6 +41,60 @@ pub fn tail_sizes() -> impl Iterator<Item = usize> {
     (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])
 }
 
+/// Sampled (m, n, k) covering every size 1..=33 of each dimension: each dimension sweeps
+/// 1..=33 while the other two cycle through sizes that hit other tails; with `diagonal`,
+/// each step also adds the cube diagonal `(t, t, t)`.
+pub fn tail_shapes(diagonal: bool) -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for t in 1..=33 {
+        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
+        v.extend([(t, u, w), (u, t, w), (w, u, t)]);
+        if diagonal {
+            v.push((t, t, t));
+        }
+    }
+    v
+}
+
+/// Fully connected layer shapes `(rows, in_features, out_features, bias)`: one row (the
+/// GEMV) and several, tails, a 416 -> 1664 MLP block.
+pub const LINEAR_SHAPES: [(usize, usize, usize, bool); 6] = [
+    (1, 13, 7, true),
+    (1, 416, 1664, false),
+    (2, 33, 17, false),
+    (7, 5, 13, true),
+    (37, 64, 48, true),
+    (6, 416, 100, false),
+];
+
+/// Asserts that `packed` holds `src` (`[rows, k]` row-major) in the packing routines' panel
+/// layout: `panels` panels of `width` rows, each `k` steps of `width` values,
+/// `packed[(panel * k + kk) * width + r] = src[(panel * width + r) * k + kk]`, zero past
+/// `rows`.
+pub fn assert_panels(
+    packed: &[f32],
+    src: &[f32],
+    rows: usize,
+    k: usize,
+    width: usize,
+    panels: usize,
+) {
+    assert_eq!(packed.len(), panels * width * k);
+    for panel in 0..panels {
+        for kk in 0..k {
+            for r in 0..width {
+                let row = panel * width + r;
+                let want = if row < rows { src[row * k + kk] } else { 0.0 };
+                assert_eq!(
+                    packed[(panel * k + kk) * width + r],
+                    want,
+                    "panel {panel} step {kk} row {r}"
+                );
+            }
+        }
+    }
+}
+
 /// A buffer of NaNs: every element a kernel should write is checked to be written.
 pub fn nan_vec(n: usize) -> Vec<f32> {
     vec![f32::NAN; n]
@@ -49,6 +103,30 @@ pub fn nan_vec(n: usize) -> Vec<f32> {
 /// The values as f64 (exact).
 pub fn f64s(x: &[f32]) -> Vec<f64> {
     x.iter().map(|&v| v as f64).collect()
+}
+
+/// Checks `got` against the f64 reference with the classical bound for a sum of `terms`
+/// rounded products (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
+/// `|err| <= gamma_terms * sum|terms|`, `gamma_n ~ n * u`, `u = eps / 2`. We allow
+/// `(terms + 2) * eps * sum|terms|` (twice the bound, any summation order, FMA or not) plus
+/// a tiny absolute floor for all-zero windows. Returns the largest observed error in units
+/// of `eps * sum|terms|`.
+pub fn check_sum(what: &str, got: &[f32], want: &[f64], mag: &[f64], terms: usize) -> f64 {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let eps = f32::EPSILON as f64;
+    let mut worst = 0.0f64;
+    for (i, ((&g, &w), &m)) in got.iter().zip(want).zip(mag).enumerate() {
+        let err = (g as f64 - w).abs();
+        let allowed = (terms as f64 + 2.0) * eps * m + 1e-30;
+        assert!(
+            err <= allowed,
+            "{what}: index {i}: got {g}, want {w} (err {err:e}, allowed {allowed:e})"
+        );
+        if m > 0.0 {
+            worst = worst.max(err / (eps * m));
+        }
+    }
+    worst
 }
 
 /// Transposes a row-major `[rows, cols]` matrix (a plain index-swapping reference).

@@ -5,8 +5,8 @@ use crate::common::{assert_close_f32, rng};
 use crate::problem::*;
 use neon_runtime::kernels::gemm::PACK_NR;
 use neon_runtime::kernels::quant::{
-    pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, BLOCK_K, KC,
-    MC,
+    pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantWeights,
+    BLOCK_K, KC, MC,
 };
 use neon_runtime::{Backend, Portable};
 use rand::rngs::SmallRng;
@@ -18,55 +18,61 @@ fn report<B: Backend>(what: &str, w: Worst) {
     println!("{}: {what}: {w}", B::NAME);
 }
 
-fn gemm_tensor<B: Backend>() {
-    let mut r = rng(1);
+/// The GEMM on every shape, alternating tight strides and strides padded by `pad`
+/// (`(lda, ldc)` extra), with and without bias; `block`: block-int8 weights.
+fn gemm_cases<B: Backend>(
+    seed: u64,
+    shapes: impl IntoIterator<Item = (usize, usize, usize)>,
+    pad: (usize, usize),
+    block: bool,
+    what: &str,
+) {
+    let mut r = rng(seed);
     let mut w = Worst::default();
-    for (idx, (m, n, k)) in tail_shapes().into_iter().chain(odd_shapes()).enumerate() {
-        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 3, n + 5) };
-        let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 3 != 0, false);
+    for (idx, (m, n, k)) in shapes.into_iter().enumerate() {
+        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + pad.0, n + pad.1) };
+        let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 3 != 0, block);
         w.add(check_gemm::<B>(&p));
     }
-    report::<B>("gemm per-tensor", w);
+    report::<B>(what, w);
+}
+
+/// The GEMV on every `(n, k)`, with and without bias; `block`: block-int8 weights.
+fn gemv_cases<B: Backend>(seed: u64, shapes: &[(usize, usize)], block: bool, what: &str) {
+    let mut r = rng(seed);
+    let mut w = Worst::default();
+    for (idx, &(n, k)) in shapes.iter().enumerate() {
+        w.add(check_gemv::<B>(&Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, block)));
+    }
+    report::<B>(what, w);
+}
+
+fn gemm_tensor<B: Backend>() {
+    let shapes = tail_shapes().into_iter().chain(odd_shapes());
+    gemm_cases::<B>(1, shapes, (3, 5), false, "gemm per-tensor");
 }
 
 fn gemv_tensor<B: Backend>() {
-    let mut r = rng(2);
-    let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, (t * 13) % 33 + 1)).collect();
     shapes.extend((1..=33).map(|t| ((t * 7) % 33 + 1, t)));
     shapes.extend([(13, 7), (1664, 416), (416, 1664), (3328, 416), (47, 1), (1, 255), (40, 300)]);
     shapes.extend([(48, 9), (17, 1663), (413, 417)]);
-    for (idx, &(n, k)) in shapes.iter().enumerate() {
-        w.add(check_gemv::<B>(&Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, false)));
-    }
-    report::<B>("gemv per-tensor", w);
+    gemv_cases::<B>(2, &shapes, false, "gemv per-tensor");
 }
 
 fn gemm_block<B: Backend>() {
-    let mut r = rng(3);
-    let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize, usize)> = (1..=33)
         .map(|t| (t, (t * 7) % 33 + 1, BLOCK_KS[t % 5]))
         .chain((1..=33).map(|t| ((t * 13) % 33 + 1, t, BLOCK_KS[(t + 2) % 5])))
         .collect();
     shapes.extend([(3, 1664, 416), (5, 416, 1664), (MC + 3, 40, KC + 64), (1, 1, 32)]);
-    for (idx, (m, n, k)) in shapes.into_iter().enumerate() {
-        let (lda, ldc) = if idx % 2 == 0 { (k, n) } else { (k + 1, n + 2) };
-        let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 3 != 0, true);
-        w.add(check_gemm::<B>(&p));
-    }
-    report::<B>("gemm block", w);
+    gemm_cases::<B>(3, shapes, (1, 2), true, "gemm block");
 }
 
 fn gemv_block<B: Backend>() {
-    let mut r = rng(4);
-    let mut w = Worst::default();
     let mut shapes: Vec<(usize, usize)> = (1..=33).map(|t| (t, BLOCK_KS[t % 5])).collect();
     shapes.extend([(1664, 416), (416, 1664), (3328, 416), (64, 32), (17, 640)]);
-    for (idx, &(n, k)) in shapes.iter().enumerate() {
-        w.add(check_gemv::<B>(&Problem::new(&mut r, dims(1, n, k, k, n), idx % 2 == 0, true)));
-    }
-    report::<B>("gemv block", w);
+    gemv_cases::<B>(4, &shapes, true, "gemv block");
 }
 
 /// General per-tensor parameters (an offset that is not a multiple of the scale, a
@@ -118,6 +124,9 @@ fn extreme_codes<B: Backend>() {
     }
 }
 
+/// The signature of both int8 GEMVs (`n, k, x, w, y`).
+type Gemv = fn(usize, usize, &[f32], QuantWeights<'_>, &mut [f32]);
+
 /// `k = 0`: the product is the bias (or zero); `m = 0` / `n = 0`: nothing is written. The
 /// same for the int8-activation GEMV.
 fn degenerate<B: Backend>() {
@@ -128,18 +137,15 @@ fn degenerate<B: Backend>() {
     assert_eq!(c, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
     B::gemm_i8(dims(2, 3, 0, 0, 3), &[], wts(&[], QuantFormat::Block(&[]), None), &mut c);
     assert_eq!(c, [0.0; 6]);
-    let mut y = [SENTINEL; 3];
-    B::gemv_i8(3, 0, &[], wts(&[], tensor, Some(&bias)), &mut y);
-    assert_eq!(y, bias);
-    let mut y = [SENTINEL; 3];
-    B::gemv_i8(3, 0, &[], wts(&[], QuantFormat::Block(&[]), None), &mut y);
-    assert_eq!(y, [0.0; 3]);
-    let mut y = [SENTINEL; 3];
-    B::gemv_i8_dot(3, 0, &[], wts(&[], tensor, Some(&bias)), &mut y);
-    assert_eq!(y, bias);
-    let mut y = [SENTINEL; 3];
-    B::gemv_i8_dot(3, 0, &[], wts(&[], QuantFormat::Block(&[]), None), &mut y);
-    assert_eq!(y, [0.0; 3]);
+    let gemvs: [Gemv; 2] = [B::gemv_i8, B::gemv_i8_dot];
+    for gemv in gemvs {
+        let mut y = [SENTINEL; 3];
+        gemv(3, 0, &[], wts(&[], tensor, Some(&bias)), &mut y);
+        assert_eq!(y, bias);
+        let mut y = [SENTINEL; 3];
+        gemv(3, 0, &[], wts(&[], QuantFormat::Block(&[]), None), &mut y);
+        assert_eq!(y, [0.0; 3]);
+    }
     let mut c = [SENTINEL; 2];
     let b = [0i8; PACK_NR * 4];
     let unit = QuantFormat::PerTensor { scale: 1.0, offset: 0.0 };
@@ -225,24 +231,13 @@ fn matches_portable<B: Backend>() {
             let k = if block { k.div_ceil(BLOCK_K) * BLOCK_K } else { k };
             let p = Problem::new(&mut r, dims(m, n, k, k + 1, n + 1), idx % 2 == 0, block);
             let (_, tol) = p.reference();
-            let gemv_tol = 2.0 * tol as f32;
             let (b, s) = p.packed();
-            let tol = 2.0 * tol as f32;
             let label = p.label(&format!("{} vs portable", B::NAME));
-            assert_close_f32(
-                &label,
-                &p.run_gemm::<B>(&b, &s),
-                &p.run_gemm::<Portable>(&b, &s),
-                tol,
-                0.0,
-            );
-            assert_close_f32(
-                &label,
-                &p.run_gemv::<B>(&b, &s),
-                &p.run_gemv::<Portable>(&b, &s),
-                gemv_tol,
-                0.0,
-            );
+            let gemm = (p.run_gemm::<B>(&b, &s), p.run_gemm::<Portable>(&b, &s));
+            let gemv = (p.run_gemv::<B>(&b, &s), p.run_gemv::<Portable>(&b, &s));
+            for (got, portable) in [gemm, gemv] {
+                assert_close_f32(&label, &got, &portable, 2.0 * tol as f32, 0.0);
+            }
         }
     }
 }

@@ -56,16 +56,7 @@ fn pack_layouts() {
     let s: Vec<f32> = (0..n * nb).map(|v| v as f32).collect();
     let mut ps = vec![f32::NAN; packed_block_scales_len(n, k)];
     pack_block_scales(&s, n, k, &mut ps);
-    assert_eq!(ps.len(), 2 * PACK_NR * nb);
-    for panel in 0..2 {
-        for b in 0..nb {
-            for j in 0..PACK_NR {
-                let col = panel * PACK_NR + j;
-                let want = if col < n { s[col * nb + b] } else { 0.0 };
-                assert_eq!(ps[(panel * nb + b) * PACK_NR + j], want);
-            }
-        }
-    }
+    common::assert_panels(&ps, &s, n, nb, PACK_NR, 2);
     let st: Vec<f32> = (0..nb * n).map(|i| s[(i % n) * nb + i / n]).collect();
     let mut pst = vec![f32::NAN; packed_block_scales_len(n, k)];
     pack_block_scales_transposed(&st, n, k, &mut pst);

@@ -1,7 +1,7 @@
 //! The operators `QuantLinear` and `BlockQ8Linear`: the four constructors, results against
 //! the f64 reference on every backend, shape rules, errors.
 
-use crate::common::{assert_close, rng};
+use crate::common::{assert_close, rng, LINEAR_SHAPES};
 use crate::problem::*;
 use neon_runtime::kernels::quant::{packed_block_scales_len, packed_i8_len, BLOCK_K};
 use neon_runtime::ops::linear::LinearGeometry;
@@ -41,51 +41,27 @@ fn check_run(
     }
 }
 
-const SHAPES: [(usize, usize, usize, bool); 7] = [
-    (1, 13, 7, true),
-    (1, 416, 1664, false),
-    (2, 33, 17, false),
-    (7, 5, 13, true),
-    (37, 64, 48, true),
-    (6, 416, 100, false),
-    (3, 1664, 416, true),
-];
+/// The f32 linear layer's shapes, and a 1664 -> 416 projection of 3 rows with a bias.
+fn shapes() -> impl Iterator<Item = (usize, usize, usize, bool)> {
+    LINEAR_SHAPES.into_iter().chain([(3, 1664, 416, true)])
+}
 
 fn quant_linear<B: Backend>() {
     let mut r = rng(20);
-    for &(rows, k, n, bias) in &SHAPES {
+    for (rows, k, n, bias) in shapes() {
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, false);
         let Format::Tensor { scale, offset } = p.format else { unreachable!() };
         let b = p.bias.clone();
-        let by_value =
-            QuantLinear::new(qg(k, n, b.clone().is_some()), p.q.clone(), scale, offset, b.clone())
-                .unwrap();
-        let by_slice = QuantLinear::from_slice(
-            qg(k, n, b.as_deref().is_some()),
-            &p.q,
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let geometry = qg(k, n, b.is_some());
+        let by_value = QuantLinear::new(geometry, p.q.clone(), scale, offset, b.clone()).unwrap();
+        let by_slice =
+            QuantLinear::from_slice(geometry, &p.q, scale, offset, b.as_deref()).unwrap();
         let qt = transpose(&p.q, n, k);
-        let by_in_out = QuantLinear::from_in_out(
-            qg(k, n, b.as_deref().is_some()),
-            &qt,
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_in_out =
+            QuantLinear::from_in_out(geometry, &qt, scale, offset, b.as_deref()).unwrap();
         let (packed, _) = p.packed();
-        let by_packed = QuantLinear::from_packed(
-            qg(k, n, b.as_deref().is_some()),
-            &packed[..],
-            scale,
-            offset,
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_packed =
+            QuantLinear::from_packed(geometry, &packed[..], scale, offset, b.as_deref()).unwrap();
         // The four constructors give the same operator.
         for op in [&by_slice, &by_in_out] {
             assert_eq!(op.packed_weight(), by_value.packed_weight());
@@ -106,29 +82,20 @@ fn quant_linear<B: Backend>() {
 
 fn block_q8_linear<B: Backend>() {
     let mut r = rng(21);
-    for &(rows, k, n, bias) in &SHAPES {
+    for (rows, k, n, bias) in shapes() {
         let k = k.div_ceil(BLOCK_K) * BLOCK_K;
         let p = Problem::new(&mut r, dims(rows, n, k, k, n), bias, true);
         let Format::Block(s) = &p.format else { unreachable!() };
         let b = p.bias.clone();
-        let by_value =
-            BlockQ8Linear::new(bg(k, n, b.clone().is_some()), p.q.clone(), s.clone(), b.clone())
-                .unwrap();
-        let by_slice =
-            BlockQ8Linear::from_slice(bg(k, n, b.as_deref().is_some()), &p.q, s, b.as_deref())
-                .unwrap();
+        let geometry = bg(k, n, b.is_some());
+        let by_value = BlockQ8Linear::new(geometry, p.q.clone(), s.clone(), b.clone()).unwrap();
+        let by_slice = BlockQ8Linear::from_slice(geometry, &p.q, s, b.as_deref()).unwrap();
         let (qt, st) = (transpose(&p.q, n, k), transpose(s, n, k / BLOCK_K));
-        let by_in_out =
-            BlockQ8Linear::from_in_out(bg(k, n, b.as_deref().is_some()), &qt, &st, b.as_deref())
-                .unwrap();
+        let by_in_out = BlockQ8Linear::from_in_out(geometry, &qt, &st, b.as_deref()).unwrap();
         let (packed, packed_scales) = p.packed();
-        let by_packed = BlockQ8Linear::from_packed(
-            bg(k, n, b.as_deref().is_some()),
-            &packed[..],
-            &packed_scales[..],
-            b.as_deref(),
-        )
-        .unwrap();
+        let by_packed =
+            BlockQ8Linear::from_packed(geometry, &packed[..], &packed_scales[..], b.as_deref())
+                .unwrap();
         for op in [&by_slice, &by_in_out] {
             assert_eq!(op.packed_weight(), by_value.packed_weight());
             assert_eq!(op.packed_scales(), by_value.packed_scales());

@@ -264,16 +264,9 @@ pub(crate) fn quantisation_bound(p: &Problem) -> f64 {
     1.01 * worst
 }
 
-/// Sampled (m, n, k) covering every size 1..=33 of each dimension.
+/// [`crate::common::tail_shapes`], without the diagonal.
 pub(crate) fn tail_shapes() -> Vec<(usize, usize, usize)> {
-    let mut v = Vec::new();
-    for t in 1..=33 {
-        let (u, w) = ((t * 7) % 33 + 1, (t * 13) % 33 + 1);
-        v.push((t, u, w));
-        v.push((u, t, w));
-        v.push((w, u, t));
-    }
-    v
+    crate::common::tail_shapes(false)
 }
 
 /// Odd GEMM shapes: primes, one off the tiles, the Moonshine MLP (few rows), `m` across
