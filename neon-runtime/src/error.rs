@@ -95,6 +95,30 @@ impl<D: Dim> fmt::Display for ShapeError<D> {
     }
 }
 
+/// Why a worker team (`team::Team`, feature `std`) could not start or finish a dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TeamError {
+    /// A team needs at least one member.
+    NoThreads,
+    /// The operating system refused to start a worker thread.
+    Spawn,
+    /// A task panicked; the dispatch ran its other tasks and the team stays usable.
+    Panicked,
+    /// A task tried to dispatch on the team that runs it.
+    Nested,
+}
+
+impl fmt::Display for TeamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TeamError::NoThreads => "a worker team needs at least one thread",
+            TeamError::Spawn => "the operating system refused to start a worker thread",
+            TeamError::Panicked => "a task of the worker team panicked",
+            TeamError::Nested => "a task dispatched on the worker team that runs it",
+        })
+    }
+}
+
 /// Run-time error of the runtime: bad lengths, shapes or geometry. Never a panic.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
@@ -137,6 +161,8 @@ pub enum Error {
         /// The weight's name in the plan.
         name: &'static str,
     },
+    /// A worker team could not run a dispatch.
+    Team(TeamError),
 }
 
 impl From<ShapeError<usize>> for Error {
@@ -160,6 +186,7 @@ impl fmt::Display for Error {
             Error::Weight { name } => {
                 write!(f, "weight `{name}` does not have the geometry the plan was compiled for")
             }
+            Error::Team(e) => fmt::Display::fmt(e, f),
         }
     }
 }

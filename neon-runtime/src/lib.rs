@@ -25,7 +25,7 @@
 //! ## Features
 //! - `alloc`: operator constructors that pack weights into owned `Vec`s, the planner
 //!   (`plan`).
-//! - `std` (implies `alloc`): run-time CPU feature detection.
+//! - `std` (implies `alloc`): run-time CPU feature detection, the worker team (`team`).
 //! - `neon`: the NEON backend; it only exists on `target_arch = "aarch64"`.
 #![no_std]
 #![warn(missing_docs)]
@@ -42,11 +42,13 @@ pub mod kernels;
 pub mod ops;
 #[cfg(feature = "alloc")]
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod team;
 pub mod tensor;
 pub mod workspace;
 
 pub use dim::Dim;
-pub use error::{Error, ShapeError};
+pub use error::{Error, ShapeError, TeamError};
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use kernels::Neon;
 pub use kernels::{
@@ -54,4 +56,6 @@ pub use kernels::{
     X86,
 };
 pub use ops::RunOptions;
+#[cfg(feature = "std")]
+pub use team::{Team, TeamOptions};
 pub use tensor::{IndexView, Layout, Shape, TensorView, TensorViewMut, MAX_RANK};
