@@ -7,9 +7,9 @@
 //! provided (portable) hooks run. Each override first asserts that the CPU has level `I`
 //! ([`X86::require`]), then runs that level's kernel (`I::LEVEL` is a constant: the match
 //! folds). The packed-A product (segmented `B` in [`super::BRows`], the
-//! [`super::Epilogue`] fused into the tile's registers in the `vmaxps` form of `VecEpilogue`) runs one set of tiles per
-//! level for contiguous and segmented operands alike, so both give the same bits on the same
-//! level. Tile shapes, register budgets and measured speeds: the module documentation of
+//! [`super::Epilogue`] fused into the tile's registers in the `vmaxps` form of
+//! `VecEpilogue`) runs one set of tiles per level for contiguous and segmented operands
+//! alike, so both give the same bits on the same level. Tile shapes, register budgets and measured speeds: the module documentation of
 //! [`gemm`](super).
 
 use super::GemmKernels;
