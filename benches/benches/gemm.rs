@@ -14,7 +14,7 @@ use criterion::measurement::WallTime;
 use criterion::{
     black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
 };
-use neon_benches::data;
+use neon_benches::{data, Aligned};
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use neon_runtime::kernels::GemmKernels;
 
@@ -180,14 +180,14 @@ const CNN_SHAPES: [(usize, usize, usize); 5] =
 struct Cnn {
     shape: (usize, usize, usize),
     pa: Vec<f32>,
-    b: Vec<f32>,
+    b: Aligned,
     bias: Vec<f32>,
 }
 
 /// `<label>_packed_a/<shape>` on backend `B`.
 fn cnn<B: GemmKernels>(g: &mut BenchmarkGroup<'_, WallTime>, label: &str, d: &Cnn) {
     let (m, n, k) = d.shape;
-    let mut c = vec![0.0; m * n];
+    let mut c = Aligned::zeros(m * n);
     g.bench_function(format!("{label}_packed_a/{m}x{n}x{k}"), |bch| {
         let ga = GemmA::contiguous(m, n, k, n, n);
         bch.iter(|| B::gemm_packed_a(ga, &d.pa, black_box(&d.b), Some(&d.bias), &mut c))
@@ -200,7 +200,7 @@ fn bench_cnn(cr: &mut Criterion) {
         let (w, b, bias) = (data(m * k, 1), data(k * n, 2), data(m, 3));
         let mut pa = vec![0.0; packed_a_len(m, k)];
         pack_a(&w, m, k, &mut pa);
-        let d = Cnn { shape: (m, n, k), pa, b, bias };
+        let d = Cnn { shape: (m, n, k), pa, b: Aligned::from_slice(&b), bias };
         let mut c = vec![0.0; m * n];
         g.throughput(Throughput::Elements((2 * m * n * k) as u64));
         each_backend!(cnn, &mut g, &d);

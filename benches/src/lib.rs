@@ -112,3 +112,41 @@ pub fn wav_i16(bytes: &[u8]) -> Vec<i16> {
     }
     panic!("no data chunk");
 }
+
+/// A zero-initialised `[f32]` of `len` values that starts on a 64-byte boundary (a cache
+/// line, one AVX-512 vector), so a benchmark's timing does not depend on where the heap
+/// happens to place its buffers (an unaligned vector load or store splits two lines).
+pub struct Aligned {
+    buf: Vec<f32>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    /// `len` zeros, 64-byte aligned.
+    pub fn zeros(len: usize) -> Self {
+        let buf = vec![0.0; len + 16];
+        let off = buf.as_ptr().align_offset(64);
+        Aligned { buf, off, len }
+    }
+
+    /// A 64-byte aligned copy of `values`.
+    pub fn from_slice(values: &[f32]) -> Self {
+        let mut a = Self::zeros(values.len());
+        a.copy_from_slice(values);
+        a
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        &self.buf[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [f32] {
+        &mut self.buf[self.off..self.off + self.len]
+    }
+}
