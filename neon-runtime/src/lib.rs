@@ -52,8 +52,8 @@ pub use error::{Error, ShapeError, TeamError};
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use kernels::Neon;
 pub use kernels::{
-    Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Portable, WithBackend, X86Isa,
-    X86,
+    Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Parallel, Portable, Serial,
+    WithBackend, X86Isa, X86,
 };
 pub use ops::RunOptions;
 #[cfg(feature = "std")]

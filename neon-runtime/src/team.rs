@@ -307,3 +307,13 @@ impl Drop for Team {
         }
     }
 }
+
+impl crate::kernels::Parallel for Team {
+    fn workers(&self) -> usize {
+        self.threads()
+    }
+
+    fn dispatch(&self, tasks: usize, f: &(dyn Fn(usize, usize) + Sync)) -> Result<(), Error> {
+        self.run(tasks, f)
+    }
+}

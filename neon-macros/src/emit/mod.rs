@@ -329,7 +329,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
                 let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
-                quote!(weights.#f.run::<B>(#x, #out_view, #scr)?;)
+                quote!(weights.#f.run_with::<B>(#x, #out_view, #scr, options)?;)
             }
             Op::MaxPool2d(_) => {
                 let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
@@ -341,12 +341,12 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(0);
                 quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
             }
-            Op::DepthwiseConv1d(_)
-            | Op::Linear(_)
-            | Op::BlockQ8Linear(_)
-            | Op::LayerNorm(_)
-            | Op::RmsNorm(_)
-            | Op::GroupNorm(_) => {
+            Op::DepthwiseConv1d(_) | Op::Linear(_) | Op::BlockQ8Linear(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
+            }
+            Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
                 quote!(weights.#f.run::<B>(#x, #out_view)?;)
@@ -404,7 +404,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let (q, k, v) = (view(0), view(1), view(2));
                 let kd = dims_ident(c, s.inputs[1]);
                 let len = len.as_ref().map_or_else(|| quote!(#kd[0]), |n| quote!(#n));
-                quote!(#unit.run::<B>(#q, #k, #v, #out_view, #len)?;)
+                quote!(#unit.run_with::<B>((#q, #k, #v), #out_view, #len, options)?;)
             }
             Op::PerChannel(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
@@ -456,10 +456,22 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         " Runs the plan with backend `B` and the default options: [`{name}::run_with`] with `RunOptions::new()`."
     );
     let run_with_doc = format!(
-        " Runs the plan with backend `B` and `options`. Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+        " Runs the plan with backend `B` and `options` (the int8 path of `i8` linear layers; the execution context, e.g. a worker team, of linear, conv and attention steps: the same bits for any context). Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
     );
-    // Only int8 layers read an option today; other plans take it for a uniform signature.
-    let options = if has_int8 { format_ident!("options") } else { format_ident!("_options") };
+    // Plans without an operator that reads an option take it for a uniform signature.
+    let reads_options = c.steps.iter().any(|s| {
+        matches!(
+            s.op,
+            Op::Conv1d(_)
+                | Op::Conv2d(_)
+                | Op::QuantLinear(_)
+                | Op::BlockQ8Linear(_)
+                | Op::DepthwiseConv1d(_)
+                | Op::Linear(_)
+                | Op::Attention(..)
+        )
+    });
+    let options = if reads_options { format_ident!("options") } else { format_ident!("_options") };
     let tensor_args: Vec<&Ident> = [Role::Input, Role::Output, Role::State]
         .iter()
         .flat_map(|role| c.tensors.iter().filter(move |t| t.role == *role).map(|t| &t.name))
@@ -539,7 +551,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 #(#dim_params,)*
                 #(#scalar_params,)*
                 workspace: &mut #ws_name,
-                #options: #krate::RunOptions,
+                #options: #krate::RunOptions<'_>,
             ) -> ::core::result::Result<(), #krate::Error> {
                 #(#dim_checks)*
                 #(#len_checks)*

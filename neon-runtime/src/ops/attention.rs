@@ -19,7 +19,9 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::attention::AttentionGeometry;
 use crate::kernels::norm::sqrt_f32;
 use crate::kernels::Backend;
-use crate::ops::{expect_dim, expect_layout, expect_rank, expect_shape, head_dim, ShapeRule};
+use crate::ops::{
+    expect_dim, expect_layout, expect_rank, expect_shape, head_dim, RunOptions, ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "attention";
@@ -73,6 +75,21 @@ impl Attention {
         out: &mut TensorViewMut<'_>,
         len: usize,
     ) -> Result<(), Error> {
+        self.run_with::<B>((q, k, v), out, len, RunOptions::new())
+    }
+
+    /// [`Attention::run`] with `options`: blocks of query rows run on
+    /// `options.parallel()` (the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Attention::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        (q, k, v): (&TensorView<'_>, &TensorView<'_>, &TensorView<'_>),
+        out: &mut TensorViewMut<'_>,
+        len: usize,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let shape = self.output_shape(&[*q.shape(), *k.shape(), *v.shape()])?;
         let fm = Layout::FrameMajor;
         for layout in [q.layout(), k.layout(), v.layout(), out.layout()] {
@@ -96,8 +113,7 @@ impl Attention {
             scale,
             causal: self.causal,
         };
-        B::attention(qd, kd, vd, out.data_mut(), g);
-        Ok(())
+        B::attention_in(options.parallel(), (qd, kd, vd), out.data_mut(), g)
     }
 }
 

@@ -48,7 +48,7 @@ use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, Ge
 use crate::kernels::Backend;
 use crate::ops::{
     check_bias_len, check_input_layout, check_len, expect_dim, expect_named_shape, first_input,
-    ShapeRule,
+    RunOptions, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -445,6 +445,23 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         output: &mut TensorViewMut<'_>,
         scratch: &mut [f32],
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, scratch, RunOptions::new())
+    }
+
+    /// [`Conv1d::run`] with `options`: each GEMM (per group, per im2col tile) runs its
+    /// blocks of output rows on `options.parallel()`; the im2col copy stays on the calling
+    /// thread, so the scratch is the same for any context, and so are the bits.
+    ///
+    /// # Errors
+    /// As [`Conv1d::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+        scratch: &mut [f32],
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
+        let par = options.parallel();
         let g = &self.geometry;
         check_input_layout(CONV1D, input, Layout::ChannelFirst)?;
         let out_shape = g.output_shape(&[*input.shape()])?;
@@ -477,7 +494,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                 // The input rows are the GEMM's B operand `[cin, frames]` (ldb = frames).
                 let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
                 let ga = GemmA::contiguous(cout, out_frames, k, frames, out_frames);
-                B::gemm_packed_a(ga, wg, xg, bias, yg);
+                B::gemm_packed_a_in(par, ga, wg, xg, bias, yg)?;
                 continue;
             }
             for n0 in (0..out_frames).step_by(tile) {
@@ -489,13 +506,8 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                         // y[(grp * cout + i) * out_frames + n0 + j].
                         B::im2col_channel_first(xg, window, n0, nt, col);
                         let yg = &mut y[grp * cout * out_frames + n0..];
-                        B::gemm_packed_a(
-                            GemmA::contiguous(cout, nt, k, nt, out_frames),
-                            wg,
-                            col,
-                            bias,
-                            yg,
-                        );
+                        let ga = GemmA::contiguous(cout, nt, k, nt, out_frames);
+                        B::gemm_packed_a_in(par, ga, wg, col, bias, yg)?;
                     }
                     Layout::FrameMajor => {
                         // Rows n0..n0 + nt, the group's column block: C[i, j] at
@@ -503,7 +515,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                         B::im2col_frame_major(xg, window, n0, nt, col);
                         let yg = &mut y[n0 * g.out_channels + grp * cout..];
                         let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
-                        B::gemm_packed_b(gb, col, wg, bias, yg);
+                        B::gemm_packed_b_in(par, gb, col, wg, bias, yg)?;
                     }
                 }
             }
@@ -673,6 +685,21 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         input: &TensorView<'_>,
         output: &mut TensorViewMut<'_>,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`DepthwiseConv1d::run`] with `options`: blocks of channels run on
+    /// `options.parallel()` (the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`DepthwiseConv1d::run`], and the context's error ([`Error::Team`]) after the
+    /// checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let g = &self.geometry;
         check_input_layout(DEPTHWISE, input, Layout::ChannelFirst)?;
         let out_shape = g.output_shape(&[*input.shape()])?;
@@ -681,7 +708,7 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
         let window = g.window().rows(g.channels, frames);
         let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
-        B::depthwise_conv1d(x, window, w, self.bias(), out_frames, y);
-        Ok(())
+        let par = options.parallel();
+        B::depthwise_conv1d_in(par, (x, window), (w, self.bias()), out_frames, y)
     }
 }

@@ -67,7 +67,8 @@ use crate::kernels::conv2d::{RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_channel_first, check_len, expect_dim, first_input, image_shape, window_output, ShapeRule,
+    check_channel_first, check_len, expect_dim, first_input, image_shape, window_output,
+    RunOptions, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -402,6 +403,24 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         output: &mut TensorViewMut<'_>,
         scratch: &mut [f32],
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, scratch, RunOptions::new())
+    }
+
+    /// [`Conv2d::run`] with `options`: each GEMM (per tile of pixels) and the direct
+    /// kernel run their blocks of output channels on `options.parallel()`; the im2col copy
+    /// stays on the calling thread, so the scratch is the same for any context, and so are
+    /// the bits.
+    ///
+    /// # Errors
+    /// As [`Conv2d::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+        scratch: &mut [f32],
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
+        let par = options.parallel();
         let g = &self.geometry;
         let what = ["output channels", "output height", "output width"];
         let out_shape = check_channel_first(g, input, output, &what)?;
@@ -430,7 +449,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
             for p0 in (0..pixels).step_by(tile) {
                 let nt = tile.min(pixels - p0);
                 let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
-                B::gemm_packed_a(ga, a, &x[p0..], bias, &mut y[p0..]);
+                B::gemm_packed_a_in(par, ga, a, &x[p0..], bias, &mut y[p0..])?;
             }
             return Ok(());
         }
@@ -449,7 +468,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
                 kernel_w: g.kernel_w,
                 pad_left: g.pad_left,
             };
-            if B::conv_rows(a, rc, x, bias, epilogue, y) {
+            if B::conv_rows_in(par, (a, rc), x, (bias, epilogue), y)? {
                 return Ok(());
             }
         }
@@ -472,7 +491,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
             B::im2col_2d(x, window, p0, nt, col);
             let rows = BRows::contiguous(k, nt);
             let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
-            B::gemm_packed_a(ga, a, col, bias, &mut y[p0..]);
+            B::gemm_packed_a_in(par, ga, a, col, bias, &mut y[p0..])?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_len, expect_dim, expect_named_shape, expect_rank, ShapeRule};
+use super::{check_len, expect_dim, expect_named_shape, expect_rank, RunOptions, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{packed_b_len, GemmB};
@@ -253,20 +253,28 @@ impl<S: AsRef<[f32]>> Linear<S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`Linear::run`] with `options`: the product runs on `options.parallel()` (rows of
+    /// the GEMM, pairs of output panels of the GEMV; the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Linear::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let rows = self.geometry.check_run(OP, input, output)?;
         let (k, n) = (self.geometry.in_features, self.geometry.out_features);
         let (w, bias) = (self.weight.as_ref(), self.bias());
+        let (x, y, par) = (input.data(), output.data_mut(), options.parallel());
         if rows == 1 {
-            B::gemv_packed_b(n, k, input.data(), w, bias, output.data_mut());
+            B::gemv_packed_b_in(par, (n, k), x, w, bias, y)
         } else {
-            B::gemm_packed_b(
-                GemmB::contiguous(rows, n, k),
-                input.data(),
-                w,
-                bias,
-                output.data_mut(),
-            );
+            B::gemm_packed_b_in(par, GemmB::contiguous(rows, n, k), x, w, bias, y)
         }
-        Ok(())
     }
 }

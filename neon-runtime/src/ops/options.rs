@@ -6,7 +6,10 @@
 //! [`RunOptions::new`]), and so do the plans `neon_plan!` generates, which hand the options
 //! to every such operator.
 
+use core::fmt;
+
 use super::quant::QuantPath;
+use crate::kernels::{Parallel, Serial};
 
 /// Per-call options of operators and generated plans.
 ///
@@ -20,16 +23,36 @@ use super::quant::QuantPath;
 /// const DOT: RunOptions = RunOptions::new().with_int8_path(QuantPath::Dot);
 /// assert_eq!(DOT.int8_path(), QuantPath::Dot);
 /// assert_eq!(RunOptions::default().int8_path(), QuantPath::Widening);
+/// assert_eq!(DOT.parallel().workers(), 1);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunOptions {
+///
+/// The execution context ([`with_parallel`](Self::with_parallel), e.g. a borrowed
+/// [`Team`](crate::team::Team)) is what the lifetime `'p` is for; the defaults run serially
+/// and are `RunOptions<'static>`.
+#[derive(Clone, Copy)]
+pub struct RunOptions<'p> {
     int8_path: QuantPath,
+    parallel: &'p dyn Parallel,
 }
 
-impl RunOptions {
-    /// The defaults: [`QuantPath::Widening`].
+impl RunOptions<'static> {
+    /// The defaults: [`QuantPath::Widening`], [`Serial`].
     pub const fn new() -> Self {
-        RunOptions { int8_path: QuantPath::Widening }
+        RunOptions { int8_path: QuantPath::Widening, parallel: &Serial }
+    }
+}
+
+impl<'p> RunOptions<'p> {
+    /// These options with the kernels of the heavy operators (linear, conv, attention) run
+    /// on `parallel`, e.g. a [`Team`](crate::team::Team): the same bits for any context.
+    #[must_use]
+    pub const fn with_parallel<'q>(self, parallel: &'q dyn Parallel) -> RunOptions<'q> {
+        RunOptions { int8_path: self.int8_path, parallel }
+    }
+
+    /// The execution context ([`Serial`] by default).
+    pub fn parallel(&self) -> &'p dyn Parallel {
+        self.parallel
     }
 
     /// These options with `path` for the single-row int8 products of
@@ -46,8 +69,17 @@ impl RunOptions {
     }
 }
 
-impl Default for RunOptions {
+impl Default for RunOptions<'static> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("int8_path", &self.int8_path)
+            .field("workers", &self.parallel.workers())
+            .finish()
     }
 }

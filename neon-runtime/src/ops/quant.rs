@@ -375,15 +375,13 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         &self,
         input: &TensorView,
         output: &mut TensorViewMut,
-        options: RunOptions,
+        options: RunOptions<'_>,
     ) -> Result<(), Error> {
         let linear = self.geometry.linear();
         let rows = linear.check_run(OP, input, output)?;
         let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
         let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-        let dot = options.int8_path() == QuantPath::Dot;
-        run_rows::<B>(&linear, rows, w, dot, input.data(), output.data_mut());
-        Ok(())
+        run_rows::<B>(&linear, rows, w, options, input.data(), output.data_mut())
     }
 }
 
@@ -538,31 +536,47 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`BlockQ8Linear::run`] on `options.parallel()` (the same bits for any context; the
+    /// int8 path option does not apply: block-int8 always widens).
+    ///
+    /// # Errors
+    /// As [`BlockQ8Linear::run`], and the context's error ([`Error::Team`]) after the
+    /// checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let linear = self.geometry.linear();
         let rows = linear.check_run(BLOCK_OP, input, output)?;
         let format = QuantFormat::Block(self.scales.as_ref());
         let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-        run_rows::<B>(&linear, rows, w, false, input.data(), output.data_mut());
-        Ok(())
+        let widen = options.with_int8_path(QuantPath::Widening);
+        run_rows::<B>(&linear, rows, w, widen, input.data(), output.data_mut())
     }
 }
 
-/// The kernel call of both operators, shapes checked: one row runs the GEMV (with `dot`
-/// the int8-activation one), several the GEMM, on `rows x in_features -> out_features`.
+/// The kernel call of both operators, shapes checked: one row runs the GEMV (on the
+/// [`QuantPath::Dot`] path the int8-activation one), several the GEMM, on `rows x
+/// in_features -> out_features`, on `options.parallel()`.
 fn run_rows<B: Backend>(
     g: &LinearGeometry,
     rows: usize,
     w: QuantWeights<'_>,
-    dot: bool,
+    options: RunOptions<'_>,
     x: &[f32],
     y: &mut [f32],
-) {
-    let (k, n) = (g.in_features, g.out_features);
-    if rows == 1 && dot {
-        B::gemv_i8_dot(n, k, x, w, y);
+) -> Result<(), Error> {
+    let (k, n, par) = (g.in_features, g.out_features, options.parallel());
+    if rows == 1 && options.int8_path() == QuantPath::Dot {
+        B::gemv_i8_dot_in(par, (n, k), x, w, y)
     } else if rows == 1 {
-        B::gemv_i8(n, k, x, w, y);
+        B::gemv_i8_in(par, (n, k), x, w, y)
     } else {
-        B::gemm_i8(QuantGemm::contiguous(rows, n, k), x, w, y);
+        B::gemm_i8_in(par, QuantGemm::contiguous(rows, n, k), x, w, y)
     }
 }

@@ -79,7 +79,9 @@ mod neon;
 mod portable;
 mod x86;
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable};
+use crate::error::Error;
 
 /// The geometry and parameters of an attention call: `q` and `out` are `[q_frames,
 /// heads * head_dim]`, `k` and `v` hold at least `len` such rows (the valid frames of the
@@ -126,6 +128,10 @@ impl AttentionGeometry {
 /// override only the hook [`attention_unchecked`](AttentionKernels::attention_unchecked),
 /// never the entry point.
 pub trait AttentionKernels: BackendType {
+    /// Query rows this backend's kernel takes at once: the unit of the row blocks of
+    /// [`attention_in`](Self::attention_in).
+    const ATTENTION_ROW_TILE: usize = 1;
+
     /// Multi-head attention of `q` over the first `g.len` rows of `k` and `v` into `out`
     /// (layouts, masking and numerics: see the [module docs](self)).
     ///
@@ -140,6 +146,45 @@ pub trait AttentionKernels: BackendType {
         }
         // SAFETY: `check` accepted the geometry and the slice lengths; `q_frames >= 1`.
         unsafe { Self::attention_unchecked(q, k, v, out, g) }
+    }
+
+    /// [`attention`](AttentionKernels::attention) on `par`: blocks of whole
+    /// [`ATTENTION_ROW_TILE`](Self::ATTENTION_ROW_TILE) query rows (a partial last tile
+    /// joins the block before it), every head of a row in the row's block; the same bits
+    /// for any context. With `causal`, a block of rows `r0..r1` sees the keys its rows see
+    /// in the whole call (its `len` is `len - (q_frames - r1)`).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `out` is then partly written.
+    ///
+    /// # Panics
+    /// As [`attention`](AttentionKernels::attention), before any task runs.
+    fn attention_in(
+        par: &dyn Parallel,
+        (q, k, v): (&[f32], &[f32], &[f32]),
+        out: &mut [f32],
+        g: AttentionGeometry,
+    ) -> Result<(), Error> {
+        check((q.len(), k.len(), v.len(), out.len()), &g);
+        if g.q_frames == 0 {
+            return Ok(());
+        }
+        let c = g.channels();
+        let split = Rows {
+            shape: (g.q_frames, c, c),
+            tile: Self::ATTENTION_ROW_TILE,
+            join_tail: true,
+            work_per_row: 2 * g.len * c,
+        };
+        row_blocks(par, split, out, |rows, out| {
+            let len = if g.causal { g.len - (g.q_frames - rows.end) } else { g.len };
+            let gs = AttentionGeometry { q_frames: rows.len(), len, ..g };
+            let qs = &q[rows.start * c..rows.end * c];
+            // SAFETY: `check` accepted the whole call; rows `rows` of `q` and `out` with
+            // `len` keys are a call of the same contract (causal: `len >= rows.len()`
+            // because `g.len >= g.q_frames`).
+            unsafe { Self::attention_unchecked(qs, k, v, out, gs) }
+        })
     }
 
     /// The hook of [`attention`](AttentionKernels::attention), called only by it: the

@@ -654,6 +654,8 @@ unsafe fn rows<const NQ: usize>(
 }
 
 impl AttentionKernels for Neon {
+    const ATTENTION_ROW_TILE: usize = 4;
+
     unsafe fn attention_unchecked(
         q: &[f32],
         k: &[f32],

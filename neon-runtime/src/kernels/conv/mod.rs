@@ -31,7 +31,9 @@
 //! `portable.rs` holds the portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the
 //! portable code.
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
+use crate::error::Error;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(in crate::kernels) mod neon;
@@ -156,6 +158,42 @@ pub trait ConvKernels: BackendType {
             // lengths: `xr` holds `frames` values, `wr` `kernel`, `yr` `out_frames >= 1`.
             unsafe { Self::depthwise_row_unchecked(&window, xr, wr, b, yr) }
         }
+    }
+
+    /// [`depthwise_conv1d`](Self::depthwise_conv1d) on `par`: blocks of channels (each
+    /// channel is computed alone, so any context gives the same bits).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`depthwise_conv1d`](Self::depthwise_conv1d), before any task runs.
+    fn depthwise_conv1d_in(
+        par: &dyn Parallel,
+        (x, window): (&[f32], Window1d),
+        (weight, bias): (&[f32], Option<&[f32]>),
+        out_frames: usize,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        check_depthwise(x, &window, weight, bias, out_frames, y);
+        let (frames, kernel) = (window.frames, window.kernel);
+        if frames == 0 || out_frames == 0 {
+            depthwise_no_input(bias, out_frames, y);
+            return Ok(());
+        }
+        let split = Rows {
+            shape: (window.channels, out_frames, out_frames),
+            tile: 1,
+            join_tail: false,
+            work_per_row: out_frames * kernel,
+        };
+        row_blocks(par, split, y, |rows, y| {
+            let xs = &x[rows.start * frames..rows.end * frames];
+            let ws = &weight[rows.start * kernel..rows.end * kernel];
+            let bs = bias.map(|b| &b[rows.clone()]);
+            let wn = Window1d { channels: rows.len(), ..window };
+            Self::depthwise_conv1d(xs, wn, ws, bs, out_frames, y);
+        })
     }
 
     /// Hook: strided gather `dst[j] = src[j * stride]` (one im2col row), with

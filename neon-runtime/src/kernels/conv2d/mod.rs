@@ -45,8 +45,11 @@ mod portable;
 mod x86;
 
 use super::conv::tap_range;
+use super::gemm::PACK_MR;
 use super::gemm::{bias_only_a, packed_a_len, Epilogue};
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable};
+use crate::error::Error;
 
 /// The largest `kernel_w` for which the x86-64 backend at the AVX-512F level has a direct
 /// [`Conv2dKernels::conv_rows`] kernel.
@@ -259,6 +262,41 @@ pub trait Conv2dKernels: BackendType {
         // backend has a kernel for `g`.
         unsafe { Self::conv_rows_unchecked(packed, g, x, bias, epilogue, y) };
         true
+    }
+
+    /// [`conv_rows`](Self::conv_rows) on `par`: blocks of whole row panels of the packed
+    /// weights ([`PACK_MR`] output channels; the same bits for any context). `Ok(false)`,
+    /// writing nothing, where `conv_rows` returns `false`.
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`conv_rows`](Self::conv_rows), before any task runs.
+    fn conv_rows_in(
+        par: &dyn Parallel,
+        (packed, g): (&[f32], RowConv),
+        x: &[f32],
+        (bias, epilogue): (Option<&[f32]>, Option<Epilogue>),
+        y: &mut [f32],
+    ) -> Result<bool, Error> {
+        if !Self::conv_rows_supported(&g) {
+            return Ok(false);
+        }
+        let (m, n, k) = g.check(packed, x, bias, y);
+        if m == 0 || n == 0 || k == 0 {
+            return Ok(Self::conv_rows(packed, g, x, bias, epilogue, y));
+        }
+        let split = Rows { shape: (m, n, n), tile: PACK_MR, join_tail: false, work_per_row: n * k };
+        row_blocks(par, split, y, |rows, y| {
+            let gs = RowConv { out_channels: rows.len(), ..g };
+            let (a, b) = (&packed[rows.start * k..], bias.map(|b| &b[rows.start..]));
+            // SAFETY: the contract was checked for all channels and every size is at
+            // least 1; panel `rows.start / PACK_MR` of `packed` starts at `rows.start * k`,
+            // and `rows` of `y` are `rows.len()` channels of `n` pixels.
+            unsafe { Self::conv_rows_unchecked(a, gs, x, b, epilogue, y) }
+        })?;
+        Ok(true)
     }
 
     /// Hook of [`im2col_2d`](Self::im2col_2d), called only by it.

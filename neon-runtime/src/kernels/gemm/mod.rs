@@ -161,7 +161,9 @@ mod neon;
 mod portable;
 pub mod x86;
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable};
+use crate::error::Error;
 
 /// Width (outputs) of a packed-B column panel.
 pub const PACK_NR: usize = 16;
@@ -393,7 +395,18 @@ impl GemmA {
 /// (`portable.rs`); a backend overrides hooks only, never entry points. A hook works on any
 /// block of rows (packed-A: of row panels) and columns of a problem, so a caller may split
 /// one product into tile-aligned blocks.
+///
+/// The `_in` entry points ([`gemm_packed_b_in`](Self::gemm_packed_b_in),
+/// [`gemm_packed_a_in`](Self::gemm_packed_a_in), [`gemv_packed_b_in`](Self::gemv_packed_b_in))
+/// do the same on an execution context ([`Parallel`]): blocks of whole tiles of the serial
+/// tiling run as its tasks, so every context gives the bits of the serial call (see
+/// [`parallel`](super::parallel)).
 pub trait GemmKernels: BackendType {
+    /// Rows of this backend's packed-B micro-kernel: the unit of the row blocks of
+    /// [`gemm_packed_b_in`](Self::gemm_packed_b_in) (a row tail runs a shorter tile whose
+    /// accumulation order may differ, so a block starts on a whole tile).
+    const GEMM_B_ROW_TILE: usize = portable::P_MR_B;
+
     /// `C[i, j] = sum_k A[i, k] * W[j, k] + bias[j]` for `i < m`, `j < n` (geometry `g`).
     ///
     /// `a`: row `i` at `a[i*lda .. i*lda + k]`; `b`: [`pack_b`] of `W[n, k]`;
@@ -458,6 +471,105 @@ pub trait GemmKernels: BackendType {
         }
         // SAFETY: the contract was checked above and every size is at least 1.
         unsafe { Self::gemv_packed_b_unchecked(x, b, bias, y) }
+    }
+
+    /// [`gemm_packed_b`](Self::gemm_packed_b) on `par`: blocks of
+    /// [`GEMM_B_ROW_TILE`](Self::GEMM_B_ROW_TILE) rows of `C` (the same bits for any
+    /// context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `c` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemm_packed_b`](Self::gemm_packed_b), before any task runs.
+    fn gemm_packed_b_in(
+        par: &dyn Parallel,
+        g: GemmB,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) -> Result<(), Error> {
+        check_packed_b(g, a, b, bias, c);
+        if g.m == 0 || g.n == 0 || g.k == 0 {
+            bias_only_b(g.m, g.n, bias, c, g.ldc);
+            return Ok(());
+        }
+        let tile = Self::GEMM_B_ROW_TILE;
+        let split =
+            Rows { shape: (g.m, g.n, g.ldc), tile, join_tail: false, work_per_row: g.n * g.k };
+        row_blocks(par, split, c, |rows, c| {
+            let gs = GemmB { m: rows.len(), ..g };
+            // SAFETY: the contract was checked for the whole product and every size is at
+            // least 1; rows `rows` of `A` and `C` are a product of the same contract.
+            unsafe { Self::gemm_packed_b_unchecked(gs, &a[rows.start * g.lda..], b, bias, c) }
+        })
+    }
+
+    /// [`gemm_packed_a`](Self::gemm_packed_a) on `par`: blocks of whole row panels
+    /// ([`PACK_MR`] rows of `C`; the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `c` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemm_packed_a`](Self::gemm_packed_a), before any task runs.
+    fn gemm_packed_a_in(
+        par: &dyn Parallel,
+        g: GemmA,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        c: &mut [f32],
+    ) -> Result<(), Error> {
+        let k = check_packed_a(&g, a, b, bias, c);
+        if g.m == 0 || g.n == 0 || k == 0 {
+            bias_only_a(g.m, g.n, bias, g.epilogue, c, g.ldc);
+            return Ok(());
+        }
+        let split = Rows {
+            shape: (g.m, g.n, g.ldc),
+            tile: PACK_MR,
+            join_tail: false,
+            work_per_row: g.n * k,
+        };
+        row_blocks(par, split, c, |rows, c| {
+            let gs = GemmA { m: rows.len(), ..g };
+            let bias = bias.map(|b| &b[rows.start..]);
+            // SAFETY: as in `gemm_packed_b_in`; panel `rows.start / PACK_MR` starts at
+            // `rows.start * k` of the packed `a`.
+            unsafe { Self::gemm_packed_a_unchecked(gs, &a[rows.start * k..], b, bias, c) }
+        })
+    }
+
+    /// [`gemv_packed_b`](Self::gemv_packed_b) on `par`: blocks of whole pairs of panels
+    /// (`2 * PACK_NR` outputs; the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemv_packed_b`](Self::gemv_packed_b), before any task runs.
+    fn gemv_packed_b_in(
+        par: &dyn Parallel,
+        (n, k): (usize, usize),
+        x: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        check_gemv(n, k, x, b, bias, y);
+        if n == 0 || k == 0 {
+            bias_only_b(1, n, bias, y, n);
+            return Ok(());
+        }
+        let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
+        row_blocks(par, split, y, |cols, y| {
+            let bias = bias.map(|b| &b[cols.clone()]);
+            // SAFETY: as in `gemm_packed_b_in`; panel `cols.start / PACK_NR` starts at
+            // `cols.start * k` of the packed `b`.
+            unsafe { Self::gemv_packed_b_unchecked(x, &b[cols.start * k..], bias, y) }
+        })
     }
 
     /// Hook of [`gemm_packed_b`](Self::gemm_packed_b), called only by it.

@@ -746,6 +746,8 @@ fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
 }
 
 impl GemmKernels for crate::kernels::Neon {
+    const GEMM_B_ROW_TILE: usize = MR_B;
+
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],

@@ -8,9 +8,9 @@ use super::{padded, GemmA, GemmB, MC_B, PACK_MR, PACK_NR};
 /// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
 /// registers of x86-64's 16 (4 x 16 spills there: 2x slower); aarch64 has 32.
 #[cfg(target_arch = "aarch64")]
-const P_MR_B: usize = 4;
+pub(super) const P_MR_B: usize = 4;
 #[cfg(not(target_arch = "aarch64"))]
-const P_MR_B: usize = 2;
+pub(super) const P_MR_B: usize = 2;
 /// Columns of the portable packed-A tile (by 8 rows, vectorised along the rows): 4
 /// columns are 8 accumulator registers on x86-64 (16 SSE registers) and aarch64 alike;
 /// 8 columns make LLVM's vectoriser shuffle (1.0 instead of 2.1 FLOPs per instruction on

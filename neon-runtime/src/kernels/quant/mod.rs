@@ -71,7 +71,9 @@
 //! every backend) adds the activation quantisation error (`dot.rs`).
 
 use super::gemm::{GemmB, GemmKernels, PACK_NR};
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::BackendType;
+use crate::error::Error;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod dot;
@@ -267,6 +269,23 @@ pub struct QuantWeights<'a> {
     pub bias: Option<&'a [f32]>,
 }
 
+impl<'a> QuantWeights<'a> {
+    /// The weights of outputs `cols` (`cols.start` a multiple of [`PACK_NR`]) of a layer
+    /// with `k` inputs: whole panels of the packed codes and block scales, and the bias.
+    fn outputs(self, cols: core::ops::Range<usize>, k: usize) -> Self {
+        let p0 = cols.start / PACK_NR;
+        let format = match self.format {
+            QuantFormat::Block(s) => QuantFormat::Block(&s[p0 * (k / BLOCK_K) * PACK_NR..]),
+            f => f,
+        };
+        QuantWeights {
+            packed: &self.packed[p0 * PACK_NR * k_padded(k)..],
+            format,
+            bias: self.bias.map(|b| &b[cols]),
+        }
+    }
+}
+
 /// A GEMV kernel's operands: the hook's `x` and `w` with the geometry spelled out, `n`
 /// outputs (`y.len()`) and `k` inputs (`x.len()`), so every backend's kernel takes one value
 /// and the output, `(g, y)`.
@@ -321,6 +340,12 @@ impl QuantGemm {
 /// call their hook (`*_unchecked`). The hooks' default bodies are the portable
 /// implementation; a backend overrides hooks only, never the entry points.
 pub trait QuantKernels: BackendType + GemmKernels {
+    /// Rows of `A` per block of [`gemm_i8_in`](Self::gemm_i8_in): the f32 GEMM's row
+    /// tile when it divides [`MC`] (the rows of each call of the f32 GEMM, so a block
+    /// boundary is a tile boundary of the serial call), else `MC` itself.
+    const QUANT_GEMM_ROW_TILE: usize =
+        if MC.is_multiple_of(Self::GEMM_B_ROW_TILE) { Self::GEMM_B_ROW_TILE } else { MC };
+
     /// GEMV: per tensor `y[j] = scale * sum_k x[k] q[j, k] + offset * sum_k x[k] + bias[j]`,
     /// in blocks `y[j] = sum_k x[k] q[j, k] scale[j, k / 32] + bias[j]`.
     ///
@@ -379,6 +404,95 @@ pub trait QuantKernels: BackendType + GemmKernels {
             // SAFETY: the contract was checked; n, k >= 1.
             unsafe { Self::gemv_i8_dot_unchecked(x, w, y) }
         }
+    }
+
+    /// [`gemv_i8`](Self::gemv_i8) on `par`: blocks of whole pairs of panels (`2 *
+    /// PACK_NR` outputs, the unit of every backend's GEMV; the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemv_i8`](Self::gemv_i8), before any task runs.
+    fn gemv_i8_in(
+        par: &dyn Parallel,
+        (n, k): (usize, usize),
+        x: &[f32],
+        w: QuantWeights<'_>,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        if !gemv_needs_kernel("gemv_i8", n, k, x, w, y) {
+            return Ok(());
+        }
+        let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
+        row_blocks(par, split, y, |cols, y| {
+            // SAFETY: the contract was checked for all outputs; outputs `cols` (whole
+            // panels from the first) with their weights are a GEMV of the same contract.
+            unsafe { Self::gemv_i8_unchecked(x, w.outputs(cols, k), y) }
+        })
+    }
+
+    /// [`gemv_i8_dot`](Self::gemv_i8_dot) on `par`, split as
+    /// [`gemv_i8_in`](Self::gemv_i8_in) (each block quantises `x` itself: the same codes).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemv_i8`](Self::gemv_i8), before any task runs.
+    fn gemv_i8_dot_in(
+        par: &dyn Parallel,
+        (n, k): (usize, usize),
+        x: &[f32],
+        w: QuantWeights<'_>,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        if !gemv_needs_kernel("gemv_i8_dot", n, k, x, w, y) {
+            return Ok(());
+        }
+        let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
+        row_blocks(par, split, y, |cols, y| {
+            // SAFETY: as in `gemv_i8_in`.
+            unsafe { Self::gemv_i8_dot_unchecked(x, w.outputs(cols, k), y) }
+        })
+    }
+
+    /// [`gemm_i8`](Self::gemm_i8) on `par`: blocks of
+    /// [`QUANT_GEMM_ROW_TILE`](Self::QUANT_GEMM_ROW_TILE) rows of `A` and `C` (each block
+    /// converts the weights itself; the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `c` is then partly written.
+    ///
+    /// # Panics
+    /// As [`gemm_i8`](Self::gemm_i8), before any task runs.
+    fn gemm_i8_in(
+        par: &dyn Parallel,
+        g: QuantGemm,
+        a: &[f32],
+        w: QuantWeights<'_>,
+        c: &mut [f32],
+    ) -> Result<(), Error> {
+        check_gemm("gemm_i8", g, a, w, c);
+        if g.m == 0 || g.n == 0 {
+            return Ok(());
+        }
+        if g.k == 0 {
+            bias_only(g, w.bias, c);
+            return Ok(());
+        }
+        let split = Rows {
+            shape: (g.m, g.n, g.ldc),
+            tile: Self::QUANT_GEMM_ROW_TILE,
+            join_tail: false,
+            work_per_row: g.n * g.k,
+        };
+        row_blocks(par, split, c, |rows, c| {
+            let gs = QuantGemm { m: rows.len(), ..g };
+            // SAFETY: the contract was checked for all rows; rows `rows` of `A` and `C`
+            // are a product of the same contract.
+            unsafe { Self::gemm_i8_unchecked(gs, &a[rows.start * g.lda..], w, c) }
+        })
     }
 
     /// The hook of [`gemv_i8`](Self::gemv_i8) (`k = x.len()`, `n = y.len()`); default: the

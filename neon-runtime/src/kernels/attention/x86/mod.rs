@@ -77,6 +77,13 @@ use super::AttentionKernels;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> AttentionKernels for X86<I> {
+    /// The lanes of the level: the multi-query kernel's block of rows.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const ATTENTION_ROW_TILE: usize = match I::LEVEL {
+        crate::kernels::cpu::X86Level::Avx2 => 8,
+        crate::kernels::cpu::X86Level::Avx512 => 16,
+    };
+
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     unsafe fn attention_unchecked(
         q: &[f32],

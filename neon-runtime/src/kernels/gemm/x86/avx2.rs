@@ -10,7 +10,7 @@ use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile (by one 16-wide panel: 2 vectors).
-const MR_B: usize = 6;
+pub(crate) const MR_B: usize = 6;
 /// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]).
 const MC_B: usize = 14 * MR_B;
 /// Columns of the packed-A tile (3 vectors) by half an 8-row panel.

@@ -11,7 +11,7 @@ use crate::kernels::gemm::{gemv_panel_pairs, padded, GemmA, GemmB, PACK_MR, PACK
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile.
-const MR_B: usize = 8;
+pub(crate) const MR_B: usize = 8;
 /// Panels (of 16 columns) of the packed-B tile.
 const NP_B: usize = 2;
 /// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]): the block

@@ -27,6 +27,12 @@ use crate::kernels::cpu::X86Level;
 
 impl<I: X86Isa> GemmKernels for X86<I> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const GEMM_B_ROW_TILE: usize = match I::LEVEL {
+        X86Level::Avx2 => avx2::MR_B,
+        X86Level::Avx512 => avx512::MR_B,
+    };
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],

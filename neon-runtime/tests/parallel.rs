@@ -1,0 +1,380 @@
+//! The `_in` kernel entry points give the bits of the serial entry points on every context:
+//! `Serial` and worker teams of 2, 3, 4 and 7 threads, for odd sizes and tails (row
+//! counts that are not a multiple of a tile, panels past the last whole pair), on every
+//! backend this build has (`backend_tests!`).
+
+mod common;
+
+use common::{rng, uniform};
+use neon_runtime::kernels::attention::AttentionGeometry;
+use neon_runtime::kernels::conv::Window1d;
+use neon_runtime::kernels::conv2d::RowConv;
+use neon_runtime::kernels::gemm::{
+    pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB,
+};
+use neon_runtime::kernels::quant::{
+    pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
+    QuantWeights, BLOCK_K,
+};
+use neon_runtime::kernels::{
+    AttentionKernels, Conv2dKernels, ConvKernels, GemmKernels, Parallel, QuantKernels, Serial,
+};
+use neon_runtime::{Error, Team};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Thread counts of the teams every product is checked on.
+const THREADS: [usize; 4] = [2, 3, 4, 7];
+
+/// A context that records the largest task count it was asked to run, so a test can
+/// prove that its large shapes really were split.
+struct Recording {
+    inner: Box<dyn Parallel>,
+    max_tasks: AtomicUsize,
+}
+
+impl Parallel for Recording {
+    fn workers(&self) -> usize {
+        self.inner.workers()
+    }
+
+    fn dispatch(&self, tasks: usize, f: &(dyn Fn(usize, usize) + Sync)) -> Result<(), Error> {
+        self.max_tasks.fetch_max(tasks, Ordering::Relaxed);
+        self.inner.dispatch(tasks, f)
+    }
+}
+
+/// `Serial`, then one team per entry of [`THREADS`], each recording its dispatches.
+struct Contexts(Vec<Recording>);
+
+impl Contexts {
+    fn new() -> Self {
+        let mut v: Vec<Box<dyn Parallel>> = vec![Box::new(Serial)];
+        for n in THREADS {
+            v.push(Box::new(Team::new(n).expect("team")));
+        }
+        Self(
+            v.into_iter()
+                .map(|inner| Recording { inner, max_tasks: AtomicUsize::new(0) })
+                .collect(),
+        )
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Recording> {
+        self.0.iter()
+    }
+
+    /// Asserts that every team ran some call as at least as many tasks as it has members
+    /// (up to 4: the shapes are sized for that).
+    fn assert_split(&self, what: &str) {
+        for r in &self.0[1..] {
+            let want = r.workers().min(4);
+            let got = r.max_tasks.load(Ordering::Relaxed);
+            assert!(got >= want, "{what}: {} workers ran at most {got} tasks", r.workers());
+        }
+    }
+}
+
+impl Recording {
+    fn as_ref(&self) -> &dyn Parallel {
+        self
+    }
+}
+
+/// The contexts every product is checked on.
+fn contexts() -> Contexts {
+    Contexts::new()
+}
+
+/// Asserts bitwise equality, naming the context and the first differing index.
+fn assert_bits(what: &str, workers: usize, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "{what} ({workers} workers): index {i}: {g} vs {w}");
+    }
+}
+
+fn gemm_packed_b_same_bits<B: GemmKernels>() {
+    let ctx = contexts();
+    let mut r = rng(11);
+    // (m, n, k, lda pad, ldc pad): small ones stay one block, the others split.
+    for (m, n, k, pa, pc) in [
+        (1, 5, 3, 0, 0),
+        (13, 37, 19, 2, 3),
+        (67, 70, 33, 0, 1),
+        (130, 17, 64, 5, 0),
+        (203, 48, 96, 1, 7),
+    ] {
+        let g = GemmB { m, n, k, lda: k + pa, ldc: n + pc };
+        let a = uniform(&mut r, (m - 1) * g.lda + k, -1.0, 1.0);
+        let w = uniform(&mut r, n * k, -1.0, 1.0);
+        let bias = uniform(&mut r, n, -1.0, 1.0);
+        let mut pb = vec![0.0; packed_b_len(n, k)];
+        pack_b(&w, n, k, &mut pb);
+        let len = (m - 1) * g.ldc + n;
+        let mut want = vec![f32::NAN; len];
+        B::gemm_packed_b(g, &a, &pb, Some(&bias), &mut want);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; len];
+            B::gemm_packed_b_in(p.as_ref(), g, &a, &pb, Some(&bias), &mut got).unwrap();
+            assert_bits(&format!("gemm_packed_b {m}x{n}x{k}"), p.workers(), &got, &want);
+        }
+    }
+    ctx.assert_split("gemm_packed_b_same_bits");
+}
+
+fn gemm_packed_a_same_bits<B: GemmKernels>() {
+    let ctx = contexts();
+    let mut r = rng(12);
+    for (m, n, k, ep) in [
+        (9, 40, 9, None),
+        (24, 2368, 9, Some(Epilogue::leaky_relu(0.2))),
+        (37, 77, 31, None),
+        (96, 300, 72, Some(Epilogue::clamp_min(0.0))),
+        (50, 513, 40, None),
+    ] {
+        let ldc = n + 3;
+        let w = uniform(&mut r, m * k, -1.0, 1.0);
+        let b = uniform(&mut r, k * n, -1.0, 1.0);
+        let bias = uniform(&mut r, m, -1.0, 1.0);
+        let mut pa = vec![0.0; packed_a_len(m, k)];
+        pack_a(&w, m, k, &mut pa);
+        let g = GemmA::contiguous(m, n, k, n, ldc).with_epilogue(ep);
+        let len = (m - 1) * ldc + n;
+        let mut want = vec![f32::NAN; len];
+        B::gemm_packed_a(g, &pa, &b, Some(&bias), &mut want);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; len];
+            B::gemm_packed_a_in(p.as_ref(), g, &pa, &b, Some(&bias), &mut got).unwrap();
+            assert_bits(&format!("gemm_packed_a {m}x{n}x{k}"), p.workers(), &got, &want);
+        }
+    }
+    // A segmented B (conv2d's direct form): 3 segments of 20 rows, 11 apart.
+    let (m, n) = (40, 333);
+    let rows = BRows { rows: 20, ldb: n + 40, segments: 3, segment_stride: 11 };
+    let k = 60;
+    let w = uniform(&mut r, m * k, -1.0, 1.0);
+    let b = uniform(&mut r, rows.span(n).unwrap(), -1.0, 1.0);
+    let mut pa = vec![0.0; packed_a_len(m, k)];
+    pack_a(&w, m, k, &mut pa);
+    let g = GemmA { m, n, rows, epilogue: None, ldc: n };
+    let mut want = vec![0.0; m * n];
+    B::gemm_packed_a(g, &pa, &b, None, &mut want);
+    for p in ctx.iter() {
+        let mut got = vec![f32::NAN; m * n];
+        B::gemm_packed_a_in(p.as_ref(), g, &pa, &b, None, &mut got).unwrap();
+        assert_bits("gemm_packed_a segmented", p.workers(), &got, &want);
+    }
+    ctx.assert_split("gemm_packed_a_same_bits");
+}
+
+fn gemv_same_bits<B: GemmKernels>() {
+    let ctx = contexts();
+    let mut r = rng(13);
+    for (n, k) in [(17, 64), (33, 257), (100, 9), (515, 600), (1030, 257), (288, 1152)] {
+        let x = uniform(&mut r, k, -1.0, 1.0);
+        let w = uniform(&mut r, n * k, -1.0, 1.0);
+        let bias = uniform(&mut r, n, -1.0, 1.0);
+        let mut pb = vec![0.0; packed_b_len(n, k)];
+        pack_b(&w, n, k, &mut pb);
+        let mut want = vec![f32::NAN; n];
+        B::gemv_packed_b(n, k, &x, &pb, Some(&bias), &mut want);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; n];
+            B::gemv_packed_b_in(p.as_ref(), (n, k), &x, &pb, Some(&bias), &mut got).unwrap();
+            assert_bits(&format!("gemv {n}x{k}"), p.workers(), &got, &want);
+        }
+    }
+    ctx.assert_split("gemv_same_bits");
+}
+
+fn attention_same_bits<B: AttentionKernels>() {
+    let ctx = contexts();
+    let mut r = rng(14);
+    // (q_frames, len, kv_frames, heads, head_dim, causal)
+    for (tq, len, tk, heads, hd, causal) in [
+        (1, 37, 40, 8, 36, false),
+        (5, 5, 9, 2, 13, true),
+        (17, 30, 30, 3, 8, false),
+        (40, 40, 40, 4, 52, true),
+        (101, 101, 101, 8, 36, false),
+        (67, 90, 95, 2, 20, true),
+    ] {
+        let c = heads * hd;
+        let q = uniform(&mut r, tq * c, -1.0, 1.0);
+        let k = uniform(&mut r, tk * c, -1.0, 1.0);
+        let v = uniform(&mut r, tk * c, -1.0, 1.0);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let g = AttentionGeometry { q_frames: tq, len, heads, head_dim: hd, scale, causal };
+        let mut want = vec![f32::NAN; tq * c];
+        B::attention(&q, &k, &v, &mut want, g);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; tq * c];
+            B::attention_in(p.as_ref(), (&q, &k, &v), &mut got, g).unwrap();
+            let what = format!("attention {tq}x{len} heads {heads}x{hd} causal {causal}");
+            assert_bits(&what, p.workers(), &got, &want);
+        }
+    }
+    ctx.assert_split("attention_same_bits");
+}
+
+fn depthwise_same_bits<B: ConvKernels>() {
+    let ctx = contexts();
+    let mut r = rng(15);
+    for (channels, frames, kernel, stride) in [(3, 10, 3, 1), (37, 2001, 7, 1), (64, 3000, 5, 2)] {
+        let window =
+            Window1d { channels, frames, kernel, stride, dilation: 1, pad_left: kernel / 2 };
+        let out_frames = (frames + 2 * (kernel / 2) - kernel) / stride + 1;
+        let x = uniform(&mut r, channels * frames, -1.0, 1.0);
+        let w = uniform(&mut r, channels * kernel, -1.0, 1.0);
+        let bias = uniform(&mut r, channels, -1.0, 1.0);
+        let mut want = vec![f32::NAN; channels * out_frames];
+        B::depthwise_conv1d(&x, window, &w, Some(&bias), out_frames, &mut want);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; channels * out_frames];
+            let (xw, wb) = ((&x[..], window), (&w[..], Some(&bias[..])));
+            B::depthwise_conv1d_in(p.as_ref(), xw, wb, out_frames, &mut got).unwrap();
+            assert_bits(&format!("depthwise {channels}x{frames}"), p.workers(), &got, &want);
+        }
+    }
+    ctx.assert_split("depthwise_same_bits");
+}
+
+fn conv_rows_same_bits<B: Conv2dKernels>() {
+    let ctx = contexts();
+    let mut r = rng(16);
+    // openWakeWord's 1x3 convs and an odd channel count.
+    for (channels, out_channels, height, width) in [(24, 48, 33, 16), (5, 37, 10, 13)] {
+        let g = RowConv {
+            channels,
+            out_channels,
+            height,
+            width,
+            kernel_h: 1,
+            kernel_w: 3,
+            pad_left: 1,
+        };
+        let k = channels * 3;
+        let x = uniform(&mut r, channels * height * width, -1.0, 1.0);
+        let w = uniform(&mut r, out_channels * k, -1.0, 1.0);
+        let bias = uniform(&mut r, out_channels, -1.0, 1.0);
+        let mut pa = vec![0.0; packed_a_len(out_channels, k)];
+        pack_a(&w, out_channels, k, &mut pa);
+        let ep = Some(Epilogue::leaky_relu(0.2));
+        let len = out_channels * height * width;
+        let mut want = vec![f32::NAN; len];
+        let direct = B::conv_rows(&pa, g, &x, Some(&bias), ep, &mut want);
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; len];
+            let ran = B::conv_rows_in(p.as_ref(), (&pa, g), &x, (Some(&bias), ep), &mut got);
+            assert_eq!(ran.unwrap(), direct, "conv_rows_in: same answer to supported");
+            if direct {
+                assert_bits(
+                    &format!("conv_rows {channels}->{out_channels}"),
+                    p.workers(),
+                    &got,
+                    &want,
+                );
+            }
+        }
+    }
+}
+
+/// Packed per-tensor and block-int8 weights of `q[n, k]` (random codes and scales).
+fn quant_weights(
+    r: &mut rand::rngs::SmallRng,
+    n: usize,
+    k: usize,
+) -> (Vec<i8>, Vec<f32>, Vec<f32>) {
+    use rand::Rng;
+    let q: Vec<i8> = (0..n * k).map(|_| r.gen_range(-127..=127)).collect();
+    let mut packed = vec![0; packed_i8_len(n, k)];
+    pack_i8(&q, n, k, &mut packed);
+    let scales = uniform(r, n * (k / BLOCK_K), 0.001, 0.02);
+    let mut ps = vec![0.0; packed_block_scales_len(n, k)];
+    if k.is_multiple_of(BLOCK_K) {
+        pack_block_scales(&scales, n, k, &mut ps);
+    }
+    (packed, ps, uniform(r, n, -1.0, 1.0))
+}
+
+fn quant_same_bits<B: QuantKernels>() {
+    let ctx = contexts();
+    let mut r = rng(17);
+    for (m, n, k) in [(1, 50, 64), (7, 33, 96), (170, 416, 416), (203, 70, 160), (1, 1030, 416)] {
+        let (packed, ps, bias) = quant_weights(&mut r, n, k);
+        let x = uniform(&mut r, m * k, -1.0, 1.0);
+        let formats =
+            [QuantFormat::PerTensor { scale: 0.01, offset: -0.003 }, QuantFormat::Block(&ps)];
+        for format in formats {
+            let w = QuantWeights { packed: &packed, format, bias: Some(&bias) };
+            let what = format!("int8 {m}x{n}x{k} {format:?}").chars().take(60).collect::<String>();
+            if m == 1 {
+                let mut want = vec![f32::NAN; n];
+                B::gemv_i8(n, k, &x, w, &mut want);
+                let mut want_dot = vec![f32::NAN; n];
+                B::gemv_i8_dot(n, k, &x, w, &mut want_dot);
+                for p in ctx.iter() {
+                    let mut got = vec![f32::NAN; n];
+                    B::gemv_i8_in(p.as_ref(), (n, k), &x, w, &mut got).unwrap();
+                    assert_bits(&what, p.workers(), &got, &want);
+                    B::gemv_i8_dot_in(p.as_ref(), (n, k), &x, w, &mut got).unwrap();
+                    assert_bits(&format!("{what} dot"), p.workers(), &got, &want_dot);
+                }
+            } else {
+                let g = QuantGemm { m, n, k, lda: k, ldc: n + 1 };
+                let len = (m - 1) * g.ldc + n;
+                let mut want = vec![f32::NAN; len];
+                B::gemm_i8(g, &x, w, &mut want);
+                for p in ctx.iter() {
+                    let mut got = vec![f32::NAN; len];
+                    B::gemm_i8_in(p.as_ref(), g, &x, w, &mut got).unwrap();
+                    assert_bits(&what, p.workers(), &got, &want);
+                }
+            }
+        }
+    }
+    ctx.assert_split("quant_same_bits");
+}
+
+neon_runtime::backend_tests!(
+    quant_same_bits,
+    gemm_packed_b_same_bits,
+    gemm_packed_a_same_bits,
+    gemv_same_bits,
+    attention_same_bits,
+    depthwise_same_bits,
+    conv_rows_same_bits,
+);
+
+/// A context whose dispatch fails (as a team's does when a task panicked): the error
+/// reaches the caller of the `_in` entry point.
+#[test]
+fn a_failing_context_is_an_error() {
+    struct Failing;
+    impl Parallel for Failing {
+        fn workers(&self) -> usize {
+            4
+        }
+        fn dispatch(
+            &self,
+            _tasks: usize,
+            _f: &(dyn Fn(usize, usize) + Sync),
+        ) -> Result<(), neon_runtime::Error> {
+            Err(neon_runtime::Error::Team(neon_runtime::TeamError::Panicked))
+        }
+    }
+    let (m, n, k) = (64, 64, 64);
+    let a = vec![1.0; m * k];
+    let mut pb = vec![0.0; packed_b_len(n, k)];
+    pack_b(&vec![1.0; n * k], n, k, &mut pb);
+    let mut c = vec![0.0; m * n];
+    let r = neon_runtime::Portable::gemm_packed_b_in(
+        &Failing,
+        GemmB::contiguous(m, n, k),
+        &a,
+        &pb,
+        None,
+        &mut c,
+    );
+    assert!(matches!(r, Err(neon_runtime::Error::Team(neon_runtime::TeamError::Panicked))));
+}
