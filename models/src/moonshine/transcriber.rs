@@ -6,6 +6,12 @@
 //! [`Transcriber::encode`], [`Transcriber::decode_step`] and [`Transcriber::greedy`]
 //! allocate nothing; [`Transcriber::transcribe`] allocates only to build the returned
 //! [`Transcript`] (its token vector and text).
+//!
+//! Every step also has an `_in` form ([`Transcriber::encode_in`],
+//! [`Transcriber::decode_step_in`], [`Transcriber::greedy_in`], [`Transcriber::transcribe_in`])
+//! that runs the encoder, the cross-attention keys and values and each decoder step on a
+//! caller-owned execution context, e.g. a [`Team`](neon_runtime::Team): the tokens and every
+//! logit are the same bits for any thread count. The forms without the suffix run serially.
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -14,7 +20,7 @@ use alloc::vec::Vec;
 use core::marker::PhantomData;
 
 use neon_runtime::ops::quant::QuantPath;
-use neon_runtime::{Backend, IndexView, Layout, RunOptions, TensorViewMut};
+use neon_runtime::{Backend, IndexView, Layout, Parallel, RunOptions, Serial, TensorViewMut};
 
 use super::decoder::{CrossKv, CrossKvWorkspace, DecoderHead, DecoderHeadWorkspace};
 use super::decoder::{DecoderLayer, DecoderLayerWorkspace};
@@ -145,6 +151,15 @@ impl<B: Backend> Transcriber<B> {
     /// [`super::segment`]) or a sample that is NaN or infinite (reported by its index). The
     /// transcriber stays usable.
     pub fn encode(&mut self, samples: &[f32]) -> Result<usize, Error> {
+        self.encode_in(&Serial, samples)
+    }
+
+    /// [`Transcriber::encode`] on `par` (the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Transcriber::encode`], and the context's error ([`neon_runtime::Error::Team`],
+    /// reported as [`Error::Runtime`]); the transcriber stays usable.
+    pub fn encode_in(&mut self, par: &dyn Parallel, samples: &[f32]) -> Result<usize, Error> {
         if samples.len() > MAX_SAMPLES {
             return Err(Error::Input {
                 what: "samples",
@@ -169,28 +184,24 @@ impl<B: Backend> Transcriber<B> {
         let frames = encoder_frames(audio.len());
         let len = frames * D_MODEL;
         let w = &self.weights;
+        let o = RunOptions::new().with_parallel(par);
+        // A failed step leaves the encoder output meaningless: no segment until the next
+        // encode succeeds.
+        self.frames = 0;
         let [a, b] = &mut self.enc;
-        EncoderStem::run::<B, _>(&w.stem, audio, &mut a[..len], audio.len(), &mut self.ws.stem)?;
+        let (n, ws) = (audio.len(), &mut self.ws.stem);
+        EncoderStem::run_with::<B, _>(&w.stem, audio, &mut a[..len], n, ws, o)?;
         for layer in &w.encoder {
-            EncoderLayer::run::<B, _, _>(
-                layer,
-                &a[..len],
-                &mut b[..len],
-                frames,
-                &mut self.ws.layer,
-            )?;
+            let ws = &mut self.ws.layer;
+            EncoderLayer::run_with::<B, _, _>(layer, &a[..len], &mut b[..len], frames, ws, o)?;
             core::mem::swap(a, b);
         }
-        EncoderNorm::run::<B, _>(
-            &w.encoder_norm,
-            &a[..len],
-            &mut b[..len],
-            frames,
-            &mut self.ws.norm,
-        )?;
+        let ws = &mut self.ws.norm;
+        EncoderNorm::run_with::<B, _>(&w.encoder_norm, &a[..len], &mut b[..len], frames, ws, o)?;
         for (l, cross) in w.cross_kv.iter().enumerate() {
             let (k, v) = (&mut self.cross_k[l][..len], &mut self.cross_v[l][..len]);
-            CrossKv::run::<B, _, _>(cross, &b[..len], k, v, frames, &mut self.ws.cross)?;
+            let ws = &mut self.ws.cross;
+            CrossKv::run_with::<B, _, _>(cross, &b[..len], k, v, frames, ws, o)?;
         }
         self.frames = frames;
         self.pos = 0;
@@ -220,6 +231,15 @@ impl<B: Backend> Transcriber<B> {
     /// [`Error::Input`] before any encode, for a token `>= 32768`, or when the KV cache
     /// ([`CACHE`] tokens) is full. Nothing changes on error.
     pub fn decode_step(&mut self, token: u32) -> Result<&[f32], Error> {
+        self.decode_step_in(&Serial, token)
+    }
+
+    /// [`Transcriber::decode_step`] on `par` (the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Transcriber::decode_step`], and the context's error
+    /// ([`neon_runtime::Error::Team`], reported as [`Error::Runtime`]).
+    pub fn decode_step_in(&mut self, par: &dyn Parallel, token: u32) -> Result<&[f32], Error> {
         if self.frames == 0 {
             return Err(Error::Input {
                 what: "decoder",
@@ -246,7 +266,7 @@ impl<B: Backend> Transcriber<B> {
             got: token as usize,
         })?;
         let len = self.frames * D_MODEL;
-        let options = RunOptions::new().with_int8_path(self.decoder_path);
+        let options = RunOptions::new().with_int8_path(self.decoder_path).with_parallel(par);
         for (l, layer) in w.decoder.iter().enumerate() {
             DecoderLayer::run_with::<B, _, _>(
                 layer,
@@ -277,13 +297,27 @@ impl<B: Backend> Transcriber<B> {
     /// # Errors
     /// As [`Transcriber::decode_step`].
     pub fn greedy(&mut self, budget: usize, tokens: &mut Vec<u32>) -> Result<(), Error> {
+        self.greedy_in(&Serial, budget, tokens)
+    }
+
+    /// [`Transcriber::greedy`] with every decoder step on `par` (the same tokens for any
+    /// context).
+    ///
+    /// # Errors
+    /// As [`Transcriber::decode_step_in`].
+    pub fn greedy_in(
+        &mut self,
+        par: &dyn Parallel,
+        budget: usize,
+        tokens: &mut Vec<u32>,
+    ) -> Result<(), Error> {
         self.restart();
         tokens.clear();
         tokens.push(BOS);
         let budget = budget.min(CACHE);
         for _ in 0..budget {
             let last = *tokens.last().unwrap_or(&BOS);
-            let next = argmax(self.decode_step(last)?);
+            let next = argmax(self.decode_step_in(par, last)?);
             tokens.push(next);
             if next == EOS {
                 break;
@@ -298,9 +332,21 @@ impl<B: Backend> Transcriber<B> {
     /// # Errors
     /// As [`Transcriber::encode`].
     pub fn transcribe(&mut self, samples: &[f32]) -> Result<Transcript, Error> {
-        self.encode(samples)?;
+        self.transcribe_in(&Serial, samples)
+    }
+
+    /// [`Transcriber::transcribe`] on `par` (the same transcript for any context).
+    ///
+    /// # Errors
+    /// As [`Transcriber::encode_in`] and [`Transcriber::decode_step_in`].
+    pub fn transcribe_in(
+        &mut self,
+        par: &dyn Parallel,
+        samples: &[f32],
+    ) -> Result<Transcript, Error> {
+        self.encode_in(par, samples)?;
         let mut tokens = Vec::with_capacity(token_budget(samples.len()) + 2);
-        self.greedy(token_budget(samples.len()), &mut tokens)?;
+        self.greedy_in(par, token_budget(samples.len()), &mut tokens)?;
         let text = self.tokenizer.decode(&tokens);
         Ok(Transcript { text, tokens })
     }

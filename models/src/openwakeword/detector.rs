@@ -6,7 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
 
-use neon_runtime::Backend;
+use neon_runtime::{Backend, Parallel, Serial};
 
 use super::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights, EmbeddingNetWorkspace};
 use super::head::HeadNet;
@@ -93,10 +93,20 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     /// # Errors
     /// Errors of the stages (none for valid weights); the detector is then reset.
     pub fn push(&mut self, samples: &[i16]) -> Result<&[f32], Error> {
+        self.push_in(&Serial, samples)
+    }
+
+    /// [`Detector::push`] with the speech embeddings computed on `par`, e.g. a caller-owned
+    /// [`Team`](neon_runtime::Team) (the same scores for any context; the mel frontend and
+    /// the small heads run on the calling thread).
+    ///
+    /// # Errors
+    /// As [`Detector::push`], and the context's; the detector is then reset.
+    pub fn push_in(&mut self, par: &dyn Parallel, samples: &[i16]) -> Result<&[f32], Error> {
         let mut rest = samples;
         let mut first = true;
         loop {
-            let progress = self.stream.push_piece(rest)?;
+            let progress = self.stream.push_piece_in(par, rest)?;
             if let Err(e) = self.score_piece(progress, first) {
                 self.reset();
                 return Err(e);

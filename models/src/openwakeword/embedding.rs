@@ -28,7 +28,7 @@
 use core::borrow::BorrowMut;
 
 use neon_macros::neon_plan;
-use neon_runtime::Backend;
+use neon_runtime::{Backend, Parallel, RunOptions, Serial};
 
 use super::stream::EmbeddingStage;
 
@@ -128,7 +128,18 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding
     for Embedding<B, S, W>
 {
     fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), crate::Error> {
-        EmbeddingNet::run::<B, S>(&self.weights, window, out, self.workspace.borrow_mut())?;
+        self.embed_in(&Serial, window, out)
+    }
+
+    fn embed_in(
+        &mut self,
+        par: &dyn Parallel,
+        window: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), crate::Error> {
+        let options = RunOptions::new().with_parallel(par);
+        let ws = self.workspace.borrow_mut();
+        EmbeddingNet::run_with::<B, S>(&self.weights, window, out, ws, options)?;
         Ok(())
     }
 }

@@ -27,6 +27,7 @@
 //! noise; the converter's goldens record those of a seeded run).
 
 use neon_runtime::Error as RuntimeError;
+use neon_runtime::{Parallel, Serial};
 
 use crate::error::Error;
 
@@ -75,6 +76,21 @@ pub trait EmbeddingStage {
     /// # Errors
     /// When a length is wrong (a bug in the caller) or the network fails.
     fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), Error>;
+
+    /// [`embed`](Self::embed) on the execution context `par` (e.g. a worker team); the
+    /// result must not depend on it. The default ignores `par` and runs `embed`.
+    ///
+    /// # Errors
+    /// As [`embed`](Self::embed), and the context's.
+    fn embed_in(
+        &mut self,
+        par: &dyn Parallel,
+        window: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
+        let _ = par;
+        self.embed(window, out)
+    }
 }
 
 /// What one processed piece produced.
@@ -209,6 +225,19 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
     /// Errors of the mel or embedding stage (none for valid stages); the stream is then
     /// reset so it stays usable.
     pub fn push_piece(&mut self, samples: &[i16]) -> Result<Progress, Error> {
+        self.push_piece_in(&Serial, samples)
+    }
+
+    /// [`Self::push_piece`] with the embeddings computed on `par` ([`EmbeddingStage::embed_in`];
+    /// the same features for any context).
+    ///
+    /// # Errors
+    /// As [`Self::push_piece`], and the context's; the stream is then reset.
+    pub fn push_piece_in(
+        &mut self,
+        par: &dyn Parallel,
+        samples: &[i16],
+    ) -> Result<Progress, Error> {
         let room = MAX_CHUNKS * CHUNK - self.pending_len;
         let take = samples.len().min(room);
         let start = self.history + self.pending_len;
@@ -219,7 +248,7 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
         self.total_samples += take as u64;
         let chunks = self.pending_len / CHUNK;
         if chunks > 0 {
-            if let Err(e) = self.process(chunks) {
+            if let Err(e) = self.process(par, chunks) {
                 self.reset();
                 return Err(e);
             }
@@ -229,7 +258,7 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
 
     /// Runs the mel call and `chunks` embeddings over the pending samples, then keeps the
     /// last [`MEL_CONTEXT`] processed samples as history and the remainder after them.
-    fn process(&mut self, chunks: usize) -> Result<(), Error> {
+    fn process(&mut self, par: &dyn Parallel, chunks: usize) -> Result<(), Error> {
         let end = self.history + chunks * CHUNK;
         let expected = (end - 512) / 160 + 1;
         let frames =
@@ -253,7 +282,7 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
             let window = &self.mel_frames[(w_end - EMBEDDING_WINDOW) * MEL_BINS..w_end * MEL_BINS];
             self.features.copy_within(EMBEDDING_DIM.., 0);
             let n = self.features.len();
-            self.embedding.embed(window, &mut self.features[n - EMBEDDING_DIM..])?;
+            self.embedding.embed_in(par, window, &mut self.features[n - EMBEDDING_DIM..])?;
         }
         // History and remainder.
         let remainder = self.pending_len - chunks * CHUNK;

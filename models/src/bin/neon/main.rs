@@ -55,6 +55,30 @@ fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
     }
 }
 
+/// Threads used when `--threads` is not given: the cores the OS offers this process, at most
+/// [`DEFAULT_MAX_THREADS`].
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(DEFAULT_MAX_THREADS)
+}
+
+/// The default's cap: every board we target has 4 cores or more (Raspberry Pi 4/5; Orange
+/// Pi 5 has 8, 4 of them little cores that would make the team wait for its slowest
+/// member), and the models' layers are too small to keep more than 4 busy.
+const DEFAULT_MAX_THREADS: usize = 4;
+
+/// Largest `--threads` accepted.
+const MAX_THREADS: usize = 64;
+
+/// The worker team of a command: `threads` (default [`default_threads`]) members, the
+/// calling thread included; 1 runs everything on the calling thread.
+fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
+    let n = threads.unwrap_or_else(default_threads);
+    if !(1..=MAX_THREADS).contains(&n) {
+        return Err(format!("--threads must be in 1..={MAX_THREADS}, got {n}"));
+    }
+    neon_runtime::Team::new(n).map_err(|e| format!("cannot start {n} threads: {e}"))
+}
+
 /// Runs `code` with the fastest backend of this machine ([`BackendKind::best`]: NEON on
 /// aarch64, the best x86 level the CPU has, else the portable kernels), chosen once per
 /// command: the models inside are monomorphised for it, so no kernel call dispatches.

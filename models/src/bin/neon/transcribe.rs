@@ -13,7 +13,7 @@ use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
 use neon_runtime::ops::quant::QuantPath;
-use neon_runtime::{Backend, WithBackend};
+use neon_runtime::{Backend, Team, WithBackend};
 use serde_json::json;
 
 use crate::line;
@@ -38,6 +38,11 @@ pub struct TranscribeArgs {
     /// (activations quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
     #[arg(long, value_name = "PATH", default_value = "widening", value_parser = ["widening", "dot"])]
     int8: String,
+    /// Threads running the encoder and each decoder step (default: the cores the OS
+    /// offers, at most 4; 1 runs on the calling thread). The transcript is the same for any
+    /// count.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 /// The model directory: the one given, else `models/moonshine` under the current directory,
@@ -83,6 +88,7 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
 }
 
 pub fn run(args: &TranscribeArgs) -> Result<(), String> {
+    let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
     let (weights, _) = paths(&dir);
     if !weights.is_file() {
@@ -93,7 +99,7 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
         ));
     }
     let (samples, seconds) = read_audio(&args.input)?;
-    crate::with_best_backend(Transcribe { args, dir, samples, seconds })
+    crate::with_best_backend(Transcribe { args, dir, samples, seconds, team })
 }
 
 /// The transcription itself, monomorphised for the backend chosen at run time.
@@ -102,22 +108,23 @@ struct Transcribe<'a> {
     dir: PathBuf,
     samples: Vec<f32>,
     seconds: f64,
+    team: Team,
 }
 
 impl WithBackend for Transcribe<'_> {
     type Output = Result<(), String>;
 
     fn run<B: Backend>(self) -> Self::Output {
-        let Transcribe { args, dir, samples, seconds } = self;
+        let Transcribe { args, dir, samples, seconds, team } = self;
         let model = Transcriber::<B>::open(&dir).map_err(|e| e.to_string())?;
-        transcribe(args, model, &samples, seconds)
+        transcribe(args, (model, &team), &samples, seconds)
     }
 }
 
 /// Transcribes `samples` (`seconds` long) segment by segment and prints the text.
 fn transcribe<B: Backend>(
     args: &TranscribeArgs,
-    mut model: Transcriber<B>,
+    (mut model, team): (Transcriber<B>, &Team),
     samples: &[f32],
     seconds: f64,
 ) -> Result<(), String> {
@@ -143,9 +150,10 @@ fn transcribe<B: Backend>(
     for range in segments {
         let audio = &samples[range.clone()];
         let t0 = Instant::now();
-        model.encode(audio).map_err(|e| e.to_string())?;
+        model.encode_in(team, audio).map_err(|e| e.to_string())?;
         let t1 = Instant::now();
-        model.greedy(token_budget(audio.len()), &mut segment_tokens).map_err(|e| e.to_string())?;
+        let budget = token_budget(audio.len());
+        model.greedy_in(team, budget, &mut segment_tokens).map_err(|e| e.to_string())?;
         let t2 = Instant::now();
         encoder_s += (t1 - t0).as_secs_f64();
         decode_s += (t2 - t1).as_secs_f64();

@@ -11,7 +11,7 @@ use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_models::weights::TensorFile;
-use neon_runtime::{Backend, WithBackend};
+use neon_runtime::{Backend, Team, WithBackend};
 use serde_json::{json, Map, Value};
 
 use crate::line;
@@ -43,6 +43,10 @@ pub struct WakeArgs {
     /// detections.
     #[arg(long)]
     json: bool,
+    /// Threads computing the speech embedding (default: the cores the OS offers, at most
+    /// 4; 1 runs on the calling thread). The scores are the same for any count.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 /// Scores and detections of one model.
@@ -58,6 +62,7 @@ struct Track {
 
 struct Session<B: Backend> {
     detector: WakeDetector<B>,
+    team: Team,
     tracks: Vec<Track>,
     pad: usize,
     json: bool,
@@ -67,7 +72,7 @@ struct Session<B: Backend> {
 impl<B: Backend> Session<B> {
     /// Feeds one 1280-sample chunk (as openwakeword's `predict_clip` does) and reports.
     fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
-        let scores = self.detector.push(chunk).map_err(|e| e.to_string())?;
+        let scores = self.detector.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
         self.chunks += 1;
         let end = self.chunks * CHUNK as u64;
         for (track, &score) in self.tracks.iter_mut().zip(scores) {
@@ -106,6 +111,7 @@ fn check_args(args: &WakeArgs) -> Result<(), String> {
 
 pub fn run(args: &WakeArgs) -> Result<(), String> {
     check_args(args)?;
+    let team = crate::team(args.threads)?;
     let names: Vec<String> = if args.models.is_empty() {
         if builtin::HEADS.is_empty() {
             return Err("this build has no built-in wake-word models (feature `builtin-heads` \
@@ -142,7 +148,7 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
             detections: Vec::new(),
         })
         .collect();
-    crate::with_best_backend(Detect { args, words, tracks })
+    crate::with_best_backend(Detect { args, words, tracks, team })
 }
 
 /// The detection itself, monomorphised for the backend chosen at run time.
@@ -150,19 +156,20 @@ struct Detect<'a> {
     args: &'a WakeArgs,
     words: Vec<WakeWord>,
     tracks: Vec<Track>,
+    team: Team,
 }
 
 impl WithBackend for Detect<'_> {
     type Output = Result<(), String>;
 
     fn run<B: Backend>(self) -> Self::Output {
-        let Detect { args, words, tracks } = self;
+        let Detect { args, words, tracks, team } = self;
         let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
             .map_err(|e| e.to_string())?;
         let detector =
             WakeDetector::<B>::with_embedding(&embedding, words).map_err(|e| e.to_string())?;
         let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
-        let mut s = Session { detector, tracks, pad, json: args.json, chunks: 0 };
+        let mut s = Session { detector, team, tracks, pad, json: args.json, chunks: 0 };
         let started = Instant::now();
         let (label, audio_samples) = if args.input == "-" {
             ("stdin".to_string(), run_stdin(&mut s)?)
