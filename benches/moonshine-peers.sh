@@ -2,12 +2,15 @@
 # moonshine-peers.sh: Moonshine base-en on the host, neon next to ONNX Runtime in one session,
 # with ratios (neon time / ONNX Runtime time) against the shipped int8 model and its plain-f32
 # copy: encoder, one cached decoder step at position 7, audio to first logits, whole greedy
-# transcription, all on beckett.wav, one thread.
+# transcription, on beckett.wav and a 30 s clip (beckett.wav three times), at 1 and 2
+# threads (ours: a worker team; ONNX Runtime: intra_op_num_threads).
 #
 # usage: benches/moonshine-peers.sh [ROUNDS]     (default 3 rounds, each: neon, then ORT)
-# env:   SCALE  repetition-count multiplier for both sides (default 1; 0.2 for a quick look)
-#        OUT    directory of the per-round JSON files and summary.json
-#               (default target/moonshine-peers)
+# env:   SCALE    repetition-count multiplier for both sides (default 1; 0.2 for a quick look)
+#        THREADS  thread counts to measure (default "1 2")
+#        CLIPS    clips to measure (default "beckett beckett30")
+#        OUT      directory of the per-round JSON files and the summaries
+#                 (default target/moonshine-peers; one summary-CLIP-tTHREADS.json each)
 #
 # Sets up what is missing first: the converted model (tools/moonshine/fetch.sh), the bench
 # venv (setup.sh --bench) and the f32 ONNX copies (convert.py --onnx-f32
@@ -33,12 +36,20 @@ mkdir -p "$OUT"
 commit="$(git rev-parse --short HEAD)"
 git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
 echo "commit $commit; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-pairs=()
-for r in $(seq 1 "$rounds"); do
-  echo "== round $r / $rounds"
-  target/release/time_moonshine --scale "$SCALE" --json "$OUT/neon.$r.json"
-  "$py" tools/moonshine/bench_peers.py --scale "$SCALE" --json "$OUT/ort.$r.json"
-  pairs+=("$OUT/neon.$r.json" "$OUT/ort.$r.json")
+for clip in ${CLIPS:-beckett beckett30}; do
+  for threads in ${THREADS:-1 2}; do
+    pairs=()
+    for r in $(seq 1 "$rounds"); do
+      echo "== $clip, $threads thread(s): round $r / $rounds"
+      tag="$clip-t$threads.$r"
+      target/release/time_moonshine --scale "$SCALE" --threads "$threads" --clip "$clip" \
+        --json "$OUT/neon.$tag.json"
+      "$py" tools/moonshine/bench_peers.py --scale "$SCALE" --threads "$threads" --clip "$clip" \
+        --json "$OUT/ort.$tag.json"
+      pairs+=("$OUT/neon.$tag.json" "$OUT/ort.$tag.json")
+    done
+    echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$py" tools/moonshine/bench_peers.py --compare "${pairs[@]}" \
+      --json "$OUT/summary-$clip-t$threads.json"
+  done
 done
-echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$py" tools/moonshine/bench_peers.py --compare "${pairs[@]}" --json "$OUT/summary.json"

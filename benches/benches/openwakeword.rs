@@ -10,12 +10,15 @@
 //!   0.002: the second stage does not run, the common case while streaming);
 //! - `head_stage2`: features[14:30] (first-stage score 0.914 >= 0.5, so the second stage
 //!   runs too), not part of the chunk;
-//! - `chunk`: mel, embedding and head back to back.
+//! - `chunk`: mel, embedding and head back to back;
+//! - `embedding_t2`, `chunk_t2`: the same with the embedding on a worker team of 2 threads
+//!   (`RunOptions::with_parallel`; mel and head stay on the calling thread).
 //!
 //! The input tensors are bitwise the peer script's (the sha256 of their f32 little-endian
 //! bytes equals the `inputs.*.sha256_f32le` of its JSON output).
 //!
-//! Single thread; weights loaded and packed beforehand, no allocation in the timed calls.
+//! Single thread but for the `_t2` rows; weights loaded and packed beforehand, no
+//! allocation in the timed calls.
 //! The backend is the one `neon wake` runs, `BackendKind::best()`: `Neon` on aarch64, the
 //! best `X86` level of the CPU on x86-64, chosen once for the whole bench.
 
@@ -32,7 +35,7 @@ use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
-use neon_runtime::Backend;
+use neon_runtime::{Backend, RunOptions, Team};
 
 /// Samples of one mel call per chunk (1280 new + 480 of context).
 const MEL_SAMPLES: usize = 1760;
@@ -135,6 +138,22 @@ fn bench<B: Backend>(cr: &mut Criterion) {
         bn.iter(|| {
             FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap();
             EmbeddingNet::run::<B, _>(&weights, black_box(&inp.window), &mut emb, &mut ws).unwrap();
+            score::<B>(&mut s1, &mut s2, black_box(&inp.head))
+        })
+    });
+    let team = Team::new(2).unwrap();
+    let t2 = RunOptions::new().with_parallel(&team);
+    g.bench_function("embedding_t2", |bn| {
+        bn.iter(|| {
+            let x = black_box(&inp.window);
+            EmbeddingNet::run_with::<B, _>(&weights, x, &mut emb, &mut ws, t2).unwrap()
+        })
+    });
+    g.bench_function("chunk_t2", |bn| {
+        bn.iter(|| {
+            FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap();
+            let x = black_box(&inp.window);
+            EmbeddingNet::run_with::<B, _>(&weights, x, &mut emb, &mut ws, t2).unwrap();
             score::<B>(&mut s1, &mut s2, black_box(&inp.head))
         })
     });

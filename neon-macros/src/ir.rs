@@ -38,6 +38,8 @@ pub struct Plan {
     pub weights: Vec<WeightDecl>,
     pub tensors: Vec<TensorDecl>,
     pub scalars: Vec<Ident>,
+    /// `workers N;`: the largest execution context `run_with` accepts.
+    pub workers: Option<(i64, Span)>,
     pub stmts: Vec<Stmt>,
 }
 
@@ -302,6 +304,8 @@ pub struct Checked {
     pub weights: Vec<WeightInfo>,
     pub tensors: Vec<TensorInfo>,
     pub scalars: Vec<Ident>,
+    /// The declared maximum worker count (`workers N;`), if any.
+    pub workers: Option<usize>,
     pub values: Vec<Value>,
     pub steps: Vec<StepInfo>,
 }

@@ -57,6 +57,8 @@
 //!     output NAME: [shape];                       // caller's tensor, written once
 //!     state NAME: [shape];                        // caller's tensor, read and written
 //!     scalar NAME: usize;                         // run-time scalar (e.g. a position)
+//!     workers N;                                  // optional: the largest team run_with
+//!                                                 // accepts (N >= 1)
 //!     let NAME = op(args.., option = value, ..);  // a new intermediate (may shadow);
 //!                                                 // a flag is `flag = true` or bare `flag`
 //!     NAME = op(args..);                          // writes an output or a state
@@ -93,13 +95,18 @@
 //! # Generated items
 //!
 //! For `plan Name`:
-//! - `struct Name` with `WORKSPACE_BYTES`, `LOWER_BOUND_BYTES`, `STEPS`, `MEMORY_MAP` (name,
+//! - `struct Name` with `WORKSPACE_BYTES`, `LOWER_BOUND_BYTES`, `STEPS`, `MAX_WORKERS` (the
+//!   `workers` bound, `usize::MAX` without one), `MEMORY_MAP` (name,
 //!   offset, bytes, first and last step of every value), one geometry constant per weight
 //!   (`Name::W`: pass it to the operator's constructor, e.g. `Linear::new(Name::W, w, b)`),
 //!   `NAME_len(dims..)` for every caller tensor,
 //!   `run_with::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace,
 //!   options)` with per-call `neon_runtime::RunOptions` (the int8 path of `i8` linear
-//!   layers), and `run::<B, S>(..)`, the same with `RunOptions::new()`.
+//!   layers; the execution context, e.g. `RunOptions::new().with_parallel(&team)`, on which
+//!   linear, conv, depthwise and attention steps split their outputs: the same bits for any
+//!   thread count, and the same workspace, which has no per-worker part; a team above
+//!   `workers` is `Error::OutOfRange` named `workers` before any kernel), and
+//!   `run::<B, S>(..)`, the same with `RunOptions::new()` (serial).
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
 //!   uses (a bias belongs to its operator's field). `S: AsRef<[f32]>` is the f32 storage;
 //!   a plan with int8 weights adds `Q: AsRef<[i8]>` (`NameWeights<S, Q>`, fields such as

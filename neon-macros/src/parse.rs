@@ -11,6 +11,7 @@
 //!            | "weight" Ident ":" Ident "[" dims "]" ";"      (storage type, e.g. f32)
 //!            | ("input" | "output" | "state") Ident ":" "[" dims "]" ";"
 //!            | "scalar" Ident ":" "usize" ";"
+//!            | "workers" Int ";"                               (largest team run_with takes)
 //!            | "let" Ident "=" call ";"
 //!            | Ident "=" call ";"                      (writes an output or a state)
 //! call      := Ident "(" (arg ("," arg)*)? ")"
@@ -35,6 +36,7 @@ mod kw {
     syn::custom_keyword!(output);
     syn::custom_keyword!(state);
     syn::custom_keyword!(scalar);
+    syn::custom_keyword!(workers);
 }
 
 /// Parses `input`; `None` when the block's header is malformed (reported) . Items that
@@ -66,6 +68,7 @@ fn parse_plan(input: ParseStream, cx: &Ctxt) -> syn::Result<ir::Plan> {
         weights: Vec::new(),
         tensors: Vec::new(),
         scalars: Vec::new(),
+        workers: None,
         stmts: Vec::new(),
     };
     while !body.is_empty() {
@@ -145,6 +148,16 @@ fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
         input.parse::<Token![:]>()?;
         let (shape, shape_span) = parse_shape(input)?;
         plan.tensors.push(TensorDecl { role, name, shape, shape_span });
+    } else if input.peek(kw::workers) && !input.peek2(Token![=]) {
+        let kw = input.parse::<kw::workers>()?;
+        let n = parse_int(input)?;
+        if plan.workers.is_some() {
+            return Err(syn::Error::new(kw.span, "`workers` is declared twice"));
+        }
+        if n.0 < 1 {
+            return Err(syn::Error::new(n.1, "a plan needs at least 1 worker"));
+        }
+        plan.workers = Some(n);
     } else if la.peek(kw::scalar) {
         input.parse::<kw::scalar>()?;
         let name: Ident = input.parse()?;

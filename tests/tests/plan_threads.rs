@@ -3,7 +3,8 @@
 //! the serial run's bits for teams of 2, 3, 4 and 7 threads; a context that fails returns
 //! its error from `run_with`, and the plan runs correctly afterwards (the workspace is the
 //! same compile-time constant for any thread count: blocks split output rows only, the
-//! im2col copies stay on the calling thread).
+//! im2col copies stay on the calling thread); a team above a plan's declared `workers`
+//! bound is refused before any kernel runs.
 
 use neon_macros::neon_plan;
 use neon_runtime::ops::conv::{Conv1d, DepthwiseConv1d};
@@ -32,6 +33,7 @@ neon_plan! {
 neon_plan! {
     /// A conv to frame-major features, then bidirectional attention over them.
     pub plan AttentionBlock {
+        workers 8;
         dim frames in 1..=200;
         weight conv: f32[64, 32, 3];
         weight conv_b: f32[64];
@@ -136,7 +138,22 @@ fn failing_context_is_an_error_and_the_plan_stays_usable<B: Backend>() {
     assert_eq!(plans.run::<B>(&Serial, 150).unwrap(), want);
 }
 
+/// `workers 8;`: a team of 9 is refused before any kernel runs, naming the bound; a plan
+/// without the declaration takes any team.
+fn a_team_above_the_declared_maximum_is_an_error<B: Backend>() {
+    assert_eq!(AttentionBlock::MAX_WORKERS, 8);
+    assert_eq!(Convs::MAX_WORKERS, usize::MAX);
+    let mut plans = Plans::new();
+    let nine = Team::new(9).unwrap();
+    let err = plans.run::<B>(&nine, 20).unwrap_err();
+    assert_eq!(err, Error::OutOfRange { name: "workers", value: 9, min: 1, max: 8 });
+    assert!(err.to_string().contains("workers = 9 is outside 1..=8"), "{err}");
+    let eight = Team::new(8).unwrap();
+    assert_eq!(plans.run::<B>(&eight, 20).unwrap(), plans.run::<B>(&Serial, 20).unwrap());
+}
+
 neon_runtime::backend_tests!(
     plans_same_bits,
-    failing_context_is_an_error_and_the_plan_stays_usable
+    failing_context_is_an_error_and_the_plan_stays_usable,
+    a_team_above_the_declared_maximum_is_an_error
 );

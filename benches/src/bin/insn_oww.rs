@@ -29,7 +29,10 @@
 //!   of zeros on each side (as the goldens stream it), after pushing chunks 0..20: one mel
 //!   call on 1760 samples, the feature scaling, the buffer shifts, one embedding and the
 //!   head (first stage only);
-//! - `push-stage2`: the same for chunk 29 (the second stage runs).
+//! - `push-stage2`: the same for chunk 29 (the second stage runs);
+//! - `push:N`: `push` with the embedding on a worker team of `N` threads that parks without
+//!   spinning (`TeamOptions { spin: false }`, so the count is deterministic; count it with
+//!   `count-insns.sh --percpu`: the region then includes every thread's instructions).
 //!
 //! FLOPs (in `insn-count.sh`): `2 * MACs` of the convs (embedding) and of the dense layers
 //! (head); mel, chunk and push rows report none. On aarch64 the backend is `Neon` (or
@@ -44,7 +47,7 @@ use neon_models::openwakeword::mel::FRONTEND;
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::openwakeword::stream::EmbeddingStage;
 use neon_models::weights::TensorFile;
-use neon_runtime::{Backend, Portable};
+use neon_runtime::{Backend, Portable, Team, TeamOptions};
 
 #[cfg(target_arch = "aarch64")]
 type Fast = neon_runtime::Neon;
@@ -141,8 +144,10 @@ fn check_mel(mel: &[f32]) {
     assert!(diff <= MEL_TOLERANCE_DB, "mel differs from the official model by {diff} dB");
 }
 
-/// `WakeDetector::push` of chunk `chunk` of the padded clip, after chunks `0..chunk`.
-fn push<B: Backend>(chunk: usize) -> f32 {
+/// `WakeDetector::push` of chunk `chunk` of the padded clip, after chunks `0..chunk`, with the
+/// embedding on a team of `threads` (1: serial).
+fn push<B: Backend>(chunk: usize, threads: usize) -> f32 {
+    let team = Team::with_options(threads, TeamOptions { spin: false }).unwrap();
     let f = file(HEAD, "hey_jarvis_v0.1");
     let word = WakeWord::new(
         "hey_jarvis_v0.1".into(),
@@ -156,11 +161,11 @@ fn push<B: Backend>(chunk: usize) -> f32 {
     data.extend(std::iter::repeat_n(0, 16_000));
     let mut chunks = data.chunks_exact(1280);
     for c in chunks.by_ref().take(chunk) {
-        d.push(c).unwrap();
+        d.push_in(&team, c).unwrap();
     }
     let c = chunks.next().unwrap();
     region_start(1);
-    let score = d.push(c).unwrap()[0];
+    let score = d.push_in(&team, c).unwrap()[0];
     region_stop(1);
     check_score(score, chunk);
     score
@@ -212,15 +217,18 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             check_score(score, HEAD_CHUNK);
             mel.iter().sum::<f32>() + y.iter().sum::<f32>() + score
         }
-        "push" => push::<B>(HEAD_CHUNK),
-        "push-stage2" => push::<B>(HEAD_STAGE2_CHUNK),
-        _ => return None,
+        "push" => push::<B>(HEAD_CHUNK, 1),
+        "push-stage2" => push::<B>(HEAD_STAGE2_CHUNK, 1),
+        w => {
+            let threads = w.strip_prefix("push:")?.parse().ok().filter(|&n| n >= 1)?;
+            push::<B>(HEAD_CHUNK, threads)
+        }
     })
 }
 
 fn main() {
     neon_benches::workload_main(
-        "insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2 [portable]",
+        "insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2|push:THREADS [portable]",
         run::<Portable>,
         run::<Fast>,
     );

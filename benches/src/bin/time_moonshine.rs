@@ -1,4 +1,4 @@
-//! Host timing of Moonshine base-en on beckett.wav, in the format of
+//! Host timing of Moonshine base-en on beckett.wav (or a 30 s clip of it), in the format of
 //! `tools/moonshine/bench_peers.py` (ONNX Runtime), so `benches/moonshine-peers.sh` can run
 //! both in one session and print ratios without parsing criterion's output.
 //!
@@ -13,19 +13,23 @@
 //! - `transcribe`: `encode` + greedy decoding to EOS (15 steps), without the detokenisation.
 //!
 //! The backend `neon transcribe` runs, `BackendKind::best()` (`Neon` on aarch64, the best
-//! `X86` level of the CPU on x86-64, named in the output), chosen once; one thread, weights prepared beforehand, no allocation in the timed calls but
-//! `transcribe`'s token vector.
+//! `X86` level of the CPU on x86-64, named in the output), chosen once; weights prepared
+//! beforehand, no allocation in the timed calls but `transcribe`'s token vector.
 //!
-//! Usage: `time_moonshine [--json PATH] [--scale X]` (`--scale` multiplies every repetition
-//! count: 0.2 for a quick look). Exits with status 2, after a message, when the model is
-//! missing (`tools/moonshine/fetch.sh` creates it).
+//! Usage: `time_moonshine [--json PATH] [--scale X] [--threads N] [--clip beckett|beckett30]`:
+//! `--scale` multiplies every repetition count (0.2 for a quick look); `--threads` runs every
+//! workload on a worker team of `N` threads (default 1: serial); `--clip beckett30` is
+//! beckett.wav three times in a row (478,242 samples, 29.9 s, 1,245 frames: the 30 s
+//! segment bound), whose greedy tokens are written to the JSON for the peer to compare
+//! (beckett's are checked against the golden ones). Exits with status 2, after a message,
+//! when the model is missing (`tools/moonshine/fetch.sh` creates it).
 
 use std::time::Instant;
 
 use neon_benches::moonshine::{beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION};
-use neon_models::moonshine::transcriber::Transcriber;
+use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{BOS, EOS};
-use neon_runtime::{Backend, BackendKind, WithBackend};
+use neon_runtime::{Backend, BackendKind, Parallel, Serial, Team, WithBackend};
 
 /// Repetitions per workload (before `--scale`).
 const REPS: [(&str, usize); 4] =
@@ -65,26 +69,39 @@ fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
 
-fn greedy<B: Backend>(t: &mut Transcriber<B>, tokens: &mut Vec<u32>) {
-    t.greedy(BECKETT_TOKENS.len(), tokens).unwrap();
+fn greedy<B: Backend>(
+    t: &mut Transcriber<B>,
+    par: &dyn Parallel,
+    budget: usize,
+    tokens: &mut Vec<u32>,
+) {
+    t.greedy_in(par, budget, tokens).unwrap();
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut json = None;
-    let mut scale = 1.0f64;
+    let mut time = Time { json: None, scale: 1.0, threads: 1, clip: "beckett".into() };
     let mut it = args.iter();
+    let usage = || -> ! {
+        eprintln!(
+            "usage: time_moonshine [--json PATH] [--scale X] [--threads N] [--clip beckett|beckett30]"
+        );
+        std::process::exit(2);
+    };
     while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().unwrap_or_else(|| usage());
         match a.as_str() {
-            "--json" => json = it.next().cloned(),
-            "--scale" => scale = it.next().and_then(|s| s.parse().ok()).unwrap_or(1.0),
-            _ => {
-                eprintln!("usage: time_moonshine [--json PATH] [--scale X]");
-                std::process::exit(2);
-            }
+            "--json" => time.json = Some(value()),
+            "--scale" => time.scale = value().parse().unwrap_or_else(|_| usage()),
+            "--threads" => time.threads = value().parse().unwrap_or_else(|_| usage()),
+            "--clip" => time.clip = value(),
+            _ => usage(),
         }
     }
-    BackendKind::best().with(Time { json, scale }).unwrap();
+    if time.threads == 0 || !["beckett", "beckett30"].contains(&time.clip.as_str()) {
+        usage();
+    }
+    BackendKind::best().with(time).unwrap();
 }
 
 /// The timings, on the backend chosen at run time.
@@ -93,61 +110,81 @@ struct Time {
     json: Option<String>,
     /// Multiplies every repetition count.
     scale: f64,
+    /// Threads of the worker team (1: serial).
+    threads: usize,
+    /// `beckett` or `beckett30`.
+    clip: String,
 }
 
 impl WithBackend for Time {
     type Output = ();
 
     fn run<B: Backend>(self) {
-        time::<B>(self.json, self.scale);
+        time::<B>(self);
     }
 }
 
-fn time<B: Backend>(json: Option<String>, scale: f64) {
+fn time<B: Backend>(Time { json, scale, threads, clip }: Time) {
     let model = open::<B>().and_then(|t| Ok((t, beckett()?)));
-    let (mut t, samples) = match model {
+    let (mut t, mut samples) = match model {
         Ok(m) => m,
         Err(e) => {
             eprintln!("time_moonshine: {e}");
             std::process::exit(2);
         }
     };
+    if clip == "beckett30" {
+        samples = samples.repeat(3);
+    }
+    let team = (threads > 1).then(|| Team::new(threads).expect("worker team"));
+    let par: &dyn Parallel = match &team {
+        Some(team) => team,
+        None => &Serial,
+    };
+    let budget = token_budget(samples.len());
     let reps = |name: &str| {
         let n = REPS.iter().find(|(w, _)| *w == name).unwrap().1;
         ((n as f64 * scale).round() as usize).max(3)
     };
 
-    // The greedy sequence is the golden one, so the step position is ONNX Runtime's.
-    let frames = t.encode(&samples).unwrap();
-    let mut tokens = Vec::with_capacity(64);
-    greedy(&mut t, &mut tokens);
-    assert_eq!(tokens, BECKETT_TOKENS, "beckett transcript");
+    // beckett: the greedy sequence is the golden one, so the step position is ONNX
+    // Runtime's. Both sides time the step of beckett30 on beckett's first tokens too (its
+    // own greedy sequence differs from the sixth token on; the step's cost does not depend
+    // on the token values).
+    let frames = t.encode_in(par, &samples).unwrap();
+    let mut tokens = Vec::with_capacity(budget + 2);
+    greedy(&mut t, par, budget, &mut tokens);
+    if clip == "beckett" {
+        assert_eq!(tokens, BECKETT_TOKENS, "beckett transcript");
+    }
+    let golden_tokens = tokens.clone();
 
     let encoder = repeat(reps("encoder"), || {
         let start = Instant::now();
-        t.encode(&samples).unwrap();
+        t.encode_in(par, &samples).unwrap();
         ms(start)
     });
     let step = repeat(reps("step"), || {
         prefill(&mut t, STEP_POSITION);
         let start = Instant::now();
-        t.decode_step(BECKETT_TOKENS[STEP_POSITION]).unwrap();
+        t.decode_step_in(par, BECKETT_TOKENS[STEP_POSITION]).unwrap();
         ms(start)
     });
     let first_logits = repeat(reps("first_logits"), || {
         let start = Instant::now();
-        t.encode(&samples).unwrap();
-        t.decode_step(BOS).unwrap();
+        t.encode_in(par, &samples).unwrap();
+        t.decode_step_in(par, BOS).unwrap();
         ms(start)
     });
     let transcribe = repeat(reps("transcribe"), || {
         let start = Instant::now();
-        t.encode(&samples).unwrap();
-        greedy(&mut t, &mut tokens);
+        t.encode_in(par, &samples).unwrap();
+        greedy(&mut t, par, budget, &mut tokens);
         let spent = ms(start);
         assert_eq!(tokens.last(), Some(&EOS));
         spent
     });
+    assert_eq!(tokens, golden_tokens, "the same tokens every time");
 
     let rows = [
         ("encoder", Stats::new(encoder)),
@@ -156,7 +193,7 @@ fn time<B: Backend>(json: Option<String>, scale: f64) {
         ("transcribe", Stats::new(transcribe)),
     ];
     println!(
-        "neon Moonshine base-en, {}, beckett.wav ({} samples, {frames} frames), 1 thread",
+        "neon Moonshine base-en, {}, {clip} ({} samples, {frames} frames), {threads} thread(s)",
         B::NAME,
         samples.len()
     );
@@ -165,13 +202,16 @@ fn time<B: Backend>(json: Option<String>, scale: f64) {
         println!("{name:<14} {:>10.3} {:>10.3} {:>10.3} {:>6}", s.median, s.q1, s.q3, s.n);
     }
     let results: Vec<String> = rows.iter().map(|(n, s)| format!("\"{n}\": {}", s.json())).collect();
+    let ids: Vec<String> = tokens.iter().map(u32::to_string).collect();
     let out = format!(
-        "{{\"runtime\": \"neon\", \"backend\": \"{}\", \"clip\": \"beckett.wav\", \
-         \"samples\": {}, \"frames\": {frames}, \"step_position\": {STEP_POSITION}, \
-         \"step_token\": {}, \"results\": {{\"neon\": {{{}}}}}}}\n",
+        "{{\"runtime\": \"neon\", \"backend\": \"{}\", \"clip\": \"{clip}\", \
+         \"threads\": {threads}, \"samples\": {}, \"frames\": {frames}, \
+         \"step_position\": {STEP_POSITION}, \"step_token\": {}, \"tokens\": [{}], \
+         \"results\": {{\"neon\": {{{}}}}}}}\n",
         B::NAME,
         samples.len(),
         BECKETT_TOKENS[STEP_POSITION],
+        ids.join(", "),
         results.join(", ")
     );
     if let Some(path) = json {

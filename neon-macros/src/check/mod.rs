@@ -148,6 +148,7 @@ impl<'a> Checker<'a> {
             weights: self.weights,
             tensors: self.tensors,
             scalars: plan.scalars.clone(),
+            workers: plan.workers.map(|(n, _)| n as usize),
             values: self.values,
             steps: self.steps,
         }

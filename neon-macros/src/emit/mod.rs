@@ -458,6 +458,23 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
     let run_with_doc = format!(
         " Runs the plan with backend `B` and `options` (the int8 path of `i8` linear layers; the execution context, e.g. a worker team, of linear, conv and attention steps: the same bits for any context). Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
     );
+    // The team size bound: `workers N;`, else any.
+    let (max_workers, workers_check) = match c.workers {
+        Some(n) => (
+            quote!(#n),
+            quote! {
+                let workers = options.parallel().workers();
+                if workers > #n {
+                    return Err(#krate::Error::OutOfRange { name: "workers", value: workers, min: 1, max: #n });
+                }
+            },
+        ),
+        None => (quote!(usize::MAX), quote!()),
+    };
+    let max_workers_doc = match c.workers {
+        Some(n) => format!(" The largest execution context `run_with` accepts (`workers {n};`): a larger team is `Error::OutOfRange` named `workers`, before any kernel runs. The workspace has no per-worker part: its size is the same for any team."),
+        None => " No `workers` bound was declared: any execution context. The workspace has no per-worker part: its size is the same for any team.".to_string(),
+    };
     // Plans without an operator that reads an option take it for a uniform signature.
     let reads_options = c.steps.iter().any(|s| {
         matches!(
@@ -471,7 +488,11 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 | Op::Attention(..)
         )
     });
-    let options = if reads_options { format_ident!("options") } else { format_ident!("_options") };
+    let options = if reads_options || c.workers.is_some() {
+        format_ident!("options")
+    } else {
+        format_ident!("_options")
+    };
     let tensor_args: Vec<&Ident> = [Role::Input, Role::Output, Role::State]
         .iter()
         .flat_map(|role| c.tensors.iter().filter(move |t| t.role == *role).map(|t| &t.name))
@@ -507,6 +528,8 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         impl #name {
             /// Workspace size in bytes (at the upper bound of every dim).
             pub const WORKSPACE_BYTES: usize = #ws_bytes;
+            #[doc = #max_workers_doc]
+            pub const MAX_WORKERS: usize = #max_workers;
             /// Lower bound in bytes: the largest total of simultaneously live intermediates.
             pub const LOWER_BOUND_BYTES: usize = #lb_bytes;
             /// Operator calls in the plan.
@@ -553,6 +576,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 workspace: &mut #ws_name,
                 #options: #krate::RunOptions<'_>,
             ) -> ::core::result::Result<(), #krate::Error> {
+                #workers_check
                 #(#dim_checks)*
                 #(#len_checks)*
                 #(#weight_checks)*
