@@ -11,6 +11,10 @@
 //!
 //! - **No allocation per dispatch.** The job is a borrowed closure; the caller waits until every
 //!   member has finished with it, so it never outlives the call.
+//! - **No lock on the fast path.** A dispatch is published through atomics (a sequence lock
+//!   on the generation counter) and its completion counted in an atomic, so when the
+//!   members are polling, a dispatch costs a few cache-line transfers and no system call;
+//!   the mutex and condition variables serve only members that parked.
 //! - **Idle workers park** on a condition variable. With [`TeamOptions::spin`] they first poll for
 //!   a new dispatch for a short while (about [`SPIN_ROUNDS`] polls), which saves the wake-up
 //!   latency between the back-to-back dispatches of one model step. Instruction counting under
@@ -27,7 +31,7 @@
 
 use core::cell::Cell;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
@@ -64,34 +68,36 @@ type JobFn = dyn Fn(usize, usize) + Sync;
 struct Job {
     f: *const JobFn,
     tasks: usize,
-    /// Workers (not counting the caller) that take part: the first `helpers` of them.
-    helpers: usize,
 }
 
-/// The dispatch state behind the mutex.
-struct State {
-    /// Incremented by every dispatch; a worker runs each generation at most once.
-    generation: u64,
-    job: Option<Job>,
-    /// Helpers of the current dispatch that have not finished it yet.
-    running: usize,
-    shutdown: bool,
-}
-
-// SAFETY: `Job::f` points to a `Sync` closure that `Team::run` keeps alive until every
-// helper has finished the dispatch (it waits for `running == 0` before it returns), so
-// sending the pointer to the worker threads is sound.
-unsafe impl Send for State {}
-
-/// What the caller and the workers share.
+/// What the caller and the workers share. A dispatch is published without a lock, as a
+/// sequence lock: `generation` is odd while the caller writes the job fields and even once
+/// they are complete; a member reads the fields between two loads of `generation` and uses
+/// them only when both loads agree on an even value. The mutex and the condition variables
+/// are used only to park and wake members that stopped polling (`sleepers`,
+/// `caller_parked`); every flag pairs a `SeqCst` store with a `SeqCst` load on the other
+/// side, so a wake-up is never lost.
 struct Shared {
-    state: Mutex<State>,
+    /// Guards parking only (no data).
+    park: Mutex<()>,
     /// Workers wait here for a new generation.
     wake: Condvar,
     /// The caller waits here for `running == 0`.
     done: Condvar,
-    /// Mirrors `State::generation` for the lock-free spin.
     generation: AtomicU64,
+    /// The job of the current generation: a pointer to the caller's erased closure pointer
+    /// (which lives on the caller's stack until the dispatch ends), the task count and the
+    /// helper count.
+    job_f: AtomicPtr<*const JobFn>,
+    job_tasks: AtomicUsize,
+    job_helpers: AtomicUsize,
+    /// Helpers of the current dispatch that have not finished it yet.
+    running: AtomicUsize,
+    /// Workers parked (or about to park) on `wake`.
+    sleepers: AtomicUsize,
+    /// Whether the caller parked (or is about to park) on `done`.
+    caller_parked: AtomicBool,
+    shutdown: AtomicBool,
     /// The next task index of the current dispatch.
     next: AtomicUsize,
     /// Whether a task of the current dispatch panicked.
@@ -99,15 +105,43 @@ struct Shared {
     spin: bool,
 }
 
+// SAFETY: the raw pointers in `job_f` point to the caller's erased closure pointer, which
+// `Team::run` keeps alive until every helper has finished the dispatch (it waits for
+// `running == 0` before it returns), and the closure is `Sync`; members only dereference it
+// for a generation they take part in.
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`; every field is an atomic or a synchronisation primitive.
+unsafe impl Sync for Shared {}
+
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Tasks never run under this lock, so it cannot be poisoned by them; recover anyway.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        // Nothing runs under this lock but parking, so it cannot be poisoned; recover anyway.
+        self.park.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What generation `g` (even) asks of worker `index`: `None` when the fields read do
+    /// not all belong to `g` (a newer dispatch is being published: read again), else
+    /// whether it takes part (`Some(None)`: not a helper of `g`, or `g` is over).
+    fn job(&self, g: u64, index: usize) -> Option<Option<Job>> {
+        let slot = self.job_f.load(Ordering::SeqCst);
+        let tasks = self.job_tasks.load(Ordering::SeqCst);
+        let helpers = self.job_helpers.load(Ordering::SeqCst);
+        if self.generation.load(Ordering::SeqCst) != g {
+            return None;
+        }
+        if slot.is_null() || index > helpers {
+            return Some(None);
+        }
+        // SAFETY: the fields are generation `g`'s and this worker is one of its helpers, so
+        // the caller waits for it (`running`) before its closure pointer, `*slot`, goes
+        // away (see `Shared`'s `Send`).
+        let f = unsafe { *slot };
+        Some(Some(Job { f, tasks }))
     }
 
     /// Runs tasks of `job` until none is left, as member `worker`.
     fn work(&self, job: Job, worker: usize) {
-        // SAFETY: see `State`'s `Send`: the closure outlives the dispatch.
+        // SAFETY: see `Shared`'s `Send`: the closure outlives the dispatch.
         let f = unsafe { &*job.f };
         let _inside = Inside::enter(self);
         loop {
@@ -118,6 +152,15 @@ impl Shared {
             if catch_unwind(AssertUnwindSafe(|| f(task, worker))).is_err() {
                 self.panicked.store(true, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Wakes the parked workers, if any (after a new generation or shutdown was stored).
+    fn wake_workers(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            // Taking the lock waits for a worker between its check and its wait.
+            drop(self.lock());
+            self.wake.notify_all();
         }
     }
 }
@@ -182,10 +225,17 @@ impl Team {
             return Err(Error::Team(TeamError::NoThreads));
         }
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { generation: 0, job: None, running: 0, shutdown: false }),
+            park: Mutex::new(()),
             wake: Condvar::new(),
             done: Condvar::new(),
             generation: AtomicU64::new(0),
+            job_f: AtomicPtr::new(core::ptr::null_mut()),
+            job_tasks: AtomicUsize::new(0),
+            job_helpers: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            caller_parked: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
             next: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             spin: options.spin,
@@ -228,8 +278,6 @@ impl Team {
             return Ok(());
         }
         let _turn = self.dispatch.lock().unwrap_or_else(PoisonError::into_inner);
-        shared.panicked.store(false, Ordering::Relaxed);
-        shared.next.store(0, Ordering::Relaxed);
         let helpers = self.workers.len().min(tasks - 1);
         // SAFETY (lifetime erasure): the pointer is only dereferenced by members running this
         // dispatch, and this function does not return before `running` is back to 0, i.e.
@@ -237,69 +285,120 @@ impl Team {
         let f: *const JobFn = unsafe {
             core::mem::transmute::<*const (dyn Fn(usize, usize) + Sync + '_), *const JobFn>(f)
         };
-        let job = Job { f, tasks, helpers };
-        if helpers > 0 {
-            let mut state = shared.lock();
-            state.generation += 1;
-            state.job = Some(job);
-            state.running = helpers;
-            shared.generation.store(state.generation, Ordering::Release);
-            drop(state);
-            shared.wake.notify_all();
-        }
-        shared.work(job, 0);
-        if helpers > 0 {
-            let mut state = shared.lock();
-            while state.running > 0 {
-                state = shared.done.wait(state).unwrap_or_else(PoisonError::into_inner);
-            }
-            state.job = None;
+        let job = Job { f, tasks };
+        shared.panicked.store(false, Ordering::Relaxed);
+        if helpers == 0 {
+            shared.next.store(0, Ordering::Relaxed);
+            shared.work(job, 0);
+        } else {
+            // Publish: odd generation, the fields, even generation (see `Shared`).
+            let g = shared.generation.fetch_add(1, Ordering::SeqCst) + 1;
+            let slot = &f as *const *const JobFn;
+            shared.job_f.store(slot.cast_mut(), Ordering::SeqCst);
+            shared.job_tasks.store(tasks, Ordering::SeqCst);
+            shared.job_helpers.store(helpers, Ordering::SeqCst);
+            shared.next.store(0, Ordering::SeqCst);
+            shared.running.store(helpers, Ordering::SeqCst);
+            shared.generation.store(g + 1, Ordering::SeqCst);
+            shared.wake_workers();
+            shared.work(job, 0);
+            self.wait_for_helpers();
+            shared.job_f.store(core::ptr::null_mut(), Ordering::SeqCst);
         }
         if shared.panicked.load(Ordering::Relaxed) {
             return Err(Error::Team(TeamError::Panicked));
         }
         Ok(())
     }
-}
 
-/// A worker thread: waits for each new generation, works on it if it is one of its helpers,
-/// reports completion; exits on shutdown.
-fn worker_loop(shared: &Shared, index: usize) {
-    let mut seen = 0u64;
-    loop {
+    /// Returns once every helper of the current dispatch has finished: polls first (with
+    /// [`TeamOptions::spin`]), then parks on `done`.
+    fn wait_for_helpers(&self) {
+        let shared = &*self.shared;
         if shared.spin {
             for _ in 0..SPIN_ROUNDS {
-                if shared.generation.load(Ordering::Acquire) != seen {
-                    break;
+                if shared.running.load(Ordering::SeqCst) == 0 {
+                    return;
                 }
                 core::hint::spin_loop();
             }
         }
-        let mut state = shared.lock();
-        while state.generation == seen && !state.shutdown {
-            state = shared.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+        let mut guard = shared.lock();
+        shared.caller_parked.store(true, Ordering::SeqCst);
+        while shared.running.load(Ordering::SeqCst) != 0 {
+            guard = shared.done.wait(guard).unwrap_or_else(PoisonError::into_inner);
         }
-        if state.shutdown {
+        shared.caller_parked.store(false, Ordering::SeqCst);
+        drop(guard);
+    }
+}
+
+/// A worker thread: waits for each new generation (polling, then parked), works on it if
+/// it is one of its helpers, reports completion; exits on shutdown.
+fn worker_loop(shared: &Shared, index: usize) {
+    let mut seen = 0u64;
+    loop {
+        let g = next_generation(shared, seen);
+        if shared.shutdown.load(Ordering::SeqCst) {
             return;
         }
-        seen = state.generation;
-        let job = match state.job {
-            Some(job) if index <= job.helpers => job,
-            _ => continue,
+        let Some(mine) = shared.job(g, index) else {
+            // A newer generation is being published: look again.
+            continue;
         };
-        drop(state);
+        seen = g;
+        let Some(job) = mine else {
+            continue;
+        };
         shared.work(job, index);
-        let mut state = shared.lock();
-        state.running -= 1;
-        if state.running == 0 {
+        if shared.running.fetch_sub(1, Ordering::SeqCst) == 1
+            && shared.caller_parked.load(Ordering::SeqCst)
+        {
+            // Taking the lock waits for the caller between its check and its wait.
+            drop(shared.lock());
             shared.done.notify_one();
         }
     }
 }
 
+/// The first published (even) generation other than `seen`, or any once shutting down:
+/// polls (with spinning on), then parks on `wake`.
+fn next_generation(shared: &Shared, seen: u64) -> u64 {
+    let fresh = |g: u64| g != seen && g.is_multiple_of(2);
+    if shared.spin {
+        for _ in 0..SPIN_ROUNDS {
+            let g = shared.generation.load(Ordering::SeqCst);
+            if fresh(g) || shared.shutdown.load(Ordering::SeqCst) {
+                return g;
+            }
+            core::hint::spin_loop();
+        }
+    }
+    let mut guard = shared.lock();
+    shared.sleepers.fetch_add(1, Ordering::SeqCst);
+    let g = loop {
+        let g = shared.generation.load(Ordering::SeqCst);
+        if fresh(g) || shared.shutdown.load(Ordering::SeqCst) {
+            break g;
+        }
+        if !g.is_multiple_of(2) {
+            // The caller is between its two stores: it does not block there, so poll.
+            drop(guard);
+            core::hint::spin_loop();
+            guard = shared.lock();
+            continue;
+        }
+        guard = shared.wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
+    };
+    shared.sleepers.fetch_sub(1, Ordering::SeqCst);
+    drop(guard);
+    g
+}
+
 impl Drop for Team {
     fn drop(&mut self) {
-        self.shared.lock().shutdown = true;
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        drop(self.shared.lock());
         self.shared.wake.notify_all();
         for handle in self.workers.drain(..) {
             // A worker never panics outside `catch_unwind`; nothing to report if it did.
