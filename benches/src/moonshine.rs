@@ -75,9 +75,22 @@ pub fn beckett() -> Result<Vec<f32>, String> {
 /// # Panics
 /// If nothing is encoded or `position >= 16`.
 pub fn prefill<B: Backend>(t: &mut Transcriber<B>, position: usize) {
+    prefill_in(t, &neon_runtime::Serial, position);
+}
+
+/// [`prefill`] with the steps on `par` (so a team's members are as busy before the timed
+/// step as in a decoding loop).
+///
+/// # Panics
+/// As [`prefill`].
+pub fn prefill_in<B: Backend>(
+    t: &mut Transcriber<B>,
+    par: &dyn neon_runtime::Parallel,
+    position: usize,
+) {
     t.restart();
     for &token in &BECKETT_TOKENS[..position] {
-        t.decode_step(token).expect("decoder step");
+        t.decode_step_in(par, token).expect("decoder step");
     }
 }
 

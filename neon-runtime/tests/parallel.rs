@@ -336,7 +336,30 @@ fn quant_same_bits<B: QuantKernels>() {
     ctx.assert_split("quant_same_bits");
 }
 
+fn activation_same_bits<B: neon_runtime::kernels::ActivationKernels>() {
+    use neon_runtime::kernels::activation::ActivationFn;
+    let ctx = contexts();
+    let mut r = rng(18);
+    for f in [ActivationFn::GeluErf, ActivationFn::Tanh, ActivationFn::Silu, ActivationFn::Exp] {
+        for n in [1, 63, 65, 1000, 70_001, 687_000] {
+            let x = uniform(&mut r, n, -6.0, 6.0);
+            let mut want = vec![f32::NAN; n];
+            B::activate_to(f, &x, &mut want);
+            for p in ctx.iter() {
+                let mut got = vec![f32::NAN; n];
+                B::activate_to_in(p.as_ref(), f, &x, &mut got).unwrap();
+                assert_bits(&format!("{f:?} to, {n}"), p.workers(), &got, &want);
+                let mut inplace = x.clone();
+                B::activate_in(p.as_ref(), f, &mut inplace).unwrap();
+                assert_bits(&format!("{f:?} in place, {n}"), p.workers(), &inplace, &want);
+            }
+        }
+    }
+    ctx.assert_split("activation_same_bits");
+}
+
 neon_runtime::backend_tests!(
+    activation_same_bits,
     quant_same_bits,
     gemm_packed_b_same_bits,
     gemm_packed_a_same_bits,

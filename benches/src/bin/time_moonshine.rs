@@ -8,7 +8,7 @@
 //!   keys and values of the 8 decoder layers included (ONNX Runtime computes those in its
 //!   first decoder step);
 //! - `step`: one cached `decode_step` at position 7 (fed `BECKETT_TOKENS[7]`; before each,
-//!   decoding restarts and the 7 tokens before it are fed untimed);
+//!   decoding restarts and the 7 tokens before it are fed untimed, on the same team);
 //! - `first_logits`: `encode` + `decode_step(BOS)`: audio to the first logits;
 //! - `transcribe`: `encode` + greedy decoding to EOS (15 steps), without the detokenisation.
 //!
@@ -26,7 +26,7 @@
 
 use std::time::Instant;
 
-use neon_benches::moonshine::{beckett, open, prefill, BECKETT_TOKENS, STEP_POSITION};
+use neon_benches::moonshine::{beckett, open, prefill_in, BECKETT_TOKENS, STEP_POSITION};
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{BOS, EOS};
 use neon_runtime::{Backend, BackendKind, Parallel, Serial, Team, WithBackend};
@@ -165,7 +165,7 @@ fn time<B: Backend>(Time { json, scale, threads, clip }: Time) {
         ms(start)
     });
     let step = repeat(reps("step"), || {
-        prefill(&mut t, STEP_POSITION);
+        prefill_in(&mut t, par, STEP_POSITION);
         let start = Instant::now();
         t.decode_step_in(par, BECKETT_TOKENS[STEP_POSITION]).unwrap();
         ms(start)

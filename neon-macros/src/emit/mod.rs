@@ -372,7 +372,16 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
             }
-            Op::Act(_) | Op::Softmax(_) | Op::Add(_) | Op::Mul(_) => {
+            Op::Act(_) => {
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
+                if in_place {
+                    quote!(#unit.run_in_place_with::<B>(#out_view, options)?;)
+                } else {
+                    let x = view(0);
+                    quote!(#unit.run_with::<B>(#x, #out_view, options)?;)
+                }
+            }
+            Op::Softmax(_) | Op::Add(_) | Op::Mul(_) => {
                 let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
                 if in_place {
@@ -486,6 +495,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 | Op::DepthwiseConv1d(_)
                 | Op::Linear(_)
                 | Op::Attention(..)
+                | Op::Act(_)
         )
     });
     let options = if reads_options || c.workers.is_some() {

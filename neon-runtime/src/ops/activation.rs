@@ -10,7 +10,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::activation::ActivationFn;
 use crate::kernels::Backend;
-use crate::ops::{expect_arity, ShapeRule};
+use crate::ops::{expect_arity, RunOptions, ShapeRule};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 /// A pointwise activation function.
@@ -72,6 +72,36 @@ impl Activation {
         }
         B::activate_to(self.kernel(), x, y);
         Ok(())
+    }
+
+    /// [`Activation::run`] with `options`: blocks of elements on `options.parallel()` (the
+    /// same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Activation::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
+        crate::ops::check_unary(self, input, output)?;
+        B::activate_to_in(options.parallel(), self.kernel(), input.data(), output.data_mut())
+    }
+
+    /// [`Activation::run_in_place`] with `options`: blocks of elements on
+    /// `options.parallel()` (the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Activation::run_in_place`], and the context's error ([`Error::Team`]) after the
+    /// checks.
+    pub fn run_in_place_with<B: Backend>(
+        &self,
+        x: &mut TensorViewMut<'_>,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
+        self.output_shape(&[*x.shape()])?;
+        B::activate_in(options.parallel(), self.kernel(), x.data_mut())
     }
 
     unary_runs! {

@@ -123,7 +123,9 @@
 //! the tanh form and 6.9 for the erf form, relative errors up to about 1.5e-6). For `x >= 0`
 //! the factor is 1.
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
+use crate::error::Error;
 
 /// The hook body of a backend: `match f` over the forms in scope where it is invoked
 /// (`relu`, `leaky_relu`, `clamp_min`, `gelu_erf`, ..., and the slice driver `map_args`),
@@ -277,6 +279,11 @@ pub enum ActivationFn {
     Erf,
 }
 
+/// Elements per unit of the blocks of [`ActivationKernels::activate_in`]: a multiple of every
+/// backend's vector width and unrolling, so a block boundary never falls inside a vector
+/// step of the serial call.
+pub const ACTIVATION_BLOCK: usize = 64;
+
 /// The slices of a one-input elementwise kernel: updated in place, or read from `x` and
 /// written to `y` (`y[i] = f(x[i])`, equal lengths).
 #[derive(Debug)]
@@ -310,6 +317,46 @@ pub trait ActivationKernels: BackendType {
         if !x.is_empty() {
             Self::activate_unchecked(f, MapArgs::To(x, y));
         }
+    }
+
+    /// [`activate`](Self::activate) on `par`: blocks of whole multiples of
+    /// [`ACTIVATION_BLOCK`] elements (whole vectors of every backend, so every element is
+    /// computed as in the serial call: the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `x` is then partly updated.
+    fn activate_in(par: &dyn Parallel, f: ActivationFn, x: &mut [f32]) -> Result<(), Error> {
+        let split = Rows {
+            shape: (x.len(), 1, 1),
+            tile: ACTIVATION_BLOCK,
+            join_tail: false,
+            work_per_row: 16,
+        };
+        row_blocks(par, split, x, |_, x| Self::activate(f, x))
+    }
+
+    /// [`activate_to`](Self::activate_to) on `par`, split as
+    /// [`activate_in`](Self::activate_in).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// When `x.len() != y.len()`, before any task runs.
+    fn activate_to_in(
+        par: &dyn Parallel,
+        f: ActivationFn,
+        x: &[f32],
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        assert_eq!(x.len(), y.len(), "activation: input and output lengths differ");
+        let split = Rows {
+            shape: (y.len(), 1, 1),
+            tile: ACTIVATION_BLOCK,
+            join_tail: false,
+            work_per_row: 16,
+        };
+        row_blocks(par, split, y, |r, y| Self::activate_to(f, &x[r], y))
     }
 
     /// Hook: applies `f` to `io`. Called only by the entry points: the contract is checked
