@@ -4,7 +4,7 @@
 //! [`GemmKernels::gemm_packed_b_in`](super::GemmKernels::gemm_packed_b_in)) takes a
 //! `&dyn` [`Parallel`]: [`Serial`] runs everything on the calling thread (the only context
 //! of `no_std` builds, and what the entry points without the suffix do); a
-//! [`Team`](crate::team::Team) (feature `std`) spreads the blocks over its members.
+//! `Team` (feature `std`) spreads the blocks over its members.
 //!
 //! **Same bits for any thread count.** The drivers split an output into blocks of whole
 //! micro-kernel tiles of the serial tiling (output rows or columns, never a reduction), so
@@ -29,7 +29,7 @@ pub trait Parallel: Sync {
     /// Runs `f(task, worker)` for every `task < tasks`, possibly concurrently.
     ///
     /// # Errors
-    /// The context's own: a [`Team`](crate::team::Team) returns
+    /// The context's own: a `Team` (feature `std`) returns
     /// [`Error::Team`] when a task panicked or the call is nested in one of its tasks.
     fn dispatch(&self, tasks: usize, f: &(dyn Fn(usize, usize) + Sync)) -> Result<(), Error>;
 }

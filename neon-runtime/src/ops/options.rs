@@ -26,9 +26,9 @@ use crate::kernels::{Parallel, Serial};
 /// assert_eq!(DOT.parallel().workers(), 1);
 /// ```
 ///
-/// The execution context ([`with_parallel`](Self::with_parallel), e.g. a borrowed
-/// [`Team`](crate::team::Team)) is what the lifetime `'p` is for; the defaults run serially
-/// and are `RunOptions<'static>`.
+/// The lifetime `'p` is the execution context's ([`with_parallel`](Self::with_parallel),
+/// e.g. a borrowed `Team`, feature `std`); the defaults run serially and are
+/// `RunOptions<'static>`.
 #[derive(Clone, Copy)]
 pub struct RunOptions<'p> {
     int8_path: QuantPath,
@@ -44,7 +44,7 @@ impl RunOptions<'static> {
 
 impl<'p> RunOptions<'p> {
     /// These options with the kernels of the heavy operators (linear, conv, attention) run
-    /// on `parallel`, e.g. a [`Team`](crate::team::Team): the same bits for any context.
+    /// on `parallel`, e.g. a `Team` (feature `std`): the same bits for any context.
     #[must_use]
     pub const fn with_parallel<'q>(self, parallel: &'q dyn Parallel) -> RunOptions<'q> {
         RunOptions { int8_path: self.int8_path, parallel }

@@ -421,15 +421,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
         w: QuantWeights<'_>,
         y: &mut [f32],
     ) -> Result<(), Error> {
-        if !gemv_needs_kernel("gemv_i8", n, k, x, w, y) {
-            return Ok(());
-        }
-        let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
-        row_blocks(par, split, y, |cols, y| {
-            // SAFETY: the contract was checked for all outputs; outputs `cols` (whole
-            // panels from the first) with their weights are a GEMV of the same contract.
-            unsafe { Self::gemv_i8_unchecked(x, w.outputs(cols, k), y) }
-        })
+        gemv_blocks(par, "gemv_i8", (n, k), (x, w), y, Self::gemv_i8_unchecked)
     }
 
     /// [`gemv_i8_dot`](Self::gemv_i8_dot) on `par`, split as
@@ -447,14 +439,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
         w: QuantWeights<'_>,
         y: &mut [f32],
     ) -> Result<(), Error> {
-        if !gemv_needs_kernel("gemv_i8_dot", n, k, x, w, y) {
-            return Ok(());
-        }
-        let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
-        row_blocks(par, split, y, |cols, y| {
-            // SAFETY: as in `gemv_i8_in`.
-            unsafe { Self::gemv_i8_dot_unchecked(x, w.outputs(cols, k), y) }
-        })
+        gemv_blocks(par, "gemv_i8_dot", (n, k), (x, w), y, Self::gemv_i8_dot_unchecked)
     }
 
     /// [`gemm_i8`](Self::gemm_i8) on `par`: blocks of
@@ -533,6 +518,28 @@ const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
     } else {
         (rows - 1) * ld + cols
     }
+}
+
+/// The `_in` GEMVs: the entry point's checks ([`gemv_needs_kernel`]), then `hook` (the
+/// entry point's hook) on blocks of whole pairs of panels on `par`.
+fn gemv_blocks(
+    par: &dyn Parallel,
+    name: &str,
+    (n, k): (usize, usize),
+    (x, w): (&[f32], QuantWeights<'_>),
+    y: &mut [f32],
+    hook: unsafe fn(&[f32], QuantWeights<'_>, &mut [f32]),
+) -> Result<(), Error> {
+    if !gemv_needs_kernel(name, n, k, x, w, y) {
+        return Ok(());
+    }
+    let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
+    row_blocks(par, split, y, |cols, y| {
+        // SAFETY: the contract was checked for all outputs; outputs `cols` (whole panels
+        // from the first) with their weights are a GEMV of the same contract, which is what
+        // `hook` (the entry point's hook) requires.
+        unsafe { hook(x, w.outputs(cols, k), y) }
+    })
 }
 
 /// The shared start of the GEMV entry points: checks the contract (panics), handles the
