@@ -247,8 +247,9 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         })
         .collect();
 
-    // Steps.
+    // Steps. `reads_options`: some emitted call passes `options` on.
     let mut body = Vec::new();
+    let mut reads_options = false;
     for s in &c.steps {
         let (in_layouts, out_layout) = s.op.layouts(s.inputs.len());
         let out = &c.values[s.output];
@@ -329,6 +330,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
                 let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
+                reads_options = true;
                 quote!(weights.#f.run_with::<B>(#x, #out_view, #scr, options)?;)
             }
             Op::MaxPool2d(_) => {
@@ -339,11 +341,13 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
             Op::QuantLinear(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
+                reads_options = true;
                 quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
             }
             Op::DepthwiseConv1d(_) | Op::Linear(_) | Op::BlockQ8Linear(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
+                reads_options = true;
                 quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
             }
             Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => {
@@ -373,6 +377,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
             }
             Op::Act(_) => {
+                reads_options = true;
                 let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 if in_place {
                     quote!(#unit.run_in_place_with::<B>(#out_view, options)?;)
@@ -413,6 +418,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let (q, k, v) = (view(0), view(1), view(2));
                 let kd = dims_ident(c, s.inputs[1]);
                 let len = len.as_ref().map_or_else(|| quote!(#kd[0]), |n| quote!(#n));
+                reads_options = true;
                 quote!(#unit.run_with::<B>((#q, #k, #v), #out_view, #len, options)?;)
             }
             Op::PerChannel(_) => {
@@ -485,19 +491,6 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         None => " No `workers` bound was declared: any execution context. The workspace has no per-worker part: its size is the same for any team.".to_string(),
     };
     // Plans without an operator that reads an option take it for a uniform signature.
-    let reads_options = c.steps.iter().any(|s| {
-        matches!(
-            s.op,
-            Op::Conv1d(_)
-                | Op::Conv2d(_)
-                | Op::QuantLinear(_)
-                | Op::BlockQ8Linear(_)
-                | Op::DepthwiseConv1d(_)
-                | Op::Linear(_)
-                | Op::Attention(..)
-                | Op::Act(_)
-        )
-    });
     let options = if reads_options || c.workers.is_some() {
         format_ident!("options")
     } else {

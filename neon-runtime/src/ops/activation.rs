@@ -104,20 +104,27 @@ impl Activation {
         B::activate_in(options.parallel(), self.kernel(), x.data_mut())
     }
 
-    unary_runs! {
-        self;
-        /// `output = f(input)`.
-        ///
-        /// # Errors
-        /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
-        /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's
-        /// layout differs from the input's.
-        run(input, output) => B::activate_to(self.kernel(), input.data(), output.data_mut());
-        /// `x = f(x)` in place.
-        ///
-        /// # Errors
-        /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
-        run_in_place(x) => B::activate(self.kernel(), x.data_mut());
+    /// `output = f(input)`, serially ([`Activation::run_with`] with `RunOptions::new()`).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
+    /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's
+    /// layout differs from the input's.
+    pub fn run<B: Backend>(
+        &self,
+        input: &TensorView<'_>,
+        output: &mut TensorViewMut<'_>,
+    ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// `x = f(x)` in place, serially ([`Activation::run_in_place_with`] with
+    /// `RunOptions::new()`).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
+    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
+        self.run_in_place_with::<B>(x, RunOptions::new())
     }
 
     /// The kernel function this activation runs.
