@@ -12,11 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+# Incremental caches only help repeated local builds; on a fresh CI machine they just fill the
+# disk (several GB across the host and aarch64 profiles).
+export CARGO_INCREMENTAL=0
 
 step() { printf '\n=== %s\n' "$*"; }
 
 step setup
 scripts/setup.sh
+echo "disk: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -78,3 +82,4 @@ QEMU_CPU=cortex-a72 run_aarch64 cargo test -p neon-runtime --features alloc,neon
   --target aarch64-unknown-linux-gnu
 
 step "all test suites passed"
+echo "disk: $(df -h . | awk 'NR==2 {print $4 " free of " $2}'), target $(du -sh target | cut -f1)"
