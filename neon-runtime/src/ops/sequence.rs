@@ -5,7 +5,10 @@
 //!
 //! Every operator works on rank-2 sequences in either layout: channel-first
 //! `[channels, frames]` (one contiguous row per channel) or frame-major
-//! `[frames, channels]` (one contiguous row per frame).
+//! `[frames, channels]` (one contiguous row per frame). [`ConcatFrames`] and [`LastFrames`]
+//! also take channel-first images `[channels, frames, width]` whose rows are frames (e.g.
+//! the time rows of a spectrogram image in a streaming conv2d stack): each frame is then
+//! `width` values per channel.
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
@@ -22,17 +25,35 @@ fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
     }
 }
 
+/// The shape of `frames` frames of `like` (a sequence or image in `layout`): `like` with
+/// its frame axis replaced.
 fn make<D: Dim>(
     op: &'static str,
     layout: Layout,
-    channels: D,
+    like: &Shape<D>,
     frames: D,
 ) -> Result<Shape<D>, ShapeError<D>> {
-    let dims = match layout {
-        Layout::ChannelFirst => [channels, frames],
-        Layout::FrameMajor => [frames, channels],
-    };
-    Shape::new(&dims).map_err(|_| ShapeError::Geometry { op, reason: "empty output" })
+    let mut dims = [D::constant(1), D::constant(1), D::constant(1)];
+    let rank = like.rank();
+    dims[..rank].clone_from_slice(like.dims());
+    dims[frames_axis(layout)] = frames;
+    Shape::new(&dims[..rank]).map_err(|_| ShapeError::Geometry { op, reason: "empty output" })
+}
+
+/// The ranks the rules of [`ConcatFrames`] and [`LastFrames`] accept in `layout` (and the
+/// wording of the error).
+fn ranks(layout: Layout) -> (&'static [usize], &'static str) {
+    match layout {
+        Layout::ChannelFirst => {
+            (&[2, 3], "2 or 3 ([channels, frames] or [channels, frames, width])")
+        }
+        Layout::FrameMajor => (&[2], "2"),
+    }
+}
+
+/// Values per channel and frame: the width of a channel-first image, else 1.
+fn frame_width(dims: &[usize]) -> usize {
+    dims.get(2).copied().unwrap_or(1)
 }
 
 fn frames_axis(layout: Layout) -> usize {
@@ -76,8 +97,30 @@ fn two_sequences<'a, D: Dim>(
     Ok((a, b))
 }
 
+/// The two inputs of [`ConcatFrames`]: sequences or images of a rank [`ranks`] allows,
+/// equal in every dim but frames.
+fn two_concatenable<'a, D: Dim>(
+    op: &'static str,
+    layout: Layout,
+    inputs: &'a [Shape<D>],
+) -> Result<(&'a Shape<D>, &'a Shape<D>), ShapeError<D>> {
+    let [a, b] = inputs else {
+        return Err(ShapeError::Geometry { op, reason: "concat_frames takes two inputs" });
+    };
+    let (allowed, wording) = ranks(layout);
+    expect_rank(op, 0, a, allowed, wording)?;
+    expect_rank(op, 1, b, &[a.rank()], wording)?;
+    let (channels, _) = seq(layout, a);
+    expect_dim(op, 1, b, 1 - frames_axis(layout), "channels", &channels)?;
+    if a.rank() == 3 {
+        expect_dim(op, 1, b, 2, "width", &a.dims()[2])?;
+    }
+    Ok((a, b))
+}
+
 /// Concatenation of two sequences along frames: `[C, Ta] ++ [C, Tb] -> [C, Ta + Tb]`
-/// (channel-first) or `[Ta, C] ++ [Tb, C] -> [Ta + Tb, C]` (frame-major).
+/// (channel-first) or `[Ta, C] ++ [Tb, C] -> [Ta + Tb, C]` (frame-major); of two
+/// channel-first images along their rows: `[C, Ta, W] ++ [C, Tb, W] -> [C, Ta + Tb, W]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConcatFrames {
     /// Layout of both inputs and the output.
@@ -92,13 +135,13 @@ impl ShapeRule for ConcatFrames {
         2
     }
     /// # Errors
-    /// [`ShapeError::Rank`] unless two rank-2 inputs; [`ShapeError::Dim`] when their
-    /// channel counts differ.
+    /// [`ShapeError::Rank`] unless two rank-2 inputs (or, channel-first, two rank-3
+    /// images); [`ShapeError::Dim`] when their channel counts (or widths) differ.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        let (a, b) = two_sequences(op, self.layout, inputs, "concat_frames takes two inputs")?;
-        let ((ca, ta), (_, tb)) = (seq(self.layout, a), seq(self.layout, b));
-        make(op, self.layout, ca, ta.add(&tb))
+        let (a, b) = two_concatenable(op, self.layout, inputs)?;
+        let ((_, ta), (_, tb)) = (seq(self.layout, a), seq(self.layout, b));
+        make(op, self.layout, a, ta.add(&tb))
     }
     layout_facts!(self.layout);
 }
@@ -125,7 +168,8 @@ impl ConcatFrames {
                 yb.copy_from_slice(b.data());
             }
             Layout::ChannelFirst => {
-                let (ta, tb) = (a.dims()[1], b.dims()[1]);
+                let w = frame_width(a.dims());
+                let (ta, tb) = (a.dims()[1] * w, b.dims()[1] * w);
                 let rows = y
                     .chunks_exact_mut(ta + tb)
                     .zip(a.data().chunks_exact(ta))
@@ -141,7 +185,8 @@ impl ConcatFrames {
 }
 
 /// The last `frames` frames of a sequence: `[C, T] -> [C, frames]` (channel-first) or
-/// `[T, C] -> [frames, C]` (frame-major), `T >= frames`.
+/// `[T, C] -> [frames, C]` (frame-major), `T >= frames`; the last rows of a channel-first
+/// image: `[C, T, W] -> [C, frames, W]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LastFrames {
     /// Frames kept (>= 1).
@@ -156,7 +201,8 @@ impl ShapeRule for LastFrames {
     }
     /// # Errors
     /// [`ShapeError::Geometry`] for `frames == 0`; [`ShapeError::Rank`] unless one rank-2
-    /// input; [`ShapeError::TooSmall`] when the input can have fewer than `frames` frames.
+    /// input (or, channel-first, a rank-3 image); [`ShapeError::TooSmall`] when the input
+    /// can have fewer than `frames` frames.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
         if self.frames == 0 {
@@ -165,8 +211,9 @@ impl ShapeRule for LastFrames {
         let [x] = inputs else {
             return Err(ShapeError::Geometry { op, reason: "last_frames takes one input" });
         };
-        expect_rank(op, 0, x, &[2], "2")?;
-        let (c, t) = seq(self.layout, x);
+        let (allowed, wording) = ranks(self.layout);
+        expect_rank(op, 0, x, allowed, wording)?;
+        let (_, t) = seq(self.layout, x);
         if !t.at_least(self.frames) {
             return Err(ShapeError::TooSmall {
                 op,
@@ -175,7 +222,7 @@ impl ShapeRule for LastFrames {
                 min: self.frames,
             });
         }
-        make(op, self.layout, c, D::constant(self.frames))
+        make(op, self.layout, x, D::constant(self.frames))
     }
     layout_facts!(self.layout);
 }
@@ -195,7 +242,8 @@ impl LastFrames {
                 out.data_mut().copy_from_slice(&x.data()[x.data().len() - len..]);
             }
             Layout::ChannelFirst => {
-                let t = x.dims()[1];
+                let w = frame_width(x.dims());
+                let (t, n) = (x.dims()[1] * w, n * w);
                 for (row, rx) in out.data_mut().chunks_exact_mut(n).zip(x.data().chunks_exact(t)) {
                     row.copy_from_slice(&rx[t - n..]);
                 }
@@ -310,6 +358,47 @@ mod tests {
         let mut vs = TensorViewMut::new(&mut s, &[2, 4], Layout::ChannelFirst).unwrap();
         assert!(matches!(w.run(&mut vs, &va, 3), Err(Error::OutOfRange { max: 2, .. })));
         assert_eq!(s, [0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 4.0, 0.0]);
+    }
+
+    #[test]
+    fn channel_first_images_concatenate_and_keep_rows() {
+        // [2 channels, 1 row, 3 wide] ++ [2, 2, 3] -> [2, 3, 3]: per channel, a's row then b's.
+        let a: [f32; 6] = core::array::from_fn(|i| i as f32);
+        let b: [f32; 12] = core::array::from_fn(|i| 10.0 + i as f32);
+        let va = TensorView::new(&a, &[2, 1, 3], Layout::ChannelFirst).unwrap();
+        let vb = TensorView::new(&b, &[2, 2, 3], Layout::ChannelFirst).unwrap();
+        let mut y = [0.0; 18];
+        let mut vy = TensorViewMut::new(&mut y, &[2, 3, 3], Layout::ChannelFirst).unwrap();
+        let cat = ConcatFrames { layout: Layout::ChannelFirst };
+        cat.run(&va, &vb, &mut vy).unwrap();
+        let want = [
+            0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, // channel 0
+            3.0, 4.0, 5.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, // channel 1
+        ];
+        assert_eq!(y, want);
+
+        let vy = TensorView::new(&y, &[2, 3, 3], Layout::ChannelFirst).unwrap();
+        let mut t = [0.0; 12];
+        let mut vt = TensorViewMut::new(&mut t, &[2, 2, 3], Layout::ChannelFirst).unwrap();
+        LastFrames { frames: 2, layout: Layout::ChannelFirst }.run(&vy, &mut vt).unwrap();
+        assert_eq!(t, b);
+
+        // Widths must agree, ranks must agree, and frame-major images are not sequences.
+        let c = [0.0; 8];
+        let vc = TensorView::new(&c, &[2, 1, 4], Layout::ChannelFirst).unwrap();
+        let mut y = [0.0; 16];
+        let mut vy = TensorViewMut::new(&mut y, &[2, 2, 4], Layout::ChannelFirst).unwrap();
+        assert!(matches!(
+            cat.run(&va, &vc, &mut vy),
+            Err(Error::Shape(ShapeError::Dim { arg: 1, what: "width", .. }))
+        ));
+        let s2 = Shape::new(&[2, 3]).unwrap();
+        let s3 = Shape::new(&[2, 1, 3]).unwrap();
+        assert!(matches!(cat.output_shape(&[s3, s2]), Err(ShapeError::Rank { arg: 1, .. })));
+        let fm = ConcatFrames { layout: Layout::FrameMajor };
+        assert!(matches!(fm.output_shape(&[s3, s3]), Err(ShapeError::Rank { arg: 0, .. })));
+        let last = LastFrames { frames: 2, layout: Layout::ChannelFirst };
+        assert!(matches!(last.output_shape(&[s3]), Err(ShapeError::TooSmall { .. })));
     }
 
     #[test]
