@@ -40,6 +40,8 @@ pub struct Plan {
     pub scalars: Vec<Ident>,
     /// `workers N;`: the largest execution context `run_with` accepts.
     pub workers: Option<(i64, Span)>,
+    /// `weights = Path;`: run on another plan's weights struct instead of generating one.
+    pub shared_weights: Option<Path>,
     pub stmts: Vec<Stmt>,
 }
 
@@ -306,6 +308,8 @@ pub struct Checked {
     pub scalars: Vec<Ident>,
     /// The declared maximum worker count (`workers N;`), if any.
     pub workers: Option<usize>,
+    /// Another plan's weights struct (`weights = Path;`), if declared.
+    pub shared_weights: Option<Path>,
     pub values: Vec<Value>,
     pub steps: Vec<StepInfo>,
 }

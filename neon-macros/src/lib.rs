@@ -49,6 +49,8 @@
 //! ```text
 //! [attributes] [pub] plan Name {
 //!     crate = ::path::to::neon_runtime;          // optional, default ::neon_runtime
+//!     weights = path::OtherWeights;               // optional: run on another plan's weights
+//!                                                 // struct instead of generating one
 //!     dim NAME in LO..=HI;                        // symbolic dimension, LO >= 1
 //!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape; storage
 //!                                                 // f32, i8 (per-tensor scale and offset)
@@ -86,8 +88,8 @@
 //! | `add(a, b)`, `mul(a, b)` | equal shapes | |
 //! | `softmax(x)` | same shape, over the last axis | |
 //! | `transpose(x)` | `[a, b]` -> `[b, a]` | `to = frame_major \| channel_first` |
-//! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]` | `layout` |
-//! | `last_frames(x)` | `[C, T]` -> `[C, n]` | `frames = n`, `layout` |
+//! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]`; channel-first images along their rows: `[C, Ta, W]`, `[C, Tb, W]` -> `[C, Ta + Tb, W]` | `layout` |
+//! | `last_frames(x)` | `[C, T]` -> `[C, n]`; images `[C, T, W]` -> `[C, n, W]` | `frames = n`, `layout` |
 //! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
 //! | `rotary(x, heads = h, dims = d)` | `[T, C]` frame-major, same shape: rotary position embedding (in place) on the first `d` values of each of the `h` heads, frame `t` at position `pos + t` | `heads`, `dims` (required; `d` even, at most `C / h`), `theta` (10000), `at = pos` (a scalar; default 0), `half_split` (pairs `(i, i + d/2)` instead of `(2i, 2i + 1)`) |
 //! | `attention(q, k, v, heads = h)` | `q` `[Tq, C]`, `k` and `v` `[Tk, C]` (frame-major; inputs, states or intermediates) -> `[Tq, C]`: per head `softmax(q k^T scale) v` over the first `n` frames of `k` and `v` | `heads` (required, divides `C`), `causal` (query `i` sees keys `<= n - Tq + i`), `len = n` (a scalar, `1..=Tk`, with `causal` `Tq..=Tk`; default `Tk`), `scale` (default `1/sqrt(C / h)`) |
@@ -111,6 +113,12 @@
 //!   uses (a bias belongs to its operator's field). `S: AsRef<[f32]>` is the f32 storage;
 //!   a plan with int8 weights adds `Q: AsRef<[i8]>` (`NameWeights<S, Q>`, fields such as
 //!   `QuantLinear<Q, S>` and `BlockQ8Linear<Q, S>`), and `run` takes `<B, S, Q>`.
+//! - With `weights = OtherWeights;` no weights struct is generated: `run` and `run_with`
+//!   take `&OtherWeights<S>` (e.g. a streaming twin of a whole-window plan over the same
+//!   prepared operators, so the weights are held once). Its fields must be named as this
+//!   plan's weights and have their operator types (the compiler checks), and `run` checks
+//!   each field's geometry against this plan's constants before any kernel, as it does for
+//!   its own struct.
 //! - `struct NameWorkspace`: `[f32; WORKSPACE_BYTES / 4]`, 16-byte aligned, `const fn new`,
 //!   so it can be a `static`.
 //!

@@ -7,6 +7,7 @@
 //! ```text
 //! plan      := attr* vis? "plan" Ident "{" item* "}"
 //! item      := "crate" "=" Path ";"
+//!            | "weights" "=" Path ";"                      (another plan's weights struct)
 //!            | "dim" Ident "in" Int "..=" Int ";"
 //!            | "weight" Ident ":" Ident "[" dims "]" ";"      (storage type, e.g. f32)
 //!            | ("input" | "output" | "state") Ident ":" "[" dims "]" ";"
@@ -37,6 +38,7 @@ mod kw {
     syn::custom_keyword!(state);
     syn::custom_keyword!(scalar);
     syn::custom_keyword!(workers);
+    syn::custom_keyword!(weights);
 }
 
 /// Parses `input`; `None` when the block's header is malformed (reported) . Items that
@@ -69,6 +71,7 @@ fn parse_plan(input: ParseStream, cx: &Ctxt) -> syn::Result<ir::Plan> {
         tensors: Vec::new(),
         scalars: Vec::new(),
         workers: None,
+        shared_weights: None,
         stmts: Vec::new(),
     };
     while !body.is_empty() {
@@ -114,6 +117,13 @@ fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
         input.parse::<Token![crate]>()?;
         input.parse::<Token![=]>()?;
         plan.krate = Some(input.parse()?);
+    } else if input.peek(kw::weights) && input.peek2(Token![=]) {
+        let kw = input.parse::<kw::weights>()?;
+        input.parse::<Token![=]>()?;
+        if plan.shared_weights.is_some() {
+            return Err(syn::Error::new(kw.span, "`weights` is declared twice"));
+        }
+        plan.shared_weights = Some(input.parse()?);
     } else if la.peek(kw::dim) {
         input.parse::<kw::dim>()?;
         let name: Ident = input.parse()?;

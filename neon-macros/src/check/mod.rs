@@ -37,6 +37,14 @@ pub fn check(plan: &Plan, cx: &Ctxt) -> Option<Checked> {
     }
     c.check_unused();
     c.check_has_statements();
+    if let Some(path) = &plan.shared_weights {
+        if plan.weights.is_empty() {
+            cx.error_spanned_by(
+                path,
+                "`weights = ..` shares a weights struct, but this plan declares no weight",
+            );
+        }
+    }
     (cx.error_count() == errors_before).then(|| c.finish())
 }
 
@@ -149,6 +157,7 @@ impl<'a> Checker<'a> {
             tensors: self.tensors,
             scalars: plan.scalars.clone(),
             workers: plan.workers.map(|(n, _)| n as usize),
+            shared_weights: plan.shared_weights.clone(),
             values: self.values,
             steps: self.steps,
         }

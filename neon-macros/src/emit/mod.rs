@@ -51,7 +51,10 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
     let name = &c.name;
     let vis = &c.vis;
     let attrs = &c.attrs;
-    let weights_name = format_ident!("{}Weights", name);
+    // The weights struct: this plan's own, or another plan's (`weights = Path;`).
+    let own_weights = format_ident!("{}Weights", name);
+    let weights_name =
+        c.shared_weights.as_ref().map_or_else(|| quote!(#own_weights), |p| quote!(#p));
     let ws_name = format_ident!("{}Workspace", name);
     let ws_floats = mp.workspace_bytes / ELEM;
     let ws_bytes = mp.workspace_bytes;
@@ -502,14 +505,21 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         .collect();
     let dim_args: Vec<&Ident> = c.dims.iter().map(|d| &d.name).collect();
     let scalar_args: Vec<&Ident> = c.scalars.iter().collect();
+    let weights_struct = if c.shared_weights.is_some() {
+        quote!()
+    } else {
+        quote! {
+            #[doc = #weights_doc]
+            #vis struct #own_weights<#weight_params> {
+                #(#fields)*
+            }
+        }
+    };
     quote! {
         #(#attrs)*
         #vis struct #name;
 
-        #[doc = #weights_doc]
-        #vis struct #weights_name<#weight_params> {
-            #(#fields)*
-        }
+        #weights_struct
 
         #[doc = #ws_doc]
         #[repr(C, align(16))]
