@@ -46,6 +46,7 @@ RFFT4096_FLOPS=$((10 * 5 * 4096 * 12 / 2))
 SAME_FLOPS=$((2 * 32 * 16 * 48 * 48 * 3))  # conv2d 1x3 "same" 48->48 on 32x16
 VALID_FLOPS=$((2 * 28 * 8 * 72 * 72 * 3))  # conv2d 3x1 "valid" 72->72 on 30x8 (28x8 out)
 EMB_FLOPS=$((2 * 41955840))               # openWakeWord's embedding: 20 convs
+EMB_STEP_FLOPS=$((2 * 5612544))           # one incremental step: the rows 8 new frames add
 # hey_jarvis_v0.1: dense layers 1536->128->128->1, second stage 1536->64->64->1.
 HEAD_FLOPS=$((2 * (1536 * 128 + 128 * 128 + 128)))
 HEAD2_FLOPS=$((HEAD_FLOPS + 2 * (1536 * 64 + 64 * 64 + 64)))
@@ -101,11 +102,17 @@ WORKLOADS=(
   "insn_conv2d embedding|$EMB_FLOPS|openWakeWord embedding, 76x32 -> 96: 20 convs, 5 max pools, operators one by one"
   "insn_oww mel||openWakeWord mel frontend, 1760 samples → 8x32 dB"
   "insn_oww embedding|$EMB_FLOPS|openWakeWord embedding: the EmbeddingNet plan, converted weights, golden mel window"
+  "insn_oww embedding-step|$EMB_STEP_FLOPS|openWakeWord incremental embedding: one EmbeddingStep (the rows 8 new mel frames add) after the previous window"
+  "insn_oww embedding-prime||openWakeWord incremental embedding of a window that follows none: the priming pass (10 steps)"
   "insn_oww head|$HEAD_FLOPS|openWakeWord hey_jarvis_v0.1 head, first stage only (p1 < 0.5)"
   "insn_oww head-stage2|$HEAD2_FLOPS|openWakeWord hey_jarvis_v0.1 head, both stages (p1 ≥ 0.5)"
   "insn_oww chunk||openWakeWord per 80 ms chunk: mel + embedding + head"
-  "insn_oww push||openWakeWord WakeDetector::push of one 1280-sample chunk, steady state (buffering included)"
+  "insn_oww push||openWakeWord WakeDetector::push of one 1280-sample chunk, steady state (buffering included; incremental embedding, the default)"
   "insn_oww push-stage2||the same push on a chunk where hey_jarvis's second stage runs"
+  "insn_oww push-full||the same push with the whole-window embedding (EmbeddingMode::Full, as openwakeword)"
+  "insn_oww push-heads:5||the same push scoring 5 heads (hey_jarvis, alexa, hey_mycroft, hey_rhasspy, ok_nabu)"
+  "insn_oww push-heads:20||the same push scoring 20 heads (the five in turn)"
+  "insn_oww push-heads:100||the same push scoring 100 heads (the five in turn)"
   "insn_oww embedding portable|$EMB_FLOPS|openWakeWord embedding on the Portable backend"
   "insn_oww chunk portable||openWakeWord per 80 ms chunk on the Portable backend"
   "insn_oww push portable||openWakeWord WakeDetector::push on the Portable backend"

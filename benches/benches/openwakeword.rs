@@ -12,7 +12,13 @@
 //!   runs too), not part of the chunk;
 //! - `chunk`: mel, embedding and head back to back;
 //! - `embedding_t2`, `chunk_t2`: the same with the embedding on a worker team of 2 threads
-//!   (`RunOptions::with_parallel`; mel and head stay on the calling thread).
+//!   (`RunOptions::with_parallel`; mel and head stay on the calling thread);
+//! - `embedding_step`: one step of the incremental embedding (`EmbeddingStep`: the rows 8
+//!   new mel frames add, on the 10 newest frames of the window and the kept rows);
+//! - `push`, `push_full`: `WakeDetector::push` of one 1280-sample chunk in steady state
+//!   (hey_jarvis only; the clip padded by 1 s of zeros on each side, pushed round and round):
+//!   mel, buffers, embedding and head, with the incremental embedding (the default) and with
+//!   the whole-window one (`EmbeddingMode::Full`, what the peers compute per chunk).
 //!
 //! The input tensors are bitwise the peer script's (the sha256 of their f32 little-endian
 //! bytes equals the `inputs.*.sha256_f32le` of its JSON output).
@@ -28,10 +34,12 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use neon_models::audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetector};
 use neon_models::openwakeword::embedding::{
     boxed_workspace, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
 };
 use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
+use neon_models::openwakeword::incremental::{EmbeddingStep, EmbeddingStepWorkspace, STEP_ROWS};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
@@ -157,6 +165,50 @@ fn bench<B: Backend>(cr: &mut Criterion) {
             score::<B>(&mut s1, &mut s2, black_box(&inp.head))
         })
     });
+    let mut step_ws = Box::new(EmbeddingStepWorkspace::new());
+    let mut states: Vec<Vec<f32>> =
+        [24 * 64, 48 * 32, 48 * 32, 72 * 16, 72 * 16, 96 * 8, 96 * 8, 96 * 4, 96 * 4, 96 * 2]
+            .iter()
+            .map(|&n| vec![0.0f32; n])
+            .collect();
+    let x = &inp.window[(WINDOW_FRAMES - STEP_ROWS) * N_MELS..];
+    g.bench_function("embedding_step", |bn| {
+        bn.iter(|| {
+            let [s2, s4, s6, s8, s10, s12, s14, s16, s18, s19] = &mut states[..] else {
+                unreachable!()
+            };
+            EmbeddingStep::run::<B, _>(
+                &weights,
+                black_box(x),
+                &mut emb,
+                s2,
+                s4,
+                s6,
+                s8,
+                s10,
+                s12,
+                s14,
+                s16,
+                s18,
+                s19,
+                &mut step_ws,
+            )
+            .unwrap()
+        })
+    });
+    let embedding =
+        TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
+    let mut clip = vec![0i16; 16_000];
+    clip.extend(Audio::open(oww_path("clips/hey_jarvis.wav")).unwrap().to_i16());
+    clip.extend(std::iter::repeat_n(0, 16_000));
+    for (name, mode) in [("push", EmbeddingMode::Incremental), ("push_full", EmbeddingMode::Full)] {
+        let word = builtin::wake_word("hey_jarvis").unwrap();
+        let mut d = WakeDetector::<B>::with_embedding_mode(&embedding, vec![word], mode).unwrap();
+        let mut chunks = clip.chunks_exact(1280).cycle();
+        g.bench_function(name, |bn| {
+            bn.iter(|| d.push(black_box(chunks.next().unwrap())).unwrap()[0])
+        });
+    }
     g.finish();
 }
 

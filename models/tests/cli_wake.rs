@@ -255,6 +255,25 @@ fn json_scores_are_openwakewords_predict_clip_scores() {
 }
 
 #[test]
+fn both_embedding_modes_print_the_same_scores() {
+    let run = |mode: &[&str]| {
+        let mut args = vec!["wake", "--json", "--pad-seconds", "1"];
+        let path = clip("hey_jarvis");
+        args.push(path.to_str().unwrap());
+        args.extend_from_slice(mode);
+        let o = neon(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["models"].clone()
+    };
+    let incremental = run(&[]);
+    assert_eq!(incremental, run(&["--embedding", "incremental"]));
+    assert_eq!(incremental, run(&["--embedding", "full"]), "the same scores, bit for bit");
+    let o = neon(&["wake", clip("hey_jarvis").to_str().unwrap(), "--embedding", "half"]);
+    assert!(!o.status.success() && stderr(&o).contains("incremental"), "{}", stderr(&o));
+}
+
+#[test]
 fn detection_times_are_whole_samples_and_the_summary_peak_is_the_max_score() {
     let path = clip("hey_jarvis");
     let path = path.to_str().unwrap();

@@ -22,13 +22,22 @@
 //! Usage: `insn_oww WORKLOAD [portable]` with WORKLOAD one of
 //! - `mel`: `FRONTEND.run` on the 1760 samples;
 //! - `embedding`: one embedding (`Embedding::embed`, the `EmbeddingNet` plan);
+//! - `embedding-step`: one incremental embedding (`IncrementalEmbedding::embed`, one
+//!   `EmbeddingStep`) of `mel_db[8:84] / 10 + 2`, after the stage embedded `mel_db[0:76]`
+//!   (checked bitwise against the whole-window plan after the region);
+//! - `embedding-prime`: a fresh incremental stage's first window (`mel_db[0:76]`): the
+//!   priming pass of 10 steps;
 //! - `head`: hey_jarvis_v0.1 on `features[5:21]` (first stage, then the `p1 >= 0.5` test);
 //! - `head-stage2`: hey_jarvis_v0.1 on `features[14:30]` (both stages);
 //! - `chunk`: mel + embedding + head back to back in one region (the per-chunk work);
 //! - `push`: `WakeDetector::push` of the 1280 samples of chunk 20 of the clip padded by 1 s
 //!   of zeros on each side (as the goldens stream it), after pushing chunks 0..20: one mel
-//!   call on 1760 samples, the feature scaling, the buffer shifts, one embedding and the
-//!   head (first stage only);
+//!   call on 1760 samples, the feature scaling, the buffer shifts, one embedding (the
+//!   detector's default, incremental) and the head (first stage only);
+//! - `push-full`: the same push with the whole-window embedding (`EmbeddingMode::Full`);
+//! - `push-heads:N`: the same push scoring `N` heads: hey_jarvis (both stages; its score is
+//!   checked), then alexa, hey_mycroft, hey_rhasspy and ok_nabu in turn, for the cost of
+//!   each additional head;
 //! - `push-stage2`: the same for chunk 29 (the second stage runs);
 //! - `push:N`: `push` with the embedding on a worker team of `N` threads that parks without
 //!   spinning (`TeamOptions { spin: false }`, so the count is deterministic; count it with
@@ -40,9 +49,12 @@
 
 use neon_benches::{region_start, region_stop, wav_i16};
 use neon_models::error::WeightsSource;
-use neon_models::openwakeword::detector::{WakeDetector, WakeWord, STAGE2_THRESHOLD};
+use neon_models::openwakeword::detector::{
+    EmbeddingMode, WakeDetector, WakeWord, STAGE2_THRESHOLD,
+};
 use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
 use neon_models::openwakeword::head::HeadNet;
+use neon_models::openwakeword::incremental::{self, IncrementalEmbedding};
 use neon_models::openwakeword::mel::FRONTEND;
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::openwakeword::stream::EmbeddingStage;
@@ -62,6 +74,13 @@ macro_rules! oww {
 
 const EMBEDDING: &[u8] = oww!("embedding.safetensors");
 const HEAD: &[u8] = oww!("hey_jarvis_v0.1.safetensors");
+/// The other official heads, added in turn by `push-heads:N` (single-stage models).
+const OTHER_HEADS: [(&str, &[u8]); 4] = [
+    ("alexa_v0.1", oww!("alexa_v0.1.safetensors")),
+    ("hey_mycroft_v0.1", oww!("hey_mycroft_v0.1.safetensors")),
+    ("hey_rhasspy_v0.1", oww!("hey_rhasspy_v0.1.safetensors")),
+    ("ok_nabu_v0.1", oww!("ok_nabu_v0.1.safetensors")),
+];
 const GOLDEN: &[u8] = oww!("goldens/hey_jarvis.safetensors");
 const CLIP: &[u8] = oww!("clips/hey_jarvis.wav");
 
@@ -114,10 +133,18 @@ fn embedding<B: Backend>() -> impl EmbeddingStage {
     Embedding::<B, _, _>::new(w, boxed_workspace())
 }
 
-/// The bench inputs: mel samples, embedding window, head windows (chunk 20 and 29).
+/// The incremental embedding stage with the converted weights.
+fn incremental_embedding<B: Backend>() -> impl EmbeddingStage {
+    let w = EmbeddingNetWeights::load(&file(EMBEDDING, "embedding.safetensors")).unwrap();
+    IncrementalEmbedding::<B, _, _>::new(w, incremental::boxed_workspace())
+}
+
+/// The bench inputs: mel samples, embedding windows (`mel_db[0:76]` and `[8:84]`), head
+/// windows (chunk 20 and 29).
 struct Inputs {
     samples: Vec<f32>,
     window: Vec<f32>,
+    next_window: Vec<f32>,
     head: Vec<f32>,
     head2: Vec<f32>,
 }
@@ -125,10 +152,11 @@ struct Inputs {
 fn inputs() -> Inputs {
     let clip = wav_i16(CLIP);
     let samples = clip[..MEL_SAMPLES].iter().map(|&s| f32::from(s)).collect();
-    let window = golden("mel_db")[..76 * 32].iter().map(|&v| v / 10.0 + 2.0).collect();
+    let mel: Vec<f32> = golden("mel_db").iter().map(|&v| v / 10.0 + 2.0).collect();
+    let (window, next_window) = (mel[..76 * 32].to_vec(), mel[8 * 32..84 * 32].to_vec());
     let features = golden("features");
     let rows = |c: usize| features[(c - 15) * 96..(c + 1) * 96].to_vec();
-    Inputs { samples, window, head: rows(HEAD_CHUNK), head2: rows(HEAD_STAGE2_CHUNK) }
+    Inputs { samples, window, next_window, head: rows(HEAD_CHUNK), head2: rows(HEAD_STAGE2_CHUNK) }
 }
 
 /// Checks a hey_jarvis score against the goldens' score at `chunk`.
@@ -144,18 +172,33 @@ fn check_mel(mel: &[f32]) {
     assert!(diff <= MEL_TOLERANCE_DB, "mel differs from the official model by {diff} dB");
 }
 
-/// `WakeDetector::push` of chunk `chunk` of the padded clip, after chunks `0..chunk`, with the
-/// embedding on a team of `threads` (1: serial).
-fn push<B: Backend>(chunk: usize, threads: usize) -> f32 {
-    let team = Team::with_options(threads, TeamOptions { spin: false }).unwrap();
+/// How a `push` workload runs: the embedding's mode, the team's size, the number of heads.
+struct PushSetup {
+    mode: EmbeddingMode,
+    threads: usize,
+    heads: usize,
+}
+
+impl PushSetup {
+    const DEFAULT: Self = Self { mode: EmbeddingMode::Incremental, threads: 1, heads: 1 };
+}
+
+/// `WakeDetector::push` of chunk `chunk` of the padded clip, after chunks `0..chunk`, as
+/// `setup` says (the embedding on a team of `threads`; 1: serial).
+fn push<B: Backend>(chunk: usize, setup: PushSetup) -> f32 {
+    let team = Team::with_options(setup.threads, TeamOptions { spin: false }).unwrap();
     let f = file(HEAD, "hey_jarvis_v0.1");
-    let word = WakeWord::new(
+    let mut words = vec![WakeWord::new(
         "hey_jarvis_v0.1".into(),
         HeadNet::load(&f, &STAGE1).unwrap(),
         Some(HeadNet::load(&f, &STAGE2).unwrap()),
-    );
+    )];
+    for (name, bytes) in OTHER_HEADS.iter().cycle().take(setup.heads - 1) {
+        let h = HeadNet::load(&file(bytes, name), &STAGE1).unwrap();
+        words.push(WakeWord::new(name.to_string(), h, None));
+    }
     let emb = file(EMBEDDING, "embedding.safetensors");
-    let mut d = WakeDetector::<B>::with_embedding(&emb, vec![word]).unwrap();
+    let mut d = WakeDetector::<B>::with_embedding_mode(&emb, words, setup.mode).unwrap();
     let mut data = vec![0i16; 16_000];
     data.extend(wav_i16(CLIP));
     data.extend(std::iter::repeat_n(0, 16_000));
@@ -190,6 +233,26 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             region_stop(1);
             y.iter().sum()
         }
+        "embedding-prime" => {
+            let mut net = incremental_embedding::<B>();
+            let mut y = [0.0f32; 96];
+            region_start(1);
+            net.embed(&x.window, &mut y).unwrap();
+            region_stop(1);
+            y.iter().sum()
+        }
+        "embedding-step" => {
+            let mut net = incremental_embedding::<B>();
+            let mut y = [0.0f32; 96];
+            net.embed(&x.window, &mut y).unwrap();
+            region_start(1);
+            net.embed(&x.next_window, &mut y).unwrap();
+            region_stop(1);
+            let mut want = [0.0f32; 96];
+            embedding::<B>().embed(&x.next_window, &mut want).unwrap();
+            assert!(y.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "step != plan");
+            y.iter().sum()
+        }
         "head" | "head-stage2" => {
             let (mut s1, mut s2) = heads();
             let (input, chunk) = if workload == "head" {
@@ -217,18 +280,25 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             check_score(score, HEAD_CHUNK);
             mel.iter().sum::<f32>() + y.iter().sum::<f32>() + score
         }
-        "push" => push::<B>(HEAD_CHUNK, 1),
-        "push-stage2" => push::<B>(HEAD_STAGE2_CHUNK, 1),
+        "push" => push::<B>(HEAD_CHUNK, PushSetup::DEFAULT),
+        "push-stage2" => push::<B>(HEAD_STAGE2_CHUNK, PushSetup::DEFAULT),
+        "push-full" => {
+            push::<B>(HEAD_CHUNK, PushSetup { mode: EmbeddingMode::Full, ..PushSetup::DEFAULT })
+        }
         w => {
-            let threads = w.strip_prefix("push:")?.parse().ok().filter(|&n| n >= 1)?;
-            push::<B>(HEAD_CHUNK, threads)
+            let number = |prefix: &str| w.strip_prefix(prefix)?.parse().ok().filter(|&n| n >= 1);
+            if let Some(heads) = number("push-heads:") {
+                push::<B>(HEAD_CHUNK, PushSetup { heads, ..PushSetup::DEFAULT })
+            } else {
+                push::<B>(HEAD_CHUNK, PushSetup { threads: number("push:")?, ..PushSetup::DEFAULT })
+            }
         }
     })
 }
 
 fn main() {
     neon_benches::workload_main(
-        "insn_oww mel|embedding|head|head-stage2|chunk|push|push-stage2|push:THREADS [portable]",
+        "insn_oww mel|embedding|embedding-step|embedding-prime|head|head-stage2|chunk|push|push-stage2|push-full|push:THREADS|push-heads:N [portable]",
         run::<Portable>,
         run::<Fast>,
     );

@@ -1,4 +1,5 @@
-//! openWakeWord on bare-metal aarch64: the mel frontend, the speech-embedding CNN and the
+//! openWakeWord on bare-metal aarch64: the mel frontend, the speech-embedding CNN (computed
+//! incrementally: only the rows each chunk adds) and the
 //! `hey_jarvis_v0.1` head (both stages) of `neon-models`' `no_std` core, with every weight
 //! packed into its kernel's layout at build time and embedded as aligned `static` arrays, a
 //! static workspace, no allocator and no `std`.
@@ -23,7 +24,8 @@
 //!   `include_bytes!` of little-endian blobs: the arrays are typed, aligned and bit-exact
 //!   (shortest round-trip literals) with no `unsafe` reinterpretation of bytes, at the cost of
 //!   a few seconds of compile time for 2.6 MB of weights (8.8 MB of source).
-//! - **Static buffers.** The embedding workspace (`.bss`) and the feature stream (`.data`,
+//! - **Static buffers.** The incremental embedding's workspace (`.bss`: the step plan's
+//!   workspace, its states and the previous window's frames) and the feature stream (`.data`,
 //!   built by `FeatureStream::new`, a `const fn`) are `static`s handed out once as
 //!   `&'static mut` ([`platform::TakeOnce`]): building the stream on the stack and moving it
 //!   cost 93 KB of stack per copy (measured 185 KB of stack, against 24 KB now).
@@ -35,13 +37,12 @@ mod platform;
 
 use core::fmt::Write;
 
-use neon_models::openwakeword::embedding::{
-    Embedding, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
-};
+use neon_models::openwakeword::embedding::{EmbeddingNet, EmbeddingNetWeights};
 use neon_models::openwakeword::head::{
     HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead128Workspace, LayerNormHead64,
     LayerNormHead64Weights, LayerNormHead64Workspace, STAGE2_THRESHOLD,
 };
+use neon_models::openwakeword::incremental::{IncrementalEmbedding, IncrementalWorkspace};
 use neon_models::openwakeword::mel::Mel;
 use neon_models::openwakeword::stream::{
     EmbeddingStage, FeatureStream, CHUNK, EMBEDDING_DIM, WARMUP_PUSHES,
@@ -82,8 +83,8 @@ const EMBEDDING_TOLERANCE: f32 = 1.5e-4;
 const SCORE_TOLERANCE: f32 = 1e-5;
 
 /// The speech-embedding CNN's workspace: a `static` in `.bss`, taken once.
-static EMBEDDING_WORKSPACE: TakeOnce<EmbeddingNetWorkspace> =
-    TakeOnce::new(EmbeddingNetWorkspace::new());
+static EMBEDDING_WORKSPACE: TakeOnce<IncrementalWorkspace> =
+    TakeOnce::new(IncrementalWorkspace::new());
 
 /// The feature stream (audio, mel and embedding buffers): a `static` built at compile time
 /// (in `.data`: its mel buffer starts as ones), taken once. Its embedding stage is installed
@@ -93,7 +94,7 @@ static STREAM: TakeOnce<FeatureStream<Mel<B>, EmbeddingSlot>> =
 
 /// The stream's embedding stage: empty in the `static`, then the network over the embedded
 /// weights and the static workspace.
-struct EmbeddingSlot(Option<Embedding<B, S, &'static mut EmbeddingNetWorkspace>>);
+struct EmbeddingSlot(Option<IncrementalEmbedding<B, S, &'static mut IncrementalWorkspace>>);
 
 impl EmbeddingStage for EmbeddingSlot {
     fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), neon_models::Error> {
@@ -197,7 +198,7 @@ fn run(out: &mut Console) -> Result<bool, neon_models::Error> {
     let (t0, freq) = platform::counter();
     let workspace = EMBEDDING_WORKSPACE.take().expect("the workspace is taken once");
     let stream = STREAM.take().expect("the stream is taken once");
-    stream.embedding_mut().0 = Some(Embedding::new(embedding_weights()?, workspace));
+    stream.embedding_mut().0 = Some(IncrementalEmbedding::new(embedding_weights()?, workspace));
     stream.set_initial_features(&testdata::INIT_FEATURES.0)?;
     let (mut stage1, mut stage2) = (stage1()?, stage2()?);
 
@@ -262,7 +263,7 @@ fn run(out: &mut Console) -> Result<bool, neon_models::Error> {
         "memory: weights {} + {} bytes (embedding + head), embedding workspace {} bytes (static), stream {} bytes (static), stack used {} of {} bytes",
         weights::EMBEDDING_WEIGHT_BYTES,
         weights::HEAD_WEIGHT_BYTES,
-        EmbeddingNet::WORKSPACE_BYTES,
+        IncrementalWorkspace::BYTES,
         core::mem::size_of_val(stream),
         platform::stack_used(),
         platform::stack_size(),

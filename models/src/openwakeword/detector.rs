@@ -8,8 +8,9 @@ use core::marker::PhantomData;
 
 use neon_runtime::{Backend, Parallel, Serial};
 
-use super::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights, EmbeddingNetWorkspace};
+use super::embedding::{self, Embedding, EmbeddingNetWeights, EmbeddingNetWorkspace};
 use super::head::HeadNet;
+use super::incremental::{self, IncrementalEmbedding, IncrementalWorkspace};
 use super::mel::Mel;
 use super::stream::{
     EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM, EMBEDDING_WINDOW,
@@ -151,13 +152,78 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     }
 }
 
+/// How a [`WakeDetector`] computes its speech embeddings. Both give the same bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EmbeddingMode {
+    /// Only the rows each chunk adds ([`incremental`]): about a sixth of the instructions
+    /// per chunk; the first window after a reset costs about 1.6 whole windows. The default.
+    #[default]
+    Incremental,
+    /// The whole 76-frame window every chunk, as openwakeword does (the reference).
+    Full,
+}
+
+/// The speech-embedding stage of a [`WakeDetector`]: the network in the chosen
+/// [`EmbeddingMode`], weights owned, workspace boxed.
+pub enum DetectorEmbedding<B: Backend> {
+    /// [`EmbeddingMode::Incremental`]: [`IncrementalWorkspace::BYTES`] of workspace.
+    Incremental(IncrementalEmbedding<B, Vec<f32>, Box<IncrementalWorkspace>>),
+    /// [`EmbeddingMode::Full`]: [`EmbeddingNet::WORKSPACE_BYTES`](super::embedding::EmbeddingNet::WORKSPACE_BYTES) of workspace.
+    Full(Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>),
+}
+
+impl<B: Backend> DetectorEmbedding<B> {
+    /// The network over `weights` in `mode`.
+    pub fn new(weights: EmbeddingNetWeights<Vec<f32>>, mode: EmbeddingMode) -> Self {
+        match mode {
+            EmbeddingMode::Incremental => Self::Incremental(IncrementalEmbedding::new(
+                weights,
+                incremental::boxed_workspace(),
+            )),
+            EmbeddingMode::Full => {
+                Self::Full(Embedding::new(weights, embedding::boxed_workspace()))
+            }
+        }
+    }
+
+    /// The mode it computes in.
+    pub fn mode(&self) -> EmbeddingMode {
+        match self {
+            Self::Incremental(_) => EmbeddingMode::Incremental,
+            Self::Full(_) => EmbeddingMode::Full,
+        }
+    }
+}
+
+impl<B: Backend> EmbeddingStage for DetectorEmbedding<B> {
+    fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), Error> {
+        match self {
+            Self::Incremental(e) => e.embed(window, out),
+            Self::Full(e) => e.embed(window, out),
+        }
+    }
+
+    fn embed_in(
+        &mut self,
+        par: &dyn Parallel,
+        window: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
+        match self {
+            Self::Incremental(e) => e.embed_in(par, window, out),
+            Self::Full(e) => e.embed_in(par, window, out),
+        }
+    }
+}
+
 /// The detector with the official frontend and speech-embedding network (weights owned,
 /// workspace boxed) on backend `B`.
-pub type WakeDetector<B> = Detector<B, Mel<B>, Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>>;
+pub type WakeDetector<B> = Detector<B, Mel<B>, DetectorEmbedding<B>>;
 
-impl<B: Backend> Detector<B, Mel<B>, Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>> {
+impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
     /// A detector for `words` with the embedding network loaded from `embedding` (a
-    /// converted `embedding.safetensors`).
+    /// converted `embedding.safetensors`), computed incrementally
+    /// ([`EmbeddingMode::Incremental`]; [`Self::with_embedding_mode`] chooses).
     ///
     /// Initial state (deterministic; openwakeword instead embeds 4 s of random noise): the
     /// mel buffer holds 76 frames of ones, as in openwakeword, and the feature buffer the
@@ -169,8 +235,21 @@ impl<B: Backend> Detector<B, Mel<B>, Embedding<B, Vec<f32>, Box<EmbeddingNetWork
     /// # Errors
     /// [`Error::Weights`] when `embedding` is malformed.
     pub fn with_embedding(embedding: &TensorFile<'_>, words: Vec<WakeWord>) -> Result<Self, Error> {
+        Self::with_embedding_mode(embedding, words, EmbeddingMode::default())
+    }
+
+    /// [`Self::with_embedding`] with the embeddings computed in `mode` (the same scores in
+    /// either).
+    ///
+    /// # Errors
+    /// [`Error::Weights`] when `embedding` is malformed.
+    pub fn with_embedding_mode(
+        embedding: &TensorFile<'_>,
+        words: Vec<WakeWord>,
+        mode: EmbeddingMode,
+    ) -> Result<Self, Error> {
         let weights = EmbeddingNetWeights::load(embedding)?;
-        let mut net = Embedding::<B, _, _>::new(weights, boxed_workspace());
+        let mut net = DetectorEmbedding::<B>::new(weights, mode);
         let ones = alloc::vec![1.0f32; EMBEDDING_WINDOW * MEL_BINS];
         let mut row = [0.0f32; EMBEDDING_DIM];
         net.embed(&ones, &mut row)?;

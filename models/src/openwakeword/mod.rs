@@ -3,6 +3,8 @@
 //! - [`mel`]: 16 kHz int16-scale audio -> `[frames, 32]` log-mel spectrogram in dB
 //!   (built at compile time, no allocation), and openWakeWord's feature scaling.
 //! - [`embedding`]: the speech-embedding CNN, `[76, 32]` mel window → `[96]` embedding.
+//! - [`incremental`]: the same CNN computing only the rows each chunk adds (about a sixth
+//!   of the instructions per chunk, the same bits); the detector's default.
 //! - [`head`]: the wake-word heads, last 16 embeddings `[16, 96]` → score in `(0, 1)`.
 //! - [`names`]: the tensor names of the converted files; `load` (feature `alloc`): those
 //!   files → the plans' prepared operators (`EmbeddingNetWeights::load`, `HeadNet::load`).
@@ -47,6 +49,7 @@ pub mod builtin;
 pub mod detector;
 pub mod embedding;
 pub mod head;
+pub mod incremental;
 #[cfg(feature = "alloc")]
 mod load;
 pub mod mel;

@@ -3,11 +3,11 @@
 use std::io;
 use std::time::Instant;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use neon_models::audio::{AudioError, RawPcmReader};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::{WakeDetector, WakeWord};
+use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetector, WakeWord};
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_models::weights::TensorFile;
@@ -47,6 +47,18 @@ pub struct WakeArgs {
     /// 4; 1 runs on the calling thread). The scores are the same for any count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// How the speech embedding is computed: `incremental` (only the rows each 80 ms chunk
+    /// adds, about a sixth of the instructions) or `full` (the whole 76-frame window every chunk,
+    /// as openwakeword does). The scores are the same bits either way.
+    #[arg(long, value_enum, default_value_t = Embedding::Incremental)]
+    embedding: Embedding,
+}
+
+/// `--embedding`: the detector's [`EmbeddingMode`].
+#[derive(Clone, Copy, ValueEnum)]
+enum Embedding {
+    Incremental,
+    Full,
 }
 
 /// Scores and detections of one model.
@@ -166,8 +178,12 @@ impl WithBackend for Detect<'_> {
         let Detect { args, words, tracks, team } = self;
         let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
             .map_err(|e| e.to_string())?;
-        let detector =
-            WakeDetector::<B>::with_embedding(&embedding, words).map_err(|e| e.to_string())?;
+        let mode = match args.embedding {
+            Embedding::Incremental => EmbeddingMode::Incremental,
+            Embedding::Full => EmbeddingMode::Full,
+        };
+        let detector = WakeDetector::<B>::with_embedding_mode(&embedding, words, mode)
+            .map_err(|e| e.to_string())?;
         let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
         let mut s = Session { detector, team, tracks, pad, json: args.json, chunks: 0 };
         let started = Instant::now();
