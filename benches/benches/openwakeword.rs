@@ -39,7 +39,9 @@ use neon_models::openwakeword::embedding::{
     boxed_workspace, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
 };
 use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
-use neon_models::openwakeword::incremental::{EmbeddingStep, EmbeddingStepWorkspace, STEP_ROWS};
+use neon_models::openwakeword::incremental::{
+    EmbeddingStep, EmbeddingStepWorkspace, STATE_LENS, STEP_ROWS,
+};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
@@ -166,11 +168,7 @@ fn bench<B: Backend>(cr: &mut Criterion) {
         })
     });
     let mut step_ws = Box::new(EmbeddingStepWorkspace::new());
-    let mut states: Vec<Vec<f32>> =
-        [24 * 64, 48 * 32, 48 * 32, 72 * 16, 72 * 16, 96 * 8, 96 * 8, 96 * 4, 96 * 4, 96 * 2]
-            .iter()
-            .map(|&n| vec![0.0f32; n])
-            .collect();
+    let mut states: Vec<Vec<f32>> = STATE_LENS.iter().map(|&n| vec![0.0f32; n]).collect();
     let x = &inp.window[(WINDOW_FRAMES - STEP_ROWS) * N_MELS..];
     g.bench_function("embedding_step", |bn| {
         bn.iter(|| {

@@ -172,8 +172,9 @@ pub const PRIMING_STEPS: usize = EMBEDDING_WINDOW.div_ceil(FRAMES_PER_CHUNK);
 /// Frames two consecutive windows share.
 const SHARED: usize = EMBEDDING_WINDOW - FRAMES_PER_CHUNK;
 
-/// Values of every state of [`EmbeddingStep`], in declaration order.
-const STATE_LENS: [usize; 10] = [
+/// Values of every state of [`EmbeddingStep`] (`s2`, `s4`, .., `s18`, `s19`), in
+/// declaration order: `channels x 2 rows x width`.
+pub const STATE_LENS: [usize; 10] = [
     24 * 2 * 32,
     48 * 2 * 16,
     48 * 2 * 16,
@@ -275,7 +276,10 @@ impl IncrementalWorkspace {
                 got: window.len(),
             });
         }
-        let follows = self.primed && window[..SHARED * MEL_BINS] == self.previous[..];
+        // Bit for bit (`==` would take -0.0 for 0.0, and the states for another input).
+        let shared = &window[..SHARED * MEL_BINS];
+        let follows = self.primed
+            && shared.iter().zip(&self.previous).all(|(a, b)| a.to_bits() == b.to_bits());
         self.primed = false;
         if !follows {
             self.states.fill(0.0);
