@@ -13,8 +13,9 @@
 //! - `chunk`: mel, embedding and head back to back;
 //! - `embedding_t2`, `chunk_t2`: the same with the embedding on a worker team of 2 threads
 //!   (`RunOptions::with_parallel`; mel and head stay on the calling thread);
-//! - `embedding_step`: one step of the incremental embedding (`EmbeddingStep`: the rows 8
-//!   new mel frames add, on the 10 newest frames of the window and the kept rows);
+//! - `embedding_step`: one step of the incremental embedding (`IncrementalWorkspace::step`,
+//!   one `EmbeddingStep`: the rows 8 new mel frames add, on the 10 newest frames of the
+//!   window and the kept rows);
 //! - `push`, `push_full`: `WakeDetector::push` of one 1280-sample chunk in steady state
 //!   (hey_jarvis only; the clip padded by 1 s of zeros on each side, pushed round and round):
 //!   mel, buffers, embedding and head, with the incremental embedding (the default) and with
@@ -39,9 +40,7 @@ use neon_models::openwakeword::embedding::{
     boxed_workspace, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
 };
 use neon_models::openwakeword::head::{HeadNet, HEAD_INPUT};
-use neon_models::openwakeword::incremental::{
-    EmbeddingStep, EmbeddingStepWorkspace, STATE_LENS, STEP_ROWS,
-};
+use neon_models::openwakeword::incremental::{self, STEP_ROWS};
 use neon_models::openwakeword::mel::{to_features, MelFrontend, FRONTEND, N_MELS};
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
 use neon_models::weights::TensorFile;
@@ -167,31 +166,11 @@ fn bench<B: Backend>(cr: &mut Criterion) {
             score::<B>(&mut s1, &mut s2, black_box(&inp.head))
         })
     });
-    let mut step_ws = Box::new(EmbeddingStepWorkspace::new());
-    let mut states: Vec<Vec<f32>> = STATE_LENS.iter().map(|&n| vec![0.0f32; n]).collect();
+    let mut step_ws = incremental::boxed_workspace();
     let x = &inp.window[(WINDOW_FRAMES - STEP_ROWS) * N_MELS..];
     g.bench_function("embedding_step", |bn| {
         bn.iter(|| {
-            let [s2, s4, s6, s8, s10, s12, s14, s16, s18, s19] = &mut states[..] else {
-                unreachable!()
-            };
-            EmbeddingStep::run::<B, _>(
-                &weights,
-                black_box(x),
-                &mut emb,
-                s2,
-                s4,
-                s6,
-                s8,
-                s10,
-                s12,
-                s14,
-                s16,
-                s18,
-                s19,
-                &mut step_ws,
-            )
-            .unwrap()
+            step_ws.step::<B, _>(&weights, black_box(x), &mut emb, RunOptions::new()).unwrap()
         })
     });
     let embedding =

@@ -174,7 +174,7 @@ const SHARED: usize = EMBEDDING_WINDOW - FRAMES_PER_CHUNK;
 
 /// Values of every state of [`EmbeddingStep`] (`s2`, `s4`, .., `s18`, `s19`), in
 /// declaration order: `channels x 2 rows x width`.
-pub const STATE_LENS: [usize; 10] = [
+const STATE_LENS: [usize; 10] = [
     24 * 2 * 32,
     48 * 2 * 16,
     48 * 2 * 16,
@@ -222,8 +222,14 @@ impl IncrementalWorkspace {
         }
     }
 
-    /// One step over the 10 mel rows `x` (`[10, 32]`), writing the embedding to `y`.
-    fn step<B: Backend, S: AsRef<[f32]>>(
+    /// One [`EmbeddingStep`] over the 10 newest mel rows `x` (`[10, 32]`), writing the
+    /// embedding (`[96]`) to `y` and advancing the states, without the window check of
+    /// [`IncrementalEmbedding`] (the embedding is exact only when the states belong to the
+    /// window ending 8 frames earlier).
+    ///
+    /// # Errors
+    /// The plan's: wrong lengths of `x` or `y`, weights of another geometry, the context's.
+    pub fn step<B: Backend, S: AsRef<[f32]>>(
         &mut self,
         weights: &EmbeddingNetWeights<S>,
         x: &[f32],
