@@ -35,6 +35,15 @@ pub enum Error {
         #[cfg(feature = "alloc")]
         name: alloc::string::String,
     },
+    /// A session option was refused: its key and why (feature `std`; see
+    /// [`crate::session`]).
+    #[cfg(feature = "std")]
+    SessionOption {
+        /// The key as given (or the whole pair when it has no `=`).
+        key: alloc::string::String,
+        /// What is wrong and what is valid, in one line.
+        message: alloc::string::String,
+    },
     /// An I/O error while reading a file (feature `std`).
     #[cfg(feature = "std")]
     Io {
@@ -126,6 +135,10 @@ impl fmt::Display for Error {
             Error::Unknown { what, name } => write!(f, "unknown {what}: {name}"),
             #[cfg(not(feature = "alloc"))]
             Error::Unknown { what } => write!(f, "unknown {what}"),
+            #[cfg(feature = "std")]
+            Error::SessionOption { key, message } => {
+                write!(f, "session option `{key}`: {message}")
+            }
             #[cfg(feature = "std")]
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }

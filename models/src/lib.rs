@@ -22,6 +22,10 @@ pub mod moonshine;
 pub mod openwakeword;
 
 pub mod error;
+#[cfg(feature = "std")]
+pub mod exec_plan;
+#[cfg(feature = "std")]
+pub mod session;
 #[cfg(feature = "alloc")]
 pub mod weights;
 

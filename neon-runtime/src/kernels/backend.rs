@@ -38,6 +38,8 @@ pub trait BackendType: Copy + Default + Send + Sync + fmt::Debug + 'static {
     const NAME: &'static str;
     /// The implementation's name in session options (`"portable"`, `"neon"`, `"x86"`).
     const IMPL: &'static str;
+    /// The same backend as a run-time value.
+    const KIND: BackendKind;
 }
 
 /// The portable backend: plain Rust, auto-vectorised by LLVM. Available everywhere.
@@ -47,6 +49,7 @@ pub struct Portable;
 impl BackendType for Portable {
     const NAME: &'static str = "portable";
     const IMPL: &'static str = "portable";
+    const KIND: BackendKind = BackendKind::Portable;
 }
 
 /// The NEON backend: `core::arch::aarch64` intrinsics (aarch64 with feature `neon`).
@@ -61,6 +64,7 @@ pub struct Neon;
 impl BackendType for Neon {
     const NAME: &'static str = "neon";
     const IMPL: &'static str = "neon";
+    const KIND: BackendKind = BackendKind::Neon;
 }
 
 mod sealed {
@@ -125,6 +129,7 @@ impl<I: X86Isa> X86<I> {
 impl<I: X86Isa> BackendType for X86<I> {
     const NAME: &'static str = I::BACKEND_NAME;
     const IMPL: &'static str = "x86";
+    const KIND: BackendKind = BackendKind::X86(I::LEVEL);
 }
 
 /// `pub trait Backend: BackendType + <every family> {}` and its blanket impl, from one
@@ -304,6 +309,62 @@ impl BackendKind {
             BackendKind::X86(X86Level::Avx512) => code.run::<X86<Avx512>>(),
         })
     }
+}
+
+/// Evaluates `$body` with the type alias `$B` naming the backend `$kind` (a
+/// [`BackendKind`]) is: `Ok(body)`, or `Err(`[`Unavailable`]`)` without running it when the
+/// backend cannot run here. The inline form of [`BackendKind::with`], for a component that
+/// stores its backend as a value and dispatches once per call (never per kernel):
+///
+/// ```
+/// use neon_runtime::{dispatch, BackendKind, BackendType};
+/// fn name<B: BackendType>() -> &'static str { B::NAME }
+/// assert_eq!(dispatch!(BackendKind::Portable, B => name::<B>()), Ok("portable"));
+/// ```
+#[macro_export]
+macro_rules! dispatch {
+    ($kind:expr, $B:ident => $body:expr) => {{
+        let kind: $crate::BackendKind = $kind;
+        match kind.availability() {
+            ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+            ::core::result::Result::Ok(()) => ::core::result::Result::Ok(match kind {
+                $crate::BackendKind::Portable => {
+                    type $B = $crate::Portable;
+                    $body
+                }
+                $crate::BackendKind::Neon => $crate::__dispatch_neon!($B => $body),
+                $crate::BackendKind::X86($crate::kernels::cpu::X86Level::Avx2) => {
+                    type $B = $crate::X86<$crate::Avx2>;
+                    $body
+                }
+                $crate::BackendKind::X86($crate::kernels::cpu::X86Level::Avx512) => {
+                    type $B = $crate::X86<$crate::Avx512>;
+                    $body
+                }
+            }),
+        }
+    }};
+}
+
+/// The NEON arm of [`dispatch!`] (a build with the NEON backend).
+#[doc(hidden)]
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[macro_export]
+macro_rules! __dispatch_neon {
+    ($B:ident => $body:expr) => {{
+        type $B = $crate::Neon;
+        $body
+    }};
+}
+
+/// The NEON arm of [`dispatch!`] in a build without it: `availability` refused the kind.
+#[doc(hidden)]
+#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
+#[macro_export]
+macro_rules! __dispatch_neon {
+    ($B:ident => $body:expr) => {
+        ::core::unreachable!("BackendKind::availability refused Neon")
+    };
 }
 
 /// Instantiates generic test bodies once per backend this build has: one test module per

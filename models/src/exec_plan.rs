@@ -1,0 +1,327 @@
+//! Component selection: the session option `<family>.exec_plan` (feature `std`).
+//!
+//! The value is JSON naming, per component of a model family, the implementation it runs
+//! on, e.g. `{"decoder":{"impl":"portable"}}` for `moonshine_asr`:
+//!
+//! | family | components |
+//! |---|---|
+//! | `openwakeword` | `embedding` (the mel frontend and the heads follow it) |
+//! | `moonshine_asr` | `encoder` (stem, layers, cross-attention keys and values), `decoder` (layers, LM head) |
+//! | `sanotts` | `decoder` |
+//!
+//! Rules ([`parse_exec_plan`]):
+//! - Omission, `{}`, the string `"default"`, a component given as `"default"` or as
+//!   `{"impl":"default"}` keep the default: [`BackendKind::best`] (`neon` on aarch64 in a
+//!   build with feature `neon`, `x86` at the best level of an x86-64 CPU with AVX2 and FMA,
+//!   else `portable`).
+//! - `impl` is one of [`Impl::NAMES`]. `neon` needs an aarch64 CPU and a build with feature
+//!   `neon`, `x86` an x86-64 CPU with AVX2 and FMA (it runs at the CPU's best level,
+//!   AVX-512F where present): otherwise the error names what is missing. A component may be
+//!   given as its impl name alone (`{"decoder":"portable"}`).
+//! - An optional `backend` must be the session's, [`SESSION_BACKEND`] (`"cpu"`).
+//! - `artifacts` and `parameters` (compiled artifacts and tuning parameters in the seed's
+//!   schema) are refused: neon compiles its plans ahead of time.
+//! - Unknown components, impls and keys are errors listing the valid names; malformed JSON
+//!   is an error with its line and column.
+//!
+//! The semantics are DESIGN.md's ("models"); each component picks its backend once, at
+//! construction, and dispatches once per call, never per kernel.
+
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+use neon_runtime::kernels::cpu::X86Level;
+use neon_runtime::BackendKind;
+use serde_json::Value;
+
+/// The only backend a session has: the CPU.
+pub const SESSION_BACKEND: &str = "cpu";
+
+/// A model family whose components can be selected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// openWakeWord: component `embedding`.
+    OpenWakeWord,
+    /// Moonshine speech recognition: components `encoder` and `decoder`.
+    MoonshineAsr,
+    /// The sanoTTS vocoder: component `decoder`.
+    SanoTts,
+}
+
+impl Family {
+    /// Every family.
+    pub const ALL: [Family; 3] = [Family::OpenWakeWord, Family::MoonshineAsr, Family::SanoTts];
+
+    /// The family's name in session option keys (`openwakeword`, `moonshine_asr`, `sanotts`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Family::OpenWakeWord => "openwakeword",
+            Family::MoonshineAsr => "moonshine_asr",
+            Family::SanoTts => "sanotts",
+        }
+    }
+
+    /// The family's selectable components.
+    pub const fn components(self) -> &'static [&'static str] {
+        match self {
+            Family::OpenWakeWord => &["embedding"],
+            Family::MoonshineAsr => &["encoder", "decoder"],
+            Family::SanoTts => &["decoder"],
+        }
+    }
+
+    /// The family named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// An implementation name in an exec plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Impl {
+    /// The model's default ([`BackendKind::best`]).
+    Default,
+    /// The portable kernels (plain Rust; the reference path).
+    Portable,
+    /// The NEON kernels (aarch64, feature `neon`).
+    Neon,
+    /// The x86-64 kernels at the CPU's best level (AVX2 + FMA, or AVX-512F).
+    X86,
+}
+
+impl Impl {
+    /// The names, in the order errors list them.
+    pub const NAMES: [&'static str; 4] = ["default", "portable", "neon", "x86"];
+
+    /// The impl named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Impl> {
+        match name {
+            "default" => Some(Impl::Default),
+            "portable" => Some(Impl::Portable),
+            "neon" => Some(Impl::Neon),
+            "x86" => Some(Impl::X86),
+            _ => None,
+        }
+    }
+
+    /// The impl's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Impl::Default => "default",
+            Impl::Portable => "portable",
+            Impl::Neon => "neon",
+            Impl::X86 => "x86",
+        }
+    }
+
+    /// The backend this impl runs on here.
+    ///
+    /// # Errors
+    /// What is missing (the build option, the CPU architecture or feature) when the impl
+    /// cannot run on this machine.
+    pub fn resolve(self) -> Result<BackendKind, &'static str> {
+        match self {
+            Impl::Default => Ok(BackendKind::best()),
+            Impl::Portable => Ok(BackendKind::Portable),
+            Impl::Neon => {
+                BackendKind::Neon.availability().map(|()| BackendKind::Neon).map_err(|u| u.reason)
+            }
+            Impl::X86 => match X86Level::best() {
+                Some(level) => Ok(BackendKind::X86(level)),
+                None => Err(BackendKind::X86(X86Level::Avx2)
+                    .availability()
+                    .err()
+                    .map_or("this CPU lacks AVX2 and FMA", |u| u.reason)),
+            },
+        }
+    }
+}
+
+/// A parsed `<family>.exec_plan`: one backend per component, resolved for this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecPlan {
+    family: Family,
+    /// Per component of the family, in [`Family::components`] order: the impl asked for
+    /// and the backend it resolved to.
+    choices: Vec<(Impl, BackendKind)>,
+}
+
+impl ExecPlan {
+    /// The default for every component of `family`.
+    pub fn default_for(family: Family) -> ExecPlan {
+        let choice = (Impl::Default, BackendKind::best());
+        ExecPlan { family, choices: family.components().iter().map(|_| choice).collect() }
+    }
+
+    /// The family.
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    /// The backend of `component`, `None` when the family has no such component.
+    pub fn backend(&self, component: &str) -> Option<BackendKind> {
+        self.index(component).map(|i| self.choices[i].1)
+    }
+
+    /// The impl asked for `component` (`Impl::Default` when not named).
+    pub fn impl_of(&self, component: &str) -> Option<Impl> {
+        self.index(component).map(|i| self.choices[i].0)
+    }
+
+    fn index(&self, component: &str) -> Option<usize> {
+        self.family.components().iter().position(|&c| c == component)
+    }
+}
+
+/// Why an exec plan was refused: the family's key and the first problem found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecPlanError {
+    /// The family.
+    pub family: Family,
+    /// What is wrong, in one line.
+    pub message: String,
+}
+
+impl core::fmt::Display for ExecPlanError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}.exec_plan: {}", self.family.name(), self.message)
+    }
+}
+
+impl core::error::Error for ExecPlanError {}
+
+/// `a, b, c` for an error message.
+fn list(names: &[&str]) -> String {
+    names.join(", ")
+}
+
+/// A JSON value's kind, for error messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses the JSON value of `<family>.exec_plan` (rules in the module docs) and resolves
+/// each component's backend for this machine.
+///
+/// # Errors
+/// [`ExecPlanError`] naming the first problem: malformed JSON (with line and column), an
+/// unknown component, key or impl (listing the valid names), a `backend` other than
+/// [`SESSION_BACKEND`], `artifacts` or `parameters`, or an impl this machine or build
+/// cannot run (naming what is missing).
+pub fn parse_exec_plan(family: Family, json: &str) -> Result<ExecPlan, ExecPlanError> {
+    let fail = |message: String| ExecPlanError { family, message };
+    let value: Value = serde_json::from_str(json).map_err(|e| {
+        fail(format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()))
+    })?;
+    let mut plan = ExecPlan::default_for(family);
+    let components = match &value {
+        Value::String(s) if s == "default" => return Ok(plan),
+        Value::Object(map) => map,
+        other => {
+            return Err(fail(format!(
+                "expected an object of components ({}) or \"default\", got {}",
+                list(family.components()),
+                kind(other)
+            )))
+        }
+    };
+    for (name, spec) in components {
+        let Some(index) = plan.index(name) else {
+            return Err(fail(format!(
+                "unknown component \"{name}\" of {}; valid: {}",
+                family.name(),
+                list(family.components())
+            )));
+        };
+        let choice = parse_component(name, spec).map_err(fail)?;
+        let backend = choice
+            .resolve()
+            .map_err(|missing| fail(format!("{name}: impl \"{}\": {missing}", choice.name())))?;
+        plan.choices[index] = (choice, backend);
+    }
+    Ok(plan)
+}
+
+/// The impl one component asks for: `"impl"` or `{"impl": .., "backend": ..}`.
+fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
+    let impl_named = |v: &Value| match v {
+        Value::String(s) => Impl::from_name(s)
+            .ok_or_else(|| format!("{name}: unknown impl \"{s}\"; valid: {}", list(&Impl::NAMES))),
+        other => Err(format!(
+            "{name}: impl must be a string ({}), got {}",
+            list(&Impl::NAMES),
+            kind(other)
+        )),
+    };
+    let map = match spec {
+        Value::String(_) => return impl_named(spec),
+        Value::Object(map) => map,
+        other => {
+            return Err(format!(
+                "{name}: expected an object {{\"impl\": ...}} or an impl name, got {}",
+                kind(other)
+            ))
+        }
+    };
+    let mut choice = Impl::Default;
+    for (key, v) in map {
+        match key.as_str() {
+            "impl" => choice = impl_named(v)?,
+            "backend" => match v {
+                Value::String(s) if s == SESSION_BACKEND => {}
+                Value::String(s) => {
+                    return Err(format!(
+                        "{name}: backend \"{s}\" does not match the session's \
+                         (\"{SESSION_BACKEND}\")"
+                    ))
+                }
+                other => {
+                    return Err(format!(
+                        "{name}: backend must be the string \"{SESSION_BACKEND}\", got {}",
+                        kind(other)
+                    ))
+                }
+            },
+            "artifacts" | "parameters" => {
+                return Err(format!(
+                    "{name}: \"{key}\" is not supported (neon compiles its plans ahead of \
+                     time); valid keys: impl, backend"
+                ))
+            }
+            other => {
+                return Err(format!("{name}: unknown key \"{other}\"; valid keys: impl, backend"))
+            }
+        }
+    }
+    Ok(choice)
+}
+
+impl core::fmt::Display for ExecPlan {
+    /// The plan as JSON with every component's resolved backend, e.g.
+    /// `{"encoder":"x86-avx512","decoder":"portable"}`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let parts: Vec<String> = self
+            .family
+            .components()
+            .iter()
+            .zip(&self.choices)
+            .map(|(c, (_, b))| format!("\"{c}\":\"{}\"", b.name()))
+            .collect();
+        write!(f, "{{{}}}", parts.join(","))
+    }
+}
+
+/// The error for a key that is not a known session option (kept here so that
+/// [`crate::session`] and this module name families the same way).
+pub(crate) fn unknown_family(family: &str) -> String {
+    let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+    format!("unknown model family \"{family}\"; valid: {}", list(&names))
+}

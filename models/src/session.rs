@@ -1,0 +1,196 @@
+//! Session options: `KEY=VALUE` settings a model is constructed with (feature `std`).
+//!
+//! | key | values | default |
+//! |---|---|---|
+//! | `openwakeword.exec_plan` | JSON ([`crate::exec_plan`]), component `embedding` | `default` |
+//! | `openwakeword.embedding_mode` | `incremental`, `full` ([`EmbeddingMode`]) | `incremental` |
+//! | `moonshine_asr.exec_plan` | JSON, components `encoder`, `decoder` | `default` |
+//! | `moonshine_asr.int8` | `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run) | `widening` |
+//! | `sanotts.exec_plan` | JSON, component `decoder` | `default` |
+//!
+//! Every value is validated when it is set: an unknown key, family or value is an error
+//! naming the valid ones, so a typo never silently keeps a default. Setting a key again
+//! replaces its value.
+//!
+//! ```
+//! use neon_models::session::SessionOptions;
+//! use neon_models::exec_plan::Family;
+//! use neon_runtime::BackendKind;
+//!
+//! let options = SessionOptions::from_pairs([
+//!     r#"moonshine_asr.exec_plan={"decoder":{"impl":"portable"}}"#,
+//!     "moonshine_asr.int8=dot",
+//! ])?;
+//! assert_eq!(options.backend(Family::MoonshineAsr, "decoder"), BackendKind::Portable);
+//! assert_eq!(options.backend(Family::MoonshineAsr, "encoder"), BackendKind::best());
+//! assert!(SessionOptions::from_pairs(["moonshine_asr.int9=dot"]).is_err());
+//! # Ok::<(), neon_models::Error>(())
+//! ```
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use neon_runtime::ops::quant::QuantPath;
+use neon_runtime::BackendKind;
+
+use crate::error::Error;
+use crate::exec_plan::{parse_exec_plan, unknown_family, ExecPlan, Family};
+use crate::openwakeword::detector::EmbeddingMode;
+
+/// Every key, in the order errors list them.
+pub const KEYS: [&str; 5] = [
+    "openwakeword.exec_plan",
+    "openwakeword.embedding_mode",
+    "moonshine_asr.exec_plan",
+    "moonshine_asr.int8",
+    "sanotts.exec_plan",
+];
+
+/// Validated session options (module docs): one exec plan per family and the models'
+/// other choices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionOptions {
+    exec_plans: [ExecPlan; 3],
+    embedding_mode: EmbeddingMode,
+    int8: QuantPath,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn option_error(key: &str, message: String) -> Error {
+    Error::SessionOption { key: key.to_string(), message }
+}
+
+impl SessionOptions {
+    /// Every option at its default.
+    pub fn new() -> Self {
+        Self {
+            exec_plans: Family::ALL.map(ExecPlan::default_for),
+            embedding_mode: EmbeddingMode::default(),
+            int8: QuantPath::Widening,
+        }
+    }
+
+    /// Options from `KEY=VALUE` pairs, applied in order (a later pair replaces an earlier
+    /// one of the same key).
+    ///
+    /// # Errors
+    /// As [`SessionOptions::set_pair`], for the first bad pair.
+    pub fn from_pairs<I, S>(pairs: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut options = Self::new();
+        for pair in pairs {
+            options.set_pair(pair.as_ref())?;
+        }
+        Ok(options)
+    }
+
+    /// Sets one `KEY=VALUE` pair (split at the first `=`; the value may contain more).
+    ///
+    /// # Errors
+    /// [`Error::SessionOption`] when there is no `=`, and as [`SessionOptions::set`].
+    pub fn set_pair(&mut self, pair: &str) -> Result<(), Error> {
+        match pair.split_once('=') {
+            Some((key, value)) => self.set(key.trim(), value),
+            None => Err(option_error(pair, "expected KEY=VALUE".to_string())),
+        }
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// # Errors
+    /// [`Error::SessionOption`] naming the key: an unknown key or family (listing the valid
+    /// ones), a value not in the key's list, or an exec plan [`parse_exec_plan`] refuses.
+    /// The options are unchanged on error.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        let (family, name) = key.split_once('.').unwrap_or((key, ""));
+        if name == "exec_plan" {
+            let Some(family) = Family::from_name(family) else {
+                return Err(option_error(key, unknown_family(family)));
+            };
+            let plan = parse_exec_plan(family, value).map_err(|e| option_error(key, e.message))?;
+            self.exec_plans[family_index(family)] = plan;
+            return Ok(());
+        }
+        match key {
+            "openwakeword.embedding_mode" => {
+                self.embedding_mode = match value {
+                    "incremental" => EmbeddingMode::Incremental,
+                    "full" => EmbeddingMode::Full,
+                    _ => return Err(bad_value(key, value, &["incremental", "full"])),
+                }
+            }
+            "moonshine_asr.int8" => {
+                self.int8 = match value {
+                    "widening" => QuantPath::Widening,
+                    "dot" => QuantPath::Dot,
+                    _ => return Err(bad_value(key, value, &["widening", "dot"])),
+                }
+            }
+            _ => {
+                return Err(option_error(
+                    key,
+                    format!("unknown session option; valid: {}", KEYS.join(", ")),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The exec plan of `family`.
+    pub fn exec_plan(&self, family: Family) -> &ExecPlan {
+        &self.exec_plans[family_index(family)]
+    }
+
+    /// The backend `component` of `family` runs on ([`BackendKind::best`] for a component
+    /// the family does not have).
+    pub fn backend(&self, family: Family, component: &str) -> BackendKind {
+        self.exec_plan(family).backend(component).unwrap_or_else(BackendKind::best)
+    }
+
+    /// `openwakeword.embedding_mode`.
+    pub fn embedding_mode(&self) -> EmbeddingMode {
+        self.embedding_mode
+    }
+
+    /// `moonshine_asr.int8`.
+    pub fn int8(&self) -> QuantPath {
+        self.int8
+    }
+
+    /// Every option and its current value, one `KEY=VALUE` per entry (exec plans with each
+    /// component's resolved backend), e.g. for a `--verbose` report.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out: Vec<String> = Family::ALL
+            .iter()
+            .map(|&f| format!("{}.exec_plan={}", f.name(), self.exec_plan(f)))
+            .collect();
+        let mode = match self.embedding_mode {
+            EmbeddingMode::Incremental => "incremental",
+            EmbeddingMode::Full => "full",
+        };
+        out.push(format!("openwakeword.embedding_mode={mode}"));
+        let int8 = match self.int8 {
+            QuantPath::Widening => "widening",
+            QuantPath::Dot => "dot",
+        };
+        out.push(format!("moonshine_asr.int8={int8}"));
+        out
+    }
+}
+
+fn family_index(family: Family) -> usize {
+    Family::ALL.iter().position(|&f| f == family).unwrap_or(0)
+}
+
+fn bad_value(key: &str, value: &str, valid: &[&str]) -> Error {
+    option_error(key, format!("unknown value \"{value}\"; valid: {}", valid.join(", ")))
+}
