@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use neon_models::error::WeightsSource;
 use neon_models::moonshine::load::MoonshineWeights;
 use neon_models::moonshine::tokenizer::Tokenizer;
-use neon_models::moonshine::transcriber::Transcriber;
+use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::moonshine::{encoder_frames, D_MODEL, LAYERS, MIN_SAMPLES, MLP_HIDDEN, VOCAB};
 use neon_models::weights::TensorFile;
 use neon_runtime::Backend;
@@ -53,13 +53,13 @@ fn read(name: &str) -> Result<Vec<u8>, String> {
 
 /// The converted model on backend `B` (weights prepared, every buffer allocated), or a
 /// message naming the missing file and the command that creates it.
-pub fn open<B: Backend>() -> Result<Transcriber<B>, String> {
+pub fn open<B: Backend>() -> Result<Transcriber, String> {
     let bytes = read("base-en.safetensors")?;
     let source = WeightsSource::Embedded("models/moonshine/base-en.safetensors");
     let file = TensorFile::parse(&bytes, source).map_err(|e| e.to_string())?;
     let weights = MoonshineWeights::load(&file).map_err(|e| e.to_string())?;
     let tokenizer = Tokenizer::parse(&read("tokenizer.bin")?).map_err(|e| e.to_string())?;
-    Ok(Transcriber::new(weights, tokenizer))
+    Transcriber::on::<B>(MoonshineModel::new(weights, tokenizer)).map_err(|e| e.to_string())
 }
 
 /// beckett.wav (9.96 s, 16 kHz mono int16) as the model takes it: `int16 / 32768`, the
@@ -74,7 +74,7 @@ pub fn beckett() -> Result<Vec<f32>, String> {
 ///
 /// # Panics
 /// If nothing is encoded or `position >= 16`.
-pub fn prefill<B: Backend>(t: &mut Transcriber<B>, position: usize) {
+pub fn prefill(t: &mut Transcriber, position: usize) {
     prefill_in(t, &neon_runtime::Serial, position);
 }
 
@@ -83,11 +83,7 @@ pub fn prefill<B: Backend>(t: &mut Transcriber<B>, position: usize) {
 ///
 /// # Panics
 /// As [`prefill`].
-pub fn prefill_in<B: Backend>(
-    t: &mut Transcriber<B>,
-    par: &dyn neon_runtime::Parallel,
-    position: usize,
-) {
+pub fn prefill_in(t: &mut Transcriber, par: &dyn neon_runtime::Parallel, position: usize) {
     t.restart();
     for &token in &BECKETT_TOKENS[..position] {
         t.decode_step_in(par, token).expect("decoder step");

@@ -27,6 +27,8 @@ pub enum Error {
         /// The size given.
         got: usize,
     },
+    /// A component was asked to run on a backend this machine or build cannot run.
+    Backend(neon_runtime::kernels::backend::Unavailable),
     /// A model name or option is not known.
     Unknown {
         /// What kind of thing (`"model"`, `"option"`).
@@ -128,6 +130,7 @@ impl fmt::Display for Error {
             Error::Weights { source, tensor, reason } => {
                 write!(f, "{source}: tensor `{tensor}`: {reason}")
             }
+            Error::Backend(u) => write!(f, "{u}"),
             Error::Input { what, expected, got } => {
                 write!(f, "{what}: expected {expected}, got {got}")
             }

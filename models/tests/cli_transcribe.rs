@@ -125,3 +125,38 @@ fn missing_or_malformed_model_is_a_one_line_error() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
 }
+
+/// `--session-option`: a selected decoder backend and the int8 path give the golden text;
+/// a bad option is a one-line error before any model is loaded.
+#[test]
+fn session_options_select_components_and_bad_ones_are_errors() {
+    let g = goldens().into_iter().find(|g| g.name == "beckett").unwrap();
+    let portable = r#"moonshine_asr.exec_plan={"decoder":{"impl":"portable"}}"#;
+    assert_eq!(text(&neon(&["transcribe", &beckett(), "--session-option", portable])), g.text);
+    // `--int8 dot` is the shorthand of `moonshine_asr.int8=dot`: the same output.
+    let dot = text(&neon(&["transcribe", &beckett(), "--int8", "dot", "--json"]));
+    let long = ["transcribe", &beckett(), "--session-option", "moonshine_asr.int8=dot", "--json"];
+    let same = text(&neon(&long));
+    let tokens = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["tokens"].clone();
+    assert_eq!(tokens(&dot), tokens(&same));
+    for (option, message) in [
+        ("moonshine_asr.int9=dot", "neon: session option `moonshine_asr.int9`: unknown session option; valid: "),
+        ("moonshine_asr.exec_plan={\"decoder\":", "neon: session option `moonshine_asr.exec_plan`: malformed JSON at line 1, column 11"),
+        ("moonshine_asr.exec_plan={\"head\":\"neon\"}", "neon: session option `moonshine_asr.exec_plan`: unknown component \"head\" of moonshine_asr; valid: encoder, decoder"),
+    ] {
+        // A model directory that does not exist: the option is refused first.
+        let o = neon(&["transcribe", "no-such.wav", "--model-dir", "/nonexistent", "--session-option", option]);
+        assert_eq!(o.status.code(), Some(1), "{option}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with(message), "{option}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let neon_impl = r#"moonshine_asr.exec_plan={"encoder":{"impl":"neon"}}"#;
+        let o = neon(&["transcribe", &beckett(), "--session-option", neon_impl]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("impl \"neon\": it needs an aarch64 CPU"), "{err}");
+    }
+}

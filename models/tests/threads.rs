@@ -43,11 +43,7 @@ struct MoonshineRun {
     tokens: Vec<u32>,
 }
 
-fn moonshine_run<B: Backend>(
-    t: &mut Transcriber<B>,
-    par: &dyn Parallel,
-    audio: &[f32],
-) -> MoonshineRun {
+fn moonshine_run(t: &mut Transcriber, par: &dyn Parallel, audio: &[f32]) -> MoonshineRun {
     t.encode_in(par, audio).unwrap();
     let encoder = t.encoder_output().to_vec();
     let mut logits = Vec::new();

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use neon_models::moonshine::transcriber::{argmax, Transcriber};
+use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
 use neon_runtime::Portable;
 
 #[test]
@@ -17,7 +17,7 @@ fn encode_and_decode_steps_allocate_nothing() {
         "{}: run tools/moonshine/fetch.sh first",
         dir.display()
     );
-    let mut t = Transcriber::<Portable>::open(&dir).unwrap();
+    let mut t = Transcriber::on::<Portable>(MoonshineModel::open(&dir).unwrap()).unwrap();
     let audio: Vec<f32> = (0..20_000).map(|i| ((i * 7919) % 2001) as f32 / 4000.0 - 0.25).collect();
     let (r, n) = common::count_allocations(|| t.encode(&audio));
     assert!(r.unwrap() > 0);

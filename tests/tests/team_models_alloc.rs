@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use neon_models::error::WeightsSource;
-use neon_models::moonshine::transcriber::{argmax, Transcriber};
+use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeDetector;
 use neon_models::weights::TensorFile;
@@ -64,7 +64,7 @@ fn model_steps_on_a_team_allocate_nothing() {
 
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/moonshine");
     assert!(dir.join("base-en.safetensors").is_file(), "run tools/moonshine/fetch.sh first");
-    let mut t = Transcriber::<Portable>::open(&dir).unwrap();
+    let mut t = Transcriber::on::<Portable>(MoonshineModel::open(&dir).unwrap()).unwrap();
     let speech: Vec<f32> =
         (0..20_000).map(|i| ((i * 7919) % 2001) as f32 / 4000.0 - 0.25).collect();
     let (r, n) = allocations(|| t.encode_in(&team, &speech));

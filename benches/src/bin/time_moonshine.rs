@@ -69,12 +69,7 @@ fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
 
-fn greedy<B: Backend>(
-    t: &mut Transcriber<B>,
-    par: &dyn Parallel,
-    budget: usize,
-    tokens: &mut Vec<u32>,
-) {
+fn greedy(t: &mut Transcriber, par: &dyn Parallel, budget: usize, tokens: &mut Vec<u32>) {
     t.greedy_in(par, budget, tokens).unwrap();
 }
 

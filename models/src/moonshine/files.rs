@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 use std::string::ToString;
 use std::vec::Vec;
 
-use neon_runtime::Backend;
+use std::sync::Arc;
 
 use super::load::MoonshineWeights;
 use super::tokenizer::Tokenizer;
-use super::transcriber::Transcriber;
+use super::transcriber::{MoonshineModel, Transcriber};
 use crate::error::{Error, WeightsReason, WeightsSource};
+use crate::exec_plan::Family;
+use crate::session::SessionOptions;
 use crate::weights::TensorFile;
 
 /// The weights file's name in a model directory.
@@ -55,13 +57,42 @@ pub fn paths(dir: &Path) -> (PathBuf, PathBuf) {
     (dir.join(WEIGHTS_FILE), dir.join(TOKENIZER_FILE))
 }
 
-impl<B: Backend> Transcriber<B> {
-    /// Opens the model in `dir` (`base-en.safetensors` and `tokenizer.bin`).
+impl MoonshineModel {
+    /// Opens the model in `dir` (`base-en.safetensors` and `tokenizer.bin`), ready to share
+    /// among transcribers.
     ///
     /// # Errors
     /// As [`load_weights`] and [`load_tokenizer`].
-    pub fn open(dir: &Path) -> Result<Self, Error> {
+    pub fn open(dir: &Path) -> Result<Arc<Self>, Error> {
         let (weights, tokenizer) = paths(dir);
-        Ok(Transcriber::new(load_weights(&weights)?, load_tokenizer(&tokenizer)?))
+        Ok(MoonshineModel::new(load_weights(&weights)?, load_tokenizer(&tokenizer)?))
+    }
+}
+
+impl Transcriber {
+    /// A transcriber over a shared `model` configured by `options`: the encoder's and the
+    /// decoder's backends (`moonshine_asr.exec_plan`) and the decoder's int8 path
+    /// (`moonshine_asr.int8`).
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when a selected backend cannot run here (the options were
+    /// validated for this machine, so only options built elsewhere).
+    pub fn new(model: Arc<MoonshineModel>, options: &SessionOptions) -> Result<Self, Error> {
+        let family = Family::MoonshineAsr;
+        let (encoder, decoder) =
+            (options.backend(family, "encoder"), options.backend(family, "decoder"));
+        let mut t = Transcriber::with_backends(model, encoder, decoder)?;
+        t.set_decoder_path(options.int8());
+        Ok(t)
+    }
+
+    /// Opens the model in `dir` (`base-en.safetensors` and `tokenizer.bin`) for one
+    /// transcriber configured by `options` ([`Transcriber::new`]). To run several over one
+    /// copy of the weights, open a [`MoonshineModel`] and share it.
+    ///
+    /// # Errors
+    /// As [`load_weights`], [`load_tokenizer`] and [`Transcriber::new`].
+    pub fn open(dir: &Path, options: &SessionOptions) -> Result<Self, Error> {
+        Transcriber::new(MoonshineModel::open(dir)?, options)
     }
 }

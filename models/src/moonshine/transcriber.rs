@@ -1,11 +1,18 @@
 //! Greedy transcription: 16 kHz mono f32 samples → token ids → text.
 //!
-//! [`Transcriber`] owns the prepared weights, the tokenizer and every buffer a transcription
-//! needs, all allocated once at construction (82 MB for the 30 s bound, mostly the
-//! encoder's workspaces and the cross-attention keys and values). After that,
+//! A [`MoonshineModel`] holds the immutable parts: the prepared weights (about 62 MB) and
+//! the tokenizer. Several [`Transcriber`]s (one per stream or client) share one model
+//! through an [`Arc`]; each owns only its buffers, allocated once at construction:
+//! [`Transcriber::INSTANCE_BYTES`] (81.6 MB for the 30 s bound, mostly the encoder's
+//! workspaces and the cross-attention keys and values). After that,
 //! [`Transcriber::encode`], [`Transcriber::decode_step`] and [`Transcriber::greedy`]
 //! allocate nothing; [`Transcriber::transcribe`] allocates only to build the returned
 //! [`Transcript`] (its token vector and text).
+//!
+//! Each component runs on the backend chosen at construction (session option
+//! `moonshine_asr.exec_plan`, components `encoder` and `decoder`, see
+//! [`crate::exec_plan`]): monomorphised per backend, one dispatch per component call
+//! ([`neon_runtime::dispatch!`]), none per kernel.
 //!
 //! Every step also has an `_in` form ([`Transcriber::encode_in`],
 //! [`Transcriber::decode_step_in`], [`Transcriber::greedy_in`], [`Transcriber::transcribe_in`])
@@ -15,12 +22,13 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::marker::PhantomData;
 
 use neon_runtime::ops::quant::QuantPath;
-use neon_runtime::{Backend, IndexView, Layout, Parallel, RunOptions, Serial, TensorViewMut};
+use neon_runtime::{dispatch, Backend, BackendKind, IndexView, Layout, Parallel, RunOptions};
+use neon_runtime::{Serial, TensorViewMut};
 
 use super::decoder::{CrossKv, CrossKvWorkspace, DecoderHead, DecoderHeadWorkspace};
 use super::decoder::{DecoderLayer, DecoderLayerWorkspace};
@@ -32,6 +40,22 @@ use super::{encoder_frames, BOS, CACHE, D_MODEL, EOS, LAYERS, MAX_FRAMES, MAX_SA
 use super::{MIN_SAMPLES, SAMPLE_RATE, VOCAB};
 use crate::error::Error;
 use crate::workspace::boxed_zeroed;
+
+/// Moonshine's immutable parts: the prepared weights and the tokenizer. Share one through
+/// an [`Arc`] among every [`Transcriber`] that uses it.
+pub struct MoonshineModel {
+    /// The prepared operators.
+    pub weights: MoonshineWeights,
+    /// The tokenizer.
+    pub tokenizer: Tokenizer,
+}
+
+impl MoonshineModel {
+    /// The model of `weights` and `tokenizer`, ready to share.
+    pub fn new(weights: MoonshineWeights, tokenizer: Tokenizer) -> Arc<Self> {
+        Arc::new(Self { weights, tokenizer })
+    }
+}
 
 /// Generated tokens allowed for `samples` samples of audio: `ceil(6.5 * seconds)`, at least 1
 /// (a budget against runaway repetition; see `tools/moonshine/README.md`).
@@ -64,10 +88,14 @@ struct Workspaces {
     head: Box<DecoderHeadWorkspace>,
 }
 
-/// Moonshine with its buffers, ready to transcribe; backend `B`.
-pub struct Transcriber<B> {
-    weights: MoonshineWeights,
-    tokenizer: Tokenizer,
+/// Moonshine with its buffers, ready to transcribe: a shared [`MoonshineModel`], the
+/// backend of each component, and [`Transcriber::INSTANCE_BYTES`] of buffers of its own.
+pub struct Transcriber {
+    model: Arc<MoonshineModel>,
+    /// The encoder's backend (stem, layers, final norm, cross-attention keys and values).
+    encoder: BackendKind,
+    /// The decoder's backend (layers and LM head).
+    decoder: BackendKind,
     ws: Workspaces,
     /// Audio padded to [`MIN_SAMPLES`] when shorter.
     padded: Vec<f32>,
@@ -88,12 +116,45 @@ pub struct Transcriber<B> {
     pos: usize,
     /// How the decoder's int8 GEMVs run (passed to every decoder step).
     decoder_path: QuantPath,
-    backend: PhantomData<B>,
 }
 
-impl<B: Backend> Transcriber<B> {
-    /// A transcriber over prepared weights and a tokenizer; allocates every buffer.
-    pub fn new(weights: MoonshineWeights, tokenizer: Tokenizer) -> Self {
+impl Transcriber {
+    /// Bytes of buffers each transcriber owns (its workspaces, encoder activations,
+    /// cross-attention keys and values, KV caches and logits; the model is shared).
+    pub const INSTANCE_BYTES: usize = EncoderStem::WORKSPACE_BYTES
+        + EncoderLayer::WORKSPACE_BYTES
+        + EncoderNorm::WORKSPACE_BYTES
+        + CrossKv::WORKSPACE_BYTES
+        + DecoderLayer::WORKSPACE_BYTES
+        + DecoderHead::WORKSPACE_BYTES
+        + 4 * (MIN_SAMPLES
+            + 2 * MAX_FRAMES * D_MODEL * (1 + LAYERS)
+            + 2 * LAYERS * CACHE * D_MODEL
+            + 2 * D_MODEL
+            + VOCAB);
+
+    /// A transcriber over `model` with every component on backend `B`; allocates every
+    /// buffer.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when `B` cannot run on this CPU (an x86 level it lacks).
+    pub fn on<B: Backend>(model: Arc<MoonshineModel>) -> Result<Self, Error> {
+        Self::with_backends(model, B::KIND, B::KIND)
+    }
+
+    /// A transcriber over `model` with the encoder on `encoder` and the decoder on
+    /// `decoder`; allocates every buffer. The decoder's int8 path is
+    /// [`QuantPath::Widening`] ([`Transcriber::set_decoder_path`]).
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when either backend cannot run here, naming what is missing.
+    pub fn with_backends(
+        model: Arc<MoonshineModel>,
+        encoder: BackendKind,
+        decoder: BackendKind,
+    ) -> Result<Self, Error> {
+        encoder.availability().map_err(Error::Backend)?;
+        decoder.availability().map_err(Error::Backend)?;
         // SAFETY: every workspace is a plain `[f32; N]` in an aligned wrapper, valid when
         // all-zero.
         let ws = unsafe {
@@ -107,9 +168,10 @@ impl<B: Backend> Transcriber<B> {
             }
         };
         let per_layer = |len: usize| (0..LAYERS).map(|_| vec![0.0; len]).collect::<Vec<_>>();
-        Self {
-            weights,
-            tokenizer,
+        Ok(Self {
+            model,
+            encoder,
+            decoder,
             ws,
             padded: vec![0.0; MIN_SAMPLES],
             enc: [vec![0.0; MAX_FRAMES * D_MODEL], vec![0.0; MAX_FRAMES * D_MODEL]],
@@ -122,8 +184,17 @@ impl<B: Backend> Transcriber<B> {
             frames: 0,
             pos: 0,
             decoder_path: QuantPath::Widening,
-            backend: PhantomData,
-        }
+        })
+    }
+
+    /// The backends of the encoder and of the decoder.
+    pub fn backends(&self) -> (BackendKind, BackendKind) {
+        (self.encoder, self.decoder)
+    }
+
+    /// The shared model.
+    pub fn model(&self) -> &Arc<MoonshineModel> {
+        &self.model
     }
 
     /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
@@ -138,7 +209,7 @@ impl<B: Backend> Transcriber<B> {
 
     /// The tokenizer.
     pub fn tokenizer(&self) -> &Tokenizer {
-        &self.tokenizer
+        &self.model.tokenizer
     }
 
     /// Runs the encoder on one segment of 16 kHz mono samples in `[-1, 1]` (at most
@@ -160,6 +231,15 @@ impl<B: Backend> Transcriber<B> {
     /// As [`Transcriber::encode`], and the context's error ([`neon_runtime::Error::Team`],
     /// reported as [`Error::Runtime`]); the transcriber stays usable.
     pub fn encode_in(&mut self, par: &dyn Parallel, samples: &[f32]) -> Result<usize, Error> {
+        dispatch!(self.encoder, B => self.encode_on::<B>(par, samples)).map_err(Error::Backend)?
+    }
+
+    /// [`Transcriber::encode_in`] on backend `B`.
+    fn encode_on<B: Backend>(
+        &mut self,
+        par: &dyn Parallel,
+        samples: &[f32],
+    ) -> Result<usize, Error> {
         if samples.len() > MAX_SAMPLES {
             return Err(Error::Input {
                 what: "samples",
@@ -183,7 +263,7 @@ impl<B: Backend> Transcriber<B> {
         };
         let frames = encoder_frames(audio.len());
         let len = frames * D_MODEL;
-        let w = &self.weights;
+        let w = &self.model.weights;
         let o = RunOptions::new().with_parallel(par);
         // A failed step leaves the encoder output meaningless: no segment until the next
         // encode succeeds.
@@ -240,6 +320,12 @@ impl<B: Backend> Transcriber<B> {
     /// As [`Transcriber::decode_step`], and the context's error
     /// ([`neon_runtime::Error::Team`], reported as [`Error::Runtime`]).
     pub fn decode_step_in(&mut self, par: &dyn Parallel, token: u32) -> Result<&[f32], Error> {
+        dispatch!(self.decoder, B => self.decode_on::<B>(par, token)).map_err(Error::Backend)??;
+        Ok(&self.logits)
+    }
+
+    /// [`Transcriber::decode_step_in`] on backend `B`: the logits are in `self.logits`.
+    fn decode_on<B: Backend>(&mut self, par: &dyn Parallel, token: u32) -> Result<(), Error> {
         if self.frames == 0 {
             return Err(Error::Input {
                 what: "decoder",
@@ -257,7 +343,7 @@ impl<B: Backend> Transcriber<B> {
         let id = i32::try_from(token).unwrap_or(i32::MAX);
         let ids = [id];
         let ids = IndexView::new(&ids, &[1])?;
-        let w = &self.weights;
+        let w = &self.model.weights;
         let [x, y] = &mut self.x;
         let mut out = TensorViewMut::new(x, &[1, D_MODEL], Layout::FrameMajor)?;
         w.head.embedding.embed(&ids, &mut out).map_err(|_| Error::Input {
@@ -287,7 +373,7 @@ impl<B: Backend> Transcriber<B> {
         let (logits, ws) = (&mut self.logits, &mut self.ws.head);
         DecoderHead::run_with::<B, _, _>(&w.head, x, logits, ws, options)?;
         self.pos += 1;
-        Ok(&self.logits)
+        Ok(())
     }
 
     /// Greedy decoding of the encoded segment: BOS, then the most likely token at each step
@@ -347,7 +433,7 @@ impl<B: Backend> Transcriber<B> {
         self.encode_in(par, samples)?;
         let mut tokens = Vec::with_capacity(token_budget(samples.len()) + 2);
         self.greedy_in(par, token_budget(samples.len()), &mut tokens)?;
-        let text = self.tokenizer.decode(&tokens);
+        let text = self.model.tokenizer.decode(&tokens);
         Ok(Transcript { text, tokens })
     }
 }
@@ -388,6 +474,10 @@ mod tests {
         ];
         let buffers = 4 * (2 * MAX_FRAMES * D_MODEL * (1 + LAYERS) + 2 * LAYERS * CACHE * D_MODEL);
         std::println!("workspaces {workspaces:?}, buffers {buffers} bytes");
-        std::println!("total {} MB", (workspaces.iter().sum::<usize>() + buffers) as f64 / 1e6);
+        let total = workspaces.iter().sum::<usize>() + buffers;
+        std::println!("total {} MB", total as f64 / 1e6);
+        // The small buffers (padding, decoder activations, logits) are the rest.
+        assert_eq!(Transcriber::INSTANCE_BYTES - total, 4 * (MIN_SAMPLES + 2 * D_MODEL + VOCAB));
+        assert_eq!(Transcriber::INSTANCE_BYTES.div_ceil(100_000), 817); // 81.6 MB
     }
 }

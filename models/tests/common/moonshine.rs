@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use neon_models::error::WeightsSource;
-use neon_models::moonshine::transcriber::Transcriber;
+use std::sync::{Arc, OnceLock};
+
+use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::weights::TensorFile;
 use neon_runtime::Backend;
 
@@ -21,9 +23,15 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
-/// A transcriber on the converted model.
-pub fn transcriber<B: Backend>() -> Transcriber<B> {
-    Transcriber::open(&model_dir()).unwrap()
+/// The converted model, loaded once per test binary and shared.
+pub fn model() -> Arc<MoonshineModel> {
+    static MODEL: OnceLock<Arc<MoonshineModel>> = OnceLock::new();
+    MODEL.get_or_init(|| MoonshineModel::open(&model_dir()).unwrap()).clone()
+}
+
+/// A transcriber on backend `B` over the shared converted model.
+pub fn transcriber<B: Backend>() -> Transcriber {
+    Transcriber::on::<B>(model()).unwrap()
 }
 
 /// The converted weights file, parsed (its bytes leak for the test run).

@@ -9,7 +9,8 @@ mod wake;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use neon_models::session::SessionOptions;
 use neon_runtime::{BackendKind, WithBackend};
 
 /// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
@@ -52,6 +53,27 @@ fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}
+
+/// `--session-option KEY=VALUE` (repeatable), shared by every command that runs a model.
+#[derive(Args)]
+struct SessionArgs {
+    /// A session option, e.g. `moonshine_asr.exec_plan={"decoder":{"impl":"portable"}}`
+    /// (repeatable; keys: openwakeword.exec_plan, openwakeword.embedding_mode,
+    /// moonshine_asr.exec_plan, moonshine_asr.int8, sanotts.exec_plan). Unknown keys and
+    /// values are errors.
+    #[arg(long = "session-option", value_name = "KEY=VALUE")]
+    session_option: Vec<String>,
+}
+
+impl SessionArgs {
+    /// The options: a command's shorthand flag first (`--int8 dot` is
+    /// `moonshine_asr.int8=dot`), then every `--session-option` in order, a later value of
+    /// a key replacing an earlier one.
+    fn options(&self, shorthand: Option<String>) -> Result<SessionOptions, String> {
+        SessionOptions::from_pairs(shorthand.iter().chain(&self.session_option))
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -10,13 +10,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
 use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::split;
-use neon_models::moonshine::transcriber::{token_budget, Transcriber};
+use neon_models::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
 use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
-use neon_runtime::ops::quant::QuantPath;
-use neon_runtime::{Backend, Team, WithBackend};
+use neon_runtime::Team;
 use serde_json::json;
 
-use crate::line;
+use crate::{line, SessionArgs};
 
 /// RMS (full scale 1) above which a segment that decodes to nothing gets a warning: about
 /// -50 dBFS, well above the noise floor of a quiet recording.
@@ -36,13 +35,16 @@ pub struct TranscribeArgs {
     json: bool,
     /// How the decoder's int8 GEMVs run: `widening` (exact products, the default) or `dot`
     /// (activations quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
-    #[arg(long, value_name = "PATH", default_value = "widening", value_parser = ["widening", "dot"])]
-    int8: String,
+    /// Shorthand for `--session-option moonshine_asr.int8=MODE`.
+    #[arg(long, value_name = "MODE", value_parser = ["widening", "dot"])]
+    int8: Option<String>,
     /// Threads running the encoder and each decoder step (default: the cores the OS
     /// offers, at most 4; 1 runs on the calling thread). The transcript is the same for any
     /// count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 /// The model directory: the one given, else `models/moonshine` under the current directory,
@@ -88,6 +90,8 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
 }
 
 pub fn run(args: &TranscribeArgs) -> Result<(), String> {
+    let shorthand = args.int8.as_ref().map(|mode| format!("moonshine_asr.int8={mode}"));
+    let options = args.session.options(shorthand)?;
     let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
     let (weights, _) = paths(&dir);
@@ -99,38 +103,18 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
         ));
     }
     let (samples, seconds) = read_audio(&args.input)?;
-    crate::with_best_backend(Transcribe { args, dir, samples, seconds, team })
-}
-
-/// The transcription itself, monomorphised for the backend chosen at run time.
-struct Transcribe<'a> {
-    args: &'a TranscribeArgs,
-    dir: PathBuf,
-    samples: Vec<f32>,
-    seconds: f64,
-    team: Team,
-}
-
-impl WithBackend for Transcribe<'_> {
-    type Output = Result<(), String>;
-
-    fn run<B: Backend>(self) -> Self::Output {
-        let Transcribe { args, dir, samples, seconds, team } = self;
-        let model = Transcriber::<B>::open(&dir).map_err(|e| e.to_string())?;
-        transcribe(args, (model, &team), &samples, seconds)
-    }
+    let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
+    let model = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
+    transcribe(args, (model, &team), &samples, seconds)
 }
 
 /// Transcribes `samples` (`seconds` long) segment by segment and prints the text.
-fn transcribe<B: Backend>(
+fn transcribe(
     args: &TranscribeArgs,
-    (mut model, team): (Transcriber<B>, &Team),
+    (mut model, team): (Transcriber, &Team),
     samples: &[f32],
     seconds: f64,
 ) -> Result<(), String> {
-    if args.int8 == "dot" {
-        model.set_decoder_path(QuantPath::Dot);
-    }
     let mut segments = split(samples, MAX_SAMPLES);
     if segments.is_empty() {
         segments.push(0..0); // no samples: one (padded) segment, as the library does

@@ -1,0 +1,119 @@
+//! Shared immutable weights and component selection: four threads, each with its own
+//! transcriber over one shared Moonshine model, give bitwise the results of an instance
+//! over a model loaded on its own; and `moonshine_asr.exec_plan` puts each component on the
+//! backend it names.
+
+mod common;
+
+use std::sync::Arc;
+
+use neon_models::exec_plan::Family;
+use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
+use neon_models::session::SessionOptions;
+use neon_runtime::{BackendKind, Portable};
+
+/// What a transcriber computes from a clip: encoder output, the logits of the first steps
+/// and the greedy tokens.
+#[derive(PartialEq)]
+struct Run {
+    encoder: Vec<u32>,
+    logits: Vec<u32>,
+    tokens: Vec<u32>,
+}
+
+/// Decoder steps whose logits are compared.
+const STEPS: usize = 3;
+
+fn run(t: &mut Transcriber, audio: &[f32]) -> Run {
+    t.encode(audio).unwrap();
+    let encoder = t.encoder_output().iter().map(|v| v.to_bits()).collect();
+    let mut logits = Vec::new();
+    let mut token = 1;
+    for _ in 0..STEPS {
+        let l = t.decode_step(token).unwrap();
+        token = argmax(l);
+        logits.extend(l.iter().map(|v| v.to_bits()));
+    }
+    let mut tokens = Vec::new();
+    t.greedy(6, &mut tokens).unwrap();
+    Run { encoder, logits, tokens }
+}
+
+/// Four 1 s slices of beckett.wav at different offsets (one per thread).
+fn slices() -> Vec<Vec<f32>> {
+    let goldens = common::moonshine::goldens();
+    let beckett = goldens.iter().find(|g| g.name == "beckett").expect("beckett golden");
+    (0..4).map(|i| beckett.audio[i * 32_000..i * 32_000 + 16_000].to_vec()).collect()
+}
+
+#[test]
+fn four_threads_over_one_moonshine_model_match_independent_instances() {
+    let slices = slices();
+    let options = SessionOptions::new();
+    // Independent: a model loaded on its own, one transcriber, the slices in turn.
+    let own = MoonshineModel::open(&common::moonshine::model_dir()).unwrap();
+    let mut alone = Transcriber::new(own, &options).unwrap();
+    let want: Vec<Run> = slices.iter().map(|s| run(&mut alone, s)).collect();
+    drop(alone);
+    // Shared: one model, four transcribers on four threads at once.
+    let shared = common::moonshine::model();
+    let got: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = slices
+            .iter()
+            .map(|s| {
+                let (model, options) = (Arc::clone(&shared), &options);
+                scope.spawn(move || {
+                    let mut t = Transcriber::new(model, options).unwrap();
+                    assert!(Arc::ptr_eq(t.model(), &common::moonshine::model()), "a copy");
+                    run(&mut t, s)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g.encoder == w.encoder, "slice {i}: encoder output differs");
+        assert!(g.logits == w.logits, "slice {i}: logits differ");
+        assert_eq!(g.tokens, w.tokens, "slice {i}: tokens");
+    }
+    assert!(want.iter().any(|r| r.tokens.len() > 2), "the slices decode to words");
+}
+
+#[test]
+fn exec_plan_puts_each_component_on_its_backend() {
+    let best = BackendKind::best();
+    let options =
+        SessionOptions::from_pairs([r#"moonshine_asr.exec_plan={"decoder":"portable"}"#]).unwrap();
+    let model = common::moonshine::model();
+    let mut mixed = Transcriber::new(Arc::clone(&model), &options).unwrap();
+    assert_eq!(mixed.backends(), (best, BackendKind::Portable));
+    let mut fast = Transcriber::with_backends(Arc::clone(&model), best, best).unwrap();
+    let mut portable = Transcriber::on::<Portable>(Arc::clone(&model)).unwrap();
+    assert_eq!(portable.backends(), (BackendKind::Portable, BackendKind::Portable));
+    let audio = &slices()[0];
+    let (m, f, p) = (run(&mut mixed, audio), run(&mut fast, audio), run(&mut portable, audio));
+    // The encoder ran on the default backend, bit for bit.
+    assert!(m.encoder == f.encoder, "the mixed encoder is not the default backend's");
+    if best != BackendKind::Portable {
+        // The backends round differently (fused multiply-adds), so the decoder's logits
+        // tell which one ran: not the default's.
+        assert!(m.logits != f.logits, "the mixed decoder ran on the default backend");
+        assert!(p.encoder != f.encoder, "the portable encoder matched the default's bits");
+    }
+    assert_eq!(m.tokens, p.tokens, "tokens of mixed backends");
+    // The int8 path is a session option too.
+    let dot = SessionOptions::from_pairs(["moonshine_asr.int8=dot"]).unwrap();
+    let mut t = Transcriber::new(model, &dot).unwrap();
+    let d = run(&mut t, audio);
+    assert!(d.encoder == f.encoder, "the int8 path changes only the decoder");
+    assert!(d.logits != f.logits, "moonshine_asr.int8=dot did not reach the decoder");
+    // Options are family-scoped: the encoder of moonshine_asr is not sanotts's decoder.
+    let other = SessionOptions::from_pairs([r#"sanotts.exec_plan={"decoder":"portable"}"#]);
+    let t = Transcriber::new(common::moonshine::model(), &other.unwrap()).unwrap();
+    assert_eq!(t.backends(), (best, best));
+    assert_eq!(other_family_default(), best);
+}
+
+fn other_family_default() -> BackendKind {
+    SessionOptions::new().backend(Family::OpenWakeWord, "embedding")
+}
