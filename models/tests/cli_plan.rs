@@ -75,7 +75,7 @@ fn text_report_has_the_figures_and_one_bar_per_value() {
         assert_eq!(field("steps"), p.steps.to_string());
         assert_eq!(field("workspace bytes"), grouped(p.workspace_bytes));
         assert_eq!(field("lower bound bytes"), grouped(p.lower_bound_bytes));
-        assert_eq!(field("workspace / bound"), format!("{:.4}", p.ratio()));
+        assert!(field("workspace / bound").starts_with(&format!("{:.4}", p.ratio())));
         assert!(!field("max workers").is_empty());
         // One row per value: name, offset or `caller`, bytes, then a bar with `#` exactly at
         // the live steps.

@@ -101,7 +101,8 @@ fn report(plan: &PlanInfo) -> String {
     let _ = writeln!(out, "steps              {}", plan.steps);
     let _ = writeln!(out, "workspace bytes    {}", grouped(plan.workspace_bytes));
     let _ = writeln!(out, "lower bound bytes  {}", grouped(plan.lower_bound_bytes));
-    let _ = writeln!(out, "workspace / bound  {:.4}", plan.ratio());
+    let empty = if plan.workspace_bytes == 0 { " (no intermediates)" } else { "" };
+    let _ = writeln!(out, "workspace / bound  {:.4}{empty}", plan.ratio());
     let _ = writeln!(out, "max workers        {}", max_workers_text(plan));
     let _ = writeln!(out);
 
