@@ -20,6 +20,7 @@ extern crate std;
 pub mod audio;
 pub mod moonshine;
 pub mod openwakeword;
+pub mod plans;
 
 pub mod error;
 #[cfg(feature = "std")]

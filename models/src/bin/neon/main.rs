@@ -2,7 +2,9 @@
 //!
 //! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
+//! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
 
+mod plan;
 mod transcribe;
 mod wake;
 
@@ -27,6 +29,8 @@ enum Command {
     Wake(wake::WakeArgs),
     /// Transcribe speech in a WAV file, or in raw s16le 16 kHz mono audio on stdin (`-`).
     Transcribe(transcribe::TranscribeArgs),
+    /// Show the workspace and memory map of a compiled plan (`--list` for the names).
+    Plan(plan::PlanArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Wake(args) => wake::run(&args),
         Command::Transcribe(args) => transcribe::run(&args),
+        Command::Plan(args) => plan::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
