@@ -35,7 +35,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use neon_models::audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetector};
+use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetectorOn};
 use neon_models::openwakeword::embedding::{
     boxed_workspace, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace,
 };
@@ -102,7 +102,7 @@ fn inputs() -> Inputs {
 }
 
 /// The wake word's score: the first stage, and the second when the first reaches 0.5.
-fn score<B: Backend>(s1: &mut HeadNet<Vec<f32>>, s2: &mut HeadNet<Vec<f32>>, x: &[f32]) -> f32 {
+fn score<B: Backend>(s1: &HeadNet<Vec<f32>>, s2: &HeadNet<Vec<f32>>, x: &[f32]) -> f32 {
     let p = s1.score::<B>(x).unwrap();
     if p >= STAGE2_THRESHOLD {
         s2.score::<B>(x).unwrap()
@@ -119,13 +119,13 @@ fn bench<B: Backend>(cr: &mut Criterion) {
     let inp = inputs();
     let weights = EmbeddingNetWeights::load(&oww_file("embedding.safetensors")).unwrap();
     let mut ws: Box<EmbeddingNetWorkspace> = boxed_workspace();
-    let (mut s1, mut s2) = hey_jarvis();
+    let (s1, s2) = hey_jarvis();
     let mut mel = vec![0.0f32; MelFrontend::output_len(MEL_SAMPLES)];
     let mut emb = vec![0.0f32; DIM];
     assert_eq!(inp.head.len(), HEAD_INPUT);
 
     // The inputs select the paths the peers' figures describe.
-    let p = score::<B>(&mut s1, &mut s2, &inp.head);
+    let p = score::<B>(&s1, &s2, &inp.head);
     assert!(p < STAGE2_THRESHOLD, "head input must stay in the first stage ({p})");
     let p1 = s1.score::<B>(&inp.head_stage2).unwrap();
     assert!(p1 >= STAGE2_THRESHOLD, "head_stage2 input must reach the second stage ({p1})");
@@ -139,15 +139,15 @@ fn bench<B: Backend>(cr: &mut Criterion) {
             EmbeddingNet::run::<B, _>(&weights, black_box(&inp.window), &mut emb, &mut ws).unwrap()
         })
     });
-    g.bench_function("head", |bn| bn.iter(|| score::<B>(&mut s1, &mut s2, black_box(&inp.head))));
+    g.bench_function("head", |bn| bn.iter(|| score::<B>(&s1, &s2, black_box(&inp.head))));
     g.bench_function("head_stage2", |bn| {
-        bn.iter(|| score::<B>(&mut s1, &mut s2, black_box(&inp.head_stage2)))
+        bn.iter(|| score::<B>(&s1, &s2, black_box(&inp.head_stage2)))
     });
     g.bench_function("chunk", |bn| {
         bn.iter(|| {
             FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap();
             EmbeddingNet::run::<B, _>(&weights, black_box(&inp.window), &mut emb, &mut ws).unwrap();
-            score::<B>(&mut s1, &mut s2, black_box(&inp.head))
+            score::<B>(&s1, &s2, black_box(&inp.head))
         })
     });
     let team = Team::new(2).unwrap();
@@ -163,7 +163,7 @@ fn bench<B: Backend>(cr: &mut Criterion) {
             FRONTEND.run::<B>(black_box(&inp.samples), &mut mel).unwrap();
             let x = black_box(&inp.window);
             EmbeddingNet::run_with::<B, _>(&weights, x, &mut emb, &mut ws, t2).unwrap();
-            score::<B>(&mut s1, &mut s2, black_box(&inp.head))
+            score::<B>(&s1, &s2, black_box(&inp.head))
         })
     });
     let mut step_ws = incremental::boxed_workspace();
@@ -180,7 +180,7 @@ fn bench<B: Backend>(cr: &mut Criterion) {
     clip.extend(std::iter::repeat_n(0, 16_000));
     for (name, mode) in [("push", EmbeddingMode::Incremental), ("push_full", EmbeddingMode::Full)] {
         let word = builtin::wake_word("hey_jarvis").unwrap();
-        let mut d = WakeDetector::<B>::with_embedding_mode(&embedding, vec![word], mode).unwrap();
+        let mut d = WakeDetectorOn::<B>::with_embedding_mode(&embedding, vec![word], mode).unwrap();
         let mut chunks = clip.chunks_exact(1280).cycle();
         g.bench_function(name, |bn| {
             bn.iter(|| d.push(black_box(chunks.next().unwrap())).unwrap()[0])

@@ -271,6 +271,33 @@ fn both_embedding_modes_print_the_same_scores() {
     assert_eq!(incremental, run(&["--embedding", "full"]), "the same scores, bit for bit");
     let o = neon(&["wake", clip("hey_jarvis").to_str().unwrap(), "--embedding", "half"]);
     assert!(!o.status.success() && stderr(&o).contains("incremental"), "{}", stderr(&o));
+    // `--embedding` is the shorthand of a session option.
+    let full = ["--session-option", "openwakeword.embedding_mode=full"];
+    assert_eq!(incremental, run(&full), "the session option");
+}
+
+/// `--session-option`: the portable embedding gives the same detections (its scores differ
+/// from the default backend's in the last bits); bad options are one-line errors, exit 1.
+#[test]
+fn session_options_select_the_embedding_backend_and_bad_ones_are_errors() {
+    let path = clip("hey_jarvis");
+    let path = path.to_str().unwrap();
+    let portable = r#"openwakeword.exec_plan={"embedding":{"impl":"portable"}}"#;
+    let words = detected(&neon(&["wake", path, "--session-option", portable]));
+    assert_eq!(words, detected(&neon(&["wake", path])));
+    assert_eq!(words, ["hey_jarvis_v0.1"]);
+    for (option, message) in [
+        ("openwakeword.exec_plan={\"mel\":\"portable\"}", "neon: session option `openwakeword.exec_plan`: unknown component \"mel\" of openwakeword; valid: embedding"),
+        ("openwakeword.exec_plan={\"embedding\":{\"impl\":\"portable\",\"artifacts\":[]}}", "neon: session option `openwakeword.exec_plan`: embedding: \"artifacts\" is not supported"),
+        ("openwakeword.threshold=0.5", "neon: session option `openwakeword.threshold`: unknown session option; valid: openwakeword.exec_plan, "),
+        ("openwakeword.embedding_mode", "neon: session option `openwakeword.embedding_mode`: expected KEY=VALUE"),
+    ] {
+        let o = neon(&["wake", path, "--session-option", option]);
+        assert_eq!(o.status.code(), Some(1), "{option}");
+        assert!(stderr(&o).starts_with(message), "{option}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{option}: nothing on stdout");
+    }
 }
 
 #[test]

@@ -14,9 +14,8 @@ fn heads_match_the_official_scores<B: Backend>() {
     let init = tensor(&oww_file("goldens/init.safetensors"), "init_features").0;
     for head in HEADS {
         let file = oww_file(&format!("{head}.safetensors"));
-        let mut net = HeadNet::load(&file, &STAGE1).unwrap();
-        let mut stage2 =
-            file.contains(STAGE2.dense[0]).then(|| HeadNet::load(&file, &STAGE2).unwrap());
+        let net = HeadNet::load(&file, &STAGE1).unwrap();
+        let stage2 = file.contains(STAGE2.dense[0]).then(|| HeadNet::load(&file, &STAGE2).unwrap());
         for clip in CLIPS {
             let g = oww_file(&format!("goldens/{clip}.safetensors"));
             let features = tensor(&g, "features").0;
@@ -30,7 +29,7 @@ fn heads_match_the_official_scores<B: Backend>() {
                 let end = 41 + call + 1;
                 let x = &all[(end - 16) * 96..end * 96];
                 let p1 = net.score::<B>(x).unwrap();
-                let mut got = match &mut stage2 {
+                let mut got = match &stage2 {
                     Some(s2) if p1 >= STAGE2_THRESHOLD => s2.score::<B>(x).unwrap(),
                     _ => p1,
                 };

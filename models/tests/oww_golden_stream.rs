@@ -8,13 +8,13 @@ mod common;
 use common::*;
 use neon_models::audio::Audio;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_runtime::{Backend, Portable};
 
-fn detector<B: Backend>() -> WakeDetector<B> {
+fn detector<B: Backend>() -> WakeDetectorOn<B> {
     let words = HEADS.iter().map(|h| builtin::wake_word(h).unwrap()).collect();
     let file = oww_file("embedding.safetensors");
-    let mut d = WakeDetector::<B>::with_embedding(&file, words).unwrap();
+    let mut d = WakeDetectorOn::<B>::with_embedding(&file, words).unwrap();
     let init = tensor(&oww_file("goldens/init.safetensors"), "init_features").0;
     d.stream_mut().set_initial_features(&init).unwrap();
     d
@@ -40,7 +40,7 @@ struct Worst {
 }
 
 fn run<B: Backend>(
-    d: &mut WakeDetector<B>,
+    d: &mut WakeDetectorOn<B>,
     data: &[i16],
     sizes: &[usize],
     g: &TensorFileRef,

@@ -107,7 +107,7 @@ fn every_head_architecture_matches_f64() {
         let t = Tensors::head(h, norm, "", h as u64 + norm as u64);
         let bytes = t.bytes();
         let file = TensorFile::parse(&bytes, source()).unwrap();
-        let mut head = HeadNet::load(&file, &STAGE1).unwrap();
+        let head = HeadNet::load(&file, &STAGE1).unwrap();
         assert_eq!(head.hidden(), h);
         for seed in 0..4 {
             let x = values(HEAD_INPUT, 100 + seed, 2.0);
@@ -131,7 +131,7 @@ fn second_stage_names_load() {
     t.0.extend(Tensors::head(64, true, "stage2.", 2).0);
     let bytes = t.bytes();
     let file = TensorFile::parse(&bytes, source()).unwrap();
-    let mut stage2 = HeadNet::load(&file, &STAGE2).unwrap();
+    let stage2 = HeadNet::load(&file, &STAGE2).unwrap();
     assert_eq!(stage2.hidden(), 64);
     let x = values(HEAD_INPUT, 7, 2.0);
     let got = stage2.score::<Portable>(&x).unwrap() as f64;
@@ -209,7 +209,7 @@ fn corrupt_files_are_errors_not_panics() {
 fn wrong_input_length_is_an_error() {
     let bytes = Tensors::head(32, true, "", 9).bytes();
     let file = TensorFile::parse(&bytes, source()).unwrap();
-    let mut head = HeadNet::load(&file, &STAGE1).unwrap();
+    let head = HeadNet::load(&file, &STAGE1).unwrap();
     assert!(matches!(head.score::<Portable>(&[0.0; 100]), Err(Error::Runtime(_))));
     // Still usable afterwards.
     assert!(head.score::<Portable>(&[0.0; HEAD_INPUT]).is_ok());

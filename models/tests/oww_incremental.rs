@@ -7,7 +7,7 @@
 
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetector};
+use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetectorOn};
 use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
 use neon_models::openwakeword::incremental::{self, IncrementalEmbedding};
 use neon_models::openwakeword::stream::{
@@ -112,9 +112,9 @@ fn audio(rng: &mut SmallRng, n: usize) -> Vec<i16> {
 fn detectors_agree_on_long_streams<B: Backend>() {
     let file = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
     let words = || builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
-    let mut inc = WakeDetector::<B>::with_embedding(&file, words()).unwrap();
+    let mut inc = WakeDetectorOn::<B>::with_embedding(&file, words()).unwrap();
     let mut full =
-        WakeDetector::<B>::with_embedding_mode(&file, words(), EmbeddingMode::Full).unwrap();
+        WakeDetectorOn::<B>::with_embedding_mode(&file, words(), EmbeddingMode::Full).unwrap();
     assert_eq!(inc.stream().embedding().mode(), EmbeddingMode::Incremental);
     assert_eq!(inc.words().len(), 5, "the five official heads score the stream");
     let mut rng = SmallRng::seed_from_u64(12);

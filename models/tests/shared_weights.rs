@@ -1,15 +1,20 @@
 //! Shared immutable weights and component selection: four threads, each with its own
-//! transcriber over one shared Moonshine model, give bitwise the results of an instance
-//! over a model loaded on its own; and `moonshine_asr.exec_plan` puts each component on the
-//! backend it names.
+//! transcriber (or wake-word detector) over one shared weights set, give bitwise the
+//! results of instances over weights loaded on their own; and `<family>.exec_plan` puts
+//! each component on the backend it names.
 
 mod common;
 
 use std::sync::Arc;
 
+use neon_models::error::WeightsSource;
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetectorOn, WakeWord};
+use neon_models::openwakeword::selection::{builtin_embedding, WakeDetector};
 use neon_models::session::SessionOptions;
+use neon_models::weights::TensorFile;
 use neon_runtime::{BackendKind, Portable};
 
 /// What a transcriber computes from a clip: encoder output, the logits of the first steps
@@ -116,4 +121,85 @@ fn exec_plan_puts_each_component_on_its_backend() {
 
 fn other_family_default() -> BackendKind {
     SessionOptions::new().backend(Family::OpenWakeWord, "embedding")
+}
+
+/// Per push of `samples` in chunks of `chunk`: the newest embedding and every score.
+fn wake_run(d: &mut WakeDetector, samples: &[i16], chunk: usize) -> Vec<u32> {
+    let mut out = Vec::new();
+    for piece in samples.chunks(chunk) {
+        let scores = d.push(piece).unwrap().to_vec();
+        out.extend(d.last_embedding().iter().chain(&scores).map(|v| v.to_bits()));
+    }
+    out
+}
+
+fn hey_jarvis() -> Vec<i16> {
+    neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap().to_i16()
+}
+
+fn wake_words() -> Vec<WakeWord> {
+    builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect()
+}
+
+#[test]
+fn four_threads_over_one_wake_model_match_independent_detectors() {
+    let samples = hey_jarvis();
+    let chunks = [1280, 640, 1000, 3 * 1280];
+    let options = SessionOptions::new();
+    let want: Vec<Vec<u32>> = chunks
+        .iter()
+        .map(|&c| {
+            let mut alone = WakeDetector::with_builtin_embedding(wake_words(), &options).unwrap();
+            wake_run(&mut alone, &samples, c)
+        })
+        .collect();
+    let embedding = builtin_embedding().unwrap();
+    let words = wake_words();
+    let got: Vec<Vec<u32>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|&c| {
+                let (embedding, words, options) = (Arc::clone(&embedding), words.clone(), &options);
+                let samples = &samples;
+                scope.spawn(move || {
+                    let mut d = WakeDetector::new(embedding, words, options).unwrap();
+                    wake_run(&mut d, samples, c)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (c, (g, w)) in chunks.iter().zip(got.iter().zip(&want)) {
+        assert!(g == w, "chunks of {c}: the shared detector differs from an independent one");
+    }
+    // The clip wakes hey_jarvis in each run (scores are the last 5 of each push's row).
+    assert!(want[0].chunks(101).any(|r| f32::from_bits(r[97]) > 0.5), "hey_jarvis wakes");
+    // Four detectors and the test held one embedding weights set.
+    assert_eq!(Arc::strong_count(&embedding), 1);
+}
+
+#[test]
+fn exec_plan_selects_the_wake_detectors_backend() {
+    let samples = &hey_jarvis();
+    let pairs = [
+        r#"openwakeword.exec_plan={"embedding":{"impl":"portable","backend":"cpu"}}"#,
+        "openwakeword.embedding_mode=full",
+    ];
+    let options = SessionOptions::from_pairs(pairs).unwrap();
+    let mut d = WakeDetector::with_builtin_embedding(wake_words(), &options).unwrap();
+    assert_eq!(d.backend(), BackendKind::Portable);
+    assert_eq!(d.embedding_mode(), EmbeddingMode::Full);
+    let got = wake_run(&mut d, samples, 1280);
+    // The same bits as the detector typed for the portable backend.
+    let file = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
+    let mut typed = WakeDetectorOn::<Portable>::with_embedding(&file, wake_words()).unwrap();
+    let mut want = Vec::new();
+    for piece in samples.chunks(1280) {
+        let scores = typed.push(piece).unwrap().to_vec();
+        want.extend(typed.stream().last_embedding().iter().chain(&scores).map(|v| v.to_bits()));
+    }
+    assert!(got == want, "the portable selection differs from WakeDetectorOn<Portable>");
+    let d = WakeDetector::with_builtin_embedding(wake_words(), &SessionOptions::new()).unwrap();
+    assert_eq!(d.backend(), BackendKind::best());
+    assert_eq!(d.embedding_mode(), EmbeddingMode::Incremental);
 }

@@ -9,7 +9,7 @@ mod common;
 use neon_models::error::WeightsSource;
 use neon_models::moonshine::transcriber::{argmax, Transcriber};
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::weights::TensorFile;
 use neon_runtime::ops::quant::QuantPath;
@@ -86,7 +86,7 @@ fn oww_run<B: Backend>(par: &dyn Parallel) -> Vec<Vec<f32>> {
     let words = builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
     let embedding =
         TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
-    let mut d = WakeDetector::<B>::with_embedding(&embedding, words).unwrap();
+    let mut d = WakeDetectorOn::<B>::with_embedding(&embedding, words).unwrap();
     let audio = neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap();
     let samples = audio.to_i16();
     let mut out = Vec::new();

@@ -6,7 +6,7 @@ mod common;
 
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_models::openwakeword::mel::{MelFrontend, FRONTEND};
 use neon_models::weights::TensorFile;
 use neon_runtime::Backend;
@@ -15,7 +15,7 @@ fn wake_detector_push_allocates_nothing<B: Backend>() {
     let words = builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
     let embedding =
         TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
-    let mut d = WakeDetector::<B>::with_embedding(&embedding, words).unwrap();
+    let mut d = WakeDetectorOn::<B>::with_embedding(&embedding, words).unwrap();
     let audio: Vec<i16> = (0..40_000).map(|i| ((i * 7919) % 2001) as i16 - 1000).collect();
     let mut pos = 0;
     for size in [1280, 0, 1, 700, 4000, 2560, 12_000, 333] {

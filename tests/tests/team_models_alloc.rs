@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use neon_models::error::WeightsSource;
 use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeDetector;
+use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_models::weights::TensorFile;
 use neon_runtime::{Portable, Team};
 
@@ -53,7 +53,7 @@ fn model_steps_on_a_team_allocate_nothing() {
     let words = builtin::HEADS.iter().map(|(n, _)| builtin::wake_word(n).unwrap()).collect();
     let embedding =
         TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
-    let mut d = WakeDetector::<Portable>::with_embedding(&embedding, words).unwrap();
+    let mut d = WakeDetectorOn::<Portable>::with_embedding(&embedding, words).unwrap();
     let audio: Vec<i16> = (0..20_000).map(|i| ((i * 7919) % 2001) as i16 - 1000).collect();
     d.push_in(&team, &audio[..1280]).unwrap(); // warm-up: the workers have run once
     for (i, chunk) in audio[1280..].chunks(2560).enumerate() {

@@ -50,7 +50,7 @@
 use neon_benches::{region_start, region_stop, wav_i16};
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::detector::{
-    EmbeddingMode, WakeDetector, WakeWord, STAGE2_THRESHOLD,
+    EmbeddingMode, WakeDetectorOn, WakeWord, STAGE2_THRESHOLD,
 };
 use neon_models::openwakeword::embedding::{boxed_workspace, Embedding, EmbeddingNetWeights};
 use neon_models::openwakeword::head::HeadNet;
@@ -114,11 +114,7 @@ fn heads() -> (HeadNet<Vec<f32>>, HeadNet<Vec<f32>>) {
 
 /// The wake word's score as the detector computes it: the second stage replaces a first
 /// stage score `>= 0.5`.
-fn wake_score<B: Backend>(
-    s1: &mut HeadNet<Vec<f32>>,
-    s2: &mut HeadNet<Vec<f32>>,
-    x: &[f32],
-) -> f32 {
+fn wake_score<B: Backend>(s1: &HeadNet<Vec<f32>>, s2: &HeadNet<Vec<f32>>, x: &[f32]) -> f32 {
     let p1 = s1.score::<B>(x).unwrap();
     if p1 >= STAGE2_THRESHOLD {
         s2.score::<B>(x).unwrap()
@@ -198,7 +194,7 @@ fn push<B: Backend>(chunk: usize, setup: PushSetup) -> f32 {
         words.push(WakeWord::new(name.to_string(), h, None));
     }
     let emb = file(EMBEDDING, "embedding.safetensors");
-    let mut d = WakeDetector::<B>::with_embedding_mode(&emb, words, setup.mode).unwrap();
+    let mut d = WakeDetectorOn::<B>::with_embedding_mode(&emb, words, setup.mode).unwrap();
     let mut data = vec![0i16; 16_000];
     data.extend(wav_i16(CLIP));
     data.extend(std::iter::repeat_n(0, 16_000));
@@ -254,27 +250,27 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             y.iter().sum()
         }
         "head" | "head-stage2" => {
-            let (mut s1, mut s2) = heads();
+            let (s1, s2) = heads();
             let (input, chunk) = if workload == "head" {
                 (&x.head, HEAD_CHUNK)
             } else {
                 (&x.head2, HEAD_STAGE2_CHUNK)
             };
             region_start(1);
-            let score = wake_score::<B>(&mut s1, &mut s2, input);
+            let score = wake_score::<B>(&s1, &s2, input);
             region_stop(1);
             check_score(score, chunk);
             score
         }
         "chunk" => {
             let mut net = embedding::<B>();
-            let (mut s1, mut s2) = heads();
+            let (s1, s2) = heads();
             let mut mel = [0.0f32; 8 * 32];
             let mut y = [0.0f32; 96];
             region_start(1);
             FRONTEND.run::<B>(&x.samples, &mut mel).unwrap();
             net.embed(&x.window, &mut y).unwrap();
-            let score = wake_score::<B>(&mut s1, &mut s2, &x.head);
+            let score = wake_score::<B>(&s1, &s2, &x.head);
             region_stop(1);
             check_mel(&mel);
             check_score(score, HEAD_CHUNK);

@@ -39,8 +39,8 @@ use core::fmt::Write;
 
 use neon_models::openwakeword::embedding::{EmbeddingNet, EmbeddingNetWeights};
 use neon_models::openwakeword::head::{
-    HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead128Workspace, LayerNormHead64,
-    LayerNormHead64Weights, LayerNormHead64Workspace, STAGE2_THRESHOLD,
+    HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead64, LayerNormHead64Weights,
+    STAGE2_THRESHOLD,
 };
 use neon_models::openwakeword::incremental::{IncrementalEmbedding, IncrementalWorkspace};
 use neon_models::openwakeword::mel::Mel;
@@ -175,7 +175,7 @@ fn stage1() -> Result<HeadNet<S>, neon_runtime::Error> {
         norm1: norm(P::NORM1, &STAGE1_NORM1_W.0, &STAGE1_NORM1_B.0)?,
         dense2: dense(P::DENSE2, &STAGE1_DENSE2_W.0, &STAGE1_DENSE2_B.0)?,
     };
-    Ok(HeadNet::LayerNorm128(w, LayerNormHead128Workspace::new()))
+    Ok(HeadNet::LayerNorm128(w))
 }
 
 /// hey_jarvis's second stage (LayerNorm head, H = 64) over the embedded arrays.
@@ -189,7 +189,7 @@ fn stage2() -> Result<HeadNet<S>, neon_runtime::Error> {
         norm1: norm(P::NORM1, &STAGE2_NORM1_W.0, &STAGE2_NORM1_B.0)?,
         dense2: dense(P::DENSE2, &STAGE2_DENSE2_W.0, &STAGE2_DENSE2_B.0)?,
     };
-    Ok(HeadNet::LayerNorm64(w, LayerNormHead64Workspace::new()))
+    Ok(HeadNet::LayerNorm64(w))
 }
 
 /// Streams the padded clip and compares every push with the goldens; `Ok(true)` when all
@@ -200,7 +200,7 @@ fn run(out: &mut Console) -> Result<bool, neon_models::Error> {
     let stream = STREAM.take().expect("the stream is taken once");
     stream.embedding_mut().0 = Some(IncrementalEmbedding::new(embedding_weights()?, workspace));
     stream.set_initial_features(&testdata::INIT_FEATURES.0)?;
-    let (mut stage1, mut stage2) = (stage1()?, stage2()?);
+    let (stage1, stage2) = (stage1()?, stage2()?);
 
     let clip = &testdata::CLIP.0;
     let golden = &testdata::GOLDEN_SCORES.0;

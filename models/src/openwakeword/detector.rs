@@ -3,14 +3,15 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
 
-use neon_runtime::{Backend, Parallel, Serial};
+use neon_runtime::{Backend, Parallel, RunOptions, Serial};
 
-use super::embedding::{self, Embedding, EmbeddingNetWeights, EmbeddingNetWorkspace};
+use super::embedding::{self, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace};
 use super::head::HeadNet;
-use super::incremental::{self, IncrementalEmbedding, IncrementalWorkspace};
+use super::incremental::{self, IncrementalWorkspace};
 use super::mel::Mel;
 use super::stream::{
     EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM, EMBEDDING_WINDOW,
@@ -21,18 +22,31 @@ use crate::weights::TensorFile;
 
 pub use super::head::STAGE2_THRESHOLD;
 
-/// A head with its name, an optional second stage, and the score it last reported.
+/// A head with its name, an optional second stage, and the score it last reported. The
+/// heads' weights are shared: a clone (e.g. for another detector) shares them and starts
+/// from no score.
 pub struct WakeWord {
     name: String,
-    net: HeadNet<Vec<f32>>,
-    stage2: Option<HeadNet<Vec<f32>>>,
+    net: Arc<HeadNet<Vec<f32>>>,
+    stage2: Option<Arc<HeadNet<Vec<f32>>>>,
     last: f32,
+}
+
+impl Clone for WakeWord {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            net: self.net.clone(),
+            stage2: self.stage2.clone(),
+            last: 0.0,
+        }
+    }
 }
 
 impl WakeWord {
     /// A named head; `stage2` replaces scores `>= STAGE2_THRESHOLD` of `net` by its own.
     pub fn new(name: String, net: HeadNet<Vec<f32>>, stage2: Option<HeadNet<Vec<f32>>>) -> Self {
-        Self { name, net, stage2, last: 0.0 }
+        Self { name, net: Arc::new(net), stage2: stage2.map(Arc::new), last: 0.0 }
     }
 
     /// The model name (e.g. `hey_jarvis_v0.1`).
@@ -41,9 +55,9 @@ impl WakeWord {
     }
 
     /// Score of one head input (`[16, 96]` flattened), second stage included.
-    fn score<B: Backend>(&mut self, x: &[f32]) -> Result<f32, Error> {
+    fn score<B: Backend>(&self, x: &[f32]) -> Result<f32, Error> {
         let p1 = self.net.score::<B>(x)?;
-        match &mut self.stage2 {
+        match &self.stage2 {
             Some(s2) if p1 >= STAGE2_THRESHOLD => s2.score::<B>(x),
             _ => Ok(p1),
         }
@@ -163,44 +177,62 @@ pub enum EmbeddingMode {
     Full,
 }
 
-/// The speech-embedding stage of a [`WakeDetector`]: the network in the chosen
-/// [`EmbeddingMode`], weights owned, workspace boxed.
-pub enum DetectorEmbedding<B: Backend> {
-    /// [`EmbeddingMode::Incremental`]: [`IncrementalWorkspace::BYTES`] of workspace.
-    Incremental(IncrementalEmbedding<B, Vec<f32>, Box<IncrementalWorkspace>>),
-    /// [`EmbeddingMode::Full`]: [`EmbeddingNet::WORKSPACE_BYTES`](super::embedding::EmbeddingNet::WORKSPACE_BYTES) of workspace.
-    Full(Embedding<B, Vec<f32>, Box<EmbeddingNetWorkspace>>),
+/// Prepared speech-embedding weights, shared among detectors.
+pub type SharedEmbedding = Arc<EmbeddingNetWeights<Vec<f32>>>;
+
+/// Loads the speech-embedding network from `file` (a converted `embedding.safetensors`),
+/// ready to share among detectors.
+///
+/// # Errors
+/// [`Error::Weights`] when `file` is malformed.
+pub fn load_embedding(file: &TensorFile<'_>) -> Result<SharedEmbedding, Error> {
+    Ok(Arc::new(EmbeddingNetWeights::load(file)?))
+}
+
+/// The workspace of an [`EmbeddingMode`].
+enum EmbeddingState {
+    Incremental(Box<IncrementalWorkspace>),
+    Full(Box<EmbeddingNetWorkspace>),
+}
+
+/// The speech-embedding stage of a [`WakeDetectorOn`]: shared weights, and a workspace of
+/// its own in the chosen [`EmbeddingMode`] ([`IncrementalWorkspace::BYTES`] incremental,
+/// [`EmbeddingNet::WORKSPACE_BYTES`] full) on backend `B`.
+pub struct DetectorEmbedding<B: Backend> {
+    weights: SharedEmbedding,
+    state: EmbeddingState,
+    backend: PhantomData<B>,
 }
 
 impl<B: Backend> DetectorEmbedding<B> {
-    /// The network over `weights` in `mode`.
-    pub fn new(weights: EmbeddingNetWeights<Vec<f32>>, mode: EmbeddingMode) -> Self {
-        match mode {
-            EmbeddingMode::Incremental => Self::Incremental(IncrementalEmbedding::new(
-                weights,
-                incremental::boxed_workspace(),
-            )),
-            EmbeddingMode::Full => {
-                Self::Full(Embedding::new(weights, embedding::boxed_workspace()))
+    /// The network over shared `weights` in `mode`.
+    pub fn new(weights: SharedEmbedding, mode: EmbeddingMode) -> Self {
+        let state = match mode {
+            EmbeddingMode::Incremental => {
+                EmbeddingState::Incremental(incremental::boxed_workspace())
             }
-        }
+            EmbeddingMode::Full => EmbeddingState::Full(embedding::boxed_workspace()),
+        };
+        Self { weights, state, backend: PhantomData }
     }
 
     /// The mode it computes in.
     pub fn mode(&self) -> EmbeddingMode {
-        match self {
-            Self::Incremental(_) => EmbeddingMode::Incremental,
-            Self::Full(_) => EmbeddingMode::Full,
+        match self.state {
+            EmbeddingState::Incremental(_) => EmbeddingMode::Incremental,
+            EmbeddingState::Full(_) => EmbeddingMode::Full,
         }
+    }
+
+    /// The shared weights.
+    pub fn weights(&self) -> &SharedEmbedding {
+        &self.weights
     }
 }
 
 impl<B: Backend> EmbeddingStage for DetectorEmbedding<B> {
     fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        match self {
-            Self::Incremental(e) => e.embed(window, out),
-            Self::Full(e) => e.embed(window, out),
-        }
+        self.embed_in(&Serial, window, out)
     }
 
     fn embed_in(
@@ -209,16 +241,22 @@ impl<B: Backend> EmbeddingStage for DetectorEmbedding<B> {
         window: &[f32],
         out: &mut [f32],
     ) -> Result<(), Error> {
-        match self {
-            Self::Incremental(e) => e.embed_in(par, window, out),
-            Self::Full(e) => e.embed_in(par, window, out),
+        let options = RunOptions::new().with_parallel(par);
+        let w = &*self.weights;
+        match &mut self.state {
+            EmbeddingState::Incremental(ws) => ws.embed::<B, Vec<f32>>(w, window, out, options),
+            EmbeddingState::Full(ws) => {
+                EmbeddingNet::run_with::<B, Vec<f32>>(w, window, out, ws, options)?;
+                Ok(())
+            }
         }
     }
 }
 
-/// The detector with the official frontend and speech-embedding network (weights owned,
-/// workspace boxed) on backend `B`.
-pub type WakeDetector<B> = Detector<B, Mel<B>, DetectorEmbedding<B>>;
+/// The detector with the official frontend and a speech-embedding network over shared
+/// weights, everything on backend `B` (the session-configured form is
+/// [`WakeDetector`](super::selection::WakeDetector), feature `std`).
+pub type WakeDetectorOn<B> = Detector<B, Mel<B>, DetectorEmbedding<B>>;
 
 impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
     /// A detector for `words` with the embedding network loaded from `embedding` (a
@@ -248,8 +286,22 @@ impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
         words: Vec<WakeWord>,
         mode: EmbeddingMode,
     ) -> Result<Self, Error> {
-        let weights = EmbeddingNetWeights::load(embedding)?;
-        let mut net = DetectorEmbedding::<B>::new(weights, mode);
+        Self::with_shared(load_embedding(embedding)?, words, mode)
+    }
+
+    /// A detector over shared embedding weights and `words` (whose heads are shared when
+    /// cloned from another detector's), with its own buffers: the mel and feature
+    /// history ([`FeatureStream`], 45 KB) and the embedding workspace (169 KB incremental,
+    /// 583 KB full). Initial state as [`Self::with_embedding`].
+    ///
+    /// # Errors
+    /// None for valid weights (the all-ones window is embedded once).
+    pub fn with_shared(
+        embedding: SharedEmbedding,
+        words: Vec<WakeWord>,
+        mode: EmbeddingMode,
+    ) -> Result<Self, Error> {
+        let mut net = DetectorEmbedding::<B>::new(embedding, mode);
         let ones = alloc::vec![1.0f32; EMBEDDING_WINDOW * MEL_BINS];
         let mut row = [0.0f32; EMBEDDING_DIM];
         net.embed(&ones, &mut row)?;

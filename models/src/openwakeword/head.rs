@@ -85,16 +85,17 @@ neon_plan! {
     }
 }
 
-/// One prepared head of any architecture, with its (small) workspace.
+/// One prepared head of any architecture: immutable weights, shareable among detectors
+/// (each score builds its workspace, at most 1,024 bytes, on the stack).
 pub enum HeadNet<S: AsRef<[f32]>> {
     /// [`ReluHead128`].
-    Relu128(ReluHead128Weights<S>, ReluHead128Workspace),
+    Relu128(ReluHead128Weights<S>),
     /// [`LayerNormHead128`].
-    LayerNorm128(LayerNormHead128Weights<S>, LayerNormHead128Workspace),
+    LayerNorm128(LayerNormHead128Weights<S>),
     /// [`LayerNormHead64`].
-    LayerNorm64(LayerNormHead64Weights<S>, LayerNormHead64Workspace),
+    LayerNorm64(LayerNormHead64Weights<S>),
     /// [`LayerNormHead32`].
-    LayerNorm32(LayerNormHead32Weights<S>, LayerNormHead32Workspace),
+    LayerNorm32(LayerNormHead32Weights<S>),
 }
 
 impl<S: AsRef<[f32]>> HeadNet<S> {
@@ -102,13 +103,21 @@ impl<S: AsRef<[f32]>> HeadNet<S> {
     ///
     /// # Errors
     /// [`Error::Runtime`] when `x` does not hold [`HEAD_INPUT`] values.
-    pub fn score<B: Backend>(&mut self, x: &[f32]) -> Result<f32, Error> {
+    pub fn score<B: Backend>(&self, x: &[f32]) -> Result<f32, Error> {
         let mut y = [0.0f32; 1];
         match self {
-            HeadNet::Relu128(w, ws) => ReluHead128::run::<B, S>(w, x, &mut y, ws)?,
-            HeadNet::LayerNorm128(w, ws) => LayerNormHead128::run::<B, S>(w, x, &mut y, ws)?,
-            HeadNet::LayerNorm64(w, ws) => LayerNormHead64::run::<B, S>(w, x, &mut y, ws)?,
-            HeadNet::LayerNorm32(w, ws) => LayerNormHead32::run::<B, S>(w, x, &mut y, ws)?,
+            HeadNet::Relu128(w) => {
+                ReluHead128::run::<B, S>(w, x, &mut y, &mut ReluHead128Workspace::new())?
+            }
+            HeadNet::LayerNorm128(w) => {
+                LayerNormHead128::run::<B, S>(w, x, &mut y, &mut LayerNormHead128Workspace::new())?
+            }
+            HeadNet::LayerNorm64(w) => {
+                LayerNormHead64::run::<B, S>(w, x, &mut y, &mut LayerNormHead64Workspace::new())?
+            }
+            HeadNet::LayerNorm32(w) => {
+                LayerNormHead32::run::<B, S>(w, x, &mut y, &mut LayerNormHead32Workspace::new())?
+            }
         }
         Ok(y[0])
     }

@@ -266,9 +266,14 @@ impl IncrementalWorkspace {
         Ok(())
     }
 
-    /// The embedding of `window` (`[76, 32]`): one step when it follows the previous
-    /// window, else a priming pass (module docs). On error the next window primes.
-    fn embed<B: Backend, S: AsRef<[f32]>>(
+    /// The embedding `[96]` of `window` (`[76, 32]` mel frames) into `out`: one step when
+    /// it follows the previous window, else a priming pass (module docs), over `weights`
+    /// (held once, e.g. shared among detectors). On error the next window primes.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for a window of another length; the plan's errors (wrong `out`
+    /// length, weights of another geometry, the context's).
+    pub fn embed<B: Backend, S: AsRef<[f32]>>(
         &mut self,
         weights: &EmbeddingNetWeights<S>,
         window: &[f32],

@@ -13,9 +13,8 @@ use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 
 use super::embedding::{EmbeddingNet, EmbeddingNetWeights};
 use super::head::{
-    HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead128Workspace, LayerNormHead32,
-    LayerNormHead32Weights, LayerNormHead32Workspace, LayerNormHead64, LayerNormHead64Weights,
-    LayerNormHead64Workspace, ReluHead128, ReluHead128Weights, ReluHead128Workspace, HEAD_INPUT,
+    HeadNet, LayerNormHead128, LayerNormHead128Weights, LayerNormHead32, LayerNormHead32Weights,
+    LayerNormHead64, LayerNormHead64Weights, ReluHead128, ReluHead128Weights, HEAD_INPUT,
 };
 use super::names::{HeadNames, EMBEDDING_CONVS};
 use crate::error::{Error, WeightsReason};
@@ -90,18 +89,15 @@ fn norm(
 
 /// The [`HeadNet`] variant `$variant` of LayerNorm plan `$plan`.
 macro_rules! layer_norm_head {
-    ($plan:ident, $weights:ident, $ws:ident, $variant:ident, $file:expr, $n:expr) => {{
+    ($plan:ident, $weights:ident, $variant:ident, $file:expr, $n:expr) => {{
         let (f, n) = ($file, $n);
-        HeadNet::$variant(
-            $weights {
-                dense0: dense(f, n, 0, $plan::DENSE0)?,
-                norm0: norm(f, n, 0, $plan::NORM0)?,
-                dense1: dense(f, n, 1, $plan::DENSE1)?,
-                norm1: norm(f, n, 1, $plan::NORM1)?,
-                dense2: dense(f, n, 2, $plan::DENSE2)?,
-            },
-            $ws::new(),
-        )
+        HeadNet::$variant($weights {
+            dense0: dense(f, n, 0, $plan::DENSE0)?,
+            norm0: norm(f, n, 0, $plan::NORM0)?,
+            dense1: dense(f, n, 1, $plan::DENSE1)?,
+            norm1: norm(f, n, 1, $plan::NORM1)?,
+            dense2: dense(f, n, 2, $plan::DENSE2)?,
+        })
     }};
 }
 
@@ -134,40 +130,26 @@ impl HeadNet<Vec<f32>> {
             if h != 128 {
                 return Err(arch());
             }
-            return Ok(HeadNet::Relu128(
-                ReluHead128Weights {
-                    dense0: dense(file, names, 0, ReluHead128::DENSE0)?,
-                    dense1: dense(file, names, 1, ReluHead128::DENSE1)?,
-                    dense2: dense(file, names, 2, ReluHead128::DENSE2)?,
-                },
-                ReluHead128Workspace::new(),
-            ));
+            return Ok(HeadNet::Relu128(ReluHead128Weights {
+                dense0: dense(file, names, 0, ReluHead128::DENSE0)?,
+                dense1: dense(file, names, 1, ReluHead128::DENSE1)?,
+                dense2: dense(file, names, 2, ReluHead128::DENSE2)?,
+            }));
         }
         Ok(match h {
             128 => layer_norm_head!(
                 LayerNormHead128,
                 LayerNormHead128Weights,
-                LayerNormHead128Workspace,
                 LayerNorm128,
                 file,
                 names
             ),
-            64 => layer_norm_head!(
-                LayerNormHead64,
-                LayerNormHead64Weights,
-                LayerNormHead64Workspace,
-                LayerNorm64,
-                file,
-                names
-            ),
-            32 => layer_norm_head!(
-                LayerNormHead32,
-                LayerNormHead32Weights,
-                LayerNormHead32Workspace,
-                LayerNorm32,
-                file,
-                names
-            ),
+            64 => {
+                layer_norm_head!(LayerNormHead64, LayerNormHead64Weights, LayerNorm64, file, names)
+            }
+            32 => {
+                layer_norm_head!(LayerNormHead32, LayerNormHead32Weights, LayerNorm32, file, names)
+            }
             _ => return Err(arch()),
         })
     }

@@ -9,7 +9,9 @@
 //! - [`names`]: the tensor names of the converted files; `load` (feature `alloc`): those
 //!   files → the plans' prepared operators (`EmbeddingNetWeights::load`, `HeadNet::load`).
 //! - [`stream`]: the streaming semantics (chunks of 1280 samples, warm-up, pieces).
-//! - [`detector`]: audio → one score per wake word per push; [`trigger`]: scores → detections.
+//! - [`detector`]: audio → one score per wake word per push on a backend `B`
+//!   (`WakeDetectorOn<B>`); `selection` (feature `std`): the same configured by session
+//!   options (`WakeDetector`); [`trigger`]: scores → detections.
 //! - `builtin` (feature `std`): the official models, embedded, by name or path.
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
@@ -20,14 +22,15 @@
 //! works; 1280 gives one score per 80 ms, see [`stream`] for larger pushes):
 //!
 //! ```
-//! use neon_models::openwakeword::{builtin, detector::WakeDetector, trigger::Trigger};
-//! use neon_models::{error::WeightsSource, weights::TensorFile, FastBackend};
+//! use neon_models::openwakeword::{builtin, selection::WakeDetector, trigger::Trigger};
+//! use neon_models::session::SessionOptions;
 //!
 //! # fn main() -> Result<(), neon_models::Error> {
 //! let audio_i16 = vec![0i16; 16_000];
 //! let words = vec![builtin::wake_word("hey_jarvis")?];
-//! let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))?;
-//! let mut detector = WakeDetector::<FastBackend>::with_embedding(&embedding, words)?;
+//! // The default backend; e.g. `openwakeword.exec_plan={"embedding":"portable"}` selects.
+//! let options = SessionOptions::new();
+//! let mut detector = WakeDetector::with_builtin_embedding(words, &options)?;
 //! let mut trigger = Trigger::new(0.5, 16_000); // threshold, refractory period in samples
 //! let mut end = 0u64;
 //! for chunk in audio_i16.chunks(1280) {
@@ -54,5 +57,7 @@ pub mod incremental;
 mod load;
 pub mod mel;
 pub mod names;
+#[cfg(feature = "std")]
+pub mod selection;
 pub mod stream;
 pub mod trigger;

@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use neon_models::session::SessionOptions;
-use neon_runtime::{BackendKind, WithBackend};
 
 /// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
 #[derive(Parser)]
@@ -104,13 +103,6 @@ fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
         return Err(format!("--threads must be in 1..={MAX_THREADS}, got {n}"));
     }
     neon_runtime::Team::new(n).map_err(|e| format!("cannot start {n} threads: {e}"))
-}
-
-/// Runs `code` with the fastest backend of this machine ([`BackendKind::best`]: NEON on
-/// aarch64, the best x86 level the CPU has, else the portable kernels), chosen once per
-/// command: the models inside are monomorphised for it, so no kernel call dispatches.
-fn with_best_backend<W: WithBackend<Output = Result<(), String>>>(code: W) -> Result<(), String> {
-    BackendKind::best().with(code).map_err(|e| e.to_string())?
 }
 
 /// Reads a WAV file as 16 kHz mono ([`neon_models::audio::Audio::open`]) and warns on stderr

@@ -5,16 +5,15 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use neon_models::audio::{AudioError, RawPcmReader};
-use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetector, WakeWord};
+use neon_models::openwakeword::detector::WakeWord;
+use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
-use neon_models::weights::TensorFile;
-use neon_runtime::{Backend, Team, WithBackend};
+use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
-use crate::line;
+use crate::{line, SessionArgs};
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: usize = 16_000;
@@ -48,13 +47,16 @@ pub struct WakeArgs {
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// How the speech embedding is computed: `incremental` (only the rows each 80 ms chunk
-    /// adds, about a sixth of the instructions) or `full` (the whole 76-frame window every chunk,
-    /// as openwakeword does). The scores are the same bits either way.
-    #[arg(long, value_enum, default_value_t = Embedding::Incremental)]
-    embedding: Embedding,
+    /// adds, about a sixth of the instructions; the default) or `full` (the whole 76-frame
+    /// window every chunk, as openwakeword does). The scores are the same bits either way.
+    /// Shorthand for `--session-option openwakeword.embedding_mode=MODE`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    embedding: Option<Embedding>,
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
-/// `--embedding`: the detector's [`EmbeddingMode`].
+/// `--embedding`: the detector's embedding mode.
 #[derive(Clone, Copy, ValueEnum)]
 enum Embedding {
     Incremental,
@@ -72,8 +74,8 @@ struct Track {
     detections: Vec<(f64, f32)>,
 }
 
-struct Session<B: Backend> {
-    detector: WakeDetector<B>,
+struct Session {
+    detector: WakeDetector,
     team: Team,
     tracks: Vec<Track>,
     pad: usize,
@@ -81,7 +83,7 @@ struct Session<B: Backend> {
     chunks: u64,
 }
 
-impl<B: Backend> Session<B> {
+impl Session {
     /// Feeds one 1280-sample chunk (as openwakeword's `predict_clip` does) and reports.
     fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
         let scores = self.detector.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
@@ -123,6 +125,14 @@ fn check_args(args: &WakeArgs) -> Result<(), String> {
 
 pub fn run(args: &WakeArgs) -> Result<(), String> {
     check_args(args)?;
+    let shorthand = args.embedding.map(|mode| {
+        let mode = match mode {
+            Embedding::Incremental => "incremental",
+            Embedding::Full => "full",
+        };
+        format!("openwakeword.embedding_mode={mode}")
+    });
+    let options = args.session.options(shorthand)?;
     let team = crate::team(args.threads)?;
     let names: Vec<String> = if args.models.is_empty() {
         if builtin::HEADS.is_empty() {
@@ -160,45 +170,22 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
             detections: Vec::new(),
         })
         .collect();
-    crate::with_best_backend(Detect { args, words, tracks, team })
-}
-
-/// The detection itself, monomorphised for the backend chosen at run time.
-struct Detect<'a> {
-    args: &'a WakeArgs,
-    words: Vec<WakeWord>,
-    tracks: Vec<Track>,
-    team: Team,
-}
-
-impl WithBackend for Detect<'_> {
-    type Output = Result<(), String>;
-
-    fn run<B: Backend>(self) -> Self::Output {
-        let Detect { args, words, tracks, team } = self;
-        let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding"))
-            .map_err(|e| e.to_string())?;
-        let mode = match args.embedding {
-            Embedding::Incremental => EmbeddingMode::Incremental,
-            Embedding::Full => EmbeddingMode::Full,
-        };
-        let detector = WakeDetector::<B>::with_embedding_mode(&embedding, words, mode)
-            .map_err(|e| e.to_string())?;
-        let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
-        let mut s = Session { detector, team, tracks, pad, json: args.json, chunks: 0 };
-        let started = Instant::now();
-        let (label, audio_samples) = if args.input == "-" {
-            ("stdin".to_string(), run_stdin(&mut s)?)
-        } else {
-            (args.input.clone(), run_file(&mut s, &args.input)?)
-        };
-        report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
-    }
+    let detector =
+        WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+    let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
+    let mut s = Session { detector, team, tracks, pad, json: args.json, chunks: 0 };
+    let started = Instant::now();
+    let (label, audio_samples) = if args.input == "-" {
+        ("stdin".to_string(), run_stdin(&mut s)?)
+    } else {
+        (args.input.clone(), run_file(&mut s, &args.input)?)
+    };
+    report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
 }
 
 /// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
 /// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
-fn run_file<B: Backend>(s: &mut Session<B>, path: &str) -> Result<usize, String> {
+fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
     let audio = crate::open_wav(path)?;
     let samples = audio.to_i16();
     let mut data = vec![0i16; s.pad];
@@ -222,7 +209,7 @@ fn run_file<B: Backend>(s: &mut Session<B>, path: &str) -> Result<usize, String>
 
 /// Raw s16le 16 kHz mono from stdin, in 1280-sample chunks as they arrive; a final partial
 /// chunk is not scored (as in openwakeword, it would wait for more audio).
-fn run_stdin<B: Backend>(s: &mut Session<B>) -> Result<usize, String> {
+fn run_stdin(s: &mut Session) -> Result<usize, String> {
     let stdin = io::stdin();
     let mut reader = RawPcmReader::new("stdin", stdin.lock());
     let mut chunk = vec![0i16; CHUNK];
@@ -275,12 +262,7 @@ fn short(v: f32) -> Value {
     format!("{v}").parse::<f64>().map_or(Value::Null, Value::from)
 }
 
-fn report<B: Backend>(
-    s: &Session<B>,
-    label: &str,
-    audio_samples: usize,
-    seconds: f64,
-) -> Result<(), String> {
+fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) -> Result<(), String> {
     if s.json {
         let mut models = Map::new();
         for t in &s.tracks {
