@@ -26,8 +26,24 @@ struct Run {
     tokens: Vec<u32>,
 }
 
-/// Decoder steps whose logits are compared.
+/// Decoder steps whose logits are compared, greedy tokens, samples per slice and wake-word
+/// chunks: smaller under qemu, which runs NEON float code at about 30 M instructions/s.
+#[cfg(not(target_arch = "aarch64"))]
 const STEPS: usize = 3;
+#[cfg(not(target_arch = "aarch64"))]
+const GREEDY: usize = 6;
+#[cfg(not(target_arch = "aarch64"))]
+const SLICE: usize = 16_000;
+#[cfg(not(target_arch = "aarch64"))]
+const WAKE_CHUNKS: usize = usize::MAX;
+#[cfg(target_arch = "aarch64")]
+const STEPS: usize = 1;
+#[cfg(target_arch = "aarch64")]
+const GREEDY: usize = 2;
+#[cfg(target_arch = "aarch64")]
+const SLICE: usize = 4_000;
+#[cfg(target_arch = "aarch64")]
+const WAKE_CHUNKS: usize = 12;
 
 fn run(t: &mut Transcriber, audio: &[f32]) -> Run {
     t.encode(audio).unwrap();
@@ -40,15 +56,15 @@ fn run(t: &mut Transcriber, audio: &[f32]) -> Run {
         logits.extend(l.iter().map(|v| v.to_bits()));
     }
     let mut tokens = Vec::new();
-    t.greedy(6, &mut tokens).unwrap();
+    t.greedy(GREEDY, &mut tokens).unwrap();
     Run { encoder, logits, tokens }
 }
 
-/// Four 1 s slices of beckett.wav at different offsets (one per thread).
+/// Four slices of beckett.wav (1 s on the host) at different offsets (one per thread).
 fn slices() -> Vec<Vec<f32>> {
     let goldens = common::moonshine::goldens();
     let beckett = goldens.iter().find(|g| g.name == "beckett").expect("beckett golden");
-    (0..4).map(|i| beckett.audio[i * 32_000..i * 32_000 + 16_000].to_vec()).collect()
+    (0..4).map(|i| beckett.audio[i * 32_000..i * 32_000 + SLICE].to_vec()).collect()
 }
 
 #[test]
@@ -81,7 +97,7 @@ fn four_threads_over_one_moonshine_model_match_independent_instances() {
         assert!(g.logits == w.logits, "slice {i}: logits differ");
         assert_eq!(g.tokens, w.tokens, "slice {i}: tokens");
     }
-    assert!(want.iter().any(|r| r.tokens.len() > 2), "the slices decode to words");
+    assert!(want.iter().all(|r| r.tokens.len() > 1), "every slice decodes tokens");
 }
 
 #[test]
@@ -133,8 +149,12 @@ fn wake_run(d: &mut WakeDetector, samples: &[i16], chunk: usize) -> Vec<u32> {
     out
 }
 
+/// The committed "hey jarvis" clip (its first `WAKE_CHUNKS` chunks).
 fn hey_jarvis() -> Vec<i16> {
-    neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap().to_i16()
+    let mut s =
+        neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap().to_i16();
+    s.truncate(WAKE_CHUNKS.saturating_mul(1280));
+    s
 }
 
 fn wake_words() -> Vec<WakeWord> {
@@ -172,7 +192,8 @@ fn four_threads_over_one_wake_model_match_independent_detectors() {
     for (c, (g, w)) in chunks.iter().zip(got.iter().zip(&want)) {
         assert!(g == w, "chunks of {c}: the shared detector differs from an independent one");
     }
-    // The clip wakes hey_jarvis in each run (scores are the last 5 of each push's row).
+    // On the host the whole clip wakes hey_jarvis (scores are the last 5 of each row).
+    #[cfg(not(target_arch = "aarch64"))]
     assert!(want[0].chunks(101).any(|r| f32::from_bits(r[97]) > 0.5), "hey_jarvis wakes");
     // Four detectors and the test held one embedding weights set.
     assert_eq!(Arc::strong_count(&embedding), 1);

@@ -166,7 +166,7 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     }
 }
 
-/// How a [`WakeDetector`] computes its speech embeddings. Both give the same bits.
+/// How a [`WakeDetectorOn`] computes its speech embeddings. Both give the same bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EmbeddingMode {
     /// Only the rows each chunk adds ([`incremental`]): about a sixth of the instructions
