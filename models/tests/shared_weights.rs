@@ -224,3 +224,15 @@ fn exec_plan_selects_the_wake_detectors_backend() {
     assert_eq!(d.backend(), BackendKind::best());
     assert_eq!(d.embedding_mode(), EmbeddingMode::Incremental);
 }
+
+/// The per-instance memory the README states.
+#[test]
+fn per_instance_memory() {
+    println!(
+        "WakeDetector {} bytes, Transcriber {} bytes",
+        WakeDetector::INSTANCE_BYTES,
+        Transcriber::INSTANCE_BYTES
+    );
+    assert_eq!(Transcriber::INSTANCE_BYTES.div_ceil(100_000), 818); // 81.8 MB
+    assert_eq!(WakeDetector::INSTANCE_BYTES, 260_032); // the feature stream 90,800 + 169,232
+}
