@@ -3,7 +3,10 @@
 //! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
 //! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
+//! - `neon bench`: the models' speed on this machine, to paste into an issue.
 
+mod bench;
+mod cpu;
 mod plan;
 mod transcribe;
 mod wake;
@@ -30,6 +33,8 @@ enum Command {
     Transcribe(transcribe::TranscribeArgs),
     /// Show the workspace and memory map of a compiled plan (`--list` for the names).
     Plan(plan::PlanArgs),
+    /// Time the models on this machine (1 thread and the cores) and describe the CPU.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +43,7 @@ fn main() -> ExitCode {
         Command::Wake(args) => wake::run(&args),
         Command::Transcribe(args) => transcribe::run(&args),
         Command::Plan(args) => plan::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

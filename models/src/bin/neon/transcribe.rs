@@ -49,7 +49,7 @@ pub struct TranscribeArgs {
 
 /// The model directory: the one given, else `models/moonshine` under the current directory,
 /// else under an ancestor of the program (`target/release/neon` in a checkout).
-fn model_dir(given: Option<&Path>) -> PathBuf {
+pub(crate) fn model_dir(given: Option<&Path>) -> PathBuf {
     if let Some(dir) = given {
         return dir.to_path_buf();
     }

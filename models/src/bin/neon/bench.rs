@@ -1,0 +1,274 @@
+//! `neon bench`: times the models on this machine (openWakeWord per 80 ms chunk, the
+//! Moonshine encoder on a clip and one decoder step) at 1 thread and at the number of cores,
+//! and reports the CPU, its features and the backends chosen, in a form users can paste
+//! into an issue.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use neon_models::exec_plan::Family;
+use neon_models::moonshine::files::paths;
+use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
+use neon_models::moonshine::SAMPLE_RATE;
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::stream::CHUNK;
+use neon_models::session::SessionOptions;
+use neon_runtime::Team;
+use serde_json::{json, Value};
+
+use crate::{line, SessionArgs};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Directory of the Moonshine model, as for `neon transcribe` (skipped when absent).
+    #[arg(long, value_name = "DIR")]
+    model_dir: Option<PathBuf>,
+    /// The second thread count timed (default: the cores the OS offers, at most 4); the
+    /// first is always 1.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Seconds spent on each measurement (at least 3 runs each): more gives steadier
+    /// medians.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    seconds: f64,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+/// Decoder position timed: the step after 16 tokens (a short sentence).
+const STEP_POSITION: usize = 16;
+
+/// Medians of one thread count.
+struct Run {
+    threads: usize,
+    wake_chunk_ms: f64,
+    encoder_ms: Option<f64>,
+    decoder_step_ms: Option<f64>,
+}
+
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    if !(args.seconds > 0.0 && args.seconds <= 600.0) {
+        return Err(format!("--seconds must be in (0, 600], got {}", args.seconds));
+    }
+    let options = args.session.options(None)?;
+    let cores = crate::default_threads();
+    let second = args.threads.unwrap_or(cores);
+    let mut counts = vec![1];
+    if second != 1 {
+        counts.push(second);
+    }
+    let teams = counts.iter().map(|&n| crate::team(Some(n))).collect::<Result<Vec<_>, _>>()?;
+    let dir = crate::transcribe::model_dir(args.model_dir.as_deref());
+    let moonshine = if paths(&dir).0.is_file() {
+        let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
+        let t = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
+        Some((t, clip(&dir)?))
+    } else {
+        None
+    };
+    let mut words = Vec::new();
+    for (name, _) in builtin::HEADS {
+        words.push(builtin::wake_word(name).map_err(|e| e.to_string())?);
+    }
+    let n_words = words.len();
+    let mut detector =
+        WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+    let mut moonshine = moonshine;
+    let mut runs = Vec::new();
+    for team in &teams {
+        let wake_chunk_ms = time_wake(&mut detector, team, args.seconds)?;
+        let (encoder_ms, decoder_step_ms) = match &mut moonshine {
+            Some((t, audio)) => {
+                let (e, d) = time_moonshine(t, team, audio, args.seconds)?;
+                (Some(e), Some(d))
+            }
+            None => (None, None),
+        };
+        runs.push(Run { threads: team.threads(), wake_chunk_ms, encoder_ms, decoder_step_ms });
+    }
+    let audio_s = moonshine.as_ref().map(|(_, a)| a.len() as f64 / SAMPLE_RATE as f64);
+    let report = Report { options: &options, n_words, audio_s, runs, dir };
+    if args.json {
+        line(format_args!("{}", report.json()))
+    } else {
+        report.print()
+    }
+}
+
+/// beckett.wav from the model directory (`tools/moonshine/fetch.sh` puts it there), else
+/// 10 s of a deterministic chirp (the encoder's time does not depend on the content).
+fn clip(dir: &std::path::Path) -> Result<Vec<f32>, String> {
+    let path = dir.join("beckett.wav");
+    if path.is_file() {
+        let audio = neon_models::audio::Audio::open(&path).map_err(|e| e.to_string())?;
+        return Ok(audio.samples);
+    }
+    let n = 10 * SAMPLE_RATE;
+    Ok((0..n).map(|i| (0.1 * (i as f64 * (0.01 + i as f64 * 1e-7)).sin()) as f32).collect())
+}
+
+/// Median of `f`'s timings (ms), after one untimed call, over at least 3 runs and `seconds`.
+fn median(seconds: f64, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
+    f()?;
+    let start = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < 3 || start.elapsed().as_secs_f64() < seconds {
+        times.push(f()?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+/// Median time of one `push` of a 1280-sample chunk in steady state (pseudo-random audio,
+/// after the warm-up pushes).
+fn time_wake(d: &mut WakeDetector, team: &Team, seconds: f64) -> Result<f64, String> {
+    d.reset();
+    let mut state = 0x2545_f491u32;
+    let mut chunk = [0i16; CHUNK];
+    let mut next = move || {
+        for s in chunk.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            *s = (state >> 20) as i16 - 2048;
+        }
+        chunk
+    };
+    for _ in 0..20 {
+        d.push_in(team, &next()).map_err(|e| e.to_string())?;
+    }
+    median(seconds, || {
+        let c = next();
+        let t0 = Instant::now();
+        d.push_in(team, &c).map_err(|e| e.to_string())?;
+        Ok(ms(t0))
+    })
+}
+
+/// Median times of the encoder on `audio` and of the decoder step at [`STEP_POSITION`].
+fn time_moonshine(
+    t: &mut Transcriber,
+    team: &Team,
+    audio: &[f32],
+    seconds: f64,
+) -> Result<(f64, f64), String> {
+    let encoder = median(seconds, || {
+        let t0 = Instant::now();
+        t.encode_in(team, audio).map_err(|e| e.to_string())?;
+        Ok(ms(t0))
+    })?;
+    let step = median(seconds, || {
+        t.restart();
+        let mut token = 1;
+        for _ in 0..STEP_POSITION {
+            token = argmax(t.decode_step_in(team, token).map_err(|e| e.to_string())?);
+        }
+        let t0 = Instant::now();
+        t.decode_step_in(team, token).map_err(|e| e.to_string())?;
+        Ok(ms(t0))
+    })?;
+    Ok((encoder, step))
+}
+
+struct Report<'a> {
+    options: &'a SessionOptions,
+    n_words: usize,
+    audio_s: Option<f64>,
+    runs: Vec<Run>,
+    dir: PathBuf,
+}
+
+impl Report<'_> {
+    fn backends(&self) -> [(&'static str, String); 3] {
+        let b = |f, c| self.options.backend(f, c).name().to_string();
+        [
+            ("openwakeword.embedding", b(Family::OpenWakeWord, "embedding")),
+            ("moonshine_asr.encoder", b(Family::MoonshineAsr, "encoder")),
+            ("moonshine_asr.decoder", b(Family::MoonshineAsr, "decoder")),
+        ]
+    }
+
+    fn json(&self) -> Value {
+        let cpu = crate::cpu::describe();
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "threads": r.threads,
+                    "openwakeword_chunk_ms": r.wake_chunk_ms,
+                    "openwakeword_rtf": r.wake_chunk_ms / 80.0,
+                    "moonshine_encoder_ms": r.encoder_ms,
+                    "moonshine_encoder_rtf": r.encoder_ms.zip(self.audio_s).map(|(e, s)| e / (s * 1e3)),
+                    "moonshine_decoder_step_ms": r.decoder_step_ms,
+                })
+            })
+            .collect();
+        let backends: serde_json::Map<String, Value> =
+            self.backends().into_iter().map(|(k, v)| (k.to_string(), Value::String(v))).collect();
+        json!({
+            "neon_version": env!("CARGO_PKG_VERSION"),
+            "cpu": {
+                "model": cpu.model,
+                "arch": std::env::consts::ARCH,
+                "cores": cpu.cores,
+                "features": cpu.features,
+            },
+            "backends": backends,
+            "openwakeword_heads": self.n_words,
+            "moonshine_audio_s": self.audio_s,
+            "runs": runs,
+        })
+    }
+
+    fn print(&self) -> Result<(), String> {
+        let cpu = crate::cpu::describe();
+        line(format_args!("neon {} bench", env!("CARGO_PKG_VERSION")))?;
+        line(format_args!(
+            "cpu:       {} ({}, {} cores offered; features: {})",
+            cpu.model,
+            std::env::consts::ARCH,
+            cpu.cores,
+            if cpu.features.is_empty() { "none".to_string() } else { cpu.features.join(" ") }
+        ))?;
+        let backends: Vec<String> =
+            self.backends().iter().map(|(k, v)| format!("{k}={v}")).collect();
+        line(format_args!("backends:  {}", backends.join(", ")))?;
+        match self.audio_s {
+            Some(s) => line(format_args!("moonshine: {} ({s:.2} s clip)", self.dir.display()))?,
+            None => line(format_args!(
+                "moonshine: no model at {} (run tools/moonshine/fetch.sh or pass --model-dir)",
+                self.dir.display()
+            ))?,
+        }
+        line(format_args!(
+            "\n{:>7}  {:>26}  {:>26}  {:>12}",
+            "threads",
+            format!("openWakeWord chunk ({} heads)", self.n_words),
+            "Moonshine encoder",
+            "decoder step"
+        ))?;
+        for r in &self.runs {
+            let enc = match (r.encoder_ms, self.audio_s) {
+                (Some(e), Some(s)) => format!("{e:.1} ms (RTF {:.4})", e / (s * 1e3)),
+                _ => "-".to_string(),
+            };
+            let step = r.decoder_step_ms.map_or("-".to_string(), |d| format!("{d:.2} ms"));
+            let wake = format!("{:.3} ms (RTF {:.4})", r.wake_chunk_ms, r.wake_chunk_ms / 80.0);
+            line(format_args!("{:>7}  {wake:>26}  {enc:>26}  {step:>12}", r.threads))?;
+        }
+        line(format_args!(
+            "\nmedians; RTF = compute time / audio time (openWakeWord: per 80 ms chunk, all \
+             heads; Moonshine: encoder per clip, plus one decoder step per token)"
+        ))
+    }
+}
