@@ -22,6 +22,8 @@ pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;
 
+#[cfg(feature = "std")]
+pub mod endpoint;
 pub mod error;
 #[cfg(feature = "std")]
 pub mod exec_plan;

@@ -4,9 +4,11 @@
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
 //! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
 //! - `neon bench`: the models' speed on this machine, to paste into an issue.
+//! - `neon listen WAV|-`: a wake word, then the speech that follows as text.
 
 mod bench;
 mod cpu;
+mod listen;
 mod plan;
 mod transcribe;
 mod wake;
@@ -33,6 +35,8 @@ enum Command {
     Transcribe(transcribe::TranscribeArgs),
     /// Show the workspace and memory map of a compiled plan (`--list` for the names).
     Plan(plan::PlanArgs),
+    /// Wait for a wake word, then transcribe what follows up to a pause; repeat.
+    Listen(listen::ListenArgs),
     /// Time the models on this machine (1 thread and the cores) and describe the CPU.
     Bench(bench::BenchArgs),
 }
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => transcribe::run(&args),
         Command::Plan(args) => plan::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Listen(args) => listen::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

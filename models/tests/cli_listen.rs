@@ -1,0 +1,174 @@
+//! `neon listen` as a user runs it, on audio made by concatenating committed clips: a wake
+//! word, the speech after it, silence, and again; from a WAV file and from raw stdin; an
+//! utterance cut by the end of the input; audio without a wake word; bad arguments.
+//!
+//! Host only (see cli_wake.rs). Needs the converted Moonshine model.
+#![cfg(not(target_arch = "aarch64"))]
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn clip(path: &str) -> Vec<i16> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut r = hound::WavReader::open(root.join(path)).unwrap();
+    assert_eq!(r.spec().sample_rate, 16_000);
+    r.samples::<i16>().map(Result::unwrap).collect()
+}
+
+fn silence(seconds: f64) -> Vec<i16> {
+    vec![0; (seconds * 16_000.0) as usize]
+}
+
+/// "hey jarvis, what time is it?", 0.3 s, "open the door, please", 1.5 s, "hey jarvis, ...",
+/// 0.3 s, "the quick brown fox ...", then `tail` seconds of silence.
+fn session(tail: f64) -> Vec<i16> {
+    let jarvis = clip("openwakeword/clips/hey_jarvis.wav");
+    let mut all = jarvis.clone();
+    all.extend(silence(0.3));
+    all.extend(clip("moonshine/clips/open_the_door.wav"));
+    all.extend(silence(1.5));
+    all.extend(jarvis);
+    all.extend(silence(0.3));
+    all.extend(clip("moonshine/clips/quick_brown_fox.wav"));
+    all.extend(silence(tail));
+    all
+}
+
+fn write_wav(path: &Path, samples: &[i16]) {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(path, spec).unwrap();
+    for &s in samples {
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
+fn neon(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
+}
+
+fn events(o: &Output) -> Vec<serde_json::Value> {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn model_dir() -> String {
+    common::moonshine::model_dir().to_string_lossy().into_owned()
+}
+
+/// Two wakes, each followed by its utterance's text, ended at the pause.
+fn check_session(ev: &[serde_json::Value]) {
+    let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["wake", "text", "wake", "text"], "{ev:?}");
+    for (i, e) in ev.iter().enumerate().filter(|(_, e)| e["event"] == "wake") {
+        assert_eq!(e["model"], "hey_jarvis_v0.1");
+        assert!(e["score"].as_f64().unwrap() >= 0.5);
+        let text = &ev[i + 1];
+        assert_eq!(text["reason"], "pause", "{text}");
+        assert_eq!(text["start_s"], e["time_s"], "the utterance starts after the wake word");
+        assert!(text["end_s"].as_f64().unwrap() > text["start_s"].as_f64().unwrap());
+    }
+    let text = |i: usize| ev[i]["text"].as_str().unwrap().to_lowercase();
+    assert!(text(1).contains("door"), "{}", text(1));
+    assert!(text(3).contains("lazy dog"), "{}", text(3));
+    // The second wake comes after the first utterance's pause.
+    assert!(ev[2]["time_s"].as_f64().unwrap() > ev[1]["end_s"].as_f64().unwrap());
+}
+
+#[test]
+fn wake_then_text_from_a_file_and_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let wav = dir.path().join("session.wav");
+    let samples = session(1.5);
+    write_wav(&wav, &samples);
+    let md = model_dir();
+    let file =
+        events(&neon(&["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md]));
+    check_session(&file);
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["listen", "-", "--json-lines", "--model-dir", &md])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let stdin = events(&child.wait_with_output().unwrap());
+    assert_eq!(stdin, file, "raw stdin gives the file's events");
+
+    // The text form: one line per event.
+    let o = neon(&["listen", wav.to_str().unwrap(), "--model-dir", &md]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().filter(|l| l.contains(" wake ")).count(), 2, "{out}");
+    assert_eq!(out.lines().filter(|l| l.contains(" text ")).count(), 2, "{out}");
+}
+
+#[test]
+fn the_end_of_input_ends_an_utterance_and_no_wake_word_prints_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = model_dir();
+    // No silence after the last utterance: it ends with the input.
+    let wav = dir.path().join("cut.wav");
+    write_wav(&wav, &session(0.0));
+    let ev = events(&neon(&["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md]));
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert_eq!(ev[3]["reason"], "end_of_input");
+    assert!(ev[3]["text"].as_str().unwrap().to_lowercase().contains("lazy dog"), "{}", ev[3]);
+    // Speech without a wake word.
+    let wav = dir.path().join("door.wav");
+    write_wav(&wav, &clip("moonshine/clips/open_the_door.wav"));
+    let ev = events(&neon(&["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md]));
+    assert!(ev.is_empty(), "{ev:?}");
+    // A wake word and then silence: an empty text, ended for want of speech.
+    let wav = dir.path().join("quiet.wav");
+    let mut s = clip("openwakeword/clips/hey_jarvis.wav");
+    s.truncate(15_360); // "hey jarvis" only: up to the detection at 0.96 s
+    s.extend(silence(5.0));
+    write_wav(&wav, &s);
+    let ev = events(&neon(&["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md]));
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    assert_eq!(ev[1]["reason"], "no_speech", "{ev:?}");
+    assert_eq!(ev[1]["text"], "");
+}
+
+#[test]
+fn bad_arguments_are_one_line_errors() {
+    for (args, message) in [
+        (
+            &["listen", "x.wav", "--max-seconds", "40"][..],
+            "neon: --max-seconds must be in [1, 30], got 40",
+        ),
+        (
+            &["listen", "x.wav", "--pause-ms", "5"][..],
+            "neon: --pause-ms must be in 100..=10000, got 5",
+        ),
+        (
+            &["listen", "x.wav", "--threshold", "0"][..],
+            "neon: --threshold must be in (0, 1], got 0",
+        ),
+        (
+            &["listen", "x.wav", "--model-dir", "/nonexistent"][..],
+            "neon: no Moonshine weights at /nonexistent/base-en.safetensors",
+        ),
+        (
+            &["listen", "x.wav", "--session-option", "a.b=c"][..],
+            "neon: session option `a.b`: unknown session option",
+        ),
+    ] {
+        let o = neon(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with(message), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1);
+    }
+}
