@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # rust-toolchain.toml pins the toolchain; rustup installs it on first use. Targets explicitly,
 # since an already-installed toolchain does not always gain the targets the file lists.
 rustup show active-toolchain >/dev/null
-rustup target add aarch64-unknown-linux-gnu aarch64-unknown-none >/dev/null
+rustup target add aarch64-unknown-linux-gnu aarch64-unknown-linux-musl aarch64-unknown-none >/dev/null
 
 need=()
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)

@@ -2,7 +2,9 @@
 # The project's test command (CI runs exactly this). On a fresh Debian machine it installs what
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
 # NEON, the no_std bare-metal build and the bare-metal openWakeWord program under
-# qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
+# qemu-system-aarch64 (checked against the goldens), the aarch64 release tarballs
+# (scripts/release.sh: glibc and static musl builds, the static one smoke-tested under
+# qemu-aarch64), the openWakeWord converter check (the
 # committed weights and goldens regenerate from the official model files), the Moonshine fetch
 # and converter check (downloads and converts the official model once into models/moonshine:
 # the Moonshine tests need it), the host test suite, the aarch64 suite
@@ -49,6 +51,9 @@ step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64
   cargo clippy --release -- -D warnings
   timeout 900 cargo run --release
 )
+
+step "release: aarch64 glibc and static musl tarballs (scripts/release.sh), the static binary under qemu"
+scripts/release.sh
 
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
 tools/openwakeword/check.sh
