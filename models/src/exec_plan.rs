@@ -28,11 +28,12 @@
 //! construction, and dispatches once per call, never per kernel.
 
 use std::format;
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use neon_runtime::kernels::cpu::X86Level;
 use neon_runtime::BackendKind;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// The only backend a session has: the CPU.
@@ -218,25 +219,44 @@ fn kind(v: &Value) -> &'static str {
 /// cannot run (naming what is missing).
 pub fn parse_exec_plan(family: Family, json: &str) -> Result<ExecPlan, ExecPlanError> {
     let fail = |message: String| ExecPlanError { family, message };
-    let value: Value = serde_json::from_str(json).map_err(|e| {
-        fail(format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()))
-    })?;
+    // serde_json's message ends with the position: "... at line L column C".
+    let malformed = |e: serde_json::Error| fail(format!("malformed JSON: {e}"));
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde::de::IgnoredAny::deserialize(&mut de).map_err(malformed)?;
+    de.end().map_err(malformed)?;
+    let mut de = serde_json::Deserializer::from_str(json);
+    UniqueKeys::deserialize(&mut de).map_err(|e| fail(e.to_string()))?;
+    let value: Value = serde_json::from_str(json).map_err(malformed)?;
     let mut plan = ExecPlan::default_for(family);
     let components = match &value {
         Value::String(s) if s == "default" => return Ok(plan),
         Value::Object(map) => map,
+        Value::String(s) => {
+            return Err(fail(format!(
+                "expected an object of components ({}) or the string \"default\", got the \
+                 string {s:?}",
+                list(family.components())
+            )))
+        }
         other => {
             return Err(fail(format!(
-                "expected an object of components ({}) or \"default\", got {}",
+                "expected an object of components ({}) or the string \"default\", got {}",
                 list(family.components()),
                 kind(other)
             )))
         }
     };
     for (name, spec) in components {
+        if name == "artifacts" || name == "parameters" {
+            return Err(fail(format!(
+                "{name:?} is not supported (neon compiles its plans ahead of time); give \
+                 components ({}) with keys impl, backend",
+                list(family.components())
+            )));
+        }
         let Some(index) = plan.index(name) else {
             return Err(fail(format!(
-                "unknown component \"{name}\" of {}; valid: {}",
+                "unknown component {name:?} of {}; valid: {}",
                 family.name(),
                 list(family.components())
             )));
@@ -254,7 +274,7 @@ pub fn parse_exec_plan(family: Family, json: &str) -> Result<ExecPlan, ExecPlanE
 fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
     let impl_named = |v: &Value| match v {
         Value::String(s) => Impl::from_name(s)
-            .ok_or_else(|| format!("{name}: unknown impl \"{s}\"; valid: {}", list(&Impl::NAMES))),
+            .ok_or_else(|| format!("{name}: unknown impl {s:?}; valid: {}", list(&Impl::NAMES))),
         other => Err(format!(
             "{name}: impl must be a string ({}), got {}",
             list(&Impl::NAMES),
@@ -279,7 +299,7 @@ fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
                 Value::String(s) if s == SESSION_BACKEND => {}
                 Value::String(s) => {
                     return Err(format!(
-                        "{name}: backend \"{s}\" does not match the session's \
+                        "{name}: backend {s:?} does not match the session's \
                          (\"{SESSION_BACKEND}\")"
                     ))
                 }
@@ -297,7 +317,7 @@ fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
                 ))
             }
             other => {
-                return Err(format!("{name}: unknown key \"{other}\"; valid keys: impl, backend"))
+                return Err(format!("{name}: unknown key {other:?}; valid keys: impl, backend"))
             }
         }
     }
@@ -305,15 +325,16 @@ fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
 }
 
 impl core::fmt::Display for ExecPlan {
-    /// The plan as JSON with every component's resolved backend, e.g.
-    /// `{"encoder":"x86-avx512","decoder":"portable"}`.
+    /// The plan as JSON with the impl every component resolved to here, e.g.
+    /// `{"encoder":"x86","decoder":"portable"}`: valid input for [`parse_exec_plan`], giving
+    /// the same plan on this machine.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let parts: Vec<String> = self
             .family
             .components()
             .iter()
             .zip(&self.choices)
-            .map(|(c, (_, b))| format!("\"{c}\":\"{}\"", b.name()))
+            .map(|(c, (_, b))| format!("\"{c}\":\"{}\"", b.impl_name()))
             .collect();
         write!(f, "{{{}}}", parts.join(","))
     }
@@ -323,5 +344,59 @@ impl core::fmt::Display for ExecPlan {
 /// [`crate::session`] and this module name families the same way).
 pub(crate) fn unknown_family(family: &str) -> String {
     let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
-    format!("unknown model family \"{family}\"; valid: {}", list(&names))
+    format!("unknown model family {family:?}; valid: {}", list(&names))
+}
+
+/// Walks a JSON value and fails on an object with the same key twice (serde_json keeps the
+/// last one silently, which would let `{"decoder":"bogus","decoder":"portable"}` pass).
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format!("the key {key:?} appears twice")));
+            }
+            map.next_value::<UniqueKeys>()?;
+            seen.push(key);
+        }
+        Ok(UniqueKeys)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueKeys, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
 }

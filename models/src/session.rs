@@ -99,18 +99,25 @@ impl SessionOptions {
     /// [`Error::SessionOption`] when there is no `=`, and as [`SessionOptions::set`].
     pub fn set_pair(&mut self, pair: &str) -> Result<(), Error> {
         match pair.split_once('=') {
-            Some((key, value)) => self.set(key.trim(), value),
+            Some((key, value)) => self.set(key, value),
             None => Err(option_error(pair, "expected KEY=VALUE".to_string())),
         }
     }
 
-    /// Sets `key` to `value`.
+    /// The key of a `KEY=VALUE` pair as [`SessionOptions::set`] reads it (ASCII whitespace
+    /// around it ignored); `None` without `=`.
+    pub fn pair_key(pair: &str) -> Option<&str> {
+        pair.split_once('=').map(|(key, _)| trim(key))
+    }
+
+    /// Sets `key` to `value` (ASCII whitespace around either is ignored).
     ///
     /// # Errors
     /// [`Error::SessionOption`] naming the key: an unknown key or family (listing the valid
     /// ones), a value not in the key's list, or an exec plan [`parse_exec_plan`] refuses.
     /// The options are unchanged on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        let (key, value) = (trim(key), trim(value));
         let (family, name) = key.split_once('.').unwrap_or((key, ""));
         if name == "exec_plan" {
             let Some(family) = Family::from_name(family) else {
@@ -150,10 +157,20 @@ impl SessionOptions {
         &self.exec_plans[family_index(family)]
     }
 
-    /// The backend `component` of `family` runs on ([`BackendKind::best`] for a component
-    /// the family does not have).
+    /// The backend `component` of `family` runs on.
+    ///
+    /// # Panics
+    /// When `family` has no component `component` (a name from [`Family::components`] is
+    /// expected: a typo in the calling code, not bad input).
     pub fn backend(&self, family: Family, component: &str) -> BackendKind {
-        self.exec_plan(family).backend(component).unwrap_or_else(BackendKind::best)
+        match self.exec_plan(family).backend(component) {
+            Some(b) => b,
+            None => panic!(
+                "{} has no component {component:?} (components: {})",
+                family.name(),
+                family.components().join(", ")
+            ),
+        }
     }
 
     /// `openwakeword.embedding_mode`.
@@ -166,8 +183,9 @@ impl SessionOptions {
         self.int8
     }
 
-    /// Every option and its current value, one `KEY=VALUE` per entry (exec plans with each
-    /// component's resolved backend), e.g. for a `--verbose` report.
+    /// Every option and its current value, one `KEY=VALUE` per entry, exec plans with the
+    /// impl each component resolved to on this machine (`{"encoder":"x86",...}`): valid
+    /// input for [`SessionOptions::from_pairs`], which gives the same backends and values.
     pub fn describe(&self) -> Vec<String> {
         let mut out: Vec<String> = Family::ALL
             .iter()
@@ -192,5 +210,10 @@ fn family_index(family: Family) -> usize {
 }
 
 fn bad_value(key: &str, value: &str, valid: &[&str]) -> Error {
-    option_error(key, format!("unknown value \"{value}\"; valid: {}", valid.join(", ")))
+    option_error(key, format!("unknown value {value:?}; valid: {}", valid.join(", ")))
+}
+
+/// `s` without ASCII whitespace around it.
+fn trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_ascii_whitespace())
 }

@@ -108,8 +108,9 @@ fn json_matches_the_registry() {
         for k in ["name", "steps", "workspace_bytes", "lower_bound_bytes", "values"] {
             assert!(keys.contains(&k), "{k} missing: {keys:?}");
         }
-        assert!(keys.len() <= 6, "{keys:?}");
+        assert!(keys.len() <= 7, "{keys:?}");
         assert_eq!(v["name"], p.name);
+        assert_eq!(v["description"], p.description);
         assert_eq!(v["steps"], p.steps);
         assert_eq!(v["workspace_bytes"], p.workspace_bytes);
         assert_eq!(v["lower_bound_bytes"], p.lower_bound_bytes);

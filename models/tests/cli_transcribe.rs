@@ -141,7 +141,7 @@ fn session_options_select_components_and_bad_ones_are_errors() {
     assert_eq!(tokens(&dot), tokens(&same));
     for (option, message) in [
         ("moonshine_asr.int9=dot", "neon: session option `moonshine_asr.int9`: unknown session option; valid: "),
-        ("moonshine_asr.exec_plan={\"decoder\":", "neon: session option `moonshine_asr.exec_plan`: malformed JSON at line 1, column 11"),
+        ("moonshine_asr.exec_plan={\"decoder\":", "neon: session option `moonshine_asr.exec_plan`: malformed JSON: EOF while parsing a value at line 1 column 11"),
         ("moonshine_asr.exec_plan={\"head\":\"neon\"}", "neon: session option `moonshine_asr.exec_plan`: unknown component \"head\" of moonshine_asr; valid: encoder, decoder"),
     ] {
         // A model directory that does not exist: the option is refused first.
@@ -150,6 +150,17 @@ fn session_options_select_components_and_bad_ones_are_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.starts_with(message), "{option}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // A key of another model, and a shorthand together with its long form, are errors.
+    for (args, message) in [
+        (&["--session-option", "openwakeword.embedding_mode=full"][..], "neon: session option `openwakeword.embedding_mode`: this command does not run openwakeword (it runs moonshine_asr)"),
+        (&["--int8", "dot", "--session-option", "moonshine_asr.int8=widening"][..], "neon: --int8 and --session-option moonshine_asr.int8=... set the same option: give one"),
+    ] {
+        let mut all = vec!["transcribe", "no-such.wav", "--model-dir", "/nonexistent"];
+        all.extend_from_slice(args);
+        let o = neon(&all);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr).trim_end(), message);
     }
     #[cfg(target_arch = "x86_64")]
     {

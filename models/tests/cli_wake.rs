@@ -274,6 +274,10 @@ fn both_embedding_modes_print_the_same_scores() {
     // `--embedding` is the shorthand of a session option.
     let full = ["--session-option", "openwakeword.embedding_mode=full"];
     assert_eq!(incremental, run(&full), "the session option");
+    let both = ["--embedding", "full", "--session-option", "openwakeword.embedding_mode=full"];
+    let o = neon(&[&["wake", clip("hey_jarvis").to_str().unwrap()][..], &both[..]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("neon: --embedding and --session-option"), "{}", stderr(&o));
 }
 
 /// `--session-option`: the portable embedding gives the same detections (its scores differ
@@ -291,6 +295,8 @@ fn session_options_select_the_embedding_backend_and_bad_ones_are_errors() {
         ("openwakeword.exec_plan={\"embedding\":{\"impl\":\"portable\",\"artifacts\":[]}}", "neon: session option `openwakeword.exec_plan`: embedding: \"artifacts\" is not supported"),
         ("openwakeword.threshold=0.5", "neon: session option `openwakeword.threshold`: unknown session option; valid: openwakeword.exec_plan, "),
         ("openwakeword.embedding_mode", "neon: session option `openwakeword.embedding_mode`: expected KEY=VALUE"),
+        ("moonshine_asr.int8=dot", "neon: session option `moonshine_asr.int8`: this command does not run moonshine_asr (it runs openwakeword)"),
+        ("openwakeword.exec_plan={\"embedding\":\"portable\",\"embedding\":\"bogus\"}", "neon: session option `openwakeword.exec_plan`: the key \"embedding\" appears twice"),
     ] {
         let o = neon(&["wake", path, "--session-option", option]);
         assert_eq!(o.status.code(), Some(1), "{option}");

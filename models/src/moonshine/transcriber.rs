@@ -1,6 +1,7 @@
 //! Greedy transcription: 16 kHz mono f32 samples → token ids → text.
 //!
-//! A [`MoonshineModel`] holds the immutable parts: the prepared weights (about 62 MB) and
+//! A [`MoonshineModel`] holds the immutable parts: the prepared weights (about 77 MB in
+//! memory, from a 62 MB file) and
 //! the tokenizer. Several [`Transcriber`]s (one per stream or client) share one model
 //! through an [`Arc`]; each owns only its buffers, allocated once at construction:
 //! [`Transcriber::INSTANCE_BYTES`] (81.8 MB for the 30 s bound, mostly the encoder's

@@ -291,7 +291,7 @@ impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
 
     /// A detector over shared embedding weights and `words` (whose heads are shared when
     /// cloned from another detector's), with its own buffers: the mel and feature
-    /// history ([`FeatureStream`], 45 KB) and the embedding workspace (169 KB incremental,
+    /// history ([`FeatureStream`], 91 KB) and the embedding workspace (169 KB incremental,
     /// 583 KB full). Initial state as [`Self::with_embedding`].
     ///
     /// # Errors

@@ -21,7 +21,7 @@ pub struct Trigger {
 }
 
 impl Trigger {
-    /// `threshold` in `(0, 1)` (openWakeWord's usual 0.5); `refractory` in samples
+    /// `threshold` in `(0, 1]` (openWakeWord's usual 0.5); `refractory` in samples
     /// (16,000 = 1 s at 16 kHz).
     pub const fn new(threshold: f32, refractory: u64) -> Self {
         Self { threshold, refractory, above: false, quiet_until: 0 }

@@ -55,7 +55,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if !(args.seconds > 0.0 && args.seconds <= 600.0) {
         return Err(format!("--seconds must be in (0, 600], got {}", args.seconds));
     }
-    let options = args.session.options(None)?;
+    let options = args.session.options(&[Family::OpenWakeWord, Family::MoonshineAsr], None)?;
     let cores = crate::default_threads();
     let second = args.threads.unwrap_or(cores);
     let mut counts = vec![1];

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
 use neon_models::endpoint::{EndReason, EndpointConfig, Endpointer};
+use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
 use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::openwakeword::builtin;
@@ -181,7 +182,7 @@ fn check_args(args: &ListenArgs) -> Result<(), String> {
 
 pub fn run(args: &ListenArgs) -> Result<(), String> {
     check_args(args)?;
-    let options = args.session.options(None)?;
+    let options = args.session.options(&[Family::OpenWakeWord, Family::MoonshineAsr], None)?;
     let team = crate::team(args.threads)?;
     let dir = crate::transcribe::model_dir(args.model_dir.as_deref());
     if !paths(&dir).0.is_file() {

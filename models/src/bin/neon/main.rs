@@ -17,6 +17,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use neon_models::exec_plan::Family;
 use neon_models::session::SessionOptions;
 
 /// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
@@ -74,20 +75,49 @@ fn line(text: std::fmt::Arguments<'_>) -> Result<(), String> {
 /// `--session-option KEY=VALUE` (repeatable), shared by every command that runs a model.
 #[derive(Args)]
 struct SessionArgs {
-    /// A session option, e.g. `moonshine_asr.exec_plan={"decoder":{"impl":"portable"}}`
-    /// (repeatable; keys: openwakeword.exec_plan, openwakeword.embedding_mode,
-    /// moonshine_asr.exec_plan, moonshine_asr.int8, sanotts.exec_plan). Unknown keys and
-    /// values are errors.
+    /// A session option of a model this command runs, e.g.
+    /// `openwakeword.exec_plan={"embedding":"portable"}` (repeatable; keys:
+    /// openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan,
+    /// moonshine_asr.int8). Unknown keys and values, and keys of models the command does not
+    /// run, are errors.
     #[arg(long = "session-option", value_name = "KEY=VALUE")]
     session_option: Vec<String>,
 }
 
 impl SessionArgs {
-    /// The options: a command's shorthand flag first (`--int8 dot` is
-    /// `moonshine_asr.int8=dot`), then every `--session-option` in order, a later value of
-    /// a key replacing an earlier one.
-    fn options(&self, shorthand: Option<String>) -> Result<SessionOptions, String> {
-        SessionOptions::from_pairs(shorthand.iter().chain(&self.session_option))
+    /// The options of a command that runs the models of `families`: every
+    /// `--session-option` in order (a later value of a key replaces an earlier one) and a
+    /// shorthand flag's pair (`("--int8", "moonshine_asr.int8=dot")`).
+    ///
+    /// # Errors
+    /// A bad pair; a key of a family the command does not run; a shorthand flag together
+    /// with a `--session-option` of the same key (which one wins would be a guess).
+    fn options(
+        &self,
+        families: &[Family],
+        shorthand: Option<(&str, String)>,
+    ) -> Result<SessionOptions, String> {
+        for pair in &self.session_option {
+            let Some(key) = SessionOptions::pair_key(pair) else { continue };
+            let family = key.split_once('.').map_or(key, |(f, _)| f);
+            if let Some(f) = Family::from_name(family).filter(|f| !families.contains(f)) {
+                let runs: Vec<&str> = families.iter().map(|f| f.name()).collect();
+                return Err(format!(
+                    "session option `{key}`: this command does not run {} (it runs {})",
+                    f.name(),
+                    runs.join(", ")
+                ));
+            }
+            if let Some((flag, short)) = &shorthand {
+                if SessionOptions::pair_key(short) == Some(key) {
+                    return Err(format!(
+                        "{flag} and --session-option {key}=... set the same option: give one"
+                    ));
+                }
+            }
+        }
+        let shorthand = shorthand.map(|(_, pair)| pair);
+        SessionOptions::from_pairs(self.session_option.iter().chain(&shorthand))
             .map_err(|e| e.to_string())
     }
 }

@@ -161,6 +161,7 @@ fn to_json(plan: &PlanInfo) -> serde_json::Value {
         .collect();
     json!({
         "name": plan.name,
+        "description": plan.description,
         "steps": plan.steps,
         "workspace_bytes": plan.workspace_bytes,
         "lower_bound_bytes": plan.lower_bound_bytes,

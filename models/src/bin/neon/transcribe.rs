@@ -8,6 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
+use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
@@ -90,8 +91,8 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
 }
 
 pub fn run(args: &TranscribeArgs) -> Result<(), String> {
-    let shorthand = args.int8.as_ref().map(|mode| format!("moonshine_asr.int8={mode}"));
-    let options = args.session.options(shorthand)?;
+    let shorthand = args.int8.as_ref().map(|mode| ("--int8", format!("moonshine_asr.int8={mode}")));
+    let options = args.session.options(&[Family::MoonshineAsr], shorthand)?;
     let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
     let (weights, _) = paths(&dir);

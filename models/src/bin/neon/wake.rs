@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use neon_models::audio::{AudioError, RawPcmReader};
+use neon_models::exec_plan::Family;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeWord;
 use neon_models::openwakeword::selection::WakeDetector;
@@ -130,9 +131,9 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
             Embedding::Incremental => "incremental",
             Embedding::Full => "full",
         };
-        format!("openwakeword.embedding_mode={mode}")
+        ("--embedding", format!("openwakeword.embedding_mode={mode}"))
     });
-    let options = args.session.options(shorthand)?;
+    let options = args.session.options(&[Family::OpenWakeWord], shorthand)?;
     let team = crate::team(args.threads)?;
     let names: Vec<String> = if args.models.is_empty() {
         if builtin::HEADS.is_empty() {
