@@ -160,3 +160,39 @@ fn session_options_select_components_and_bad_ones_are_errors() {
         assert!(err.contains("impl \"neon\": it needs an aarch64 CPU"), "{err}");
     }
 }
+
+#[cfg(unix)]
+/// The model files: each missing one named with the fetch hint; a directory in place of a
+/// file said to be one; the tokenizer read and checked before the weights.
+#[test]
+fn model_files_are_checked_tokenizer_first() {
+    let src = model_dir();
+    let run = |dir: &std::path::Path| {
+        let o = neon(&["transcribe", &beckett(), "--model-dir", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (weights, tokenizer) =
+        (dir.path().join("base-en.safetensors"), dir.path().join("tokenizer.bin"));
+    std::os::unix::fs::symlink(src.join("base-en.safetensors"), &weights).unwrap();
+    let err = run(dir.path());
+    assert!(
+        err.starts_with(&format!(
+            "neon: no Moonshine tokenizer at {}: run `tools/moonshine/fetch.sh`",
+            tokenizer.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::create_dir(&weights).unwrap();
+    std::fs::copy(src.join("tokenizer.bin"), &tokenizer).unwrap();
+    let err = run(dir.path());
+    assert_eq!(err, format!("neon: {}: is a directory, not a file\n", weights.display()));
+    // A bad tokenizer is reported although the weights are bad too: it is read first.
+    std::fs::write(&tokenizer, b"not a tokenizer").unwrap();
+    let err = run(dir.path());
+    assert!(err.starts_with(&format!("neon: {}: ", tokenizer.display())), "{err}");
+}

@@ -369,3 +369,25 @@ fn help_describes_what_the_program_does() {
     assert!(o.status.success());
     assert!(stdout(&o).lines().next().unwrap().contains("openWakeWord"), "{}", stdout(&o));
 }
+
+/// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
+/// file is a one-line error naming it (not a read that never ends).
+#[test]
+fn a_head_path_must_be_a_small_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.safetensors");
+    std::fs::File::create(&big).unwrap().set_len(17 << 20).unwrap(); // sparse
+    let input = clip("hey_jarvis");
+    let cases = [
+        ("/dev/zero".to_string(), "/dev/zero: not a regular file"),
+        (dir.path().display().to_string(), "is a directory, not a file"),
+        (big.display().to_string(), "larger than the limit of 16 MiB"),
+    ];
+    for (model, says) in &cases {
+        let o = neon(&["wake", input.to_str().unwrap(), "--model", model]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{model}: {err}");
+        assert!(err.starts_with(&format!("neon: {model}")) && err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -94,13 +94,17 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let options = args.session.options(shorthand)?;
     let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
-    let (weights, _) = paths(&dir);
-    if !weights.is_file() {
-        return Err(format!(
-            "no Moonshine weights at {}: run `{FETCH_COMMAND}` (downloads moonshine-cpp 0.1.4 \
-             and converts it), or pass --model-dir",
-            weights.display()
-        ));
+    let (weights, tokenizer) = paths(&dir);
+    // Missing files get the fetch hint; anything else there (a directory, a device, a file
+    // over the size limit) is reported by the loader ([`neon_models::files::read_limited`]).
+    for (path, what) in [(&tokenizer, "tokenizer"), (&weights, "weights")] {
+        if !path.exists() {
+            return Err(format!(
+                "no Moonshine {what} at {}: run `{FETCH_COMMAND}` (downloads moonshine-cpp \
+                 0.1.4 and converts it), or pass --model-dir",
+                path.display()
+            ));
+        }
     }
     let (samples, seconds) = read_audio(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
