@@ -161,6 +161,26 @@ fn session_options_select_components_and_bad_ones_are_errors() {
     }
 }
 
+/// `neon transcribe x.wav 2>&1 | head -1` and friends: an error message that cannot be
+/// written is dropped, the status is still 1 (not a panic's 101).
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "no-such.wav", "--model-dir", "/nonexistent"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let o = Command::new("sh")
+        .args(["-c", "\"$0\" transcribe no-such.wav --model-dir /nonexistent 2>&-"])
+        .arg(env!("CARGO_BIN_EXE_neon"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
 #[cfg(unix)]
 /// The model files: each missing one named with the fetch hint; a directory in place of a
 /// file said to be one; the tokenizer read and checked before the weights.

@@ -370,6 +370,36 @@ fn help_describes_what_the_program_does() {
     assert!(stdout(&o).lines().next().unwrap().contains("openWakeWord"), "{}", stdout(&o));
 }
 
+/// `neon wake ... 2>&-`, or stderr a pipe nobody reads: warnings and errors that cannot be
+/// written are dropped, never a panic (status 101); the status still tells the outcome.
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    // A warning (stdin ends inside a sample) on a pipe whose reader has gone: status 0.
+    let mut bytes: Vec<u8> = read_clip("hey_jarvis").iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes.push(0x7f);
+    let mut child = spawn_wake_stdin(&["--model", "hey_jarvis"]);
+    drop(child.stderr.take());
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 detection(s)"), "{}", stdout(&o));
+    // An error message on such a pipe: status 1.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["wake", "no-such-file.wav"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    // Closed outright (`2>&-`).
+    let o = Command::new("sh")
+        .args(["-c", "\"$0\" wake no-such-file.wav 2>&-", env!("CARGO_BIN_EXE_neon")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
 /// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
 /// file is a one-line error naming it (not a read that never ends).
 #[test]

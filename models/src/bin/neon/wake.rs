@@ -227,7 +227,7 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
             Ok(n) => n,
             // The stream ended inside a sample: keep what was scored and report it.
             Err(e @ AudioError::TruncatedData { .. }) => {
-                eprintln!("neon: warning: {e}; the last byte was ignored");
+                crate::warn(format_args!("{e}; the last byte was ignored"));
                 0
             }
             Err(e) => return Err(e.to_string()),
