@@ -217,7 +217,21 @@ fn clipped_float_wavs_are_warned_about() {
     write_wav(&path, spec, &frames);
     let o = neon(&["wake", path.to_str().unwrap()]);
     assert!(o.status.success());
-    assert!(stderr(&o).contains("clipped"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("clipped") && err.contains("int16 scale"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // A full-scale 16-bit square wave at 44.1 kHz: in range as stored, the resampler's
+    // ringing overshoots full scale.
+    let path = dir.path().join("square.wav");
+    let frames: Vec<Vec<f64>> =
+        (0..44_100).map(|i| vec![if (i / 50) % 2 == 0 { 1.0 } else { -1.0 }]).collect();
+    write_wav(&path, common::wav_spec(44_100, 1, 16, false), &frames);
+    let o = neon(&["wake", path.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("clipped") && err.contains("resampling 44100 Hz"), "{err}");
+    assert!(!err.contains("int16 scale"), "{err}");
 }
 
 #[test]

@@ -163,14 +163,33 @@ fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
 fn open_wav(path: &str) -> Result<neon_models::audio::Audio, String> {
     let audio = neon_models::audio::Audio::open(path).map_err(|e| e.to_string())?;
     if audio.clipped > 0 {
-        // Usually a float WAV written at int16 scale: the audio is a square wave now.
-        warn(format_args!(
-            "{path}: {} sample(s) outside [-1, 1] were clipped (a float WAV stored at int16 \
-             scale?)",
-            audio.clipped
-        ));
+        warn(format_args!("{path}: {}", clip_message(&audio)));
     }
     Ok(audio)
+}
+
+/// The clipping warning's text: how many samples were clipped and why, from what the file
+/// held ([`neon_models::audio::Audio::source_peak`]).
+fn clip_message(audio: &neon_models::audio::Audio) -> String {
+    let n = audio.clipped;
+    let peak = audio.source_peak;
+    if peak > 1.0 {
+        // Only float samples can exceed full scale as decoded.
+        let cause = if peak >= 2.0 {
+            "the float WAV looks stored at int16 scale (float samples must lie in [-1, 1]); \
+             the audio is a square wave now"
+        } else {
+            "the float WAV has samples beyond full scale"
+        };
+        format!("{n} sample(s) outside [-1, 1] were clipped: {cause} (peak {peak:.1})")
+    } else {
+        format!(
+            "{n} sample(s) outside [-1, 1] were clipped: resampling {} Hz to 16 kHz overshoots \
+             full scale on this near-full-scale recording (peak {peak:.3}; lower its level to \
+             avoid it)",
+            audio.info.sample_rate
+        )
+    }
 }
 
 #[cfg(test)]
