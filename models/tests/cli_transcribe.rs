@@ -161,6 +161,21 @@ fn session_options_select_components_and_bad_ones_are_errors() {
     }
 }
 
+#[test]
+fn empty_stdin_is_an_error_like_an_empty_file() {
+    let o = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "-", "--model-dir", model_dir().to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "neon: stdin: no samples (the input was empty)\n"
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// `neon transcribe x.wav 2>&1 | head -1` and friends: an error message that cannot be
 /// written is dropped, the status is still 1 (not a panic's 101).
 #[test]

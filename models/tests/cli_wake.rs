@@ -414,6 +414,17 @@ fn a_closed_stderr_is_not_a_panic() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+#[test]
+fn empty_stdin_is_an_error_like_an_empty_file() {
+    for extra in [&[][..], &["--pad-seconds", "1"], &["--json"]] {
+        let o = wake_stdin(&[], extra);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert_eq!(err, "neon: stdin: no samples (the input was empty)\n", "{extra:?}");
+        assert!(stdout(&o).is_empty(), "{extra:?}: {}", stdout(&o));
+    }
+}
+
 /// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
 /// file is a one-line error naming it (not a read that never ends).
 #[test]

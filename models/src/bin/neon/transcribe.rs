@@ -81,6 +81,9 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
                 Err(e) => return Err(e.to_string()),
             }
         }
+        if all.is_empty() {
+            return Err(crate::NO_STDIN_SAMPLES.into());
+        }
         let seconds = all.len() as f64 / SAMPLE_RATE as f64;
         return Ok((all, seconds));
     }

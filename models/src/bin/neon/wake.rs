@@ -13,7 +13,7 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
-use crate::{line, SessionArgs};
+use crate::{line, SessionArgs, NO_STDIN_SAMPLES};
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: usize = 16_000;
@@ -241,6 +241,10 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
             s.push(&chunk)?;
             filled = 0;
         }
+    }
+    if total == 0 {
+        // As an empty WAV file is: nothing to detect in.
+        return Err(NO_STDIN_SAMPLES.into());
     }
     let mut tail = s.pad;
     while tail > 0 {
