@@ -425,6 +425,32 @@ fn empty_stdin_is_an_error_like_an_empty_file() {
     }
 }
 
+#[test]
+fn detection_times_are_relative_to_the_audio_and_never_negative() {
+    // A threshold every score reaches: detections inside the leading second of padding.
+    let path = clip("hey_jarvis");
+    let args = ["wake", path.to_str().unwrap(), "--model", "hey_jarvis", "--pad-seconds", "1"];
+    let low = ["--threshold", "1e-30", "--refractory-seconds", "0", "--json"];
+    let o = neon(&[&args[..], &low].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = v["models"]["hey_jarvis_v0.1"]["detections"].as_array().unwrap();
+    let times: Vec<f64> = d.iter().map(|d| d["time_s"].as_f64().unwrap()).collect();
+    assert!(times.iter().all(|&t| t >= 0.0), "{times:?}");
+    assert_eq!(times[0], 0.0, "the first detection is inside the padding: {times:?}");
+    // With and without padding the detection of the wake word is at the same time (to
+    // within one 80 ms chunk: the chunk grid moves with the padding).
+    let time = |extra: &[&str]| {
+        let o = neon(
+            &[&["wake", path.to_str().unwrap(), "--model", "hey_jarvis", "--json"], extra].concat(),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["models"]["hey_jarvis_v0.1"]["detections"][0]["time_s"].as_f64().unwrap()
+    };
+    let (plain, padded) = (time(&[]), time(&["--pad-seconds", "1"]));
+    assert!((plain - padded).abs() <= 0.08 + 1e-9, "{plain} vs {padded}");
+}
+
 /// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
 /// file is a one-line error naming it (not a read that never ends).
 #[test]

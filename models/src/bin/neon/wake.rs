@@ -32,7 +32,8 @@ pub struct WakeArgs {
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
     /// Seconds of silence added before and after the audio (openwakeword's `predict_clip`
-    /// pads 1 s).
+    /// pads 1 s). Detection times stay relative to the audio (0.00 for one inside the
+    /// leading silence).
     #[arg(long, default_value_t = 0.0, value_name = "S", allow_negative_numbers = true)]
     pad_seconds: f32,
     /// Seconds after a detection during which the same model cannot fire again.
@@ -95,8 +96,9 @@ impl Session {
                 track.scores.push(score);
             }
             if let Some(d) = track.trigger.update(score, end) {
-                // One rounding (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
-                let time = (d.end_sample as f64 - self.pad as f64) / RATE as f64;
+                // Relative to the original audio, 0 inside the leading padding. One rounding
+                // (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
+                let time = d.end_sample.saturating_sub(self.pad as u64) as f64 / RATE as f64;
                 track.detections.push((time, d.score));
                 if !self.json {
                     line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
