@@ -451,6 +451,50 @@ fn detection_times_are_relative_to_the_audio_and_never_negative() {
     assert!((plain - padded).abs() <= 0.08 + 1e-9, "{plain} vs {padded}");
 }
 
+/// A head whose layers overflow (NaN or infinite scores): an error naming the model, not
+/// `peak 0.000` and status 0.
+#[test]
+fn a_head_scoring_nan_is_an_error_naming_it() {
+    let bytes = std::fs::read(oww_path("alexa_v0.1.safetensors")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    // Huge weights: the hidden layers overflow to +inf, and the output layer's weights of
+    // both signs meet them as inf - inf = NaN.
+    let raw: Vec<(String, Vec<usize>, Vec<u8>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let n = view.data().len() / 4;
+            let sign = |i: usize| if name.starts_with("dense2") && i % 2 == 1 { -1.0 } else { 1.0 };
+            let data: Vec<u8> = if name.ends_with("weight") {
+                (0..n).flat_map(|i| (sign(i) * f32::MAX).to_le_bytes()).collect()
+            } else {
+                view.data().to_vec()
+            };
+            (name, view.shape().to_vec(), data)
+        })
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = raw
+        .iter()
+        .map(|(n, s, b)| {
+            let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b);
+            (n.clone(), view.unwrap())
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("overflow.safetensors");
+    std::fs::write(&path, safetensors::serialize(views, meta.metadata().clone()).unwrap()).unwrap();
+    let o =
+        neon(&["wake", clip("hey_jarvis").to_str().unwrap(), "--model", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{}{err}", stdout(&o));
+    // (The scores leave (0, 1) as -inf here on x86-64, not NaN: either is refused.)
+    assert!(err.starts_with("neon: model `overflow` gave a score of "), "{err}");
+    assert!(err.contains("-inf at 0.48 s") || err.contains("NaN at 0.48 s"), "{err}");
+    assert!(err.contains("unusable"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 /// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
 /// file is a one-line error naming it (not a read that never ends).
 #[test]

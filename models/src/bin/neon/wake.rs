@@ -91,6 +91,16 @@ impl Session {
         self.chunks += 1;
         let end = self.chunks * CHUNK as u64;
         for (track, &score) in self.tracks.iter_mut().zip(scores) {
+            // A NaN would never reach the threshold and `max` would hide it from the peak:
+            // the model is broken (e.g. weights so large that its layers overflow).
+            if !score.is_finite() {
+                return Err(format!(
+                    "model `{}` gave a score of {score} at {:.2} s: its weights are unusable \
+                     (a corrupt or incompatible head?)",
+                    track.name,
+                    end.saturating_sub(self.pad as u64) as f64 / RATE as f64
+                ));
+            }
             track.peak = track.peak.max(score);
             if self.json {
                 track.scores.push(score);
