@@ -231,3 +231,41 @@ fn model_files_are_checked_tokenizer_first() {
     let err = run(dir.path());
     assert!(err.starts_with(&format!("neon: {}: ", tokenizer.display())), "{err}");
 }
+
+/// 95 s of noise: every 30 s segment warns that it gave no text; the warning is printed
+/// once and its repetitions counted in one line at the end.
+#[test]
+fn a_warning_repeated_per_segment_is_printed_once_with_a_count() {
+    // Roughly Gaussian noise (the sum of four uniforms) at about -26 dBFS, from an LCG.
+    let mut state = 1u64;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 40) as f64 / (1u64 << 24) as f64 - 0.5
+    };
+    let raw: Vec<u8> = (0..95 * 16_000)
+        .flat_map(|_| {
+            let x = (uniform() + uniform() + uniform() + uniform()) * 0.1;
+            ((x * 32767.0) as i16).to_le_bytes()
+        })
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "-", "--model-dir", model_dir().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&raw).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let no_text: Vec<&str> = err.lines().filter(|l| l.contains("no text")).collect();
+    assert_eq!(no_text.len(), 2, "{err}");
+    assert!(no_text[0].starts_with("neon: warning: 0.00-"), "{err}");
+    let summary =
+        "neon: warning: a segment gave no text although the audio is not silent (repeated";
+    assert!(no_text[1].starts_with(summary) && no_text[1].ends_with(" times)"), "{err}");
+    // The counts come last, after every segment's warnings.
+    let at = err.lines().position(|l| l == no_text[1]).unwrap();
+    assert!(err.lines().skip(at).all(|l| l.ends_with(" times)")), "{err}");
+}
