@@ -28,6 +28,8 @@ pub mod error;
 #[cfg(feature = "std")]
 pub mod exec_plan;
 #[cfg(feature = "std")]
+pub mod files;
+#[cfg(feature = "std")]
 pub mod session;
 #[cfg(feature = "alloc")]
 pub mod weights;

@@ -171,3 +171,112 @@ fn session_options_select_components_and_bad_ones_are_errors() {
         assert!(err.contains("impl \"neon\": it needs an aarch64 CPU"), "{err}");
     }
 }
+
+#[test]
+fn empty_stdin_is_an_error_like_an_empty_file() {
+    let o = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "-", "--model-dir", model_dir().to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "neon: stdin: no samples (the input was empty)\n"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// `neon transcribe x.wav 2>&1 | head -1` and friends: an error message that cannot be
+/// written is dropped, the status is still 1 (not a panic's 101).
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "no-such.wav", "--model-dir", "/nonexistent"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let o = Command::new("sh")
+        .args(["-c", "\"$0\" transcribe no-such.wav --model-dir /nonexistent 2>&-"])
+        .arg(env!("CARGO_BIN_EXE_neon"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[cfg(unix)]
+/// The model files: each missing one named with the fetch hint; a directory in place of a
+/// file said to be one; the tokenizer read and checked before the weights.
+#[test]
+fn model_files_are_checked_tokenizer_first() {
+    let src = model_dir();
+    let run = |dir: &std::path::Path| {
+        let o = neon(&["transcribe", &beckett(), "--model-dir", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (weights, tokenizer) =
+        (dir.path().join("base-en.safetensors"), dir.path().join("tokenizer.bin"));
+    std::os::unix::fs::symlink(src.join("base-en.safetensors"), &weights).unwrap();
+    let err = run(dir.path());
+    assert!(
+        err.starts_with(&format!(
+            "neon: no Moonshine tokenizer at {}: run `tools/moonshine/fetch.sh`",
+            tokenizer.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::create_dir(&weights).unwrap();
+    std::fs::copy(src.join("tokenizer.bin"), &tokenizer).unwrap();
+    let err = run(dir.path());
+    assert_eq!(err, format!("neon: {}: is a directory, not a file\n", weights.display()));
+    // A bad tokenizer is reported although the weights are bad too: it is read first.
+    std::fs::write(&tokenizer, b"not a tokenizer").unwrap();
+    let err = run(dir.path());
+    assert!(err.starts_with(&format!("neon: {}: ", tokenizer.display())), "{err}");
+}
+
+/// 95 s of noise: every 30 s segment warns that it gave no text; the warning is printed
+/// once and its repetitions counted in one line at the end.
+#[test]
+fn a_warning_repeated_per_segment_is_printed_once_with_a_count() {
+    // Roughly Gaussian noise (the sum of four uniforms) at about -26 dBFS, from an LCG.
+    let mut state = 1u64;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 40) as f64 / (1u64 << 24) as f64 - 0.5
+    };
+    let raw: Vec<u8> = (0..95 * 16_000)
+        .flat_map(|_| {
+            let x = (uniform() + uniform() + uniform() + uniform()) * 0.1;
+            ((x * 32767.0) as i16).to_le_bytes()
+        })
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", "-", "--model-dir", model_dir().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&raw).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let no_text: Vec<&str> = err.lines().filter(|l| l.contains("no text")).collect();
+    assert_eq!(no_text.len(), 2, "{err}");
+    assert!(no_text[0].starts_with("neon: warning: 0.00-"), "{err}");
+    let summary =
+        "neon: warning: a segment gave no text although the audio is not silent (repeated";
+    assert!(no_text[1].starts_with(summary) && no_text[1].ends_with(" times)"), "{err}");
+    // The counts come last, after every segment's warnings.
+    let at = err.lines().position(|l| l == no_text[1]).unwrap();
+    assert!(err.lines().skip(at).all(|l| l.ends_with(" times)")), "{err}");
+}

@@ -217,7 +217,21 @@ fn clipped_float_wavs_are_warned_about() {
     write_wav(&path, spec, &frames);
     let o = neon(&["wake", path.to_str().unwrap()]);
     assert!(o.status.success());
-    assert!(stderr(&o).contains("clipped"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("clipped") && err.contains("int16 scale"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // A full-scale 16-bit square wave at 44.1 kHz: in range as stored, the resampler's
+    // ringing overshoots full scale.
+    let path = dir.path().join("square.wav");
+    let frames: Vec<Vec<f64>> =
+        (0..44_100).map(|i| vec![if (i / 50) % 2 == 0 { 1.0 } else { -1.0 }]).collect();
+    write_wav(&path, common::wav_spec(44_100, 1, 16, false), &frames);
+    let o = neon(&["wake", path.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("clipped") && err.contains("resampling 44100 Hz"), "{err}");
+    assert!(!err.contains("int16 scale"), "{err}");
 }
 
 #[test]
@@ -374,4 +388,135 @@ fn help_describes_what_the_program_does() {
     let o = neon(&["--help"]);
     assert!(o.status.success());
     assert!(stdout(&o).lines().next().unwrap().contains("openWakeWord"), "{}", stdout(&o));
+}
+
+/// `neon wake ... 2>&-`, or stderr a pipe nobody reads: warnings and errors that cannot be
+/// written are dropped, never a panic (status 101); the status still tells the outcome.
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    // A warning (stdin ends inside a sample) on a pipe whose reader has gone: status 0.
+    let mut bytes: Vec<u8> = read_clip("hey_jarvis").iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes.push(0x7f);
+    let mut child = spawn_wake_stdin(&["--model", "hey_jarvis"]);
+    drop(child.stderr.take());
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 detection(s)"), "{}", stdout(&o));
+    // An error message on such a pipe: status 1.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["wake", "no-such-file.wav"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    // Closed outright (`2>&-`).
+    let o = Command::new("sh")
+        .args(["-c", "\"$0\" wake no-such-file.wav 2>&-", env!("CARGO_BIN_EXE_neon")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn empty_stdin_is_an_error_like_an_empty_file() {
+    for extra in [&[][..], &["--pad-seconds", "1"], &["--json"]] {
+        let o = wake_stdin(&[], extra);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert_eq!(err, "neon: stdin: no samples (the input was empty)\n", "{extra:?}");
+        assert!(stdout(&o).is_empty(), "{extra:?}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn detection_times_are_relative_to_the_audio_and_never_negative() {
+    // A threshold every score reaches: detections inside the leading second of padding.
+    let path = clip("hey_jarvis");
+    let args = ["wake", path.to_str().unwrap(), "--model", "hey_jarvis", "--pad-seconds", "1"];
+    let low = ["--threshold", "1e-30", "--refractory-seconds", "0", "--json"];
+    let o = neon(&[&args[..], &low].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = v["models"]["hey_jarvis_v0.1"]["detections"].as_array().unwrap();
+    let times: Vec<f64> = d.iter().map(|d| d["time_s"].as_f64().unwrap()).collect();
+    assert!(times.iter().all(|&t| t >= 0.0), "{times:?}");
+    assert_eq!(times[0], 0.0, "the first detection is inside the padding: {times:?}");
+    // With and without padding the detection of the wake word is at the same time (to
+    // within one 80 ms chunk: the chunk grid moves with the padding).
+    let time = |extra: &[&str]| {
+        let o = neon(
+            &[&["wake", path.to_str().unwrap(), "--model", "hey_jarvis", "--json"], extra].concat(),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["models"]["hey_jarvis_v0.1"]["detections"][0]["time_s"].as_f64().unwrap()
+    };
+    let (plain, padded) = (time(&[]), time(&["--pad-seconds", "1"]));
+    assert!((plain - padded).abs() <= 0.08 + 1e-9, "{plain} vs {padded}");
+}
+
+/// A head whose layers overflow (NaN or infinite scores): an error naming the model, not
+/// `peak 0.000` and status 0.
+#[test]
+fn a_head_scoring_nan_is_an_error_naming_it() {
+    let bytes = std::fs::read(oww_path("alexa_v0.1.safetensors")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    // Huge weights: the hidden layers overflow to +inf, and the output layer's weights of
+    // both signs meet them as inf - inf = NaN.
+    let raw: Vec<(String, Vec<usize>, Vec<u8>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let n = view.data().len() / 4;
+            let sign = |i: usize| if name.starts_with("dense2") && i % 2 == 1 { -1.0 } else { 1.0 };
+            let data: Vec<u8> = if name.ends_with("weight") {
+                (0..n).flat_map(|i| (sign(i) * f32::MAX).to_le_bytes()).collect()
+            } else {
+                view.data().to_vec()
+            };
+            (name, view.shape().to_vec(), data)
+        })
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = raw
+        .iter()
+        .map(|(n, s, b)| {
+            let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b);
+            (n.clone(), view.unwrap())
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("overflow.safetensors");
+    std::fs::write(&path, safetensors::serialize(views, meta.metadata().clone()).unwrap()).unwrap();
+    let o =
+        neon(&["wake", clip("hey_jarvis").to_str().unwrap(), "--model", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{}{err}", stdout(&o));
+    assert!(err.starts_with("neon: model `overflow` gave a score of NaN at 0.48 s"), "{err}");
+    assert!(err.contains("unusable"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// `--model PATH` must be a regular file of at most 16 MiB: a device, a directory or a huge
+/// file is a one-line error naming it (not a read that never ends).
+#[test]
+fn a_head_path_must_be_a_small_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.safetensors");
+    std::fs::File::create(&big).unwrap().set_len(17 << 20).unwrap(); // sparse
+    let input = clip("hey_jarvis");
+    let cases = [
+        ("/dev/zero".to_string(), "/dev/zero: not a regular file"),
+        (dir.path().display().to_string(), "is a directory, not a file"),
+        (big.display().to_string(), "larger than the limit of 16 MiB"),
+    ];
+    for (model, says) in &cases {
+        let o = neon(&["wake", input.to_str().unwrap(), "--model", model]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{model}: {err}");
+        assert!(err.starts_with(&format!("neon: {model}")) && err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

@@ -128,6 +128,11 @@ pub struct Audio {
     /// Number of samples that fell outside `[-1, 1]` (from a float file or from resampling
     /// overshoot near full scale) and were clamped into `[-1, 1)`.
     pub clipped: usize,
+    /// Largest magnitude of the (down-mixed) samples as decoded, before resampling and
+    /// clamping, full scale 1. Above 1 only for a float file: with [`Audio::clipped`] it
+    /// tells the cause of clipping (a float file beyond full scale, e.g. stored at int16
+    /// scale, when above 1; resampling overshoot of a file near full scale otherwise).
+    pub source_peak: f32,
 }
 
 impl Audio {
@@ -158,11 +163,12 @@ impl Audio {
     ) -> Result<Audio, AudioError> {
         let name = name.into();
         let (mono, info) = wav::read_mono(&name, reader)?;
+        let source_peak = mono.iter().fold(0.0f32, |peak, &x| peak.max(x.abs()));
         let mut samples = resample::to_16k(&mono, info.sample_rate)
             .map_err(|reason| AudioError::Resample { name: name.clone(), reason })?;
         drop(mono);
         let clipped = clamp_full_scale(&mut samples);
-        Ok(Audio { name, samples, info, clipped })
+        Ok(Audio { name, samples, info, clipped, source_peak })
     }
 
     /// Number of 16 kHz samples.
@@ -254,6 +260,38 @@ mod tests {
         assert_eq!(f32_to_i16(0.5 / 32768.0), 1);
         assert_eq!(f32_to_i16(-1.5 / 32768.0), -2);
         assert_eq!(f32_to_i16(0.49 / 32768.0), 0);
+    }
+
+    /// A WAV of `samples` at 16 kHz mono, float or 16-bit, in memory.
+    fn wav(samples: &[f32], float: bool) -> std::io::Cursor<Vec<u8>> {
+        let (bits, format) =
+            if float { (32, hound::SampleFormat::Float) } else { (16, hound::SampleFormat::Int) };
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: 16_000,
+            bits_per_sample: bits,
+            sample_format: format,
+        };
+        let mut cursor = std::io::Cursor::new(Vec::new());
+        let mut w = hound::WavWriter::new(&mut cursor, spec).unwrap();
+        for &x in samples {
+            if float {
+                w.write_sample(x).unwrap();
+            } else {
+                w.write_sample((x * 32767.0) as i16).unwrap();
+            }
+        }
+        w.finalize().unwrap();
+        cursor.set_position(0);
+        cursor
+    }
+
+    #[test]
+    fn the_source_peak_tells_the_cause_of_clipping() {
+        let a = Audio::from_reader("f.wav", wav(&[2.0, -3.0, 0.5], true)).unwrap();
+        assert_eq!((a.clipped, a.source_peak), (2, 3.0));
+        let a = Audio::from_reader("i.wav", wav(&[1.0, -1.0, 0.5], false)).unwrap();
+        assert!(a.source_peak <= 1.0 && a.source_peak > 0.99, "{}", a.source_peak);
     }
 
     #[test]

@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::string::ToString;
-use std::vec::Vec;
-
 use std::sync::Arc;
 
 use super::load::MoonshineWeights;
@@ -14,6 +12,7 @@ use super::tokenizer::Tokenizer;
 use super::transcriber::{MoonshineModel, Transcriber};
 use crate::error::{Error, WeightsReason, WeightsSource};
 use crate::exec_plan::Family;
+use crate::files::{read_limited, TOKENIZER_LIMIT, WEIGHTS_LIMIT};
 use crate::session::SessionOptions;
 use crate::weights::TensorFile;
 
@@ -26,16 +25,14 @@ pub const DEFAULT_DIR: &str = "models/moonshine";
 /// The command that fetches and converts the model.
 pub const FETCH_COMMAND: &str = "tools/moonshine/fetch.sh";
 
-fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|error| Error::Io { path: path.to_path_buf(), error })
-}
-
 /// Reads `tokenizer.bin` and checks it is base-en's ([`Tokenizer::parse_moonshine`]).
 ///
 /// # Errors
-/// [`Error::Io`] if it cannot be read; [`Error::Weights`] if it is truncated or not base-en's.
+/// [`Error::Io`] if it cannot be read or is not a regular file of at most
+/// [`TOKENIZER_LIMIT`] bytes ([`read_limited`]); [`Error::Weights`] if it is truncated or not
+/// base-en's.
 pub fn load_tokenizer(path: &Path) -> Result<Tokenizer, Error> {
-    Tokenizer::parse_moonshine(&read(path)?).map_err(|e| Error::Weights {
+    Tokenizer::parse_moonshine(&read_limited(path, TOKENIZER_LIMIT)?).map_err(|e| Error::Weights {
         source: WeightsSource::File(path.to_path_buf()),
         tensor: "",
         reason: WeightsReason::Invalid(e.to_string()),
@@ -45,9 +42,10 @@ pub fn load_tokenizer(path: &Path) -> Result<Tokenizer, Error> {
 /// Reads, checks and prepares the weights of a converted `base-en.safetensors`.
 ///
 /// # Errors
-/// [`Error::Io`] if it cannot be read; [`Error::Weights`] naming the first bad tensor.
+/// [`Error::Io`] if it cannot be read or is not a regular file of at most [`WEIGHTS_LIMIT`]
+/// bytes ([`read_limited`]); [`Error::Weights`] naming the first bad tensor.
 pub fn load_weights(path: &Path) -> Result<MoonshineWeights, Error> {
-    let bytes = read(path)?;
+    let bytes = read_limited(path, WEIGHTS_LIMIT)?;
     let file = TensorFile::parse(&bytes, WeightsSource::File(path.to_path_buf()))?;
     MoonshineWeights::load(&file)
 }
@@ -59,13 +57,15 @@ pub fn paths(dir: &Path) -> (PathBuf, PathBuf) {
 
 impl MoonshineModel {
     /// Opens the model in `dir` (`base-en.safetensors` and `tokenizer.bin`), ready to share
-    /// among transcribers.
+    /// among transcribers. The small tokenizer is read and checked first, so a bad one is
+    /// reported before the 62 MB of weights are read.
     ///
     /// # Errors
-    /// As [`load_weights`] and [`load_tokenizer`].
+    /// As [`load_tokenizer`] and [`load_weights`].
     pub fn open(dir: &Path) -> Result<Arc<Self>, Error> {
         let (weights, tokenizer) = paths(dir);
-        Ok(MoonshineModel::new(load_weights(&weights)?, load_tokenizer(&tokenizer)?))
+        let tokenizer = load_tokenizer(&tokenizer)?;
+        Ok(MoonshineModel::new(load_weights(&weights)?, tokenizer))
     }
 }
 

@@ -59,7 +59,8 @@ pub fn wake_word_from_bytes(
 ///
 /// # Errors
 /// [`Error::Unknown`] for a name that is neither built in nor an existing file;
-/// [`Error::Io`] when the file cannot be read; [`Error::Weights`] when it is malformed.
+/// [`Error::Io`] when the file cannot be read or is not a regular file of at most
+/// [`crate::files::HEAD_LIMIT`] bytes; [`Error::Weights`] when it is malformed.
 pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
     let builtin = HEADS
         .iter()
@@ -76,7 +77,7 @@ pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
             name: format!("`{name_or_path}` is neither a built-in model ({known}) nor a file"),
         });
     }
-    let bytes = std::fs::read(path).map_err(|error| Error::Io { path: path.into(), error })?;
+    let bytes = crate::files::read_limited(path, crate::files::HEAD_LIMIT)?;
     let name = path.file_stem().map_or_else(|| name_or_path.into(), |s| s.to_string_lossy().into());
     wake_word_from_bytes(name, &bytes, WeightsSource::File(path.into()))
 }

@@ -144,13 +144,13 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
             } else {
                 let mut best = f32::NEG_INFINITY;
                 for back in (0..p.chunks).rev() {
-                    best = best.max(word.score::<B>(self.stream.head_input(back))?);
+                    best = max_or_nan(best, word.score::<B>(self.stream.head_input(back))?);
                 }
                 best
             };
             let reported = if self.pushes <= WARMUP_PUSHES { 0.0 } else { score };
             word.last = reported;
-            *out = if first { reported } else { out.max(reported) };
+            *out = if first { reported } else { max_or_nan(*out, reported) };
         }
         Ok(())
     }
@@ -163,6 +163,16 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
         for w in &mut self.words {
             w.last = 0.0;
         }
+    }
+}
+
+/// The larger of `a` and `b`, NaN if either is: a head that scores NaN (a broken model)
+/// must not be reported as another chunk's score, or as `-inf` (`f32::max` drops NaN).
+fn max_or_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        a.max(b)
     }
 }
 
@@ -310,5 +320,17 @@ impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
             row.iter().copied().cycle().take(FEATURE_HISTORY * EMBEDDING_DIM).collect();
         stream.set_initial_features(&init)?;
         Ok(Self::new(stream, words))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_or_nan;
+
+    #[test]
+    fn the_max_of_scores_keeps_nan() {
+        assert_eq!(max_or_nan(f32::NEG_INFINITY, 0.25), 0.25);
+        assert!(max_or_nan(f32::NEG_INFINITY, f32::NAN).is_nan());
+        assert!(max_or_nan(f32::NAN, 0.5).is_nan());
     }
 }

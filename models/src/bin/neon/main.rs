@@ -54,8 +54,65 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("neon: {message}");
+            // Status 1 whether or not the message could be written.
+            report(format_args!("neon: {message}"));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error for `-` when stdin ends before one whole sample (as an empty WAV file is an
+/// error).
+const NO_STDIN_SAMPLES: &str = "stdin: no samples (the input was empty)";
+
+/// Writes one line to stderr. A failed write (stderr closed, or a pipe nobody reads) is
+/// ignored: a diagnostic that cannot be delivered must not turn into a panic (status 101)
+/// or change the outcome; the exit status still tells success (0) from failure (1).
+/// (`eprintln!` would panic instead.)
+fn report(text: std::fmt::Arguments<'_>) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+}
+
+/// Writes `neon: warning: TEXT` to stderr ([`report`]: a failed write is ignored).
+fn warn(text: std::fmt::Arguments<'_>) {
+    report(format_args!("neon: warning: {text}"));
+}
+
+/// Warnings that may recur many times (one per segment of an hour of noise): the first of
+/// each kind is printed in full, later ones of that kind are counted and summed up in one
+/// line when the collector is dropped (`neon: warning: KIND (repeated N times)`, N the
+/// occurrences after the first).
+#[derive(Default)]
+struct Warnings {
+    /// Each kind seen, in first-seen order, with its count.
+    seen: Vec<(&'static str, usize)>,
+}
+
+impl Warnings {
+    /// Warns `text` if this is the first warning of `kind` (a short description that names
+    /// it in the summary), else counts it.
+    fn warn(&mut self, kind: &'static str, text: std::fmt::Arguments<'_>) {
+        match self.seen.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => {
+                self.seen.push((kind, 1));
+                warn(text);
+            }
+        }
+    }
+
+    /// The summary lines, one per kind warned more than once.
+    fn summary(&self) -> Vec<String> {
+        let repeated = self.seen.iter().filter(|(_, n)| *n > 1);
+        repeated.map(|(kind, n)| format!("{kind} (repeated {} times)", n - 1)).collect()
+    }
+}
+
+impl Drop for Warnings {
+    fn drop(&mut self) {
+        for text in self.summary() {
+            warn(format_args!("{text}"));
         }
     }
 }
@@ -151,12 +208,47 @@ fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
 fn open_wav(path: &str) -> Result<neon_models::audio::Audio, String> {
     let audio = neon_models::audio::Audio::open(path).map_err(|e| e.to_string())?;
     if audio.clipped > 0 {
-        // Usually a float WAV written at int16 scale: the audio is a square wave now.
-        eprintln!(
-            "neon: warning: {path}: {} sample(s) outside [-1, 1] were clipped (a float WAV \
-             stored at int16 scale?)",
-            audio.clipped
-        );
+        warn(format_args!("{path}: {}", clip_message(&audio)));
     }
     Ok(audio)
+}
+
+/// The clipping warning's text: how many samples were clipped and why, from what the file
+/// held ([`neon_models::audio::Audio::source_peak`]).
+fn clip_message(audio: &neon_models::audio::Audio) -> String {
+    let n = audio.clipped;
+    let peak = audio.source_peak;
+    if peak > 1.0 {
+        // Only float samples can exceed full scale as decoded.
+        let cause = if peak >= 2.0 {
+            "the float WAV looks stored at int16 scale (float samples must lie in [-1, 1]); \
+             the audio is a square wave now"
+        } else {
+            "the float WAV has samples beyond full scale"
+        };
+        format!("{n} sample(s) outside [-1, 1] were clipped: {cause} (peak {peak:.1})")
+    } else {
+        format!(
+            "{n} sample(s) outside [-1, 1] were clipped: resampling {} Hz to 16 kHz overshoots \
+             full scale on this near-full-scale recording (peak {peak:.3}; lower its level to \
+             avoid it)",
+            audio.info.sample_rate
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_warnings_are_counted_once_per_kind() {
+        let mut w = Warnings::default();
+        for i in 0..5 {
+            w.warn("budget", format_args!("segment {i}"));
+        }
+        w.warn("empty", format_args!("once"));
+        assert_eq!(w.summary(), ["budget (repeated 4 times)"]);
+        std::mem::forget(w); // no summary on the test's stderr
+    }
 }

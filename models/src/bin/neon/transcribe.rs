@@ -16,7 +16,7 @@ use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
 use neon_runtime::Team;
 use serde_json::json;
 
-use crate::{line, SessionArgs};
+use crate::{line, warn, SessionArgs, Warnings};
 
 /// RMS (full scale 1) above which a segment that decodes to nothing gets a warning: about
 /// -50 dBFS, well above the noise floor of a quiet recording.
@@ -76,11 +76,14 @@ fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
                 Ok(0) => break,
                 Ok(n) => all.extend(buf[..n].iter().map(|&v| i16_to_f32(v))),
                 Err(e @ AudioError::TruncatedData { .. }) => {
-                    eprintln!("neon: warning: {e}; the last byte was ignored");
+                    warn(format_args!("{e}; the last byte was ignored"));
                     break;
                 }
                 Err(e) => return Err(e.to_string()),
             }
+        }
+        if all.is_empty() {
+            return Err(crate::NO_STDIN_SAMPLES.into());
         }
         let seconds = all.len() as f64 / SAMPLE_RATE as f64;
         return Ok((all, seconds));
@@ -95,13 +98,17 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let options = args.session.options(&[Family::MoonshineAsr], shorthand)?;
     let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
-    let (weights, _) = paths(&dir);
-    if !weights.is_file() {
-        return Err(format!(
-            "no Moonshine weights at {}: run `{FETCH_COMMAND}` (downloads moonshine-cpp 0.1.4 \
-             and converts it), or pass --model-dir",
-            weights.display()
-        ));
+    let (weights, tokenizer) = paths(&dir);
+    // Missing files get the fetch hint; anything else there (a directory, a device, a file
+    // over the size limit) is reported by the loader ([`neon_models::files::read_limited`]).
+    for (path, what) in [(&tokenizer, "tokenizer"), (&weights, "weights")] {
+        if !path.exists() {
+            return Err(format!(
+                "no Moonshine {what} at {}: run `{FETCH_COMMAND}` (downloads moonshine-cpp \
+                 0.1.4 and converts it), or pass --model-dir",
+                path.display()
+            ));
+        }
     }
     let (samples, seconds) = read_audio(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
@@ -132,6 +139,8 @@ fn transcribe(
     let (mut tokens, mut texts) = (Vec::new(), Vec::new());
     let (mut encoder_s, mut decode_s) = (0.0, 0.0);
     let mut segment_tokens = Vec::new();
+    // Dropped (summing up repeated warnings) before the text is printed.
+    let mut warnings = Warnings::default();
     for range in segments {
         let audio = &samples[range.clone()];
         let t0 = Instant::now();
@@ -145,24 +154,30 @@ fn transcribe(
         let text = model.tokenizer().decode(&segment_tokens);
         let at = |i: usize| i as f64 / SAMPLE_RATE as f64;
         if segment_tokens.last() != Some(&EOS) {
-            eprintln!(
-                "neon: warning: {:.2}-{:.2} s: the token budget ({} tokens for {:.2} s) ran out \
+            warnings.warn(
+                "the token budget ran out before the end of speech",
+                format_args!(
+                    "{:.2}-{:.2} s: the token budget ({} tokens for {:.2} s) ran out \
                  before the end of speech; the text of this segment may be cut short",
-                at(range.start),
-                at(range.end),
-                token_budget(audio.len()),
-                at(audio.len())
+                    at(range.start),
+                    at(range.end),
+                    token_budget(audio.len()),
+                    at(audio.len())
+                ),
             );
         }
         let rms = (audio.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>()
             / audio.len().max(1) as f64)
             .sqrt();
         if text.is_empty() && rms > SPEECH_RMS {
-            eprintln!(
-                "neon: warning: {:.2}-{:.2} s: no text although the audio is not silent \
+            warnings.warn(
+                "a segment gave no text although the audio is not silent",
+                format_args!(
+                    "{:.2}-{:.2} s: no text although the audio is not silent \
                  (Moonshine sometimes ends at once; ONNX Runtime does the same on these samples)",
-                at(range.start),
-                at(range.end)
+                    at(range.start),
+                    at(range.end)
+                ),
             );
         }
         if !text.is_empty() {
@@ -173,9 +188,11 @@ fn transcribe(
             bar.inc(1);
         }
     }
+    // indicatif ignores its own write errors (it draws only when stderr is a terminal).
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    drop(warnings);
     let text = texts.join(" ");
     if args.json {
         let value = json!({

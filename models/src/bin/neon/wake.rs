@@ -14,7 +14,7 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
-use crate::{line, SessionArgs};
+use crate::{line, SessionArgs, NO_STDIN_SAMPLES};
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: usize = 16_000;
@@ -33,7 +33,8 @@ pub struct WakeArgs {
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
     /// Seconds of silence added before and after the audio (openwakeword's `predict_clip`
-    /// pads 1 s).
+    /// pads 1 s). Detection times stay relative to the audio (0.00 for one inside the
+    /// leading silence).
     #[arg(long, default_value_t = 0.0, value_name = "S", allow_negative_numbers = true)]
     pad_seconds: f32,
     /// Seconds after a detection during which the same model cannot fire again.
@@ -91,13 +92,24 @@ impl Session {
         self.chunks += 1;
         let end = self.chunks * CHUNK as u64;
         for (track, &score) in self.tracks.iter_mut().zip(scores) {
+            // A NaN would never reach the threshold and `max` would hide it from the peak:
+            // the model is broken (e.g. weights so large that its layers overflow).
+            if !score.is_finite() {
+                return Err(format!(
+                    "model `{}` gave a score of {score} at {:.2} s: its weights are unusable \
+                     (a corrupt or incompatible head?)",
+                    track.name,
+                    end.saturating_sub(self.pad as u64) as f64 / RATE as f64
+                ));
+            }
             track.peak = track.peak.max(score);
             if self.json {
                 track.scores.push(score);
             }
             if let Some(d) = track.trigger.update(score, end) {
-                // One rounding (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
-                let time = (d.end_sample as f64 - self.pad as f64) / RATE as f64;
+                // Relative to the original audio, 0 inside the leading padding. One rounding
+                // (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
+                let time = d.end_sample.saturating_sub(self.pad as u64) as f64 / RATE as f64;
                 track.detections.push((time, d.score));
                 if !self.json {
                     line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
@@ -228,7 +240,7 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
             Ok(n) => n,
             // The stream ended inside a sample: keep what was scored and report it.
             Err(e @ AudioError::TruncatedData { .. }) => {
-                eprintln!("neon: warning: {e}; the last byte was ignored");
+                crate::warn(format_args!("{e}; the last byte was ignored"));
                 0
             }
             Err(e) => return Err(e.to_string()),
@@ -242,6 +254,10 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
             s.push(&chunk)?;
             filled = 0;
         }
+    }
+    if total == 0 {
+        // As an empty WAV file is: nothing to detect in.
+        return Err(NO_STDIN_SAMPLES.into());
     }
     let mut tail = s.pad;
     while tail > 0 {
