@@ -172,3 +172,17 @@ fn bad_arguments_are_one_line_errors() {
         assert_eq!(err.lines().count(), 1);
     }
 }
+
+#[test]
+fn empty_stdin_is_an_error() {
+    let o = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["listen", "-", "--model-dir", &model_dir()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim_end(),
+        "neon: stdin: no samples (the input was empty)"
+    );
+}

@@ -240,7 +240,7 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e @ AudioError::TruncatedData { .. }) => {
-                    eprintln!("neon: warning: {e}; the last byte was ignored");
+                    crate::warn(format_args!("{e}; the last byte was ignored"));
                     break;
                 }
                 Err(e) => return Err(e.to_string()),
@@ -252,6 +252,9 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
         }
         if filled > 0 {
             l.push(&chunk[..filled])?;
+        }
+        if l.samples == 0 {
+            return Err(crate::NO_STDIN_SAMPLES.into());
         }
     } else {
         let audio = crate::open_wav(&args.input)?;
