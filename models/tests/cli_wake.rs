@@ -520,3 +520,95 @@ fn a_head_path_must_be_a_small_regular_file() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// `--json-lines`: one `{"time_s", "model", "score"}` object per detection, from a file and
+/// from stdin, and nothing else on stdout.
+#[test]
+fn json_lines_print_one_object_per_detection() {
+    let path = clip("hey_jarvis");
+    let o = neon(&["wake", path.to_str().unwrap(), "--json-lines"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{}", stdout(&o));
+    let keys: Vec<&String> = lines[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "score", "time_s"]);
+    assert_eq!(lines[0]["model"], "hey_jarvis_v0.1");
+    assert_eq!(lines[0]["time_s"], 0.96);
+    assert!(lines[0]["score"].as_f64().unwrap() >= 0.5);
+    let o = neon(&["wake", path.to_str().unwrap(), "--json-lines", "--json"]);
+    assert_eq!(o.status.code(), Some(2), "the two JSON forms conflict");
+}
+
+/// Spawns `neon wake - ARGS` with piped stdin and stdout, feeds it the hey_jarvis clip and
+/// keeps stdin open (a live stream), until `done(stdout so far)`.
+fn live(args: &[&str]) -> std::process::Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args([&["wake", "-"][..], args].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let audio = neon_models::audio::Audio::open(clip("hey_jarvis")).unwrap().to_i16();
+    let bytes: Vec<u8> = audio.iter().flat_map(|s| s.to_le_bytes()).collect();
+    child.stdin.as_mut().unwrap().write_all(&bytes).unwrap();
+    child
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    // Let it score what it was sent (2.4 s of audio: well under a second here).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let ok = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+}
+
+/// SIGINT and SIGTERM end a live stream with what it gathered: the `--json` object so far
+/// (exit 130), the summary (exit 143), the detections already printed with `--json-lines`.
+#[test]
+fn signals_end_a_live_stream_with_its_results() {
+    let child = live(&["--json"]);
+    signal(&child, "-INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let scores = v["models"]["hey_jarvis_v0.1"]["scores"].as_array().unwrap();
+    // What was scored before the signal: all 30 whole chunks unless the machine is very
+    // busy (the detection comes with chunk 12).
+    assert!((1..=30).contains(&scores.len()), "{}", scores.len());
+    let detections = v["models"]["hey_jarvis_v0.1"]["detections"].as_array().unwrap().len();
+    assert_eq!(detections, usize::from(scores.len() >= 12));
+
+    let child = live(&[]);
+    signal(&child, "-TERM");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("hey_jarvis_v0.1") && out.contains("stdin: "), "{out}");
+
+    let child = live(&["--json-lines", "--model", "hey_jarvis"]);
+    signal(&child, "-INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(stdout(&o).lines().count() <= 1, "{}", stdout(&o));
+}
+
+/// A closed stdout ends a live stream quietly (status 0) within a second, although no more
+/// audio arrives to be scored.
+#[test]
+fn a_closed_stdout_is_noticed_while_no_audio_arrives() {
+    let mut child = live(&["--model", "hey_jarvis"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(child.stdout.take()); // the reader goes away; stdin stays open
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed().as_secs_f64() < 5.0, "still running after 5 s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    // Within a second of noticing (the check runs every 200 ms), with margin for a busy CI.
+    assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+}

@@ -9,6 +9,7 @@
 mod bench;
 mod cpu;
 mod listen;
+mod live;
 mod plan;
 mod transcribe;
 mod wake;

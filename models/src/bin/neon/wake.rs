@@ -1,10 +1,9 @@
 //! `neon wake`: wake-word detection on a WAV file or raw audio from stdin.
 
-use std::io;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use neon_models::audio::{AudioError, RawPcmReader};
+use neon_models::audio::AudioError;
 use neon_models::exec_plan::Family;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeWord;
@@ -14,7 +13,7 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
-use crate::{line, SessionArgs, NO_STDIN_SAMPLES};
+use crate::{line, live, SessionArgs, NO_STDIN_SAMPLES};
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: usize = 16_000;
@@ -42,8 +41,12 @@ pub struct WakeArgs {
     refractory_seconds: f32,
     /// Print one JSON object: per model, the score of every 1280-sample chunk and the
     /// detections.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json_lines")]
     json: bool,
+    /// Print one JSON object per detection as it happens: `{"time_s", "model", "score"}`
+    /// (flushed; for live streams), and nothing else on stdout.
+    #[arg(long)]
+    json_lines: bool,
     /// Threads computing the speech embedding (default: the cores the OS offers, at most
     /// 4; 1 runs on the calling thread). The scores are the same for any count.
     #[arg(long, value_name = "N")]
@@ -82,6 +85,7 @@ struct Session {
     tracks: Vec<Track>,
     pad: usize,
     json: bool,
+    json_lines: bool,
     chunks: u64,
 }
 
@@ -111,7 +115,10 @@ impl Session {
                 // (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
                 let time = d.end_sample.saturating_sub(self.pad as u64) as f64 / RATE as f64;
                 track.detections.push((time, d.score));
-                if !self.json {
+                if self.json_lines {
+                    let v = json!({"time_s": time, "model": track.name, "score": short(d.score)});
+                    line(format_args!("{v}"))?;
+                } else if !self.json {
                     line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
                 }
             }
@@ -186,14 +193,21 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
     let detector =
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
     let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
-    let mut s = Session { detector, team, tracks, pad, json: args.json, chunks: 0 };
+    let (json, json_lines) = (args.json, args.json_lines);
+    let mut s = Session { detector, team, tracks, pad, json, json_lines, chunks: 0 };
     let started = Instant::now();
-    let (label, audio_samples) = if args.input == "-" {
-        ("stdin".to_string(), run_stdin(&mut s)?)
+    let (label, audio_samples, signal) = if args.input == "-" {
+        let (samples, signal) = run_stdin(&mut s)?;
+        ("stdin".to_string(), samples, signal)
     } else {
-        (args.input.clone(), run_file(&mut s, &args.input)?)
+        (args.input.clone(), run_file(&mut s, &args.input)?, None)
     };
-    report(&s, &label, audio_samples, started.elapsed().as_secs_f64())
+    report(&s, &label, audio_samples, started.elapsed().as_secs_f64())?;
+    if let Some(status) = signal {
+        // Interrupted: the results so far are printed; the status says why it ended.
+        std::process::exit(status);
+    }
+    Ok(())
 }
 
 /// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
@@ -221,10 +235,13 @@ fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
 }
 
 /// Raw s16le 16 kHz mono from stdin, in 1280-sample chunks as they arrive; a final partial
-/// chunk is not scored (as in openwakeword, it would wait for more audio).
-fn run_stdin(s: &mut Session) -> Result<usize, String> {
-    let stdin = io::stdin();
-    let mut reader = RawPcmReader::new("stdin", stdin.lock());
+/// chunk is not scored (as in openwakeword, it would wait for more audio). Read on a thread
+/// of its own ([`live`](crate::live)): SIGINT or SIGTERM ends the stream with what was
+/// gathered (the second value: the exit status, 130 or 143); a closed stdout ends the
+/// command quietly (status 0) within 200 ms even while no audio arrives.
+fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
+    let signals = live::Signals::catch()?;
+    let rx = live::read_stdin(CHUNK);
     let mut chunk = vec![0i16; CHUNK];
     let zeros = vec![0i16; CHUNK];
     let mut pad = s.pad;
@@ -236,23 +253,32 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
     chunk[..filled].fill(0);
     let mut total = 0usize;
     loop {
-        let n = match reader.read_samples(&mut chunk[filled..]) {
-            Ok(n) => n,
+        let piece = match live::next(&rx, &signals) {
+            live::Next::Piece(Ok(piece)) => piece,
             // The stream ended inside a sample: keep what was scored and report it.
-            Err(e @ AudioError::TruncatedData { .. }) => {
+            live::Next::Piece(Err(e @ AudioError::TruncatedData { .. })) => {
                 crate::warn(format_args!("{e}; the last byte was ignored"));
-                0
+                break;
             }
-            Err(e) => return Err(e.to_string()),
+            live::Next::Piece(Err(e)) => return Err(e.to_string()),
+            live::Next::End => break,
+            live::Next::Signal(status) => return Ok((total, Some(status))),
+            live::Next::StdoutClosed => std::process::exit(0),
         };
-        if n == 0 {
-            break;
+        let mut rest = &piece[..];
+        while !rest.is_empty() {
+            let n = (CHUNK - filled).min(rest.len());
+            chunk[filled..filled + n].copy_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            total += n;
+            filled += n;
+            if filled == CHUNK {
+                s.push(&chunk)?;
+                filled = 0;
+            }
         }
-        total += n;
-        filled += n;
-        if filled == CHUNK {
-            s.push(&chunk)?;
-            filled = 0;
+        if let Some(status) = signals.exit_status() {
+            return Ok((total, Some(status)));
         }
     }
     if total == 0 {
@@ -270,7 +296,7 @@ fn run_stdin(s: &mut Session) -> Result<usize, String> {
             filled = 0;
         }
     }
-    Ok(total)
+    Ok((total, None))
 }
 
 /// An f32 as the JSON number with the shortest decimal form that reads back as the same
@@ -280,6 +306,9 @@ fn short(v: f32) -> Value {
 }
 
 fn report(s: &Session, label: &str, audio_samples: usize, seconds: f64) -> Result<(), String> {
+    if s.json_lines {
+        return Ok(()); // every detection is printed already
+    }
     if s.json {
         let mut models = Map::new();
         for t in &s.tracks {
