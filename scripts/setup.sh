@@ -20,6 +20,8 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v espeak-ng >/dev/null || need+=(espeak-ng)
 command -v sox >/dev/null || need+=(sox)
+# libFuzzer (built by the fuzz targets' libfuzzer-sys) is C++.
+command -v g++ >/dev/null || need+=(g++)
 lean=()
 command -v qemu-system-aarch64 >/dev/null || lean+=(qemu-system-arm)
 if [ $((${#need[@]} + ${#lean[@]})) -gt 0 ]; then
@@ -36,5 +38,7 @@ if [ $((${#need[@]} + ${#lean[@]})) -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
   fi
 fi
+# cargo-fuzz runs the fuzz targets (fuzz/); from crates.io, pinned.
+cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2 >/dev/null 2>&1
 echo "setup: toolchain $(rustc --version | cut -d' ' -f2), $(qemu-aarch64 --version | head -1)," \
   "$(qemu-system-aarch64 --version | head -1)"

@@ -79,6 +79,9 @@ run_aarch64() {
   echo "aarch64: $passed tests passed under qemu-aarch64 (QEMU_CPU=${QEMU_CPU:-max})"
 }
 
+step "fuzzing: every parser of untrusted input, 20 s each (fuzz/, cargo fuzz, libFuzzer)"
+scripts/fuzz.sh 20
+
 step "aarch64 tests under qemu-aarch64 (cpu max)"
 run_aarch64 cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon
 

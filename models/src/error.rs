@@ -139,8 +139,9 @@ impl fmt::Display for Error {
             #[cfg(not(feature = "alloc"))]
             Error::Unknown { what } => write!(f, "unknown {what}"),
             #[cfg(feature = "std")]
+            // The key as given, with control characters escaped: one line always.
             Error::SessionOption { key, message } => {
-                write!(f, "session option `{key}`: {message}")
+                write!(f, "session option `{}`: {message}", key.escape_debug())
             }
             #[cfg(feature = "std")]
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
