@@ -284,3 +284,13 @@ fn bad_session_options_are_errors_and_change_nothing() {
 fn asking_for_a_component_the_family_lacks_is_a_programming_error() {
     SessionOptions::new().backend(Family::MoonshineAsr, "decodr");
 }
+
+#[test]
+fn every_message_is_one_line_whatever_the_key() {
+    for pair in ["a\nb=c", "moonshine_asr.int8\r\n", "x\u{0}.exec_plan={}", "\u{7}=1"] {
+        let e = SessionOptions::new().set_pair(pair).unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 1, "{pair:?}: {e}");
+    }
+    let e = SessionOptions::new().set_pair("a\nb=c").unwrap_err().to_string();
+    assert!(e.starts_with("session option `a\\nb`: unknown session option"), "{e}");
+}
