@@ -279,8 +279,17 @@ fn transcription_matches_the_library() {
     }
     let samples = read_wav(&dir.join("clips/open_the_door.wav"));
     let floats: Vec<f32> = samples.iter().map(|&v| i16_to_f32(v)).collect();
-    let mut reference = Transcriber::open(&dir, &SessionOptions::default()).unwrap();
-    let want = reference.transcribe(&floats).unwrap().text;
+    // Under qemu (aarch64) a transcription of this clip takes about a minute: compare with
+    // the golden text, which models/tests/moonshine_golden.rs checks `Transcriber` gives on
+    // aarch64; elsewhere run `Transcriber` itself.
+    let want = if cfg!(target_arch = "aarch64") {
+        let golden = std::fs::read_to_string(dir.join("goldens/open_the_door.json")).unwrap();
+        let golden: serde_json::Value = serde_json::from_str(&golden).unwrap();
+        golden["text"].as_str().unwrap().to_string()
+    } else {
+        let mut reference = Transcriber::open(&dir, &SessionOptions::default()).unwrap();
+        reference.transcribe(&floats).unwrap().text
+    };
     assert!(want.to_lowercase().contains("door"), "{want}");
 
     let c_dir = CString::new(dir.to_str().unwrap()).unwrap();
@@ -298,21 +307,15 @@ fn transcription_matches_the_library() {
     assert_eq!(text(buffer.as_ptr()), want);
     assert_eq!(len, want.len());
 
-    // f32 input: the same text.
-    // SAFETY: as above.
-    let status = unsafe {
-        neon_transcribe_f32(t, floats.as_ptr(), floats.len(), buffer.as_mut_ptr(), 256, &mut len)
-    };
-    assert_eq!(status, NeonStatus::Ok, "{}", last_error());
-    assert_eq!(text(buffer.as_ptr()), want);
-
-    // A buffer one byte short of the NUL: the size needed, an empty string, the text kept.
+    // f32 input (the same text) into a buffer one byte short of the NUL: the size needed,
+    // an empty string, the text kept by the handle. (One transcription for both checks:
+    // they are slow under qemu.)
     // SAFETY: `buffer` has room for `want.len()` bytes.
     let status = unsafe {
-        neon_transcribe_i16(
+        neon_transcribe_f32(
             t,
-            samples.as_ptr(),
-            samples.len(),
+            floats.as_ptr(),
+            floats.len(),
             buffer.as_mut_ptr(),
             want.len(),
             &mut len,
