@@ -89,5 +89,11 @@ step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
 QEMU_CPU=cortex-a72 run_aarch64 cargo test -p neon-runtime --features alloc,neon \
   --target aarch64-unknown-linux-gnu
 
+step "C API example (host: static library, cc)"
+examples/c/run.sh
+
+step "C API example (aarch64: cross-built static library, qemu-aarch64)"
+examples/c/run.sh --aarch64
+
 step "all test suites passed"
 echo "disk: $(df -h . | awk 'NR==2 {print $4 " free of " $2}'), target $(du -sh target | cut -f1)"
