@@ -51,6 +51,7 @@ for libc in gnu musl; do
   if [ -d neon-capi ]; then
     mkdir -p "$stage/lib" "$stage/include"
     cp "target/$target/release/libneon_capi.a" "$stage/lib/"
+    aarch64-linux-gnu-strip --strip-debug "$stage/lib/libneon_capi.a"
     if [ -f "target/$target/release/libneon_capi.so" ]; then
       cp "target/$target/release/libneon_capi.so" "$stage/lib/"
       aarch64-linux-gnu-strip "$stage/lib/libneon_capi.so"

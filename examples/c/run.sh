@@ -8,6 +8,8 @@
 #   examples/c/run.sh --aarch64  # cross-build for aarch64-unknown-linux-gnu with
 #                                # aarch64-linux-gnu-gcc, run under qemu-aarch64 (wake only)
 set -euo pipefail
+# The same release settings as scripts/release.sh (no debug info), so the two share builds.
+export CARGO_PROFILE_RELEASE_DEBUG=false
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
