@@ -357,6 +357,43 @@ fn unregister<T>(h: *const T, kind: Kind) -> Result<()> {
 }
 
 /// Registers a new handle and returns its address.
+/// The last error message of handle `h` of `kind` (NULL when `h` is not a live handle of
+/// that kind): the buffer `error` picks from the handle.
+///
+/// # Safety
+/// `h` is not being freed by another thread.
+unsafe fn handle_error<T>(
+    h: *const T,
+    kind: Kind,
+    error: impl FnOnce(&T) -> &Mutex<CString>,
+) -> *const c_char {
+    if run(|| check_handle(h, kind)) != NeonStatus::Ok {
+        return std::ptr::null();
+    }
+    // SAFETY: `h` is live, hence a valid `T`; no concurrent free (contract).
+    let h = unsafe { &*h };
+    // The buffer outlives the guard: it is replaced only by a later failing call.
+    error(h).lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
+}
+
+/// Frees handle `h` of `kind`; NULL is a no-op, a pointer that is not a live handle of that
+/// kind is `UnknownHandle`.
+///
+/// # Safety
+/// `h` is not in use by another thread.
+unsafe fn free_handle<T>(h: *mut T, kind: Kind) -> NeonStatus {
+    if h.is_null() {
+        return NeonStatus::Ok;
+    }
+    run(|| {
+        unregister(h, kind)?;
+        // SAFETY: `h` was live, i.e. created by `Box::into_raw` in `register` and not freed
+        // since (it is now removed from the registry, so this runs once).
+        drop(unsafe { Box::from_raw(h) });
+        Ok(())
+    })
+}
+
 fn register<T>(value: T, kind: Kind) -> *mut T {
     let p = Box::into_raw(Box::new(value));
     live().insert(p as usize, kind);
@@ -663,13 +700,8 @@ pub unsafe extern "C" fn neon_wake_reset(wake: *mut NeonWake) -> NeonStatus {
 /// `wake` as for `neon_wake_push`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_error(wake: *const NeonWake) -> *const c_char {
-    if run(|| check_handle(wake, Kind::Wake)) != NeonStatus::Ok {
-        return std::ptr::null();
-    }
-    // SAFETY: `wake` is live, hence a valid `NeonWake`; no concurrent mutable use (contract).
-    let w = unsafe { &*wake };
-    // The buffer outlives the guard: it is replaced only by a later failing call.
-    w.error.lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { handle_error(wake, Kind::Wake, |w| &w.error) }
 }
 
 /// Frees `wake`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
@@ -679,16 +711,8 @@ pub unsafe extern "C" fn neon_wake_error(wake: *const NeonWake) -> *const c_char
 /// `wake` must not be in use by another thread; afterwards no string it returned is valid.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_free(wake: *mut NeonWake) -> NeonStatus {
-    if wake.is_null() {
-        return NeonStatus::Ok;
-    }
-    run(|| {
-        unregister(wake, Kind::Wake)?;
-        // SAFETY: `wake` was live, i.e. created by `Box::into_raw` in `register` and not
-        // freed since (it is now removed from the registry, so this runs once).
-        drop(unsafe { Box::from_raw(wake) });
-        Ok(())
-    })
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { free_handle(wake, Kind::Wake) }
 }
 
 /// Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
@@ -874,13 +898,8 @@ pub unsafe extern "C" fn neon_transcriber_text(t: *const NeonTranscriber) -> *co
 /// `t` as for `neon_transcribe_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcriber_error(t: *const NeonTranscriber) -> *const c_char {
-    if run(|| check_handle(t, Kind::Transcriber)) != NeonStatus::Ok {
-        return std::ptr::null();
-    }
-    // SAFETY: `t` is live, hence a valid `NeonTranscriber`; no concurrent mutable use.
-    let t = unsafe { &*t };
-    // The buffer outlives the guard: it is replaced only by a later failing call.
-    t.error.lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
+    // SAFETY: the caller's contract on `t`.
+    unsafe { handle_error(t, Kind::Transcriber, |t| &t.error) }
 }
 
 /// Frees `t`; NULL is a no-op (`NEON_STATUS_OK`). Closing it again (or any pointer that is
@@ -890,14 +909,6 @@ pub unsafe extern "C" fn neon_transcriber_error(t: *const NeonTranscriber) -> *c
 /// `t` must not be in use by another thread; afterwards no string it returned is valid.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcriber_close(t: *mut NeonTranscriber) -> NeonStatus {
-    if t.is_null() {
-        return NeonStatus::Ok;
-    }
-    run(|| {
-        unregister(t, Kind::Transcriber)?;
-        // SAFETY: `t` was live, i.e. created by `Box::into_raw` in `register` and not freed
-        // since (now removed from the registry, so this runs once).
-        drop(unsafe { Box::from_raw(t) });
-        Ok(())
-    })
+    // SAFETY: the caller's contract on `t`.
+    unsafe { free_handle(t, Kind::Transcriber) }
 }
