@@ -307,9 +307,6 @@ impl AudioStream {
 
     /// The checks at the end of the input: some samples, and as many frames as declared.
     fn check_end(&self) -> Result<(), AudioError> {
-        if self.frames_decoded == 0 {
-            return Err(AudioError::NoSamples { name: self.name.clone() });
-        }
         match self.info.frames {
             Some(declared) if self.check_frames && self.frames_decoded < declared => {
                 Err(AudioError::Decode {
@@ -320,6 +317,7 @@ impl AudioStream {
                     ),
                 })
             }
+            _ if self.frames_decoded == 0 => Err(AudioError::NoSamples { name: self.name.clone() }),
             _ => Ok(()),
         }
     }

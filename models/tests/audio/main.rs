@@ -1,7 +1,11 @@
-//! WAV input: every encoding hound reads, down-mixing, resampling accuracy against the analytic
-//! signal, the error for every kind of bad file, and a small fuzz (no input may panic).
+//! Audio input: every WAV encoding, down-mixing, resampling accuracy against the analytic
+//! signal, the error for every kind of bad file, and a small fuzz (no input may panic); the
+//! committed WAV/FLAC/Ogg files (`files`); streaming (`stream`).
 
+#[path = "../common/mod.rs"]
 mod common;
+mod files;
+mod stream;
 
 use std::f64::consts::PI;
 use std::io::Cursor;
