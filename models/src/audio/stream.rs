@@ -14,6 +14,12 @@ use super::codec::{self, Container};
 use super::resample::Streaming;
 use super::{clamp_full_scale, wav, AudioError, SAMPLE_RATE};
 
+/// Largest magnitude passed to the resampler: decoded values beyond it (a float input far
+/// beyond full scale, up to `f32::MAX`) are limited to it first, so that the resampler's FFTs
+/// cannot overflow into infinities and NaNs. The output clips such samples to full scale
+/// anyway.
+const MAX_DECODED: f32 = 1_048_576.0;
+
 /// A source of down-mixed mono samples at the input's own rate, full scale.
 pub(super) trait Decode: Send {
     /// Appends the next samples (one packet or block) to `mono` and returns how many; 0 at the
@@ -288,8 +294,11 @@ impl AudioStream {
                 break;
             }
             self.frames_decoded += n as u64;
-            self.source_peak =
-                self.mono.iter().fold(self.source_peak, |peak, &x| peak.max(x.abs()));
+            for x in &mut self.mono {
+                self.source_peak = self.source_peak.max(x.abs());
+                // Only float input gets here beyond full scale; the output clips it anyway.
+                *x = x.clamp(-MAX_DECODED, MAX_DECODED);
+            }
             match &mut self.resampler {
                 Some(r) => r.push(&self.mono, out).map_err(|reason| self.resample_error(reason))?,
                 None => out.extend_from_slice(&self.mono),

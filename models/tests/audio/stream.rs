@@ -198,3 +198,18 @@ fn memory_does_not_grow_with_the_length() {
     // Left v, right v / 2: a 1 kHz tone of amplitude 0.225.
     assert!((peak - 0.225).abs() < 1e-3, "{peak}");
 }
+
+#[test]
+fn huge_float_samples_clip_instead_of_overflowing() {
+    // Found by fuzzing: float samples near f32::MAX overflowed the resampler's FFTs into NaN.
+    let x = [f32::MAX, -f32::MAX, 1e30, 0.5, -3e38, 0.0];
+    let data: Vec<u8> = x.iter().cycle().take(6000).flat_map(|v| v.to_le_bytes()).collect();
+    for rate in [16_000, 44_100] {
+        let bytes = raw_wav(&fmt16(3, 1, rate, 4, 32), &data);
+        let mut s = AudioStream::from_read("huge", Cursor::new(bytes)).unwrap();
+        let mut out = Vec::new();
+        while s.read(&mut out).unwrap() > 0 {}
+        assert!(out.iter().all(|x| (-1.0..1.0).contains(x)), "{rate} Hz");
+        assert!(s.clipped() > 0 && s.source_peak() == f32::MAX, "{rate} Hz");
+    }
+}
