@@ -258,8 +258,8 @@ impl AudioStream {
         &self.info
     }
 
-    /// Appends the next 16 kHz mono samples (the channel average, resampled, clamped into
-    /// `[-1, 1)`) to `out` and returns how many; 0 means the end, and every later call returns
+    /// Appends the next 16 kHz mono samples (the channel average, limited to `+-2^20`,
+    /// resampled, clamped into `[-1, 1)`) to `out` and returns how many; 0 means the end, and every later call returns
     /// 0 too. Each call decodes at least one packet (a WAV block of at most 64 KiB, a FLAC
     /// frame, a Vorbis packet) and appends what the resampler has ready; at the end the
     /// resampler is flushed, and the whole output has `round(frames_decoded * 16000 / rate)`

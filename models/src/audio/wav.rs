@@ -280,7 +280,7 @@ fn parse_fmt(name: &str, b: &[u8]) -> Result<(Layout, u32), AudioError> {
         if valid > 0 {
             valid_bits = valid;
         }
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return Err(malformed(name, &format!("{bits}-bit containers (not whole bytes)")));
         }
     }
