@@ -46,6 +46,10 @@ pub(super) struct CodecDecoder {
 /// Maps a symphonia error to an [`AudioError`] about `name`.
 fn error(name: &str, e: Error) -> AudioError {
     match e {
+        // symphonia reads past the end of a cut or corrupt stream (its source is fine).
+        Error::IoError(source) if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+            AudioError::Decode { name: name.into(), reason: "the stream ends early".into() }
+        }
         Error::IoError(source) => AudioError::io(name, source),
         Error::Unsupported(what) => {
             AudioError::Unsupported { name: name.into(), format: what.to_string() }

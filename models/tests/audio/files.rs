@@ -124,3 +124,21 @@ fn vorbis_is_close_to_the_reference() {
     // with margin for another encoder build: 30 dB (error 3% of the signal's RMS), 0.999.
     assert!(snr_db > 30.0 && correlation > 0.999, "SNR {snr_db:.1} dB, correlation {correlation}");
 }
+
+#[test]
+fn flac_rates_outside_the_range_are_unsupported() {
+    let e = AudioStream::open(data("rate500.flac")).err().unwrap();
+    assert!(matches!(e, neon_models::audio::AudioError::Unsupported { .. }), "{e:?}");
+    assert!(e.to_string().contains("500 Hz (supported: 1000 to 768000 Hz)"), "{e}");
+}
+
+#[test]
+fn a_flac_header_without_frames_is_a_decode_error() {
+    // STREAMINFO and the other metadata blocks, then nothing: not an I/O error.
+    let bytes = std::fs::read(data("ref16k.flac")).unwrap();
+    let frame = bytes.windows(2).position(|w| w[0] == 0xFF && w[1] & 0xFE == 0xF8).unwrap();
+    let e = AudioStream::from_seekable("head.flac", std::io::Cursor::new(bytes[..frame].to_vec()))
+        .err()
+        .unwrap();
+    assert!(matches!(e, neon_models::audio::AudioError::Decode { .. }), "{e:?}");
+}

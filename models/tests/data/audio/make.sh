@@ -17,7 +17,9 @@
 #   stereo44k.wav     16-bit stereo 44.1 kHz, left the sine, right the sine at -0.5 x
 #   ref16k.flac       FLAC of ref16k.wav (lossless)
 #   stereo44k.flac    FLAC of stereo44k.wav
-#   ref16k.ogg        Ogg/Vorbis of ref16k.wav (quality 6)
+#   ref16k.ogg        Ogg/Vorbis of ref16k.wav (quality 6; each run differs: a random Ogg
+#                     stream serial number)
+#   rate500.flac      a 100 Hz sine at 500 Hz, a rate below the supported range
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 seeds="$here/../../../../fuzz/seeds/decode"
@@ -94,6 +96,7 @@ tail -c +45 ref16k.wav | sox -D -t s16 -r 16000 -c 1 - -t wav - 2>/dev/null | ca
 sox -D ref16k.wav ref16k.flac
 sox -D stereo44k.wav stereo44k.flac
 sox -D ref16k.wav -C 6 ref16k.ogg
+sox -D -n -r 500 -b 16 -c 1 rate500.flac synth 0.1 sine 100
 sox -D "$seeds/pcm16.wav" "$seeds/tiny.flac"
 sox -D "$seeds/pcm16.wav" -C 0 "$seeds/tiny.ogg"
 ls -l "$here" "$seeds"
