@@ -65,8 +65,9 @@ pub fn is_container(prefix: &[u8]) -> bool {
 /// An audio input (WAV, FLAC or Ogg/Vorbis, see the [module documentation](super)) decoded as
 /// it is read: [`AudioStream::read`] appends the next 16 kHz mono samples, full scale
 /// `[-1, 1)`. It holds one packet of the input and one FFT block of the resampler, whatever
-/// the input's length, and reads its source front to back (a seekable source is sought only
-/// to find its length and to rewind after sniffing the container).
+/// the input's length. A non-seekable source is read front to back and never sought; of a
+/// seekable one the length is taken first, and symphonia may seek in a FLAC or Ogg file (the
+/// Ogg reader looks for the last page to learn the length).
 pub struct AudioStream {
     name: String,
     info: StreamInfo,
