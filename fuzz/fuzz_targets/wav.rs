@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use neon_models::audio::Audio;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(audio) = Audio::from_reader("fuzz", std::io::Cursor::new(data)) {
+    if let Ok(audio) = Audio::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) {
         let _ = audio.to_i16();
     }
 });

@@ -15,7 +15,8 @@ pub enum AudioError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The bytes are not a RIFF/WAVE file (e.g. a text file, an empty file, an AVI).
+    /// The bytes are neither a RIFF/WAVE, a FLAC nor an Ogg file (e.g. a text file, an empty
+    /// file, an AVI).
     NotWav {
         /// The file.
         name: String,
@@ -47,8 +48,8 @@ pub enum AudioError {
         /// What is wrong.
         reason: String,
     },
-    /// A well-formed WAV file in an encoding that is not read (e.g. ADPCM, A-law, 64-bit float,
-    /// 12-bit integers, RF64).
+    /// A well-formed file in an encoding that is not read (e.g. ADPCM, A-law, 64-bit float,
+    /// RF64, Opus in Ogg, a sample rate outside 1 to 768 kHz).
     Unsupported {
         /// The file.
         name: String,
@@ -68,6 +69,14 @@ pub enum AudioError {
         frame: u64,
         /// Channel holding it.
         channel: u16,
+    },
+    /// A FLAC or Ogg/Vorbis stream could not be decoded (a corrupt packet, a stream shorter
+    /// than its header declares).
+    Decode {
+        /// The file.
+        name: String,
+        /// The decoder's message.
+        reason: String,
     },
     /// The clip has fewer 16 kHz samples than a consumer needs (see
     /// [`Audio::require_min_samples`](super::Audio::require_min_samples)).
@@ -107,6 +116,7 @@ impl AudioError {
             | AudioError::Unsupported { name, .. }
             | AudioError::NoSamples { name }
             | AudioError::NonFinite { name, .. }
+            | AudioError::Decode { name, .. }
             | AudioError::TooShort { name, .. }
             | AudioError::Resample { name, .. } => name,
         }
@@ -122,7 +132,9 @@ impl fmt::Display for AudioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AudioError::Io { name, source } => write!(f, "cannot read {name}: {source}"),
-            AudioError::NotWav { name, reason } => write!(f, "{name}: not a WAV file ({reason})"),
+            AudioError::NotWav { name, reason } => {
+                write!(f, "{name}: not a WAV, FLAC or Ogg file ({reason})")
+            }
             AudioError::TruncatedHeader { name, len } => {
                 write!(f, "{name}: truncated WAV header (the file ends after {len} bytes)")
             }
@@ -131,12 +143,13 @@ impl fmt::Display for AudioError {
             }
             AudioError::Malformed { name, reason } => write!(f, "{name}: malformed WAV: {reason}"),
             AudioError::Unsupported { name, format } => {
-                write!(f, "{name}: unsupported WAV encoding: {format}")
+                write!(f, "{name}: unsupported encoding: {format}")
             }
-            AudioError::NoSamples { name } => write!(f, "{name}: the WAV file has no samples"),
+            AudioError::NoSamples { name } => write!(f, "{name}: the file has no samples"),
             AudioError::NonFinite { name, frame, channel } => {
                 write!(f, "{name}: float sample at frame {frame}, channel {channel} is not finite")
             }
+            AudioError::Decode { name, reason } => write!(f, "{name}: cannot decode: {reason}"),
             AudioError::TooShort { name, what, samples, min } => write!(
                 f,
                 "{name}: too short for {what}: {samples} samples at 16 kHz ({:.1} ms), \

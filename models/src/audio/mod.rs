@@ -1,28 +1,38 @@
-//! Audio input for the command-line programs: any WAV file as 16 kHz mono, and raw s16le
-//! 16 kHz mono from a pipe.
+//! Audio input for the command-line programs: WAV, FLAC and Ogg/Vorbis files and streams as
+//! 16 kHz mono, and raw s16le 16 kHz mono from a pipe.
 //!
-//! The model APIs take 16 kHz mono samples. [`Audio::open`] reads any WAV file that `hound`
-//! decodes (8-bit unsigned, 16/24/32-bit signed integer, 32-bit IEEE float; any channel count;
-//! any sample rate), down-mixes by averaging the channels and resamples to 16 kHz (see
-//! [`resample`] for the resampler, its delay handling and its passband). [`RawPcmReader`] reads
-//! headerless signed 16-bit little-endian mono samples, as written by
-//! `arecord -f S16_LE -r 16000 -c 1`, in chunks as they arrive.
+//! The model APIs take 16 kHz mono samples. [`AudioStream`] decodes an input packet by packet
+//! and resamples it as it is read (memory independent of the input's length; regular files,
+//! FIFOs, `/dev/fd/N` and stdin alike); [`Audio::open`] collects a whole clip. Formats:
+//! - WAV (parsed here, see `wav.rs`): integer PCM of any valid-bit count in 1- to 4-byte
+//!   containers (8-bit unsigned; the valid bits are the top bits, as the format defines),
+//!   32-bit IEEE float, plain or WAVE_FORMAT_EXTENSIBLE; any chunks before the data; the
+//!   unknown sizes programs write to a pipe (the data then runs to the end of the input).
+//! - FLAC and Ogg/Vorbis, decoded with symphonia.
+//!
+//! Any channel count (down-mixed by averaging) and any sample rate from 1 to 768 kHz
+//! (resampled to 16 kHz, see [`resample`] for the resampler, its delay handling and its
+//! passband). [`RawPcmReader`] reads headerless signed 16-bit little-endian mono samples, as
+//! written by `arecord -f S16_LE -r 16000 -c 1`, in chunks as they arrive.
 //!
 //! Scales: [`Audio::samples`] holds full-scale `f32` values in `[-1, 1)`, i.e. an integer
-//! sample `v` of a `b`-bit file maps to `v / 2^(b-1)`. openWakeWord wants int16 sample values
-//! (as `f32`, not divided by 32768): use [`Audio::to_i16`] / [`Audio::to_i16_scale`] or
+//! sample `v` in a `b`-bit container maps to `v / 2^(b-1)`. openWakeWord wants int16 sample
+//! values (as `f32`, not divided by 32768): use [`Audio::to_i16`] / [`Audio::to_i16_scale`] or
 //! [`f32_to_i16`].
 //!
 //! Errors are [`AudioError`]s whose one-line `Display` names the file and the problem; no input
 //! makes this module panic.
 
+mod codec;
 mod error;
 mod raw;
 pub mod resample;
+mod stream;
 mod wav;
 
 pub use error::AudioError;
 pub use raw::RawPcmReader;
+pub use stream::{is_container, AudioStream, StreamInfo};
 
 use core::fmt;
 use std::string::String;
@@ -34,74 +44,28 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// Largest `f32` below 1.0 (`1 - 2^-24`): the top of the `[-1, 1)` sample range.
 pub const MAX_BELOW_ONE: f32 = 1.0 - f32::EPSILON / 2.0;
 
-/// The sample encoding of a WAV file, as reported by [`WavInfo`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampleFormat {
-    /// Unsigned 8-bit integer (offset 128), full scale 128.
-    U8,
-    /// Signed 16-bit little-endian integer, full scale 2^15.
-    I16,
-    /// Signed 24-bit little-endian integer, full scale 2^23, stored in `container_bytes` (3 or 4)
-    /// bytes per sample.
-    I24 {
-        /// Bytes per sample in the file: 3 (packed) or 4 (padded).
-        container_bytes: u8,
-    },
-    /// Signed 32-bit little-endian integer, full scale 2^31.
-    I32,
-    /// 32-bit IEEE 754 float, full scale 1.0.
-    F32,
-}
-
-impl SampleFormat {
-    /// Bits of each sample that carry the value (8, 16, 24 or 32).
-    pub fn bits(self) -> u16 {
-        match self {
-            SampleFormat::U8 => 8,
-            SampleFormat::I16 => 16,
-            SampleFormat::I24 { .. } => 24,
-            SampleFormat::I32 | SampleFormat::F32 => 32,
-        }
-    }
-}
-
-impl fmt::Display for SampleFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SampleFormat::U8 => f.write_str("8-bit unsigned integer"),
-            SampleFormat::I16 => f.write_str("16-bit integer"),
-            SampleFormat::I24 { container_bytes: 3 } => f.write_str("24-bit integer"),
-            SampleFormat::I24 { container_bytes } => {
-                write!(f, "24-bit integer in {container_bytes}-byte containers")
-            }
-            SampleFormat::I32 => f.write_str("32-bit integer"),
-            SampleFormat::F32 => f.write_str("32-bit float"),
-        }
-    }
-}
-
-/// What the WAV file held before down-mixing and resampling (for reporting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WavInfo {
+/// What a clip held before down-mixing and resampling (for reporting).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClipInfo {
     /// Original sample rate, in Hz.
     pub sample_rate: u32,
     /// Original channel count (down-mixed by averaging).
     pub channels: u16,
-    /// Original sample encoding.
-    pub format: SampleFormat,
-    /// Original length in frames (samples per channel).
+    /// Original encoding (see [`StreamInfo::format`]).
+    pub format: String,
+    /// Original length in frames (samples per channel), as decoded.
     pub frames: u64,
 }
 
-impl WavInfo {
+impl ClipInfo {
     /// Original duration in seconds: `frames / sample_rate`.
     pub fn duration_seconds(&self) -> f64 {
         self.frames as f64 / f64::from(self.sample_rate)
     }
 }
 
-impl fmt::Display for WavInfo {
-    /// For example `44100 Hz, 2 channels, 16-bit integer, 3.250 s`.
+impl fmt::Display for ClipInfo {
+    /// For example `44100 Hz, 2 channels, 16-bit integer PCM, 3.250 s`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = if self.channels == 1 { "" } else { "s" };
         write!(
@@ -121,10 +85,10 @@ pub struct Audio {
     /// Where the clip came from (the path as given), for messages.
     pub name: String,
     /// The clip at [`SAMPLE_RATE`] (16 kHz), mono, full scale `[-1, 1)`. Its length is
-    /// `round(frames * 16000 / sample_rate)` samples of the original file (see [`WavInfo`]).
+    /// `round(frames * 16000 / sample_rate)` samples of the original file (see [`ClipInfo`]).
     pub samples: Vec<f32>,
     /// The original rate, channels, encoding and length.
-    pub info: WavInfo,
+    pub info: ClipInfo,
     /// Number of samples that fell outside `[-1, 1]` (from a float file or from resampling
     /// overshoot near full scale) and were clamped into `[-1, 1)`.
     pub clipped: usize,
@@ -136,39 +100,46 @@ pub struct Audio {
 }
 
 impl Audio {
-    /// Reads a WAV file of any supported encoding, channel count and sample rate, and returns
-    /// it as 16 kHz mono (see the [module documentation](self)).
+    /// Reads a whole file of any supported format, encoding, channel count and sample rate,
+    /// and returns it as 16 kHz mono (see the [module documentation](self)), collected from an
+    /// [`AudioStream`] (which see for the kinds of file read).
     ///
     /// # Errors
-    /// [`AudioError::Io`] if the file cannot be opened or read, [`AudioError::NotWav`],
-    /// [`AudioError::TruncatedHeader`], [`AudioError::TruncatedData`] (the data chunk is shorter
-    /// than its header declares), [`AudioError::Malformed`], [`AudioError::Unsupported`]
-    /// (e.g. ADPCM, A-law, 64-bit float, 12-bit), [`AudioError::NoSamples`],
-    /// [`AudioError::NonFinite`] (a NaN or infinite float sample), [`AudioError::Resample`].
+    /// As [`AudioStream::open`] and [`AudioStream::read`].
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<Audio, AudioError> {
-        let path = path.as_ref();
-        let name = std::format!("{}", path.display());
-        let file = std::fs::File::open(path).map_err(|e| AudioError::io(&name, e))?;
-        Audio::from_reader(name, std::io::BufReader::new(file))
+        Audio::collect(AudioStream::open(path)?)
     }
 
     /// Like [`Audio::open`], from any seekable byte source (a file, an in-memory
     /// `std::io::Cursor`); `name` is used in messages. The source is read from its start.
     ///
     /// # Errors
-    /// As [`Audio::open`].
-    pub fn from_reader<R: std::io::Read + std::io::Seek>(
+    /// As [`AudioStream::from_seekable`] and [`AudioStream::read`].
+    pub fn from_reader<R: std::io::Read + std::io::Seek + Send + Sync + 'static>(
         name: impl Into<String>,
         reader: R,
     ) -> Result<Audio, AudioError> {
-        let name = name.into();
-        let (mono, info) = wav::read_mono(&name, reader)?;
-        let source_peak = mono.iter().fold(0.0f32, |peak, &x| peak.max(x.abs()));
-        let mut samples = resample::to_16k(&mono, info.sample_rate)
-            .map_err(|reason| AudioError::Resample { name: name.clone(), reason })?;
-        drop(mono);
-        let clipped = clamp_full_scale(&mut samples);
-        Ok(Audio { name, samples, info, clipped, source_peak })
+        Audio::collect(AudioStream::from_seekable(name, reader)?)
+    }
+
+    /// Reads `stream` to its end.
+    fn collect(mut stream: AudioStream) -> Result<Audio, AudioError> {
+        let mut samples = Vec::new();
+        while stream.read(&mut samples)? > 0 {}
+        let info = stream.info();
+        let info = ClipInfo {
+            sample_rate: info.sample_rate,
+            channels: info.channels,
+            format: info.format.clone(),
+            frames: stream.frames_decoded(),
+        };
+        Ok(Audio {
+            name: stream.name().into(),
+            samples,
+            info,
+            clipped: stream.clipped(),
+            source_peak: stream.source_peak(),
+        })
     }
 
     /// Number of 16 kHz samples.

@@ -1,4 +1,5 @@
-//! Whole-clip resampling to 16 kHz with rubato's synchronous FFT resampler.
+//! Resampling to 16 kHz with rubato's synchronous FFT resampler, of a whole clip
+//! ([`to_16k`]) or of a stream as it arrives ([`Streaming`], bitwise the same output).
 //!
 //! # Choice
 //! `rubato::Fft` (fixed ratio, the one rubato recommends for offline file conversion): each
@@ -85,6 +86,31 @@ pub fn output_len(len: usize, rate: u32) -> usize {
     ((2 * num + rate) / (2 * rate)) as usize
 }
 
+/// rubato's FFT resampler with blocks of exactly `block_sizes(rate)`, one channel.
+fn new_fft(rate: u32) -> Result<Fft<f32>, String> {
+    let (n_in, n_out) = block_sizes(rate);
+    // `FixedSync::Both` with a chunk of exactly `c` minimal blocks gives FFT blocks of
+    // `n_in` / `n_out` samples; one sub-chunk per chunk.
+    let fft = Fft::<f32>::new_custom(
+        rate as usize,
+        SAMPLE_RATE as usize,
+        n_in,
+        1,
+        1,
+        WINDOW,
+        FixedSync::Both,
+    )
+    .map_err(|e| e.to_string())?;
+    if (fft.fft_size_in(), fft.fft_size_out()) != (n_in, n_out) {
+        return Err(std::format!(
+            "unexpected FFT block sizes {} / {} (wanted {n_in} / {n_out})",
+            fft.fft_size_in(),
+            fft.fft_size_out()
+        ));
+    }
+    Ok(fft)
+}
+
 /// Resamples a mono clip from `rate` Hz to 16 kHz; returns `output_len(input.len(), rate)`
 /// samples, time-aligned with the input (see the [module documentation](self)). A 16 kHz clip
 /// is returned unchanged.
@@ -102,26 +128,7 @@ pub fn to_16k(input: &[f32], rate: u32) -> Result<Vec<f32>, String> {
     if input.is_empty() {
         return Ok(Vec::new());
     }
-    let (n_in, n_out) = block_sizes(rate);
-    // `FixedSync::Both` with a chunk of exactly `c` minimal blocks gives FFT blocks of
-    // `n_in` / `n_out` samples; one sub-chunk per chunk.
-    let mut fft = Fft::<f32>::new_custom(
-        rate as usize,
-        SAMPLE_RATE as usize,
-        n_in,
-        1,
-        1,
-        WINDOW,
-        FixedSync::Both,
-    )
-    .map_err(|e| e.to_string())?;
-    if (fft.fft_size_in(), fft.fft_size_out()) != (n_in, n_out) {
-        return Err(std::format!(
-            "unexpected FFT block sizes {} / {} (wanted {n_in} / {n_out})",
-            fft.fft_size_in(),
-            fft.fft_size_out()
-        ));
-    }
+    let mut fft = new_fft(rate)?;
     let adapter = InterleavedSlice::new(input, 1, input.len()).map_err(|e| e.to_string())?;
     let mut out =
         fft.process_all(&adapter, input.len(), None).map_err(|e| e.to_string())?.take_data();
@@ -129,6 +136,139 @@ pub fn to_16k(input: &[f32], rate: u32) -> Result<Vec<f32>, String> {
     // rounding ever made it short, pad) to the exact rounded length.
     out.resize(want, 0.0);
     Ok(out)
+}
+
+/// A resampler from `rate` Hz to 16 kHz fed piece by piece: its output is bitwise the output
+/// of [`to_16k`] on the concatenation of the pieces, and it holds one FFT block of input and
+/// one of output.
+///
+/// [`to_16k`]'s `process_all` cuts the clip into blocks of `n_in` samples, resamples each (the
+/// last one zero-padded), then blocks of zeros until the output is long enough, and drops the
+/// first `n_out / 2` output samples (the filter's delay). This does the same blocks in the
+/// same order as their input arrives, so every FFT sees the same numbers.
+pub struct Streaming {
+    fft: Fft<f32>,
+    n_in: usize,
+    /// Input not yet resampled (less than one block).
+    pending: Vec<f32>,
+    /// One block of output.
+    block: Vec<f32>,
+    /// Output samples still to drop at the start (the delay).
+    to_trim: usize,
+    /// Input samples taken so far.
+    consumed: u64,
+    /// Output samples emitted so far.
+    produced: u64,
+    rate: u32,
+    /// [`Streaming::finish`] has run.
+    finished: bool,
+}
+
+impl Streaming {
+    /// A resampler from `rate` Hz (not 16 kHz, not 0) to 16 kHz.
+    ///
+    /// # Errors
+    /// The resampler's message if it rejects the configuration.
+    pub fn new(rate: u32) -> Result<Streaming, String> {
+        if rate == 0 || rate == SAMPLE_RATE {
+            return Err(std::format!("no resampler for an input at {rate} Hz"));
+        }
+        let fft = new_fft(rate)?;
+        let (n_in, n_out) = block_sizes(rate);
+        Ok(Streaming {
+            to_trim: fft.output_delay(),
+            fft,
+            n_in,
+            pending: Vec::with_capacity(n_in),
+            block: std::vec![0.0; n_out],
+            consumed: 0,
+            produced: 0,
+            rate,
+            finished: false,
+        })
+    }
+
+    /// Resamples `input`, the next samples of the stream, appending what is ready to `out`
+    /// (one FFT block of output per `n_in` input samples, minus the delay at the start).
+    ///
+    /// # Errors
+    /// The resampler's message if it fails (not expected).
+    pub fn push(&mut self, mut input: &[f32], out: &mut Vec<f32>) -> Result<(), String> {
+        if self.finished {
+            return Err("input after the end of the stream".into());
+        }
+        self.consumed += input.len() as u64;
+        while !input.is_empty() {
+            let k = (self.n_in - self.pending.len()).min(input.len());
+            self.pending.extend_from_slice(&input[..k]);
+            input = &input[k..];
+            if self.pending.len() == self.n_in {
+                self.process(None, out)?;
+                self.pending.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: resamples the rest and appends the last samples, so that the whole
+    /// output has `output_len(consumed, rate)` samples, as [`to_16k`]'s. Calling it again
+    /// appends nothing.
+    ///
+    /// # Errors
+    /// The resampler's message if it fails (not expected).
+    pub fn finish(&mut self, out: &mut Vec<f32>) -> Result<(), String> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        let want = output_len(self.consumed as usize, self.rate) as u64;
+        // `process_all` computes (and keeps) this many samples; `to_16k` cuts or zero-pads
+        // them to `want`.
+        let computed = (self.fft.resample_ratio() * self.consumed as f64).ceil() as u64;
+        let keep = want.min(computed);
+        let start = out.len();
+        if !self.pending.is_empty() {
+            let partial = self.pending.len();
+            self.process(Some(partial), out)?;
+            self.pending.clear();
+        }
+        while self.produced < keep && self.consumed > 0 {
+            self.process(Some(0), out)?;
+        }
+        // Cut what `process_all` would not have kept, pad as `to_16k` does.
+        let over = self.produced.saturating_sub(keep) as usize;
+        out.truncate(out.len() - over.min(out.len() - start));
+        self.produced -= over as u64;
+        while self.produced < want {
+            out.push(0.0);
+            self.produced += 1;
+        }
+        Ok(())
+    }
+
+    /// Resamples one block (`partial`: that many valid samples in `pending`, the rest zero).
+    fn process(&mut self, partial: Option<usize>, out: &mut Vec<f32>) -> Result<(), String> {
+        let input = InterleavedSlice::new(&self.pending[..], 1, self.pending.len())
+            .map_err(|e| e.to_string())?;
+        let n_out = self.block.len();
+        let mut output =
+            InterleavedSlice::new_mut(&mut self.block[..], 1, n_out).map_err(|e| e.to_string())?;
+        let indexing = rubato::Indexing {
+            input_offset: 0,
+            output_offset: 0,
+            active_channels_mask: None,
+            partial_len: partial,
+        };
+        let (_, produced) = self
+            .fft
+            .process_into_buffer(&input, &mut output, Some(&indexing))
+            .map_err(|e| e.to_string())?;
+        let skip = self.to_trim.min(produced);
+        self.to_trim -= skip;
+        out.extend_from_slice(&self.block[skip..produced]);
+        self.produced += (produced - skip) as u64;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +289,30 @@ mod tests {
         assert_eq!(block_sizes(44_100), (3528, 1280));
         assert_eq!(block_sizes(48_000), (3072, 1024));
         assert_eq!(block_sizes(8_000), (1024, 2048));
+    }
+
+    #[test]
+    fn streaming_is_bitwise_the_whole_clip_resampling() {
+        for rate in [8_000, 11_025, 22_050, 44_100, 48_000] {
+            let (n_in, _) = block_sizes(rate);
+            for len in [1, 7, n_in - 1, n_in, n_in + 1, 3 * n_in, 3 * n_in + 517] {
+                let x: std::vec::Vec<f32> =
+                    (0..len).map(|i| ((i as f32) * 0.031).sin() * 0.7).collect();
+                let whole = to_16k(&x, rate).unwrap();
+                for piece in [1usize, 100, 1000, n_in, 5000] {
+                    let mut s = Streaming::new(rate).unwrap();
+                    let mut out = Vec::new();
+                    for p in x.chunks(piece) {
+                        s.push(p, &mut out).unwrap();
+                    }
+                    s.finish(&mut out).unwrap();
+                    s.finish(&mut out).unwrap();
+                    assert_eq!(out.len(), whole.len(), "{rate} {len} {piece}");
+                    let same = out.iter().zip(&whole).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "{rate} Hz, {len} samples in pieces of {piece}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,17 +1,26 @@
-//! WAV decoding with `hound`, down-mixed to mono `f32` at the file's own rate.
+//! Streaming WAV (RIFF/WAVE) parsing and PCM decoding, down-mixed to mono `f32` at the file's
+//! own rate, from any byte source read front to back (no seeking).
 //!
-//! The file is read in two passes over the same seekable source: the first parses the header
-//! with a `hound::WavReader` and finds where the data chunk starts and how long it claims to
-//! be, so that this can be checked against the file length before anything is allocated or
-//! decoded (a data chunk shorter than declared is [`AudioError::TruncatedData`], never a
-//! silently short clip); the second decodes the samples with a fresh `hound::WavReader`.
+//! The header is walked chunk by chunk up to the `data` chunk: unknown chunks (`LIST`, `JUNK`,
+//! `fact`, ...) are skipped, an odd-sized chunk's pad byte is skipped (or, if the writer left it
+//! out, not: chunk ids never start with a zero byte). Integer samples of any valid-bit count in
+//! any container of 1 to 4 bytes decode as the container's value over its full scale: the WAV
+//! format stores the valid bits as the top bits, and the unused low bits, which should be zero,
+//! are cleared. 8-bit containers are unsigned (offset 128).
+//!
+//! A data chunk size of `0xFFFFFFFF`, of 0 in a file whose RIFF size does not cover any data,
+//! or sox's placeholder (`0x7FFFF000` rounded down to whole frames) is what programs write when
+//! their output is a pipe: the data then runs to the end of the input. Any other size is the
+//! exact length: a shorter data chunk is [`AudioError::TruncatedData`] (found before decoding
+//! when the input's length is known, else when it ends), and whatever follows it is ignored.
 
-use std::io::{Read, Seek, SeekFrom};
-use std::string::{String, ToString};
+use std::io::Read;
+use std::string::String;
 use std::vec::Vec;
 use std::{format, vec};
 
-use super::{AudioError, SampleFormat, WavInfo};
+use super::stream::{Decode, StreamInfo};
+use super::AudioError;
 
 /// Lowest sample rate read, in Hz.
 pub(super) const MIN_RATE: u32 = 1_000;
@@ -19,126 +28,177 @@ pub(super) const MIN_RATE: u32 = 1_000;
 /// points at most).
 pub(super) const MAX_RATE: u32 = 768_000;
 
-/// Reads a whole WAV file from `r` (from its start) and returns the channel average of every
-/// frame, full scale `[-1, 1)` for integer files (`v / 2^(bits-1)`; 8-bit files are unsigned
-/// with offset 128), as stored for float files; and what the file held.
-pub(super) fn read_mono<R: Read + Seek>(
-    name: &str,
-    mut r: R,
-) -> Result<(Vec<f32>, WavInfo), AudioError> {
-    let io = |e| AudioError::io(name, e);
-    let total = r.seek(SeekFrom::End(0)).map_err(io)?;
-    r.seek(SeekFrom::Start(0)).map_err(io)?;
-    check_signature(name, &mut r, total)?;
+/// Bytes of sample data decoded per [`Decode::next`] call, at most (at least one frame).
+const BYTES_PER_READ: usize = 64 * 1024;
+/// The data size sox writes when it cannot seek back, before rounding down to whole frames.
+const SOX_UNKNOWN_LEN: u32 = 0x7FFF_F000;
 
-    // Pass 1: the header, up to the first byte of the data chunk (hound reads through `r`
-    // without buffering, so `r` is left at the data chunk's first byte).
-    r.seek(SeekFrom::Start(0)).map_err(io)?;
-    let (spec, len) = match hound::WavReader::new(&mut r) {
-        Ok(w) => (w.spec(), w.len()),
-        Err(e) => return Err(header_error(name, &mut r, total, e)),
-    };
-    let data_start = r.stream_position().map_err(io)?;
-    // The data chunk's declared length, from its 8-byte header just before the data.
-    let mut head = [0u8; 8];
-    r.seek(SeekFrom::Start(data_start.saturating_sub(8))).map_err(io)?;
-    r.read_exact(&mut head).map_err(io)?;
-    if &head[..4] != b"data" {
-        return Err(malformed(name, "the data chunk header is not where hound left off"));
-    }
-    let data_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if len == 0 {
-        return Err(AudioError::NoSamples { name: name.into() });
-    }
-    // hound checked that the data length is a whole number of samples.
-    let bytes_per_sample = data_len / len;
-    let format = sample_format(name, spec, bytes_per_sample)?;
-    if spec.sample_rate == 0 {
-        return Err(malformed(name, "the sample rate is 0 Hz"));
-    }
-    if !(MIN_RATE..=MAX_RATE).contains(&spec.sample_rate) {
-        return Err(AudioError::Unsupported {
-            name: name.into(),
-            format: format!(
-                "a sample rate of {} Hz (supported: {MIN_RATE} to {MAX_RATE} Hz)",
-                spec.sample_rate
-            ),
-        });
-    }
-    let available = total.saturating_sub(data_start);
-    if u64::from(data_len) > available {
-        return Err(AudioError::TruncatedData {
-            name: name.into(),
-            declared: data_len.into(),
-            available,
-        });
-    }
-
-    // Pass 2: the samples.
-    r.seek(SeekFrom::Start(0)).map_err(io)?;
-    let mut reader = hound::WavReader::new(&mut r).map_err(|e| sample_error(name, e))?;
-    let channels = spec.channels;
-    let frames = reader.duration();
-    let info =
-        WavInfo { sample_rate: spec.sample_rate, channels, format, frames: u64::from(frames) };
-    // Bounded by the file length, checked above.
-    let mut mono = Vec::with_capacity(frames as usize);
-    let mut frame = vec![0.0f64; usize::from(channels)];
-    let mut fill = 0usize;
-    let mut push = |x: f64, mono: &mut Vec<f32>| {
-        frame[fill] = x;
-        fill += 1;
-        if fill == frame.len() {
-            fill = 0;
-            // Sum in f64 (exact for integer samples: at most 32 + 16 significant bits), one
-            // rounding to f32 after the division.
-            mono.push((frame.iter().sum::<f64>() / frame.len() as f64) as f32);
-        }
-    };
-    match format {
-        SampleFormat::F32 => {
-            for (i, s) in reader.samples::<f32>().enumerate() {
-                let x = s.map_err(|e| sample_error(name, e))?;
-                if !x.is_finite() {
-                    let (frame, channel) = (i / usize::from(channels), i % usize::from(channels));
-                    return Err(AudioError::NonFinite {
-                        name: name.into(),
-                        frame: frame as u64,
-                        channel: channel as u16,
-                    });
-                }
-                push(f64::from(x), &mut mono);
-            }
-        }
-        _ => {
-            let scale = 1.0 / f64::from(1u32 << (format.bits() - 1));
-            for s in reader.samples::<i32>() {
-                let v = s.map_err(|e| sample_error(name, e))?;
-                push(f64::from(v) * scale, &mut mono);
-            }
-        }
-    }
-    if mono.len() != frames as usize {
-        // hound yields exactly `len()` samples or an error; kept as a guard against a silently
-        // short clip.
-        return Err(AudioError::TruncatedData {
-            name: name.into(),
-            declared: data_len.into(),
-            available: mono.len() as u64 * u64::from(bytes_per_sample) * u64::from(channels),
-        });
-    }
-    Ok((mono, info))
+/// How samples are stored.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    channels: u16,
+    /// Bytes per sample (1 to 4).
+    container: usize,
+    /// Bits of each sample that carry the value (the top bits of the container).
+    valid_bits: u16,
+    /// 32-bit IEEE float (else integer).
+    float: bool,
 }
 
-fn malformed(name: &str, reason: &str) -> AudioError {
-    AudioError::Malformed { name: name.into(), reason: reason.into() }
+impl Layout {
+    fn frame_bytes(&self) -> usize {
+        self.container * usize::from(self.channels)
+    }
+
+    /// For example `24-bit integer PCM in 32-bit containers`.
+    fn describe(&self) -> String {
+        let container_bits = 8 * self.container as u16;
+        if self.float {
+            return "32-bit float PCM".into();
+        }
+        let kind = if self.container == 1 { "unsigned integer" } else { "integer" };
+        if self.valid_bits == container_bits {
+            format!("{}-bit {kind} PCM", self.valid_bits)
+        } else {
+            format!("{}-bit {kind} PCM in {container_bits}-bit containers", self.valid_bits)
+        }
+    }
+}
+
+/// A byte source that counts what it has read and can put one byte back.
+struct Counted<R> {
+    inner: R,
+    pos: u64,
+    back: Option<u8>,
+}
+
+impl<R: Read> Counted<R> {
+    /// Reads until `buf` is full or the source ends; returns the number of bytes read.
+    fn read_up_to(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut n = 0;
+        if let (Some(b), Some(first)) = (self.back, buf.first_mut()) {
+            *first = b;
+            self.back = None;
+            n = 1;
+        }
+        while n < buf.len() {
+            match self.inner.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn unread(&mut self, b: u8) {
+        self.back = Some(b);
+        self.pos -= 1;
+    }
+}
+
+/// The header reader: maps running out of bytes to [`AudioError::TruncatedHeader`].
+struct Header<'a, R> {
+    name: &'a str,
+    r: Counted<R>,
+    /// The input's length in bytes, if known (else the bytes read when it ended).
+    total: Option<u64>,
+}
+
+impl<R: Read> Header<'_, R> {
+    fn exact(&mut self, buf: &mut [u8]) -> Result<(), AudioError> {
+        let n = self.r.read_up_to(buf).map_err(|e| AudioError::io(self.name, e))?;
+        if n < buf.len() {
+            return Err(self.truncated());
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, mut len: u64) -> Result<(), AudioError> {
+        let mut scratch = [0u8; 4096];
+        while len > 0 {
+            let k = len.min(scratch.len() as u64) as usize;
+            self.exact(&mut scratch[..k])?;
+            len -= k as u64;
+        }
+        Ok(())
+    }
+
+    fn truncated(&self) -> AudioError {
+        AudioError::TruncatedHeader {
+            name: self.name.into(),
+            len: self.total.unwrap_or(self.r.pos),
+        }
+    }
+}
+
+/// A WAV file's sample data, decoded as it is read.
+pub(super) struct WavDecoder<R> {
+    name: String,
+    r: Counted<R>,
+    layout: Layout,
+    /// Declared data length in bytes (`None`: to the end of the input).
+    declared: Option<u64>,
+    /// Sample bytes read so far.
+    data_read: u64,
+    buf: Vec<u8>,
+    frame: Vec<f64>,
+}
+
+/// Parses the header of the WAV file `r` (read from its first byte up to the first sample
+/// byte) whose total length is `total` bytes if known.
+///
+/// # Errors
+/// [`AudioError::NotWav`], [`AudioError::TruncatedHeader`], [`AudioError::Malformed`],
+/// [`AudioError::Unsupported`], [`AudioError::TruncatedData`] (known length only),
+/// [`AudioError::NoSamples`] (a declared empty data chunk), [`AudioError::Io`].
+pub(super) fn open<R: Read>(
+    name: &str,
+    r: R,
+    total: Option<u64>,
+) -> Result<(WavDecoder<R>, StreamInfo), AudioError> {
+    let mut h = Header { name, r: Counted { inner: r, pos: 0, back: None }, total };
+    let riff_len = check_signature(&mut h)?;
+    let mut layout = None;
+    loop {
+        let mut head = [0u8; 8];
+        h.exact(&mut head)?;
+        let id = [head[0], head[1], head[2], head[3]];
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        match &id {
+            b"fmt " if layout.is_none() => {
+                let mut body = vec![0u8; (len as usize).min(64)];
+                h.exact(&mut body)?;
+                h.skip(u64::from(len) - body.len() as u64)?;
+                layout = Some(parse_fmt(name, &body)?);
+            }
+            b"data" => {
+                let Some((layout, rate)) = layout else {
+                    return Err(malformed(name, "the data chunk comes before the fmt chunk"));
+                };
+                return start_data(h, layout, rate, len, riff_len);
+            }
+            _ => h.skip(u64::from(len))?,
+        }
+        if len % 2 == 1 {
+            // The pad byte, unless the writer left it out (a chunk id never starts with 0).
+            let mut pad = [0u8; 1];
+            h.exact(&mut pad)?;
+            if pad[0] != 0 {
+                h.r.unread(pad[0]);
+            }
+        }
+    }
 }
 
 /// Checks the 12-byte RIFF/WAVE signature so that non-WAV files, empty files and files cut
-/// inside the signature get precise errors.
-fn check_signature<R: Read>(name: &str, r: &mut R, total: u64) -> Result<(), AudioError> {
+/// inside the signature get precise errors; returns the RIFF size field.
+fn check_signature<R: Read>(h: &mut Header<'_, R>) -> Result<u32, AudioError> {
+    let name = h.name;
     let mut sig = [0u8; 12];
-    let n = read_up_to(r, &mut sig).map_err(|e| AudioError::io(name, e))?;
+    let n = h.r.read_up_to(&mut sig).map_err(|e| AudioError::io(name, e))?;
     let sig = &sig[..n];
     let not_wav = |reason: String| AudioError::NotWav { name: name.into(), reason };
     if n == 0 {
@@ -155,7 +215,7 @@ fn check_signature<R: Read>(name: &str, r: &mut R, total: u64) -> Result<(), Aud
         }
     }
     if riff != &b"RIFF"[..riff.len()] {
-        return Err(not_wav(format!("it starts with {}, not RIFF", printable(riff))));
+        return Err(not_wav(format!("it starts with {}", printable(riff))));
     }
     if n > 8 {
         let kind = &sig[8..];
@@ -164,27 +224,13 @@ fn check_signature<R: Read>(name: &str, r: &mut R, total: u64) -> Result<(), Aud
         }
     }
     if n < 12 {
-        return Err(AudioError::TruncatedHeader { name: name.into(), len: total });
+        return Err(h.truncated());
     }
-    Ok(())
-}
-
-/// Reads until `buf` is full or the source ends; returns the number of bytes read.
-fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
+    Ok(u32::from_le_bytes([sig[4], sig[5], sig[6], sig[7]]))
 }
 
 /// Bytes as a quoted string with non-printable bytes escaped, e.g. `"hell"` or `"\x00\x01"`.
-fn printable(bytes: &[u8]) -> String {
+pub(super) fn printable(bytes: &[u8]) -> String {
     let mut s = String::from("\"");
     for &b in bytes {
         s.extend(core::ascii::escape_default(b).map(char::from));
@@ -193,80 +239,92 @@ fn printable(bytes: &[u8]) -> String {
     s
 }
 
-/// The supported (container bytes, valid bits) combinations, as hound decodes them.
-fn sample_format(name: &str, spec: hound::WavSpec, bytes: u32) -> Result<SampleFormat, AudioError> {
-    let bits = spec.bits_per_sample;
-    let format = match (spec.sample_format, bytes, bits) {
-        (hound::SampleFormat::Int, 1, 8) => SampleFormat::U8,
-        (hound::SampleFormat::Int, 2, 16) => SampleFormat::I16,
-        (hound::SampleFormat::Int, 3, 24) => SampleFormat::I24 { container_bytes: 3 },
-        (hound::SampleFormat::Int, 4, 24) => SampleFormat::I24 { container_bytes: 4 },
-        (hound::SampleFormat::Int, 4, 32) => SampleFormat::I32,
-        (hound::SampleFormat::Float, 4, 32) => SampleFormat::F32,
-        (hound::SampleFormat::Int, _, _) => {
-            return Err(AudioError::Unsupported {
-                name: name.into(),
-                format: format!("{bits}-bit integers in {bytes}-byte containers"),
-            })
-        }
-        (hound::SampleFormat::Float, _, _) => {
-            return Err(AudioError::Unsupported {
-                name: name.into(),
-                format: format!("{bits}-bit floats in {bytes}-byte containers"),
-            })
-        }
-    };
-    Ok(format)
+fn malformed(name: &str, reason: &str) -> AudioError {
+    AudioError::Malformed { name: name.into(), reason: reason.into() }
 }
 
-/// Maps a hound error from the header pass. An I/O error at the end of the file means the
-/// header is cut short (hound reports running out of bytes as an I/O error). Any other error
-/// in a file whose fmt chunk names an encoding other than 8/16/24/32-bit integer PCM or
-/// 32-bit float is reported as that encoding being unsupported (hound rejects, e.g., 4-bit
-/// ADPCM for its bit depth before looking at its format tag).
-fn header_error<R: Read + Seek>(name: &str, r: &mut R, total: u64, e: hound::Error) -> AudioError {
-    if let hound::Error::IoError(source) = e {
-        return match r.stream_position() {
-            Ok(pos) if pos >= total => {
-                AudioError::TruncatedHeader { name: name.into(), len: total }
-            }
-            _ => AudioError::io(name, source),
-        };
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// The tail of every `KSDATAFORMAT_SUBTYPE_*` GUID after its 2-byte format tag.
+const GUID_TAIL: [u8; 14] =
+    [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71];
+
+/// Reads a fmt chunk body (at most its first 64 bytes): the sample layout and rate.
+fn parse_fmt(name: &str, b: &[u8]) -> Result<(Layout, u32), AudioError> {
+    if b.len() < 16 {
+        return Err(malformed(name, &format!("a fmt chunk of {} bytes (at least 16)", b.len())));
+    }
+    let mut tag = u16_at(b, 0);
+    let channels = u16_at(b, 2);
+    let rate = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+    let block_align = u16_at(b, 12);
+    let bits = u16_at(b, 14);
+    let mut valid_bits = bits;
+    if tag == 0xFFFE {
+        if b.len() < 40 || u16_at(b, 16) < 22 {
+            return Err(malformed(
+                name,
+                "a WAVE_FORMAT_EXTENSIBLE fmt chunk shorter than 40 bytes",
+            ));
+        }
+        if b[26..40] != GUID_TAIL {
+            return Err(AudioError::Unsupported {
+                name: name.into(),
+                format: "an unknown WAVE_FORMAT_EXTENSIBLE sub-format".into(),
+            });
+        }
+        tag = u16_at(b, 24);
+        let valid = u16_at(b, 18);
+        if valid > 0 {
+            valid_bits = valid;
+        }
+        if !bits.is_multiple_of(8) {
+            return Err(malformed(name, &format!("{bits}-bit containers (not whole bytes)")));
+        }
+    }
+    if channels == 0 {
+        return Err(malformed(name, "0 channels"));
+    }
+    if rate == 0 {
+        return Err(malformed(name, "the sample rate is 0 Hz"));
     }
     let unsupported = |format: String| AudioError::Unsupported { name: name.into(), format };
-    let fmt = find_fmt(r, total);
-    if let Some(Fmt { tag, bits }) = fmt {
-        let readable = matches!((tag, bits), (1, 8 | 16 | 24 | 32) | (3, 32));
-        if !readable {
-            return unsupported(describe(tag, bits));
-        }
+    let float = match tag {
+        1 => false,
+        3 => true,
+        _ => return Err(unsupported(describe(tag, valid_bits))),
+    };
+    if !(MIN_RATE..=MAX_RATE).contains(&rate) {
+        return Err(unsupported(format!(
+            "a sample rate of {rate} Hz (supported: {MIN_RATE} to {MAX_RATE} Hz)"
+        )));
     }
-    match e {
-        hound::Error::Unsupported => {
-            unsupported(fmt.map_or("an unknown encoding".into(), |f| describe(f.tag, f.bits)))
-        }
-        hound::Error::FormatError(msg) => malformed(name, msg),
-        other => malformed(name, &other.to_string()),
+    if float && (valid_bits != 32 || bits != 32) {
+        return Err(unsupported(describe(tag, valid_bits)));
     }
-}
-
-/// Maps a hound error from the sample pass (the header is known to be complete and the data
-/// chunk to be as long as declared, so an I/O error here is a real I/O error).
-fn sample_error(name: &str, e: hound::Error) -> AudioError {
-    match e {
-        hound::Error::IoError(source) => AudioError::io(name, source),
-        hound::Error::FormatError(msg) => malformed(name, msg),
-        other => malformed(name, &other.to_string()),
+    if !float && !(1..=32).contains(&valid_bits) {
+        return Err(unsupported(describe(tag, valid_bits)));
     }
-}
-
-/// The encoding fields of a fmt chunk.
-#[derive(Clone, Copy)]
-struct Fmt {
-    /// Format tag (for WAVE_FORMAT_EXTENSIBLE, the one in the sub-format GUID).
-    tag: u16,
-    /// Bits per sample (container bits; for WAVE_FORMAT_EXTENSIBLE, the valid bits if set).
-    bits: u16,
+    let container = usize::from(block_align) / usize::from(channels);
+    let whole = usize::from(block_align) % usize::from(channels) == 0;
+    if !whole || !(1..=4).contains(&container) || container * 8 < usize::from(valid_bits) {
+        return Err(malformed(
+            name,
+            &format!(
+                "a block align of {block_align} bytes does not fit {channels} channel(s) of \
+                 {valid_bits}-bit samples"
+            ),
+        ));
+    }
+    if bits != valid_bits && usize::from(bits) != 8 * container {
+        return Err(malformed(
+            name,
+            &format!("{bits}-bit containers but a block align of {block_align} bytes"),
+        ));
+    }
+    Ok((Layout { channels, container, valid_bits, float }, rate))
 }
 
 /// Names an encoding, e.g. `format tag 0x0006 (A-law)` or `64-bit IEEE float`.
@@ -286,39 +344,161 @@ fn describe(tag: u16, bits: u16) -> String {
     format!("format tag 0x{tag:04X} ({known})")
 }
 
-/// Finds the first `fmt ` chunk (walking chunks as hound does, from byte 12) and reads its
-/// encoding fields; `None` if there is none or it is cut short. Best effort, for messages.
-fn find_fmt<R: Read + Seek>(r: &mut R, total: u64) -> Option<Fmt> {
-    let mut pos = 12u64;
-    // Every chunk advances `pos` by at least 8 bytes, so this ends; the count bounds it anyway.
-    for _ in 0..10_000 {
-        if pos.checked_add(8)? > total {
-            return None;
+/// Checks the data chunk's size against the input and builds the decoder.
+fn start_data<R: Read>(
+    h: Header<'_, R>,
+    layout: Layout,
+    rate: u32,
+    len: u32,
+    riff_len: u32,
+) -> Result<(WavDecoder<R>, StreamInfo), AudioError> {
+    let name = h.name;
+    let data_start = h.r.pos;
+    let frame = layout.frame_bytes() as u64;
+    let sox_unknown = len <= SOX_UNKNOWN_LEN
+        && u64::from(SOX_UNKNOWN_LEN - len) < frame
+        && u64::from(len) % frame == 0;
+    let riff_covers_no_data = u64::from(riff_len) + 8 <= data_start || riff_len == u32::MAX;
+    let streamed = len == u32::MAX || sox_unknown || (len == 0 && riff_covers_no_data);
+    let declared = (!streamed).then_some(u64::from(len));
+    if let Some(len) = declared {
+        if len % frame != 0 {
+            return Err(malformed(
+                name,
+                &format!(
+                    "a data chunk of {len} bytes is not a whole number of {frame}-byte frames"
+                ),
+            ));
         }
-        r.seek(SeekFrom::Start(pos)).ok()?;
-        let mut head = [0u8; 8];
-        r.read_exact(&mut head).ok()?;
-        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-        if &head[..4] == b"fmt " {
-            let mut fmt = [0u8; 26];
-            let n = read_up_to(r, &mut fmt[..(len as usize).min(26)]).ok()?;
-            if n < 16 {
-                return None;
+        if let Some(total) = h.total {
+            let available = total.saturating_sub(data_start);
+            if len > available {
+                return Err(AudioError::TruncatedData {
+                    name: name.into(),
+                    declared: len,
+                    available,
+                });
             }
-            let mut tag = u16::from_le_bytes([fmt[0], fmt[1]]);
-            let mut bits = u16::from_le_bytes([fmt[14], fmt[15]]);
-            // WAVE_FORMAT_EXTENSIBLE: the valid bits, and the real tag in the first two bytes of
-            // the sub-format GUID.
-            if tag == 0xFFFE && n >= 26 {
-                let valid = u16::from_le_bytes([fmt[18], fmt[19]]);
-                if valid > 0 {
-                    bits = valid;
-                }
-                tag = u16::from_le_bytes([fmt[24], fmt[25]]);
-            }
-            return Some(Fmt { tag, bits });
         }
-        pos = pos.checked_add(8 + u64::from(len))?;
+        if len == 0 {
+            return Err(AudioError::NoSamples { name: name.into() });
+        }
     }
-    None
+    let info = StreamInfo {
+        sample_rate: rate,
+        channels: layout.channels,
+        format: layout.describe(),
+        frames: declared.map(|len| len / frame),
+    };
+    let per_read = (BYTES_PER_READ / layout.frame_bytes()).max(1) * layout.frame_bytes();
+    let decoder = WavDecoder {
+        name: name.into(),
+        r: h.r,
+        layout,
+        declared,
+        data_read: 0,
+        buf: vec![0; per_read],
+        frame: vec![0.0; usize::from(layout.channels)],
+    };
+    Ok((decoder, info))
+}
+
+impl<R: Read + Send> Decode for WavDecoder<R> {
+    fn next(&mut self, mono: &mut Vec<f32>) -> Result<usize, AudioError> {
+        let want = match self.declared {
+            Some(len) => (len - self.data_read).min(self.buf.len() as u64) as usize,
+            None => self.buf.len(),
+        };
+        let got =
+            self.r.read_up_to(&mut self.buf[..want]).map_err(|e| AudioError::io(&self.name, e))?;
+        let first_frame = self.data_read / self.layout.frame_bytes() as u64;
+        self.data_read += got as u64;
+        if got < want {
+            if let Some(declared) = self.declared {
+                return Err(AudioError::TruncatedData {
+                    name: self.name.clone(),
+                    declared,
+                    available: self.data_read,
+                });
+            }
+            if got % self.layout.frame_bytes() != 0 {
+                return Err(malformed(
+                    &self.name,
+                    &format!(
+                        "the data ends inside a frame ({} of {} bytes)",
+                        got % self.layout.frame_bytes(),
+                        self.layout.frame_bytes()
+                    ),
+                ));
+            }
+        }
+        let frames = got / self.layout.frame_bytes();
+        mono.reserve(frames);
+        for (i, bytes) in self.buf[..got].chunks_exact(self.layout.frame_bytes()).enumerate() {
+            for (c, s) in bytes.chunks_exact(self.layout.container).enumerate() {
+                self.frame[c] = sample(self.layout, s).ok_or_else(|| AudioError::NonFinite {
+                    name: self.name.clone(),
+                    frame: first_frame + i as u64,
+                    channel: c as u16,
+                })?;
+            }
+            // Sum in f64 (exact for integer samples: at most 32 + 16 significant bits), one
+            // rounding to f32 after the division.
+            mono.push((self.frame.iter().sum::<f64>() / self.frame.len() as f64) as f32);
+        }
+        Ok(frames)
+    }
+}
+
+/// One sample's full-scale value; `None` for a NaN or infinite float.
+fn sample(layout: Layout, s: &[u8]) -> Option<f64> {
+    if layout.float {
+        let x = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        return x.is_finite().then_some(f64::from(x));
+    }
+    let mut u = 0u32;
+    for (k, &b) in s.iter().enumerate() {
+        u |= u32::from(b) << (8 * k);
+    }
+    let bits = 8 * s.len() as u32;
+    // Clear the low bits that carry no value.
+    let unused = bits - u32::from(layout.valid_bits);
+    u &= !((1u32 << unused) - 1);
+    let v = if s.len() == 1 {
+        i64::from(u) - 128
+    } else {
+        // Sign-extend from `bits` bits.
+        i64::from(((u << (32 - bits)) as i32) >> (32 - bits))
+    };
+    Some(v as f64 / f64::from(1u32 << (bits - 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(container: usize, valid_bits: u16) -> Layout {
+        Layout { channels: 1, container, valid_bits, float: false }
+    }
+
+    #[test]
+    fn samples_scale_by_the_container() {
+        assert_eq!(sample(layout(1, 8), &[0]), Some(-1.0));
+        assert_eq!(sample(layout(1, 8), &[128]), Some(0.0));
+        assert_eq!(sample(layout(2, 16), &[0x00, 0x80]), Some(-1.0));
+        assert_eq!(sample(layout(3, 24), &[0xFF, 0xFF, 0x7F]), Some(8_388_607.0 / 8_388_608.0));
+        // 24 valid bits in a 32-bit container: the top three bytes; the low byte is cleared.
+        assert_eq!(sample(layout(4, 24), &[0x5A, 0x00, 0x00, 0x40]), Some(0.5));
+        // 20 in 24: the low 4 bits are cleared.
+        assert_eq!(sample(layout(3, 20), &[0x0F, 0x00, 0xC0]), Some(-0.5));
+        assert_eq!(sample(Layout { float: true, ..layout(4, 32) }, &[0, 0, 0xC0, 0x7F]), None);
+    }
+
+    #[test]
+    fn formats_are_described() {
+        assert_eq!(layout(4, 24).describe(), "24-bit integer PCM in 32-bit containers");
+        assert_eq!(layout(2, 16).describe(), "16-bit integer PCM");
+        assert_eq!(layout(1, 8).describe(), "8-bit unsigned integer PCM");
+        assert_eq!(Layout { float: true, ..layout(4, 32) }.describe(), "32-bit float PCM");
+    }
 }

@@ -1,14 +1,18 @@
-//! WAV input: every encoding hound reads, down-mixing, resampling accuracy against the analytic
-//! signal, the error for every kind of bad file, and a small fuzz (no input may panic).
+//! Audio input: every WAV encoding, down-mixing, resampling accuracy against the analytic
+//! signal, the error for every kind of bad file, and a small fuzz (no input may panic); the
+//! committed WAV/FLAC/Ogg files (`files`); streaming (`stream`).
 
+#[path = "../common/mod.rs"]
 mod common;
+mod files;
+mod stream;
 
 use std::f64::consts::PI;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use common::wav_spec as spec;
-use neon_models::audio::{resample, Audio, AudioError, SampleFormat, MAX_BELOW_ONE, SAMPLE_RATE};
+use neon_models::audio::{resample, Audio, AudioError, MAX_BELOW_ONE, SAMPLE_RATE};
 
 /// Length of the test clips, in seconds.
 const SECS: f64 = 1.5;
@@ -114,16 +118,21 @@ fn every_encoding_decodes_exactly_at_16_khz() {
     let dir = Dir::new();
     let n = clip_len(SAMPLE_RATE);
     let frames = mono_frames(n, SAMPLE_RATE);
-    let cases: [(hound::WavSpecEx, SampleFormat); 6] = [
-        (ex(spec(16_000, 1, 8, false), 1), SampleFormat::U8),
-        (ex(spec(16_000, 1, 16, false), 2), SampleFormat::I16),
-        (ex(spec(16_000, 1, 24, false), 3), SampleFormat::I24 { container_bytes: 3 }),
-        (ex(spec(16_000, 1, 24, false), 4), SampleFormat::I24 { container_bytes: 4 }),
-        (ex(spec(16_000, 1, 32, false), 4), SampleFormat::I32),
-        (ex(spec(16_000, 1, 32, true), 4), SampleFormat::F32),
+    // hound's 24-bit samples in 4-byte containers hold the value in the low bits, against the
+    // WAV format (valid bits are the top bits): that case is `extensible_24_in_32_and_20_in_24`.
+    let cases: [(hound::WavSpecEx, &str); 5] = [
+        (ex(spec(16_000, 1, 8, false), 1), "8-bit unsigned integer PCM"),
+        (ex(spec(16_000, 1, 16, false), 2), "16-bit integer PCM"),
+        (ex(spec(16_000, 1, 24, false), 3), "24-bit integer PCM"),
+        (ex(spec(16_000, 1, 32, false), 4), "32-bit integer PCM"),
+        (ex(spec(16_000, 1, 32, true), 4), "32-bit float PCM"),
     ];
     for (spec_ex, format) in cases {
-        let path = dir.path(&format!("{format}.wav"));
+        let bits = spec_ex.spec.bits_per_sample;
+        let path = dir.path(&format!(
+            "{bits}-{}.wav",
+            spec_ex.spec.sample_format == hound::SampleFormat::Float
+        ));
         let decoded = write_wav_ex(&path, spec_ex, &frames);
         let audio = Audio::open(&path).unwrap();
         assert_eq!(audio.info.format, format);
@@ -140,9 +149,9 @@ fn every_encoding_decodes_exactly_at_16_khz() {
         }
         // ... and within half a quantisation step of the analytic signal (an f32 step for
         // float, i.e. 2^-25 relative to the peak 0.8 < 1).
-        let half_step = match format {
-            SampleFormat::F32 => 2f64.powi(-25),
-            _ => 0.5 / f64::from(1u32 << (format.bits() - 1)),
+        let half_step = match spec_ex.spec.sample_format {
+            hound::SampleFormat::Float => 2f64.powi(-25),
+            hound::SampleFormat::Int => 0.5 / f64::from(1u32 << (bits - 1)),
         };
         for (i, &got) in audio.samples.iter().enumerate() {
             let want = signal(i as f64 / 16_000.0, n, 16_000);
@@ -326,7 +335,10 @@ fn resampled_stereo_and_8_bit_files() {
     let path = dir.path("stereo8.wav");
     write_wav(&path, spec(rate, 2, 8, false), &frames);
     let audio = Audio::open(&path).unwrap();
-    assert_eq!((audio.info.channels, audio.info.format), (2, SampleFormat::U8));
+    assert_eq!(
+        (audio.info.channels, audio.info.format.as_str()),
+        (2, "8-bit unsigned integer PCM")
+    );
     let mut sq = 0f64;
     for (i, &got) in audio.samples.iter().enumerate() {
         let e = f64::from(got) - signal(i as f64 / 16_000.0, n, rate);
@@ -457,7 +469,7 @@ fn data_start(bytes: &[u8]) -> usize {
 }
 
 fn read_bytes(name: &str, bytes: &[u8]) -> Result<Audio, AudioError> {
-    Audio::from_reader(name, Cursor::new(bytes))
+    Audio::from_reader(name, Cursor::new(bytes.to_vec()))
 }
 
 /// Checks that `e` displays as one line starting with the file name.
@@ -496,7 +508,7 @@ fn text_and_other_riff_files_are_not_wav() {
     let e = Audio::open(&path).unwrap_err();
     assert!(matches!(e, AudioError::NotWav { .. }), "{e:?}");
     let s = one_line_naming(&e, &path.display().to_string());
-    assert!(s.contains("not a WAV file") && s.contains("\"hell\""), "{s}");
+    assert!(s.contains("not a WAV, FLAC or Ogg file") && s.contains("\"hell\""), "{s}");
 
     let e = read_bytes("movie.avi", b"RIFF\x10\0\0\0AVI LIST\x04\0\0\0abcd").unwrap_err();
     assert!(matches!(e, AudioError::NotWav { .. }), "{e:?}");
@@ -626,25 +638,39 @@ fn hand_written_headers_are_read() {
     let data: Vec<u8> = [1000i16, -3000, 2000, 4000].iter().flat_map(|v| v.to_le_bytes()).collect();
     let audio = read_bytes("pcm16", &raw_wav(&fmt16(1, 2, 16_000, 4, 16), &data)).unwrap();
     assert_eq!(audio.samples, [-1000.0 / 32768.0, 3000.0 / 32768.0]);
-    // Extensible PCM, 24 valid bits in 32-bit containers.
-    let data: Vec<u8> = [0x12_3456i32, -0x10_0000].iter().flat_map(|v| v.to_le_bytes()).collect();
+}
+
+#[test]
+fn extensible_24_in_32_and_20_in_24() {
+    // The valid bits are the top bits of the container (hound read the low 3 bytes of 4, so
+    // these files were garbage); the unused low bits are cleared.
+    let values = [0x12_3456i32, -0x10_0000, 0x7F_FFFF, -0x80_0000];
+    let data: Vec<u8> = values.iter().flat_map(|v| ((v << 8) | 0x5A).to_le_bytes()).collect();
     let fmt = fmt_extensible(1, 16_000, 4, 32, 24, 1);
     let audio = read_bytes("ext24", &raw_wav(&fmt, &data)).unwrap();
-    assert_eq!(audio.info.format, SampleFormat::I24 { container_bytes: 4 });
-    assert_eq!(audio.samples, [0x12_3456 as f32 / 8_388_608.0, -0x10_0000 as f32 / 8_388_608.0]);
+    assert_eq!(audio.info.format, "24-bit integer PCM in 32-bit containers");
+    let want: Vec<f32> = values.iter().map(|&v| v as f32 / 8_388_608.0).collect();
+    assert_eq!(audio.samples, want);
+    // 20 valid bits in 3-byte containers, stereo.
+    let values = [0x1_2345i32, -0x8_0000, 0x7_FFFF, -1];
+    let data: Vec<u8> =
+        values.iter().flat_map(|v| (((v << 4) | 0xF) as u32).to_le_bytes()[..3].to_vec()).collect();
+    let fmt = fmt_extensible(2, 16_000, 6, 24, 20, 1);
+    let audio = read_bytes("ext20", &raw_wav(&fmt, &data)).unwrap();
+    assert_eq!(audio.info.format, "20-bit integer PCM in 24-bit containers");
+    let want: Vec<f32> = values
+        .chunks(2)
+        .map(|lr| ((f64::from(lr[0]) + f64::from(lr[1])) / 2.0 / 524_288.0) as f32)
+        .collect();
+    assert_eq!(audio.samples, want);
 }
 
 #[test]
 fn unsupported_encodings() {
-    let cases: [(&str, Vec<u8>, &str); 7] = [
+    let cases: [(&str, Vec<u8>, &str); 6] = [
         ("alaw", raw_wav(&fmt16(6, 1, 8_000, 1, 8), &[0; 8]), "format tag 0x0006 (A-law)"),
         ("adpcm", raw_wav(&fmt16(2, 1, 8_000, 256, 4), &[0; 8]), "(Microsoft ADPCM)"),
         ("f64", raw_wav(&fmt16(3, 1, 16_000, 8, 64), &[0; 16]), "64-bit IEEE float"),
-        (
-            "int20",
-            raw_wav(&fmt_extensible(1, 16_000, 3, 24, 20, 1), &[0; 6]),
-            "20-bit integers in 3-byte containers",
-        ),
         (
             "alaw-ext",
             raw_wav(&fmt_extensible(1, 16_000, 1, 8, 8, 6), &[0; 6]),
