@@ -64,6 +64,8 @@
 //! ```
 
 mod op;
+#[cfg(test)]
+mod tests;
 
 pub use op::Op;
 
