@@ -23,9 +23,12 @@
 //!
 //! ## Values and storage
 //! Plan inputs are borrowed read-only for the run and never written (no step runs in place
-//! on them); every step result lives in the plan's workspace. A value is overwritten once
-//! its last reader has run, unless it is the output or [`retain`](ExecutionPlan::retain)ed:
-//! those stay readable until the next run.
+//! on them); every step result lives in the plan's workspace, one 16-byte aligned buffer.
+//! A value is overwritten once its last reader has run, unless it is the output or
+//! [`retain`](ExecutionPlan::retain)ed: the schedule the planner sees ends with a
+//! keep-alive step that reads those, so they stay readable until the next run. An
+//! elementwise step (activation, Add, Mul) or a reshape whose first input is a workspace
+//! value read for the last time writes over that input, as in a compiled plan.
 //!
 //! ## Layouts
 //! Each value carries the layout of the view it came from (a plan input) or of the step
@@ -83,6 +86,17 @@ use crate::workspace::carve;
 
 /// Bytes per element (f32).
 const ELEM: usize = core::mem::size_of::<f32>();
+
+/// Elements of slack in the workspace buffer, so that the workspace proper can start on an
+/// [`plan::ALIGN`]-byte boundary.
+const SLACK: usize = plan::ALIGN / ELEM - 1;
+
+/// Where the workspace proper starts in `buffer`: the first element on an
+/// [`plan::ALIGN`]-byte boundary (alignment only helps speed, so should the address ever
+/// not say, the last slack element).
+fn workspace_start(buffer: &[f32]) -> usize {
+    buffer.as_ptr().align_offset(plan::ALIGN).min(SLACK)
+}
 
 /// Inputs of the widest operator an [`Op`] holds (Add, Mul).
 const MAX_ARITY: usize = 2;
@@ -265,8 +279,9 @@ impl ExecutionPlan {
     /// wrote it.
     ///
     /// # Errors
-    /// [`Error::Plan`] when `value` is not a value of this plan, is neither retained nor the
-    /// output, or when no run succeeded since the plan was last run or changed.
+    /// [`Error::Plan`] when `value` is not a value of this plan or is neither retained nor
+    /// the output, when the plan has not run, or when its last run failed or it changed
+    /// since.
     pub fn view(&self, value: Value) -> Result<TensorView<'_>, Error> {
         let v = self.index(value)?;
         let (Some(p), true) = (&self.prepared, self.ran) else {
@@ -310,22 +325,26 @@ impl ExecutionPlan {
         };
         #[cfg(not(feature = "std"))]
         let par: &dyn Parallel = &Serial;
-        execute::<B>((&self.nodes, &self.input_of), p, &mut self.workspace, inputs, par)?;
+        let start = workspace_start(&self.workspace);
+        let ws = &mut self.workspace[start..];
+        execute::<B>((&self.nodes, &self.input_of), p, ws, inputs, par)?;
         self.ran = true;
         let (v, layout) = p.output;
         self.value_view(p, v, layout)
     }
 
-    /// Workspace bytes the plan for the last run's input shapes uses (0 before the first
-    /// run): [`MemoryPlan::workspace_bytes`]. The workspace buffer itself is as large as the
-    /// largest plan so far.
+    /// Workspace bytes the plan for the last validated input shapes uses (0 before the
+    /// first run): [`MemoryPlan::workspace_bytes`]. The workspace buffer itself is as large
+    /// as the largest plan so far, plus up to 12 bytes to start on a 16-byte boundary.
     pub fn workspace_bytes(&self) -> usize {
         self.prepared.as_ref().map_or(0, |p| p.memory.workspace_bytes)
     }
 
-    /// The planner's result for the last run's input shapes (offsets in bytes, live steps,
-    /// lower bound), indexed by value in creation order, then the transposed output and
-    /// the steps' scratch buffers; `None` before the first run.
+    /// The planner's result for the last validated input shapes (offsets in bytes, live
+    /// steps, lower bound), indexed by value in creation order, then the transposed output
+    /// (when the output layout needs one), the steps' scratch buffers and an empty value
+    /// written by the keep-alive step (see the [module docs](self)); `None` before the
+    /// first run.
     pub fn memory_plan(&self) -> Option<&MemoryPlan> {
         self.prepared.as_ref().map(|p| &p.memory)
     }
@@ -364,10 +383,10 @@ impl ExecutionPlan {
         let shape = &p.shapes[v];
         let off =
             p.offsets[v].ok_or(Error::Plan { reason: "the value is not in the workspace" })?;
-        let len = shape.numel();
-        let data = self.workspace.get(off..off + len).ok_or(Error::Length {
+        let (start, len) = (workspace_start(&self.workspace) + off, shape.numel());
+        let data = self.workspace.get(start..start + len).ok_or(Error::Length {
             what: "workspace",
-            expected: off + len,
+            expected: start + len,
             got: self.workspace.len(),
         })?;
         TensorView::new(data, shape.dims(), layout)
@@ -391,7 +410,7 @@ impl ExecutionPlan {
             }
         }
         let p = self.infer(inputs, output)?;
-        let need = p.memory.workspace_bytes / ELEM;
+        let need = p.memory.workspace_bytes / ELEM + SLACK;
         if self.workspace.len() < need {
             self.workspace.resize(need, 0.0);
         }

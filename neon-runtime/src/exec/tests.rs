@@ -155,6 +155,7 @@ fn long_chain_reuses_two_buffers_as_the_planner_says() {
     plan.set_output(h, FM).unwrap();
     let xd = uniform(&mut r, rows * c);
     let out = plan.run::<P>(&[TensorView::new(&xd, &[rows, c], FM).unwrap()]).unwrap();
+    let out_ptr = out.data().as_ptr() as usize;
     let mut want = xd.clone();
     for l in &ops {
         want = act(Activation::Relu, &run_linear(l, &want, rows));
@@ -177,7 +178,8 @@ fn long_chain_reuses_two_buffers_as_the_planner_says() {
     assert_eq!(mp.workspace_bytes, 2 * bytes);
     assert_eq!(mp.workspace_bytes, mp.lower_bound_bytes);
     assert!(mp.workspace_bytes * 10 < 2 * layers * bytes);
-    assert_eq!(plan.workspace.len(), 2 * bytes / 4);
+    assert_eq!(plan.workspace.len(), 2 * bytes / 4 + super::SLACK);
+    assert_eq!(out_ptr % 16, 0, "the workspace starts on a 16-byte boundary");
 }
 
 #[test]
@@ -411,6 +413,13 @@ fn misuse_is_an_error_not_a_panic() {
     assert!(matches!(plan.view(y), Err(Error::Plan { .. })));
     let _ = z;
     assert_eq!(plan.steps(), 2);
+}
+
+#[test]
+fn plans_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<ExecutionPlan>();
+    check::<super::Op>();
 }
 
 #[cfg(feature = "std")]
