@@ -12,11 +12,11 @@ use rand::{Rng, SeedableRng};
 use super::{ExecutionPlan, Value};
 use crate::error::Error;
 use crate::ops::activation::Activation;
-use crate::ops::conv::{Conv1d, Conv1dGeometry};
+use crate::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
 use crate::ops::elementwise::{Add, Mul};
 use crate::ops::layout::{Reshape, Transpose};
 use crate::ops::linear::{Linear, LinearGeometry};
-use crate::ops::norm::{LayerNorm, LayerNormGeometry};
+use crate::ops::norm::{LayerNorm, LayerNormGeometry, RmsNorm, RmsNormGeometry};
 use crate::plan::{self, Schedule, Step, Storage};
 use crate::tensor::{Layout, TensorView, TensorViewMut};
 use crate::Portable;
@@ -413,6 +413,61 @@ fn misuse_is_an_error_not_a_panic() {
     assert!(matches!(plan.view(y), Err(Error::Plan { .. })));
     let _ = z;
     assert_eq!(plan.steps(), 2);
+}
+
+#[test]
+fn depthwise_conv_and_rms_norm_steps() {
+    let mut r = rng(11);
+    let (c, frames) = (5, 12);
+    let dg = DepthwiseConv1dGeometry::new(c, 7).causal();
+    let dw = Arc::new(
+        DepthwiseConv1d::new(dg, uniform(&mut r, c * 7), Some(uniform(&mut r, c))).unwrap(),
+    );
+    let rg = RmsNormGeometry { channels: c, eps: 1e-6, layout: CF };
+    let rms = Arc::new(RmsNorm::new(rg, uniform(&mut r, c)).unwrap());
+    let mut plan = ExecutionPlan::new();
+    let x = plan.input();
+    let h = plan.add(dw.clone(), &[x]).unwrap();
+    let h = plan.add(rms.clone(), &[h]).unwrap();
+    let y = plan.add(Add, &[h, x]).unwrap();
+    plan.set_output(y, FM).unwrap();
+    let xd = uniform(&mut r, c * frames);
+    let xv = TensorView::new(&xd, &[c, frames], CF).unwrap();
+    let out = plan.run::<P>(&[xv]).unwrap();
+    let mut h = vec![0.0; c * frames];
+    dw.run::<P>(&xv, &mut TensorViewMut::new(&mut h, &[c, frames], CF).unwrap()).unwrap();
+    let mut g = vec![0.0; c * frames];
+    let hv = TensorView::new(&h, &[c, frames], CF).unwrap();
+    rms.run::<P>(&hv, &mut TensorViewMut::new(&mut g, &[c, frames], CF).unwrap()).unwrap();
+    let sum: Vec<f32> = g.iter().zip(&xd).map(|(a, b)| a + b).collect();
+    assert_eq!(out.data(), &transposed(&sum, c, frames)[..]);
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn plans_sharing_operators_run_concurrently() {
+    let mut r = rng(12);
+    let (rows, k, n) = (6, 33, 17);
+    let (l0, l1) = (linear(&mut r, k, n), linear(&mut r, n, 2));
+    let xd = uniform(&mut r, rows * k);
+    let want = run_linear(&l1, &act(Activation::Silu, &run_linear(&l0, &xd, rows)), rows);
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            let (l0, l1, xd, want) = (l0.clone(), l1.clone(), &xd, &want);
+            scope.spawn(move || {
+                let mut plan = ExecutionPlan::new();
+                let x = plan.input();
+                let h = plan.add(l0, &[x]).unwrap();
+                let h = plan.add(Activation::Silu, &[h]).unwrap();
+                let y = plan.add(l1, &[h]).unwrap();
+                plan.set_output(y, FM).unwrap();
+                for _ in 0..20 {
+                    let xv = TensorView::new(xd, &[rows, k], FM).unwrap();
+                    assert_eq!(plan.run::<P>(&[xv]).unwrap().data(), &want[..]);
+                }
+            });
+        }
+    });
 }
 
 #[test]
