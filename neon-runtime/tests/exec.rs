@@ -1,6 +1,6 @@
 //! `ExecutionPlan` from the outside: the design's contract example, and a property test:
-//! random graphs (chains and branches of Linear, LayerNorm, ReLU, Sigmoid, Add and Mul, any
-//! sizes, vector tails included) give the same bits through a plan as the operators run one
+//! random graphs (chains and branches of Linear, LayerNorm, ReLU, Sigmoid, Add and Mul, and
+//! a few BiasAdd, Scale and Softmax steps; any sizes, vector tails included) give the same bits through a plan as the operators run one
 //! by one on plain `Vec`s, on every backend this machine runs, at two row counts.
 #![cfg(feature = "alloc")]
 
@@ -12,9 +12,10 @@ use common::{rng, uniform};
 use neon_runtime::exec::{ExecutionPlan, Value};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry};
-use neon_runtime::ops::elementwise::{Add, Mul};
+use neon_runtime::ops::elementwise::{Add, BiasAdd, Mul, PerChannel, Scale};
 use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
+use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::{
     Backend, BackendKind, Layout, Portable, TensorView, TensorViewMut, WithBackend,
 };
@@ -44,6 +45,9 @@ enum Kind {
     Act(Activation),
     Add,
     Mul,
+    Bias(Arc<BiasAdd<Vec<f32>>>),
+    Scale(Scale),
+    Softmax,
 }
 
 struct Graph {
@@ -67,7 +71,7 @@ fn random_graph(r: &mut SmallRng) -> Graph {
         // Mostly the newest value (chains), sometimes an older one (branches).
         let a = if r.gen_bool(0.6) { n - 1 } else { r.gen_range(0..n) };
         let c = g.widths[a];
-        let (kind, inputs, out) = match r.gen_range(0..7) {
+        let (kind, inputs, out) = match r.gen_range(0..8) {
             0 | 1 => {
                 let (k, m) = (c, width(r));
                 let geo = LinearGeometry { in_features: k, out_features: m, bias: r.gen_bool(0.7) };
@@ -82,6 +86,14 @@ fn random_graph(r: &mut SmallRng) -> Graph {
                 (Kind::Norm(Arc::new(op)), vec![a], c)
             }
             3 => (Kind::Act(Activation::Relu), vec![a], c),
+            7 => match r.gen_range(0..3) {
+                0 => {
+                    let op = BiasAdd::new(PerChannel::bias_add(c, FM), uniform(r, c, -1.0, 1.0));
+                    (Kind::Bias(Arc::new(op.unwrap())), vec![a], c)
+                }
+                1 => (Kind::Scale(Scale { scale: r.gen_range(-2.0..2.0) }), vec![a], c),
+                _ => (Kind::Softmax, vec![a], c),
+            },
             4 => (Kind::Act(Activation::Sigmoid), vec![a], c),
             k => {
                 // A partner of the same width (possibly `a` itself).
@@ -110,6 +122,9 @@ fn plan_of(g: &Graph) -> (ExecutionPlan, Vec<Value>) {
             Kind::Act(a) => plan.add(*a, &args),
             Kind::Add => plan.add(Add, &args),
             Kind::Mul => plan.add(Mul, &args),
+            Kind::Bias(op) => plan.add(op.clone(), &args),
+            Kind::Scale(op) => plan.add(*op, &args),
+            Kind::Softmax => plan.add(Softmax, &args),
         };
         values.push(v.unwrap());
     }
@@ -139,6 +154,9 @@ fn reference<B: Backend>(g: &Graph, x: &[f32], rows: usize) -> Vec<Vec<f32>> {
             Kind::Act(f) => f.run::<B>(&a, &mut out),
             Kind::Add => Add.run::<B>(&a, &view(&vals[inputs[1]], rows, c), &mut out),
             Kind::Mul => Mul.run::<B>(&a, &view(&vals[inputs[1]], rows, c), &mut out),
+            Kind::Bias(op) => op.run::<B>(&a, &mut out),
+            Kind::Scale(op) => op.run::<B>(&a, &mut out),
+            Kind::Softmax => Softmax.run::<B>(&a, &mut out),
         }
         .unwrap();
         vals.push(y);
@@ -156,6 +174,9 @@ struct RandomGraphs;
 impl WithBackend for RandomGraphs {
     type Output = ();
     fn run<B: Backend>(self) {
+        // Steps whose output took their input's buffer, over all graphs: the in-place
+        // path must be exercised, not only the out-of-place one.
+        let mut in_place = 0;
         for seed in 0..300 {
             let mut r = rng(seed);
             let g = random_graph(&mut r);
@@ -174,7 +195,10 @@ impl WithBackend for RandomGraphs {
                     assert_eq!(bits(got.data()), bits(&want[v]), "{what}: value {v}");
                 }
             }
+            let placements = &plan.memory_plan().unwrap().placements;
+            in_place += placements.iter().filter(|p| p.aliases.is_some()).count();
         }
+        assert!(in_place > 300, "{in_place} in-place steps in 300 graphs");
     }
 }
 

@@ -45,7 +45,8 @@
 //! With feature `std` the plan owns a worker [`Team`](crate::team::Team):
 //! [`set_threads`](ExecutionPlan::set_threads) sets its size and the next run replaces the
 //! team (after validation, before dispatch) when the size changed. Linear, conv and
-//! activation steps split their work over it; results are bitwise the same for any count.
+//! activation steps split their work over it (the others run on the calling thread);
+//! results are bitwise the same for any count.
 //!
 //! ```
 //! use neon_runtime::exec::ExecutionPlan;
@@ -113,7 +114,6 @@ pub struct Value {
 }
 
 /// One step as added: the operator, its input values and its output value.
-#[derive(Debug)]
 struct Node {
     op: Op,
     inputs: Vec<usize>,
@@ -134,7 +134,6 @@ struct Planned {
 }
 
 /// Everything a run needs for one set of input shapes, computed once.
-#[derive(Debug)]
 struct Prepared {
     /// The input shapes and layouts this was planned for.
     key: Vec<(Shape, Layout)>,
@@ -161,7 +160,6 @@ struct Prepared {
 /// [`set_output`](Self::set_output), then [`run`](Self::run) it any number of times, with
 /// any input shapes the operators accept. A plan is used serially (`run` takes
 /// `&mut self`); several plans may share their operators ([`Op`] holds them by `Arc`).
-#[derive(Debug)]
 pub struct ExecutionPlan {
     id: u32,
     /// Value index of each plan input, in declaration order.
@@ -179,6 +177,19 @@ pub struct ExecutionPlan {
     threads: usize,
     #[cfg(feature = "std")]
     team: Option<crate::team::Team>,
+}
+
+impl core::fmt::Debug for ExecutionPlan {
+    /// A summary: the counts and the workspace size, not the operators' weights.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ExecutionPlan")
+            .field("inputs", &self.inputs.len())
+            .field("steps", &self.nodes.len())
+            .field("output", &self.output)
+            .field("retained", &self.retained)
+            .field("workspace_bytes", &self.workspace_bytes())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for ExecutionPlan {

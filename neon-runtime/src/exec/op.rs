@@ -9,10 +9,11 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, DepthwiseConv1d};
-use crate::ops::elementwise::{Add, Mul};
+use crate::ops::elementwise::{Add, BiasAdd, Mul, Scale, ScaleShift};
 use crate::ops::layout::{Reshape, Transpose};
 use crate::ops::linear::Linear;
 use crate::ops::norm::{LayerNorm, RmsNorm};
+use crate::ops::softmax::Softmax;
 use crate::ops::{InPlace, RunOptions, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -41,6 +42,14 @@ pub enum Op {
     Add,
     /// Elementwise [`Mul`] of two tensors of one shape.
     Mul,
+    /// Multiplication by a scalar ([`Scale`]).
+    Scale(Scale),
+    /// Scale and shift by scalars ([`ScaleShift`]).
+    ScaleShift(ScaleShift),
+    /// Per-channel bias ([`BiasAdd`]), e.g. the `Add` of a constant after a `MatMul`.
+    BiasAdd(Arc<BiasAdd<Vec<f32>>>),
+    /// [`Softmax`] over the last axis.
+    Softmax,
     /// [`Transpose`] of a rank-2 sequence into the other layout.
     Transpose(Transpose),
     /// [`Reshape`] (ONNX `Flatten` / `Reshape`): no computation when in place.
@@ -67,7 +76,8 @@ from_arc!(
     LayerNorm: LayerNorm<Vec<f32>>,
     RmsNorm: RmsNorm<Vec<f32>>,
     Conv1d: Conv1d<Vec<f32>>,
-    DepthwiseConv1d: DepthwiseConv1d<Vec<f32>>
+    DepthwiseConv1d: DepthwiseConv1d<Vec<f32>>,
+    BiasAdd: BiasAdd<Vec<f32>>
 );
 
 impl From<Activation> for Op {
@@ -83,6 +93,21 @@ impl From<Add> for Op {
 impl From<Mul> for Op {
     fn from(_: Mul) -> Self {
         Op::Mul
+    }
+}
+impl From<Scale> for Op {
+    fn from(op: Scale) -> Self {
+        Op::Scale(op)
+    }
+}
+impl From<ScaleShift> for Op {
+    fn from(op: ScaleShift) -> Self {
+        Op::ScaleShift(op)
+    }
+}
+impl From<Softmax> for Op {
+    fn from(_: Softmax) -> Self {
+        Op::Softmax
     }
 }
 impl From<Transpose> for Op {
@@ -121,7 +146,17 @@ macro_rules! with_rule {
                 let $r = &o.geometry();
                 $body
             }
+            Op::BiasAdd(o) => {
+                let $r = &o.geometry();
+                $body
+            }
             Op::Activation($r) => $body,
+            Op::Scale($r) => $body,
+            Op::ScaleShift($r) => $body,
+            Op::Softmax => {
+                let $r = &Softmax;
+                $body
+            }
             Op::Add => {
                 let $r = &Add;
                 $body
@@ -202,6 +237,14 @@ impl Op {
                     _ => Mul.run::<B>(x?, b, out),
                 }
             }
+            Op::Scale(o) if in_place => o.run_in_place::<B>(out),
+            Op::Scale(o) => o.run::<B>(x?, out),
+            Op::ScaleShift(o) if in_place => o.run_in_place::<B>(out),
+            Op::ScaleShift(o) => o.run::<B>(x?, out),
+            Op::BiasAdd(o) if in_place => o.run_in_place::<B>(out),
+            Op::BiasAdd(o) => o.run::<B>(x?, out),
+            Op::Softmax if in_place => Softmax.run_in_place::<B>(out),
+            Op::Softmax => Softmax.run::<B>(x?, out),
             Op::Transpose(t) => t.run::<B>(x?, out),
             // In place, the data already is the output: the shape rule was checked when
             // the plan was made for these shapes.
