@@ -337,7 +337,7 @@ impl ExecutionPlan {
         #[cfg(not(feature = "std"))]
         let par: &dyn Parallel = &Serial;
         let start = workspace_start(&self.workspace);
-        let ws = &mut self.workspace[start..];
+        let ws = self.workspace.get_mut(start..).unwrap_or_default();
         execute::<B>((&self.nodes, &self.input_of), p, ws, inputs, par)?;
         self.ran = true;
         let (v, layout) = p.output;
