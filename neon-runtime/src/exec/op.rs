@@ -24,6 +24,9 @@ use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 ///
 /// Shapes, layouts and in-place facts are the operators' own ([`ShapeRule`], implemented
 /// for `Op` by delegation): the same rules `neon_plan!` checks at compile time.
+///
+/// Weights are f32 in `Vec<f32>` storage, as a loader builds them; int8 layers are not
+/// steps yet.
 #[derive(Clone, Debug)]
 pub enum Op {
     /// [`Linear`] (ONNX `Gemm` / `MatMul` + bias): frame-major `[rows, in]` -> `[rows, out]`.
