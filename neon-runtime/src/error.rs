@@ -163,6 +163,13 @@ pub enum Error {
     },
     /// A worker team could not run a dispatch.
     Team(TeamError),
+    /// A dynamic execution plan (`exec::ExecutionPlan`, feature `alloc`) was built or used
+    /// against its contract: a value of another plan, no output, a view of a value that is
+    /// neither retained nor the output, or no successful run yet.
+    Plan {
+        /// Which rule was broken.
+        reason: &'static str,
+    },
 }
 
 impl From<ShapeError<usize>> for Error {
@@ -187,6 +194,7 @@ impl fmt::Display for Error {
                 write!(f, "weight `{name}` does not have the geometry the plan was compiled for")
             }
             Error::Team(e) => fmt::Display::fmt(e, f),
+            Error::Plan { reason } => write!(f, "execution plan: {reason}"),
         }
     }
 }

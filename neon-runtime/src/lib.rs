@@ -4,8 +4,9 @@
 //! ([`tensor`]), kernel backends ([`kernels`]: [`Portable`] everywhere, `Neon` on
 //! aarch64 with feature `neon`, [`X86<Avx2>`](X86) and [`X86<Avx512>`](X86) on x86-64;
 //! [`BackendKind`] picks one at run time), prepared operators ([`ops`]) that own immutable,
-//! kernel-ready weights, the static memory planner (`plan`, feature `alloc`) and the
-//! workspace slicing that generated plans use ([`workspace`]).
+//! kernel-ready weights, the static memory planner (`plan`, feature `alloc`), the
+//! workspace slicing that generated plans use ([`workspace`]) and the dynamic execution
+//! plan built on both (`exec`, feature `alloc`).
 //!
 //! Model components are usually written as `neon_plan!` blocks (crate `neon-macros`),
 //! which check shapes with the operators' own [`ops::ShapeRule`]s at compile time, lay out
@@ -24,7 +25,7 @@
 //!
 //! ## Features
 //! - `alloc`: operator constructors that pack weights into owned `Vec`s, the planner
-//!   (`plan`).
+//!   (`plan`), the dynamic `exec::ExecutionPlan`.
 //! - `std` (implies `alloc`): run-time CPU feature detection, the worker team (`team`).
 //! - `neon`: the NEON backend; it only exists on `target_arch = "aarch64"`.
 #![no_std]
@@ -38,6 +39,8 @@ extern crate std;
 pub mod constmath;
 pub mod dim;
 pub mod error;
+#[cfg(feature = "alloc")]
+pub mod exec;
 pub mod kernels;
 pub mod ops;
 #[cfg(feature = "alloc")]

@@ -1,11 +1,11 @@
-//! Transpose kernel and operator. A transpose only moves values, so every comparison is
-//! exact (bitwise), against a plain index-swapping reference.
+//! Transpose kernel and operator, and the Reshape operator. A transpose only moves values,
+//! so every comparison is exact (bitwise), against a plain index-swapping reference.
 
 mod common;
 
 use common::{rng, transpose_ref, uniform};
 use neon_runtime::kernels::LayoutKernels;
-use neon_runtime::ops::layout::Transpose;
+use neon_runtime::ops::layout::{Reshape, ReshapeTo, Transpose};
 use neon_runtime::ops::ShapeRule;
 use neon_runtime::{
     Backend, Error, Layout, Portable, Shape, ShapeError, TensorView, TensorViewMut,
@@ -123,3 +123,38 @@ fn transpose_shape_rule() {
 }
 
 neon_runtime::backend_tests!(transpose, matches_portable, transpose_moves_bits, transpose_op);
+
+#[test]
+fn reshape_shape_rule_and_copy() {
+    let s = |d: &[usize]| Shape::new(d).unwrap();
+    let fm = Layout::FrameMajor;
+    let x = s(&[2, 3, 4]);
+    for (axis, want) in [(0, [1, 24]), (1, [2, 12]), (2, [6, 4]), (3, [24, 1])] {
+        let r = Reshape::flatten(axis, fm);
+        assert_eq!(r.output_shape(&[x]).unwrap(), s(&want), "axis {axis}");
+    }
+    let bad_axis = Reshape::flatten(4, fm).output_shape(&[x]);
+    assert!(matches!(bad_axis, Err(ShapeError::Geometry { op: "flatten", .. })));
+    let to = Reshape::to_dims(&[4, 6], fm).unwrap();
+    assert_eq!(to.to, ReshapeTo::Dims(s(&[4, 6])));
+    assert_eq!(to.output_shape(&[x]).unwrap(), s(&[4, 6]));
+    let wrong = Reshape::to_dims(&[5, 5], fm).unwrap().output_shape(&[x]);
+    assert!(matches!(wrong, Err(ShapeError::Dim { op: "reshape", expected: 25, got: 24, .. })));
+    assert!(Reshape::to_dims(&[0, 3], fm).is_err());
+    assert!(to.output_shape(&[x, x]).is_err());
+    assert!(to.in_place().possible());
+    assert_eq!((to.reads_layout(0), to.writes_layout()), (None, Some(fm)));
+
+    let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let xv = TensorView::new(&data, &[2, 3, 4], Layout::ChannelFirst).unwrap();
+    let mut y = vec![0.0; 24];
+    to.run(&xv, &mut TensorViewMut::new(&mut y, &[4, 6], fm).unwrap()).unwrap();
+    assert_eq!(y, data);
+    // The output's shape and layout are checked; nothing is written on error.
+    let mut z = vec![-1.0; 24];
+    let err = to.run(&xv, &mut TensorViewMut::new(&mut z, &[6, 4], fm).unwrap()).unwrap_err();
+    assert!(matches!(err, Error::Shape(_)), "{err}");
+    let err = to.run(&xv, &mut TensorViewMut::new(&mut z, &[4, 6], Layout::ChannelFirst).unwrap());
+    assert!(matches!(err, Err(Error::Layout { .. })));
+    assert!(z.iter().all(|&v| v == -1.0));
+}

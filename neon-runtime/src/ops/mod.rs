@@ -100,7 +100,8 @@ pub enum InPlace {
     /// Output and inputs are distinct buffers.
     Never,
     /// The output has the first input's shape and may overwrite it (the operator has a
-    /// `run_in_place`): a planner reuses the input's storage when nothing reads the input
+    /// `run_in_place`; a [`layout::Reshape`] has another shape of the same size and nothing
+    /// to compute): a planner reuses the input's storage when nothing reads the input
     /// afterwards.
     Allowed,
     /// The operator always updates its first input (a caller-owned state such as a KV
