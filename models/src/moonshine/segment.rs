@@ -211,7 +211,8 @@ mod tests {
         // 30 s + 0.26 s of speech with a pause just before 30 s: the cut may not take it.
         let s = 16_000;
         let len = 30 * s + 4160;
-        let audio = speech_with_gaps(len, &[29 * s + 8000..30 * s]);
+        let pause = 29 * s + 8000..30 * s;
+        let audio = speech_with_gaps(len, core::slice::from_ref(&pause));
         let ranges = split(&audio, 30 * s);
         assert_eq!(ranges.len(), 2);
         assert!(ranges[1].len() >= MIN_SEGMENT, "{ranges:?}");

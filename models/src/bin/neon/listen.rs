@@ -2,11 +2,10 @@
 //! ([`neon_models::endpoint`]), and waits again. Fixed memory: the detector, the
 //! transcriber and one utterance buffer of `--max-seconds`, allocated at start.
 
-use std::io;
 use std::path::PathBuf;
 
 use clap::Args;
-use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
+use neon_models::audio::{f32_to_i16, i16_to_f32};
 use neon_models::endpoint::{EndReason, EndpointConfig, Endpointer};
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
@@ -19,6 +18,7 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
 use serde_json::json;
 
+use crate::input::Source;
 use crate::{line, SessionArgs};
 
 /// Sample rate of everything after input conversion (Hz).
@@ -26,8 +26,9 @@ const RATE: f64 = 16_000.0;
 
 #[derive(Args)]
 pub struct ListenArgs {
-    /// A WAV file (any format, channel count and rate), or `-` for raw s16le 16 kHz mono on
-    /// stdin (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon listen -`).
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
+    /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon listen -`).
     input: String,
     /// Wake-word model: a built-in name or a converted safetensors file, as for `neon
     /// wake` (repeatable; default: every built-in model).
@@ -210,6 +211,8 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
     let triggers = words.iter().map(|_| Trigger::new(args.threshold, 16_000)).collect();
     let detector =
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+    // The input's header is checked before the weights are loaded.
+    let mut source = Source::open(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let transcriber = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
     let max_ms = (args.max_seconds * 1000.0).round() as u32;
@@ -230,37 +233,27 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
         samples: 0,
         json: args.json_lines,
     };
-    if args.input == "-" {
-        let stdin = io::stdin();
-        let mut reader = RawPcmReader::new("stdin", stdin.lock());
-        let mut chunk = vec![0i16; CHUNK];
-        let mut filled = 0;
-        loop {
-            match reader.read_samples(&mut chunk[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e @ AudioError::TruncatedData { .. }) => {
-                    crate::warn(format_args!("{e}; the last byte was ignored"));
-                    break;
-                }
-                Err(e) => return Err(e.to_string()),
-            }
-            if filled == CHUNK {
+    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut piece = Vec::new();
+    loop {
+        piece.clear();
+        if source.read(&mut piece)? == 0 {
+            break;
+        }
+        for &x in &piece {
+            chunk.push(f32_to_i16(x));
+            if chunk.len() == CHUNK {
                 l.push(&chunk)?;
-                filled = 0;
+                chunk.clear();
             }
-        }
-        if filled > 0 {
-            l.push(&chunk[..filled])?;
-        }
-        if l.samples == 0 {
-            return Err(crate::NO_STDIN_SAMPLES.into());
-        }
-    } else {
-        let audio = crate::open_wav(&args.input)?;
-        for chunk in audio.to_i16().chunks(CHUNK) {
-            l.push(chunk)?;
         }
     }
+    if !chunk.is_empty() {
+        l.push(&chunk)?;
+    }
+    if l.samples == 0 {
+        return Err(source.no_samples());
+    }
+    source.warn_clipping();
     l.end()
 }

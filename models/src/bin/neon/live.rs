@@ -1,14 +1,15 @@
-//! Live input for `neon wake -`: raw audio read from stdin on a thread of its own, so the
+//! Live input for `neon wake -`: audio read from stdin on a thread of its own, so the
 //! command can end on SIGINT or SIGTERM with what it gathered (exit 130 / 143) and notice a
 //! closed stdout within [`TICK`] while no audio arrives.
 
-use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
-use neon_models::audio::{AudioError, RawPcmReader};
+use neon_models::audio::f32_to_i16;
+
+use crate::input::Source;
 
 /// How often the command looks at signals and stdout while waiting for audio.
 pub const TICK: Duration = Duration::from_millis(200);
@@ -47,21 +48,31 @@ pub fn stdout_closed() -> bool {
     n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
-/// What the reader thread sends: samples, or the error that ended the stream.
-pub type Piece = Result<Vec<i16>, AudioError>;
+/// What the reader thread sends: int16 samples at 16 kHz, or the error that ended the stream
+/// (one line).
+pub type Piece = Result<Vec<i16>, String>;
 
-/// Reads raw s16le from stdin on its own thread, in pieces of at most `chunk` samples.
-/// The channel closes at the end of the input (after an error, if any).
-pub fn read_stdin(chunk: usize) -> Receiver<Piece> {
+/// Reads stdin ([`Source::open`]`("-")`: decoded if it starts with a file header, else raw
+/// s16le) on its own thread, sending the samples as int16 values in the pieces they arrive
+/// in. The channel closes at the end of the input (after an error, if any); clipping is
+/// warned about at the end.
+pub fn read_stdin() -> Receiver<Piece> {
     let (tx, rx) = mpsc::sync_channel::<Piece>(16);
     std::thread::spawn(move || {
-        let mut reader = RawPcmReader::new("stdin", io::stdin().lock());
-        let mut buf = vec![0i16; chunk];
+        let mut source = match Source::open("-") {
+            Ok(source) => source,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let mut buf = Vec::new();
         loop {
-            match reader.read_samples(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => {
-                    if tx.send(Ok(buf[..n].to_vec())).is_err() {
+            buf.clear();
+            match source.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if tx.send(Ok(buf.iter().map(|&x| f32_to_i16(x)).collect())).is_err() {
                         return;
                     }
                 }
@@ -71,6 +82,7 @@ pub fn read_stdin(chunk: usize) -> Receiver<Piece> {
                 }
             }
         }
+        source.warn_clipping();
     });
     rx
 }

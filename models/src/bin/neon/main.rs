@@ -8,6 +8,7 @@
 
 mod bench;
 mod cpu;
+mod input;
 mod listen;
 mod live;
 mod plan;
@@ -204,36 +205,25 @@ fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
     neon_runtime::Team::new(n).map_err(|e| format!("cannot start {n} threads: {e}"))
 }
 
-/// Reads a WAV file as 16 kHz mono ([`neon_models::audio::Audio::open`]) and warns on stderr
-/// when samples were clipped.
-fn open_wav(path: &str) -> Result<neon_models::audio::Audio, String> {
-    let audio = neon_models::audio::Audio::open(path).map_err(|e| e.to_string())?;
-    if audio.clipped > 0 {
-        warn(format_args!("{path}: {}", clip_message(&audio)));
-    }
-    Ok(audio)
-}
-
-/// The clipping warning's text: how many samples were clipped and why, from what the file
-/// held ([`neon_models::audio::Audio::source_peak`]).
-fn clip_message(audio: &neon_models::audio::Audio) -> String {
-    let n = audio.clipped;
-    let peak = audio.source_peak;
+/// The clipping warning's text: `n` samples were clipped; why, from the largest magnitude
+/// decoded (`peak`, full scale 1: [`neon_models::audio::AudioStream::source_peak`]) and the
+/// source's rate in Hz.
+fn clip_message(n: usize, peak: f32, rate: u32) -> String {
     if peak > 1.0 {
         // Only float samples can exceed full scale as decoded.
         let cause = if peak >= 2.0 {
-            "the float WAV looks stored at int16 scale (float samples must lie in [-1, 1]); \
-             the audio is a square wave now"
+            "the float samples look stored at int16 scale (they must lie in [-1, 1]); the \
+             audio is a square wave now"
         } else {
-            "the float WAV has samples beyond full scale"
+            "the float samples go beyond full scale (a float WAV, or a lossy codec's \
+             overshoot)"
         };
         format!("{n} sample(s) outside [-1, 1] were clipped: {cause} (peak {peak:.1})")
     } else {
         format!(
-            "{n} sample(s) outside [-1, 1] were clipped: resampling {} Hz to 16 kHz overshoots \
+            "{n} sample(s) outside [-1, 1] were clipped: resampling {rate} Hz to 16 kHz overshoots \
              full scale on this near-full-scale recording (peak {peak:.3}; lower its level to \
-             avoid it)",
-            audio.info.sample_rate
+             avoid it)"
         )
     }
 }

@@ -7,16 +7,16 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use neon_models::audio::{i16_to_f32, AudioError, RawPcmReader};
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
-use neon_models::moonshine::segment::split;
+use neon_models::moonshine::segment::{Segment, Segmenter};
 use neon_models::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
 use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
 use neon_runtime::Team;
 use serde_json::json;
 
-use crate::{line, warn, SessionArgs, Warnings};
+use crate::input::Source;
+use crate::{line, SessionArgs, Warnings};
 
 /// RMS (full scale 1) above which a segment that decodes to nothing gets a warning: about
 /// -50 dBFS, well above the noise floor of a quiet recording.
@@ -24,8 +24,9 @@ const SPEECH_RMS: f64 = 3e-3;
 
 #[derive(Args)]
 pub struct TranscribeArgs {
-    /// A WAV file (any format, channel count and rate), or `-` for raw s16le 16 kHz mono on
-    /// stdin (read to its end).
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
+    /// header, else raw s16le 16 kHz mono (read to its end).
     input: String,
     /// Directory with `base-en.safetensors` and `tokenizer.bin` (default: `models/moonshine`
     /// in the current directory, else next to the program's repository checkout).
@@ -64,35 +65,6 @@ pub(crate) fn model_dir(given: Option<&Path>) -> PathBuf {
     found.unwrap_or(here)
 }
 
-/// 16 kHz mono samples of the input and its duration in seconds.
-fn read_audio(input: &str) -> Result<(Vec<f32>, f64), String> {
-    if input == "-" {
-        let stdin = std::io::stdin();
-        let mut reader = RawPcmReader::new("stdin", stdin.lock());
-        let mut all = Vec::new();
-        let mut buf = vec![0i16; 16_000];
-        loop {
-            match reader.read_samples(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => all.extend(buf[..n].iter().map(|&v| i16_to_f32(v))),
-                Err(e @ AudioError::TruncatedData { .. }) => {
-                    warn(format_args!("{e}; the last byte was ignored"));
-                    break;
-                }
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        if all.is_empty() {
-            return Err(crate::NO_STDIN_SAMPLES.into());
-        }
-        let seconds = all.len() as f64 / SAMPLE_RATE as f64;
-        return Ok((all, seconds));
-    }
-    let audio = crate::open_wav(input)?;
-    let seconds = audio.duration_seconds();
-    Ok((audio.samples, seconds))
-}
-
 pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let shorthand = args.int8.as_ref().map(|mode| ("--int8", format!("moonshine_asr.int8={mode}")));
     let options = args.session.options(&[Family::MoonshineAsr], shorthand)?;
@@ -110,58 +82,122 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
             ));
         }
     }
-    let (samples, seconds) = read_audio(&args.input)?;
+    // The input's header is checked before the weights are loaded.
+    let mut source = Source::open(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let model = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
-    transcribe(args, (model, &team), &samples, seconds)
+    transcribe(args, (model, &team), &mut source)
 }
 
-/// Transcribes `samples` (`seconds` long) segment by segment and prints the text.
+/// What the segments gave so far.
+#[derive(Default)]
+struct Transcript {
+    tokens: Vec<u32>,
+    texts: Vec<String>,
+    encoder_s: f64,
+    decode_s: f64,
+    segment_tokens: Vec<u32>,
+    /// Dropped (summing up repeated warnings) before the text is printed.
+    warnings: Warnings,
+}
+
+/// Transcribes the input segment by segment as it is read (at most 30 s of audio held, see
+/// [`Segmenter`]) and prints the text.
 fn transcribe(
     args: &TranscribeArgs,
     (mut model, team): (Transcriber, &Team),
-    samples: &[f32],
-    seconds: f64,
+    source: &mut Source,
 ) -> Result<(), String> {
-    let mut segments = split(samples, MAX_SAMPLES);
-    if segments.is_empty() {
-        segments.push(0..0); // no samples: one (padded) segment, as the library does
-    }
-    let progress = if segments.len() > 1 && std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(segments.len() as u64);
-        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} segments, {elapsed}")
-            .map_err(|e| e.to_string())?;
-        bar.set_style(style);
-        Some(bar)
-    } else {
-        None
+    let progress = match source.declared_seconds() {
+        Some(s)
+            if s > MAX_SAMPLES as f64 / SAMPLE_RATE as f64 && std::io::stderr().is_terminal() =>
+        {
+            let bar = ProgressBar::new(s.ceil() as u64);
+            let style = ProgressStyle::with_template("{bar:30} {pos}/{len} s of audio, {elapsed}")
+                .map_err(|e| e.to_string())?;
+            bar.set_style(style);
+            Some(bar)
+        }
+        _ => None,
     };
-    let (mut tokens, mut texts) = (Vec::new(), Vec::new());
-    let (mut encoder_s, mut decode_s) = (0.0, 0.0);
-    let mut segment_tokens = Vec::new();
-    // Dropped (summing up repeated warnings) before the text is printed.
-    let mut warnings = Warnings::default();
-    for range in segments {
-        let audio = &samples[range.clone()];
+    let mut segmenter = Segmenter::new(MAX_SAMPLES);
+    let mut piece = Vec::new();
+    let mut t = Transcript::default();
+    loop {
+        piece.clear();
+        if source.read(&mut piece)? == 0 {
+            break;
+        }
+        segmenter.push(&piece);
+        while let Some(segment) = segmenter.pop() {
+            t.segment(&mut model, team, &segment)?;
+            if let Some(bar) = &progress {
+                bar.set_position(
+                    (segment.start + segment.samples.len() as u64) / SAMPLE_RATE as u64,
+                );
+            }
+        }
+    }
+    if source.samples() == 0 {
+        return Err(source.no_samples());
+    }
+    for segment in segmenter.finish() {
+        t.segment(&mut model, team, &segment)?;
+    }
+    // indicatif ignores its own write errors (it draws only when stderr is a terminal).
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    source.warn_clipping();
+    let Transcript { tokens, texts, encoder_s, decode_s, warnings, .. } = t;
+    drop(warnings);
+    let text = texts.join(" ");
+    if args.json {
+        let value = json!({
+            "text": text,
+            "tokens": tokens,
+            "audio_s": source.seconds(),
+            "encoder_ms": encoder_s * 1e3,
+            "decode_ms": decode_s * 1e3,
+        });
+        line(format_args!("{value}"))
+    } else {
+        line(format_args!("{text}"))
+    }
+}
+
+impl Transcript {
+    /// Encodes and decodes one segment, warning when its token budget ran out or it gave no
+    /// text although it is not silent.
+    fn segment(
+        &mut self,
+        model: &mut Transcriber,
+        team: &Team,
+        segment: &Segment,
+    ) -> Result<(), String> {
+        let audio = &segment.samples[..];
+        let start = segment.start as usize;
+        let range = start..start + audio.len();
         let t0 = Instant::now();
         model.encode_in(team, audio).map_err(|e| e.to_string())?;
         let t1 = Instant::now();
         let budget = token_budget(audio.len());
-        model.greedy_in(team, budget, &mut segment_tokens).map_err(|e| e.to_string())?;
+        let segment_tokens = &mut self.segment_tokens;
+        model.greedy_in(team, budget, segment_tokens).map_err(|e| e.to_string())?;
         let t2 = Instant::now();
-        encoder_s += (t1 - t0).as_secs_f64();
-        decode_s += (t2 - t1).as_secs_f64();
-        let text = model.tokenizer().decode(&segment_tokens);
+        self.encoder_s += (t1 - t0).as_secs_f64();
+        self.decode_s += (t2 - t1).as_secs_f64();
+        let text = model.tokenizer().decode(segment_tokens);
         let at = |i: usize| i as f64 / SAMPLE_RATE as f64;
         if segment_tokens.last() != Some(&EOS) {
-            warnings.warn(
+            self.warnings.warn(
                 "the token budget ran out before the end of speech",
                 format_args!(
                     "{:.2}-{:.2} s: the token budget ({} tokens for {:.2} s) ran out \
                  before the end of speech; the text of this segment may be cut short",
                     at(range.start),
                     at(range.end),
-                    token_budget(audio.len()),
+                    budget,
                     at(audio.len())
                 ),
             );
@@ -170,7 +206,7 @@ fn transcribe(
             / audio.len().max(1) as f64)
             .sqrt();
         if text.is_empty() && rms > SPEECH_RMS {
-            warnings.warn(
+            self.warnings.warn(
                 "a segment gave no text although the audio is not silent",
                 format_args!(
                     "{:.2}-{:.2} s: no text although the audio is not silent \
@@ -181,29 +217,9 @@ fn transcribe(
             );
         }
         if !text.is_empty() {
-            texts.push(text);
+            self.texts.push(text);
         }
-        tokens.extend_from_slice(&segment_tokens);
-        if let Some(bar) = &progress {
-            bar.inc(1);
-        }
-    }
-    // indicatif ignores its own write errors (it draws only when stderr is a terminal).
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    drop(warnings);
-    let text = texts.join(" ");
-    if args.json {
-        let value = json!({
-            "text": text,
-            "tokens": tokens,
-            "audio_s": seconds,
-            "encoder_ms": encoder_s * 1e3,
-            "decode_ms": decode_s * 1e3,
-        });
-        line(format_args!("{value}"))
-    } else {
-        line(format_args!("{text}"))
+        self.tokens.extend_from_slice(segment_tokens);
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use neon_models::audio::AudioError;
+use neon_models::audio::f32_to_i16;
 use neon_models::exec_plan::Family;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeWord;
@@ -13,6 +13,7 @@ use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
+use crate::input::Source;
 use crate::{line, live, SessionArgs, NO_STDIN_SAMPLES};
 
 /// Sample rate of everything after input conversion (Hz).
@@ -20,8 +21,9 @@ const RATE: usize = 16_000;
 
 #[derive(Args)]
 pub struct WakeArgs {
-    /// A WAV file (any format, channel count and rate), or `-` for raw s16le 16 kHz mono on
-    /// stdin (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon wake -`).
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
+    /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon wake -`).
     input: String,
     /// Wake-word model: a built-in name (alexa, hey_jarvis, hey_mycroft, hey_rhasspy,
     /// ok_nabu, with or without `_v0.1`) or a converted safetensors file. Repeatable;
@@ -210,38 +212,61 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// A whole file: converted to 16 kHz mono int16, padded, fed as `predict_clip` feeds it
-/// (`data[i..i + 1280]` for `i` in `(0..len - 1280).step_by(1280)`).
+/// A file, read piece by piece ([`Source`]): converted to 16 kHz mono int16, padded, fed
+/// as openwakeword's `predict_clip` feeds a whole clip (`data[i..i + 1280]` for `i` in
+/// `(0..len - 1280).step_by(1280)`: a chunk is scored once a sample follows it, so the last
+/// 1 to 1280 samples are not).
 fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
-    let audio = crate::open_wav(path)?;
-    let samples = audio.to_i16();
-    let mut data = vec![0i16; s.pad];
-    data.extend_from_slice(&samples);
-    data.resize(data.len() + s.pad, 0);
-    if data.len() <= CHUNK {
+    let mut source = Source::open(path)?;
+    let mut chunk = vec![0i16; CHUNK];
+    // Samples in `chunk`; a full chunk waits there until the next sample arrives.
+    let mut filled = 0;
+    let mut pushed = false;
+    let mut feed = |s: &mut Session, samples: &mut dyn Iterator<Item = i16>| {
+        for v in samples {
+            if filled == CHUNK {
+                s.push(&chunk)?;
+                pushed = true;
+                filled = 0;
+            }
+            chunk[filled] = v;
+            filled += 1;
+        }
+        Ok::<(), String>(())
+    };
+    feed(s, &mut std::iter::repeat_n(0, s.pad))?;
+    let mut piece = Vec::new();
+    loop {
+        piece.clear();
+        if source.read(&mut piece)? == 0 {
+            break;
+        }
+        feed(s, &mut piece.iter().map(|&x| f32_to_i16(x)))?;
+    }
+    let samples = source.samples() as usize;
+    if samples == 0 {
+        return Err(source.no_samples());
+    }
+    feed(s, &mut std::iter::repeat_n(0, s.pad))?;
+    source.warn_clipping();
+    if !pushed {
         return Err(format!(
-            "{path}: audio too short: {} samples ({:.0} ms) at 16 kHz; wake-word detection needs \
-             more than {CHUNK} samples (80 ms) including --pad-seconds",
-            samples.len(),
-            samples.len() as f64 * 1000.0 / RATE as f64
+            "{path}: audio too short: {samples} samples ({:.0} ms) at 16 kHz; wake-word detection \
+             needs more than {CHUNK} samples (80 ms) including --pad-seconds",
+            samples as f64 * 1000.0 / RATE as f64
         ));
     }
-    let mut i = 0;
-    while i + CHUNK < data.len() {
-        s.push(&data[i..i + CHUNK])?;
-        i += CHUNK;
-    }
-    Ok(samples.len())
+    Ok(samples)
 }
 
 /// Raw s16le 16 kHz mono from stdin, in 1280-sample chunks as they arrive; a final partial
 /// chunk is not scored (as in openwakeword, it would wait for more audio). Read on a thread
-/// of its own ([`live`](crate::live)): SIGINT or SIGTERM ends the stream with what was
+/// of its own ([`live`]): SIGINT or SIGTERM ends the stream with what was
 /// gathered (the second value: the exit status, 130 or 143); a closed stdout ends the
 /// command quietly (status 0) within 200 ms even while no audio arrives.
 fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
     let signals = live::Signals::catch()?;
-    let rx = live::read_stdin(CHUNK);
+    let rx = live::read_stdin();
     let mut chunk = vec![0i16; CHUNK];
     let zeros = vec![0i16; CHUNK];
     let mut pad = s.pad;
@@ -255,12 +280,7 @@ fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
     loop {
         let piece = match live::next(&rx, &signals) {
             live::Next::Piece(Ok(piece)) => piece,
-            // The stream ended inside a sample: keep what was scored and report it.
-            live::Next::Piece(Err(e @ AudioError::TruncatedData { .. })) => {
-                crate::warn(format_args!("{e}; the last byte was ignored"));
-                break;
-            }
-            live::Next::Piece(Err(e)) => return Err(e.to_string()),
+            live::Next::Piece(Err(e)) => return Err(e),
             live::Next::End => break,
             live::Next::Signal(status) => return Ok((total, Some(status))),
             live::Next::StdoutClosed => std::process::exit(0),
