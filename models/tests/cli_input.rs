@@ -154,3 +154,51 @@ fn neon_transcribe_reads_a_wav_from_stdin_as_from_the_file() {
     assert!(!from_file.trim().is_empty());
     assert_eq!(from_stdin, from_file);
 }
+
+/// Exit status 1 and one stderr line containing `what`.
+fn one_line_error(o: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(what), "expected {what:?} in {err}");
+}
+
+#[test]
+fn headers_refused_by_path_are_refused_on_stdin_too() {
+    let wav = std::fs::read(clip("alexa")).unwrap();
+    let mut rifx = wav.clone();
+    rifx[..4].copy_from_slice(b"RIFX");
+    one_line_error(&neon_stdin(&["wake", "-"], &rifx), "RIFX");
+    let mut rf64 = wav;
+    rf64[..4].copy_from_slice(b"RF64");
+    one_line_error(&neon_stdin(&["wake", "-"], &rf64), "RF64");
+}
+
+#[test]
+fn stdin_too_short_for_one_chunk_is_an_error_like_such_a_file() {
+    let wav = std::fs::read(clip("alexa")).unwrap();
+    // A WAV of 100 samples, and 100 raw samples.
+    let mut short = wav[..44 + 200].to_vec();
+    short[40..44].copy_from_slice(&200u32.to_le_bytes());
+    short[4..8].copy_from_slice(&(36 + 200u32).to_le_bytes());
+    for input in [short.clone(), short[44..].to_vec()] {
+        one_line_error(&neon_stdin(&["wake", "-"], &input), "audio too short: 100 samples");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("short.wav");
+    std::fs::write(&path, &short).unwrap();
+    one_line_error(&neon(&["wake", path.to_str().unwrap()]), "audio too short: 100 samples");
+    // Padding makes whole chunks: then it is scored.
+    ok(&neon_stdin(&["wake", "-", "--pad-seconds", "1"], &short));
+}
+
+#[test]
+fn a_block_align_that_contradicts_the_sample_size_is_an_error() {
+    let mut wav = std::fs::read(clip("alexa")).unwrap();
+    // Mono 16-bit with 4-byte blocks.
+    wav[32..34].copy_from_slice(&4u16.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("align.wav");
+    std::fs::write(&path, &wav).unwrap();
+    one_line_error(&neon(&["wake", path.to_str().unwrap()]), "block align of 4 bytes");
+}

@@ -183,6 +183,6 @@ fn empty_stdin_is_an_error() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr).trim_end(),
-        "neon: stdin: no samples (the input was empty)"
+        "neon: stdin: no samples (the input ended before one whole sample)"
     );
 }

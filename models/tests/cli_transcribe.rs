@@ -182,7 +182,7 @@ fn empty_stdin_is_an_error_like_an_empty_file() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
-        "neon: stdin: no samples (the input was empty)\n"
+        "neon: stdin: no samples (the input ended before one whole sample)\n"
     );
     assert!(o.stdout.is_empty());
 }

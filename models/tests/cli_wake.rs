@@ -426,7 +426,10 @@ fn empty_stdin_is_an_error_like_an_empty_file() {
         let o = wake_stdin(&[], extra);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
-        assert_eq!(err, "neon: stdin: no samples (the input was empty)\n", "{extra:?}");
+        assert_eq!(
+            err, "neon: stdin: no samples (the input ended before one whole sample)\n",
+            "{extra:?}"
+        );
         assert!(stdout(&o).is_empty(), "{extra:?}: {}", stdout(&o));
     }
 }

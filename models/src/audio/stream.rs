@@ -56,9 +56,14 @@ impl fmt::Display for StreamInfo {
 }
 
 /// Whether `prefix`, the first bytes of a stream, starts a container [`AudioStream`] reads:
-/// `RIFF....WAVE` (12 bytes), `fLaC` or `OggS` (4 bytes). A shorter prefix is `false`.
+/// `RIFF....WAVE` (12 bytes; also `RIFX` and `RF64`, which are then refused by name), `fLaC`
+/// or `OggS` (4 bytes). A shorter prefix is `false`.
 pub fn is_container(prefix: &[u8]) -> bool {
-    let riff = prefix.len() >= 12 && &prefix[..4] == b"RIFF" && &prefix[8..12] == b"WAVE";
+    // RIFX (big-endian) and RF64 are recognised so that they get their "unsupported" error
+    // rather than being taken for raw samples.
+    let riff = prefix.len() >= 12
+        && matches!(&prefix[..4], b"RIFF" | b"RIFX" | b"RF64")
+        && &prefix[8..12] == b"WAVE";
     riff || prefix.starts_with(b"fLaC") || prefix.starts_with(b"OggS")
 }
 
@@ -322,7 +327,7 @@ impl AudioStream {
                 Err(AudioError::Decode {
                     name: self.name.clone(),
                     reason: std::format!(
-                        "the stream ends after {} of the {declared} frames its header declares",
+                        "the stream ends (or a corrupt frame stops it) after {} of the {declared} frames its header declares",
                         self.frames_decoded
                     ),
                 })
@@ -371,6 +376,8 @@ mod tests {
         assert!(is_container(b"fLaC\0\0\0\x22"));
         assert!(is_container(b"OggS\0\x02"));
         assert!(!is_container(b"RIFF\x24\0\0\0AVI "));
+        assert!(is_container(b"RIFX\0\0\0\x24WAVE"));
+        assert!(is_container(b"RF64\xff\xff\xff\xffWAVE"));
         assert!(!is_container(b"RIFF"));
         assert!(!is_container(&[0x12, 0x34, 0x56, 0x78]));
         assert!(!is_container(b""));

@@ -309,6 +309,20 @@ fn parse_fmt(name: &str, b: &[u8]) -> Result<(Layout, u32), AudioError> {
     }
     let container = usize::from(block_align) / usize::from(channels);
     let whole = usize::from(block_align) % usize::from(channels) == 0;
+    // The sample field (the container of WAVE_FORMAT_EXTENSIBLE) fixes the container size:
+    // `ceil(bits / 8)` bytes. A block align that disagrees (16-bit mono with 4-byte blocks)
+    // has no one reading: sox takes the sample size, hound the block align.
+    let expected = usize::from(bits).div_ceil(8);
+    if whole && container != expected && bits != 0 {
+        return Err(malformed(
+            name,
+            &format!(
+                "a block align of {block_align} bytes for {channels} channel(s) of {bits}-bit \
+                 samples ({} expected)",
+                expected * usize::from(channels)
+            ),
+        ));
+    }
     if !whole || !(1..=4).contains(&container) || container * 8 < usize::from(valid_bits) {
         return Err(malformed(
             name,

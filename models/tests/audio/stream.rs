@@ -131,7 +131,7 @@ fn streamed_errors_at_the_end() {
     assert!(matches!(e, AudioError::Decode { .. }), "{e:?}");
     assert_eq!(
         e.to_string(),
-        "cut.flac: cannot decode: the stream ends after 0 of the 4000 frames its header declares"
+        "cut.flac: cannot decode: the stream ends (or a corrupt frame stops it) after 0 of the 4000 frames its header declares"
     );
 }
 

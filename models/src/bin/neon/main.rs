@@ -65,7 +65,7 @@ fn main() -> ExitCode {
 
 /// The error for `-` when stdin ends before one whole sample (as an empty WAV file is an
 /// error).
-const NO_STDIN_SAMPLES: &str = "stdin: no samples (the input was empty)";
+const NO_STDIN_SAMPLES: &str = "stdin: no samples (the input ended before one whole sample)";
 
 /// Writes one line to stderr. A failed write (stderr closed, or a pipe nobody reads) is
 /// ignored: a diagnostic that cannot be delivered must not turn into a panic (status 101)

@@ -250,11 +250,7 @@ fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
     feed(s, &mut std::iter::repeat_n(0, s.pad))?;
     source.warn_clipping();
     if !pushed {
-        return Err(format!(
-            "{path}: audio too short: {samples} samples ({:.0} ms) at 16 kHz; wake-word detection \
-             needs more than {CHUNK} samples (80 ms) including --pad-seconds",
-            samples as f64 * 1000.0 / RATE as f64
-        ));
+        return Err(too_short(path, samples));
     }
     Ok(samples)
 }
@@ -316,7 +312,20 @@ fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
             filled = 0;
         }
     }
+    if s.chunks == 0 {
+        // As a file this short is: not one chunk was scored.
+        return Err(too_short("stdin", total));
+    }
     Ok((total, None))
+}
+
+/// The error for input with no whole 1280-sample chunk to score, padding included.
+fn too_short(name: &str, samples: usize) -> String {
+    format!(
+        "{name}: audio too short: {samples} samples ({:.0} ms) at 16 kHz; wake-word detection \
+         needs more than {CHUNK} samples (80 ms) including --pad-seconds",
+        samples as f64 * 1000.0 / RATE as f64
+    )
 }
 
 /// An f32 as the JSON number with the shortest decimal form that reads back as the same
