@@ -79,9 +79,7 @@ fn main() {
     for (stage, names, h) in [("STAGE1", &STAGE1, 128), ("STAGE2", &STAGE2, 64)] {
         let head = HeadNet::load(&file, names).unwrap_or_else(|err| panic!("{MODEL}: {err}"));
         let (dense, norms) = match &head {
-            HeadNet::LayerNorm128(w) => {
-                ([&w.dense0, &w.dense1, &w.dense2], [&w.norm0, &w.norm1])
-            }
+            HeadNet::LayerNorm128(w) => ([&w.dense0, &w.dense1, &w.dense2], [&w.norm0, &w.norm1]),
             HeadNet::LayerNorm64(w) => ([&w.dense0, &w.dense1, &w.dense2], [&w.norm0, &w.norm1]),
             _ => panic!("{MODEL} {stage}: expected a LayerNorm head"),
         };
