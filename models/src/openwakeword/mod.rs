@@ -13,6 +13,7 @@
 //!   (`WakeDetectorOn<B>`); `selection` (feature `std`): the same configured by session
 //!   options (`WakeDetector`); [`trigger`]: scores → detections.
 //! - `builtin` (feature `std`): the official models, embedded, by name or path.
+//! - `custom` (feature `std`): users' own heads from `.onnx` and `.tflite` files.
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
@@ -48,6 +49,8 @@
 
 #[cfg(feature = "std")]
 pub mod builtin;
+#[cfg(feature = "std")]
+pub mod custom;
 #[cfg(feature = "alloc")]
 pub mod detector;
 pub mod embedding;
