@@ -9,6 +9,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use std::path::Path;
 
+use super::custom;
 use super::detector::WakeWord;
 use super::head::HeadNet;
 use super::names::{STAGE1, STAGE2};
@@ -54,13 +55,16 @@ pub fn wake_word_from_bytes(
 }
 
 /// Resolves `--model NAME|PATH`: a built-in model name (`hey_jarvis_v0.1`, or without the
-/// version suffix, `hey_jarvis`), or a path to a safetensors head written by the converter
-/// (named after its file stem).
+/// version suffix, `hey_jarvis`), a user's model trained with openWakeWord (`.onnx` or
+/// `.tflite`, loaded by [`custom::wake_word_from_file`] and named as wyoming-openwakeword
+/// names it), or a path to a safetensors head written by the converter (named after its
+/// file stem).
 ///
 /// # Errors
 /// [`Error::Unknown`] for a name that is neither built in nor an existing file;
 /// [`Error::Io`] when the file cannot be read or is not a regular file of at most
-/// [`crate::files::HEAD_LIMIT`] bytes; [`Error::Weights`] when it is malformed.
+/// [`crate::files::HEAD_LIMIT`] bytes; [`Error::Weights`] when it is malformed or (for
+/// `.onnx` / `.tflite`) not a head we recognise.
 pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
     let builtin = HEADS
         .iter()
@@ -76,6 +80,9 @@ pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
             what: "model",
             name: format!("`{name_or_path}` is neither a built-in model ({known}) nor a file"),
         });
+    }
+    if custom::Format::of(path).is_some() {
+        return custom::wake_word_from_file(path);
     }
     let bytes = crate::files::read_limited(path, crate::files::HEAD_LIMIT)?;
     let name = path.file_stem().map_or_else(|| name_or_path.into(), |s| s.to_string_lossy().into());

@@ -15,38 +15,56 @@ use super::incremental::{self, IncrementalWorkspace};
 use super::mel::Mel;
 use super::stream::{
     EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM, EMBEDDING_WINDOW,
-    FEATURE_HISTORY, MEL_BINS, WARMUP_PUSHES,
+    HEAD_FRAMES, MEL_BINS, WARMUP_PUSHES,
 };
 use crate::error::Error;
 use crate::weights::TensorFile;
 
 pub use super::head::STAGE2_THRESHOLD;
 
+/// How a [`WakeWord`] computes its score.
+enum Head {
+    /// A compiled plan (the official architectures), with an optional second stage.
+    Compiled { net: Arc<HeadNet<Vec<f32>>>, stage2: Option<Arc<HeadNet<Vec<f32>>>> },
+    /// A user's model ([`custom`](super::custom), feature `std`): shared operators, and
+    /// run-time plans of this wake word's own, built at its first score.
+    #[cfg(feature = "std")]
+    Graph { head: Arc<super::custom::GraphHead>, plans: Option<Box<super::custom::GraphPlans>> },
+}
+
 /// A head with its name, an optional second stage, and the score it last reported. The
 /// heads' weights are shared: a clone (e.g. for another detector) shares them and starts
 /// from no score.
 pub struct WakeWord {
     name: String,
-    net: Arc<HeadNet<Vec<f32>>>,
-    stage2: Option<Arc<HeadNet<Vec<f32>>>>,
+    head: Head,
     last: f32,
 }
 
 impl Clone for WakeWord {
     fn clone(&self) -> Self {
-        Self {
-            name: self.name.clone(),
-            net: self.net.clone(),
-            stage2: self.stage2.clone(),
-            last: 0.0,
-        }
+        let head = match &self.head {
+            Head::Compiled { net, stage2 } => {
+                Head::Compiled { net: net.clone(), stage2: stage2.clone() }
+            }
+            #[cfg(feature = "std")]
+            Head::Graph { head, .. } => Head::Graph { head: head.clone(), plans: None },
+        };
+        Self { name: self.name.clone(), head, last: 0.0 }
     }
 }
 
 impl WakeWord {
     /// A named head; `stage2` replaces scores `>= STAGE2_THRESHOLD` of `net` by its own.
     pub fn new(name: String, net: HeadNet<Vec<f32>>, stage2: Option<HeadNet<Vec<f32>>>) -> Self {
-        Self { name, net: Arc::new(net), stage2: stage2.map(Arc::new), last: 0.0 }
+        let head = Head::Compiled { net: Arc::new(net), stage2: stage2.map(Arc::new) };
+        Self { name, head, last: 0.0 }
+    }
+
+    /// A named user model (feature `std`), its operators shared with `head`'s other users.
+    #[cfg(feature = "std")]
+    pub fn from_graph(name: String, head: Arc<super::custom::GraphHead>) -> Self {
+        Self { name, head: Head::Graph { head, plans: None }, last: 0.0 }
     }
 
     /// The model name (e.g. `hey_jarvis_v0.1`).
@@ -54,20 +72,55 @@ impl WakeWord {
         &self.name
     }
 
-    /// Score of one head input (`[16, 96]` flattened), second stage included.
-    fn score<B: Backend>(&self, x: &[f32]) -> Result<f32, Error> {
-        let p1 = self.net.score::<B>(x)?;
-        match &self.stage2 {
-            Some(s2) if p1 >= STAGE2_THRESHOLD => s2.score::<B>(x),
-            _ => Ok(p1),
+    /// Embedding frames the head reads: 16 for the official heads, N of a user model's
+    /// input shape `[1, N, 96]`.
+    pub fn frames(&self) -> usize {
+        match &self.head {
+            Head::Compiled { .. } => HEAD_FRAMES,
+            #[cfg(feature = "std")]
+            Head::Graph { head, .. } => head.frames(),
+        }
+    }
+
+    /// Hidden width of the head's first layer.
+    pub fn hidden(&self) -> usize {
+        match &self.head {
+            Head::Compiled { net, .. } => net.hidden(),
+            #[cfg(feature = "std")]
+            Head::Graph { head, .. } => head.hidden(),
+        }
+    }
+
+    /// Score of one head input (`[frames, 96]` flattened), second stage included.
+    fn score<B: Backend>(&mut self, x: &[f32]) -> Result<f32, Error> {
+        match &mut self.head {
+            Head::Compiled { net, stage2 } => {
+                let p1 = net.score::<B>(x)?;
+                match stage2 {
+                    Some(s2) if p1 >= STAGE2_THRESHOLD => s2.score::<B>(x),
+                    _ => Ok(p1),
+                }
+            }
+            #[cfg(feature = "std")]
+            Head::Graph { head, plans } => {
+                let plans = match plans {
+                    Some(p) => p,
+                    None => plans.insert(Box::new(head.plans()?)),
+                };
+                plans.score::<B>(x)
+            }
         }
     }
 }
 
+/// The feature stream of a [`Detector`]: its buffer sized for the largest head.
+pub type DetectorStream<M, E> = FeatureStream<M, E, Vec<f32>>;
+
 /// Audio in any chunk size → one score per wake word per push (see
-/// [`crate::openwakeword::stream`] for the exact semantics). No allocation per push.
+/// [`crate::openwakeword::stream`] for the exact semantics). No allocation per push (a
+/// user model's plans allocate their workspace once, at their first score).
 pub struct Detector<B, M, E> {
-    stream: Box<FeatureStream<M, E>>,
+    stream: Box<DetectorStream<M, E>>,
     words: Vec<WakeWord>,
     scores: Vec<f32>,
     pushes: usize,
@@ -76,9 +129,22 @@ pub struct Detector<B, M, E> {
 
 impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     /// A detector over `stream` scoring every word in `words`.
-    pub fn new(stream: Box<FeatureStream<M, E>>, words: Vec<WakeWord>) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::Input`] when a word reads more embedding frames than `stream` keeps
+    /// ([`FeatureStream::max_head_frames`]; build it with
+    /// [`FeatureStream::with_head_frames`] of [`max_frames`]`(&words)`).
+    pub fn new(stream: Box<DetectorStream<M, E>>, words: Vec<WakeWord>) -> Result<Self, Error> {
+        let frames = max_frames(&words);
+        if frames > stream.max_head_frames() {
+            return Err(Error::Input {
+                what: "wake words",
+                expected: "heads reading at most the embedding frames the stream keeps",
+                got: frames,
+            });
+        }
         let n = words.len();
-        Self { stream, words, scores: alloc::vec![0.0; n], pushes: 0, backend: PhantomData }
+        Ok(Self { stream, words, scores: alloc::vec![0.0; n], pushes: 0, backend: PhantomData })
     }
 
     /// The wake words, in score order.
@@ -87,12 +153,12 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
     }
 
     /// The feature stream (for its buffers and counters).
-    pub fn stream(&self) -> &FeatureStream<M, E> {
+    pub fn stream(&self) -> &DetectorStream<M, E> {
         &self.stream
     }
 
     /// The feature stream, mutably (e.g. to set its initial features).
-    pub fn stream_mut(&mut self) -> &mut FeatureStream<M, E> {
+    pub fn stream_mut(&mut self) -> &mut DetectorStream<M, E> {
         &mut self.stream
     }
 
@@ -143,8 +209,10 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
                 word.last
             } else {
                 let mut best = f32::NEG_INFINITY;
+                let frames = word.frames();
                 for back in (0..p.chunks).rev() {
-                    best = max_or_nan(best, word.score::<B>(self.stream.head_input(back))?);
+                    let x = self.stream.head_window(back, frames);
+                    best = max_or_nan(best, word.score::<B>(x)?);
                 }
                 best
             };
@@ -164,6 +232,11 @@ impl<B: Backend, M: MelStage, E: EmbeddingStage> Detector<B, M, E> {
             w.last = 0.0;
         }
     }
+}
+
+/// The most embedding frames any of `words` reads (16 when empty).
+pub fn max_frames(words: &[WakeWord]) -> usize {
+    words.iter().map(WakeWord::frames).fold(HEAD_FRAMES, usize::max)
 }
 
 /// The larger of `a` and `b`, NaN if either is: a head that scores NaN (a broken model)
@@ -301,7 +374,7 @@ impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
 
     /// A detector over shared embedding weights and `words` (whose heads are shared when
     /// cloned from another detector's), with its own buffers: the mel and feature
-    /// history ([`FeatureStream`], 91 KB) and the embedding workspace (169 KB incremental,
+    /// history ([`FeatureStream`], 91 KB for 16-frame heads) and the embedding workspace (169 KB incremental,
     /// 583 KB full). Initial state as [`Self::with_embedding`].
     ///
     /// # Errors
@@ -315,11 +388,12 @@ impl<B: Backend> Detector<B, Mel<B>, DetectorEmbedding<B>> {
         let ones = alloc::vec![1.0f32; EMBEDDING_WINDOW * MEL_BINS];
         let mut row = [0.0f32; EMBEDDING_DIM];
         net.embed(&ones, &mut row)?;
-        let mut stream = Box::new(FeatureStream::new(Mel::new(), net));
-        let init: Vec<f32> =
-            row.iter().copied().cycle().take(FEATURE_HISTORY * EMBEDDING_DIM).collect();
+        let mut stream =
+            Box::new(FeatureStream::with_head_frames(Mel::new(), net, max_frames(&words)));
+        let rows = stream.history_rows();
+        let init: Vec<f32> = row.iter().copied().cycle().take(rows * EMBEDDING_DIM).collect();
         stream.set_initial_features(&init)?;
-        Ok(Self::new(stream, words))
+        Self::new(stream, words)
     }
 }
 

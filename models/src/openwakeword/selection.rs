@@ -16,11 +16,11 @@ use neon_runtime::{Avx2, Avx512, X86};
 use neon_runtime::{BackendKind, Parallel, Portable};
 
 use super::detector::{load_embedding, DetectorEmbedding, EmbeddingMode, SharedEmbedding};
-use super::detector::{WakeDetectorOn, WakeWord};
+use super::detector::{DetectorStream, WakeDetectorOn, WakeWord};
 use super::embedding::EmbeddingNet;
 use super::incremental::IncrementalWorkspace;
 use super::mel::Mel;
-use super::stream::FeatureStream;
+use super::stream::{EMBEDDING_DIM, FEATURE_HISTORY};
 use crate::error::{Error, WeightsSource};
 use crate::exec_plan::Family;
 use crate::session::SessionOptions;
@@ -57,12 +57,15 @@ pub struct WakeDetector {
 }
 
 impl WakeDetector {
-    /// Bytes of buffers each detector owns besides its scores: the feature stream (mel and
-    /// embedding history) and the incremental embedding's workspace (with
-    /// `openwakeword.embedding_mode=full`, [`EmbeddingNet::WORKSPACE_BYTES`] instead).
+    /// Bytes of buffers each detector of 16-frame heads (the official ones) owns besides
+    /// its scores: the feature stream (mel and embedding history) and the incremental
+    /// embedding's workspace (with `openwakeword.embedding_mode=full`,
+    /// [`EmbeddingNet::WORKSPACE_BYTES`] instead). Heads reading N > 16 frames add
+    /// `2 * (N - 16) * 96 * 4` bytes of feature history.
     pub const INSTANCE_BYTES: usize = core::mem::size_of::<
-        FeatureStream<Mel<Portable>, DetectorEmbedding<Portable>>,
-    >() + IncrementalWorkspace::BYTES;
+        DetectorStream<Mel<Portable>, DetectorEmbedding<Portable>>,
+    >() + 2 * FEATURE_HISTORY * EMBEDDING_DIM * 4
+        + IncrementalWorkspace::BYTES;
 
     /// Bytes of the whole-window embedding's workspace (`embedding_mode=full`).
     pub const FULL_WORKSPACE_BYTES: usize = EmbeddingNet::WORKSPACE_BYTES;

@@ -49,8 +49,19 @@ pub const HEAD_FRAMES: usize = 16;
 pub const MAX_CHUNKS: usize = 8;
 /// Pushes that report 0 at the start of a stream (openwakeword zeroes the first 5).
 pub const WARMUP_PUSHES: usize = 5;
-/// Embeddings kept: enough for the head windows of a push completing [`MAX_CHUNKS`].
+/// Embeddings kept by the default feature buffer: enough for the 16-frame head windows of
+/// a push completing [`MAX_CHUNKS`].
 pub const FEATURE_HISTORY: usize = HEAD_FRAMES + MAX_CHUNKS - 1;
+
+/// Rows of a feature buffer for heads reading up to `head_frames` embeddings (at least the
+/// default [`FEATURE_HISTORY`]): `max(head_frames, 16) + MAX_CHUNKS - 1`.
+pub const fn feature_history(head_frames: usize) -> usize {
+    let frames = if head_frames > HEAD_FRAMES { head_frames } else { HEAD_FRAMES };
+    frames + MAX_CHUNKS - 1
+}
+
+/// The default feature storage: [`FEATURE_HISTORY`] embeddings, a fixed array.
+pub type DefaultFeatures = [f32; FEATURE_HISTORY * EMBEDDING_DIM];
 
 const PENDING: usize = MEL_CONTEXT + MAX_CHUNKS * CHUNK;
 const MEL_HISTORY: usize = EMBEDDING_WINDOW + FRAMES_PER_CHUNK * (MAX_CHUNKS - 1);
@@ -109,7 +120,12 @@ pub struct Progress {
 /// `static` on bare metal (not on the stack and moved there); a stage that can only be built
 /// at run time (weights borrowed through run-time constructors) can be installed afterwards
 /// through [`Self::embedding_mut`].
-pub struct FeatureStream<M, E> {
+///
+/// The feature buffer `F` holds `rows * 96` values, oldest first: by default a fixed array
+/// of [`FEATURE_HISTORY`] rows, enough for heads of 16 frames; heads reading more
+/// embeddings (user models read N up to 120) need a stream built by
+/// [`FeatureStream::with_head_frames`] (feature `alloc`), sized for the largest of them.
+pub struct FeatureStream<M, E, F = DefaultFeatures> {
     mel: M,
     embedding: E,
     /// Samples: up to [`MEL_CONTEXT`] of history, then the pending ones.
@@ -118,14 +134,14 @@ pub struct FeatureStream<M, E> {
     pending_len: usize,
     mel_frames: [f32; MEL_HISTORY * MEL_BINS],
     mel_scratch: [f32; MEL_FRAMES_MAX * MEL_BINS],
-    features: [f32; FEATURE_HISTORY * EMBEDDING_DIM],
-    initial_features: [f32; FEATURE_HISTORY * EMBEDDING_DIM],
+    features: F,
+    initial_features: F,
     total_samples: u64,
 }
 
 impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
-    /// A stream at its start: mel buffer of ones, feature buffer of zeros (call
-    /// [`Self::set_initial_features`] to choose another initial state).
+    /// A stream at its start: mel buffer of ones, feature buffer ([`FEATURE_HISTORY`] rows)
+    /// of zeros (call [`Self::set_initial_features`] to choose another initial state).
     pub const fn new(mel: M, embedding: E) -> Self {
         Self {
             mel,
@@ -140,9 +156,48 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
             total_samples: 0,
         }
     }
+}
+
+#[cfg(feature = "alloc")]
+impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E, alloc::vec::Vec<f32>> {
+    /// A stream at its start (as [`FeatureStream::new`]) whose feature buffer keeps
+    /// [`feature_history`]`(head_frames)` embeddings, for heads reading up to `head_frames`
+    /// (`[head_frames, 96]`, [`Self::head_window`]).
+    pub fn with_head_frames(mel: M, embedding: E, head_frames: usize) -> Self {
+        let n = feature_history(head_frames) * EMBEDDING_DIM;
+        Self {
+            mel,
+            embedding,
+            pending: [0.0; PENDING + CHUNK],
+            history: 0,
+            pending_len: 0,
+            mel_frames: [1.0; MEL_HISTORY * MEL_BINS],
+            mel_scratch: [0.0; MEL_FRAMES_MAX * MEL_BINS],
+            features: alloc::vec![0.0; n],
+            initial_features: alloc::vec![0.0; n],
+            total_samples: 0,
+        }
+    }
+}
+
+impl<M, E, F> FeatureStream<M, E, F>
+where
+    M: MelStage,
+    E: EmbeddingStage,
+    F: AsRef<[f32]> + AsMut<[f32]>,
+{
+    /// Embeddings the feature buffer keeps.
+    pub fn history_rows(&self) -> usize {
+        self.features.as_ref().len() / EMBEDDING_DIM
+    }
+
+    /// The most embedding frames a head window may span: `history_rows - MAX_CHUNKS + 1`.
+    pub fn max_head_frames(&self) -> usize {
+        self.history_rows() + 1 - MAX_CHUNKS
+    }
 
     /// Sets the initial feature buffer: the newest `rows` embeddings of `features`
-    /// (`[rows, 96]`, oldest first; the last [`FEATURE_HISTORY`] are kept, fewer rows are
+    /// (`[rows, 96]`, oldest first; the last [`Self::history_rows`] are kept, fewer rows are
     /// preceded by zeros), applied now and by every [`Self::reset`].
     ///
     /// # Errors
@@ -155,11 +210,12 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
                 got: features.len(),
             });
         }
-        let keep = features.len().min(self.initial_features.len());
-        self.initial_features.fill(0.0);
-        let n = self.initial_features.len();
-        self.initial_features[n - keep..].copy_from_slice(&features[features.len() - keep..]);
-        self.features = self.initial_features;
+        let initial = self.initial_features.as_mut();
+        let keep = features.len().min(initial.len());
+        initial.fill(0.0);
+        let n = initial.len();
+        initial[n - keep..].copy_from_slice(&features[features.len() - keep..]);
+        self.features.as_mut().copy_from_slice(self.initial_features.as_ref());
         Ok(())
     }
 
@@ -179,7 +235,7 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
         self.history = 0;
         self.pending_len = 0;
         self.mel_frames.fill(1.0);
-        self.features = self.initial_features;
+        self.features.as_mut().copy_from_slice(self.initial_features.as_ref());
         self.total_samples = 0;
     }
 
@@ -199,14 +255,26 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
     /// # Panics
     /// When `back >= MAX_CHUNKS`.
     pub fn head_input(&self, back: usize) -> &[f32] {
-        assert!(back < MAX_CHUNKS, "head_input: back {back} >= {MAX_CHUNKS}");
-        let end = (FEATURE_HISTORY - back) * EMBEDDING_DIM;
-        &self.features[end - HEAD_FRAMES * EMBEDDING_DIM..end]
+        self.head_window(back, HEAD_FRAMES)
+    }
+
+    /// The window of `frames` embeddings (`[frames, 96]` flattened, oldest first) ending
+    /// `back` embeddings before the newest.
+    ///
+    /// # Panics
+    /// When `back >= MAX_CHUNKS` or `frames` exceeds [`Self::max_head_frames`].
+    pub fn head_window(&self, back: usize, frames: usize) -> &[f32] {
+        assert!(back < MAX_CHUNKS, "head_window: back {back} >= {MAX_CHUNKS}");
+        let max = self.max_head_frames();
+        assert!(frames <= max, "head_window: {frames} frames > {max}");
+        let end = (self.history_rows() - back) * EMBEDDING_DIM;
+        &self.features.as_ref()[end - frames * EMBEDDING_DIM..end]
     }
 
     /// The newest embedding (`[96]`).
     pub fn last_embedding(&self) -> &[f32] {
-        &self.features[(FEATURE_HISTORY - 1) * EMBEDDING_DIM..]
+        let f = self.features.as_ref();
+        &f[f.len() - EMBEDDING_DIM..]
     }
 
     /// The newest `frames` mel frames (`[frames, 32]`, features `dB / 10 + 2`).
@@ -280,9 +348,10 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
         for i in (0..chunks).rev() {
             let w_end = MEL_HISTORY - FRAMES_PER_CHUNK * i;
             let window = &self.mel_frames[(w_end - EMBEDDING_WINDOW) * MEL_BINS..w_end * MEL_BINS];
-            self.features.copy_within(EMBEDDING_DIM.., 0);
-            let n = self.features.len();
-            self.embedding.embed_in(par, window, &mut self.features[n - EMBEDDING_DIM..])?;
+            let features = self.features.as_mut();
+            features.copy_within(EMBEDDING_DIM.., 0);
+            let n = features.len();
+            self.embedding.embed_in(par, window, &mut features[n - EMBEDDING_DIM..])?;
         }
         // History and remainder.
         let remainder = self.pending_len - chunks * CHUNK;

@@ -10,8 +10,6 @@ use neon_models::endpoint::{EndReason, EndpointConfig, Endpointer};
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
 use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
-use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeWord;
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
@@ -30,10 +28,8 @@ pub struct ListenArgs {
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon listen -`).
     input: String,
-    /// Wake-word model: a built-in name or a converted safetensors file, as for `neon
-    /// wake` (repeatable; default: every built-in model).
-    #[arg(long = "model", value_name = "NAME|PATH")]
-    models: Vec<String>,
+    #[command(flatten)]
+    models: crate::words::ModelArgs,
     /// Score at or above which a wake word is detected.
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
@@ -192,22 +188,7 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
             paths(&dir).0.display()
         ));
     }
-    let names: Vec<String> = if args.models.is_empty() {
-        builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
-    } else {
-        args.models.clone()
-    };
-    if names.is_empty() {
-        return Err("this build has no built-in wake-word models: pass --model PATH".into());
-    }
-    let mut words: Vec<WakeWord> = Vec::new();
-    for n in &names {
-        let word = builtin::wake_word(n).map_err(|e| e.to_string())?;
-        if words.iter().any(|w| w.name() == word.name()) {
-            return Err(format!("--model {n}: a model named `{}` is already loaded", word.name()));
-        }
-        words.push(word);
-    }
+    let words = args.models.load()?;
     let triggers = words.iter().map(|_| Trigger::new(args.threshold, 16_000)).collect();
     let detector =
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;

@@ -14,6 +14,7 @@ mod live;
 mod plan;
 mod transcribe;
 mod wake;
+mod words;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

