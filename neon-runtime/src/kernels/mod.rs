@@ -14,7 +14,7 @@
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
-//! FFT, power spectrum), [`rotary`] (rotary position embedding), [`attention`] (multi-head
+//! FFT and its inverse, power spectrum), [`rotary`] (rotary position embedding), [`attention`] (multi-head
 //! attention over a KV cache).
 
 pub mod activation;
