@@ -21,7 +21,7 @@ use super::cpu::X86Level;
 use super::{
     ActivationKernels, AttentionKernels, Conv2dKernels, ConvKernels, ElementwiseKernels,
     FftKernels, GemmKernels, LayoutKernels, NormKernels, PoolKernels, QuantKernels, RotaryKernels,
-    SoftmaxKernels,
+    SoftmaxKernels, TrigKernels,
 };
 use core::fmt;
 use core::marker::PhantomData;
@@ -158,6 +158,7 @@ backend_of_families!(
     FftKernels,
     RotaryKernels,
     AttentionKernels,
+    TrigKernels,
 );
 
 /// The fastest backend this build can name as a type: `Neon` on aarch64 with feature

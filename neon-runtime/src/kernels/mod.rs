@@ -14,7 +14,8 @@
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
-//! FFT, power spectrum), [`rotary`] (rotary position embedding), [`attention`] (multi-head
+//! FFT and its inverse, power spectrum), [`trig`] (sine, cosine, log-polar to Cartesian),
+//! [`rotary`] (rotary position embedding), [`attention`] (multi-head
 //! attention over a KV cache).
 
 pub mod activation;
@@ -33,6 +34,7 @@ pub mod pool;
 pub mod quant;
 pub mod rotary;
 pub mod softmax;
+pub mod trig;
 
 pub use activation::ActivationKernels;
 pub use attention::AttentionKernels;
@@ -48,6 +50,7 @@ pub use pool::PoolKernels;
 pub use quant::QuantKernels;
 pub use rotary::RotaryKernels;
 pub use softmax::SoftmaxKernels;
+pub use trig::TrigKernels;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use backend::Neon;

@@ -231,7 +231,81 @@ fn post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
     }
 }
 
+/// Inverse step 1 for `m >= 16`: four `k` per iteration, the mirrored block lane-reversed
+/// (see `portable::inverse_pre` for the scalar form).
+fn inverse_pre(fft: &RealFft<'_>, re: &[f32], im: &[f32], x: &mut [f32]) {
+    let m = fft.n / 2;
+    assert!(m >= 16 && re.len() == m + 1 && im.len() == m + 1 && x.len() == 2 * m);
+    let (c, s) = fft.post();
+    assert!(c.len() == m / 2 && s.len() == m / 2);
+    let g = 1.0 / fft.n as f32;
+    let (rp, ip, xp) = (re.as_ptr(), im.as_ptr(), x.as_mut_ptr());
+    let mut k = 0;
+    while k < m / 2 {
+        // SAFETY: k + 3 < m/2 (m/2 is a multiple of 4) and the post twiddles have m/2
+        // entries; the mirrored loads read m-k-3 ..= m-k <= m, inside the m + 1 entries of
+        // each row. Stores: Z[k..k+4] at x[2k..2k+8] with 2k + 8 <= m; the mirrored block
+        // m-k-3 ..= m-k at x[2(m-k-3)..2(m-k+1)], inside x[..2m] for k >= 4 (for k = 0 the
+        // lane of index m is dropped through a stack buffer), disjoint from the first.
+        unsafe {
+            let (cv, sv) = (vld1q_f32(c.as_ptr().add(k)), vld1q_f32(s.as_ptr().add(k)));
+            let pm = m - k - 3;
+            let (ar, mut ai) = (vld1q_f32(rp.add(k)), vld1q_f32(ip.add(k)));
+            let br = reverse(vld1q_f32(rp.add(pm)));
+            let mut bi = reverse(vld1q_f32(ip.add(pm)));
+            if k == 0 {
+                // Im X[0] and Im X[m] are ignored (lane 0 of each).
+                ai = vsetq_lane_f32::<0>(0.0, ai);
+                bi = vsetq_lane_f32::<0>(0.0, bi);
+            }
+            let gv = vdupq_n_f32(g);
+            let er = vmulq_f32(vaddq_f32(ar, br), gv);
+            let ei = vmulq_f32(vsubq_f32(ai, bi), gv);
+            let dr = vmulq_f32(vsubq_f32(ar, br), gv);
+            let di = vmulq_f32(vaddq_f32(ai, bi), gv);
+            // O = D (c + i s).
+            let or = vfmsq_f32(vmulq_f32(cv, dr), sv, di);
+            let oi = vfmaq_f32(vmulq_f32(sv, dr), cv, di);
+            // Swapped: imaginary part first.
+            vst2q_f32(xp.add(2 * k), float32x4x2_t(vaddq_f32(ei, or), vsubq_f32(er, oi)));
+            let zm = float32x4x2_t(reverse(vsubq_f32(or, ei)), reverse(vaddq_f32(er, oi)));
+            if k == 0 {
+                let mut buf = [0.0f32; 8];
+                vst2q_f32(buf.as_mut_ptr(), zm);
+                core::ptr::copy_nonoverlapping(buf.as_ptr(), xp.add(2 * pm), 6);
+            } else {
+                vst2q_f32(xp.add(2 * pm), zm);
+            }
+        }
+        k += 4;
+    }
+    // Z[m/2] = 2 conj X[m/2] / n.
+    let h = m / 2;
+    x[2 * h] = -(2.0 * g) * im[h];
+    x[2 * h + 1] = (2.0 * g) * re[h];
+}
+
 impl FftKernels for Neon {
+    #[inline(always)]
+    unsafe fn irfft_pre(fft: &RealFft<'_>, re: &[f32], im: &[f32], x: &mut [f32]) {
+        inverse_pre(fft, re, im, x)
+    }
+
+    #[inline(always)]
+    unsafe fn irfft_interleave(re: &[f32], im: &[f32], x: &mut [f32]) {
+        let m = re.len();
+        let mut j = 0;
+        while j < m {
+            // SAFETY: the caller guarantees re and im hold m values and x 2m, m a multiple
+            // of 4: j + 4 <= m, and the st2 writes x[2j..2j+8] inside x[..2m].
+            unsafe {
+                let v = float32x4x2_t(vld1q_f32(im.as_ptr().add(j)), vld1q_f32(re.as_ptr().add(j)));
+                vst2q_f32(x.as_mut_ptr().add(2 * j), v);
+            }
+            j += 4;
+        }
+    }
+
     #[inline(always)]
     unsafe fn rfft_first_pass(x: &[f32], re: &mut [f32], im: &mut [f32]) {
         let m = re.len();

@@ -134,3 +134,50 @@ pub(super) fn power_spectrum(re: &[f32], im: &[f32], power: &mut [f32]) {
         *p = a * a + b * b;
     }
 }
+
+/// One inverse pre-processing pair: `a = X[k]`, `b = X[m-k]`, twiddle `c + i s =
+/// conj(w^k)`, scale `g = 1/n`; returns `(Z[k], Z[m-k]) / m` as `((re, im), (re, im))`.
+#[inline(always)]
+fn inverse_pair(a: (f32, f32), b: (f32, f32), c: f32, s: f32, g: f32) -> ((f32, f32), (f32, f32)) {
+    let er = g * (a.0 + b.0);
+    let ei = g * (a.1 - b.1);
+    let dr = g * (a.0 - b.0);
+    let di = g * (a.1 + b.1);
+    // O = D (c + i s).
+    let or = c * dr - s * di;
+    let oi = s * dr + c * di;
+    ((er - oi, ei + or), (er + oi, or - ei))
+}
+
+/// Inverse step 1, portable: `Z / m` from the full rows `re`, `im` (`m + 1` entries each)
+/// into `x` (`[2m]`), interleaved with real and imaginary parts swapped.
+#[inline(always)]
+pub(super) fn inverse_pre(fft: &RealFft<'_>, re: &[f32], im: &[f32], x: &mut [f32]) {
+    let m = fft.n / 2;
+    let (c, s) = fft.post();
+    let g = 1.0 / fft.n as f32;
+    // k = 0 pairs with m; Im X[0] and Im X[m] are ignored: Z[0] = E + i O with
+    // E = (X[0] + X[m]) / 2, O = (X[0] - X[m]) / 2.
+    x[0] = g * (re[0] - re[m]);
+    x[1] = g * (re[0] + re[m]);
+    for k in 1..m / 2 {
+        let (zk, zmk) = inverse_pair((re[k], im[k]), (re[m - k], im[m - k]), c[k], s[k], g);
+        x[2 * k] = zk.1;
+        x[2 * k + 1] = zk.0;
+        x[2 * (m - k)] = zmk.1;
+        x[2 * (m - k) + 1] = zmk.0;
+    }
+    // Z[m/2] = 2 conj X[m/2] / n.
+    let h = m / 2;
+    x[2 * h] = -(2.0 * g) * im[h];
+    x[2 * h + 1] = (2.0 * g) * re[h];
+}
+
+/// Inverse step 3, portable: `x[2j] = im[j]`, `x[2j+1] = re[j]`.
+#[inline(always)]
+pub(super) fn interleave_swapped(re: &[f32], im: &[f32], x: &mut [f32]) {
+    for ((p, &r), &i) in x.chunks_exact_mut(2).zip(re).zip(im) {
+        p[0] = i;
+        p[1] = r;
+    }
+}
