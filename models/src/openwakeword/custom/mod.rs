@@ -14,6 +14,8 @@
 //! `get_features(N)` with N read from the model's input shape `[1, N, 96]`.
 
 pub mod names;
+pub mod onnx;
+pub mod onnx_proto;
 
 use alloc::format;
 use alloc::string::String;
