@@ -1,21 +1,24 @@
 # Shared by tools/*/setup.sh, which source it from the repository root.
 #
-#   pinned_venv NAME [--bench]
+#   pinned_venv NAME [--bench] [--onnx]
 #
 # Creates the venv target/py/NAME (build output, ignored by git) when it is missing and
 # installs the pinned packages of tools/NAME/requirements.txt (with --bench also
-# tools/NAME/bench_requirements.txt) with `pip install --no-deps` (each requirements.txt says
-# why). Fast path: when every pinned `name==version` is already installed, pip is not run (it
-# is slow even when it has nothing to do). Sets `venv` (the venv's path) and `bench` (1 with
-# --bench, else 0). Needs python3 (or $PYTHON) with the venv module.
+# tools/NAME/bench_requirements.txt, with --onnx also tools/NAME/requirements_onnx.txt) with
+# `pip install --no-deps` (each requirements.txt says why). Fast path: when every pinned
+# `name==version` is already installed, pip is not run (it is slow even when it has nothing to
+# do). Sets `venv` (the venv's path), `bench` (1 with --bench, else 0) and `onnx` (1 with
+# --onnx, else 0). Needs python3 (or $PYTHON) with the venv module.
 pinned_venv() {
   local name="$1"
   shift
   bench=0
+  onnx=0
   for arg in "$@"; do
     case "$arg" in
       --bench) bench=1 ;;
-      *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+      --onnx) onnx=1 ;;
+      *) echo "usage: $0 [--bench] [--onnx]" >&2; exit 2 ;;
     esac
   done
   venv="target/py/$name"
@@ -25,6 +28,9 @@ pinned_venv() {
   local reqs=("tools/$name/requirements.txt")
   if [ "$bench" = 1 ]; then
     reqs+=("tools/$name/bench_requirements.txt")
+  fi
+  if [ "$onnx" = 1 ]; then
+    reqs+=("tools/$name/requirements_onnx.txt")
   fi
   if ! "$venv/bin/python" - "${reqs[@]}" <<'PY'
 import sys

@@ -6,6 +6,7 @@
 #
 #   setup.sh           the converter / golden environment
 #   setup.sh --bench   also the peer-benchmark packages of bench_requirements.txt (ONNX Runtime)
+#   setup.sh --onnx    also onnx and ONNX Runtime for onnx_heads.py (requirements_onnx.txt)
 #
 # Needs python3 (3.11 here; any version that ai-edge-litert 2.3.0 and numpy 2.4.6 have wheels
 # for) with the venv module. The clip script additionally needs Debian's espeak-ng and sox
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
 pinned_venv openwakeword "$@"
-"$venv/bin/python" - "$bench" <<'PY'
+"$venv/bin/python" - "$bench" "$onnx" <<'PY'
 import sys
 sys.path.insert(0, "tools/openwakeword")
 import oww_env
@@ -24,6 +25,10 @@ packages = ["openwakeword", "ai-edge-litert", "numpy", "safetensors"]
 if sys.argv[1] == "1":
     import onnxruntime
     packages.append("onnxruntime")
+if sys.argv[2] == "1":
+    import onnx
+    import onnxruntime
+    packages += ["onnx", "onnxruntime"] if sys.argv[1] != "1" else ["onnx"]
 print("setup: target/py/openwakeword ready:", ", ".join(
     f"{p} {version(p)}" for p in packages))
 PY

@@ -16,6 +16,7 @@
 mod load;
 pub mod names;
 pub mod onnx;
+pub mod onnx_proto;
 pub mod tflite;
 
 pub use load::{parse, wake_word_from_file, wake_words_in_dir, Format};
