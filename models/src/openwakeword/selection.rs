@@ -147,10 +147,10 @@ impl WakeDetector {
         each!(&self.inner, d => d.stream().last_embedding())
     }
 
-    /// Sets the feature history ([`FeatureStream::set_initial_features`]).
+    /// Sets the feature history ([`FeatureStream::set_initial_features`](super::stream::FeatureStream::set_initial_features)).
     ///
     /// # Errors
-    /// As [`FeatureStream::set_initial_features`].
+    /// As [`FeatureStream::set_initial_features`](super::stream::FeatureStream::set_initial_features).
     pub fn set_initial_features(&mut self, features: &[f32]) -> Result<(), Error> {
         each!(&mut self.inner, d => d.stream_mut().set_initial_features(features))
     }
