@@ -139,10 +139,10 @@ pub struct FeatureStream<M, E, F = DefaultFeatures> {
     total_samples: u64,
 }
 
-impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
-    /// A stream at its start: mel buffer of ones, feature buffer ([`FEATURE_HISTORY`] rows)
-    /// of zeros (call [`Self::set_initial_features`] to choose another initial state).
-    pub const fn new(mel: M, embedding: E) -> Self {
+impl<M, E, F> FeatureStream<M, E, F> {
+    /// A stream at its start over the zeroed feature buffers `features` and
+    /// `initial_features` (equal lengths, a multiple of 96).
+    const fn from_parts(mel: M, embedding: E, features: F, initial_features: F) -> Self {
         Self {
             mel,
             embedding,
@@ -151,10 +151,19 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
             pending_len: 0,
             mel_frames: [1.0; MEL_HISTORY * MEL_BINS],
             mel_scratch: [0.0; MEL_FRAMES_MAX * MEL_BINS],
-            features: [0.0; FEATURE_HISTORY * EMBEDDING_DIM],
-            initial_features: [0.0; FEATURE_HISTORY * EMBEDDING_DIM],
+            features,
+            initial_features,
             total_samples: 0,
         }
+    }
+}
+
+impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E> {
+    /// A stream at its start: mel buffer of ones, feature buffer ([`FEATURE_HISTORY`] rows)
+    /// of zeros (call [`Self::set_initial_features`] to choose another initial state).
+    pub const fn new(mel: M, embedding: E) -> Self {
+        let zeros = [0.0; FEATURE_HISTORY * EMBEDDING_DIM];
+        Self::from_parts(mel, embedding, zeros, zeros)
     }
 }
 
@@ -165,18 +174,7 @@ impl<M: MelStage, E: EmbeddingStage> FeatureStream<M, E, alloc::vec::Vec<f32>> {
     /// (`[head_frames, 96]`, [`Self::head_window`]).
     pub fn with_head_frames(mel: M, embedding: E, head_frames: usize) -> Self {
         let n = feature_history(head_frames) * EMBEDDING_DIM;
-        Self {
-            mel,
-            embedding,
-            pending: [0.0; PENDING + CHUNK],
-            history: 0,
-            pending_len: 0,
-            mel_frames: [1.0; MEL_HISTORY * MEL_BINS],
-            mel_scratch: [0.0; MEL_FRAMES_MAX * MEL_BINS],
-            features: alloc::vec![0.0; n],
-            initial_features: alloc::vec![0.0; n],
-            total_samples: 0,
-        }
+        Self::from_parts(mel, embedding, alloc::vec![0.0; n], alloc::vec![0.0; n])
     }
 }
 
