@@ -26,8 +26,8 @@ encoder_mean, encoder_std (float64 over all of `encoder`, rounded to 6 decimals)
 beckett.wav must reproduce the reference transcript, tokens and step-0 top logits (constants below).
 
 `--check` regenerates into a temporary directory and compares with OUT_DIR (tokens and text
-exact, tensors within 1e-6 * max(1, |value|)). `--if-needed` does nothing when every output
-exists with matching metadata (clip sha256, model sha256s, onnxruntime version, format).
+exact, tensors within 1e-4 * max(1, |value|): see CHECK_TOL). `--if-needed` does nothing when
+every output exists with matching metadata (clip sha256, model sha256s, onnxruntime version, format).
 """
 import argparse
 import json
@@ -167,12 +167,21 @@ def up_to_date(out_dir):
     return True
 
 
+# Tolerance of `--check` on regenerated tensors, times max(1, |value|). ONNX Runtime (MLAS)
+# chooses its GEMM kernels, hence summation order, by the CPU's vector extensions, so another
+# x86_64 CPU regenerates slightly different goldens: the openWakeWord goldens (TFLite/XNNPACK)
+# moved by up to 5.9e-6 relative on one CI machine while bit-identical here. 1e-4 is a tenth
+# of the Rust tests' tolerance on these goldens (logits within 1e-3,
+# models/tests/moonshine_golden.rs); tokens and text must still agree exactly.
+CHECK_TOL = 1e-4
+
+
 def close(a, b):
     if a.shape != b.shape or a.dtype != b.dtype:
         return False, float("inf")
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     d = np.abs(a64 - b64)
-    ok = bool(np.all(d <= 1e-6 * np.maximum(1.0, np.abs(b64))))
+    ok = bool(np.all(d <= CHECK_TOL * np.maximum(1.0, np.abs(b64))))
     return ok, float(d.max()) if d.size else 0.0
 
 
@@ -201,8 +210,8 @@ def check(out_dir):
             j_new, j_old = json.load(f1), json.load(f2)
         if (j_new["text"], j_new["tokens"], j_new["encoder_shape"]) != \
                 (j_old["text"], j_old["tokens"], j_old["encoder_shape"]) or \
-                abs(j_new["encoder_mean"] - j_old["encoder_mean"]) > 1e-6 or \
-                abs(j_new["encoder_std"] - j_old["encoder_std"]) > 1e-6:
+                abs(j_new["encoder_mean"] - j_old["encoder_mean"]) > CHECK_TOL or \
+                abs(j_new["encoder_std"] - j_old["encoder_std"]) > CHECK_TOL:
             print(f"  {os.path.basename(js)} differs")
             ok = False
         with open(st, "rb") as f1, open(mine, "rb") as f2:

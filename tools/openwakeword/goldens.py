@@ -40,7 +40,8 @@ TFLite heads (must agree exactly) and once with convert.py's float64 numpy heads
 committed weights (prints the largest difference).
 
 `--check` regenerates into a temporary directory and compares with the committed files
-(relative tolerance 1e-6; reports whether they are bit-identical).
+(mel and features within 1e-6 relative, scores within 2e-6 absolute: see `check`; reports
+whether they are bit-identical).
 """
 import argparse
 import os
@@ -315,6 +316,9 @@ def generate(out_dir, verbose=True):
     return written
 
 
+SCORE_ATOL = 2e-6
+
+
 def check():
     exact = 0
 
@@ -337,9 +341,22 @@ def check():
             d = np.abs(a.astype(np.float64) - b.astype(np.float64))
             scale = np.maximum(np.abs(b.astype(np.float64)), 1e-30)
             worst = max(worst, float((d / scale).max()) if d.size else 0.0)
-            if not np.all(d <= 1e-6 * scale):
+            if k.startswith("scores"):
+                # Scores are sigmoid outputs: a value near 0 carries its logit's absolute error
+                # as a relative one, so they are compared absolutely. TFLite's XNNPACK picks
+                # its kernels (and summation order) by the CPU's vector extensions: on another
+                # x86_64 CPU the regenerated scores moved by up to 1.2e-6 (hey_mycroft, the
+                # head most sensitive to f32 rounding) and 5.9e-6 relative, while mel and
+                # features stayed within 1e-6 relative. SCORE_ATOL is a fifth of the
+                # tightest score tolerance of the Rust tests (1e-5, models/tests/common).
+                bad = d > SCORE_ATOL
+                what = f"{SCORE_ATOL:g} absolute"
+            else:
+                bad = d > 1e-6 * scale
+                what = "1e-6 relative"
+            if np.any(bad):
                 ok = False
-                print(f"  {rel}: {k} differs beyond 1e-6 relative (max {float(d.max()):.3g})")
+                print(f"  {rel}: {k} differs beyond {what} (max {float(d.max()):.3g})")
         with open(path, "rb") as f1, open(mine, "rb") as f2:
             identical = f1.read() == f2.read()
         exact += identical
