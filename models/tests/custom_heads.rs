@@ -11,7 +11,7 @@ use std::sync::Arc;
 use neon_models::audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::custom::{HeadGraph, Layer, SecondStage, MAX_FRAMES};
+use neon_models::openwakeword::custom::{self, Format, HeadGraph, Layer, SecondStage, MAX_FRAMES};
 use neon_models::openwakeword::detector::{WakeDetectorOn, WakeWord};
 use neon_models::openwakeword::names::{HeadNames, STAGE1, STAGE2};
 use neon_models::openwakeword::stream::{CHUNK, EMBEDDING_DIM};
@@ -106,6 +106,31 @@ fn graph_heads_score_as_the_compiled_heads_bit_for_bit() {
     assert_eq!(scores(&mut d, &audio), b, "after reset");
     // A clone shares the operators and starts afresh.
     assert_eq!(scores(&mut detector(graphs), &audio), b, "clones");
+}
+
+/// The official `.tflite` heads (the converter's source files: `target/py/cache`, written by
+/// `tools/openwakeword/check.sh`, which `scripts/test.sh` runs first) parse to exactly the
+/// converted heads: same weights bit for bit, LayerNorm scale and shift recovered exactly
+/// from TFLite's decomposed form, eps 1e-5, hey_jarvis's `IF` as a second stage at 0.5. With
+/// the test above, they score bitwise as the compiled heads.
+#[test]
+fn official_tflite_files_parse_to_the_converted_heads() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../target/py/cache/wyoming_openwakeword-1.8.2-py3-none-any/wyoming_openwakeword/models",
+    );
+    for (name, bytes) in builtin::HEADS {
+        let path = dir.join(format!("{name}.tflite"));
+        let tflite = std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: run tools/openwakeword/check.sh (downloads the official files)",
+                path.display()
+            )
+        });
+        let g = custom::parse(&tflite, Format::Tflite, &source()).unwrap();
+        assert_eq!(g, graph_of(bytes), "{name}");
+        let word = custom::wake_word_from_file(&path).unwrap();
+        assert_eq!(word.name(), custom::names::model_name(name), "named as the peer names it");
+    }
 }
 
 /// A random head on `frames` frames: dense → LayerNorm → ReLU → dense → sigmoid.

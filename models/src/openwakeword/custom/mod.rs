@@ -13,6 +13,7 @@
 //! flattened frame by frame (`t * 96 + c`), as openwakeword's `predict` passes
 //! `get_features(N)` with N read from the model's input shape `[1, N, 96]`.
 
+mod flatbuffer;
 mod load;
 pub mod names;
 pub mod onnx;

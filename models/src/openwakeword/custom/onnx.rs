@@ -9,8 +9,8 @@
 //! - input `[1 or symbolic, N, 96]` float, N in 1..=[`MAX_FRAMES`]; `Flatten` (axis 0, 1 or
 //!   -2) or `Reshape` to `[1 | -1 | 0, N * 96 | -1]` (shape an initializer or `Constant`);
 //! - `Gemm` (`transA` 0, `transB` 0 or 1, `alpha` and `beta` folded into the weights) or
-//!   `MatMul` by a constant `[in, out]`, optionally followed by an `Add` of a constant bias
-//!   (either operand order) → [`Layer::Dense`];
+//!   `MatMul` by a constant `[in, out]`; without a bias of its own, optionally followed by
+//!   an `Add` of a constant bias (either operand order) → [`Layer::Dense`];
 //! - `LayerNormalization` (axis -1, `epsilon`, scale, optional bias) → [`Layer::LayerNorm`];
 //! - a decomposed LayerNorm: any connected group of `ReduceMean` (axes as attribute or, from
 //!   opset 18, input), `Sub`, `Mul`, `Pow`, `Div`, `Sqrt`, `Reciprocal`, `Neg`, `Add` and
@@ -282,6 +282,16 @@ pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
         .map_err(|e| model_error(source, format!("not an ONNX model ({e})")))?;
     let graph =
         model.graph.as_ref().ok_or_else(|| model_error(source, "not an ONNX model (no graph)"))?;
+    walk(graph, source)
+}
+
+/// Walks `graph` from its one input to its one output (see the module docs) into a
+/// validated one-stage [`HeadGraph`]. The `.tflite` parser builds such a graph from each
+/// stage of a TFLite head ([`super::tflite`]), so both formats share this walk.
+///
+/// # Errors
+/// As [`parse`], after decoding.
+pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<HeadGraph, Error> {
     let nodes = graph.node.as_slice();
     let mut g = Graph {
         nodes,
@@ -405,10 +415,10 @@ pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
                     continue;
                 }
                 "Gemm" if width > 0 => {
-                    let (layer, out) = gemm(&g, i, width)?;
+                    let (layer, out, next) = gemm(&g, i, width)?;
                     width = out;
                     layers.push(layer);
-                    cur = out0()?;
+                    cur = next;
                     continue;
                 }
                 "MatMul" if width > 0 => {
@@ -497,8 +507,9 @@ fn input_frames(g: &Graph<'_>, input: &pb::ValueInfoProto) -> Result<usize, Erro
     }
 }
 
-/// A `Gemm` node `i` on the current `[1, width]` tensor: (the dense layer, its width).
-fn gemm(g: &Graph<'_>, i: usize, width: usize) -> Result<(Layer, usize), Error> {
+/// A `Gemm` node `i` on the current `[1, width]` tensor, and an `Add` of a constant bias
+/// when the `Gemm` has none and one follows: (the dense layer, its width, the tensor after).
+fn gemm<'a>(g: &Graph<'a>, i: usize, width: usize) -> Result<(Layer, usize, &'a str), Error> {
     let n = &g.nodes[i];
     let label = || g.label(i);
     if attr_i(n, "transA", 0) != 0 {
@@ -529,7 +540,44 @@ fn gemm(g: &Graph<'_>, i: usize, width: usize) -> Result<(Layer, usize), Error> 
         }
         Some(_) => return Err(g.err(format!("{}: the bias is not a constant", label()))),
     };
-    Ok((Layer::Dense { in_features: width, out_features: out, weight, bias }, out))
+    let y = out_name(g, i)?;
+    let (bias, next) = match bias {
+        Some(b) => (Some(b), y),
+        None => following_bias(g, y, out)?,
+    };
+    Ok((Layer::Dense { in_features: width, out_features: out, weight, bias }, out, next))
+}
+
+/// The first output of node `i`.
+fn out_name<'a>(g: &Graph<'a>, i: usize) -> Result<&'a str, Error> {
+    g.nodes[i]
+        .output
+        .first()
+        .map(String::as_str)
+        .filter(|o| !o.is_empty())
+        .ok_or_else(|| g.err(format!("{} has no output", g.label(i))))
+}
+
+/// When the only consumer of `y` (`[1, out]`) is an `Add` of a constant `[out]` (either
+/// operand order): (that bias, the `Add`'s output); otherwise (`None`, `y`).
+fn following_bias<'a>(
+    g: &Graph<'a>,
+    y: &'a str,
+    out: usize,
+) -> Result<(Option<Vec<f32>>, &'a str), Error> {
+    if let [a] = g.consumers(y) {
+        let add = &g.nodes[*a];
+        if g.op(*a) == "Add" && add.input.len() == 2 {
+            let other = if add.input[0] == y { &add.input[1] } else { &add.input[0] };
+            if other != y && g.is_const(other) {
+                let (dims, v) = g.f32_const(other)?;
+                if let Some(v) = row_vector(&dims, v, out) {
+                    return Ok((Some(v), out_name(g, *a)?));
+                }
+            }
+        }
+    }
+    Ok((None, y))
 }
 
 /// A dense weight `[out, in]` from a constant `[out, in]` (`transposed`) or `[in, out]`.
@@ -574,27 +622,7 @@ fn matmul<'a>(g: &Graph<'a>, i: usize, width: usize) -> Result<(Layer, usize, &'
     let (dims, w) = g.f32_const(w_name)?;
     let weight = dense_weight(g, &label, &dims, w, width, false)?;
     let out = weight.len() / width;
-    let y = n
-        .output
-        .first()
-        .map(String::as_str)
-        .filter(|o| !o.is_empty())
-        .ok_or_else(|| g.err(format!("{label} has no output")))?;
-    let mut bias = None;
-    let mut next = y;
-    if let [a] = g.consumers(y) {
-        let add = &g.nodes[*a];
-        if g.op(*a) == "Add" && add.input.len() == 2 {
-            let other = if add.input[0] == y { &add.input[1] } else { &add.input[0] };
-            if other != y && g.is_const(other) {
-                let (dims, v) = g.f32_const(other)?;
-                if let Some(v) = row_vector(&dims, v, out) {
-                    bias = Some(v);
-                    next = add.output.first().map(String::as_str).unwrap_or("");
-                }
-            }
-        }
-    }
+    let (bias, next) = following_bias(g, out_name(g, i)?, out)?;
     Ok((Layer::Dense { in_features: width, out_features: out, weight, bias }, out, next))
 }
 
