@@ -152,6 +152,44 @@ fn bad_inputs_are_one_line_errors() {
     }
 }
 
+fn custom(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom").join(name)
+}
+
+#[test]
+fn users_models_from_files_and_directories_detect_their_word() {
+    let wav = custom("computer.wav");
+    let wav = wav.to_str().unwrap();
+    for model in ["computer_v2.tflite", "computer_v1.onnx"] {
+        let path = custom(model);
+        let o = neon(&["wake", wav, "--model", path.to_str().unwrap(), "--model", "hey_jarvis"]);
+        assert_eq!(detected(&o), ["computer"], "{model}: {}", stdout(&o));
+    }
+    // Both files of the directory are named `computer`: the first (v1.onnx) is used.
+    let dir = custom("");
+    let o = neon(&["wake", wav, "--custom-model-dir", dir.to_str().unwrap()]);
+    assert_eq!(detected(&o), ["computer"], "{}", stdout(&o));
+    assert!(stderr(&o).contains("skipping a second model named `computer`"), "{}", stderr(&o));
+    // Faults: an empty directory, a broken model file, a model of another format.
+    let tmp = tempfile::tempdir().unwrap();
+    let broken = tmp.path().join("broken_v1.tflite");
+    std::fs::write(&broken, &std::fs::read(custom("computer_v2.tflite")).unwrap()[..5000]).unwrap();
+    let other = tmp.path().join("model.pb");
+    std::fs::write(&other, b"x").unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["--custom-model-dir", empty.path().to_str().unwrap()], "no .tflite or .onnx"),
+        (vec!["--model", broken.to_str().unwrap()], "broken_v1.tflite"),
+        (vec!["--custom-model-dir", tmp.path().to_str().unwrap()], "broken_v1.tflite"),
+        (vec!["--model", other.to_str().unwrap()], "model.pb"),
+    ] {
+        let o = neon(&[&["wake", wav][..], &args].concat());
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn raw_stdin_detects_like_the_file() {
     let samples = read_clip("hey_jarvis");

@@ -18,8 +18,9 @@ pub struct ModelArgs {
     #[arg(long = "model", value_name = "NAME|PATH")]
     pub models: Vec<String>,
     /// A directory of models trained with openWakeWord: every `.tflite` and `.onnx` file in
-    /// it (not in subdirectories; `x.onnx` is skipped when `x.tflite` is there). Repeatable,
-    /// and combines with --model.
+    /// it (not in subdirectories; `x.onnx` is skipped when `x.tflite` is there; of two files
+    /// with one model name, the first in path order is used and the other skipped with a
+    /// warning). Repeatable, and combines with --model.
     #[arg(long = "custom-model-dir", value_name = "DIR")]
     pub custom_model_dirs: Vec<PathBuf>,
 }
@@ -30,8 +31,8 @@ impl ModelArgs {
     ///
     /// # Errors
     /// A one-line message for a model that cannot be loaded, an empty directory, a build
-    /// without built-in heads given neither option, or two models with one name (names key
-    /// the output).
+    /// without built-in heads given neither option, or two `--model`s with one name (names
+    /// key the output; in directories the first model of a name is kept, with a warning).
     pub fn load(&self) -> Result<Vec<WakeWord>, String> {
         let mut words: Vec<WakeWord> = Vec::new();
         let add = |origin: String, word: WakeWord, words: &mut Vec<WakeWord>| {
@@ -70,6 +71,16 @@ impl ModelArgs {
                 ));
             }
             for word in found {
+                // As wyoming-openwakeword does, the first model of a name wins in directories
+                // (`computer_v1.onnx` and `computer_v2.tflite` are both `computer`).
+                if words.iter().any(|w| w.name() == word.name()) {
+                    eprintln!(
+                        "neon: warning: --custom-model-dir {}: skipping a second model named `{}`",
+                        dir.display(),
+                        word.name()
+                    );
+                    continue;
+                }
                 add(format!("--custom-model-dir {}", dir.display()), word, &mut words)?;
             }
         }
