@@ -1,6 +1,6 @@
 //! `.tflite` wake-word heads → [`HeadGraph`].
 //!
-//! The FlatBuffer is read with the bounds-checked reader of [`super::flatbuffer`] (tables
+//! The FlatBuffer is read with the bounds-checked reader of `flatbuffer.rs` (tables
 //! and field slots of TFLite's `schema.fbs`: `Model`, `SubGraph`, `Tensor`, `Buffer`,
 //! `Operator`, `OperatorCode` and the options of the operators below). Each stage is then
 //! restated as an ONNX graph of the same arithmetic and walked by the `.onnx` parser
