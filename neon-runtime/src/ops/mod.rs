@@ -47,6 +47,7 @@ pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
 pub mod embedding;
+pub mod istft;
 pub mod layout;
 pub mod linear;
 pub mod norm;
