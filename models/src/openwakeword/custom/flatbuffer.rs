@@ -77,8 +77,8 @@ impl<'a> Table<'a> {
         Ok(Table { buf, pos, vtable, slots: (size - 4) / 2 })
     }
 
-    /// Position of field `slot`, if present.
-    fn field(&self, slot: usize) -> Result<Option<usize>, Fault> {
+    /// Position of field `slot` in the buffer, if present.
+    pub fn field(&self, slot: usize) -> Result<Option<usize>, Fault> {
         if slot >= self.slots {
             return Ok(None);
         }

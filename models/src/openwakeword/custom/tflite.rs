@@ -705,3 +705,75 @@ fn two_stage(model: &Model<'_>, k: usize, input: i32, output: i32) -> Result<Two
     let stage1_ops = (0..main.ops.len()).filter(|o| !skip.contains(o)).collect();
     Ok(TwoStage { stage1_ops, score, threshold, then_sg, bound, then_input, then_output })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMPUTER: &[u8] = include_bytes!("../../../tests/data/custom/computer_v2.tflite");
+
+    fn source() -> WeightsSource {
+        WeightsSource::Embedded("computer_v2.tflite")
+    }
+
+    fn message(bytes: &[u8]) -> String {
+        let Err(e) = parse(bytes, &source()) else { panic!("parsed") };
+        let e = e.to_string();
+        assert!(!e.contains('\n'), "one line: {e}");
+        e
+    }
+
+    /// The file with every FULLY_CONNECTED operator code rewritten to `code`.
+    fn with_opcode(code: u8) -> Vec<u8> {
+        let mut b = COMPUTER.to_vec();
+        let root = Table::root(COMPUTER).unwrap();
+        let codes = root.vector(1, 4).unwrap().unwrap();
+        for i in 0..codes.len() {
+            let c = codes.table(i).unwrap();
+            let fc = i32::from(c.u8(0, 0).unwrap() as i8).max(c.i32(3, 0).unwrap());
+            if fc == code::FULLY_CONNECTED {
+                b[c.field(0).unwrap().unwrap()] = code;
+                if let Some(p) = c.field(3).unwrap() {
+                    b[p..p + 4].copy_from_slice(&i32::from(code).to_le_bytes());
+                }
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn an_unsupported_operator_is_named() {
+        parse(COMPUTER, &source()).unwrap();
+        let e = message(&with_opcode(3));
+        assert!(e.contains("unsupported operator CONV_2D operator #1"), "{e}");
+        let e = message(&with_opcode(126));
+        assert!(e.contains("BATCH_MATMUL"), "{e}");
+    }
+
+    #[test]
+    fn tensors_other_than_float32_are_refused_by_type() {
+        // Constants typed int32 (RESHAPE's shape, MEAN's axes) retyped float16; float32 is
+        // the schema's default, so its type field is not stored and cannot be patched.
+        let mut b = COMPUTER.to_vec();
+        let root = Table::root(COMPUTER).unwrap();
+        let sg = root.vector(2, 4).unwrap().unwrap().table(0).unwrap();
+        let tensors = sg.vector(0, 4).unwrap().unwrap();
+        let mut patched = 0;
+        for i in 0..tensors.len() {
+            let t = tensors.table(i).unwrap();
+            if t.u8(1, 0).unwrap() == INT32 && t.u32(2, 0).unwrap() > 0 {
+                b[t.field(1).unwrap().unwrap()] = 1;
+                patched += 1;
+            }
+        }
+        assert!(patched > 0);
+        let e = message(&b);
+        assert!(e.contains("is float16; only float32 weights are supported"), "{e}");
+    }
+
+    #[test]
+    fn not_tflite_and_no_subgraphs_are_clean_errors() {
+        assert!(message(b"\x08\0\0\0ONNXabcd").contains("not a TFLite model"));
+        assert!(message(&COMPUTER[..64]).contains("malformed TFLite file"));
+    }
+}
