@@ -64,6 +64,9 @@ tools/moonshine/check.sh
 step "host tests"
 cargo test --workspace
 
+step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
+tools/wyoming/test.sh
+
 # Runs an aarch64 test command under qemu, echoes its output, and fails unless it executed tests.
 run_aarch64() {
   local log

@@ -33,6 +33,8 @@ pub mod files;
 pub mod session;
 #[cfg(feature = "alloc")]
 pub mod weights;
+#[cfg(feature = "std")]
+pub mod wyoming;
 
 pub use error::Error;
 #[cfg(feature = "alloc")]

@@ -5,6 +5,7 @@
 //! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
 //! - `neon bench`: the models' speed on this machine, to paste into an issue.
 //! - `neon listen WAV|-`: a wake word, then the speech that follows as text.
+//! - `neon serve --uri tcp://HOST:PORT`: a Wyoming wake-word server for Home Assistant.
 
 mod bench;
 mod cpu;
@@ -12,6 +13,7 @@ mod input;
 mod listen;
 mod live;
 mod plan;
+mod serve;
 mod transcribe;
 mod wake;
 mod words;
@@ -43,6 +45,9 @@ enum Command {
     Listen(listen::ListenArgs),
     /// Time the models on this machine (1 thread and the cores) and describe the CPU.
     Bench(bench::BenchArgs),
+    /// Serve wake-word detection over the Wyoming protocol (Home Assistant), as
+    /// wyoming-openwakeword does.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Listen(args) => listen::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,280 @@
+//! `neon serve`: a Wyoming server for Home Assistant, a drop-in for wyoming-openwakeword
+//! (its options, model names and events; `neon_models::wyoming::wake` lists the behaviour
+//! and where it differs).
+//!
+//! Transports: `stdio://` (one client: events on stdin, replies on stdout; the end of stdin
+//! ends the server with status 0), `tcp://HOST:PORT` and `unix://PATH` (a thread per client,
+//! at most `--max-clients` at once: one more gets an `error` event and is closed). A client
+//! whose bytes are not Wyoming events gets an `error` event and is disconnected (stdio: the
+//! server exits with status 1); an audio chunk the session cannot use gets an `error` event
+//! and the session goes on. Other clients are never affected.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use clap::Args;
+use neon_models::session::SessionOptions;
+use neon_models::wyoming::event::{read_event, write_event, Event, ReadError};
+use neon_models::wyoming::wake::{TriggerOptions, WakeModels, WakeSession};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Where to listen: `tcp://HOST:PORT`, `unix://PATH` or `stdio://`.
+    #[arg(long, default_value = "stdio://")]
+    uri: String,
+    /// A directory of wake-word models trained with openWakeWord (`.tflite`, `.onnx`), offered
+    /// besides the built-in ones. Repeatable.
+    #[arg(long = "custom-model-dir", value_name = "DIR")]
+    custom_model_dirs: Vec<PathBuf>,
+    /// A detection needs a score strictly above this (0 to 1).
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    threshold: f32,
+    /// Scores above the threshold needed before a detection (since audio-start).
+    #[arg(long = "trigger-level", default_value_t = 1)]
+    trigger_level: u32,
+    /// Seconds of audio a model stays silent after a detection.
+    #[arg(long = "refractory-seconds", default_value_t = 2.0, allow_negative_numbers = true)]
+    refractory_seconds: f32,
+    /// Accepted for compatibility; discovery is not implemented (add the server in Home
+    /// Assistant by host and port).
+    #[arg(long, num_args = 0..=1, default_missing_value = "openWakeWord", value_name = "NAME")]
+    zeroconf: Option<String>,
+    /// Log every client and event on stderr.
+    #[arg(long)]
+    debug: bool,
+    /// Accepted for compatibility (Python logging format); log lines are plain.
+    #[arg(long = "log-format", value_name = "FORMAT")]
+    log_format: Option<String>,
+    /// Print the version and exit.
+    #[arg(long)]
+    version: bool,
+    /// Most TCP or Unix clients served at once.
+    #[arg(long = "max-clients", default_value_t = 16)]
+    max_clients: usize,
+    /// Deprecated (accepted and ignored, as wyoming-openwakeword 2.x does).
+    #[arg(long, hide = true)]
+    model: Vec<String>,
+    /// Deprecated (ignored).
+    #[arg(long = "models-dir", hide = true)]
+    models_dir: Option<String>,
+    /// Deprecated (ignored).
+    #[arg(long = "preload-model", hide = true)]
+    preload_model: Vec<String>,
+    /// Deprecated (ignored).
+    #[arg(long = "output-dir", hide = true)]
+    output_dir: Option<String>,
+    /// Deprecated (ignored).
+    #[arg(long = "debug-probability", hide = true)]
+    debug_probability: bool,
+}
+
+fn log(line: &str) {
+    let _ = writeln!(io::stderr(), "neon serve: {line}");
+}
+
+fn check(args: &ServeArgs) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        return Err(format!("--threshold {} is not in 0..1", args.threshold));
+    }
+    if args.trigger_level == 0 {
+        return Err("--trigger-level must be at least 1".into());
+    }
+    if !(args.refractory_seconds >= 0.0 && args.refractory_seconds <= 3600.0) {
+        return Err(format!("--refractory-seconds {} is not in 0..3600", args.refractory_seconds));
+    }
+    if args.max_clients == 0 {
+        return Err("--max-clients must be at least 1".into());
+    }
+    Ok(())
+}
+
+pub fn run(args: &ServeArgs) -> Result<(), String> {
+    if args.version {
+        println!("{}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    check(args)?;
+    for (given, flag) in [
+        (!args.model.is_empty(), "--model"),
+        (args.models_dir.is_some(), "--models-dir"),
+        (!args.preload_model.is_empty(), "--preload-model"),
+        (args.output_dir.is_some(), "--output-dir"),
+        (args.debug_probability, "--debug-probability"),
+    ] {
+        if given {
+            log(&format!("{flag} is deprecated and ignored"));
+        }
+    }
+    if args.zeroconf.is_some() {
+        log("--zeroconf: discovery is not implemented; add the server in Home Assistant by host and port");
+    }
+    let _ = &args.log_format;
+    let options = TriggerOptions {
+        threshold: args.threshold,
+        trigger_level: args.trigger_level,
+        refractory_seconds: args.refractory_seconds,
+    };
+    let models = Arc::new(WakeModels::load(
+        &args.custom_model_dirs,
+        options,
+        SessionOptions::default(),
+        env!("CARGO_PKG_VERSION"),
+    )?);
+    if models.models().is_empty() {
+        return Err(
+            "no wake-word models: this build has no built-in ones; pass --custom-model-dir DIR"
+                .into(),
+        );
+    }
+    if args.debug {
+        let names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
+        log(&format!("models: {}", names.join(", ")));
+    }
+    let debug = args.debug;
+    if args.uri == "stdio://" {
+        log("ready on stdio://");
+        let stdin = io::stdin();
+        let stdout = io::stdout();
+        return serve_client(&models, &mut stdin.lock(), &mut stdout.lock(), debug, "stdio");
+    }
+    if let Some(addr) = args.uri.strip_prefix("tcp://") {
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
+        log(&format!("ready on tcp://{}", listener.local_addr().map_err(|e| e.to_string())?));
+        return accept_loop(models, args.max_clients, debug, || {
+            let (s, peer) = listener.accept()?;
+            let r = s.try_clone()?;
+            Ok((
+                Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
+                Box::new(s) as Box<dyn Write + Send>,
+                peer.to_string(),
+            ))
+        });
+    }
+    #[cfg(unix)]
+    if let Some(path) = args.uri.strip_prefix("unix://") {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(path);
+        }
+        let listener = std::os::unix::net::UnixListener::bind(path)
+            .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
+        log(&format!("ready on unix://{path}"));
+        let mut n = 0u64;
+        return accept_loop(models, args.max_clients, debug, || {
+            let (s, _) = listener.accept()?;
+            let r = s.try_clone()?;
+            n += 1;
+            Ok((
+                Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
+                Box::new(s) as Box<dyn Write + Send>,
+                format!("unix client {n}"),
+            ))
+        });
+    }
+    Err(format!("--uri {}: expected tcp://HOST:PORT, unix://PATH or stdio://", args.uri))
+}
+
+type Connection = (Box<dyn BufRead + Send>, Box<dyn Write + Send>, String);
+
+/// Accepts clients for ever, one thread each, at most `max` at once.
+fn accept_loop(
+    models: Arc<WakeModels>,
+    max: usize,
+    debug: bool,
+    mut accept: impl FnMut() -> io::Result<Connection>,
+) -> Result<(), String> {
+    let clients = Arc::new(AtomicUsize::new(0));
+    loop {
+        let (mut reader, mut writer, who) = match accept() {
+            Ok(c) => c,
+            Err(e) => {
+                log(&format!("accept failed: {e}"));
+                continue;
+            }
+        };
+        if clients.fetch_add(1, Ordering::SeqCst) >= max {
+            clients.fetch_sub(1, Ordering::SeqCst);
+            let text = format!("too many clients (at most {max}); try again later");
+            let _ = write_event(&mut writer, &Event::error(&text, "too-many-clients"));
+            log(&format!("{who}: refused: {text}"));
+            continue;
+        }
+        let (models, clients) = (models.clone(), clients.clone());
+        let name = format!("client {who}");
+        let who_log = who.clone();
+        let counter = clients.clone();
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            if debug {
+                log(&format!("{who}: connected"));
+            }
+            if let Err(e) = serve_client(&models, &mut reader, &mut writer, debug, &who) {
+                log(&format!("{who}: {e}"));
+            }
+            if debug {
+                log(&format!("{who}: disconnected"));
+            }
+            clients.fetch_sub(1, Ordering::SeqCst);
+        });
+        if let Err(e) = spawned {
+            log(&format!("cannot start a thread for {who_log}: {e}"));
+            counter.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// One client's events until it disconnects.
+///
+/// # Errors
+/// A one-line message when its bytes are not Wyoming events (after an `error` event is
+/// sent) or the connection fails.
+fn serve_client<R: BufRead, W: Write>(
+    models: &Arc<WakeModels>,
+    reader: &mut R,
+    writer: &mut W,
+    debug: bool,
+    who: &str,
+) -> Result<(), String> {
+    let mut session = WakeSession::new(models.clone());
+    let mut replies = Vec::new();
+    loop {
+        let event = match read_event(reader) {
+            Ok(Some(e)) => e,
+            Ok(None) => return Ok(()),
+            Err(ReadError::Malformed(m)) => {
+                let _ = write_event(
+                    writer,
+                    &Event::error(&format!("malformed event: {m}"), "malformed-event"),
+                );
+                return Err(format!("malformed event, disconnected: {m}"));
+            }
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(format!("disconnected inside an event: {e}"));
+            }
+            Err(ReadError::Io(e)) => return Err(format!("read failed: {e}")),
+        };
+        if debug && event.kind != "audio-chunk" {
+            log(&format!(
+                "{who}: {} {}",
+                event.kind,
+                serde_json::Value::Object(event.data.clone())
+            ));
+        }
+        replies.clear();
+        if let Err(m) = session.handle(&event, &mut replies) {
+            replies.push(Event::error(&m, "bad-event"));
+        }
+        for r in &replies {
+            if debug {
+                log(&format!("{who}: -> {} {}", r.kind, serde_json::Value::Object(r.data.clone())));
+            }
+            match write_event(writer, r) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => return Err(format!("write failed: {e}")),
+            }
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! The wake-word service of `neon serve`: [`WakeModels`] (every model a server offers,
+//! shared by its clients) and [`WakeSession`] (one client's state), behaving as
+//! wyoming-openwakeword 2.1's handler does.
+//!
+//! - `describe` → `info` with one wake program and every model: the built-ins under 2.x's
+//!   names (`alexa`, `hey_jarvis`, `hey_mycroft`, `hey_rhasspy`, `okay_nabu`), then the
+//!   custom models (named after their files, [`crate::openwakeword::custom::names`]).
+//! - `detect` with `names` selects the active models: a custom model of that name first,
+//!   else a built-in (1.x names such as `ok_nabu` or `hey_jarvis_v0.1` are aliases); unknown
+//!   names are skipped; none left (or no names) selects `okay_nabu`.
+//! - `audio-start` resets the stream, the trigger counters and the refractory periods;
+//!   `audio-chunk`s (each with its own format, audio-start or not) are converted to 16 kHz
+//!   mono ([`super::audio::ChunkConverter`]) and scored per 1280-sample step (one embedding,
+//!   one score per model).
+//! - A score strictly above the threshold, outside the model's refractory period, takes one
+//!   off the model's trigger counter (`--trigger-level`, reset only at `audio-start`: the
+//!   peer's counter does not require consecutive scores, and neither does this); at zero the
+//!   model fires `detection` with `name` and `timestamp` (ms of converted audio before the
+//!   chunk that fired, since `audio-start`) and is silent for the refractory period. The
+//!   peer measures that period in wall-clock time; here it is audio time, so results do not
+//!   depend on how fast a client sends.
+//! - `audio-stop` scores what the resampler still holds, then sends `not-detected` when no
+//!   active model fired since `audio-start`.
+//! - Other event types are ignored (forward compatibility).
+
+use std::format;
+use std::prelude::rust_2021::*;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::audio::{ChunkConverter, Format};
+use super::event::Event;
+use crate::openwakeword::builtin;
+use crate::openwakeword::custom;
+use crate::openwakeword::detector::WakeWord;
+use crate::openwakeword::selection::WakeDetector;
+use crate::openwakeword::stream::CHUNK;
+use crate::session::SessionOptions;
+
+/// Samples per second of the converted audio.
+const RATE: u64 = 16_000;
+
+/// The model `detect` falls back to.
+pub const DEFAULT_MODEL: &str = "okay_nabu";
+
+/// The wyoming-openwakeword 2.x name of a built-in head (`ok_nabu_v0.1` → `okay_nabu`).
+pub fn builtin_name(head: &str) -> String {
+    let base = head.strip_suffix("_v0.1").unwrap_or(head);
+    if base == "ok_nabu" {
+        "okay_nabu".into()
+    } else {
+        base.into()
+    }
+}
+
+/// One offered model.
+#[derive(Clone)]
+pub struct Offered {
+    /// The name clients use.
+    pub name: String,
+    /// Whether it is one of openWakeWord's own.
+    pub builtin: bool,
+    /// The head (its weights shared by every session).
+    pub word: WakeWord,
+}
+
+/// Trigger settings (`--threshold`, `--trigger-level`, `--refractory-seconds`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriggerOptions {
+    /// A score must be strictly above this (0..1).
+    pub threshold: f32,
+    /// Scores above the threshold needed per detection (>= 1).
+    pub trigger_level: u32,
+    /// Audio time a model stays silent after firing (s, >= 0).
+    pub refractory_seconds: f32,
+}
+
+/// Every model a server offers, and its settings; shared by all sessions.
+pub struct WakeModels {
+    models: Vec<Offered>,
+    options: TriggerOptions,
+    session: SessionOptions,
+    version: String,
+}
+
+impl WakeModels {
+    /// The built-in heads (if this build has them) and every model of `custom_dirs`
+    /// (`.tflite` and `.onnx`; of two files with one name the first is kept, as the peer
+    /// keeps the first; a custom model of a built-in's name is offered under that name and
+    /// wins in `detect`, as the peer's lookup order gives).
+    ///
+    /// # Errors
+    /// A one-line message when a directory cannot be read or a model fails to load.
+    pub fn load(
+        custom_dirs: &[std::path::PathBuf],
+        options: TriggerOptions,
+        session: SessionOptions,
+        version: &str,
+    ) -> Result<Self, String> {
+        let mut models: Vec<Offered> = Vec::new();
+        for (head, _) in builtin::HEADS {
+            let word = builtin::wake_word(head).map_err(|e| e.to_string())?;
+            models.push(Offered { name: builtin_name(head), builtin: true, word });
+        }
+        for dir in custom_dirs {
+            let words = custom::wake_words_in_dir(dir).map_err(|e| e.to_string())?;
+            for word in words {
+                let name = word.name().to_string();
+                if models.iter().any(|m| !m.builtin && m.name == name) {
+                    continue;
+                }
+                models.push(Offered { name, builtin: false, word });
+            }
+        }
+        Ok(WakeModels { models, options, session, version: version.into() })
+    }
+
+    /// The offered models, built-ins first.
+    pub fn models(&self) -> &[Offered] {
+        &self.models
+    }
+
+    /// The model `name` selects: a custom one first, then a built-in by name or alias.
+    pub fn resolve(&self, name: &str) -> Option<&Offered> {
+        let custom = self.models.iter().find(|m| !m.builtin && m.name == name);
+        custom.or_else(|| {
+            self.models.iter().find(|m| {
+                m.builtin
+                    && (m.name == name || builtin_name(name) == m.name || m.word.name() == name)
+            })
+        })
+    }
+
+    /// The `info` event (the peer's fields: one wake program `openwakeword`, every model
+    /// with its phrase, attribution, languages and version).
+    pub fn info(&self) -> Event {
+        let attribution =
+            json!({"name": "dscripka", "url": "https://github.com/dscripka/openWakeWord"});
+        let models: Vec<Value> = self
+            .models
+            .iter()
+            .map(|m| {
+                let phrase = phrase(&m.name);
+                if m.builtin {
+                    json!({"name": m.name, "description": phrase, "phrase": phrase,
+                           "attribution": attribution, "installed": true,
+                           "languages": ["en"], "version": "v0.1"})
+                } else {
+                    json!({"name": m.name, "description": phrase, "phrase": phrase,
+                           "attribution": {"name": "", "url": ""}, "installed": true,
+                           "languages": [], "version": ""})
+                }
+            })
+            .collect();
+        Event::with_data(
+            "info",
+            json!({
+                "asr": [], "tts": [], "handle": [], "intent": [], "mic": [], "snd": [],
+                "wake": [{
+                    "name": "openwakeword",
+                    "description": "openWakeWord models run by neon, a Rust inference runtime",
+                    "attribution": attribution,
+                    "installed": true,
+                    "version": self.version,
+                    "models": models,
+                }],
+            }),
+        )
+    }
+}
+
+/// `hey_jarvis` → `Hey Jarvis` (the peer's phrase).
+fn phrase(name: &str) -> String {
+    name.trim()
+        .to_lowercase()
+        .replace('_', " ")
+        .split_whitespace()
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One active model's trigger state.
+struct Active {
+    name: String,
+    triggers_left: i64,
+    fired: bool,
+    /// Converted samples since audio-start before which the model stays silent.
+    quiet_until: Option<u64>,
+}
+
+/// One client's wake-word state: active models, their detector, the audio pipeline.
+pub struct WakeSession {
+    models: Arc<WakeModels>,
+    active: Vec<Active>,
+    detector: Option<WakeDetector>,
+    converter: ChunkConverter,
+    pending: Vec<i16>,
+    /// Converted samples scored or pending since audio-start.
+    samples: u64,
+    /// Converted samples of the chunks before the current one (for the timestamp).
+    chunk_start: u64,
+}
+
+impl WakeSession {
+    /// A session with no active model (the peer's: nothing runs before `detect`).
+    pub fn new(models: Arc<WakeModels>) -> Self {
+        WakeSession {
+            models,
+            active: Vec::new(),
+            detector: None,
+            converter: ChunkConverter::default(),
+            pending: Vec::with_capacity(CHUNK * 4),
+            samples: 0,
+            chunk_start: 0,
+        }
+    }
+
+    /// The active model names.
+    pub fn active(&self) -> Vec<&str> {
+        self.active.iter().map(|a| a.name.as_str()).collect()
+    }
+
+    /// Handles one event; appends the events to send back to `out`.
+    ///
+    /// # Errors
+    /// A one-line message for an audio chunk without a valid format, or a detector failure;
+    /// the session stays usable.
+    pub fn handle(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
+        match event.kind.as_str() {
+            "describe" => out.push(self.models.info()),
+            "detect" => self.detect(event)?,
+            "audio-start" => self.start(),
+            "audio-chunk" => self.chunk(event, out)?,
+            "audio-stop" => {
+                let mut tail = Vec::new();
+                self.converter.finish(&mut tail)?;
+                self.pending.extend_from_slice(&tail);
+                self.samples += tail.len() as u64;
+                self.score(out)?;
+                if !self.active.iter().any(|a| a.fired) {
+                    out.push(Event::new("not-detected"));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn detect(&mut self, event: &Event) -> Result<(), String> {
+        let mut chosen: Vec<&Offered> = Vec::new();
+        if let Some(Value::Array(names)) = event.data.get("names") {
+            for n in names.iter().filter_map(Value::as_str) {
+                if let Some(m) = self.models.resolve(n) {
+                    if !chosen.iter().any(|c| c.name == m.name) {
+                        chosen.push(m);
+                    }
+                }
+            }
+        }
+        if chosen.is_empty() {
+            if let Some(m) = self.models.resolve(DEFAULT_MODEL) {
+                chosen.push(m);
+            }
+        }
+        let names: Vec<&str> = chosen.iter().map(|m| m.name.as_str()).collect();
+        if names == self.active() {
+            return Ok(());
+        }
+        let words: Vec<WakeWord> = chosen.iter().map(|m| m.word.clone()).collect();
+        self.detector = if words.is_empty() {
+            None
+        } else {
+            Some(
+                WakeDetector::with_builtin_embedding(words, &self.models.session)
+                    .map_err(|e| e.to_string())?,
+            )
+        };
+        let level = i64::from(self.models.options.trigger_level.max(1));
+        self.active = chosen
+            .iter()
+            .map(|m| Active {
+                name: m.name.clone(),
+                triggers_left: level,
+                fired: false,
+                quiet_until: None,
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn start(&mut self) {
+        let level = i64::from(self.models.options.trigger_level.max(1));
+        for a in &mut self.active {
+            a.triggers_left = level;
+            a.fired = false;
+            a.quiet_until = None;
+        }
+        if let Some(d) = self.detector.as_mut() {
+            d.reset();
+        }
+        self.converter.reset();
+        self.pending.clear();
+        self.samples = 0;
+        self.chunk_start = 0;
+    }
+
+    fn chunk(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
+        let field = |k: &str| -> Result<u32, String> {
+            event
+                .data
+                .get(k)
+                .and_then(Value::as_u64)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| format!("audio-chunk without a valid `{k}`"))
+        };
+        let format =
+            Format { rate: field("rate")?, width: field("width")?, channels: field("channels")? };
+        let before = self.pending.len();
+        self.converter.push(format, &event.payload, &mut self.pending)?;
+        let added = (self.pending.len() - before) as u64;
+        self.chunk_start = self.samples;
+        self.samples += added;
+        self.score(out)
+    }
+
+    /// Scores every whole 1280-sample step pending.
+    fn score(&mut self, out: &mut Vec<Event>) -> Result<(), String> {
+        let whole = self.pending.len() / CHUNK * CHUNK;
+        let Some(detector) = self.detector.as_mut() else {
+            self.pending.drain(..whole);
+            return Ok(());
+        };
+        let opts = self.models.options;
+        let refractory = (f64::from(opts.refractory_seconds) * RATE as f64).round() as u64;
+        // The end of the first pending step, in converted samples since audio-start.
+        let mut end = self.samples - self.pending.len() as u64 + CHUNK as u64;
+        for step in self.pending[..whole].chunks_exact(CHUNK) {
+            let scores = detector.push(step).map_err(|e| e.to_string())?;
+            for (a, &p) in self.active.iter_mut().zip(scores) {
+                if a.quiet_until.is_some_and(|q| end < q) || p <= opts.threshold {
+                    continue;
+                }
+                a.triggers_left -= 1;
+                if a.triggers_left > 0 {
+                    continue;
+                }
+                a.fired = true;
+                a.quiet_until = Some(end + refractory);
+                let timestamp = self.chunk_start * 1000 / RATE;
+                out.push(Event::with_data(
+                    "detection",
+                    json!({"name": a.name, "timestamp": timestamp, "speaker": null}),
+                ));
+            }
+            end += CHUNK as u64;
+        }
+        self.pending.drain(..whole);
+        Ok(())
+    }
+}

@@ -1,0 +1,323 @@
+//! `neon serve` as Home Assistant and wyoming-openwakeword's own test drive it: over stdio
+//! and TCP, describe lists the models (built-ins under their 2.x names and a custom model),
+//! each clip wakes its own model when all are named in `detect`, a clip without a wake word
+//! gives `not-detected` after `audio-stop`, other audio formats detect alike, malformed
+//! clients get an error event and the others are unaffected, and closing stdin ends the
+//! server with status 0.
+//!
+//! Host only (the test starts the host `neon` binary).
+#![cfg(not(target_arch = "aarch64"))]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use neon_models::audio::Audio;
+use neon_models::wyoming::event::{read_event, write_event, Event};
+use serde_json::json;
+
+const MODELS: [&str; 6] =
+    ["okay_nabu", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "alexa", "computer"];
+
+fn custom_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom")
+}
+
+/// (model, clip) pairs: our TTS clips and the community model's recording.
+fn clips() -> Vec<(&'static str, PathBuf)> {
+    let oww = |n: &str| common::oww_path(&format!("clips/{n}.wav"));
+    vec![
+        ("okay_nabu", oww("ok_nabu")),
+        ("hey_jarvis", oww("hey_jarvis")),
+        ("hey_mycroft", oww("hey_mycroft")),
+        ("hey_rhasspy", oww("hey_rhasspy")),
+        ("alexa", oww("alexa")),
+        ("computer", custom_dir().join("computer.wav")),
+    ]
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_neon"))
+        .arg("serve")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// 16 kHz mono int16 samples of `path`, with 1 s of silence after (a microphone goes on).
+fn samples(path: &PathBuf) -> Vec<i16> {
+    let mut s = Audio::open(path).unwrap().to_i16();
+    s.extend(vec![0i16; 16_000]);
+    s
+}
+
+/// The recordings of wyoming-openwakeword's own test (`data/wyoming/README.md`), as is.
+fn peer_clips() -> Vec<(&'static str, Vec<i16>)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wyoming");
+    MODELS
+        .iter()
+        .map(|&m| {
+            let path = if m == "computer" {
+                custom_dir().join("computer.wav")
+            } else {
+                dir.join(format!("{m}.wav"))
+            };
+            (m, Audio::open(path).unwrap().to_i16())
+        })
+        .collect()
+}
+
+/// audio-start, chunks of 1024 frames in `format` (rate 16 kHz; width 2 or 4; 1 or 2
+/// channels), audio-stop, then describe (a barrier: its info is the last reply).
+fn send_clip<W: Write>(w: &mut W, audio: &[i16], width: u32, channels: u32) {
+    send_clip_at(w, audio, 16_000, width, channels)
+}
+
+/// As [`send_clip`] at `rate` (16 kHz, or 32 kHz: each sample sent twice).
+fn send_clip_at<W: Write>(w: &mut W, audio: &[i16], rate: u32, width: u32, channels: u32) {
+    let doubled: Vec<i16>;
+    let audio = if rate == 32_000 {
+        doubled = audio.iter().flat_map(|&v| [v, v]).collect();
+        &doubled[..]
+    } else {
+        audio
+    };
+    let format = json!({"rate": rate, "width": width, "channels": channels});
+    write_event(w, &Event::with_data("audio-start", format.clone())).unwrap();
+    for piece in audio.chunks(1024) {
+        let mut payload = Vec::new();
+        for &v in piece {
+            for _ in 0..channels {
+                // Two channels sum (audioop.tomono 1.0, 1.0): send halves.
+                let v = if channels == 2 { v / 2 } else { v };
+                match width {
+                    4 => payload.extend_from_slice(&(i32::from(v) << 16).to_le_bytes()),
+                    _ => payload.extend_from_slice(&v.to_le_bytes()),
+                }
+            }
+        }
+        let mut e = Event::with_data("audio-chunk", format.clone());
+        e.payload = payload;
+        write_event(w, &e).unwrap();
+    }
+    write_event(w, &Event::new("audio-stop")).unwrap();
+    write_event(w, &Event::new("describe")).unwrap();
+}
+
+/// Events up to and including the next `info`.
+fn replies<R: BufRead>(r: &mut R) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let e = read_event(r).unwrap().expect("the server closed the stream");
+        let done = e.kind == "info";
+        out.push(e);
+        if done {
+            return out;
+        }
+    }
+}
+
+fn detections(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.kind == "detection")
+        .map(|e| e.data["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The whole exchange of the peer's test, on one connection: `clips` (model, samples) and
+/// a negative recording.
+fn peer_exchange<R: BufRead, W: Write>(
+    r: &mut R,
+    w: &mut W,
+    clips: &[(&str, Vec<i16>)],
+    negative: &[i16],
+) {
+    write_event(w, &Event::new("describe")).unwrap();
+    let info = replies(r).pop().unwrap();
+    let wake = info.data["wake"].as_array().unwrap();
+    assert_eq!(wake.len(), 1, "one wake program");
+    let names: Vec<&str> =
+        wake[0]["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    for m in MODELS {
+        assert!(names.contains(&m), "{m} missing from {names:?}");
+    }
+    write_event(w, &Event::with_data("detect", json!({"names": MODELS}))).unwrap();
+    for (model, clip) in clips {
+        let model = *model;
+        send_clip(w, clip, 2, 1);
+        let got = replies(r);
+        let d = detections(&got);
+        assert!(!d.is_empty() && d.iter().all(|n| n == model), "{model}: {d:?}");
+        assert!(!got.iter().any(|e| e.kind == "not-detected"), "{model}");
+        let ts =
+            got.iter().find(|e| e.kind == "detection").unwrap().data["timestamp"].as_u64().unwrap();
+        assert!(ts > 0 && ts < 4000, "{model}: timestamp {ts} ms");
+    }
+    // No wake word: not-detected after audio-stop.
+    send_clip(w, negative, 2, 1);
+    let got = replies(r);
+    assert!(detections(&got).is_empty(), "{:?}", detections(&got));
+    assert!(got.iter().any(|e| e.kind == "not-detected"));
+}
+
+#[test]
+fn stdio_server_passes_the_peer_exchange_and_exits_0_on_eof() {
+    let dir = custom_dir();
+    let mut child = spawn(&["--uri", "stdio://", "--custom-model-dir", dir.to_str().unwrap()]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let ours: Vec<(&str, Vec<i16>)> = clips().into_iter().map(|(m, p)| (m, samples(&p))).collect();
+    peer_exchange(&mut r, &mut w, &ours, &samples(&common::oww_path("clips/weather.wav")));
+    // The peer's own recordings, unpadded, as its test sends them.
+    let snowboy = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wyoming/snowboy.wav");
+    peer_exchange(&mut r, &mut w, &peer_clips(), &Audio::open(snowboy).unwrap().to_i16());
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn other_formats_and_detect_rules() {
+    let mut child = spawn(&[]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let jarvis = samples(&common::oww_path("clips/hey_jarvis.wav"));
+    // Before any detect, nothing runs: not-detected.
+    send_clip(&mut w, &jarvis, 2, 1);
+    let got = replies(&mut r);
+    assert!(detections(&got).is_empty() && got.iter().any(|e| e.kind == "not-detected"));
+    // An unknown name falls back to okay_nabu, which does not fire on hey_jarvis.
+    write_event(&mut w, &Event::with_data("detect", json!({"names": ["nope"]}))).unwrap();
+    send_clip(&mut w, &jarvis, 2, 1);
+    assert!(detections(&replies(&mut r)).is_empty());
+    // 1.x names are aliases; 32-bit and stereo chunks detect alike.
+    write_event(
+        &mut w,
+        &Event::with_data("detect", json!({"names": ["hey_jarvis_v0.1", "ok_nabu"]})),
+    )
+    .unwrap();
+    for (width, channels) in [(2, 1), (4, 1), (2, 2)] {
+        send_clip(&mut w, &jarvis, width, channels);
+        assert_eq!(
+            detections(&replies(&mut r)),
+            ["hey_jarvis"],
+            "width {width} channels {channels}"
+        );
+    }
+    // A chunk without a format: an error event, and the session goes on.
+    write_event(&mut w, &Event::new("audio-chunk")).unwrap();
+    write_event(&mut w, &Event::new("some-future-event")).unwrap();
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    let got = replies(&mut r);
+    assert!(got.iter().any(|e| e.kind == "error"), "{got:?}");
+    send_clip(&mut w, &jarvis, 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    // Malformed bytes: an error event, then the stdio server exits (status 1).
+    w.write_all(b"this is not json\n").unwrap();
+    let e = read_event(&mut r).unwrap().unwrap();
+    assert_eq!(e.kind, "error");
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+fn connect(port: u16) -> (BufReader<TcpStream>, TcpStream) {
+    for _ in 0..200 {
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+            return (BufReader::new(s.try_clone().unwrap()), s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("cannot connect to port {port}");
+}
+
+#[test]
+fn tcp_clients_at_once_get_their_own_results_and_a_bad_one_harms_none() {
+    let port = 10_700 + (std::process::id() % 2000) as u16;
+    let dir = custom_dir();
+    let uri = format!("tcp://127.0.0.1:{port}");
+    let mut server =
+        spawn(&["--uri", &uri, "--custom-model-dir", dir.to_str().unwrap(), "--max-clients", "9"]);
+    // A malformed client first: error event, disconnected.
+    let (mut r, mut w) = connect(port);
+    w.write_all(b"{\"type\": \"audio-chunk\", \"payload_length\": -5}\n").unwrap();
+    let e = read_event(&mut r).unwrap().unwrap();
+    assert_eq!(e.kind, "error");
+    assert!(read_event(&mut r).unwrap().is_none(), "disconnected");
+    // 8 clients streaming their clips at once.
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let (model, clip) = clips()[i % 6].clone();
+                let (mut r, mut w) = connect(port);
+                write_event(&mut w, &Event::with_data("detect", json!({"names": MODELS}))).unwrap();
+                send_clip(&mut w, &samples(&clip), 2, 1);
+                assert_eq!(detections(&replies(&mut r)), [model], "client {i}");
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // One more than the maximum is refused while 9 are served (each proven served by a
+    // describe; a client refused because a finished one was still being counted retries).
+    let mut held = Vec::new();
+    while held.len() < 9 {
+        let (mut r, mut w) = connect(port);
+        write_event(&mut w, &Event::new("describe")).unwrap();
+        if read_event(&mut r).unwrap().unwrap().kind == "info" {
+            held.push((r, w));
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let (mut r, _w) = connect(port);
+    let e = read_event(&mut r).unwrap().unwrap();
+    assert_eq!((e.kind.as_str(), e.data["code"].as_str()), ("error", Some("too-many-clients")));
+    drop(held);
+    server.kill().unwrap();
+    let _ = server.wait();
+}
+
+#[test]
+fn options_and_version() {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_neon")).args(["serve", "--version"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), env!("CARGO_PKG_VERSION"));
+    for (args, says) in [
+        (&["--threshold", "1.5"][..], "--threshold"),
+        (&["--trigger-level", "0"], "--trigger-level"),
+        (&["--uri", "udp://x"], "--uri"),
+        (&["--custom-model-dir", "/nonexistent-dir"], "nonexistent"),
+    ] {
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_neon")).arg("serve").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{args:?}: {err}");
+    }
+    // Deprecated options are accepted (and ignored) as the peer accepts them.
+    let mut child = spawn(&[
+        "--model",
+        "x",
+        "--preload-model",
+        "y",
+        "--models-dir",
+        "d",
+        "--debug-probability",
+        "--zeroconf",
+    ]);
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("deprecated"));
+}
