@@ -321,3 +321,30 @@ fn options_and_version() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("deprecated"));
 }
+
+#[cfg(unix)]
+#[test]
+fn unix_socket_server_answers() {
+    use std::os::unix::net::UnixStream;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("neon.sock");
+    let uri = format!("unix://{}", path.display());
+    let mut server = spawn(&["--uri", &uri]);
+    let mut stream = None;
+    for _ in 0..200 {
+        if let Ok(s) = UnixStream::connect(&path) {
+            stream = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = stream.expect("cannot connect to the unix socket");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    write_event(&mut w, &Event::with_data("detect", json!({"names": ["hey_jarvis"]}))).unwrap();
+    send_clip(&mut w, &samples(&common::oww_path("clips/hey_jarvis.wav")), 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    server.kill().unwrap();
+    let _ = server.wait();
+}
