@@ -348,3 +348,53 @@ fn unix_socket_server_answers() {
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+/// With `--model-dir`, `transcribe` then a clip gives one `transcript` equal to
+/// `neon transcribe`'s text on the same file; the wake service goes on afterwards, and a
+/// server without a model answers `transcribe` with an error event.
+#[test]
+fn transcribe_gives_neon_transcribes_text() {
+    let dir = common::moonshine::model_dir();
+    let clip = dir.join("clips/quick_brown_fox.wav");
+    let want = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["transcribe", clip.to_str().unwrap(), "--model-dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(want.status.success(), "{}", String::from_utf8_lossy(&want.stderr));
+    let want = String::from_utf8_lossy(&want.stdout).trim().to_string();
+    assert!(!want.is_empty());
+    let mut child = spawn(&["--model-dir", dir.to_str().unwrap(), "--threads", "2"]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    let info = replies(&mut r).pop().unwrap();
+    assert_eq!(info.data["asr"][0]["models"][0]["languages"][0], "en", "{:?}", info.data["asr"]);
+    for _ in 0..2 {
+        write_event(&mut w, &Event::new("transcribe")).unwrap();
+        let audio = Audio::open(&clip).unwrap().to_i16();
+        send_clip(&mut w, &audio, 2, 1);
+        let got = replies(&mut r);
+        let t: Vec<&Event> = got.iter().filter(|e| e.kind == "transcript").collect();
+        assert_eq!(t.len(), 1, "{got:?}");
+        assert_eq!(t[0].data["text"].as_str().unwrap(), want);
+        assert!(!got.iter().any(|e| e.kind == "not-detected"), "ASR audio is not wake audio");
+    }
+    // Back to wake words.
+    write_event(&mut w, &Event::with_data("detect", json!({"names": ["hey_jarvis"]}))).unwrap();
+    send_clip(&mut w, &samples(&common::oww_path("clips/hey_jarvis.wav")), 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    drop(w);
+    assert!(child.wait().unwrap().success());
+    // No model: an error event, the session goes on.
+    let mut child = spawn(&[]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    write_event(&mut w, &Event::new("transcribe")).unwrap();
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    let got = replies(&mut r);
+    assert!(got
+        .iter()
+        .any(|e| e.kind == "error" && e.data["text"].as_str().unwrap().contains("--model-dir")));
+    drop(w);
+    assert!(child.wait().unwrap().success());
+}

@@ -7,7 +7,9 @@ wyoming-openwakeword drive a wake-word server.
    one detect names all six; each recording of wyoming-openwakeword's suite
    (models/tests/data/wyoming/) wakes its own model within 5 s of audio-stop; `snowboy.wav`
    gives not-detected within 1 s; closing stdin ends the server with status 0.
-2. TCP on 127.0.0.1: 8 clients (AsyncTcpClient) stream different recordings at once and each
+2. speech recognition (when models/moonshine holds the model, as after tools/moonshine/fetch.sh):
+   transcribe then a 16 kHz clip gives a transcript equal to `neon transcribe`'s text.
+3. TCP on 127.0.0.1: 8 clients (AsyncTcpClient) stream different recordings at once and each
    gets its own detection; a client sending bytes that are not an event gets an error event
    and the others are unaffected.
 
@@ -16,10 +18,12 @@ Exits 0 when every check passes; prints what failed otherwise.
 import asyncio
 import os
 import socket
+import subprocess
 import sys
 import wave
 from asyncio.subprocess import PIPE
 
+from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioStart, AudioStop, wav_to_chunks
 from wyoming.client import AsyncTcpClient
 from wyoming.error import Error
@@ -89,6 +93,29 @@ async def stdio(neon):
     print("stdio: exit status 0 after stdin closed")
 
 
+async def asr(neon):
+    model_dir = os.path.join(ROOT, "models", "moonshine")
+    if not os.path.exists(os.path.join(model_dir, "base-en.safetensors")):
+        print("asr: skipped (no Moonshine model: tools/moonshine/fetch.sh)")
+        return
+    clip = os.path.join(model_dir, "clips", "quick_brown_fox.wav")
+    want = subprocess.run([neon, "transcribe", clip, "--model-dir", model_dir],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    proc = await asyncio.create_subprocess_exec(
+        neon, "serve", "--uri", "stdio://", "--model-dir", model_dir,
+        stdin=PIPE, stdout=PIPE, stderr=PIPE)
+    await async_write_event(Transcribe().event(), proc.stdin)
+    for e in events_of(clip):
+        await async_write_event(e, proc.stdin)
+    read = lambda: async_read_event(proc.stdout)  # noqa: E731
+    got = Transcript.from_event(await wait_for(read, Transcript, 60)).text
+    assert got == want, f"transcript {got!r} != neon transcribe {want!r}"
+    print(f"asr: {got!r}, as neon transcribe")
+    proc.stdin.close()
+    await proc.communicate()
+    assert proc.returncode == 0
+
+
 async def tcp_client(port, model):
     client = AsyncTcpClient("127.0.0.1", port)
     await client.connect()
@@ -136,6 +163,7 @@ async def tcp(neon):
 
 async def main(neon):
     await stdio(neon)
+    await asr(neon)
     await tcp(neon)
     print("wyoming client tests passed")
 

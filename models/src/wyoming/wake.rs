@@ -21,6 +21,8 @@
 //!   depend on how fast a client sends.
 //! - `audio-stop` scores what the resampler still holds, then sends `not-detected` when no
 //!   active model fired since `audio-start`.
+//! - `transcribe` (with `--model-dir`): the audio that follows, up to `audio-stop`, goes to
+//!   speech recognition instead ([`super::asr`]), answered by one `transcript`.
 //! - Other event types are ignored (forward compatibility).
 
 use std::format;
@@ -29,6 +31,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::asr::{AsrModels, AsrUtterance};
 use super::audio::{ChunkConverter, Format};
 use super::event::Event;
 use crate::openwakeword::builtin;
@@ -193,9 +196,12 @@ struct Active {
     quiet_until: Option<u64>,
 }
 
-/// One client's wake-word state: active models, their detector, the audio pipeline.
+/// One client's wake-word state: active models, their detector, the audio pipeline; and,
+/// between `transcribe` and `audio-stop`, the utterance for speech recognition.
 pub struct WakeSession {
     models: Arc<WakeModels>,
+    asr: Option<Arc<AsrModels>>,
+    utterance: Option<AsrUtterance>,
     active: Vec<Active>,
     detector: Option<WakeDetector>,
     converter: ChunkConverter,
@@ -209,8 +215,15 @@ pub struct WakeSession {
 impl WakeSession {
     /// A session with no active model (the peer's: nothing runs before `detect`).
     pub fn new(models: Arc<WakeModels>) -> Self {
+        Self::with_asr(models, None)
+    }
+
+    /// A session that also serves `transcribe` with `asr` ([`super::asr`]).
+    pub fn with_asr(models: Arc<WakeModels>, asr: Option<Arc<AsrModels>>) -> Self {
         WakeSession {
             models,
+            asr,
+            utterance: None,
             active: Vec::new(),
             detector: None,
             converter: ChunkConverter::default(),
@@ -231,8 +244,25 @@ impl WakeSession {
     /// A one-line message for an audio chunk without a valid format, or a detector failure;
     /// the session stays usable.
     pub fn handle(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
+        if self.utterance.is_some() && event.kind.starts_with("audio-") {
+            return self.asr_audio(event, out);
+        }
         match event.kind.as_str() {
-            "describe" => out.push(self.models.info()),
+            "describe" => {
+                let mut info = self.models.info();
+                if let Some(asr) = &self.asr {
+                    info.data.insert("asr".into(), asr.info());
+                }
+                out.push(info);
+            }
+            "transcribe" => {
+                if self.asr.is_none() {
+                    return Err(
+                        "no speech-recognition model: start neon serve with --model-dir".into()
+                    );
+                }
+                self.utterance = Some(AsrUtterance::default());
+            }
             "detect" => self.detect(event)?,
             "audio-start" => self.start(),
             "audio-chunk" => self.chunk(event, out)?,
@@ -245,6 +275,24 @@ impl WakeSession {
                 if !self.active.iter().any(|a| a.fired) {
                     out.push(Event::new("not-detected"));
                 }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Audio after `transcribe`: held until `audio-stop`, then one `transcript`.
+    fn asr_audio(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
+        let (Some(u), Some(asr)) = (self.utterance.as_mut(), self.asr.as_ref()) else {
+            return Ok(());
+        };
+        match event.kind.as_str() {
+            "audio-start" => u.reset(),
+            "audio-chunk" => u.push(chunk_format(event)?, &event.payload)?,
+            "audio-stop" => {
+                let text = u.finish(asr);
+                self.utterance = None;
+                out.push(Event::with_data("transcript", json!({ "text": text? })));
             }
             _ => {}
         }
@@ -310,16 +358,7 @@ impl WakeSession {
     }
 
     fn chunk(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
-        let field = |k: &str| -> Result<u32, String> {
-            event
-                .data
-                .get(k)
-                .and_then(Value::as_u64)
-                .and_then(|v| u32::try_from(v).ok())
-                .ok_or_else(|| format!("audio-chunk without a valid `{k}`"))
-        };
-        let format =
-            Format { rate: field("rate")?, width: field("width")?, channels: field("channels")? };
+        let format = chunk_format(event)?;
         let before = self.pending.len();
         self.converter.push(format, &event.payload, &mut self.pending)?;
         let added = (self.pending.len() - before) as u64;
@@ -362,4 +401,17 @@ impl WakeSession {
         self.pending.drain(..whole);
         Ok(())
     }
+}
+
+/// The format an `audio-chunk` states.
+fn chunk_format(event: &Event) -> Result<Format, String> {
+    let field = |k: &str| -> Result<u32, String> {
+        event
+            .data
+            .get(k)
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(|| format!("audio-chunk without a valid `{k}`"))
+    };
+    Ok(Format { rate: field("rate")?, width: field("width")?, channels: field("channels")? })
 }

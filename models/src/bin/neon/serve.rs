@@ -2,6 +2,9 @@
 //! (its options, model names and events; `neon_models::wyoming::wake` lists the behaviour
 //! and where it differs).
 //!
+//! With `--model-dir`, `transcribe` then audio gives one `transcript` (Moonshine base-en;
+//! `neon_models::wyoming::asr`).
+//!
 //! Transports: `stdio://` (one client: events on stdin, replies on stdout; the end of stdin
 //! ends the server with status 0), `tcp://HOST:PORT` and `unix://PATH` (a thread per client,
 //! at most `--max-clients` at once: one more gets an `error` event and is closed). A client
@@ -16,6 +19,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use neon_models::session::SessionOptions;
+use neon_models::wyoming::asr::AsrModels;
 use neon_models::wyoming::event::{read_event, write_event, Event, ReadError};
 use neon_models::wyoming::wake::{TriggerOptions, WakeModels, WakeSession};
 
@@ -50,6 +54,16 @@ pub struct ServeArgs {
     /// Print the version and exit.
     #[arg(long)]
     version: bool,
+    /// A Moonshine model directory (`base-en.safetensors`, `tokenizer.bin`: tools/moonshine/fetch.sh
+    /// writes models/moonshine): also serve speech recognition (`transcribe`).
+    #[arg(long = "model-dir", value_name = "DIR")]
+    model_dir: Option<PathBuf>,
+    /// Transcriptions run at once (each holds 81.8 MB of workspaces); other clients wait.
+    #[arg(long = "asr-workers", default_value_t = 1, value_name = "N")]
+    asr_workers: usize,
+    /// Threads of each transcription (default: the cores the OS offers, at most 4).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Most TCP or Unix clients served at once.
     #[arg(long = "max-clients", default_value_t = 16)]
     max_clients: usize,
@@ -86,6 +100,9 @@ fn check(args: &ServeArgs) -> Result<(), String> {
     }
     if args.max_clients == 0 {
         return Err("--max-clients must be at least 1".into());
+    }
+    if !(1..=16).contains(&args.asr_workers) {
+        return Err(format!("--asr-workers must be in 1..=16, got {}", args.asr_workers));
     }
     Ok(())
 }
@@ -128,6 +145,29 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    let asr = match &args.model_dir {
+        None => None,
+        Some(dir) => {
+            let (weights, tokenizer) = neon_models::moonshine::files::paths(dir);
+            for path in [&weights, &tokenizer] {
+                if !path.exists() {
+                    return Err(format!(
+                        "--model-dir {}: no {} (run `{}`)",
+                        dir.display(),
+                        path.display(),
+                        neon_models::moonshine::files::FETCH_COMMAND
+                    ));
+                }
+            }
+            let threads = crate::team(args.threads)?.threads();
+            Some(Arc::new(AsrModels::open(
+                dir,
+                SessionOptions::default(),
+                args.asr_workers,
+                threads,
+            )?))
+        }
+    };
     if args.debug {
         let names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
         log(&format!("models: {}", names.join(", ")));
@@ -137,13 +177,13 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         log("ready on stdio://");
         let stdin = io::stdin();
         let stdout = io::stdout();
-        return serve_client(&models, &mut stdin.lock(), &mut stdout.lock(), debug, "stdio");
+        return serve_client(&models, &asr, &mut stdin.lock(), &mut stdout.lock(), debug, "stdio");
     }
     if let Some(addr) = args.uri.strip_prefix("tcp://") {
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
         log(&format!("ready on tcp://{}", listener.local_addr().map_err(|e| e.to_string())?));
-        return accept_loop(models, args.max_clients, debug, || {
+        return accept_loop(models, asr, args.max_clients, debug, || {
             let (s, peer) = listener.accept()?;
             let r = s.try_clone()?;
             Ok((
@@ -163,7 +203,7 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
         log(&format!("ready on unix://{path}"));
         let mut n = 0u64;
-        return accept_loop(models, args.max_clients, debug, || {
+        return accept_loop(models, asr, args.max_clients, debug, || {
             let (s, _) = listener.accept()?;
             let r = s.try_clone()?;
             n += 1;
@@ -182,6 +222,7 @@ type Connection = (Box<dyn BufRead + Send>, Box<dyn Write + Send>, String);
 /// Accepts clients for ever, one thread each, at most `max` at once.
 fn accept_loop(
     models: Arc<WakeModels>,
+    asr: Option<Arc<AsrModels>>,
     max: usize,
     debug: bool,
     mut accept: impl FnMut() -> io::Result<Connection>,
@@ -202,7 +243,7 @@ fn accept_loop(
             log(&format!("{who}: refused: {text}"));
             continue;
         }
-        let (models, clients) = (models.clone(), clients.clone());
+        let (models, asr, clients) = (models.clone(), asr.clone(), clients.clone());
         let name = format!("client {who}");
         let who_log = who.clone();
         let counter = clients.clone();
@@ -210,7 +251,7 @@ fn accept_loop(
             if debug {
                 log(&format!("{who}: connected"));
             }
-            if let Err(e) = serve_client(&models, &mut reader, &mut writer, debug, &who) {
+            if let Err(e) = serve_client(&models, &asr, &mut reader, &mut writer, debug, &who) {
                 log(&format!("{who}: {e}"));
             }
             if debug {
@@ -232,12 +273,13 @@ fn accept_loop(
 /// sent) or the connection fails.
 fn serve_client<R: BufRead, W: Write>(
     models: &Arc<WakeModels>,
+    asr: &Option<Arc<AsrModels>>,
     reader: &mut R,
     writer: &mut W,
     debug: bool,
     who: &str,
 ) -> Result<(), String> {
-    let mut session = WakeSession::new(models.clone());
+    let mut session = WakeSession::with_asr(models.clone(), asr.clone());
     let mut replies = Vec::new();
     loop {
         let event = match read_event(reader) {
