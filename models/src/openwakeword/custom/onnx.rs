@@ -136,7 +136,7 @@ fn decode_tensor(t: &pb::TensorProto, what: &str) -> Result<Const, String> {
 }
 
 /// A name shortened and escaped for a one-line message.
-fn short(name: &str) -> String {
+pub(super) fn short(name: &str) -> String {
     let mut s: String = name.chars().take(80).collect::<String>().escape_debug().collect();
     if name.chars().count() > 80 {
         s.push_str("...");

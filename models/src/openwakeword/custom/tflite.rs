@@ -34,6 +34,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::flatbuffer::Table;
+use super::onnx::short;
 use super::onnx_proto as pb;
 use super::{model_error, onnx, HeadGraph, SecondStage};
 use crate::error::{Error, WeightsSource};
@@ -237,15 +238,6 @@ fn decode(bytes: &[u8]) -> Result<Model<'_>, String> {
         subgraphs.push(Subgraph { tensors, inputs: ints(&sg, 1)?, outputs: ints(&sg, 2)?, ops });
     }
     Ok(Model { subgraphs, buffers })
-}
-
-/// A short, escaped name for messages.
-fn short(name: &str) -> String {
-    let mut s: String = name.chars().take(80).collect::<String>().escape_debug().collect();
-    if name.chars().count() > 80 {
-        s.push_str("...");
-    }
-    s
 }
 
 /// Where a subgraph's tensor comes from when it is a constant: (the subgraph holding it,
