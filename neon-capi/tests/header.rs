@@ -1,5 +1,6 @@
 //! `include/neon.h` is what cbindgen generates from `src/lib.rs` with `cbindgen.toml`.
 //! `NEON_UPDATE_HEADER=1 cargo test -p neon-capi --test header` rewrites it.
+#![cfg(not(target_arch = "aarch64"))] // cbindgen is a host-only dev-dependency
 
 use std::path::Path;
 
