@@ -69,48 +69,26 @@ cargo test --workspace
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh
 
-# Runs an aarch64 test command under qemu, echoes its output, and fails unless it executed tests.
-run_aarch64() {
-  local log
-  log=$(mktemp)
-  "$@" 2>&1 | tee "$log"
-  local passed
-  passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
-  rm -f "$log"
-  if [ "$passed" -eq 0 ]; then
-    echo "aarch64 suite executed no test: failing" >&2
-    exit 1
-  fi
-  echo "aarch64: $passed tests passed under qemu-aarch64 (QEMU_CPU=${QEMU_CPU:-max})"
-}
-
 # Budget: ~4 min for the instrumented build plus 10 s per target (9 targets).
 step "fuzzing: every parser of untrusted input, 10 s each (fuzz/, cargo fuzz, libFuzzer)"
 scripts/fuzz.sh 10
 
-step "aarch64 tests under qemu-aarch64 (cpu max)"
-run_aarch64 cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon
+# The aarch64 suite: built once, then run by scripts/qemu_tests.py two executables at a time
+# under qemu-aarch64 (most of them hold one or two long tests; run one after another, as
+# `cargo test` does, a core stays idle). It fails on a failing executable or if no test ran.
+# Budget: ~11 min build, ~9 min under qemu, ~2 min for the Cortex-A72 rerun.
+aarch64_json=$(mktemp)
+step "aarch64 tests: build (cargo test --no-run, neon)"
+cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon \
+  --no-run --message-format=json-render-diagnostics >"$aarch64_json"
 
-# The runtime's test executables the step above built (same flags, so `--no-run` rebuilds
-# nothing), run again on a Cortex-A72 model: no recompilation for a second feature set.
-runtime_tests_a72() {
-  local exe
-  cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon \
-    --no-run --message-format=json 2>/dev/null |
-    python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") \
-            and m["profile"]["test"] and "/neon-runtime#" in m["package_id"]:
-        print(m["executable"])' |
-    while read -r exe; do
-      (cd neon-runtime && qemu-aarch64 -L /usr/aarch64-linux-gnu "$exe" </dev/null)
-    done
-}
+step "aarch64 tests under qemu-aarch64 (cpu max: dotprod, i8mm)"
+python3 scripts/qemu_tests.py --jobs 2 <"$aarch64_json"
 
+# The same build's runtime executables again on a Cortex-A72 model: no second build.
 step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
-QEMU_CPU=cortex-a72 run_aarch64 runtime_tests_a72
+QEMU_CPU=cortex-a72 python3 scripts/qemu_tests.py --jobs 2 --package neon-runtime <"$aarch64_json"
+rm -f "$aarch64_json"
 
 step "C API example (host: static library, cc)"
 examples/c/run.sh
