@@ -5,9 +5,9 @@
 
 Reads cargo's JSON messages, takes every test executable (of the named packages, or all),
 and runs each as `cargo test` would (working directory = its package's root, stdin closed)
-under `qemu-aarch64 -L /usr/aarch64-linux-gnu`, N executables at a time (host executables,
-such as a proc-macro crate's unit tests, are skipped: the host test step runs them) (default 2). QEMU_CPU
-in the environment picks the emulated core. `cargo test` runs executables one after another,
+under `qemu-aarch64 -L /usr/aarch64-linux-gnu`, N executables at a time (default 2). Host
+executables, such as a proc-macro crate's unit tests, are skipped: the host test step runs
+them. QEMU_CPU in the environment picks the emulated core. `cargo test` runs executables one after another,
 and most of ours hold one or two long tests: under qemu that leaves a core idle most of the
 time. Each executable's output is printed whole when it ends. Exits 1 if an executable
 fails or if no test passed in all.
@@ -70,12 +70,13 @@ def main():
     a = p.parse_args()
     # The model crates' executables hold the longest tests: start them first.
     order = {"neon-models": 0, "neon-capi": 1, "neon-tests": 2}
-    tests = sorted(executables(sys.stdin, set(a.package)),
-                   key=lambda t: order.get(t[0].split()[0], 3))
-    for label, exe, _ in tests:
-        if not is_aarch64(exe):
+    tests = []
+    for label, exe, root in executables(sys.stdin, set(a.package)):
+        if is_aarch64(exe):
+            tests.append((label, exe, root))
+        else:
             print(f"skipped {label}: a host executable (run by the host tests)")
-    tests = [t for t in tests if is_aarch64(t[1])]
+    tests.sort(key=lambda t: order.get(t[0].split()[0], 3))
     if not tests:
         sys.exit("qemu_tests.py: no test executable in cargo's output")
     cpu = os.environ.get("QEMU_CPU", "max")
