@@ -1,6 +1,9 @@
-//! `neon wake` on 20 minutes of 48 kHz stereo audio stays under a memory ceiling: the input
+//! `neon wake` on 6 minutes of 48 kHz stereo audio stays under a memory ceiling: the input
 //! is decoded, resampled and scored piece by piece, so the peak resident size does not grow
-//! with the file (it was 915 MB for an hour when the whole file was read first).
+//! with the file (it was 915 MB for an hour when the whole file was read first). Six minutes
+//! are 69 MB of 16-bit samples (138 MB as f32), above the ceiling: a program that held the
+//! whole input fails. `NEON_MEMORY_TEST_MINUTES=20` repeats the longer measurement of
+//! BENCHMARKS.md.
 //!
 //! One test in its own binary: the peak is the child's own (`wait4`'s resource usage).
 //! Host only (it starts the host `neon` binary; see cli_wake.rs).
@@ -16,14 +19,18 @@ use common::*;
 /// The ceiling the issue sets for a 512 MB board, in KiB (`ru_maxrss`'s unit on Linux).
 const MAX_RSS_KIB: i64 = 64 * 1024;
 
-/// Seconds of audio in the test file.
-const SECONDS: usize = 20 * 60;
+/// Seconds of audio in the test file: `NEON_MEMORY_TEST_MINUTES` (default 6) minutes.
+fn seconds() -> usize {
+    let minutes = std::env::var("NEON_MEMORY_TEST_MINUTES").ok().and_then(|m| m.parse().ok());
+    minutes.unwrap_or(6usize) * 60
+}
 
 /// One clip per this many seconds.
 const PERIOD: usize = 10;
 
 #[test]
-fn twenty_minutes_of_48_khz_stereo_take_under_64_mb() {
+fn minutes_of_48_khz_stereo_take_under_64_mb() {
+    let seconds = seconds();
     let clip: Vec<i16> = hound::WavReader::open(oww_path("clips/alexa.wav"))
         .unwrap()
         .samples::<i16>()
@@ -33,12 +40,12 @@ fn twenty_minutes_of_48_khz_stereo_take_under_64_mb() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("long.wav");
     // The clip every 10 s in silence, upsampled 3x by linear interpolation, in both channels
-    // (230 MB of samples).
+    // (192 kB per second).
     let spec = wav_spec(48_000, 2, 16, false);
     let file = BufWriter::new(std::fs::File::create(&path).unwrap());
     let mut w = hound::WavWriter::new(file, spec).unwrap();
     let at = |i: usize| i32::from(clip.get(i).copied().unwrap_or(0));
-    for _ in 0..SECONDS / PERIOD {
+    for _ in 0..seconds / PERIOD {
         for i in 0..PERIOD * 16_000 {
             let (a, b) = (at(i), at(i + 1));
             for k in 0..3 {
@@ -69,8 +76,8 @@ fn twenty_minutes_of_48_khz_stereo_take_under_64_mb() {
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{err}");
     // Every clip is found (the input really was decoded and resampled).
-    assert_eq!(out.lines().count(), SECONDS / PERIOD, "{out}\n{err}");
+    assert_eq!(out.lines().count(), seconds / PERIOD, "{out}\n{err}");
     let rss = usage.ru_maxrss;
-    println!("peak RSS of neon wake on {SECONDS} s of 48 kHz stereo: {rss} KiB");
+    println!("peak RSS of neon wake on {seconds} s of 48 kHz stereo: {rss} KiB");
     assert!(rss <= MAX_RSS_KIB, "peak RSS {rss} KiB above {MAX_RSS_KIB} KiB");
 }

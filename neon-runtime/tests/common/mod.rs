@@ -1,6 +1,8 @@
 //! Shared helpers for the kernel tests: seeded random data and f64 comparison.
 #![allow(dead_code)]
 
+pub mod fft64;
+
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -123,9 +123,10 @@
 //! `4.0e-7 log2 n` (3.6e-6 for `n = 512`). The error is norm-wise: a bin far below the
 //! spectrum's norm carries the same absolute error as a loud one.
 //!
-//! Measured against `rustfft` in f64 on uniform random inputs in `[-1, 1)` (worst of 20
-//! inputs per length; `tests/fft.rs`, `cargo test --test fft -- --ignored --nocapture`),
-//! norm-wise relative error, next to `rustfft`'s own f32 FFT on the same inputs:
+//! Measured against an f64 FFT on uniform random inputs in `[-1, 1)` (worst of 20 inputs
+//! per length; `tests/fft_accuracy.rs`, `cargo test -p neon-runtime --test fft_accuracy --
+//! --ignored --nocapture`), norm-wise relative error, next to `rustfft`'s own f32 FFT on the
+//! same inputs:
 //!
 //! | n     | portable | NEON (qemu) | rustfft f32 | asserted bound |
 //! |-------|----------|-------------|-------------|----------------|
