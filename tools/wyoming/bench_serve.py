@@ -139,8 +139,12 @@ async def stream(client, pid, pcm, speed):
     await client.write_event(Detect(names=NAMES).event())
     await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
     await client.write_event(Describe().event())
-    while not Info.is_type((await client.read_event()).type):
-        pass
+    while True:
+        event = await client.read_event()
+        if event is None:
+            sys.exit("the server closed the connection before answering describe")
+        if Info.is_type(event.type):
+            break
     start = None
 
     async def reader():
