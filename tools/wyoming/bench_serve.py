@@ -1,22 +1,34 @@
 """CPU time per second of audio of a Wyoming wake-word server: `neon serve` next to
-wyoming-openwakeword 1.8.2 (the newest release on PyPI, with its own tflite models), both
-serving the same five wake words to one client over TCP on 127.0.0.1.
+wyoming-openwakeword 1.8.2 (the newest release on PyPI that installs here, with its own tflite
+models), both serving the same five wake words to one client over TCP on 127.0.0.1.
 
   bench_serve.py --neon NEON_BINARY --peer-python PYTHON [--seconds S] [--speed X] [--runs N]
+                 [--only neon|peer] [--verbose]
 
-For each server: start it, connect one client (the `wyoming` library of the peer's venv), send
-`detect` naming the five built-ins, `audio-start`, then S seconds of audio in 1280-sample
-(80 ms) chunks paced at X times real time, wait until the server's CPU time stops growing,
-then `audio-stop`. The figure is the server process's CPU time (user + system, every thread,
-from /proc/PID/stat) between the first chunk and the end of that wait, divided by S; the
-median of N runs on one server process. Also printed: the detections each server sent
-(the audio cycles through our clips of the five wake words and one of other speech, each
-followed by 1 s of silence, so both should detect every wake word), and the server's peak
-resident memory (VmHWM).
+Both servers are started (the peer with the five models preloaded, as a user would run it),
+then each gets a warm-up session of 5 s of audio (not counted), then N measured sessions,
+alternating peer and neon, so a change in the machine's load hits both alike. A session: one
+client (the `wyoming` library of the peer's venv) sends `detect` naming the five built-ins,
+`audio-start` and `describe`; the `info` reply says the server has handled the first two (both
+servers handle a client's events in order), so that set-up is not counted. Then S seconds of
+audio in 1280-sample (80 ms) chunks paced at X times real time; then it waits until the
+server's CPU time stops growing (the peer scores in its own threads, behind the socket), and
+sends `audio-stop`. The figure is the server process's CPU time (user + system of every
+thread, and of any child it waited for, from /proc/PID/stat; the client is another process)
+between the first chunk and the end of that wait, divided by S. Printed per run and as the
+median; then the ratio of the medians, the ratio per round and the servers' peak resident
+memory (VmHWM).
 
-Pacing matters for the peer: it keeps a 10 s ring of audio per client, so a client sending
-much faster than its threads consume loses audio. At X <= 4 the peer keeps up on a desktop
-CPU (its detections show it).
+The audio: 2 s of silence, then our clips of the five wake words and one of other speech
+(`weather`), each followed by 1 s of silence, repeated (20.1 s a cycle, not a whole number of
+chunks: each repeat meets the 80 ms grid at another phase). Detections are printed as
+utterances detected / wake-word clips in the audio, then the raw count: wyoming-openwakeword
+1.8.2 sends a detection for every chunk scoring at least the threshold (it has no refractory
+period), neon serve one per utterance.
+
+Pacing: the peer keeps a 10 s ring of audio per client, so a client sending much faster than
+its threads consume would lose audio. At X = 4 it keeps up on this 2-core machine: its CPU
+time per second of audio and its detections are the same at X = 1 and X = 4.
 """
 import argparse
 import asyncio
@@ -30,6 +42,7 @@ import wave
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
+from wyoming.info import Describe, Info
 from wyoming.wake import Detect, Detection, NotDetected
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -40,25 +53,51 @@ NAMES = [f"{w}_v0.1" for w in WAKE_CLIPS]
 RATE = 16000
 CHUNK = 1280
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# Silence before the first clip: the peer scores nothing in a stream's first ~2 s (it waits
+# for 76 mel frames, then 16 embeddings), so a wake word there would be missed by design.
+LEAD_IN = 2
+WARM_UP_SECONDS = 5
+# Detections of one name closer than this (in audio seconds) belong to one utterance; one
+# clip recurs every 20.1 s.
+SAME_UTTERANCE = 4.0
 
 
 def audio(seconds):
-    """16-bit mono 16 kHz PCM: the six clips, each then 1 s of silence, repeated to `seconds`."""
+    """16-bit mono 16 kHz PCM of `seconds` (LEAD_IN s of silence, then the six clips, each
+    followed by 1 s of silence, repeated) and how many times each wake-word clip is whole in
+    it."""
     cycle = b""
+    starts = []
     for name in WAKE_CLIPS + ["weather"]:
         with wave.open(os.path.join(CLIPS, f"{name}.wav"), "rb") as w:
             assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (RATE, 1, 2)
-            cycle += w.readframes(w.getnframes()) + bytes(2 * RATE)
+            clip = w.readframes(w.getnframes())
+        starts.append((len(cycle), len(clip)))
+        cycle += clip + bytes(2 * RATE)
     want = 2 * RATE * seconds
-    pcm = cycle * (want // len(cycle) + 1)
-    return pcm[:want], len(cycle) / (2 * RATE)
+    lead = 2 * RATE * LEAD_IN
+    pcm = (bytes(lead) + cycle * (want // len(cycle) + 1))[:want]
+    whole = {
+        name: sum(1 for k in range(want // len(cycle) + 1)
+                  if lead + k * len(cycle) + start + size <= want)
+        for name, (start, size) in zip(WAKE_CLIPS, starts)
+    }
+    return pcm, whole
+
+
+def clip_of(name):
+    """The clip a detection name is for: `okay_nabu` (neon serve), `ok_nabu_v0.1` (peer)."""
+    base = name.removesuffix("_v0.1")
+    return "ok_nabu" if base == "okay_nabu" else base
 
 
 def cpu_seconds(pid):
-    """User + system CPU seconds of every thread of process `pid`."""
+    """User + system CPU seconds of process `pid`: every thread (live or ended) and every
+    child it has waited for (proc(5) fields 14-17: utime, stime, cutime, cstime; neither
+    server starts children). In clock ticks (10 ms), each field rounded down."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return sum(int(f) for f in fields[11:15]) / CLK_TCK
 
 
 def peak_rss_mb(pid):
@@ -85,14 +124,28 @@ def wait_listening(port, proc, timeout=60):
             return
         except OSError:
             time.sleep(0.2)
-    sys.exit("server did not listen within 60 s")
+    sys.exit(f"server did not listen within {timeout} s")
 
 
 async def session(port, pid, pcm, speed):
-    """One client session; returns (CPU seconds, detections)."""
-    client = AsyncTcpClient("127.0.0.1", port)
-    await client.connect()
+    """One client session: (CPU seconds, [(audio seconds sent at arrival, clip name)])."""
+    # `async with`: the connect API of wyoming 1.2.0 (the peer's pin) and of later releases.
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        return await stream(client, pid, pcm, speed)
+
+
+async def stream(client, pid, pcm, speed):
     detections = []
+    await client.write_event(Detect(names=NAMES).event())
+    await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
+    await client.write_event(Describe().event())
+    while True:
+        event = await client.read_event()
+        if event is None:
+            sys.exit("the server closed the connection before answering describe")
+        if Info.is_type(event.type):
+            break
+    start = None
 
     async def reader():
         while True:
@@ -100,12 +153,11 @@ async def session(port, pid, pcm, speed):
             if event is None:
                 return
             if Detection.is_type(event.type):
-                detections.append(Detection.from_event(event).name)
+                sent = (time.monotonic() - start) * speed
+                detections.append((sent, clip_of(Detection.from_event(event).name)))
             elif NotDetected.is_type(event.type):
                 return
 
-    await client.write_event(Detect(names=NAMES).event())
-    await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
     task = asyncio.create_task(reader())
     cpu0 = cpu_seconds(pid)
     start = time.monotonic()
@@ -116,41 +168,67 @@ async def session(port, pid, pcm, speed):
         delay = start + (i + 1) * step - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-    # The peer scores in its own threads, behind the socket: wait until its CPU time is flat.
+    # Wait until the server's CPU time stops growing (less than a tick in 0.5 s).
     last = cpu_seconds(pid)
     while True:
         await asyncio.sleep(0.5)
         now = cpu_seconds(pid)
-        if now - last < 0.011:
+        if now - last < 1.1 / CLK_TCK:
             break
         last = now
-    cpu = cpu_seconds(pid) - cpu0
+    cpu = now - cpu0
     await client.write_event(AudioStop().event())
     try:
         await asyncio.wait_for(task, timeout=5)
     except asyncio.TimeoutError:
         task.cancel()
-    await client.disconnect()
     return cpu, detections
 
 
-def bench(label, argv, port, pcm, seconds, speed, runs):
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(port, proc)
-        results = [asyncio.run(session(port, proc.pid, pcm, speed)) for _ in range(runs)]
-        rss = peak_rss_mb(proc.pid)
-    finally:
-        proc.terminate()
-        proc.wait()
-    cpus = [cpu / seconds for cpu, _ in results]
+def utterances(detections):
+    """{clip: (detections, utterances)}: detections of one clip less than SAME_UTTERANCE
+    audio seconds apart are one utterance."""
     found = {}
-    for name in results[-1][1]:
-        found[name] = found.get(name, 0) + 1
-    print(f"{label}: {1000 * statistics.median(cpus):.2f} ms CPU per s of audio "
-          f"(runs: {', '.join(f'{1000 * c:.2f}' for c in cpus)}), peak RSS {rss:.0f} MB, "
-          f"detections (last run): {dict(sorted(found.items()))}")
-    return statistics.median(cpus)
+    last = {}
+    for sent, name in detections:
+        count, groups = found.get(name, (0, 0))
+        new = name not in last or sent - last[name] >= SAME_UTTERANCE
+        found[name] = (count + 1, groups + new)
+        last[name] = sent
+    return found
+
+
+class Server:
+    """One server process and its measured runs."""
+
+    def __init__(self, label, argv_for_port):
+        self.label = label
+        self.port = free_port()
+        self.proc = subprocess.Popen(argv_for_port(self.port), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.results = []
+
+    def run(self, pcm, speed):
+        """One session; returns (CPU seconds, detections)."""
+        return asyncio.run(session(self.port, self.proc.pid, pcm, speed))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def describe_run(label, run, cpu, seconds, detections, occurrences, verbose):
+    found = utterances(detections)
+    words = ", ".join(f"{w} {found.get(w, (0, 0))[1]}/{occurrences[w]} "
+                      f"({found.get(w, (0, 0))[0]})" for w in WAKE_CLIPS)
+    others = [w for w in found if w not in WAKE_CLIPS]
+    if others:
+        words += f"; unexpected: {others}"
+    print(f"  {label} run {run}: {1000 * cpu / seconds:.2f} ms CPU per s of audio "
+          f"({cpu:.2f} s); utterances detected/in the audio (detections): {words}", flush=True)
+    if verbose:
+        print("    arrived at (s of audio sent): "
+              + ", ".join(f"{n} {sent:.2f}" for sent, n in detections), flush=True)
 
 
 def main():
@@ -158,22 +236,55 @@ def main():
     p.add_argument("--neon", required=True, help="the neon binary (a release build)")
     p.add_argument("--peer-python", required=True,
                    help="python of a venv with wyoming-openwakeword 1.8.2")
-    p.add_argument("--seconds", type=int, default=60, help="seconds of audio per run")
+    p.add_argument("--seconds", type=int, default=120, help="seconds of audio per run")
     p.add_argument("--speed", type=float, default=4.0, help="times real time the client sends")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--only", choices=["neon", "peer"], help="measure one server only")
+    p.add_argument("--verbose", action="store_true",
+                   help="print when each detection arrived (in seconds of audio sent)")
     a = p.parse_args()
-    pcm, cycle = audio(a.seconds)
-    print(f"{a.seconds} s of audio ({a.seconds / cycle:.1f} cycles of five wake words and one "
-          f"other phrase), sent at {a.speed}x real time, {a.runs} runs per server")
-    port = free_port()
-    peer = bench("wyoming-openwakeword 1.8.2",
-                 [a.peer_python, "-m", "wyoming_openwakeword", "--uri", f"tcp://127.0.0.1:{port}",
-                  *[arg for n in NAMES for arg in ("--preload-model", n)]],
-                 port, pcm, a.seconds, a.speed, a.runs)
-    port = free_port()
-    ours = bench("neon serve", [a.neon, "serve", "--uri", f"tcp://127.0.0.1:{port}"],
-                 port, pcm, a.seconds, a.speed, a.runs)
-    print(f"neon serve / wyoming-openwakeword: {ours / peer:.3f}x the CPU time")
+    pcm, occurrences = audio(a.seconds)
+    print(f"{a.seconds} s of audio ({LEAD_IN} s of silence, then the five wake words and one "
+          f"other phrase, each followed by 1 s of silence, repeated), sent at {a.speed}x real "
+          f"time; {a.runs} runs per server, alternating, after a {WARM_UP_SECONDS} s warm-up; "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    argvs = {
+        "peer": ("wyoming-openwakeword 1.8.2",
+                 lambda port: [a.peer_python, "-m", "wyoming_openwakeword",
+                               "--uri", f"tcp://127.0.0.1:{port}",
+                               *[arg for n in NAMES for arg in ("--preload-model", n)]]),
+        "neon": ("neon serve",
+                 lambda port: [a.neon, "serve", "--uri", f"tcp://127.0.0.1:{port}"]),
+    }
+    servers = {}
+    try:
+        for key, (label, argv) in argvs.items():
+            if a.only in (None, key):
+                servers[key] = Server(label, argv)
+        for s in servers.values():
+            wait_listening(s.port, s.proc)
+            s.run(pcm[:2 * RATE * WARM_UP_SECONDS], a.speed)
+        for run in range(1, a.runs + 1):
+            for s in servers.values():
+                cpu, detections = s.run(pcm, a.speed)
+                s.results.append(cpu / a.seconds)
+                describe_run(s.label, run, cpu, a.seconds, detections, occurrences, a.verbose)
+        rss = {key: peak_rss_mb(s.proc.pid) for key, s in servers.items()}
+    finally:
+        for s in servers.values():
+            s.stop()
+    for key, s in servers.items():
+        median = statistics.median(s.results)
+        spread = (max(s.results) - min(s.results)) / median
+        print(f"{s.label}: {1000 * median:.2f} ms CPU per s of audio (median of {a.runs}; "
+              f"runs {', '.join(f'{1000 * r:.2f}' for r in s.results)}; spread (max - min) / "
+              f"median {100 * spread:.1f}%), peak RSS {rss[key]:.0f} MB", flush=True)
+    if len(servers) == 2:
+        ours, peer = servers["neon"].results, servers["peer"].results
+        print(f"neon serve / wyoming-openwakeword: "
+              f"{statistics.median(ours) / statistics.median(peer):.3f}x the CPU time (per "
+              f"round: {', '.join(f'{o / q:.3f}' for o, q in zip(ours, peer))}); load average "
+              f"{os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
