@@ -44,7 +44,6 @@ import math
 import os
 import sys
 import time
-import wave
 
 import numpy as np
 import onnx
@@ -246,15 +245,22 @@ def rel_l2(got, want):
 
 
 def write_wav(path, audio):
-    """16 kHz mono 32-bit float WAV (format tag 3), samples as given (no clipping)."""
+    """16 kHz mono 32-bit float WAV (format tag 3, with cbSize 0 and a `fact` chunk, as the
+    WAVE spec asks of non-PCM formats), samples as given (no clipping)."""
     data = np.ascontiguousarray(audio, "<f4").tobytes()
+    n = len(data) // 4
+
+    def u16(v):
+        return v.to_bytes(2, "little")
+
+    def u32(v):
+        return v.to_bytes(4, "little")
+
+    fmt = u16(3) + u16(1) + u32(SAMPLE_RATE) + u32(SAMPLE_RATE * 4) + u16(4) + u16(32) + u16(0)
+    chunks = (b"fmt " + u32(len(fmt)) + fmt + b"fact" + u32(4) + u32(n)
+              + b"data" + u32(len(data)) + data)
     with open(path, "wb") as f:
-        fmt = (3).to_bytes(2, "little") + (1).to_bytes(2, "little") \
-            + SAMPLE_RATE.to_bytes(4, "little") + (SAMPLE_RATE * 4).to_bytes(4, "little") \
-            + (4).to_bytes(2, "little") + (32).to_bytes(2, "little")
-        f.write(b"RIFF" + (4 + 8 + len(fmt) + 8 + len(data)).to_bytes(4, "little") + b"WAVE")
-        f.write(b"fmt " + len(fmt).to_bytes(4, "little") + fmt)
-        f.write(b"data" + len(data).to_bytes(4, "little") + data)
+        f.write(b"RIFF" + u32(4 + len(chunks)) + b"WAVE" + chunks)
 
 
 def read_voice(path):
@@ -274,7 +280,7 @@ def read_hidden(path):
 
 
 def selfcheck():
-    """ORT vs reference.py for both graph forms, two voices, T in SELFCHECK_FRAMES. 0 if all pass."""
+    """ORT vs reference.py: both graph forms, two voices, T in SELFCHECK_FRAMES. 0 if all pass."""
     voice_mod.self_test()
     reference.self_test()
     worst = 0.0

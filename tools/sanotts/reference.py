@@ -86,7 +86,7 @@ def istft(y):
 
 
 def decode(voice, hidden):
-    """The unfolded decoder. voice: dict of the voice-file tensors; hidden [192, T] -> [128 T] f64."""
+    """The unfolded decoder: voice (dict of voice-file tensors), hidden [192, T] -> f64 [128 T]."""
     v = {k: np.asarray(a, np.float64) for k, a in voice.items()}
     h = np.asarray(hidden, np.float64)
     # 1-2. The acoustic model's projection, conv_embed (padding 3), the speaker embedding.

