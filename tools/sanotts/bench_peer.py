@@ -9,7 +9,9 @@ ORT session (CPU provider, sequential, default graph optimisations), 5 warm-up r
 `--reps` timed runs of `session.run` on the seeded test hidden states [192, frames] of the
 synthetic voice; prints the median (and min, max) in ms per second of audio (frames / 125 s of
 audio; 125 frames = 1 s at hop 128, 16 kHz) and the real-time factor, one line per case, ready
-for BENCHMARKS.md. Input conversion and output copy are inside the timing (both are
+for BENCHMARKS.md. Also the median process CPU time per second of audio: with 1 thread it is
+the compute time even when other jobs share the cores (wall time then includes waiting for a
+core); with 2 threads it adds both threads' time, spinning included. Input conversion and output copy are inside the timing (both are
 `session.run`); session creation is not.
 """
 import argparse
@@ -64,16 +66,19 @@ def main():
             sess = onnx_peer.session(model, threads)
             for _ in range(WARMUP):
                 sess.run(["audio"], {"hidden": x})
-            times = []
+            times, cpu = [], []
             for _ in range(a.reps):
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 sess.run(["audio"], {"hidden": x})
                 times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
             med = statistics.median(times) / seconds * 1e3
             lo, hi = min(times) / seconds * 1e3, max(times) / seconds * 1e3
+            cpu_med = statistics.median(cpu) / seconds * 1e3
             print(f"ONNX Runtime {ort.__version__} ({form} graph, {threads} thread"
                   f"{'s' if threads > 1 else ''}): {med:.2f} ms per second of audio "
-                  f"(min {lo:.2f}, max {hi:.2f}; real-time factor {med / 1e3:.4f})")
+                  f"(min {lo:.2f}, max {hi:.2f}; real-time factor {med / 1e3:.4f}; "
+                  f"process CPU {cpu_med:.2f} ms)")
 
 
 if __name__ == "__main__":
