@@ -1,15 +1,14 @@
-//! Quick start: a ConvNeXt block written as a `neon_plan!`, run on 10 s of 16 kHz audio
+//! Quick start: a ConvNeXt block as one `neon_plan!` statement, run on 10 s of 16 kHz audio
 //! features (1000 frames of 64 channels at a 10 ms hop) with the portable backend and, on
-//! aarch64, the NEON backend. Prints the compiled memory map and the time per run.
+//! aarch64, the NEON backend. Prints the compiled memory map (the block's scratch is a
+//! workspace value like any other) and the time per run.
 //!
 //!     cargo run --release -p neon-macros --example convnext_block
 
 use std::time::Instant;
 
 use neon_macros::neon_plan;
-use neon_runtime::ops::conv::{Conv1d, DepthwiseConv1d};
-use neon_runtime::ops::elementwise::LayerScale;
-use neon_runtime::ops::norm::LayerNorm;
+use neon_runtime::blocks::{ConvNeXt, ConvNeXtWeights};
 use neon_runtime::{Backend, Portable};
 
 neon_plan! {
@@ -17,25 +16,11 @@ neon_plan! {
     /// pointwise up x4, GELU, pointwise down, layer scale, residual.
     pub plan Block {
         dim frames in 1..=1000;
-        weight dw: f32[64, 1, 7];
-        weight dw_b: f32[64];
-        weight norm: f32[64];
-        weight norm_b: f32[64];
-        weight up: f32[256, 64, 1];
-        weight up_b: f32[256];
-        weight down: f32[64, 256, 1];
-        weight down_b: f32[64];
-        weight gamma: f32[64];
+        weight blk: convnext[64, 256, 7];
         input x: [64, frames];
         output y: [64, frames];
 
-        let h = depthwise_conv1d(x, dw, dw_b, padding = (3, 3));
-        let h = layer_norm(h, norm, norm_b, eps = 1e-6);
-        let h = conv1d(h, up, up_b);
-        let h = gelu(h);
-        let h = conv1d(h, down, down_b);
-        let h = layer_scale(h, gamma);
-        y = add(h, x);
+        y = convnext(x, blk, eps = 1e-6);
     }
 }
 
@@ -65,23 +50,30 @@ fn run<B: Backend>(w: &BlockWeights<Vec<f32>>, x: &[f32], frames: usize) -> (Vec
 }
 
 fn main() -> Result<(), neon_runtime::Error> {
-    let weights = BlockWeights {
-        dw: DepthwiseConv1d::new(Block::DW, values(64 * 7, 1, 0.3), Some(values(64, 2, 0.1)))?,
-        norm: LayerNorm::new(Block::NORM, vec![1.0; 64], Some(vec![0.0; 64]))?,
-        up: Conv1d::new(Block::UP, values(256 * 64, 3, 0.125), Some(values(256, 4, 0.1)))?,
-        down: Conv1d::new(Block::DOWN, values(64 * 256, 5, 0.06), Some(values(64, 6, 0.1)))?,
-        gamma: LayerScale::new(Block::GAMMA, vec![0.1; 64])?,
+    // The block's weights in PyTorch's layouts, packed once by the constructor with the
+    // geometry the plan was compiled for.
+    let blk = ConvNeXtWeights {
+        dw_weight: values(64 * 7, 1, 0.3),
+        dw_bias: values(64, 2, 0.1),
+        norm_weight: vec![1.0; 64],
+        norm_bias: vec![0.0; 64],
+        pw1_weight: values(256 * 64, 3, 0.125),
+        pw1_bias: values(256, 4, 0.1),
+        pw2_weight: values(64 * 256, 5, 0.06),
+        pw2_bias: values(64, 6, 0.1),
+        gamma: vec![0.1; 64],
     };
+    let weights = BlockWeights { blk: ConvNeXt::new(Block::BLK, blk)? };
     println!(
         "plan Block: {} steps, workspace {} bytes (lower bound {} bytes)",
         Block::STEPS,
         Block::WORKSPACE_BYTES,
         Block::LOWER_BOUND_BYTES
     );
-    println!("{:<16} {:>10} {:>10} {:>6}", "value", "offset", "bytes", "steps");
+    println!("{:<20} {:>10} {:>10} {:>6}", "value", "offset", "bytes", "steps");
     for r in Block::MEMORY_MAP {
         let off = r.offset.map_or("caller".to_string(), |o| o.to_string());
-        println!("{:<16} {:>10} {:>10} {:>3}..{}", r.name, off, r.bytes, r.first_step, r.last_step);
+        println!("{:<20} {:>10} {:>10} {:>3}..{}", r.name, off, r.bytes, r.first_step, r.last_step);
     }
 
     let frames = 1000;

@@ -4,6 +4,7 @@
 //! imports these and the shared tables (`signatures`, `sym`), never another phase's
 //! private helpers.
 
+use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
@@ -52,7 +53,7 @@ pub struct DimDecl {
     pub hi: Option<(i64, Span)>,
 }
 
-/// `weight up: f32[256, 64, 1];`
+/// `weight up: f32[256, 64, 1];`, or a block's weights: `weight cn0: convnext[128, 384, 7];`
 pub struct WeightDecl {
     pub name: Ident,
     pub storage: Ident,
@@ -90,7 +91,8 @@ pub struct Stmt {
 // Resolved operators
 // ---------------------------------------------------------------------------------------
 
-/// How a weight tensor is stored.
+/// How a declared weight is stored: one tensor in a storage type, or the f32 tensors of a
+/// block (held by the block's prepared type, declared by the block's sizes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
     /// f32 values.
@@ -99,6 +101,8 @@ pub enum Storage {
     I8,
     /// Block-int8: 32 consecutive weights of a row share one f32 scale.
     I8Block32,
+    /// The weights of one block (`neon_runtime::blocks`).
+    Block(BlockKind),
 }
 
 impl std::fmt::Display for Storage {
@@ -107,7 +111,61 @@ impl std::fmt::Display for Storage {
             Storage::F32 => "f32",
             Storage::I8 => "i8",
             Storage::I8Block32 => "i8_block32",
+            Storage::Block(b) => return b.fmt(f),
         })
+    }
+}
+
+/// A block of `neon_runtime::blocks`: its declaration keyword (also the name of its
+/// statement) and the sizes its declaration lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// `residual_conv[channels, kernel]` or `residual_conv[channels, kernel1, kernel2]`.
+    ResidualConv,
+    /// `convnext[channels, hidden, kernel]`.
+    ConvNeXt,
+}
+
+impl std::fmt::Display for BlockKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl BlockKind {
+    /// The block declared by storage keyword `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "residual_conv" => Some(BlockKind::ResidualConv),
+            "convnext" => Some(BlockKind::ConvNeXt),
+            _ => None,
+        }
+    }
+
+    /// The declaration keyword and statement name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockKind::ResidualConv => "residual_conv",
+            BlockKind::ConvNeXt => "convnext",
+        }
+    }
+
+    /// The declaration as the user writes it.
+    pub fn form(self) -> &'static str {
+        match self {
+            BlockKind::ResidualConv => {
+                "`residual_conv[channels, kernel]` or `residual_conv[channels, kernel1, kernel2]`"
+            }
+            BlockKind::ConvNeXt => "`convnext[channels, hidden, kernel]`",
+        }
+    }
+
+    /// Whether a declaration may list `n` sizes.
+    pub fn takes_sizes(self, n: usize) -> bool {
+        match self {
+            BlockKind::ResidualConv => n == 2 || n == 3,
+            BlockKind::ConvNeXt => n == 3,
+        }
     }
 }
 
@@ -140,6 +198,10 @@ pub enum Op {
     Rotary(RotaryGeometry, Option<Ident>),
     /// Attention over the first `len` frames of `k` and `v` (optional scalar; default all).
     Attention(Attention, Option<Ident>),
+    /// A `neon_runtime::blocks::ResidualConv` block.
+    ResidualConv(ResidualConvGeometry),
+    /// A `neon_runtime::blocks::ConvNeXt` block.
+    ConvNeXt(ConvNeXtGeometry),
 }
 
 /// Runs `$body` with `$r` bound to the runtime [`ShapeRule`] of `$op`: the one place that
@@ -168,6 +230,8 @@ macro_rules! with_rule {
             Op::WriteFrames($r, _) => $body,
             Op::Rotary($r, _) => $body,
             Op::Attention($r, _) => $body,
+            Op::ResidualConv($r) => $body,
+            Op::ConvNeXt($r) => $body,
         }
     };
 }
@@ -221,6 +285,8 @@ impl Op {
         match self {
             Op::Conv1d(g) => g.scratch_len(dim(1)),
             Op::Conv2d(g) => g.scratch_len(dim(1), dim(2)),
+            Op::ResidualConv(g) => g.scratch_len(dim(1)),
+            Op::ConvNeXt(g) => g.scratch_len(dim(1)),
             _ => 0,
         }
     }

@@ -55,6 +55,9 @@
 //!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape; storage
 //!                                                 // f32, i8 (per-tensor scale and offset)
 //!                                                 // or i8_block32 (one scale per 32 weights)
+//!     weight NAME: convnext[C, E, K];             // a block's weights (see Blocks below):
+//!     weight NAME: residual_conv[C, K];           // the sizes of a ConvNeXt or residual
+//!     weight NAME: residual_conv[C, K1, K2];      // conv block (K1, K2: per conv)
 //!     input NAME: [shape];                        // caller's tensor, read-only
 //!     output NAME: [shape];                       // caller's tensor, written once
 //!     state NAME: [shape];                        // caller's tensor, read and written
@@ -93,6 +96,28 @@
 //! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
 //! | `rotary(x, heads = h, dims = d)` | `[T, C]` frame-major, same shape: rotary position embedding (in place) on the first `d` values of each of the `h` heads, frame `t` at position `pos + t` | `heads`, `dims` (required; `d` even, at most `C / h`), `theta` (10000), `at = pos` (a scalar; default 0), `half_split` (pairs `(i, i + d/2)` instead of `(2i, 2i + 1)`) |
 //! | `attention(q, k, v, heads = h)` | `q` `[Tq, C]`, `k` and `v` `[Tk, C]` (frame-major; inputs, states or intermediates) -> `[Tq, C]`: per head `softmax(q k^T scale) v` over the first `n` frames of `k` and `v` | `heads` (required, divides `C`), `causal` (query `i` sees keys `<= n - Tq + i`), `len = n` (a scalar, `1..=Tk`, with `causal` `Tq..=Tk`; default `Tk`), `scale` (default `1/sqrt(C / h)`) |
+//! | `residual_conv(x, r)` | `[C, T]` -> `[C, T]`: `x + conv2(act(conv1(act(x))))`, both convs `[C, C, K]` with bias, "same" padding (r: `residual_conv[C, K]` or `[C, K1, K2]`) | `slope = s` (act = leaky ReLU) or `relu` (one is required), `dilations = n \| (d1, d2)` (default 1) |
+//! | `convnext(x, b)` | `[C, T]` -> `[C, T]`: depthwise conv K ("same" padding) -> LayerNorm over channels -> pointwise `C -> E` -> GELU (erf) -> pointwise `E -> C` -> layer scale -> `+ x` (b: `convnext[C, E, K]`) | `eps` (LayerNorm, default 1e-6) |
+//!
+//! # Blocks
+//!
+//! `residual_conv` and `convnext` are the blocks of `neon_runtime::blocks`, one statement
+//! each: a block weight (`weight cn0: convnext[128, 384, 7];`) declares the sizes of all of
+//! the block's tensors, and its statement runs the whole block as one step:
+//!
+//! ```text
+//! weight res: residual_conv[128, 3];          // channels, kernel (both convs)
+//! weight cn0: convnext[128, 384, 7];          // channels, hidden, depthwise kernel
+//! let h = residual_conv(x, res, dilations = (1, 3), slope = 0.1);
+//! let h = convnext(h, cn0, eps = 1e-6);
+//! ```
+//!
+//! The shape rule is the block geometry's (`ResidualConvGeometry`, `ConvNeXtGeometry`);
+//! the weights struct has one field of the block's prepared type (`ResidualConv<S>`,
+//! `ConvNeXt<S>`), built with the geometry constant (`ConvNeXt::new(Name::CN0, weights)`);
+//! the block's scratch (its intermediates) is a workspace value named
+//! `convnext#scratchN` in `MEMORY_MAP`, placed by the planner like any other. A block never
+//! runs in place: its output is a new value.
 //!
 //! # Generated items
 //!
@@ -105,8 +130,8 @@
 //!   `run_with::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace,
 //!   options)` with per-call `neon_runtime::RunOptions` (the int8 path of `i8` linear
 //!   layers; the execution context, e.g. `RunOptions::new().with_parallel(&team)`, on which
-//!   linear, conv, depthwise and attention steps split their outputs: the same bits for any
-//!   thread count, and the same workspace, which has no per-worker part; a team above
+//!   linear, conv, depthwise, attention and block steps split their outputs: the same bits
+//!   for any thread count, and the same workspace, which has no per-worker part; a team above
 //!   `workers` is `Error::OutOfRange` named `workers` before any kernel), and
 //!   `run::<B, S>(..)`, the same with `RunOptions::new()` (serial).
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator
@@ -135,7 +160,9 @@
 //! else the errors of all declarations and statements (per statement every argument and
 //! option error, or the first shape error; a statement that fails defines nothing, so
 //! later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
-//! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape conflicts, undefined values,
+//! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape
+//! conflicts, block declarations without their sizes, a block's weights given to another
+//! operator (or another weight to a block), undefined values,
 //! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
 //! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
 //! so what would be a warning is an error.

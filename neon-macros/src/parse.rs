@@ -9,7 +9,8 @@
 //! item      := "crate" "=" Path ";"
 //!            | "weights" "=" Path ";"                      (another plan's weights struct)
 //!            | "dim" Ident "in" Int "..=" Int ";"
-//!            | "weight" Ident ":" Ident "[" dims "]" ";"      (storage type, e.g. f32)
+//!            | "weight" Ident ":" Ident "[" dims "]" ";"      (storage type, e.g. f32,
+//!                                                           or a block: convnext, ...)
 //!            | ("input" | "output" | "state") Ident ":" "[" dims "]" ";"
 //!            | "scalar" Ident ":" "usize" ";"
 //!            | "workers" Int ";"                               (largest team run_with takes)

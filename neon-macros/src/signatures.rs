@@ -5,6 +5,7 @@
 //! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape
 //! rule, an in-place fact or a layout.
 
+use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
@@ -23,7 +24,7 @@ use neon_runtime::Layout;
 use syn::Ident;
 
 use crate::ctxt::Ctxt;
-use crate::ir::{Op, Storage};
+use crate::ir::{BlockKind, Op, Storage};
 use crate::options::Options;
 
 /// What an argument position of an operator takes.
@@ -41,7 +42,7 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
             &[Tensor, Weight, OptionalWeight]
         }
-        "rms_norm" | "layer_scale" | "bias_add" => &[Tensor, Weight],
+        "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
         | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary" => {
             &[Tensor]
@@ -57,7 +58,9 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
 pub fn is_flag(op: &str, name: &str) -> bool {
     matches!(
         (op, name),
-        ("conv1d" | "depthwise_conv1d" | "attention", "causal") | ("rotary", "half_split")
+        ("conv1d" | "depthwise_conv1d" | "attention", "causal")
+            | ("rotary", "half_split")
+            | ("residual_conv", "relu")
     )
 }
 
@@ -92,6 +95,15 @@ fn bias_len(op: &str, b: Option<&WeightArg>, n: usize, what: &str) -> Result<boo
     }
 }
 
+/// A block weight whose declaration does not list the block's sizes (the declaration
+/// check reports it first; this keeps the resolver total).
+fn block_sizes(w: &WeightArg, kind: BlockKind) -> syn::Error {
+    syn::Error::new(
+        w.name.span(),
+        format!("`{}` must be declared {}, it has sizes {:?}", w.name, kind.form(), w.shape),
+    )
+}
+
 fn conflict(callee: &Ident) -> syn::Error {
     syn::Error::new(
         callee.span(),
@@ -122,9 +134,38 @@ fn resolve_op(
     let op = name.as_str();
     let w = weights.first();
     let b = weights.get(1);
+    // Rule: a block's weights go to that block's statement, and a block statement takes
+    // its own block's weights.
+    let block = BlockKind::from_name(op);
+    for arg in weights {
+        match (arg.storage, block) {
+            (Storage::Block(k), Some(b)) if k == b => {}
+            (Storage::Block(k), _) => {
+                return Err(syn::Error::new(
+                    arg.name.span(),
+                    format!(
+                        "`{}` is a {k} block: call it as `let y = {k}(x, {});`",
+                        arg.name, arg.name
+                    ),
+                ))
+            }
+            (s, Some(b)) => {
+                return Err(syn::Error::new(
+                    arg.name.span(),
+                    format!(
+                        "{op} takes the weights of a block declared {}, `{}` is {s}{:?}",
+                        b.form(),
+                        arg.name,
+                        arg.shape
+                    ),
+                ))
+            }
+            (_, None) => {}
+        }
+    }
     // Rule: only `linear` takes int8 weights; biases and every other weight are f32.
     for (k, arg) in weights.iter().enumerate() {
-        if arg.storage != Storage::F32 && !(op == "linear" && k == 0) {
+        if block.is_none() && arg.storage != Storage::F32 && !(op == "linear" && k == 0) {
             return Err(syn::Error::new(
                 arg.name.span(),
                 format!(
@@ -262,6 +303,7 @@ fn resolve_op(
                     }
                     Op::BlockQ8Linear(BlockQ8LinearGeometry { in_features, out_features, bias })
                 }
+                Storage::Block(_) => unreachable!("block weights go to their block (rule above)"),
             }
         }
         "layer_norm" | "rms_norm" | "group_norm" => {
@@ -353,6 +395,43 @@ fn resolve_op(
                 return Ok(None);
             };
             Op::Attention(Attention { heads, causal, scale }, len)
+        }
+        "residual_conv" => {
+            let w = w.expect("signature has a weight");
+            let (channels, k1, k2) = match *w.shape {
+                [c, k] => (c, k, k),
+                [c, k1, k2] => (c, k1, k2),
+                _ => return Err(block_sizes(w, BlockKind::ResidualConv)),
+            };
+            let d = opts.tuple("dilations", 2, "`n` or `(first, second)`");
+            let d = d.unwrap_or_else(|| vec![1, 1]);
+            let relu = opts.flag("relu");
+            let slope = opts.has("slope").then(|| opts.float("slope", 0.0));
+            let activation = match (slope, relu) {
+                (Some(slope), false) => Activation::LeakyRelu { slope },
+                (None, true) => Activation::Relu,
+                (Some(_), true) => return Err(syn::Error::new(
+                    callee.span(),
+                    "residual_conv: give one activation, `slope = <number>` (leaky ReLU) or `relu`",
+                )),
+                (None, false) => return Err(syn::Error::new(
+                    callee.span(),
+                    "residual_conv needs its activation: `slope = <number>` (leaky ReLU) or `relu`",
+                )),
+            };
+            Op::ResidualConv(
+                ResidualConvGeometry::new(channels, k1, activation)
+                    .kernels(k1, k2)
+                    .dilations(d[0], d[1]),
+            )
+        }
+        "convnext" => {
+            let w = w.expect("signature has a weight");
+            let &[channels, hidden, kernel] = w.shape else {
+                return Err(block_sizes(w, BlockKind::ConvNeXt));
+            };
+            let eps = opts.float("eps", 1e-6);
+            Op::ConvNeXt(ConvNeXtGeometry::new(channels, hidden, kernel).eps(eps))
         }
         _ => unreachable!("resolve is only called for operators with a signature"),
     }))

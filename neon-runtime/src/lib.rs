@@ -4,7 +4,8 @@
 //! ([`tensor`]), kernel backends ([`kernels`]: [`Portable`] everywhere, `Neon` on
 //! aarch64 with feature `neon`, [`X86<Avx2>`](X86) and [`X86<Avx512>`](X86) on x86-64;
 //! [`BackendKind`] picks one at run time), prepared operators ([`ops`]) that own immutable,
-//! kernel-ready weights, the static memory planner (`plan`, feature `alloc`), the
+//! kernel-ready weights, blocks composed of them ([`blocks`]: ResidualConv, ConvNeXt), the
+//! static memory planner (`plan`, feature `alloc`), the
 //! workspace slicing that generated plans use ([`workspace`]) and the dynamic execution
 //! plan built on both (`exec`, feature `alloc`).
 //!
@@ -36,6 +37,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod blocks;
 pub mod constmath;
 pub mod dim;
 pub mod error;

@@ -1,7 +1,8 @@
 //! `ExecutionPlan` from the outside: the design's contract example, and a property test:
 //! random graphs (chains and branches of Linear, LayerNorm, ReLU, Sigmoid, Add and Mul, and
 //! a few BiasAdd, Scale and Softmax steps; any sizes, vector tails included) give the same bits through a plan as the operators run one
-//! by one on plain `Vec`s, on every backend this machine runs, at two row counts.
+//! by one on plain `Vec`s, on every backend this machine runs, at two row counts; blocks as
+//! steps.
 #![cfg(feature = "alloc")]
 
 mod common;
@@ -9,6 +10,10 @@ mod common;
 use std::sync::Arc;
 
 use common::{rng, uniform};
+use neon_runtime::blocks::{
+    ConvNeXt, ConvNeXtGeometry, ConvNeXtWeights, ResidualConv, ResidualConvGeometry,
+    ResidualConvWeights,
+};
 use neon_runtime::exec::{ExecutionPlan, Value};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry};
@@ -17,7 +22,8 @@ use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 use neon_runtime::ops::softmax::Softmax;
 use neon_runtime::{
-    Backend, BackendKind, Layout, Portable, TensorView, TensorViewMut, WithBackend,
+    Backend, BackendKind, Error, Layout, Portable, ShapeError, TensorView, TensorViewMut,
+    WithBackend,
 };
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -207,4 +213,60 @@ fn random_graphs_match_the_operators_one_by_one() {
     for kind in BackendKind::available() {
         kind.with(RandomGraphs).unwrap();
     }
+}
+
+/// Blocks are steps: a residual conv and a ConvNeXt block through a plan give the bits of
+/// the blocks called directly, at several frame counts (the plan re-plans the blocks'
+/// scratch for each), and a block fed the wrong channels is an error before dispatch.
+#[test]
+fn blocks_are_steps() {
+    let mut r = rng(41);
+    let c = 13;
+    let act = Activation::LeakyRelu { slope: 0.1 };
+    let gr = ResidualConvGeometry::new(c, 3, act).dilations(1, 3);
+    let weights = ResidualConvWeights {
+        conv1_weight: uniform(&mut r, c * c * 3, -0.2, 0.2),
+        conv1_bias: uniform(&mut r, c, -0.1, 0.1),
+        conv2_weight: uniform(&mut r, c * c * 3, -0.2, 0.2),
+        conv2_bias: uniform(&mut r, c, -0.1, 0.1),
+    };
+    let res = Arc::new(ResidualConv::new(gr, weights).unwrap());
+    let gc = ConvNeXtGeometry::new(c, 3 * c, 7);
+    let weights = ConvNeXtWeights {
+        dw_weight: uniform(&mut r, c * 7, -0.3, 0.3),
+        dw_bias: uniform(&mut r, c, -0.1, 0.1),
+        norm_weight: uniform(&mut r, c, 0.9, 1.1),
+        norm_bias: uniform(&mut r, c, -0.1, 0.1),
+        pw1_weight: uniform(&mut r, 3 * c * c, -0.3, 0.3),
+        pw1_bias: uniform(&mut r, 3 * c, -0.1, 0.1),
+        pw2_weight: uniform(&mut r, 3 * c * c, -0.2, 0.2),
+        pw2_bias: uniform(&mut r, c, -0.1, 0.1),
+        gamma: uniform(&mut r, c, 0.1, 0.5),
+    };
+    let cnx = Arc::new(ConvNeXt::new(gc, weights).unwrap());
+    let mut plan = ExecutionPlan::new();
+    let x = plan.input();
+    let h = plan.add(Arc::clone(&res), &[x]).unwrap();
+    let y = plan.add(Arc::clone(&cnx), &[h]).unwrap();
+    plan.set_output(y, Layout::ChannelFirst).unwrap();
+    let cf = Layout::ChannelFirst;
+    for frames in [1, 40, 17] {
+        let xs = uniform(&mut r, c * frames, -1.0, 1.0);
+        let xv = TensorView::new(&xs, &[c, frames], cf).unwrap();
+        let (mut a, mut want) = (vec![0.0; c * frames], vec![0.0; c * frames]);
+        let mut scratch = vec![0.0; res.scratch_len(frames).max(cnx.scratch_len(frames))];
+        let mut av = TensorViewMut::new(&mut a, &[c, frames], cf).unwrap();
+        res.run::<Portable>(&xv, &mut av, &mut scratch).unwrap();
+        let mut wv = TensorViewMut::new(&mut want, &[c, frames], cf).unwrap();
+        cnx.run::<Portable>(&av.as_view(), &mut wv, &mut scratch).unwrap();
+        let out = plan.run::<Portable>(&[xv]).unwrap();
+        assert_eq!(bits(out.data()), bits(&want), "frames = {frames}");
+        // The larger scratch and the block's input and output all live in the workspace.
+        let need = 4 * (cnx.scratch_len(frames) + 2 * c * frames);
+        assert!(plan.workspace_bytes() >= need, "frames = {frames}");
+    }
+    let wrong = vec![0.0; 12 * 5];
+    let wv = TensorView::new(&wrong, &[12, 5], cf).unwrap();
+    let e = plan.run::<Portable>(&[wv]).unwrap_err();
+    assert!(matches!(e, Error::Shape(ShapeError::Dim { op: "residual_conv", .. })), "{e:?}");
 }

@@ -8,7 +8,7 @@ use neon_runtime::Dim;
 
 use super::shapes::{max_elems, MAX_ELEMS};
 use super::{Binding, Checker};
-use crate::ir::{DimInfo, Home, Role, Storage, TensorInfo, Value, WeightInfo};
+use crate::ir::{BlockKind, DimInfo, Home, Role, Storage, TensorInfo, Value, WeightInfo};
 use crate::sym::Bounds;
 
 impl Checker<'_> {
@@ -58,7 +58,9 @@ impl Checker<'_> {
         self.bounds = Rc::new(bounds);
     }
 
-    /// Rule: a weight has a known storage (f32, i8, i8_block32) and a constant shape.
+    /// Rule: a weight has a known storage (f32, i8, i8_block32) or is a block's
+    /// (residual_conv, convnext), and a constant shape; a block lists the sizes its
+    /// declaration takes.
     pub(super) fn declare_weights(&mut self) {
         for w in &self.plan.weights {
             self.declare(&w.name);
@@ -66,14 +68,17 @@ impl Checker<'_> {
                 "f32" => Storage::F32,
                 "i8" => Storage::I8,
                 "i8_block32" => Storage::I8Block32,
-                other => {
-                    self.cx.error(
-                        w.storage.span(),
-                        format!("unknown weight storage `{other}`: f32, i8 (per-tensor scale and offset) or i8_block32 (32 weights per scale)"),
-                    );
-                    self.bind.insert(w.name.to_string(), Binding::Poisoned);
-                    continue;
-                }
+                other => match BlockKind::from_name(other) {
+                    Some(kind) => Storage::Block(kind),
+                    None => {
+                        let msg = format!(
+                            "unknown weight storage `{other}`: f32, i8 (per-tensor scale and offset), i8_block32 (32 weights per scale), or a block: residual_conv, convnext"
+                        );
+                        self.cx.error(w.storage.span(), msg);
+                        self.bind.insert(w.name.to_string(), Binding::Poisoned);
+                        continue;
+                    }
+                },
             };
             let Some(shape) = self.shape_exprs(&w.shape, w.shape_span) else { continue };
             let Some(shape) = shape.iter().map(|d| d.as_constant()).collect::<Option<Vec<_>>>()
@@ -82,6 +87,20 @@ impl Checker<'_> {
                 self.cx.error(w.shape_span, msg);
                 continue;
             };
+            if let Storage::Block(kind) = storage {
+                if !kind.takes_sizes(shape.len()) {
+                    let msg = format!(
+                        "a {} block is declared {}, `{}` lists {} sizes",
+                        kind.name(),
+                        kind.form(),
+                        w.name,
+                        shape.len()
+                    );
+                    self.cx.error(w.shape_span, msg);
+                    self.bind.insert(w.name.to_string(), Binding::Poisoned);
+                    continue;
+                }
+            }
             self.bind.insert(w.name.to_string(), Binding::Weight(self.weights.len()));
             self.weights.push(WeightInfo { name: w.name.clone(), storage, shape, used: None });
         }

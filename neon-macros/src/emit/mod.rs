@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use crate::ir::{Checked, Home, Op, Role};
+use crate::ir::{Checked, Home, Op, Role, Storage};
 use crate::schedule::ELEM;
 use crate::sym::SymDim;
 use tokens::{geometry_tokens, layout_tokens, unit_tokens, weight_type};
@@ -73,12 +73,18 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         };
         let field = &c.weights[w].name;
         let cname = format_ident!("{}", field.to_string().to_uppercase());
-        let doc = format!(
-            " Geometry the prepared operator `{field}` must have ({} over weight shape {:?}{}).",
-            s.callee,
-            c.weights[w].shape,
-            s.bias.map_or(String::new(), |b| format!(" with bias `{}`", c.weights[b].name))
-        );
+        let doc = match c.weights[w].storage {
+            Storage::Block(kind) => format!(
+                " Geometry the prepared block `{field}` must have ({} declared `{kind}{:?}`).",
+                s.callee, c.weights[w].shape
+            ),
+            _ => format!(
+                " Geometry the prepared operator `{field}` must have ({} over weight shape {:?}{}).",
+                s.callee,
+                c.weights[w].shape,
+                s.bias.map_or(String::new(), |b| format!(" with bias `{}`", c.weights[b].name))
+            ),
+        };
         let fdoc =
             format!(" `{}` ({}): build it with geometry [`{name}::{cname}`].", field, s.callee);
         let ty = if s.op.int8() { quote!(#ty<Q, S>) } else { quote!(#ty<S>) };
@@ -329,7 +335,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let out_view =
             quote!(&mut #krate::TensorViewMut::new(#out_expr, &#out_dims, #out_layout_t)?);
         let call = match &s.op {
-            Op::Conv1d(_) | Op::Conv2d(_) => {
+            Op::Conv1d(_) | Op::Conv2d(_) | Op::ResidualConv(_) | Op::ConvNeXt(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
                 let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));

@@ -1,6 +1,7 @@
 //! Runtime tokens of resolved operators: the prepared operator's type, its geometry as a
 //! constant expression, and the value of a weightless operator.
 
+use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
@@ -53,6 +54,8 @@ pub fn weight_type(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
             quote!(#krate::ops::elementwise::LayerScale)
         }
         Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
+        Op::ResidualConv(_) => quote!(#krate::blocks::ResidualConv),
+        Op::ConvNeXt(_) => quote!(#krate::blocks::ConvNeXt),
         _ => return None,
     })
 }
@@ -177,27 +180,51 @@ pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, Tok
                 quote!(#krate::ops::elementwise::PerChannel),
             )
         }
+        Op::ResidualConv(g) => {
+            let ResidualConvGeometry { channels, kernels, dilations, activation } = *g;
+            let ([k1, k2], [d1, d2]) = (kernels, dilations);
+            let act = activation_tokens(activation, krate);
+            (
+                quote!(#krate::blocks::ResidualConvGeometry {
+                    channels: #channels, kernels: [#k1, #k2], dilations: [#d1, #d2],
+                    activation: #act,
+                }),
+                quote!(#krate::blocks::ResidualConvGeometry),
+            )
+        }
+        Op::ConvNeXt(g) => {
+            let ConvNeXtGeometry { channels, hidden, kernel, eps } = *g;
+            (
+                quote!(#krate::blocks::ConvNeXtGeometry {
+                    channels: #channels, hidden: #hidden, kernel: #kernel, eps: #eps,
+                }),
+                quote!(#krate::blocks::ConvNeXtGeometry),
+            )
+        }
         _ => return None,
     })
+}
+
+/// `#krate::ops::activation::Activation::..` for `a`.
+fn activation_tokens(a: Activation, krate: &TokenStream) -> TokenStream {
+    let v = match a {
+        Activation::Relu => quote!(Relu),
+        Activation::LeakyRelu { slope } => quote!(LeakyRelu { slope: #slope }),
+        Activation::ClampMin { min } => quote!(ClampMin { min: #min }),
+        Activation::GeluErf => quote!(GeluErf),
+        Activation::GeluTanh => quote!(GeluTanh),
+        Activation::Silu => quote!(Silu),
+        Activation::Tanh => quote!(Tanh),
+        Activation::Sigmoid => quote!(Sigmoid),
+        Activation::Exp => quote!(Exp),
+    };
+    quote!(#krate::ops::activation::Activation::#v)
 }
 
 /// The runtime expression of a weightless operator (its own geometry).
 pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
     Some(match op {
-        Op::Act(a) => {
-            let v = match a {
-                Activation::Relu => quote!(Relu),
-                Activation::LeakyRelu { slope } => quote!(LeakyRelu { slope: #slope }),
-                Activation::ClampMin { min } => quote!(ClampMin { min: #min }),
-                Activation::GeluErf => quote!(GeluErf),
-                Activation::GeluTanh => quote!(GeluTanh),
-                Activation::Silu => quote!(Silu),
-                Activation::Tanh => quote!(Tanh),
-                Activation::Sigmoid => quote!(Sigmoid),
-                Activation::Exp => quote!(Exp),
-            };
-            quote!(#krate::ops::activation::Activation::#v)
-        }
+        Op::Act(a) => activation_tokens(*a, krate),
         Op::MaxPool2d(p) => {
             let MaxPool2d { kernel_h, kernel_w, stride_h, stride_w } = *p;
             quote!(#krate::ops::pool::MaxPool2d {

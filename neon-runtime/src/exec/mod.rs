@@ -44,8 +44,8 @@
 //! ## Threads
 //! With feature `std` the plan owns a worker [`Team`](crate::team::Team):
 //! [`set_threads`](ExecutionPlan::set_threads) sets its size and the next run replaces the
-//! team (after validation, before dispatch) when the size changed. Linear, conv and
-//! activation steps split their work over it (the others run on the calling thread);
+//! team (after validation, before dispatch) when the size changed. Linear, conv,
+//! activation and block steps split their work over it (the others run on the calling thread);
 //! results are bitwise the same for any count.
 //!
 //! ```

@@ -4,6 +4,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use crate::blocks::{ConvNeXt, ResidualConv};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
@@ -57,6 +58,12 @@ pub enum Op {
     Transpose(Transpose),
     /// [`Reshape`] (ONNX `Flatten` / `Reshape`): no computation when in place.
     Reshape(Reshape),
+    /// A [`ResidualConv`] block: channel-first in and out, with its scratch in the plan's
+    /// workspace.
+    ResidualConv(Arc<ResidualConv<Vec<f32>>>),
+    /// A [`ConvNeXt`] block: channel-first in and out, with its scratch in the plan's
+    /// workspace.
+    ConvNeXt(Arc<ConvNeXt<Vec<f32>>>),
 }
 
 macro_rules! from_arc {
@@ -80,7 +87,9 @@ from_arc!(
     RmsNorm: RmsNorm<Vec<f32>>,
     Conv1d: Conv1d<Vec<f32>>,
     DepthwiseConv1d: DepthwiseConv1d<Vec<f32>>,
-    BiasAdd: BiasAdd<Vec<f32>>
+    BiasAdd: BiasAdd<Vec<f32>>,
+    ResidualConv: ResidualConv<Vec<f32>>,
+    ConvNeXt: ConvNeXt<Vec<f32>>
 );
 
 impl From<Activation> for Op {
@@ -153,6 +162,14 @@ macro_rules! with_rule {
                 let $r = &o.geometry();
                 $body
             }
+            Op::ResidualConv(o) => {
+                let $r = &o.geometry();
+                $body
+            }
+            Op::ConvNeXt(o) => {
+                let $r = &o.geometry();
+                $body
+            }
             Op::Activation($r) => $body,
             Op::Scale($r) => $body,
             Op::ScaleShift($r) => $body,
@@ -197,10 +214,13 @@ impl ShapeRule for Op {
 
 impl Op {
     /// Scratch elements the step needs for an input of shape `input` (a [`Conv1d`]'s
-    /// im2col tile; 0 for the others).
+    /// im2col tile, a block's intermediates; 0 for the others).
     pub(super) fn scratch_len(&self, input: &Shape) -> usize {
+        let frames = input.dims().get(1).copied();
         match self {
-            Op::Conv1d(c) => input.dims().get(1).map_or(0, |&frames| c.scratch_len(frames)),
+            Op::Conv1d(c) => frames.map_or(0, |f| c.scratch_len(f)),
+            Op::ResidualConv(b) => frames.map_or(0, |f| b.scratch_len(f)),
+            Op::ConvNeXt(b) => frames.map_or(0, |f| b.scratch_len(f)),
             _ => 0,
         }
     }
@@ -223,6 +243,8 @@ impl Op {
             Op::LayerNorm(o) => o.run::<B>(x?, out),
             Op::RmsNorm(o) => o.run::<B>(x?, out),
             Op::Conv1d(o) => o.run_with::<B>(x?, out, scratch, options),
+            Op::ResidualConv(o) => o.run_with::<B>(x?, out, scratch, options),
+            Op::ConvNeXt(o) => o.run_with::<B>(x?, out, scratch, options),
             Op::DepthwiseConv1d(o) => o.run_with::<B>(x?, out, options),
             Op::Activation(a) if in_place => a.run_in_place_with::<B>(out, options),
             Op::Activation(a) => a.run_with::<B>(x?, out, options),
