@@ -65,6 +65,9 @@ tools/moonshine/check.sh
 
 step "host tests"
 cargo test --workspace
+# neon-models' unit tests: not in a plain `cargo test` (`test = false` in its Cargo.toml, so
+# the aarch64 build skips them); the other libraries' unit tests run again (a second).
+cargo test --workspace --lib
 
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh
