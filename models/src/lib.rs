@@ -6,15 +6,15 @@
 //! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
 //! `neon` command-line program. Moonshine ([`moonshine`]) and sanoTTS ([`sanotts`]) need
 //! feature `alloc` for their weights and buffers (their plans are `no_std`; sanoTTS's
-//! synthetic voice needs `std`). Feature `neon` (default) selects the NEON
-//! backend on aarch64.
+//! synthetic voice needs feature `synthetic`, part of `std`). Feature `neon` (default)
+//! selects the NEON backend on aarch64.
 //! `models/bare-metal/` is such a bare-metal build: openWakeWord on `aarch64-unknown-none`
 //! with weights packed at build time into `static` arrays.
 #![no_std]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(any(feature = "std", feature = "synthetic", test))]
 extern crate std;
 
 #[cfg(feature = "std")]

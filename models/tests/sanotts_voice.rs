@@ -180,3 +180,14 @@ fn decoder_input_errors() {
     assert!(m(d.decode(&inf, 4, &mut audio)).ends_with("got 700"));
     d.decode(&hidden, 4, &mut audio).unwrap();
 }
+
+/// The buffers each instance owns (BENCHMARKS.md quotes them): the plan's workspace at 2000
+/// frames, the iSTFT frames, window and stream; the vocoder's hidden history and window.
+#[test]
+fn instance_sizes() {
+    use neon_models::sanotts::decoder::DecoderNet;
+    use neon_models::sanotts::vocoder::Vocoder;
+    assert_eq!(DecoderNet::WORKSPACE_BYTES, 5_136_000);
+    assert_eq!(Decoder::INSTANCE_BYTES, 9_256_200);
+    assert_eq!(Vocoder::INSTANCE_BYTES, 12_328_200);
+}

@@ -2,8 +2,8 @@
 //! waveform (`sanotts.md` in the project's model notes defines it).
 //!
 //! No trained sanoTTS voice exists in public: the decoder is exercised with a seeded
-//! synthetic voice ([`synthetic`], feature `std`) and checked against an independent f64
-//! implementation; its output for that voice is noise-like audio.
+//! synthetic voice ([`synthetic`], feature `synthetic`, part of `std`) and checked against
+//! an independent f64 implementation; its output for that voice is noise-like audio.
 //!
 //! - [`decoder`]: the network as a plan (`[192, frames]` → `[frames, 514]` iSTFT frames)
 //!   and the iSTFT head's geometry.
@@ -19,7 +19,7 @@ pub mod files;
 #[cfg(feature = "alloc")]
 pub mod load;
 pub mod names;
-#[cfg(feature = "std")]
+#[cfg(feature = "synthetic")]
 pub mod synthetic;
 #[cfg(feature = "alloc")]
 pub mod utterance;

@@ -1,5 +1,5 @@
-//! The seeded synthetic voice and hidden states of `sanotts.md` (feature `std`: the
-//! generator uses `f64::ln`, `cos` and `sqrt`).
+//! The seeded synthetic voice and hidden states of `sanotts.md` (feature `synthetic`, part
+//! of `std`: the generator uses `std`'s `f64::ln`, `cos` and `sqrt`).
 //!
 //! Generator: SplitMix64 (Steele, Lea and Flood 2014; the `splitmix64` of Vigna's
 //! reference code: add `0x9E3779B97F4A7C15` to the state, then mix it) seeded with the
