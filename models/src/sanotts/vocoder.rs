@@ -73,8 +73,9 @@ const ALIGN: usize = 4;
 /// Most left context a window takes: 19, plus up to 3 to end on a multiple of [`ALIGN`].
 const MAX_LEFT: usize = RECEPTIVE_FIELD + ALIGN - 1;
 
-/// Most new frames one window computes for sure: the plan's 2000 frames minus the context
-/// (22 on the left, 19 on the right).
+/// The largest block ([`Vocoder::with_block`]): a full history of 2000 frames always has
+/// at least this many to compute, 2000 minus the context (up to 22 frames on the left, 19
+/// on the right).
 pub const MAX_BLOCK: usize = MAX_FRAMES - MAX_LEFT - RECEPTIVE_FIELD;
 
 /// A streaming sanoTTS decoder (module docs).
