@@ -63,6 +63,9 @@ tools/openwakeword/check.sh
 step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"
 tools/moonshine/check.sh
 
+step "sanoTTS: the ONNX Runtime peer and the numpy f64 reference reproduce the committed goldens (tools/sanotts/check.sh, ~1 min from no venv)"
+tools/sanotts/check.sh
+
 step "host tests"
 cargo test --workspace
 # neon-models' unit tests: not in a plain `cargo test` (`test = false` in its Cargo.toml, so

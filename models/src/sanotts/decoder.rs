@@ -39,48 +39,13 @@ neon_plan! {
         dim frames in 1..=2000;
         weight embed: f32[128, 192, 7];
         weight embed_b: f32[128];
-        weight res1: f32[128, 128, 3];
-        weight res1_b: f32[128];
-        weight res2: f32[128, 128, 3];
-        weight res2_b: f32[128];
+        weight res: residual_conv[128, 3];
         weight norm0: f32[128];
         weight norm0_b: f32[128];
-        weight dw0: f32[128, 1, 7];
-        weight dw0_b: f32[128];
-        weight norm_0: f32[128];
-        weight norm_0_b: f32[128];
-        weight up0: f32[384, 128, 1];
-        weight up0_b: f32[384];
-        weight down0: f32[128, 384, 1];
-        weight down0_b: f32[128];
-        weight gamma0: f32[128];
-        weight dw1: f32[128, 1, 7];
-        weight dw1_b: f32[128];
-        weight norm_1: f32[128];
-        weight norm_1_b: f32[128];
-        weight up1: f32[384, 128, 1];
-        weight up1_b: f32[384];
-        weight down1: f32[128, 384, 1];
-        weight down1_b: f32[128];
-        weight gamma1: f32[128];
-        weight dw2: f32[128, 1, 7];
-        weight dw2_b: f32[128];
-        weight norm_2: f32[128];
-        weight norm_2_b: f32[128];
-        weight up2: f32[384, 128, 1];
-        weight up2_b: f32[384];
-        weight down2: f32[128, 384, 1];
-        weight down2_b: f32[128];
-        weight gamma2: f32[128];
-        weight dw3: f32[128, 1, 7];
-        weight dw3_b: f32[128];
-        weight norm_3: f32[128];
-        weight norm_3_b: f32[128];
-        weight up3: f32[384, 128, 1];
-        weight up3_b: f32[384];
-        weight down3: f32[128, 384, 1];
-        weight down3_b: f32[128];
-        weight gamma3: f32[128];
+        weight cn0: convnext[128, 384, 7];
+        weight cn1: convnext[128, 384, 7];
+        weight cn2: convnext[128, 384, 7];
+        weight cn3: convnext[128, 384, 7];
         weight norm1: f32[128];
         weight norm1_b: f32[128];
         weight head: f32[514, 128, 1];
@@ -90,45 +55,12 @@ neon_plan! {
 
         // Input conv (projection and speaker folded in).
         let x = conv1d(hidden, embed, embed_b, padding = (3, 3));
-        // ResidualConv.
-        let r = leaky_relu(x, slope = 0.1);
-        let r = conv1d(r, res1, res1_b, padding = (1, 1));
-        let r = leaky_relu(r, slope = 0.1);
-        let r = conv1d(r, res2, res2_b, dilation = 3, padding = (3, 3));
-        let x = add(r, x);
+        let x = residual_conv(x, res, dilations = (1, 3), slope = 0.1);
         let x = layer_norm(x, norm0, norm0_b, eps = 1e-6);
-        // ConvNeXt 0.
-        let c = depthwise_conv1d(x, dw0, dw0_b, padding = (3, 3));
-        let c = layer_norm(c, norm_0, norm_0_b, eps = 1e-6);
-        let c = conv1d(c, up0, up0_b);
-        let c = gelu(c);
-        let c = conv1d(c, down0, down0_b);
-        let c = layer_scale(c, gamma0);
-        let x = add(c, x);
-        // ConvNeXt 1.
-        let c = depthwise_conv1d(x, dw1, dw1_b, padding = (3, 3));
-        let c = layer_norm(c, norm_1, norm_1_b, eps = 1e-6);
-        let c = conv1d(c, up1, up1_b);
-        let c = gelu(c);
-        let c = conv1d(c, down1, down1_b);
-        let c = layer_scale(c, gamma1);
-        let x = add(c, x);
-        // ConvNeXt 2.
-        let c = depthwise_conv1d(x, dw2, dw2_b, padding = (3, 3));
-        let c = layer_norm(c, norm_2, norm_2_b, eps = 1e-6);
-        let c = conv1d(c, up2, up2_b);
-        let c = gelu(c);
-        let c = conv1d(c, down2, down2_b);
-        let c = layer_scale(c, gamma2);
-        let x = add(c, x);
-        // ConvNeXt 3.
-        let c = depthwise_conv1d(x, dw3, dw3_b, padding = (3, 3));
-        let c = layer_norm(c, norm_3, norm_3_b, eps = 1e-6);
-        let c = conv1d(c, up3, up3_b);
-        let c = gelu(c);
-        let c = conv1d(c, down3, down3_b);
-        let c = layer_scale(c, gamma3);
-        let x = add(c, x);
+        let x = convnext(x, cn0, eps = 1e-6);
+        let x = convnext(x, cn1, eps = 1e-6);
+        let x = convnext(x, cn2, eps = 1e-6);
+        let x = convnext(x, cn3, eps = 1e-6);
         // Final norm and the linear head, per frame, channel-first then transposed (see
         // the module docs: every output frame the same operations in any window).
         let x = layer_norm(x, norm1, norm1_b, eps = 1e-6);

@@ -8,13 +8,15 @@
 //! - the speaker embedding `s` `[128]` into the conv's bias: `b'[d] = b[d] + s[d]` (it is
 //!   added to every frame right after the conv).
 //!
-//! The ConvNeXt pointwise layers and the head are linear layers `[out, in]` in the file
-//! and `[out, in, 1]` convs in the plan (the same values in the same order).
+//! The residual block and the four ConvNeXt blocks are the runtime's blocks
+//! ([`ResidualConv`], [`ConvNeXt`]), built from the file's unfolded tensors (the pointwise
+//! layers' `[out, in]` is the layout the block takes); the head is a linear layer `[out, in]`
+//! in the file and an `[out, in, 1]` conv in the plan (the same values in the same order).
 
 use alloc::vec::Vec;
 
-use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
-use neon_runtime::ops::elementwise::{LayerScale, PerChannel};
+use neon_runtime::blocks::{ConvNeXt, ConvNeXtWeights, ResidualConv, ResidualConvWeights};
+use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 
 use super::decoder::{DecoderNet, DecoderNetWeights};
@@ -65,29 +67,25 @@ fn norm(g: LayerNormGeometry, w: &[f32], b: &[f32]) -> Result<LayerNorm<Vec<f32>
     Ok(LayerNorm::new(g, w.to_vec(), Some(b.to_vec()))?)
 }
 
-/// One ConvNeXt block's operators: (depthwise, norm, up, down, gamma).
-type Block = (
-    DepthwiseConv1d<Vec<f32>>,
-    LayerNorm<Vec<f32>>,
-    Conv1d<Vec<f32>>,
-    Conv1d<Vec<f32>>,
-    LayerScale<Vec<f32>>,
-);
-
-/// Block `i` of `voice` with the plan's geometries `g` (depthwise, norm, up, down, gamma).
-fn block(
+/// ConvNeXt block `i` of `voice`, prepared with the plan's geometry `g`.
+fn convnext(
     voice: &Voice,
     i: usize,
-    g: (DepthwiseConv1dGeometry, LayerNormGeometry, Conv1dGeometry, Conv1dGeometry, PerChannel),
-) -> Result<Block, Error> {
-    let t = |k: usize| voice.tensor(index::convnext(i) + k);
-    Ok((
-        DepthwiseConv1d::new(g.0, t(0).to_vec(), Some(t(1).to_vec()))?,
-        norm(g.1, t(2), t(3))?,
-        conv(g.2, t(4), t(5))?,
-        conv(g.3, t(6), t(7))?,
-        LayerScale::new(g.4, t(8).to_vec())?,
-    ))
+    g: neon_runtime::blocks::ConvNeXtGeometry,
+) -> Result<ConvNeXt<Vec<f32>>, Error> {
+    let t = |k: usize| voice.tensor(index::convnext(i) + k).to_vec();
+    let weights = ConvNeXtWeights {
+        dw_weight: t(0),
+        dw_bias: t(1),
+        norm_weight: t(2),
+        norm_bias: t(3),
+        pw1_weight: t(4),
+        pw1_bias: t(5),
+        pw2_weight: t(6),
+        pw2_bias: t(7),
+        gamma: t(8),
+    };
+    Ok(ConvNeXt::new(g, weights)?)
 }
 
 impl VoiceWeights {
@@ -101,35 +99,20 @@ impl VoiceWeights {
         let t = |i: usize| voice.tensor(i);
         let embed = fold_projection(t(index::EMBED), t(index::PROJ));
         let embed_b = fold_speaker(t(index::EMBED_BIAS), t(index::SPEAKER));
-        let b0 = block(voice, 0, (P::DW0, P::NORM_0, P::UP0, P::DOWN0, P::GAMMA0))?;
-        let b1 = block(voice, 1, (P::DW1, P::NORM_1, P::UP1, P::DOWN1, P::GAMMA1))?;
-        let b2 = block(voice, 2, (P::DW2, P::NORM_2, P::UP2, P::DOWN2, P::GAMMA2))?;
-        let b3 = block(voice, 3, (P::DW3, P::NORM_3, P::UP3, P::DOWN3, P::GAMMA3))?;
+        let res = ResidualConvWeights {
+            conv1_weight: t(index::RES_CONV1).to_vec(),
+            conv1_bias: t(index::RES_CONV1_BIAS).to_vec(),
+            conv2_weight: t(index::RES_CONV2).to_vec(),
+            conv2_bias: t(index::RES_CONV2_BIAS).to_vec(),
+        };
         let net = DecoderNetWeights {
             embed: Conv1d::new(P::EMBED, embed, Some(embed_b))?,
-            res1: conv(P::RES1, t(index::RES_CONV1), t(index::RES_CONV1_BIAS))?,
-            res2: conv(P::RES2, t(index::RES_CONV2), t(index::RES_CONV2_BIAS))?,
+            res: ResidualConv::new(P::RES, res)?,
             norm0: norm(P::NORM0, t(index::NORM0), t(index::NORM0_BIAS))?,
-            dw0: b0.0,
-            norm_0: b0.1,
-            up0: b0.2,
-            down0: b0.3,
-            gamma0: b0.4,
-            dw1: b1.0,
-            norm_1: b1.1,
-            up1: b1.2,
-            down1: b1.3,
-            gamma1: b1.4,
-            dw2: b2.0,
-            norm_2: b2.1,
-            up2: b2.2,
-            down2: b2.3,
-            gamma2: b2.4,
-            dw3: b3.0,
-            norm_3: b3.1,
-            up3: b3.2,
-            down3: b3.3,
-            gamma3: b3.4,
+            cn0: convnext(voice, 0, P::CN0)?,
+            cn1: convnext(voice, 1, P::CN1)?,
+            cn2: convnext(voice, 2, P::CN2)?,
+            cn3: convnext(voice, 3, P::CN3)?,
             norm1: norm(P::NORM1, t(index::NORM1), t(index::NORM1_BIAS))?,
             head: conv(P::HEAD, t(index::HEAD), t(index::HEAD_BIAS))?,
         };
@@ -150,5 +133,5 @@ const _: () = {
     assert!(DecoderNet::EMBED.in_channels == HIDDEN);
     assert!(DecoderNet::EMBED.out_channels == WIDTH);
     assert!(DecoderNet::EMBED.kernel == KERNEL);
-    assert!(DecoderNet::UP0.out_channels == EXPANDED);
+    assert!(DecoderNet::CN0.hidden == EXPANDED);
 };
