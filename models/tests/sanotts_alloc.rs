@@ -1,51 +1,20 @@
 //! The sanoTTS decoder allocates nothing per call, on any thread: whole-utterance decoding,
 //! the network alone, and streaming pushes and finishes, serially and on a worker team. A
-//! process-wide counting allocator (this binary holds this one test, so nothing else
-//! allocates meanwhile; a per-thread counter would not see the team's workers).
+//! process-wide counting allocator (`tests/support/process_alloc.rs`: this binary holds this
+//! one test and no test harness, so nothing else allocates meanwhile; a per-thread counter
+//! would not see the team's workers).
+
+#[path = "../../tests/support/process_alloc.rs"]
+mod process_alloc;
 
 mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use neon_models::sanotts::synthetic::hidden_states;
 use neon_models::sanotts::utterance::Decoder;
 use neon_models::sanotts::vocoder::Vocoder;
 use neon_runtime::{BackendKind, Serial, Team};
+use process_alloc::allocations;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter is an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations, on every thread, while `f` runs.
-fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let out = f();
-    (out, ALLOCATIONS.load(Ordering::SeqCst) - before)
-}
-
-#[test]
 fn decoding_and_streaming_allocate_nothing() {
     let (_, weights) = common::sanotts::voice();
     let backend = BackendKind::best();
@@ -80,4 +49,10 @@ fn decoding_and_streaming_allocate_nothing() {
     let (r, n) = allocations(|| v.finish_in(&team, &mut out));
     r.unwrap();
     assert_eq!(n, 0, "finish allocated");
+}
+
+/// `harness = false` (Cargo.toml): see `process_alloc`.
+fn main() {
+    decoding_and_streaming_allocate_nothing();
+    process_alloc::report_passed();
 }
