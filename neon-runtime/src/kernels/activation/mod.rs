@@ -6,14 +6,16 @@
 //! Files: this one holds the definitions, the constants and the trait (entry points and the
 //! hook); `portable.rs` the scalar forms of the approximations and the portable slice
 //! drivers (other families name them `activation::scalar`), `neon.rs` the `float32x4_t`
-//! forms and the NEON drivers (reused by the softmax and attention kernels).
+//! forms and the NEON drivers (reused by the softmax and attention kernels), `x86.rs` the
+//! AVX2 + FMA GELU.
 //!
 //! `core` has no `exp`, `tanh`, `erf` or `ln` in `no_std`, so this module carries its own
 //! vectorisable approximations. [`Portable`] and `Neon` run the same algorithm with the same
 //! coefficients; they differ only in that NEON fuses multiply-adds (`fmla`, one rounding)
 //! where the portable code rounds twice, so the two agree to a few ulps (the tests allow
-//! `4 eps |y|`; ReLU, leaky ReLU and the clamp are bitwise equal). `X86<I>` has no
-//! activation kernels of its own: it runs the portable code.
+//! `4 eps |y|`; ReLU, leaky ReLU and the clamp are bitwise equal). `X86<I>` runs GELU (erf
+//! form) 8 lanes at a time with AVX2 and FMA (`x86.rs`; fused like NEON) and the portable
+//! code for every other function.
 //!
 //! # Algorithms
 //! - **exp**: `x = n ln2 + r`, `n = round(x / ln2)` by the `1.5 * 2^23` rounding trick (`n`
@@ -124,7 +126,7 @@
 //! the factor is 1.
 
 use super::parallel::{row_blocks, Parallel, Rows};
-use super::{BackendType, Portable, X86Isa, X86};
+use super::{BackendType, Portable};
 use crate::error::Error;
 
 /// The hook body of a backend: `match f` over the forms in scope where it is invoked
@@ -152,6 +154,7 @@ macro_rules! activate_with_forms {
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(crate) mod neon;
 pub(crate) mod portable;
+mod x86;
 
 /// The scalar forms of the approximations (the portable backend maps them over slices);
 /// other kernel families (softmax, attention) reuse them.
@@ -367,5 +370,3 @@ pub trait ActivationKernels: BackendType {
 }
 
 impl ActivationKernels for Portable {}
-
-impl<I: X86Isa> ActivationKernels for X86<I> {}

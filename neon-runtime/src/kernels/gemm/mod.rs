@@ -112,7 +112,9 @@
 //!   vectors + 1 broadcast fill the 16 `ymm` registers exactly; the inner loop is `asm!`
 //!   because LLVM's allocation of the same code spills an accumulator every step (the
 //!   store-to-load round trip on its chain made it 2x slower). Each `B` row is loaded
-//!   once per half panel (from L1). Tails: 16- and 8-wide tiles and `vmaskmovps`.
+//!   once per half panel (from L1). Tails: 16-wide tiles by half panels, and the last
+//!   1..=8 columns by whole panels (8 accumulators: by half panels, 4 FMA chains wait on
+//!   the FMA latency), lanes past `n` through `vmaskmovps`.
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
 //! - **Segmented `B` and the epilogue** ([`GemmA`], conv2d) run the same packed-A tiles

@@ -131,6 +131,51 @@ unsafe fn tile_a<const NV: usize, const MASKED: bool>(
     finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
 }
 
+/// Packed-A tile of the whole 8-row panel (weights at `w[kk * 8 + i]`) by one vector of
+/// `B` (8 columns, the lanes in `mask` when `MASKED`): 8 accumulators, enough independent
+/// FMA chains, where a half panel by one vector would have 4 and wait on the FMA latency.
+/// For the last 1..=8 columns of a product. The output stage `t.ep`, if any, in
+/// registers; `rows` (0..=8) rows of `C` are stored.
+///
+/// # Safety
+/// As [`tile_a`] with 8 rows (`i < 8`) and 8 columns.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_a_panel<const MASKED: bool>(
+    t: &TileA,
+    w: *const f32,
+    b: *const f32,
+    bias: &[f32; PACK_MR],
+    c: *mut f32,
+    rows: usize,
+    mask: __m256i,
+) {
+    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
+    let mut acc = [_mm256_setzero_ps(); PACK_MR];
+    for i in 0..PACK_MR {
+        acc[i] = _mm256_set1_ps(bias[i]);
+    }
+    let ldb = br.ldb;
+    let mut w = w;
+    for s in 0..br.segments {
+        // Wrapping: after the last step the pointers may leave the slices unused.
+        let mut row = b.wrapping_add(s * br.segment_stride);
+        for _ in 0..br.rows {
+            let bv =
+                if MASKED { _mm256_maskload_ps(row, mask) } else { _mm256_loadu_ps(row) };
+            for i in 0..PACK_MR {
+                acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(&*w.add(i)), bv, acc[i]);
+            }
+            w = w.wrapping_add(PACK_MR);
+            row = row.wrapping_add(ldb);
+        }
+    }
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    finish::<1, MASKED>([[a0], [a1], [a2], [a3]], ep, c, ldc, rows.min(4), mask);
+    let c4 = c.wrapping_add(4 * ldc);
+    finish::<1, MASKED>([[a4], [a5], [a6], [a7]], ep, c4, ldc, rows.saturating_sub(4), mask);
+}
+
 /// Lines of the 4x24 inner loop for row `$i`: broadcast the row's weight into ymm15
 /// and multiply-add it with the 24 values of `B` in ymm12..ymm14 into the row's three
 /// accumulators.
@@ -231,7 +276,8 @@ unsafe fn tile_a_24(
 
 /// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
 /// the output stage in vector form, `ep`, instead of `g.epilogue`): column blocks of 24,
-/// every half panel over each block.
+/// every half panel over each block; the last 1..=8 columns of a block (a block of 1..=8,
+/// or 17..=23 after two vectors) by whole panels ([`tile_a_panel`]).
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn gemm_packed_a(
     g: GemmA,
@@ -254,7 +300,31 @@ pub(crate) unsafe fn gemm_packed_a(
             let row0 = p * PACK_MR;
             let rows = (m - row0).min(PACK_MR);
             let init = padded::<PACK_MR>(bias, row0, rows);
-            // Two halves of the panel: rows 0..4 and 4..8 (the second may be empty).
+            // Up to 8 columns (the last block of a product, or the last 1..=7 columns of
+            // a 17..=23 one): one tile of the whole panel. Else two halves of the panel:
+            // rows 0..4 and 4..8 (the second may be empty).
+            let (half_cols, rest) = match cols {
+                1..=8 => (0, cols),
+                17..=23 => (16, cols - 16),
+                _ => (cols, 0),
+            };
+            if rest > 0 {
+                let mask = lanes(rest);
+                // SAFETY: as below, for the whole panel (offsets kk * 8 + i, i < 8) and
+                // columns j + half_cols .. j + cols.
+                unsafe {
+                    let w = ap.add(p * PACK_MR * k);
+                    let (bb, cc) = (bp.add(j + half_cols), cp.add(row0 * ldc + j + half_cols));
+                    if rest == 8 {
+                        tile_a_panel::<false>(&t, w, bb, &init, cc, rows, mask);
+                    } else {
+                        tile_a_panel::<true>(&t, w, bb, &init, cc, rows, mask);
+                    }
+                }
+            }
+            if half_cols == 0 {
+                continue;
+            }
             for h in 0..2 {
                 let hrows = rows.saturating_sub(4 * h).min(4);
                 if hrows == 0 {
@@ -268,18 +338,10 @@ pub(crate) unsafe fn gemm_packed_a(
                 unsafe {
                     let w = ap.add(p * PACK_MR * k + 4 * h);
                     let (bb, cc) = (bp.add(j), cp.add((row0 + 4 * h) * ldc + j));
-                    match cols {
+                    match half_cols {
                         24 => tile_a_24(&t, w, bb, bias, cc, hrows),
-                        17..=23 => {
-                            let full = lanes(8);
-                            tile_a::<2, false>(&t, w, bb, bias, cc, hrows, full);
-                            let (bb, cc) = (bb.add(16), cc.add(16));
-                            tile_a::<1, true>(&t, w, bb, bias, cc, hrows, mask);
-                        }
                         16 => tile_a::<2, false>(&t, w, bb, bias, cc, hrows, mask),
-                        9..=15 => tile_a::<2, true>(&t, w, bb, bias, cc, hrows, mask),
-                        8 => tile_a::<1, false>(&t, w, bb, bias, cc, hrows, mask),
-                        _ => tile_a::<1, true>(&t, w, bb, bias, cc, hrows, mask),
+                        _ => tile_a::<2, true>(&t, w, bb, bias, cc, hrows, mask),
                     }
                 }
             }

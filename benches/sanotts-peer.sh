@@ -1,0 +1,33 @@
+#!/bin/bash
+# sanotts-peer.sh: the sanoTTS decoder on the host, neon next to ONNX Runtime in one session:
+# time per second of audio (T = 125 frames) on one thread, with the built-in synthetic voice
+# and the seeded test hidden states, alternating rounds (neon, then ONNX Runtime).
+#
+# usage: benches/sanotts-peer.sh [ROUNDS]     (default 3 rounds)
+# env:   FRAMES  frames per call (default 125 = 1 s of audio)
+#        REPS    timed calls per case (default 50)
+#
+# Sets up the Python environment first (tools/sanotts/setup.sh). neon:
+# benches/src/bin/time_sanotts.rs (`neon vocode`'s backend, release build; `decode` is the
+# network and the iSTFT, what the peer times); ONNX Runtime: tools/sanotts/bench_peer.py
+# (the voice as onnx_peer.py writes it, unfolded and folded graphs, intra_op_num_threads 1).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+rounds="${1:-3}"
+FRAMES="${FRAMES:-125}"
+REPS="${REPS:-50}"
+py=target/py/sanotts/bin/python
+
+tools/sanotts/setup.sh >/dev/null
+cargo build --release --quiet -p neon-benches --bin time_sanotts
+
+commit="$(git rev-parse --short HEAD)"
+git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
+echo "commit $commit; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq 1 "$rounds"); do
+  echo "== round $r / $rounds"
+  target/release/time_sanotts --frames "$FRAMES" --reps "$REPS" --workloads decode network
+  "$py" tools/sanotts/bench_peer.py --frames "$FRAMES" --reps "$REPS" --threads 1
+done
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
