@@ -207,6 +207,11 @@ fn attention_same_bits<B: AttentionKernels>() {
         (40, 40, 40, 4, 52, true),
         (101, 101, 101, 8, 36, false),
         (67, 90, 95, 2, 20, true),
+        // Single queries (decoder steps) split over heads; a few queries over both.
+        (1, 413, 420, 8, 52, false),
+        (1, 1244, 1244, 8, 52, true),
+        (1, 700, 700, 3, 17, false),
+        (6, 700, 700, 5, 16, true),
     ] {
         let c = heads * hd;
         let q = uniform(&mut r, tq * c, -1.0, 1.0);

@@ -3,13 +3,14 @@
 //! (this test binary holds these tests and no test harness: `harness = false` in
 //! Cargo.toml, so no other thread allocates meanwhile).
 
+use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, Window2d};
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
     QuantWeights,
 };
-use neon_runtime::kernels::{Conv2dKernels, GemmKernels, QuantKernels};
+use neon_runtime::kernels::{AttentionKernels, Conv2dKernels, GemmKernels, QuantKernels};
 use neon_runtime::{FastBackend, Portable, Team, TeamOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,9 +61,12 @@ fn dispatches_allocate_nothing_on_any_thread() {
 }
 
 /// The split kernels on a team of 4 (int8 GEMM of both formats, packed-A and packed-B f32
-/// GEMMs, shapes that split by columns, by rows and both, conv2d's im2col + GEMM) allocate
-/// nothing on any thread.
-fn split_kernels_allocate_nothing<B: GemmKernels + QuantKernels + Conv2dKernels>() {
+/// GEMMs, shapes that split by columns, by rows and both, conv2d's im2col + GEMM, a single
+/// query's attention split over its heads) allocate nothing on any thread.
+fn split_kernels_allocate_nothing<B>()
+where
+    B: GemmKernels + QuantKernels + Conv2dKernels + AttentionKernels,
+{
     let team = Team::with_options(4, TeamOptions { spin: false }).unwrap();
     let (m, n, k) = (82, 416, 416);
     let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 * 0.1 - 0.3).collect();
@@ -97,6 +101,11 @@ fn split_kernels_allocate_nothing<B: GemmKernels + QuantKernels + Conv2dKernels>
         out_width: 32,
     };
     let conv = PackedConv { packed: &pa, m: 24, bias: Some(&bias), epilogue: None };
+    let scale = 0.125;
+    let step =
+        AttentionGeometry { q_frames: 1, len: 413, heads: 8, head_dim: 52, scale, causal: false };
+    let mut att = vec![0.0; n];
+    let kv: Vec<f32> = (0..413 * n).map(|i| (i % 11) as f32 * 0.05).collect();
     let mut run = |c: &mut [f32], conv_out: &mut [f32]| {
         for format in
             [QuantFormat::PerTensor { scale: 0.01, offset: 0.1 }, QuantFormat::Block(&scales)]
@@ -112,6 +121,7 @@ fn split_kernels_allocate_nothing<B: GemmKernels + QuantKernels + Conv2dKernels>
         B::gemm_packed_a_in(&team, g, &pa, &b_conv, Some(&bias), conv_out).unwrap();
         let out = (&mut conv_out[..24 * 2368], 2368);
         im2col_gemm_in::<B>(&team, (&image, window), (0, 2368), conv, &mut col, out).unwrap();
+        B::attention_in(&team, (&a[..n], &kv, &kv), &mut att, step).unwrap();
     };
     // Warm-up: the worker threads have started and parked at least once.
     run(&mut c, &mut conv_out);

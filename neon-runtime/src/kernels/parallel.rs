@@ -204,8 +204,10 @@ pub(crate) struct Grid {
     /// `(m, n, ldc)`: `m` rows of `n` values, row `i` at `c[i * ldc .. i * ldc + n]`.
     pub(crate) shape: (usize, usize, usize),
     /// `(rows, columns)` per tile of the serial tiling: blocks start on a multiple of
-    /// each (a partial last tile is a tile of its own).
+    /// each (a partial last tile is a tile of its own, but see `join_tail`).
     pub(crate) tile: (usize, usize),
+    /// Whether a partial last row tile joins the block before it (as in [`Rows`]).
+    pub(crate) join_tail: bool,
     /// Multiply-adds per output value (sizes the task count, [`MIN_TASK_WORK`]).
     pub(crate) work_per_value: usize,
     /// The cost of a block that does not depend on its rows, in rows of its columns: e.g.
@@ -223,12 +225,12 @@ impl Grid {
     fn split(&self, tasks: usize) -> (usize, usize) {
         let (m, n, _) = self.shape;
         let (tr, tc) = (self.tile.0.max(1), self.tile.1.max(1));
-        let (row_tiles, col_tiles) = (m.div_ceil(tr), n.div_ceil(tc));
+        let (row_tiles, col_tiles) = self.tiles();
         let mut best = (1, 1);
         let mut best_cost = usize::MAX;
         for r in 1..=tasks.min(row_tiles) {
             let c = (tasks / r).min(col_tiles);
-            let rows = (row_tiles.div_ceil(r) * tr).min(m);
+            let rows = (row_tiles.div_ceil(r) * tr + if self.join_tail { tr } else { 0 }).min(m);
             let cols = (col_tiles.div_ceil(c) * tc).min(n);
             let cost = cols.saturating_mul(rows.saturating_add(self.fixed_rows));
             if cost < best_cost {
@@ -236,6 +238,14 @@ impl Grid {
             }
         }
         best
+    }
+
+    /// Row and column tiles (at least one row tile with `join_tail`).
+    fn tiles(&self) -> (usize, usize) {
+        let (m, n, _) = self.shape;
+        let (tr, tc) = (self.tile.0.max(1), self.tile.1.max(1));
+        let rows = if self.join_tail { (m / tr).max(1) } else { m.div_ceil(tr) };
+        (rows, n.div_ceil(tc))
     }
 }
 
@@ -261,7 +271,7 @@ where
 {
     let (m, n, ldc) = grid.shape;
     let (tr, tc) = (grid.tile.0.max(1), grid.tile.1.max(1));
-    let (row_tiles, col_tiles) = (m.div_ceil(tr), n.div_ceil(tc));
+    let (row_tiles, col_tiles) = grid.tiles();
     let tiles = row_tiles.saturating_mul(col_tiles);
     let work_per_tile = grid.work_per_value.saturating_mul(tr).saturating_mul(tc);
     let tasks = task_count(par, tiles, work_per_tile);
@@ -274,7 +284,8 @@ where
     let out = Disjoint::new(c);
     par.dispatch(rb * cb, &|task, _| {
         let (r, q) = (block(row_tiles, rb, task / cb), block(col_tiles, cb, task % cb));
-        let rows = (r.start * tr).min(m)..(r.end * tr).min(m);
+        let end = if r.end == row_tiles { m } else { r.end * tr };
+        let rows = (r.start * tr).min(m)..end.min(m);
         let cols = (q.start * tc).min(n)..(q.end * tc).min(n);
         if rows.is_empty() || cols.is_empty() {
             return;
@@ -330,17 +341,25 @@ mod tests {
         use core::sync::atomic::{AtomicUsize, Ordering};
         for (m, n, pad) in [(1, 1, 0), (7, 100, 3), (100, 7, 0), (82, 416, 1), (413, 1664, 0)] {
             for tile in [(1, 1), (5, 16), (8, 32), (80, 16), (8, 48)] {
-                for fixed_rows in [0, 4] {
+                for (fixed_rows, join_tail) in [(0, false), (4, false), (0, true)] {
                     for workers in 1..9 {
                         let ldc = n + pad;
                         let mut c = vec![0.0f32; (m - 1) * ldc + n + pad];
-                        let grid =
-                            Grid { shape: (m, n, ldc), tile, work_per_value: 1 << 12, fixed_rows };
+                        let grid = Grid {
+                            shape: (m, n, ldc),
+                            tile,
+                            work_per_value: 1 << 12,
+                            fixed_rows,
+                            join_tail,
+                        };
                         let blocks = AtomicUsize::new(0);
                         grid_blocks(&Pretend(workers), grid, &mut c, |rows, cols, mut b| {
                             blocks.fetch_add(1, Ordering::Relaxed);
                             assert!(rows.start % tile.0 == 0 && cols.start % tile.1 == 0);
                             assert!(rows.end == m || rows.end % tile.0 == 0);
+                            // A joined tail: no block of fewer rows than a tile but the
+                            // whole output.
+                            assert!(!join_tail || rows.len() >= tile.0.min(m));
                             assert!(cols.end == n || cols.end % tile.1 == 0);
                             assert_eq!((b.rows(), b.cols(), b.ld()), (rows.len(), cols.len(), ldc));
                             for i in 0..b.rows() {
@@ -348,7 +367,9 @@ mod tests {
                             }
                         })
                         .unwrap();
-                        let tiles = m.div_ceil(tile.0) * n.div_ceil(tile.1);
+                        let row_tiles =
+                            if join_tail { (m / tile.0).max(1) } else { m.div_ceil(tile.0) };
+                        let tiles = row_tiles * n.div_ceil(tile.1);
                         assert!(blocks.into_inner() <= workers.min(tiles));
                         for (i, &v) in c.iter().enumerate() {
                             let inside = i / ldc < m && i % ldc < n;
@@ -367,15 +388,31 @@ mod tests {
     #[test]
     fn grid_prefers_columns_when_blocks_convert_weights() {
         // Moonshine's 416 outputs, 82 frames: 13 pairs of panels on 4 threads.
-        let grid =
-            Grid { shape: (82, 416, 416), tile: (8, 32), work_per_value: 416, fixed_rows: 4 };
+        let grid = Grid {
+            shape: (82, 416, 416),
+            tile: (8, 32),
+            work_per_value: 416,
+            fixed_rows: 4,
+            join_tail: false,
+        };
         assert_eq!(grid.split(4), (1, 4));
         // Few columns, many rows: rows too.
-        let grid = Grid { shape: (413, 32, 32), tile: (8, 16), work_per_value: 416, fixed_rows: 4 };
+        let grid = Grid {
+            shape: (413, 32, 32),
+            tile: (8, 16),
+            work_per_value: 416,
+            fixed_rows: 4,
+            join_tail: false,
+        };
         assert_eq!(grid.split(4), (2, 2));
         // openWakeWord's 24 output channels (3 panels) over 2368 pixels, 2 threads.
-        let grid =
-            Grid { shape: (24, 2368, 2368), tile: (8, 12), work_per_value: 72, fixed_rows: 0 };
+        let grid = Grid {
+            shape: (24, 2368, 2368),
+            tile: (8, 12),
+            work_per_value: 72,
+            fixed_rows: 0,
+            join_tail: false,
+        };
         assert_eq!(grid.split(2), (1, 2));
     }
 

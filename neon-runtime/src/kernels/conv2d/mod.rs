@@ -301,6 +301,7 @@ pub trait Conv2dKernels: BackendType {
             tile: (PACK_MR, Self::CONV_ROWS_COL_TILE),
             work_per_value: k,
             fixed_rows: 0,
+            join_tail: false,
         };
         grid_blocks(par, grid, y, |rows, pixels, y| {
             let gs = RowConv { out_channels: rows.len(), ..g };

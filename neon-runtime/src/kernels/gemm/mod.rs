@@ -549,6 +549,7 @@ pub trait GemmKernels: BackendType {
             tile: (Self::GEMM_B_ROW_TILE, Self::GEMM_B_COL_TILE),
             work_per_value: g.k,
             fixed_rows: 0,
+            join_tail: false,
         };
         grid_blocks(par, grid, c, |rows, cols, c| {
             let gs = GemmB { m: rows.len(), n: cols.len(), ..g };
@@ -591,6 +592,7 @@ pub trait GemmKernels: BackendType {
             tile: (PACK_MR, Self::GEMM_A_COL_TILE),
             work_per_value: k,
             fixed_rows: 0,
+            join_tail: false,
         };
         grid_blocks(par, grid, c, |rows, cols, c| {
             let gs = GemmA { m: rows.len(), n: cols.len(), ..g };

@@ -498,6 +498,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
             tile: (Self::QUANT_GEMM_ROW_TILE, Self::QUANT_GEMM_COL_TILE),
             work_per_value: g.k,
             fixed_rows: CONVERT_ROWS,
+            join_tail: false,
         };
         grid_blocks(par, grid, c, |rows, cols, c| {
             let gs = QuantGemm { m: rows.len(), n: cols.len(), ..g };
