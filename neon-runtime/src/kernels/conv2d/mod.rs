@@ -364,6 +364,13 @@ pub trait Conv2dKernels: BackendType {
 
 impl Conv2dKernels for Portable {}
 
+/// Output pixels per task below which [`im2col_gemm_in`] copies the whole tile on the
+/// calling thread instead: each im2col call costs a few tens of instructions per reduction
+/// row whatever its width, which narrow blocks repeat for little copying (openWakeWord's
+/// incremental step, 12-256 pixels per conv: 110 k instructions of im2col serially, 189 k
+/// in blocks on 4 threads).
+const IM2COL_MIN_PIXELS: usize = 128;
+
 /// The weights side of [`im2col_gemm_in`]: [`pack_a`](super::gemm::pack_a) of `W[m, k]`
 /// (`m` output channels, `k = channels * kernel_h * kernel_w` in im2col's reduction order),
 /// the bias (`m` values) and the output stage.
@@ -388,7 +395,9 @@ pub struct PackedConv<'a> {
 /// output channel by them: the im2col copies run on the threads too, the scratch is the
 /// same `k * count` values for any context, and every context gives the serial call's bits
 /// (the same tiles over the same `B` values). One block (im2col of the whole tile, then
-/// the GEMM) when `par` has one worker or the work is small.
+/// the GEMM) when `par` has one worker or the work is small; im2col of the whole tile on
+/// the calling thread, then the GEMM split over `par`, when the blocks would have fewer
+/// than 128 pixels each.
 ///
 /// # Errors
 /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
@@ -414,10 +423,12 @@ pub fn im2col_gemm_in<B: Conv2dKernels + GemmKernels>(
     let tile = B::GEMM_A_COL_TILE.max(1);
     let tiles = count.div_ceil(tile);
     let tasks = task_count(par, tiles, m.saturating_mul(k).saturating_mul(tile));
-    if tasks <= 1 {
+    if tasks <= 1 || count < tasks * IM2COL_MIN_PIXELS {
+        // One block, or blocks too narrow for the copies: im2col of the whole tile on the
+        // calling thread, then the GEMM's own split (the same bits either way).
         B::im2col_2d(x, window, first, count, col);
         let g = GemmA { m, n: count, rows: BRows::contiguous(k, count), epilogue, ldc };
-        return B::gemm_packed_a_in(&super::Serial, g, packed, col, bias, y);
+        return B::gemm_packed_a_in(par, g, packed, col, bias, y);
     }
     // The whole product's contract, before any task runs (each block's GEMM checks its
     // own); two or more tasks mean m, k >= 1 and count >= 2.
