@@ -1,8 +1,8 @@
 #!/bin/bash
 # insn-count.sh: counts the aarch64 instructions our kernels, their peers (matrixmultiply,
-# realfft), openWakeWord and Moonshine end to end execute, under qemu-user with the insn-count
-# plugin, and prints the results table of BENCHMARKS.md (with --update, also rewrites it there
-# in place).
+# realfft), openWakeWord, Moonshine and the sanoTTS decoder end to end execute, under
+# qemu-user with the insn-count plugin, and prints the results table of BENCHMARKS.md (with
+# --update, also rewrites it there in place).
 #
 # usage: benches/insn-count.sh [--update]
 # env:   INSN_COUNT  path of count-insns.sh
@@ -31,7 +31,7 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --bin insn_sanotts --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 [ -f "$ROOT/models/moonshine/base-en.safetensors" ] ||
   echo "insn-count.sh: no Moonshine model (run tools/moonshine/fetch.sh): its rows read n/a" >&2
@@ -73,6 +73,10 @@ ms_step_flops() {
 }
 MS_ENC2_FLOPS=$(ms_encoder_flops 32000)   # 2 s of beckett.wav: 82 frames
 MS_STEP_FLOPS=$(ms_step_flops 7 413)      # position 7 over beckett's 413 frames
+# sanoTTS decoder, as neon_benches::sanotts::MACS_PER_FRAME: 732,928 multiply-adds per frame
+# (input conv 128x192x7, residual convs 2x128x128x3, 4 ConvNeXt 128x7 + 2x128x384, head
+# 514x128); 125 frames = 1 s of audio. Streaming's recomputed context frames not counted.
+SANO_FLOPS=$((2 * 732928 * 125))
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -126,6 +130,11 @@ WORKLOADS=(
   "insn_moonshine encoder 2 portable|$MS_ENC2_FLOPS|the same encode on the Portable backend"
   "insn_moonshine step|$MS_STEP_FLOPS|Moonshine base-en decoder step at position 7 (8 cached tokens) over 413 frames (int8 GEMVs, LM head); NEON"
   "insn_moonshine step portable|$MS_STEP_FLOPS|the same decoder step on the Portable backend"
+  "insn_sanotts network 125|$SANO_FLOPS|sanoTTS decoder network, 1 s of audio (125 frames), synthetic voice; NEON"
+  "insn_sanotts decode 125|$SANO_FLOPS|sanoTTS whole-utterance decode of 1 s: network + iSTFT; NEON"
+  "insn_sanotts stream 125 25|$SANO_FLOPS|sanoTTS Vocoder, 1 s in pushes of 25 frames (200 ms), context recomputed; NEON"
+  "insn_sanotts stream 125 5|$SANO_FLOPS|sanoTTS Vocoder, 1 s in pushes of 5 frames (40 ms); NEON"
+  "insn_sanotts network 125 portable|$SANO_FLOPS|sanoTTS decoder network, 1 s, on the Portable backend"
 )
 
 table="$(mktemp)"

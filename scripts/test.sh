@@ -63,8 +63,14 @@ tools/openwakeword/check.sh
 step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"
 tools/moonshine/check.sh
 
+step "sanoTTS: the ONNX Runtime peer and the numpy f64 reference reproduce the committed goldens (tools/sanotts/check.sh, ~1 min from no venv)"
+tools/sanotts/check.sh
+
 step "host tests"
 cargo test --workspace
+# neon-models' unit tests: not in a plain `cargo test` (`test = false` in its Cargo.toml, so
+# the aarch64 build skips them); the other libraries' unit tests run again (a second).
+cargo test --workspace --lib
 
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh

@@ -1,19 +1,20 @@
-//! Model components built on neon: openWakeWord (wake-word detection) and Moonshine base-en
-//! (speech recognition).
+//! Model components built on neon: openWakeWord (wake-word detection), Moonshine base-en
+//! (speech recognition) and the sanoTTS decoder (hidden states to waveform, [`sanotts`]).
 //!
 //! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
 //! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
 //! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
-//! `neon` command-line program. Moonshine ([`moonshine`]) needs feature `alloc` for its
-//! weights and buffers (its plans are `no_std`). Feature `neon` (default) selects the NEON
-//! backend on aarch64.
+//! `neon` command-line program. Moonshine ([`moonshine`]) and sanoTTS ([`sanotts`]) need
+//! feature `alloc` for their weights and buffers (their plans are `no_std`; sanoTTS's
+//! synthetic voice needs feature `synthetic`, part of `std`). Feature `neon` (default)
+//! selects the NEON backend on aarch64.
 //! `models/bare-metal/` is such a bare-metal build: openWakeWord on `aarch64-unknown-none`
 //! with weights packed at build time into `static` arrays.
 #![no_std]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(any(feature = "std", feature = "synthetic", test))]
 extern crate std;
 
 #[cfg(feature = "std")]
@@ -21,6 +22,7 @@ pub mod audio;
 pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;
+pub mod sanotts;
 
 #[cfg(feature = "std")]
 pub mod endpoint;

@@ -4,13 +4,13 @@
 //!
 //! Sizes are bytes, at the upper bound of every symbolic dim (e.g. Moonshine's encoder at
 //! 30 s of audio). Names are lowercase and dotted, family first
-//! (`openwakeword.embedding`, `moonshine.decoder_layer`). Plans added later (sanoTTS, the
-//! runtime's blocks) register here as well.
+//! (`openwakeword.embedding`, `moonshine.decoder_layer`, `sanotts.decoder`).
 
 use neon_runtime::workspace::MemoryRegion;
 
 use crate::moonshine::{decoder, encoder};
 use crate::openwakeword::{embedding, head, incremental};
+use crate::sanotts::decoder as sanotts;
 
 /// What a compiled plan states about itself: its schedule length, workspace and memory map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,8 @@ macro_rules! plan_info {
     };
 }
 
-/// Every compiled plan of the crate, openWakeWord first, then Moonshine, in pipeline order.
+/// Every compiled plan of the crate, openWakeWord first, then Moonshine, then sanoTTS, in
+/// pipeline order.
 pub static PLANS: &[PlanInfo] = &[
     plan_info!(
         "openwakeword.embedding",
@@ -125,6 +126,11 @@ pub static PLANS: &[PlanInfo] = &[
         "moonshine.decoder_head",
         decoder::DecoderHead,
         "final LayerNorm and tied LM head: [1, 416] -> [1, 32768] logits"
+    ),
+    plan_info!(
+        "sanotts.decoder",
+        sanotts::DecoderNet,
+        "vocoder network: [192, frames <= 2000] hidden -> [frames, 514] iSTFT frames"
     ),
 ];
 

@@ -44,6 +44,11 @@ impl<'a> TensorFile<'a> {
         self.metadata.as_ref()?.metadata().as_ref()?.get(key).map(|s| s.as_str())
     }
 
+    /// The names of every tensor in the file (in no particular order).
+    pub fn names(&self) -> Vec<&str> {
+        self.tensors.names()
+    }
+
     /// Whether a tensor named `name` exists.
     pub fn contains(&self, name: &str) -> bool {
         self.tensors.tensor(name).is_ok()

@@ -41,6 +41,7 @@ fn list_prints_every_name_in_the_first_column() {
         "moonshine.cross_kv",
         "moonshine.decoder_layer",
         "moonshine.decoder_head",
+        "sanotts.decoder",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }

@@ -1,9 +1,11 @@
 //! An `ExecutionPlan` run allocates nothing after the first run at given input shapes, on
-//! any thread: a process-wide counting allocator (this test binary holds this one test and
-//! no test harness: `harness = false` in Cargo.toml, so no other thread allocates meanwhile).
+//! any thread: a process-wide counting allocator (`tests/support/process_alloc.rs`; this
+//! test binary holds this one test and no test harness: `harness = false` in Cargo.toml, so
+//! no other thread allocates meanwhile).
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "../../tests/support/process_alloc.rs"]
+mod process_alloc;
+
 use std::sync::Arc;
 
 use neon_runtime::exec::ExecutionPlan;
@@ -14,35 +16,6 @@ use neon_runtime::ops::layout::Reshape;
 use neon_runtime::ops::linear::{Linear, LinearGeometry};
 use neon_runtime::ops::norm::{LayerNorm, LayerNormGeometry};
 use neon_runtime::{Layout, Portable, TensorView};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter is an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.load(Ordering::SeqCst)
-}
 
 fn runs_at_known_shapes_allocate_nothing() {
     // conv (with im2col scratch) -> LayerNorm -> ReLU (in place), a branch through a
@@ -84,17 +57,17 @@ fn runs_at_known_shapes_allocate_nothing() {
             let inputs = inputs(frames);
             // The first run at these shapes plans (and may start the team): it allocates
             // (which shows the counter counts). Every following one must not.
-            let before = allocations();
+            let before = process_alloc::allocated();
             plan.run::<Portable>(&inputs).unwrap();
-            assert!(allocations() > before, "the first run at new shapes re-plans");
+            assert!(process_alloc::allocated() > before, "the first run at new shapes re-plans");
             let want = plan.run::<Portable>(&inputs).unwrap().data().to_vec();
-            let before = allocations();
+            let before = process_alloc::allocated();
             for _ in 0..50 {
                 let out = plan.run::<Portable>(&inputs).unwrap();
                 assert_eq!(out.dims(), &[frames, c]);
                 let _ = plan.view(z).unwrap();
             }
-            let after = allocations();
+            let after = process_alloc::allocated();
             assert_eq!(
                 after - before,
                 0,
@@ -110,5 +83,5 @@ fn runs_at_known_shapes_allocate_nothing() {
 /// under load). The last line has `cargo test`'s form for `scripts/qemu_tests.py`.
 fn main() {
     runs_at_known_shapes_allocate_nothing();
-    println!("test result: ok. 1 passed; 0 failed");
+    process_alloc::report_passed();
 }

@@ -1,8 +1,8 @@
 //! The iSTFT operator against an f64 implementation written from `sanotts.md` (direct
 //! inverse DFT, plain loops): sanoTTS's geometry and odd ones (hop 1, hop not dividing
 //! n_fft, hop n_fft/2), 0 to 33 frames, magnitudes above the cap; streaming equals the whole
-//! utterance bit for bit; bad lengths and misuse are errors; every backend
-//! (`backend_tests!`).
+//! utterance bit for bit, also through a stream resumed on its workspace; bad lengths and
+//! misuse are errors; every backend (`backend_tests!`).
 
 mod common;
 
@@ -162,6 +162,33 @@ fn streaming_equals_whole<B: Backend>() {
     }
 }
 
+/// A stream dropped after some pushes and resumed on the same workspace with its frame count
+/// continues bit for bit (each push through a fresh `resume`); a short workspace is refused.
+fn resumed_stream_continues<B: Backend>() {
+    for &(n, hop) in &GEOMETRIES[..5] {
+        let s = Setup::new(n, hop);
+        let op = s.op();
+        let t = 9;
+        let y = frames(n, t, 0xa11 + n as u64);
+        let want = whole::<B>(&s, &y);
+        let mut ws = vec![0.0; Istft::workspace_len(n)];
+        op.stream(&mut ws).unwrap(); // zeroes the tail; each push then resumes it
+        let mut got = Vec::new();
+        let mut out = vec![0.0; n];
+        for (i, f) in y.chunks_exact(n + 2).enumerate() {
+            let mut stream = op.resume(&mut ws, i).unwrap();
+            let k = op.push::<B>(&mut stream, f, &mut out).unwrap();
+            got.extend_from_slice(&out[..k]);
+        }
+        let mut stream = op.resume(&mut ws, t).unwrap();
+        let k = op.finish(&mut stream, &mut out).unwrap();
+        got.extend_from_slice(&out[..k]);
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "n {n} hop {hop}");
+        assert_eq!(got.len(), want.len());
+        assert!(matches!(op.resume(&mut ws[1..], 0), Err(Error::Length { .. })));
+    }
+}
+
 fn errors_change_nothing<B: Backend>() {
     let s = Setup::new(64, 16);
     let op = s.op();
@@ -217,6 +244,7 @@ fn invalid_geometry_is_refused<B: Backend>() {
 neon_runtime::backend_tests!(
     against_reference,
     streaming_equals_whole,
+    resumed_stream_continues,
     errors_change_nothing,
     invalid_geometry_is_refused
 );

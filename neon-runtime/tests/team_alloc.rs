@@ -1,7 +1,10 @@
 //! A dispatch allocates nothing, on any thread, and neither do the kernels that split their
 //! output over a team (row, column and grid blocks): a process-wide counting allocator
-//! (this test binary holds these tests and no test harness: `harness = false` in
-//! Cargo.toml, so no other thread allocates meanwhile).
+//! (`tests/support/process_alloc.rs`; this test binary holds these tests and no test
+//! harness: `harness = false` in Cargo.toml, so no other thread allocates meanwhile).
+
+#[path = "../../tests/support/process_alloc.rs"]
+mod process_alloc;
 
 use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, Window2d};
@@ -12,33 +15,9 @@ use neon_runtime::kernels::quant::{
 };
 use neon_runtime::kernels::{AttentionKernels, Conv2dKernels, GemmKernels, QuantKernels};
 use neon_runtime::{FastBackend, Portable, Team, TeamOptions};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter is an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use neon_runtime::{Team, TeamOptions};
 
 fn dispatches_allocate_nothing_on_any_thread() {
     for spin in [true, false] {
@@ -51,11 +30,11 @@ fn dispatches_allocate_nothing_on_any_thread() {
         for _ in 0..10 {
             team.run(8, &work).unwrap();
         }
-        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        let before = process_alloc::allocated();
         for tasks in (0..500).map(|i| 1 + i % 11) {
             team.run(tasks, &work).unwrap();
         }
-        let after = ALLOCATIONS.load(Ordering::SeqCst);
+        let after = process_alloc::allocated();
         assert_eq!(after - before, 0, "allocations during 500 dispatches (spin: {spin})");
     }
 }
@@ -125,11 +104,11 @@ where
     };
     // Warm-up: the worker threads have started and parked at least once.
     run(&mut c, &mut conv_out);
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = process_alloc::allocated();
     for _ in 0..3 {
         run(&mut c, &mut conv_out);
     }
-    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let after = process_alloc::allocated();
     assert_eq!(after - before, 0, "allocations during split kernel calls");
 }
 

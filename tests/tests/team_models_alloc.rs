@@ -1,12 +1,13 @@
 //! The models allocate nothing per step on a worker team either, on any of its threads: a
-//! process-wide counting allocator (this test binary holds this one test and no test
-//! harness: `harness = false` in Cargo.toml, so no other thread allocates meanwhile;
-//! `common`'s per-thread counter would not see the workers). Needs the converted Moonshine
+//! process-wide counting allocator (`tests/support/process_alloc.rs`; this test binary holds
+//! this one test and no test harness: `harness = false` in Cargo.toml, so no other thread
+//! allocates meanwhile; `common`'s per-thread counter would not see the workers). Needs the converted Moonshine
 //! model (`tools/moonshine/fetch.sh`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+#[path = "../support/process_alloc.rs"]
+mod process_alloc;
+
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use neon_models::error::WeightsSource;
 use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
@@ -14,38 +15,7 @@ use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_models::weights::TensorFile;
 use neon_runtime::{Portable, Team};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counter is an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations, on every thread, while `f` runs.
-fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let out = f();
-    (out, ALLOCATIONS.load(Ordering::SeqCst) - before)
-}
+use process_alloc::allocations;
 
 fn model_steps_on_a_team_allocate_nothing() {
     let team = Team::new(3).unwrap();
@@ -83,5 +53,5 @@ fn model_steps_on_a_team_allocate_nothing() {
 /// under load). The last line has `cargo test`'s form for `scripts/qemu_tests.py`.
 fn main() {
     model_steps_on_a_team_allocate_nothing();
-    println!("test result: ok. 1 passed; 0 failed");
+    process_alloc::report_passed();
 }

@@ -75,3 +75,4 @@ macro_rules! on_best_backend {
         neon_runtime::BackendKind::best().with(Body).unwrap()
     }};
 }
+pub mod sanotts;

@@ -127,13 +127,16 @@ impl ConvNeXtGeometry {
         Add.output_shape(&[y, x.clone()])
     }
 
-    /// Scratch elements [`ConvNeXt::run`] needs for `frames` frames: the normalised
-    /// `[channels, frames]` and the expanded `[hidden, frames]` intermediates (the
-    /// pointwise convs need no im2col scratch; their [`Conv1dGeometry::scratch_len`] is
-    /// added all the same).
+    /// Scratch elements [`ConvNeXt::run`] needs for `frames` frames: one region that holds
+    /// the depthwise output `[channels, frames]` and, once that is normalised into the
+    /// output, the expanded `[hidden, frames]` (so `max(channels, hidden) * frames`; the
+    /// pointwise convs need no im2col scratch, their [`Conv1dGeometry::scratch_len`] is
+    /// added all the same). With the input and the output, the block then holds
+    /// `(2 channels + hidden) * frames` values at its peak, as the same operators written
+    /// one by one in a plan do.
     pub fn scratch_len(&self, frames: usize) -> usize {
         let im2col = self.pw1().scratch_len(frames).max(self.pw2().scratch_len(frames));
-        self.channels.saturating_add(self.hidden).saturating_mul(frames).saturating_add(im2col)
+        self.channels.max(self.hidden).saturating_mul(frames).saturating_add(im2col)
     }
 }
 
@@ -343,9 +346,9 @@ impl<S: AsRef<[f32]>> ConvNeXt<S> {
 
     /// Runs the block: `input` and `output` channel-first `[channels, frames]` (the output
     /// is overwritten), `scratch` at least [`ConvNeXt::scratch_len`] elements (contents
-    /// ignored). The steps, in order: `output = depthwise(input)`; `normed =
-    /// layer_norm(output)` (`scratch[..channels * frames]`); `hidden = pw1(normed)` (the
-    /// next `hidden * frames` scratch elements); GELU in place on `hidden`; `output =
+    /// ignored). The steps, in order: `d = depthwise(input)` (`scratch[..channels *
+    /// frames]`); `output = layer_norm(d)`; `hidden = pw1(output)` (`scratch[..hidden *
+    /// frames]`, over `d`, which is dead by then); GELU in place on `hidden`; `output =
     /// pw2(hidden)`; `output *= gamma` in place; `output += input`. The convs and the GELU
     /// run on `options.parallel()` (the same bits for any context); the norm, the layer
     /// scale and the add on the calling thread.
@@ -366,11 +369,14 @@ impl<S: AsRef<[f32]>> ConvNeXt<S> {
         check_channel_first(g, input, output, &["channels", "frames"])?;
         let frames = input.dims()[1];
         check_scratch(g.scratch_len(frames), scratch.len())?;
-        let (mut normed, rest) = take_view(scratch, g.channels, frames)?;
-        let (mut hidden, im2col) = take_view(rest, g.hidden, frames)?;
-        self.dw.run_with::<B>(input, output, options)?;
-        self.norm.run::<B>(&output.as_view(), &mut normed)?;
-        self.pw1.run_with::<B>(&normed.as_view(), &mut hidden, im2col, options)?;
+        let (region, im2col) = scratch.split_at_mut(g.channels.max(g.hidden) * frames);
+        {
+            let (mut depthwise, _) = take_view(region, g.channels, frames)?;
+            self.dw.run_with::<B>(input, &mut depthwise, options)?;
+            self.norm.run::<B>(&depthwise.as_view(), output)?;
+        }
+        let (mut hidden, _) = take_view(region, g.hidden, frames)?;
+        self.pw1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
         Activation::GeluErf.run_in_place_with::<B>(&mut hidden, options)?;
         self.pw2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
         self.gamma.run_in_place::<B>(output)?;

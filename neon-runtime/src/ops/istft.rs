@@ -187,6 +187,33 @@ impl<'a> Istft<'a> {
         Ok(IstftStream { n_fft: n, tail, spectrum, frame, frames: 0, finished: false })
     }
 
+    /// A stream that continues one left on `workspace` by an earlier stream of this
+    /// geometry after `frames` pushes (its overlap-add tail intact; not finished): the
+    /// state of a stream is its workspace and its frame count, so an owner can keep both in
+    /// its own struct and attach a stream per call, with no self-reference. Pushing into
+    /// the resumed stream gives the bits the earlier stream would have given.
+    ///
+    /// # Errors
+    /// [`Error::Length`] when `workspace` is too short.
+    pub fn resume<'w>(
+        &self,
+        workspace: &'w mut [f32],
+        frames: usize,
+    ) -> Result<IstftStream<'w>, Error> {
+        let n = self.geometry.n_fft;
+        let need = Self::workspace_len(n);
+        if workspace.len() < need {
+            return Err(Error::Length {
+                what: "istft workspace",
+                expected: need,
+                got: workspace.len(),
+            });
+        }
+        let (tail, rest) = workspace[..need].split_at_mut(n);
+        let (spectrum, frame) = rest.split_at_mut(n + 2);
+        Ok(IstftStream { n_fft: n, tail, spectrum, frame, frames, finished: false })
+    }
+
     fn check_stream(&self, s: &IstftStream<'_>) -> Result<(), Error> {
         if s.n_fft != self.geometry.n_fft {
             return Err(Error::Length {

@@ -2,6 +2,7 @@
 //!
 //! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
+//! - `neon vocode HIDDEN -o OUT.wav`: acoustic hidden states to audio with the sanoTTS decoder.
 //! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
 //! - `neon bench`: the models' speed on this machine, to paste into an issue.
 //! - `neon listen WAV|-`: a wake word, then the speech that follows as text.
@@ -15,6 +16,7 @@ mod live;
 mod plan;
 mod serve;
 mod transcribe;
+mod vocode;
 mod wake;
 mod words;
 
@@ -25,7 +27,7 @@ use clap::{Args, Parser, Subcommand};
 use neon_models::exec_plan::Family;
 use neon_models::session::SessionOptions;
 
-/// Fast on-device audio models (openWakeWord, Moonshine) on ARM64 NEON, with a portable fallback.
+/// On-device audio models (openWakeWord, Moonshine, sanoTTS) on ARM64 NEON; portable fallback.
 #[derive(Parser)]
 #[command(name = "neon", version)]
 struct Cli {
@@ -39,6 +41,9 @@ enum Command {
     Wake(wake::WakeArgs),
     /// Transcribe speech in a WAV file, or in raw s16le 16 kHz mono audio on stdin (`-`).
     Transcribe(transcribe::TranscribeArgs),
+    /// Turn acoustic hidden states (safetensors `hidden`, f32 [192, T]) into 16 kHz audio
+    /// with the sanoTTS decoder (`--save-voice PATH` writes the built-in synthetic voice).
+    Vocode(vocode::VocodeArgs),
     /// Show the workspace and memory map of a compiled plan (`--list` for the names).
     Plan(plan::PlanArgs),
     /// Wait for a wake word, then transcribe what follows up to a pause; repeat.
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Wake(args) => wake::run(&args),
         Command::Transcribe(args) => transcribe::run(&args),
+        Command::Vocode(args) => vocode::run(&args),
         Command::Plan(args) => plan::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Listen(args) => listen::run(&args),
@@ -144,8 +150,8 @@ struct SessionArgs {
     /// A session option of a model this command runs, e.g.
     /// `openwakeword.exec_plan={"embedding":"portable"}` (repeatable; keys:
     /// openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan,
-    /// moonshine_asr.int8). Unknown keys and values, and keys of models the command does not
-    /// run, are errors.
+    /// moonshine_asr.int8, sanotts.exec_plan). Unknown keys and values, and keys of models
+    /// the command does not run, are errors.
     #[arg(long = "session-option", value_name = "KEY=VALUE")]
     session_option: Vec<String>,
 }
