@@ -17,7 +17,6 @@ use neon_runtime::kernels::{AttentionKernels, Conv2dKernels, GemmKernels, QuantK
 use neon_runtime::{FastBackend, Portable, Team, TeamOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-
 fn dispatches_allocate_nothing_on_any_thread() {
     for spin in [true, false] {
         let team = Team::with_options(4, TeamOptions { spin }).unwrap();
