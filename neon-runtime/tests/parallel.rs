@@ -1,14 +1,16 @@
 //! The `_in` kernel entry points give the bits of the serial entry points on every context:
 //! `Serial` and worker teams of 2, 3, 4 and 7 threads, for odd sizes and tails (row
-//! counts that are not a multiple of a tile, panels past the last whole pair), on every
-//! backend this build has (`backend_tests!`).
+//! counts that are not a multiple of a tile, panels past the last whole pair, column
+//! counts that are not a multiple of a column tile), with the output split by rows, by
+//! columns (strided blocks) and both, on every backend this build has
+//! (`backend_tests!`). Values between the rows of `C` (`ldc > n`) must stay untouched.
 
 mod common;
 
 use common::{rng, uniform};
 use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::conv::Window1d;
-use neon_runtime::kernels::conv2d::RowConv;
+use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, RowConv, Window2d};
 use neon_runtime::kernels::gemm::{
     pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB,
 };
@@ -103,6 +105,9 @@ fn gemm_packed_b_same_bits<B: GemmKernels>() {
         (67, 70, 33, 0, 1),
         (130, 17, 64, 5, 0),
         (203, 48, 96, 1, 7),
+        // Few rows, many columns: column blocks, the last panel partial.
+        (3, 1000, 41, 0, 5),
+        (9, 333, 70, 1, 2),
     ] {
         let g = GemmB { m, n, k, lda: k + pa, ldc: n + pc };
         let a = uniform(&mut r, (m - 1) * g.lda + k, -1.0, 1.0);
@@ -131,6 +136,10 @@ fn gemm_packed_a_same_bits<B: GemmKernels>() {
         (37, 77, 31, None),
         (96, 300, 72, Some(Epilogue::clamp_min(0.0))),
         (50, 513, 40, None),
+        // One partial row panel: the columns alone split (tails of 1-47 columns).
+        (5, 301, 13, Some(Epilogue { slope: 0.2, min: -0.4 })),
+        (3, 1001, 27, None),
+        (24, 97, 72, None),
     ] {
         let ldc = n + 3;
         let w = uniform(&mut r, m * k, -1.0, 1.0);
@@ -149,7 +158,7 @@ fn gemm_packed_a_same_bits<B: GemmKernels>() {
         }
     }
     // A segmented B (conv2d's direct form): 3 segments of 20 rows, 11 apart.
-    let (m, n) = (40, 333);
+    let (m, n) = (20, 333);
     let rows = BRows { rows: 20, ldb: n + 40, segments: 3, segment_stride: 11 };
     let k = 60;
     let w = uniform(&mut r, m * k, -1.0, 1.0);
@@ -198,6 +207,11 @@ fn attention_same_bits<B: AttentionKernels>() {
         (40, 40, 40, 4, 52, true),
         (101, 101, 101, 8, 36, false),
         (67, 90, 95, 2, 20, true),
+        // Single queries (decoder steps) split over heads; a few queries over both.
+        (1, 413, 420, 8, 52, false),
+        (1, 1244, 1244, 8, 52, true),
+        (1, 700, 700, 3, 17, false),
+        (6, 700, 700, 5, 16, true),
     ] {
         let c = heads * hd;
         let q = uniform(&mut r, tq * c, -1.0, 1.0);
@@ -279,6 +293,62 @@ fn conv_rows_same_bits<B: Conv2dKernels>() {
     }
 }
 
+/// A conv2d tile as im2col + GEMM ([`im2col_gemm_in`]): the same bits as im2col of the
+/// whole tile then the serial GEMM, on every context, with strides, padding, column tails
+/// and tiles that start inside an output row; `col` ends NaN-filled past `k * count`.
+fn im2col_gemm_same_bits<B: Conv2dKernels + GemmKernels>() {
+    let ctx = contexts();
+    let mut r = rng(19);
+    // (channels, height, width, kernel, stride, pad (top, left), out (h, w), m, first, count)
+    for (c, h, w, (kh, kw), (sh, sw), (pt, pl), (oh, ow), m, first, count) in [
+        (1, 76, 32, (3, 3), (1, 1), (0, 1), (74, 32), 24, 0, 2368),
+        (24, 76, 32, (1, 3), (1, 1), (0, 1), (76, 32), 24, 5, 2000),
+        (5, 20, 17, (3, 2), (2, 3), (1, 1), (10, 6), 9, 3, 50),
+        (7, 9, 40, (2, 5), (1, 2), (0, 2), (8, 20), 37, 11, 149),
+        (3, 4, 4, (1, 1), (1, 1), (0, 0), (4, 4), 3, 0, 16),
+    ] {
+        let window = Window2d {
+            channels: c,
+            height: h,
+            width: w,
+            kernel_h: kh,
+            kernel_w: kw,
+            stride_h: sh,
+            stride_w: sw,
+            pad_top: pt,
+            pad_left: pl,
+            out_height: oh,
+            out_width: ow,
+        };
+        let k = c * kh * kw;
+        let x = uniform(&mut r, c * h * w, -1.0, 1.0);
+        let wts = uniform(&mut r, m * k, -1.0, 1.0);
+        let bias = uniform(&mut r, m, -1.0, 1.0);
+        let mut pa = vec![0.0; packed_a_len(m, k)];
+        pack_a(&wts, m, k, &mut pa);
+        let ep = Some(Epilogue { slope: 0.2, min: -0.4 });
+        let ldc = count + 3;
+        let len = (m - 1) * ldc + count;
+        let mut col = vec![f32::NAN; k * count];
+        B::im2col_2d(&x, window, first, count, &mut col);
+        let g = GemmA::contiguous(m, count, k, count, ldc).with_epilogue(ep);
+        let mut want = vec![f32::NAN; len];
+        B::gemm_packed_a(g, &pa, &col, Some(&bias), &mut want);
+        let pw = PackedConv { packed: &pa, m, bias: Some(&bias), epilogue: ep };
+        for p in ctx.iter() {
+            let mut got = vec![f32::NAN; len];
+            let mut col = vec![f32::NAN; k * count + 5];
+            let xw = (&x[..], window);
+            im2col_gemm_in::<B>(p.as_ref(), xw, (first, count), pw, &mut col, (&mut got, ldc))
+                .unwrap();
+            let what = format!("im2col_gemm {c}x{h}x{w} k {kh}x{kw} -> {m}, {first}+{count}");
+            assert_bits(&what, p.workers(), &got, &want);
+            assert!(col[k * count..].iter().all(|v| v.is_nan()), "{what}: col past k * count");
+        }
+    }
+    ctx.assert_split("im2col_gemm_same_bits");
+}
+
 /// Packed per-tensor and block-int8 weights of `q[n, k]` (random codes and scales).
 fn quant_weights(
     r: &mut rand::rngs::SmallRng,
@@ -300,11 +370,26 @@ fn quant_weights(
 fn quant_same_bits<B: QuantKernels>() {
     let ctx = contexts();
     let mut r = rng(17);
-    for (m, n, k) in [(1, 50, 64), (7, 33, 96), (170, 416, 416), (203, 70, 160), (1, 1030, 416)] {
+    for (m, n, k) in [
+        (1, 50, 64),
+        (7, 33, 96),
+        (170, 416, 416),
+        (203, 70, 160),
+        (1, 1030, 416),
+        // Moonshine's 2 s encoder (82 frames), several k blocks (KC = 256) and a tail.
+        (82, 416, 1664),
+        (82, 1664, 416),
+        // Columns alone, rows and columns, rows alone (per tensor: k not a multiple of 4).
+        (5, 1000, 37),
+        (300, 40, 96),
+        (13, 100, 64),
+    ] {
         let (packed, ps, bias) = quant_weights(&mut r, n, k);
         let x = uniform(&mut r, m * k, -1.0, 1.0);
-        let formats =
-            [QuantFormat::PerTensor { scale: 0.01, offset: -0.003 }, QuantFormat::Block(&ps)];
+        let mut formats = vec![QuantFormat::PerTensor { scale: 0.01, offset: -0.003 }];
+        if k.is_multiple_of(BLOCK_K) {
+            formats.push(QuantFormat::Block(&ps));
+        }
         for format in formats {
             let w = QuantWeights { packed: &packed, format, bias: Some(&bias) };
             let what = format!("int8 {m}x{n}x{k} {format:?}").chars().take(60).collect::<String>();
@@ -367,6 +452,7 @@ neon_runtime::backend_tests!(
     attention_same_bits,
     depthwise_same_bits,
     conv_rows_same_bits,
+    im2col_gemm_same_bits,
 );
 
 /// A context whose dispatch fails (as a team's does when a task panicked): the error

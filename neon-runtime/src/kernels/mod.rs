@@ -16,7 +16,9 @@
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
 //! FFT and its inverse, power spectrum), [`trig`] (sine, cosine, log-polar to Cartesian),
 //! [`rotary`] (rotary position embedding), [`attention`] (multi-head
-//! attention over a KV cache).
+//! attention over a KV cache). [`parallel`] holds the execution contexts and the split of
+//! an output into blocks for a worker team, [`strided`] the output blocks of columns
+//! ([`StridedMut`]).
 
 pub mod activation;
 pub mod attention;
@@ -34,6 +36,7 @@ pub mod pool;
 pub mod quant;
 pub mod rotary;
 pub mod softmax;
+pub mod strided;
 pub mod trig;
 
 pub use activation::ActivationKernels;
@@ -50,6 +53,7 @@ pub use pool::PoolKernels;
 pub use quant::QuantKernels;
 pub use rotary::RotaryKernels;
 pub use softmax::SoftmaxKernels;
+pub use strided::StridedMut;
 pub use trig::TrigKernels;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]

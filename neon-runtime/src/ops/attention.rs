@@ -78,8 +78,8 @@ impl Attention {
         self.run_with::<B>((q, k, v), out, len, RunOptions::new())
     }
 
-    /// [`Attention::run`] with `options`: blocks of query rows run on
-    /// `options.parallel()` (the same bits for any context).
+    /// [`Attention::run`] with `options`: blocks of query rows and heads (a single query
+    /// splits over its heads) run on `options.parallel()` (the same bits for any context).
     ///
     /// # Errors
     /// As [`Attention::run`], and the context's error ([`Error::Team`]) after the checks.

@@ -63,7 +63,7 @@ use alloc::vec::Vec;
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::conv2d::{RowConv, Window2d};
+use crate::kernels::conv2d::{im2col_gemm_in, PackedConv, RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
@@ -407,9 +407,10 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
     }
 
     /// [`Conv2d::run`] with `options`: each GEMM (per tile of pixels) and the direct
-    /// kernel run their blocks of output channels on `options.parallel()`; the im2col copy
-    /// stays on the calling thread, so the scratch is the same for any context, and so are
-    /// the bits.
+    /// kernel run blocks of output channels and pixels on `options.parallel()`; on the
+    /// im2col path each block of pixels is copied into its own part of the same scratch
+    /// by the task that multiplies it ([`im2col_gemm_in`]), so the scratch is the same for
+    /// any context, and so are the bits.
     ///
     /// # Errors
     /// As [`Conv2d::run`], and the context's error ([`Error::Team`]) after the checks.
@@ -433,7 +434,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         let (out_h, out_w) = (out_shape.dims()[1], out_shape.dims()[2]);
         let pixels = out_h * out_w;
         let tile = g.tile_pixels(pixels);
-        let (m, k) = (g.out_channels, g.reduction());
+        let m = g.out_channels;
         let (a, bias, epilogue) = (self.packed.as_ref(), self.bias(), g.epilogue());
         let x = input.data();
         let y = output.data_mut();
@@ -485,13 +486,10 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
             out_height: out_h,
             out_width: out_w,
         };
+        let w = PackedConv { packed: a, m, bias, epilogue };
         for p0 in (0..pixels).step_by(tile) {
             let nt = tile.min(pixels - p0);
-            let col = &mut scratch[..k * nt];
-            B::im2col_2d(x, window, p0, nt, col);
-            let rows = BRows::contiguous(k, nt);
-            let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
-            B::gemm_packed_a_in(par, ga, a, col, bias, &mut y[p0..])?;
+            im2col_gemm_in::<B>(par, (x, window), (p0, nt), w, scratch, (&mut y[p0..], pixels))?;
         }
         Ok(())
     }

@@ -79,9 +79,11 @@ mod neon;
 mod portable;
 mod x86;
 
-use super::parallel::{row_blocks, Parallel, Rows};
+use super::parallel::{grid_blocks, Grid, Parallel};
+use super::strided::StridedMut;
 use super::{BackendType, Portable};
 use crate::error::Error;
+use core::ops::Range;
 
 /// The geometry and parameters of an attention call: `q` and `out` are `[q_frames,
 /// heads * head_dim]`, `k` and `v` hold at least `len` such rows (the valid frames of the
@@ -144,15 +146,18 @@ pub trait AttentionKernels: BackendType {
         if g.q_frames == 0 {
             return;
         }
-        // SAFETY: `check` accepted the geometry and the slice lengths; `q_frames >= 1`.
-        unsafe { Self::attention_unchecked(q, k, v, out, g) }
+        let out = StridedMut::new(out, g.q_frames, g.channels(), g.channels());
+        // SAFETY: `check` accepted the geometry and the slice lengths; `q_frames >= 1`;
+        // `out` is the whole output, every head.
+        unsafe { Self::attention_unchecked(q, k, v, out, g, 0..g.heads) }
     }
 
-    /// [`attention`](AttentionKernels::attention) on `par`: blocks of whole
+    /// [`attention`](AttentionKernels::attention) on `par`: a grid of blocks of whole
     /// [`ATTENTION_ROW_TILE`](Self::ATTENTION_ROW_TILE) query rows (a partial last tile
-    /// joins the block before it), every head of a row in the row's block; the same bits
-    /// for any context. With `causal`, a block of rows `r0..r1` sees the keys its rows see
-    /// in the whole call (its `len` is `len - (q_frames - r1)`).
+    /// joins the block before it) by whole heads, so a single query (a decoder step) splits
+    /// over its heads; the same bits for any context (each head of a query row is computed
+    /// by the same code on the same values). With `causal`, a block of rows `r0..r1` sees
+    /// the keys its rows see in the whole call (its `len` is `len - (q_frames - r1)`).
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `out` is then partly written.
@@ -169,40 +174,46 @@ pub trait AttentionKernels: BackendType {
         if g.q_frames == 0 {
             return Ok(());
         }
-        let c = g.channels();
-        let split = Rows {
+        let (c, hd) = (g.channels(), g.head_dim);
+        let grid = Grid {
             shape: (g.q_frames, c, c),
-            tile: Self::ATTENTION_ROW_TILE,
+            tile: (Self::ATTENTION_ROW_TILE, hd),
             join_tail: true,
-            work_per_row: 2 * g.len * c,
+            work_per_value: 2 * g.len,
+            fixed_rows: 0,
         };
-        row_blocks(par, split, out, |rows, out| {
+        grid_blocks(par, grid, out, |rows, cols, out| {
             let len = if g.causal { g.len - (g.q_frames - rows.end) } else { g.len };
             let gs = AttentionGeometry { q_frames: rows.len(), len, ..g };
             let qs = &q[rows.start * c..rows.end * c];
-            // SAFETY: `check` accepted the whole call; rows `rows` of `q` and `out` with
-            // `len` keys are a call of the same contract (causal: `len >= rows.len()`
-            // because `g.len >= g.q_frames`).
-            unsafe { Self::attention_unchecked(qs, k, v, out, gs) }
+            // SAFETY: `check` accepted the whole call; rows `rows` of `q` with `len` keys
+            // are a call of the same contract (causal: `len >= rows.len()` because `g.len
+            // >= g.q_frames`), and `out` is the block of those rows and of the heads
+            // `cols / hd` (the columns are whole heads).
+            unsafe { Self::attention_unchecked(qs, k, v, out, gs, cols.start / hd..cols.end / hd) }
         })
     }
 
-    /// The hook of [`attention`](AttentionKernels::attention), called only by it: the
-    /// contract is checked and every size is >= 1. The provided body is the portable
-    /// kernel.
+    /// The hook of [`attention`](AttentionKernels::attention), called only by it and by
+    /// the blocks of [`attention_in`](Self::attention_in): the heads `heads` of every query
+    /// row, into `out`, the block of those heads' values of the `q_frames` output rows
+    /// (`q_frames x heads.len() * head_dim`, rows `channels` apart); the contract is
+    /// checked and every size is >= 1. The provided body is the portable kernel.
     ///
     /// # Safety
-    /// `g` satisfies the entry point's contract with `q_frames >= 1`: `q.len() = out.len() =
-    /// q_frames * channels`, `k.len()` and `v.len()` at least `len * channels`, `heads`,
-    /// `head_dim` and `len` at least 1, `len >= q_frames` when causal.
+    /// `g` satisfies the entry point's contract with `q_frames >= 1`: `q.len() = q_frames *
+    /// channels`, `k.len()` and `v.len()` at least `len * channels`, `heads`, `head_dim`
+    /// and `len` at least 1, `len >= q_frames` when causal; `heads` is a non-empty range of
+    /// `0..g.heads` and `out` is `q_frames x heads.len() * head_dim` with `ld = channels`.
     unsafe fn attention_unchecked(
         q: &[f32],
         k: &[f32],
         v: &[f32],
-        out: &mut [f32],
+        out: StridedMut<'_>,
         g: AttentionGeometry,
+        heads: Range<usize>,
     ) {
-        portable::attention(q, (k, v), out, g);
+        portable::attention(q, (k, v), out, g, heads);
     }
 }
 

@@ -13,10 +13,11 @@
 use super::{AttentionGeometry, AttentionKernels};
 use crate::kernels::activation::neon::exp;
 use crate::kernels::activation::scalar;
-use crate::kernels::Neon;
+use crate::kernels::{Neon, StridedMut};
 use core::arch::aarch64::*;
 use core::arch::asm;
 use core::array::from_fn;
+use core::ops::Range;
 
 /// `a + p[0] v[0] + p[1] v[1] + p[2] v[2] + p[3] v[3]` (`fmla` by element).
 #[inline(always)]
@@ -599,9 +600,10 @@ unsafe fn block<const NQ: usize, const MASK: bool>(
 /// Query rows `i0 .. i0 + NQ` of head `h`: the online softmax over their keys.
 ///
 /// # Safety
-/// The pointers are the kernel's slices after the entry point's check (so `q` and `out`
-/// hold `q_frames * c` values, `k` and `v` at least `len * c`, `c = g.channels()`), `i0 +
-/// NQ <= q_frames`, `h < heads`, and `out` is not aliased.
+/// The pointers are the kernel's operands after the entry point's check (so `q` holds
+/// `q_frames * c` values, `k` and `v` at least `len * c`, `c = g.channels()`), `out + i *
+/// c + h * hd .. + hd` is writable and not aliased for every row `i < q_frames` (the
+/// hook's block), `i0 + NQ <= q_frames`, and `h < heads`.
 #[inline(always)]
 unsafe fn rows<const NQ: usize>(
     (q, k, v, out): (*const f32, *const f32, *const f32, *mut f32),
@@ -660,15 +662,19 @@ impl AttentionKernels for Neon {
         q: &[f32],
         k: &[f32],
         v: &[f32],
-        out: &mut [f32],
+        mut out: StridedMut<'_>,
         g: AttentionGeometry,
+        heads: Range<usize>,
     ) {
-        let ptrs = (q.as_ptr(), k.as_ptr(), v.as_ptr(), out.as_mut_ptr());
-        for h in 0..g.heads {
+        // Output row i of head h at `o + i * c + h * hd`: `out` starts at head
+        // `heads.start` of row 0 (wrapping: `o` itself may lie before the block).
+        let o = out.as_mut_ptr().wrapping_sub(heads.start * g.head_dim);
+        let ptrs = (q.as_ptr(), k.as_ptr(), v.as_ptr(), o);
+        for h in heads {
             let mut i = 0;
             while i + 4 <= g.q_frames {
                 // SAFETY: the entry point checked the slice lengths, `i + 4 <= q_frames`,
-                // `h < heads`, and `out` is a unique borrow.
+                // `h` is one of the block's heads, which `out` owns in every row.
                 unsafe { rows::<4>(ptrs, g, i, h) };
                 i += 4;
             }

@@ -7,6 +7,8 @@
 
 use super::AttentionGeometry;
 use crate::kernels::activation::scalar;
+use crate::kernels::StridedMut;
+use core::ops::Range;
 
 /// Keys per block of the portable kernel.
 const KB: usize = 8;
@@ -119,18 +121,22 @@ fn row(
     scale_slice(acc, 1.0 / l);
 }
 
-/// Every query row of every head, over a geometry the entry point accepted.
+/// Every query row of the heads `heads`, into the block `out` of their values, over a
+/// geometry the entry point accepted.
 pub(super) fn attention(
     q: &[f32],
     (k, v): (&[f32], &[f32]),
-    out: &mut [f32],
+    mut out: StridedMut<'_>,
     g: AttentionGeometry,
+    heads: Range<usize>,
 ) {
     let (c, head_dim) = (g.channels(), g.head_dim);
-    for (i, (qrow, orow)) in q.chunks_exact(c).zip(out.chunks_exact_mut(c)).enumerate() {
+    for (i, qrow) in q.chunks_exact(c).enumerate() {
         let n = g.visible(i);
-        for (h, (qh, acc)) in
-            qrow.chunks_exact(head_dim).zip(orow.chunks_exact_mut(head_dim)).enumerate()
+        let qrow = &qrow[heads.start * head_dim..heads.end * head_dim];
+        for (h, (qh, acc)) in heads
+            .clone()
+            .zip(qrow.chunks_exact(head_dim).zip(out.row(i).chunks_exact_mut(head_dim)))
         {
             row(qh, (k, v), (c, h * head_dim), n, g.scale, acc);
         }

@@ -45,11 +45,13 @@ mod portable;
 mod x86;
 
 use super::conv::tap_range;
-use super::gemm::PACK_MR;
-use super::gemm::{bias_only_a, packed_a_len, Epilogue};
-use super::parallel::{row_blocks, Parallel, Rows};
+use super::gemm::{bias_only_a, check_packed_a, packed_a_len, BRows, Epilogue, GemmA};
+use super::gemm::{GemmKernels, PACK_MR};
+use super::parallel::{block, grid_blocks, task_count, Disjoint, Grid, Parallel};
+use super::strided::StridedMut;
 use super::{BackendType, Portable};
 use crate::error::Error;
+use core::ops::Range;
 
 /// The largest `kernel_w` for which the x86-64 backend at the AVX-512F level has a direct
 /// [`Conv2dKernels::conv_rows`] kernel.
@@ -198,6 +200,11 @@ impl RowConv {
 /// hooks' provided bodies are the portable ones. A backend overrides hooks only, never
 /// entry points.
 pub trait Conv2dKernels: BackendType {
+    /// Output pixels per column tile of this backend's direct kernel
+    /// ([`conv_rows`](Self::conv_rows)), which covers the pixels from the first on: the
+    /// unit of the pixel blocks of [`conv_rows_in`](Self::conv_rows_in).
+    const CONV_ROWS_COL_TILE: usize = 1;
+
     /// im2col of the output pixels `first .. first + count` (row-major pixel numbers,
     /// `p = oh * out_width + ow`):
     /// `col[(c * kernel_h + i) * kernel_w + j, n] = x[c, ih, iw]` for `p = first + n`, with
@@ -227,7 +234,7 @@ pub trait Conv2dKernels: BackendType {
     /// [`pack_a`](super::gemm::pack_a) of `W` as `[out_channels, channels * kernel_h *
     /// kernel_w]` (PyTorch's layout read row-major). The result is bit for bit what
     /// [`Conv2dKernels::im2col_2d`] followed by
-    /// [`GemmKernels::gemm_packed_a`](super::GemmKernels::gemm_packed_a) give on the same
+    /// [`GemmKernels::gemm_packed_a`] give on the same
     /// backend. Returns `false`, writing nothing, when the backend has no such kernel
     /// ([`conv_rows_supported`](Self::conv_rows_supported) is false: portable, NEON,
     /// x86-64 AVX2, or `kernel_w` above [`ROW_CONV_MAX_KW`]): the caller then runs
@@ -254,19 +261,21 @@ pub trait Conv2dKernels: BackendType {
         if m == 0 || n == 0 {
             return true;
         }
+        let mut y = StridedMut::new(y, m, n, n);
         if k == 0 {
-            bias_only_a(m, n, bias, epilogue, y, n);
+            bias_only_a(bias, epilogue, &mut y);
             return true;
         }
         // SAFETY: the contract was checked above, every size is at least 1, and the
         // backend has a kernel for `g`.
-        unsafe { Self::conv_rows_unchecked(packed, g, x, bias, epilogue, y) };
+        unsafe { Self::conv_rows_unchecked(packed, g, x, (bias, epilogue), 0..n, y) };
         true
     }
 
-    /// [`conv_rows`](Self::conv_rows) on `par`: blocks of whole row panels of the packed
-    /// weights ([`PACK_MR`] output channels; the same bits for any context). `Ok(false)`,
-    /// writing nothing, where `conv_rows` returns `false`.
+    /// [`conv_rows`](Self::conv_rows) on `par`: a grid of blocks of whole row panels of
+    /// the packed weights ([`PACK_MR`] output channels) by whole column tiles
+    /// ([`CONV_ROWS_COL_TILE`](Self::CONV_ROWS_COL_TILE) output pixels; the same bits for
+    /// any context). `Ok(false)`, writing nothing, where `conv_rows` returns `false`.
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
@@ -287,14 +296,21 @@ pub trait Conv2dKernels: BackendType {
         if m == 0 || n == 0 || k == 0 {
             return Ok(Self::conv_rows(packed, g, x, bias, epilogue, y));
         }
-        let split = Rows { shape: (m, n, n), tile: PACK_MR, join_tail: false, work_per_row: n * k };
-        row_blocks(par, split, y, |rows, y| {
+        let grid = Grid {
+            shape: (m, n, n),
+            tile: (PACK_MR, Self::CONV_ROWS_COL_TILE),
+            work_per_value: k,
+            fixed_rows: 0,
+            join_tail: false,
+        };
+        grid_blocks(par, grid, y, |rows, pixels, y| {
             let gs = RowConv { out_channels: rows.len(), ..g };
             let (a, b) = (&packed[rows.start * k..], bias.map(|b| &b[rows.start..]));
             // SAFETY: the contract was checked for all channels and every size is at
             // least 1; panel `rows.start / PACK_MR` of `packed` starts at `rows.start * k`,
-            // and `rows` of `y` are `rows.len()` channels of `n` pixels.
-            unsafe { Self::conv_rows_unchecked(a, gs, x, b, epilogue, y) }
+            // and `y` is the block of channels `rows` and pixels `pixels` (a multiple of
+            // the column tile from the first pixel on).
+            unsafe { Self::conv_rows_unchecked(a, gs, x, (b, epilogue), pixels, y) }
         })?;
         Ok(true)
     }
@@ -321,27 +337,120 @@ pub trait Conv2dKernels: BackendType {
         false
     }
 
-    /// Hook of [`conv_rows`](Self::conv_rows), called only by it, and only when
-    /// [`conv_rows_supported`](Self::conv_rows_supported) accepted `g`: the direct kernel.
+    /// Hook of [`conv_rows`](Self::conv_rows), called only by it and by the blocks of
+    /// [`conv_rows_in`](Self::conv_rows_in), and only when
+    /// [`conv_rows_supported`](Self::conv_rows_supported) accepted `g`: the direct kernel
+    /// for the output pixels `pixels` of every output channel, into the block `y`
+    /// (`out_channels x pixels.len()`, rows `n` apart, `n` the output pixels of `g`).
     /// The provided body is never called (no portable kernel) and panics.
     ///
     /// # Safety
     /// The contract of `conv_rows` holds (checked), output channels, output pixels and
-    /// reduction rows are at least 1, and `conv_rows_supported(&g)` is true.
+    /// reduction rows are at least 1, `conv_rows_supported(&g)` is true, and `pixels` is
+    /// a non-empty range of the output pixels starting on a multiple of
+    /// [`CONV_ROWS_COL_TILE`](Self::CONV_ROWS_COL_TILE).
     unsafe fn conv_rows_unchecked(
         packed: &[f32],
         g: RowConv,
         x: &[f32],
-        bias: Option<&[f32]>,
-        epilogue: Option<Epilogue>,
-        y: &mut [f32],
+        (bias, epilogue): (Option<&[f32]>, Option<Epilogue>),
+        pixels: Range<usize>,
+        y: StridedMut<'_>,
     ) {
-        let _ = (packed, x, bias, epilogue, y);
+        let _ = (packed, x, bias, epilogue, pixels, y);
         unreachable!("conv_rows_unchecked without a kernel for {g:?}")
     }
 }
 
 impl Conv2dKernels for Portable {}
+
+/// Output pixels per task below which [`im2col_gemm_in`] copies the whole tile on the
+/// calling thread instead: each im2col call costs a few tens of instructions per reduction
+/// row whatever its width, which narrow blocks repeat for little copying (openWakeWord's
+/// incremental step, 12-256 pixels per conv: 110 k instructions of im2col serially, 189 k
+/// in blocks on 4 threads).
+const IM2COL_MIN_PIXELS: usize = 128;
+
+/// The weights side of [`im2col_gemm_in`]: [`pack_a`](super::gemm::pack_a) of `W[m, k]`
+/// (`m` output channels, `k = channels * kernel_h * kernel_w` in im2col's reduction order),
+/// the bias (`m` values) and the output stage.
+#[derive(Clone, Copy, Debug)]
+pub struct PackedConv<'a> {
+    /// The packed weights.
+    pub packed: &'a [f32],
+    /// Output channels.
+    pub m: usize,
+    /// `bias[o]` added to output channel `o`.
+    pub bias: Option<&'a [f32]>,
+    /// The output stage fused into the GEMM.
+    pub epilogue: Option<Epilogue>,
+}
+
+/// A conv2d tile as im2col + packed-A GEMM on `par`: for the output pixels `p` in `first
+/// .. first + count` (row-major pixel numbers of `window`'s output),
+/// `y[o, p - first] = e(bias[o] + W[o, :] · col[:, p])` with `col` the
+/// [`Conv2dKernels::im2col_2d`] operand, `y` rows `ldc` apart. The pixels split into blocks of whole column tiles
+/// ([`GemmKernels::GEMM_A_COL_TILE`]), each task copying its own pixels into its own part
+/// of `col` (`col[k * c0 .. k * c1]` as a `[k, c1 - c0]` operand) and multiplying every
+/// output channel by them: the im2col copies run on the threads too, the scratch is the
+/// same `k * count` values for any context, and every context gives the serial call's bits
+/// (the same tiles over the same `B` values). One block (im2col of the whole tile, then
+/// the GEMM) when `par` has one worker or the work is small; im2col of the whole tile on
+/// the calling thread, then the GEMM split over `par`, when the blocks would have fewer
+/// than 128 pixels each.
+///
+/// # Errors
+/// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+///
+/// # Panics
+/// Before any task runs: as [`Conv2dKernels::im2col_2d`] (with `col` at least `k * count`
+/// values) and [`GemmKernels::gemm_packed_a`] (`packed`, `bias`, `y` shorter than the
+/// geometry needs, `ldc < count`).
+pub fn im2col_gemm_in<B: Conv2dKernels + GemmKernels>(
+    par: &dyn Parallel,
+    (x, window): (&[f32], Window2d),
+    (first, count): (usize, usize),
+    w: PackedConv<'_>,
+    col: &mut [f32],
+    (y, ldc): (&mut [f32], usize),
+) -> Result<(), Error> {
+    let k = window.rows().expect("im2col_2d: rows overflow");
+    let need = k.checked_mul(count).expect("im2col_2d: col length overflows");
+    assert!(col.len() >= need, "im2col_gemm_in: col too short");
+    let col = &mut col[..need];
+    window.check(x.len(), first, count, col.len());
+    let PackedConv { packed, m, bias, epilogue } = w;
+    let tile = B::GEMM_A_COL_TILE.max(1);
+    let tiles = count.div_ceil(tile);
+    let tasks = task_count(par, tiles, m.saturating_mul(k).saturating_mul(tile));
+    if tasks <= 1 || count < tasks * IM2COL_MIN_PIXELS {
+        // One block, or blocks too narrow for the copies: im2col of the whole tile on the
+        // calling thread, then the GEMM's own split (the same bits either way).
+        B::im2col_2d(x, window, first, count, col);
+        let g = GemmA { m, n: count, rows: BRows::contiguous(k, count), epilogue, ldc };
+        return B::gemm_packed_a_in(par, g, packed, col, bias, y);
+    }
+    // The whole product's contract, before any task runs (each block's GEMM checks its
+    // own); two or more tasks mean m, k >= 1 and count >= 2.
+    let g = GemmA { m, n: count, rows: BRows::contiguous(k, count), epilogue, ldc };
+    check_packed_a(&g, packed, col, bias, y);
+    let (cols_out, y_out) = (Disjoint::new(col), Disjoint::new(y));
+    par.dispatch(tasks, &|task, _| {
+        let t = block(tiles, tasks, task);
+        let (c0, c1) = (t.start * tile, (t.end * tile).min(count));
+        if c0 >= c1 {
+            return;
+        }
+        let n = c1 - c0;
+        // SAFETY: the tasks' pixel ranges are disjoint, so are their `k * n` values of
+        // `col` and their columns of `y` (an `m x count` matrix, rows `ldc >= count`
+        // apart, checked above).
+        let (col, yb) = unsafe { (cols_out.piece(k * c0..k * c1), y_out.block(0..m, c0..c1, ldc)) };
+        B::im2col_2d(x, window, first + c0, n, col);
+        let g = GemmA { m, n, rows: BRows::contiguous(k, n), epilogue, ldc };
+        B::gemm_packed_a_to(g, packed, col, bias, yb);
+    })
+}
 
 /// A backend's primitives for the im2col driver: `copy(src, dst)` copies equal-length
 /// slices, `gather(src, stride, dst)` writes `dst[j] = src[j * stride]` (`src.len() >=

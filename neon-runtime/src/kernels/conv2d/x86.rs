@@ -13,6 +13,11 @@ use super::Conv2dKernels;
 use crate::kernels::{X86Isa, X86};
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use crate::kernels::StridedMut;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use core::ops::Range;
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use super::RowConv;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use crate::kernels::cpu::X86Level;
@@ -20,6 +25,9 @@ use crate::kernels::cpu::X86Level;
 use crate::kernels::gemm::Epilogue;
 
 impl<I: X86Isa> Conv2dKernels for X86<I> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const CONV_ROWS_COL_TILE: usize = crate::kernels::gemm::x86::avx512::NR_A;
+
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     fn conv_rows_supported(g: &RowConv) -> bool {
         I::LEVEL == X86Level::Avx512 && (1..=super::ROW_CONV_MAX_KW).contains(&g.kernel_w)
@@ -30,22 +38,22 @@ impl<I: X86Isa> Conv2dKernels for X86<I> {
         packed: &[f32],
         g: RowConv,
         x: &[f32],
-        bias: Option<&[f32]>,
-        epilogue: Option<Epilogue>,
-        y: &mut [f32],
+        (bias, epilogue): (Option<&[f32]>, Option<Epilogue>),
+        pixels: Range<usize>,
+        mut y: StridedMut<'_>,
     ) {
         Self::require();
-        let n = (g.height - g.kernel_h + 1) * g.width;
-        let shape = (g.out_channels, n, n);
-        crate::kernels::gemm::x86::with_vec_epilogue(epilogue, shape, y, |ep, y| {
-            // SAFETY: the entry point checked the contract (sizes >= 1) and, through
+        crate::kernels::gemm::x86::with_vec_epilogue(epilogue, &mut y, |ep, y| {
+            // SAFETY: the entry points checked the contract (sizes >= 1) and, through
             // `conv_rows_supported`, the level (AVX-512F) and `1 <= kernel_w <= 3`;
-            // `require` asserted that the CPU has the level.
+            // `require` asserted that the CPU has the level; `pixels` and `y` are the
+            // hook's (a block of whole 48-pixel tiles from the first pixel on).
             unsafe {
+                let px = pixels.clone();
                 match g.kernel_w {
-                    1 => avx512::conv_rows::<1>(g, packed, x, bias, ep, y),
-                    2 => avx512::conv_rows::<2>(g, packed, x, bias, ep, y),
-                    _ => avx512::conv_rows::<3>(g, packed, x, bias, ep, y),
+                    1 => avx512::conv_rows::<1>(g, packed, x, bias, ep, px, y),
+                    2 => avx512::conv_rows::<2>(g, packed, x, bias, ep, px, y),
+                    _ => avx512::conv_rows::<3>(g, packed, x, bias, ep, px, y),
                 }
             }
         })
@@ -64,7 +72,9 @@ mod avx512 {
     use crate::kernels::gemm::x86::avx512::{finish, lanes, NR_A};
     use crate::kernels::gemm::x86::VecEpilogue;
     use crate::kernels::gemm::PACK_MR;
+    use crate::kernels::StridedMut;
     use core::arch::x86_64::*;
+    use core::ops::Range;
 
     /// Lane masks of the `B` loads of a [`conv_rows`](super::Conv2dKernels::conv_rows) tile
     /// at columns `j0 .. j0 + cols` (`cols <= 16 * NV <= 48`): bit `l` of `masks[q][v]` is set when
@@ -175,11 +185,16 @@ mod avx512 {
         finish::<NV, true>(acc, ep, c, ldc, rows, store);
     }
 
-    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) kernel at one `KW` (1 to 3): columns
-    /// (output pixels) in blocks of 48, every panel over each block (as the packed-A driver).
+    /// The [`conv_rows`](super::Conv2dKernels::conv_rows) kernel at one `KW` (1 to 3) for
+    /// the output pixels `pixels` (columns of the output), into the block `y` (those
+    /// pixels of every output channel, rows `n` apart): columns in blocks of 48 from
+    /// `pixels.start` (a multiple of 48, or 0), every panel over each block (as the
+    /// packed-A driver).
     ///
     /// # Safety
-    /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`.
+    /// AVX-512F; the contract of `conv_rows` checked, `m, n, k >= 1`, `g.kernel_w == KW`;
+    /// `pixels` a non-empty range of the `n` output pixels and `y` an `m x pixels.len()`
+    /// block with `y.ld() == n`.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn conv_rows<const KW: usize>(
         g: RowConv,
@@ -187,7 +202,8 @@ mod avx512 {
         x: &[f32],
         bias: Option<&[f32]>,
         ep: Option<VecEpilogue>,
-        y: &mut [f32],
+        pixels: Range<usize>,
+        y: &mut StridedMut<'_>,
     ) {
         let (m, width, plane) = (g.out_channels, g.width, g.height * g.width);
         let n = (g.height - g.kernel_h + 1) * width;
@@ -201,9 +217,9 @@ mod avx512 {
         let xb = x.as_ptr().wrapping_sub(g.pad_left);
         let (ap, yp) = (a.as_ptr(), y.as_mut_ptr());
         let panels = m.div_ceil(PACK_MR);
-        let mut j = 0;
-        while j < n {
-            let cols = (n - j).min(NR_A);
+        let mut j = pixels.start;
+        while j < pixels.end {
+            let cols = (pixels.end - j).min(NR_A);
             let store = lanes((cols - 1) % 16 + 1);
             macro_rules! block {
                 ($nv:literal) => {{
@@ -217,11 +233,13 @@ mod avx512 {
                         // a masked-in lane of tap (i, q), channel s, column j + l reads
                         // x[s * plane + i * width + j + l + q - pad_left], inside row
                         // (j + l) / width + i < height of that channel's plane (edge_masks);
-                        // rows < m of `y` hold n values from r * n, and the stores stop at
-                        // column j + cols.
+                        // the block `y` owns pixels `pixels` of each channel r < m, at
+                        // r * n + (pixel - pixels.start), and the stores stop at pixel
+                        // j + cols <= pixels.end.
                         unsafe {
                             let w = ap.add(p * PACK_MR * k);
-                            let (bb, cc) = (xb.wrapping_add(j), yp.add(row0 * n + j));
+                            let cc = yp.add(row0 * n + (j - pixels.start));
+                            let bb = xb.wrapping_add(j);
                             tile_rows::<$nv, KW>(&t, &masks, w, bb, &init, cc, rows);
                         }
                     }

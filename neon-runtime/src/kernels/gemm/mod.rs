@@ -163,7 +163,8 @@ mod neon;
 mod portable;
 pub mod x86;
 
-use super::parallel::{row_blocks, Parallel, Rows};
+use super::parallel::{grid_blocks, row_blocks, Grid, Parallel, Rows};
+use super::strided::StridedMut;
 use super::{BackendType, Portable};
 use crate::error::Error;
 
@@ -409,6 +410,17 @@ pub trait GemmKernels: BackendType {
     /// accumulation order may differ, so a block starts on a whole tile).
     const GEMM_B_ROW_TILE: usize = portable::P_MR_B;
 
+    /// Columns of this backend's packed-B tiling (a multiple of [`PACK_NR`]: the panels a
+    /// tile spans): the unit of the column blocks of
+    /// [`gemm_packed_b_in`](Self::gemm_packed_b_in).
+    const GEMM_B_COL_TILE: usize = PACK_NR;
+
+    /// Columns of this backend's widest packed-A tile, which covers the columns from the
+    /// first on (narrower tiles only at the end): the unit of the column blocks of
+    /// [`gemm_packed_a_in`](Self::gemm_packed_a_in), so a block's tiles are the serial
+    /// call's.
+    const GEMM_A_COL_TILE: usize = portable::P_NC_A;
+
     /// `C[i, j] = sum_k A[i, k] * W[j, k] + bias[j]` for `i < m`, `j < n` (geometry `g`).
     ///
     /// `a`: row `i` at `a[i*lda .. i*lda + k]`; `b`: [`pack_b`] of `W[n, k]`;
@@ -421,8 +433,26 @@ pub trait GemmKernels: BackendType {
     /// `lda < k`, `ldc < n`.
     fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
         check_packed_b(g, a, b, bias, c);
+        Self::gemm_packed_b_to(g, a, b, bias, StridedMut::new(c, g.m, g.n, g.ldc))
+    }
+
+    /// [`gemm_packed_b`](Self::gemm_packed_b) into a [`StridedMut`] block `c` of `g.m`
+    /// rows of `g.n` values, `g.ldc` apart (e.g. a block of columns of a wider output).
+    ///
+    /// # Panics
+    /// As [`gemm_packed_b`](Self::gemm_packed_b) for `a`, `b` and `bias`, and when `c` is
+    /// not `g.m x g.n` with `ld = g.ldc`.
+    fn gemm_packed_b_to(
+        g: GemmB,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        mut c: StridedMut<'_>,
+    ) {
+        check_packed_b_operands(g, a, b, bias);
+        check_block("gemm_packed_b", (g.m, g.n, g.ldc), &c);
         if g.m == 0 || g.n == 0 || g.k == 0 {
-            return bias_only_b(g.m, g.n, bias, c, g.ldc);
+            return bias_only_b(bias, &mut c);
         }
         // SAFETY: the contract was checked above and every size is at least 1.
         unsafe { Self::gemm_packed_b_unchecked(g, a, b, bias, c) }
@@ -444,9 +474,27 @@ pub trait GemmKernels: BackendType {
     /// k)`, `b` than [`BRows::span`]`(n)`, `bias` than `m`, `c` than `(m-1)*ldc + n`),
     /// `ldc < n`, or `k` or the span overflows `usize`.
     fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
-        let k = check_packed_a(&g, a, b, bias, c);
+        check_packed_a(&g, a, b, bias, c);
+        Self::gemm_packed_a_to(g, a, b, bias, StridedMut::new(c, g.m, g.n, g.ldc))
+    }
+
+    /// [`gemm_packed_a`](Self::gemm_packed_a) into a [`StridedMut`] block `c` of `g.m`
+    /// rows of `g.n` values, `g.ldc` apart (e.g. a block of columns of a wider output).
+    ///
+    /// # Panics
+    /// As [`gemm_packed_a`](Self::gemm_packed_a) for `a`, `b` and `bias`, and when `c` is
+    /// not `g.m x g.n` with `ld = g.ldc`.
+    fn gemm_packed_a_to(
+        g: GemmA,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        mut c: StridedMut<'_>,
+    ) {
+        let k = check_packed_a_operands(&g, a, b, bias);
+        check_block("gemm_packed_a", (g.m, g.n, g.ldc), &c);
         if g.m == 0 || g.n == 0 || k == 0 {
-            return bias_only_a(g.m, g.n, bias, g.epilogue, c, g.ldc);
+            return bias_only_a(bias, g.epilogue, &mut c);
         }
         // SAFETY: the contract was checked above and every size is at least 1.
         unsafe { Self::gemm_packed_a_unchecked(g, a, b, bias, c) }
@@ -469,14 +517,15 @@ pub trait GemmKernels: BackendType {
     ) {
         check_gemv(n, k, x, b, bias, y);
         if n == 0 || k == 0 {
-            return bias_only_b(1, n, bias, y, n);
+            return bias_only_b(bias, &mut StridedMut::new(y, 1, n, n));
         }
         // SAFETY: the contract was checked above and every size is at least 1.
         unsafe { Self::gemv_packed_b_unchecked(x, b, bias, y) }
     }
 
-    /// [`gemm_packed_b`](Self::gemm_packed_b) on `par`: blocks of
-    /// [`GEMM_B_ROW_TILE`](Self::GEMM_B_ROW_TILE) rows of `C` (the same bits for any
+    /// [`gemm_packed_b`](Self::gemm_packed_b) on `par`: a grid of blocks of whole tiles,
+    /// [`GEMM_B_ROW_TILE`](Self::GEMM_B_ROW_TILE) rows by
+    /// [`GEMM_B_COL_TILE`](Self::GEMM_B_COL_TILE) columns of `C` (the same bits for any
     /// context).
     ///
     /// # Errors
@@ -494,22 +543,33 @@ pub trait GemmKernels: BackendType {
     ) -> Result<(), Error> {
         check_packed_b(g, a, b, bias, c);
         if g.m == 0 || g.n == 0 || g.k == 0 {
-            bias_only_b(g.m, g.n, bias, c, g.ldc);
+            bias_only_b(bias, &mut StridedMut::new(c, g.m, g.n, g.ldc));
             return Ok(());
         }
-        let tile = Self::GEMM_B_ROW_TILE;
-        let split =
-            Rows { shape: (g.m, g.n, g.ldc), tile, join_tail: false, work_per_row: g.n * g.k };
-        row_blocks(par, split, c, |rows, c| {
-            let gs = GemmB { m: rows.len(), ..g };
+        let grid = Grid {
+            shape: (g.m, g.n, g.ldc),
+            tile: (Self::GEMM_B_ROW_TILE, Self::GEMM_B_COL_TILE),
+            work_per_value: g.k,
+            fixed_rows: 0,
+            join_tail: false,
+        };
+        grid_blocks(par, grid, c, |rows, cols, c| {
+            let gs = GemmB { m: rows.len(), n: cols.len(), ..g };
+            let a = &a[rows.start * g.lda..];
+            let (b, bias) = (&b[cols.start * g.k..], bias.map(|b| &b[cols.start..]));
             // SAFETY: the contract was checked for the whole product and every size is at
-            // least 1; rows `rows` of `A` and `C` are a product of the same contract.
-            unsafe { Self::gemm_packed_b_unchecked(gs, &a[rows.start * g.lda..], b, bias, c) }
+            // least 1; rows `rows` of `A` times the panels from `cols.start / PACK_NR` on
+            // (starting at `cols.start * k` of the packed `b`) into the block `c` are a
+            // product of the same contract.
+            unsafe { Self::gemm_packed_b_unchecked(gs, a, b, bias, c) }
         })
     }
 
-    /// [`gemm_packed_a`](Self::gemm_packed_a) on `par`: blocks of whole row panels
-    /// ([`PACK_MR`] rows of `C`; the same bits for any context).
+    /// [`gemm_packed_a`](Self::gemm_packed_a) on `par`: a grid of blocks of whole tiles,
+    /// row panels ([`PACK_MR`] rows of `C`) by
+    /// [`GEMM_A_COL_TILE`](Self::GEMM_A_COL_TILE) columns (the same bits for any context).
+    /// Splitting columns as well as rows keeps outputs with few row panels (a conv with
+    /// 24 output channels has 3) balanced on 2-4 threads.
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `c` is then partly written.
@@ -526,21 +586,24 @@ pub trait GemmKernels: BackendType {
     ) -> Result<(), Error> {
         let k = check_packed_a(&g, a, b, bias, c);
         if g.m == 0 || g.n == 0 || k == 0 {
-            bias_only_a(g.m, g.n, bias, g.epilogue, c, g.ldc);
+            bias_only_a(bias, g.epilogue, &mut StridedMut::new(c, g.m, g.n, g.ldc));
             return Ok(());
         }
-        let split = Rows {
+        let grid = Grid {
             shape: (g.m, g.n, g.ldc),
-            tile: PACK_MR,
+            tile: (PACK_MR, Self::GEMM_A_COL_TILE),
+            work_per_value: k,
+            fixed_rows: 0,
             join_tail: false,
-            work_per_row: g.n * k,
         };
-        row_blocks(par, split, c, |rows, c| {
-            let gs = GemmA { m: rows.len(), ..g };
-            let bias = bias.map(|b| &b[rows.start..]);
-            // SAFETY: as in `gemm_packed_b_in`; panel `rows.start / PACK_MR` starts at
-            // `rows.start * k` of the packed `a`.
-            unsafe { Self::gemm_packed_a_unchecked(gs, &a[rows.start * k..], b, bias, c) }
+        grid_blocks(par, grid, c, |rows, cols, c| {
+            let gs = GemmA { m: rows.len(), n: cols.len(), ..g };
+            let (a, bias) = (&a[rows.start * k..], bias.map(|b| &b[rows.start..]));
+            // SAFETY: the contract was checked for the whole product and every size is at
+            // least 1; panel `rows.start / PACK_MR` starts at `rows.start * k` of the
+            // packed `a`, and columns `cols` of `B` are `cols.len()` columns from
+            // `b[cols.start]` under the same row map (its span shrinks by `cols.start`).
+            unsafe { Self::gemm_packed_a_unchecked(gs, a, &b[cols.start..], bias, c) }
         })
     }
 
@@ -562,7 +625,7 @@ pub trait GemmKernels: BackendType {
     ) -> Result<(), Error> {
         check_gemv(n, k, x, b, bias, y);
         if n == 0 || k == 0 {
-            bias_only_b(1, n, bias, y, n);
+            bias_only_b(bias, &mut StridedMut::new(y, 1, n, n));
             return Ok(());
         }
         let split = Rows { shape: (n, 1, 1), tile: 2 * PACK_NR, join_tail: false, work_per_row: k };
@@ -574,7 +637,9 @@ pub trait GemmKernels: BackendType {
         })
     }
 
-    /// Hook of [`gemm_packed_b`](Self::gemm_packed_b), called only by it.
+    /// Hook of [`gemm_packed_b`](Self::gemm_packed_b), called only by it and by the
+    /// blocks of [`gemm_packed_b_in`](Self::gemm_packed_b_in): writes the `m x n` block
+    /// `c` (`c.ld() == g.ldc`) and nothing else.
     ///
     /// # Safety
     /// The contract of `gemm_packed_b` holds (checked) and `m, n, k >= 1`.
@@ -583,12 +648,14 @@ pub trait GemmKernels: BackendType {
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        c: StridedMut<'_>,
     ) {
         portable::gemm_packed_b(g, a, b, bias, c)
     }
 
-    /// Hook of [`gemm_packed_a`](Self::gemm_packed_a), called only by it.
+    /// Hook of [`gemm_packed_a`](Self::gemm_packed_a), called only by it and by the
+    /// blocks of [`gemm_packed_a_in`](Self::gemm_packed_a_in): writes the `m x n` block
+    /// `c` (`c.ld() == g.ldc`) and nothing else.
     ///
     /// # Safety
     /// The contract of `gemm_packed_a` holds (checked) and `m, n, k >= 1`.
@@ -597,7 +664,7 @@ pub trait GemmKernels: BackendType {
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        c: StridedMut<'_>,
     ) {
         portable::gemm_packed_a(g, a, b, bias, c)
     }
@@ -625,28 +692,51 @@ const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
 
 /// The geometry contract of [`GemmKernels::gemm_packed_b`].
 fn check_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &[f32]) {
+    check_packed_b_operands(g, a, b, bias);
+    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_b: c too short");
+}
+
+/// The contract of [`GemmKernels::gemm_packed_b`] on everything but `c`.
+fn check_packed_b_operands(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>) {
     assert!(g.lda >= g.k, "gemm_packed_b: lda < k");
     assert!(g.ldc >= g.n, "gemm_packed_b: ldc < n");
     assert!(a.len() >= strided_len(g.m, g.k, g.lda), "gemm_packed_b: a too short");
     assert!(b.len() >= packed_b_len(g.n, g.k), "gemm_packed_b: packed b too short");
-    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_b: c too short");
     if let Some(bias) = bias {
         assert!(bias.len() >= g.n, "gemm_packed_b: bias too short");
     }
 }
 
 /// The geometry contract of [`GemmKernels::gemm_packed_a`]; returns `k`.
-fn check_packed_a(g: &GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &[f32]) -> usize {
+pub(crate) fn check_packed_a(
+    g: &GemmA,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &[f32],
+) -> usize {
+    let k = check_packed_a_operands(g, a, b, bias);
+    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_a: c too short");
+    k
+}
+
+/// The contract of [`GemmKernels::gemm_packed_a`] on everything but `c`; returns `k`.
+fn check_packed_a_operands(g: &GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>) -> usize {
     let k = g.rows.k().expect("gemm_packed_a: k overflows");
     let span = g.rows.span(g.n).expect("gemm_packed_a: b span overflows");
     assert!(g.ldc >= g.n, "gemm_packed_a: ldc < n");
     assert!(a.len() >= packed_a_len(g.m, k), "gemm_packed_a: packed a too short");
     assert!(b.len() >= span, "gemm_packed_a: b too short");
-    assert!(c.len() >= strided_len(g.m, g.n, g.ldc), "gemm_packed_a: c too short");
     if let Some(bias) = bias {
         assert!(bias.len() >= g.m, "gemm_packed_a: bias too short");
     }
     k
+}
+
+/// The output block of a `_to` entry point is the geometry's `(m, n, ldc)`.
+fn check_block(name: &str, (m, n, ldc): (usize, usize, usize), c: &StridedMut<'_>) {
+    assert!(c.rows() == m && c.cols() == n, "{name}: c is not {m} x {n}");
+    assert!(m <= 1 || c.ld() == ldc, "{name}: c.ld() != ldc");
 }
 
 /// The geometry contract of [`GemmKernels::gemv_packed_b`].
@@ -659,10 +749,12 @@ fn check_gemv(n: usize, k: usize, x: &[f32], b: &[f32], bias: Option<&[f32]>, y:
     }
 }
 
-/// `C[i, j] = bias[j]` (or 0): the packed-B product when `k = 0` (or nothing to do).
-fn bias_only_b(m: usize, n: usize, bias: Option<&[f32]>, c: &mut [f32], ldc: usize) {
-    for i in 0..m {
-        let row = &mut c[i * ldc..i * ldc + n];
+/// `C[i, j] = bias[j]` (or 0) over the block `c`: the packed-B product when `k = 0` (or
+/// nothing to do).
+fn bias_only_b(bias: Option<&[f32]>, c: &mut StridedMut<'_>) {
+    let n = c.cols();
+    for i in 0..c.rows() {
+        let row = c.row(i);
         match bias {
             Some(bias) => row.copy_from_slice(&bias[..n]),
             None => row.fill(0.0),
@@ -670,19 +762,16 @@ fn bias_only_b(m: usize, n: usize, bias: Option<&[f32]>, c: &mut [f32], ldc: usi
     }
 }
 
-/// `C[i, j] = e(bias[i])` (or `e(0)`): the packed-A product when `k = 0` (or nothing to do).
-/// Also conv2d's direct kernels' answer when `k = 0`.
+/// `C[i, j] = e(bias[i])` (or `e(0)`) over the block `c`: the packed-A product when `k = 0`
+/// (or nothing to do). Also conv2d's direct kernels' answer when `k = 0`.
 pub(crate) fn bias_only_a(
-    m: usize,
-    n: usize,
     bias: Option<&[f32]>,
     epilogue: Option<Epilogue>,
-    c: &mut [f32],
-    ldc: usize,
+    c: &mut StridedMut<'_>,
 ) {
-    for i in 0..m {
+    for i in 0..c.rows() {
         let v = bias.map_or(0.0, |b| b[i]);
-        c[i * ldc..i * ldc + n].fill(epilogue.map_or(v, |e| e.apply(v)));
+        c.row(i).fill(epilogue.map_or(v, |e| e.apply(v)));
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::{gemv_panel_pairs, padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, MC_B};
 use super::{PACK_MR, PACK_NR};
+use crate::kernels::StridedMut;
 use core::arch::aarch64::*;
 
 /// Rows of the NEON packed-B tile.
@@ -179,7 +180,7 @@ unsafe fn row_ptrs<const R: usize>(a: *const f32, i: usize, lda: usize) -> [*con
 
 /// The NEON packed-B driver: blocks of [`MC_B`] rows, every panel over each block in 5-row
 /// tiles and one tile of the remaining 1..=4 rows.
-fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, mut c: StridedMut<'_>) {
     let GemmB { m, n, k, lda, ldc } = g;
     let panels = n.div_ceil(PACK_NR);
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
@@ -189,9 +190,10 @@ fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [
             let col0 = p * PACK_NR;
             let cols = (n - col0).min(PACK_NR);
             let bias = padded::<PACK_NR>(bias, col0, cols);
-            // SAFETY: every pointer stays inside the slices checked by check_packed_b:
-            // rows i < m of `a` hold k values from i*lda, panel p holds 16*k values,
-            // rows i < m of `c` hold n >= col0 + cols values from i*ldc.
+            // SAFETY: every pointer stays inside the operands checked by the entry point:
+            // rows i < m of `a` hold k values from i*lda, panel p holds 16*k values, and
+            // the block `c` owns n >= col0 + cols values from i*ldc in each row i < m
+            // (`c.ld() == ldc`).
             unsafe {
                 let init = ld4(bias.as_ptr());
                 let panel = bp.add(p * PACK_NR * k);
@@ -549,7 +551,7 @@ unsafe fn tail_cols<const C: usize>(
 
 /// The NEON packed-A driver: for each 8-row panel, 12-, 8- and 4-column tiles and the
 /// lane-loaded tail (contract checked by the caller, `m, n, k >= 1`).
-fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, mut c: StridedMut<'_>) {
     let GemmA { m, n, rows: br, epilogue, ldc } = g;
     let k = br.rows * br.segments;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
@@ -560,10 +562,11 @@ fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [
         let row0 = p * PACK_MR;
         let rows = (m - row0).min(PACK_MR);
         let bias = padded::<PACK_MR>(bias, row0, rows);
-        // SAFETY: every pointer stays inside the slices checked by check_packed_a:
+        // SAFETY: every pointer stays inside the operands checked by the entry point:
         // panel p holds 8*k values, every row r < k of `b` holds n values from its
         // offset (`BRows::span(n) <= b.len()`) and the tiles read columns j..j+width <=
-        // n; rows < m of `c` hold n values.
+        // n; the block `c` owns n values from r*ldc in each row r < m, and the stores
+        // stop at row m and column n.
         unsafe {
             let panel = ap.add(p * PACK_MR * k);
             let c = cp.add(row0 * ldc);
@@ -747,13 +750,14 @@ fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
 
 impl GemmKernels for crate::kernels::Neon {
     const GEMM_B_ROW_TILE: usize = MR_B;
+    const GEMM_A_COL_TILE: usize = 12;
 
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        c: StridedMut<'_>,
     ) {
         gemm_packed_b(g, a, b, bias, c)
     }
@@ -763,7 +767,7 @@ impl GemmKernels for crate::kernels::Neon {
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        c: StridedMut<'_>,
     ) {
         gemm_packed_a(g, a, b, bias, c)
     }

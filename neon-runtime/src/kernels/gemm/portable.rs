@@ -4,6 +4,7 @@
 //! >= 1`.
 
 use super::{padded, GemmA, GemmB, MC_B, PACK_MR, PACK_NR};
+use crate::kernels::StridedMut;
 
 /// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
 /// registers of x86-64's 16 (4 x 16 spills there: 2x slower); aarch64 has 32.
@@ -15,20 +16,20 @@ pub(super) const P_MR_B: usize = 2;
 /// columns are 8 accumulator registers on x86-64 (16 SSE registers) and aarch64 alike;
 /// 8 columns make LLVM's vectoriser shuffle (1.0 instead of 2.1 FLOPs per instruction on
 /// aarch64) and spill on x86-64.
-const P_NC_A: usize = 4;
+pub(super) const P_NC_A: usize = 4;
 
 /// Portable packed-B tile: `R` rows of `a` (`g.lda` apart) times one panel, stored into
-/// `cols` columns of `c` (rows `g.ldc` apart).
+/// columns `col0 .. col0 + cols` of rows `i .. i + R` of `c`.
 #[inline(always)]
 fn tile_b<const R: usize>(
     g: &GemmB,
     a: &[f32],
     panel: &[f32],
     init: &[f32; PACK_NR],
-    c: &mut [f32],
-    cols: usize,
+    c: &mut StridedMut<'_>,
+    (i, col0, cols): (usize, usize, usize),
 ) {
-    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
+    let (k, lda) = (g.k, g.lda);
     let mut acc = [*init; R];
     let rows: [&[f32]; R] = core::array::from_fn(|r| &a[r * lda..r * lda + k]);
     for (kk, brow) in panel[..k * PACK_NR].chunks_exact(PACK_NR).enumerate() {
@@ -41,21 +42,21 @@ fn tile_b<const R: usize>(
         }
     }
     for (r, acc) in acc.iter().enumerate() {
-        c[r * ldc..r * ldc + cols].copy_from_slice(&acc[..cols]);
+        c.row(i + r)[col0..col0 + cols].copy_from_slice(&acc[..cols]);
     }
 }
 
 /// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows placed by
-/// `g.rows`, relative to `b[0]`), `cols <= NC` of them valid, stored into `rows` rows of
-/// `c` after the epilogue.
+/// `g.rows`, relative to `b[0]`), `cols <= NC` of them valid, stored into columns `j ..
+/// j + cols` of `rows` rows of `c` from `row0` on, after the epilogue.
 #[inline(always)]
 fn tile_a<const NC: usize>(
     g: &GemmA,
     panel: &[f32],
     b: &[f32],
     init: &[f32; PACK_MR],
-    c: &mut [f32],
-    (rows, cols): (usize, usize),
+    c: &mut StridedMut<'_>,
+    (row0, j, rows, cols): (usize, usize, usize, usize),
 ) {
     // acc[j] holds column j for the 8 rows: the vectors run along the packed weights
     // (contiguous) and B[k, j] is broadcast; this keeps LLVM's vectoriser off shuffles.
@@ -86,16 +87,22 @@ fn tile_a<const NC: usize>(
             }
         }
     }
-    let (ldc, epilogue) = (g.ldc, g.epilogue);
+    let epilogue = g.epilogue;
     for r in 0..rows {
-        for (j, dst) in c[r * ldc..r * ldc + cols].iter_mut().enumerate() {
-            *dst = epilogue.map_or(acc[j][r], |e| e.apply(acc[j][r]));
+        for (dst, acc) in c.row(row0 + r)[j..j + cols].iter_mut().zip(&acc) {
+            *dst = epilogue.map_or(acc[r], |e| e.apply(acc[r]));
         }
     }
 }
 
 /// The portable packed-B driver: blocks of [`MC_B`] rows, every panel over each block.
-pub(super) fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+pub(super) fn gemm_packed_b(
+    g: GemmB,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    mut c: StridedMut<'_>,
+) {
     let (m, n, k) = (g.m, g.n, g.k);
     let panels = n.div_ceil(PACK_NR);
     for i0 in (0..m).step_by(MC_B) {
@@ -108,12 +115,12 @@ pub(super) fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>
             let mut i = i0;
             while i < i0 + mc {
                 let rows = (i0 + mc - i).min(P_MR_B);
-                let (a, c) = (&a[i * g.lda..], &mut c[i * g.ldc + col0..]);
+                let (a, at) = (&a[i * g.lda..], (i, col0, cols));
                 match rows {
-                    4 => tile_b::<4>(&g, a, panel, &init, c, cols),
-                    3 => tile_b::<3>(&g, a, panel, &init, c, cols),
-                    2 => tile_b::<2>(&g, a, panel, &init, c, cols),
-                    _ => tile_b::<1>(&g, a, panel, &init, c, cols),
+                    4 => tile_b::<4>(&g, a, panel, &init, &mut c, at),
+                    3 => tile_b::<3>(&g, a, panel, &init, &mut c, at),
+                    2 => tile_b::<2>(&g, a, panel, &init, &mut c, at),
+                    _ => tile_b::<1>(&g, a, panel, &init, &mut c, at),
                 }
                 i += rows;
             }
@@ -122,7 +129,13 @@ pub(super) fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>
 }
 
 /// The portable packed-A driver: per 8-row panel, tiles of [`P_NC_A`] columns.
-pub(super) fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+pub(super) fn gemm_packed_a(
+    g: GemmA,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    mut c: StridedMut<'_>,
+) {
     let (m, n) = (g.m, g.n);
     let k = g.rows.rows * g.rows.segments;
     for p in 0..m.div_ceil(PACK_MR) {
@@ -132,8 +145,7 @@ pub(super) fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>
         let panel = &a[p * PACK_MR * k..(p + 1) * PACK_MR * k];
         for j in (0..n).step_by(P_NC_A) {
             let cols = (n - j).min(P_NC_A);
-            let c = &mut c[row0 * g.ldc + j..];
-            tile_a::<P_NC_A>(&g, panel, &b[j..], &init, c, (rows, cols));
+            tile_a::<P_NC_A>(&g, panel, &b[j..], &init, &mut c, (row0, j, rows, cols));
         }
     }
 }

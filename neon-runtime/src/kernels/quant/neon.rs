@@ -38,7 +38,7 @@ use super::{
     finish, gemm_converted, k_padded, Gemv, QuantFormat, QuantGemm, QuantKernels, QuantWeights,
     BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
 };
-use crate::kernels::{cpu, Neon};
+use crate::kernels::{cpu, Neon, StridedMut};
 use core::arch::aarch64::*;
 
 /// `tbl` indices taking byte `kk` of each 4-byte lane into that lane's top byte (the
@@ -435,7 +435,7 @@ impl QuantKernels for Neon {
         unsafe { gemv(Gemv::new(x, w, y), y) }
     }
 
-    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: StridedMut<'_>) {
         gemm_converted::<Self, 1, KC>(g, a, w, c, convert)
     }
 

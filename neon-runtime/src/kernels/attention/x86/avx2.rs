@@ -12,7 +12,8 @@ pub(super) struct Ymm(());
 ///
 /// # Safety
 /// The CPU implements AVX2 and FMA; `p` and `g` describe a geometry the entry point
-/// accepted (`q_frames >= 1`) and `out` is not aliased.
+/// accepted (`q_frames >= 1`) and the values of the heads `p.heads` of every output row
+/// are writable through `p.out` and not aliased.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // SAFETY: the CPU implements AVX2 and FMA (contract), so the token may exist; the

@@ -12,7 +12,8 @@ pub(super) struct Zmm(());
 ///
 /// # Safety
 /// The CPU implements AVX-512F; `p` and `g` describe a geometry the entry point accepted
-/// (`q_frames >= 1`) and `out` is not aliased.
+/// (`q_frames >= 1`) and the values of the heads `p.heads` of every output row are
+/// writable through `p.out` and not aliased.
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // SAFETY: the CPU implements AVX-512F (contract), so the token may exist; the rest is

@@ -31,6 +31,9 @@ pub(super) struct Ptrs {
     pub(super) k: *const f32,
     pub(super) v: *const f32,
     pub(super) out: *mut f32,
+    /// The heads to compute, `(first, end)`: row `i` of head `h` is written at `out + i *
+    /// c + h * head_dim`.
+    pub(super) heads: (usize, usize),
 }
 
 /// A level's vectors of `L` f32 lanes and the primitives the kernel needs on them.
@@ -169,16 +172,18 @@ pub(super) fn exp<const L: usize, S: Simd<L>>(s: S, x: S::V) -> S::V {
     s.select(s.le(x, s.splat(EXP_HI)), y, big)
 }
 
-/// The whole kernel at level `S`: per head, blocks of `L` queries, then single queries.
+/// The whole kernel at level `S`: per head of `p.heads`, blocks of `L` queries, then
+/// single queries.
 ///
 /// # Safety
-/// `p` and `g` describe a geometry the entry point accepted (`q_frames >= 1`); `out`
-/// is not aliased.
+/// `p` and `g` describe a geometry the entry point accepted (`q_frames >= 1`); the heads
+/// `p.heads` are within `0..g.heads`, and their values of every output row (`out + i * c
+/// + h * head_dim .. + head_dim`) are writable and not aliased.
 #[inline(always)]
 pub(super) unsafe fn attention<const L: usize, S: Simd<L>>(s: S, p: Ptrs, g: AttentionGeometry) {
     // Key indices are compared as i32 in the multi-query kernel.
     let blocks = g.head_dim <= HD_MAX && g.len < 1 << 30;
-    for h in 0..g.heads {
+    for h in p.heads.0..p.heads.1 {
         let mut i = 0;
         while blocks && g.q_frames - i >= MIN_ROWS {
             let nq = L.min(g.q_frames - i);

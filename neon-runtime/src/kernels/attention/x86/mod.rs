@@ -89,15 +89,20 @@ impl<I: X86Isa> AttentionKernels for X86<I> {
         q: &[f32],
         k: &[f32],
         v: &[f32],
-        out: &mut [f32],
+        mut out: crate::kernels::StridedMut<'_>,
         g: super::AttentionGeometry,
+        heads: core::ops::Range<usize>,
     ) {
         use crate::kernels::cpu::X86Level;
         Self::require();
-        let p = kernel::Ptrs { q: q.as_ptr(), k: k.as_ptr(), v: v.as_ptr(), out: out.as_mut_ptr() };
-        // SAFETY: the entry point checked the geometry and the slice lengths (`q`, `out`:
-        // `q_frames * c`, `k`, `v`: at least `len * c`), `out` is a unique borrow, and the
-        // CPU implements the level (`require`).
+        // Output row i of head h at `out + i * c + h * hd`: the block starts at head
+        // `heads.start` of row 0 (wrapping: the pointer itself may lie before the block).
+        let out = out.as_mut_ptr().wrapping_sub(heads.start * g.head_dim);
+        let (q, k, v) = (q.as_ptr(), k.as_ptr(), v.as_ptr());
+        let p = kernel::Ptrs { q, k, v, out, heads: (heads.start, heads.end) };
+        // SAFETY: the entry point checked the geometry and the slice lengths (`q`: `q_frames
+        // * c`, `k`, `v`: at least `len * c`), the block `out` owns the values of the heads
+        // `heads` of every output row, and the CPU implements the level (`require`).
         unsafe {
             match I::LEVEL {
                 X86Level::Avx2 => avx2::attention(p, g),

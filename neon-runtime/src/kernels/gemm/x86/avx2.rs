@@ -7,6 +7,7 @@
 
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile (by one 16-wide panel: 2 vectors).
@@ -14,7 +15,7 @@ pub(crate) const MR_B: usize = 6;
 /// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]).
 const MC_B: usize = 14 * MR_B;
 /// Columns of the packed-A tile (3 vectors) by half an 8-row panel.
-const NR_A: usize = 24;
+pub(crate) const NR_A: usize = 24;
 
 /// An `_mm256_maskload_ps` / `_mm256_maskstore_ps` mask of the first `cols` lanes
 /// (`cols` may be 0 or exceed 8).
@@ -285,7 +286,7 @@ pub(crate) unsafe fn gemm_packed_a(
     a: &[f32],
     b: &[f32],
     bias: Option<&[f32]>,
-    c: &mut [f32],
+    c: &mut StridedMut<'_>,
 ) {
     let GemmA { m, n, rows: br, ldc, .. } = g;
     let t = TileA { br, ep, ldc };
@@ -333,8 +334,9 @@ pub(crate) unsafe fn gemm_packed_a(
                 let bias = &init[4 * h..];
                 // SAFETY: as in the AVX-512 driver: panel p holds 8 * k values (this
                 // half reads offsets kk * 8 + 4h + i, i < 4), every row of `b` that `br`
-                // places holds n >= j + cols values, rows row0 + 4h + r < m of `c` hold
-                // n values; the tiles touch columns j..j + cols only (masked tails).
+                // places holds n >= j + cols values, the block `c` owns n values in rows
+                // row0 + 4h + r < m; the tiles touch columns j..j + cols only (masked
+                // tails).
                 unsafe {
                     let w = ap.add(p * PACK_MR * k + 4 * h);
                     let (bb, cc) = (bp.add(j), cp.add((row0 + 4 * h) * ldc + j));
@@ -458,7 +460,7 @@ pub(crate) unsafe fn gemm_packed_b(
     a: &[f32],
     b: &[f32],
     bias: Option<&[f32]>,
-    c: &mut [f32],
+    c: &mut StridedMut<'_>,
 ) {
     let GemmB { m, n, k, lda, ldc } = g;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());

@@ -8,12 +8,13 @@
 
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::{gemv_panel_pairs, padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile.
 pub(crate) const MR_B: usize = 8;
 /// Panels (of 16 columns) of the packed-B tile.
-const NP_B: usize = 2;
+pub(crate) const NP_B: usize = 2;
 /// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]): the block
 /// stays in L2 while every pair of panels passes over it, each pair (`32 * k` values)
 /// in L1 (for `k` up to ~300).
@@ -168,7 +169,7 @@ pub(crate) unsafe fn gemm_packed_a(
     a: &[f32],
     b: &[f32],
     bias: Option<&[f32]>,
-    c: &mut [f32],
+    c: &mut StridedMut<'_>,
 ) {
     let GemmA { m, n, rows: br, ldc, .. } = g;
     let t = TileA { br, ep, ldc };
@@ -185,7 +186,8 @@ pub(crate) unsafe fn gemm_packed_a(
             let init = padded::<PACK_MR>(bias, row0, rows);
             // SAFETY: check_packed_a: panel p holds 8 * k values; every row of `b`
             // that `br` places holds n >= j + cols values from its offset
-            // (`br.span(n) <= b.len()`); rows < m of `c` hold n values from r * ldc.
+            // (`br.span(n) <= b.len()`); the block `c` owns n values from r * ldc in
+            // each row r < m (`c.ld() == ldc`).
             // The tile touches columns j..j + cols only (masked tail).
             unsafe {
                 let (w, bb, cc) = (ap.add(p * PACK_MR * k), bp.add(j), cp.add(row0 * ldc + j));
@@ -307,7 +309,7 @@ pub(crate) unsafe fn gemm_packed_b(
     a: &[f32],
     b: &[f32],
     bias: Option<&[f32]>,
-    c: &mut [f32],
+    c: &mut StridedMut<'_>,
 ) {
     let GemmB { m, n, k, lda, ldc } = g;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
@@ -327,8 +329,8 @@ pub(crate) unsafe fn gemm_packed_b(
             let mask = lanes((cols - 1) % 16 + 1);
             let mut i = i0;
             // SAFETY: check_packed_b: rows i < m of `a` hold k values from i * lda,
-            // panels p..p + np exist (16 * k values each), rows i < m of `c` hold
-            // n >= col0 + cols values from i * ldc; the last panel's stores are
+            // panels p..p + np exist (16 * k values each), the block `c` owns
+            // n >= col0 + cols values from i * ldc in each row i < m (`c.ld() == ldc`); the last panel's stores are
             // limited to its valid lanes.
             unsafe {
                 let pan = bp.add(col0 * k);

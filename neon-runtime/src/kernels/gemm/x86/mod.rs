@@ -13,6 +13,8 @@
 //! [`gemm`](super).
 
 use super::GemmKernels;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
@@ -33,19 +35,31 @@ impl<I: X86Isa> GemmKernels for X86<I> {
     };
 
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const GEMM_B_COL_TILE: usize = match I::LEVEL {
+        X86Level::Avx2 => super::PACK_NR,
+        X86Level::Avx512 => avx512::NP_B * super::PACK_NR,
+    };
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const GEMM_A_COL_TILE: usize = match I::LEVEL {
+        X86Level::Avx2 => avx2::NR_A,
+        X86Level::Avx512 => avx512::NR_A,
+    };
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        mut c: StridedMut<'_>,
     ) {
         Self::require();
         // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => avx2::gemm_packed_b(g, a, b, bias, c),
-                X86Level::Avx512 => avx512::gemm_packed_b(g, a, b, bias, c),
+                X86Level::Avx2 => avx2::gemm_packed_b(g, a, b, bias, &mut c),
+                X86Level::Avx512 => avx512::gemm_packed_b(g, a, b, bias, &mut c),
             }
         }
     }
@@ -56,11 +70,10 @@ impl<I: X86Isa> GemmKernels for X86<I> {
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: &mut [f32],
+        mut c: StridedMut<'_>,
     ) {
         Self::require();
-        let shape = (g.m, g.n, g.ldc);
-        with_vec_epilogue(g.epilogue, shape, c, |ep, c| {
+        with_vec_epilogue(g.epilogue, &mut c, |ep, c| {
             // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted
             // level I.
             unsafe {
@@ -114,22 +127,21 @@ impl VecEpilogue {
     }
 }
 
-/// Runs a vector kernel writing an `m x n` result to `c` (rows `ldc` apart) with the
-/// output stage `epilogue`: fused into the kernel's registers (`kernel(Some(..), c)`) when
-/// [`VecEpilogue::new`] accepts it, else `kernel(None, c)` followed by a scalar pass of
-/// [`Epilogue::apply`]. Shared by the packed-A product and conv2d's direct kernel.
+/// Runs a vector kernel writing the block `c` with the output stage `epilogue`: fused
+/// into the kernel's registers (`kernel(Some(..), c)`) when [`VecEpilogue::new`] accepts
+/// it, else `kernel(None, c)` followed by a scalar pass of [`Epilogue::apply`]. Shared by
+/// the packed-A product and conv2d's direct kernel.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 pub(crate) fn with_vec_epilogue(
     epilogue: Option<Epilogue>,
-    (m, n, ldc): (usize, usize, usize),
-    c: &mut [f32],
-    kernel: impl FnOnce(Option<VecEpilogue>, &mut [f32]),
+    c: &mut StridedMut<'_>,
+    kernel: impl FnOnce(Option<VecEpilogue>, &mut StridedMut<'_>),
 ) {
     let fused = epilogue.map(VecEpilogue::new);
     kernel(fused.flatten(), c);
     if let (Some(e), Some(None)) = (epilogue, fused) {
-        for row in c.chunks_mut(ldc).take(m) {
-            row[..n].iter_mut().for_each(|v| *v = e.apply(*v));
+        for i in 0..c.rows() {
+            c.row(i).iter_mut().for_each(|v| *v = e.apply(*v));
         }
     }
 }

@@ -102,9 +102,17 @@ use super::QUANT_KR;
 use super::{gemm_converted, Gemv, QuantGemm, QuantWeights, KC};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 use crate::kernels::cpu::X86Level;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> QuantKernels for X86<I> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    const QUANT_GEMM_COL_TILE: usize = match I::LEVEL {
+        X86Level::Avx2 => super::PACK_NR,
+        X86Level::Avx512 => 2 * super::PACK_NR,
+    };
+
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         Self::require();
@@ -119,7 +127,7 @@ impl<I: X86Isa> QuantKernels for X86<I> {
     }
 
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+    unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: StridedMut<'_>) {
         Self::require();
         match I::LEVEL {
             X86Level::Avx2 => gemm_converted::<Self, 1, KC>(g, a, w, c, |s, r, bs, d| {
