@@ -1,5 +1,6 @@
 //! Weights files (`TensorFile::parse`, then loading as a wake-word head, the speech
-//! embedding and Moonshine): any bytes give prepared weights or a clean error.
+//! embedding, Moonshine and a sanoTTS voice, folded and packed): any bytes give prepared
+//! weights or a clean error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -8,6 +9,7 @@ use neon_models::moonshine::load::MoonshineWeights;
 use neon_models::openwakeword::embedding::EmbeddingNetWeights;
 use neon_models::openwakeword::head::HeadNet;
 use neon_models::openwakeword::names::{STAGE1, STAGE2};
+use neon_models::sanotts::load::VoiceWeights;
 use neon_models::weights::TensorFile;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,4 +18,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = HeadNet::load(&file, &STAGE2);
     let _ = EmbeddingNetWeights::load(&file);
     let _ = MoonshineWeights::load(&file);
+    let _ = VoiceWeights::load(&file);
 });
