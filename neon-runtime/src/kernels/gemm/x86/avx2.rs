@@ -162,8 +162,7 @@ unsafe fn tile_a_panel<const MASKED: bool>(
         // Wrapping: after the last step the pointers may leave the slices unused.
         let mut row = b.wrapping_add(s * br.segment_stride);
         for _ in 0..br.rows {
-            let bv =
-                if MASKED { _mm256_maskload_ps(row, mask) } else { _mm256_loadu_ps(row) };
+            let bv = if MASKED { _mm256_maskload_ps(row, mask) } else { _mm256_loadu_ps(row) };
             for i in 0..PACK_MR {
                 acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(&*w.add(i)), bv, acc[i]);
             }
