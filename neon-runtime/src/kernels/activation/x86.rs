@@ -14,7 +14,9 @@
 //! the portable form, vectorised by LLVM for the SSE2 baseline (4 lanes, no FMA, selects
 //! as and/andnot/or), cost about 15% of the decoder's time on an AVX2 host.
 
-use super::{ActivationFn, ActivationKernels, MapArgs};
+use super::ActivationKernels;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+use super::{ActivationFn, MapArgs};
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> ActivationKernels for X86<I> {
