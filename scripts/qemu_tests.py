@@ -9,8 +9,10 @@ under `qemu-aarch64 -L /usr/aarch64-linux-gnu`, N executables at a time (default
 executables, such as a proc-macro crate's unit tests, are skipped: the host test step runs
 them. QEMU_CPU in the environment picks the emulated core. `cargo test` runs executables one after another,
 and most of ours hold one or two long tests: under qemu that leaves a core idle most of the
-time. Each executable's output is printed whole when it ends. Exits 1 if an executable
-fails or if no test passed in all.
+time. Each executable's output is printed whole when it ends. An executable that runs longer
+than --timeout seconds (default 900) is killed and counts as failed, so a hang is reported
+as one instead of running into CI's time limit. Exits 1 if an executable fails or if no test
+passed in all.
 """
 import argparse
 import concurrent.futures
@@ -54,17 +56,27 @@ def is_aarch64(exe):
     return header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183
 
 
-def run(exe, root):
+def run(exe, root, timeout):
+    """(exit code, output, seconds); an executable still running after `timeout` seconds is
+    killed and reported as failed (exit code -1) with the output it had printed."""
     start = time.monotonic()
-    p = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", exe], cwd=root,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, errors="replace")
-    return p.returncode, p.stdout, time.monotonic() - start
+    try:
+        p = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", exe], cwd=root,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace",
+                           timeout=timeout)
+        return p.returncode, p.stdout, time.monotonic() - start
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or b""
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out
+        return -1, out + f"\nkilled: still running after {timeout} s\n", time.monotonic() - start
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=900,
+                   help="seconds an executable may run before it is killed as hung (default 900)")
     p.add_argument("--package", action="append", default=[],
                    help="only this package's executables (repeatable)")
     a = p.parse_args()
@@ -82,7 +94,7 @@ def main():
     cpu = os.environ.get("QEMU_CPU", "max")
     passed, failed = 0, []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = {pool.submit(run, exe, root): label for label, exe, root in tests}
+        futures = {pool.submit(run, exe, root, a.timeout): label for label, exe, root in tests}
         for f in concurrent.futures.as_completed(futures):
             label = futures[f]
             rc, out, secs = f.result()

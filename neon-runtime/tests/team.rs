@@ -71,6 +71,27 @@ fn many_back_to_back_dispatches() {
     assert_eq!(total.load(Ordering::Relaxed), want);
 }
 
+/// Parked members and a parked caller are woken on every dispatch: with spinning off, each of
+/// these dispatches goes through both parking handshakes (a worker waiting for a new
+/// generation, the caller waiting for its helpers). A lost wake-up hangs here; the CI's
+/// per-executable timeout (`scripts/qemu_tests.py --timeout`) turns a hang into a failure.
+#[test]
+fn parked_handshakes_lose_no_wake_up() {
+    for threads in [2, 3, 4] {
+        let team = Team::with_options(threads, TeamOptions { spin: false }).unwrap();
+        let total = AtomicUsize::new(0);
+        let rounds = 5000;
+        for round in 0..rounds {
+            team.run(1 + round % 5, &|task, _| {
+                total.fetch_add(task + 1, Ordering::Relaxed);
+            })
+            .unwrap();
+        }
+        let want: usize = (0..rounds).map(|r| (1 + r % 5) * (2 + r % 5) / 2).sum();
+        assert_eq!(total.load(Ordering::Relaxed), want, "{threads} threads");
+    }
+}
+
 #[test]
 fn a_panicking_task_is_an_error_and_the_team_stays_usable() {
     for team in teams() {
