@@ -8,7 +8,8 @@
 //! the CPU runs is also measured under its own label: `x86_baseline_*` (`Portable`, the
 //! plain-Rust kernels), `x86_avx2_*` (`X86<Avx2>`), `x86_avx512_*` (`X86<Avx512>`). The `cnn`
 //! group times the packed-A products of the openWakeWord speech-embedding CNN's im2col convs
-//! (`m` output channels, `n` pixels, `k` = 3 x input channels) next to matrixmultiply.
+//! (`m` output channels, `n` pixels, `k` = 3 x input channels) and of Moonshine's stem convs
+//! next to matrixmultiply.
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -170,11 +171,20 @@ fn bench_gemv(cr: &mut Criterion) {
     g.finish();
 }
 
-/// The openWakeWord CNN's packed-A shapes `(m, n, k)` (`n` = output pixels T x F):
-/// 1x3 conv 24 -> 24 over 74x32 (`k = 72`), 48 -> 48 over 32x16 (`k = 144`), 72 -> 72 over
-/// 28x8 (`k = 216`), 96 -> 96 over 10x4 (`k = 288`), and the first conv (3x3, 1 -> 24).
-const CNN_SHAPES: [(usize, usize, usize); 5] =
-    [(24, 2368, 72), (48, 512, 144), (72, 224, 216), (96, 40, 288), (24, 2368, 9)];
+/// Packed-A shapes `(m, n, k)`: the openWakeWord CNN's (`n` = output pixels T x F): 1x3
+/// conv 24 -> 24 over 74x32 (`k = 72`), 48 -> 48 over 32x16 (`k = 144`), 72 -> 72 over
+/// 28x8 (`k = 216`), 96 -> 96 over 10x4 (`k = 288`), the first conv (3x3, 1 -> 24); then
+/// one 256-frame im2col tile of Moonshine's stem: conv2 (416 -> 832, kernel 7: `k =
+/// 2912`) and conv1 (1 -> 416, kernel 127).
+const CNN_SHAPES: [(usize, usize, usize); 7] = [
+    (24, 2368, 72),
+    (48, 512, 144),
+    (72, 224, 216),
+    (96, 40, 288),
+    (24, 2368, 9),
+    (832, 256, 2912),
+    (416, 256, 127),
+];
 
 /// One CNN shape: `(m, n, k)`, the packed weights, `B`, the bias.
 struct Cnn {

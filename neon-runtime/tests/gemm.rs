@@ -548,6 +548,25 @@ mod rows {
         }
     }
 
+    /// Long reductions, which the AVX2 driver runs in blocks of 256 steps over copies of
+    /// 192 columns of `B` (other backends in one pass): `k` of 2..=3 blocks and a tail,
+    /// segments whose boundaries fall inside a block, `n` over two column blocks with a
+    /// 17..=23 tail (and a 1..=8 one), padded `C`, the bias on the first block only and
+    /// the output stage on the last only.
+    pub(super) fn blocked<B: GemmKernels>() {
+        let mut r = rng(29);
+        for (m, n, rows, segments, ep) in [
+            (19, 233, 183, 3, EPILOGUES[1]),
+            (8, 197, 600, 1, EPILOGUES[3]),
+            (3, 40, 257, 2, None),
+            (13, 385, 130, 4, EPILOGUES[2]),
+        ] {
+            let ldb = n + 3;
+            let br = BRows { rows, ldb, segments, segment_stride: rows * ldb + 5 };
+            case::<B>(&mut r, m, n, br, n + 2, m % 2 == 1, ep);
+        }
+    }
+
     /// The output stage on special values, bit for bit against `Epilogue::apply` (NaN
     /// propagates, `max(-0, +0) = +0`), for the usual epilogues and unusual ones (a clamp
     /// at +0 or -0, a `-0` or NaN slope, a NaN bound, an infinite slope), through full
@@ -676,11 +695,13 @@ mod rows {
 }
 
 /// The segmented-`B` / epilogue suite on backend `B`: segmented and contiguous `B`, every
-/// epilogue, every tail (`rows::sweep`, `rows::wide`), and the output stage on special
+/// epilogue, every tail (`rows::sweep`, `rows::wide`), long blocked reductions
+/// (`rows::blocked`), and the output stage on special
 /// values.
 fn rows_suite<B: GemmKernels>() {
     rows::sweep::<B>();
     rows::wide::<B>();
+    rows::blocked::<B>();
     rows::special_values::<B>();
 }
 

@@ -6,7 +6,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -77,6 +77,43 @@ unsafe fn finish<const NV: usize, const MASKED: bool>(
     }
 }
 
+/// Where the accumulators of 4 rows of a packed-A tile start: each row's `bias[i]`, or,
+/// when `t.accumulate` (a later block of a blocked reduction), the `rows` (0..=4) rows of
+/// `C` that the earlier blocks stored, the last vector of each through `mask` when
+/// `MASKED` (as [`finish`] stores them; rows past `rows` start at 0 and are not stored).
+/// Continuing from the stored sums keeps each output's chain of FMAs, so a blocked
+/// reduction gives the bits of an unblocked one.
+///
+/// # Safety
+/// AVX2 + FMA; `bias[i]` for `i < 4` when not accumulating; `c.add(r * ldc + j)`
+/// readable (`r < rows`) for every column `j` the loads reach when accumulating.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn start<const NV: usize, const MASKED: bool>(
+    t: &TileA,
+    bias: &[f32],
+    c: *const f32,
+    rows: usize,
+    mask: __m256i,
+) -> [[__m256; NV]; 4] {
+    let mut acc = [[_mm256_setzero_ps(); NV]; 4];
+    for i in 0..4 {
+        if !t.accumulate {
+            acc[i] = [_mm256_set1_ps(bias[i]); NV];
+        } else if i < rows {
+            let ci = c.add(i * t.ldc);
+            for v in 0..NV {
+                acc[i][v] = if MASKED && v + 1 == NV {
+                    _mm256_maskload_ps(ci.add(8 * v), mask)
+                } else {
+                    _mm256_loadu_ps(ci.add(8 * v))
+                };
+            }
+        }
+    }
+    acc
+}
+
 /// Packed-A tile: 4 rows of the 8-row panel (weights at `w[kk * 8 + i]`, `i < 4`)
 /// times `8 * NV` columns of `B` (rows placed by `t.br` from `b`); the last vector
 /// limited to the lanes in `mask` when `MASKED`; the output stage `t.ep`, if any, in
@@ -99,12 +136,7 @@ unsafe fn tile_a<const NV: usize, const MASKED: bool>(
     mask: __m256i,
 ) {
     let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = [[_mm256_setzero_ps(); NV]; 4];
-    for i in 0..4 {
-        for v in 0..NV {
-            acc[i][v] = _mm256_set1_ps(bias[i]);
-        }
-    }
+    let mut acc = start::<NV, MASKED>(t, bias, c, rows, mask);
     let ldb = br.ldb;
     let mut w = w;
     for s in 0..br.segments {
@@ -152,10 +184,11 @@ unsafe fn tile_a_panel<const MASKED: bool>(
     mask: __m256i,
 ) {
     let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = [_mm256_setzero_ps(); PACK_MR];
-    for i in 0..PACK_MR {
-        acc[i] = _mm256_set1_ps(bias[i]);
-    }
+    let c4 = c.wrapping_add(4 * ldc);
+    let [[a0], [a1], [a2], [a3]] = start::<1, MASKED>(t, &bias[..4], c, rows.min(4), mask);
+    let [[a4], [a5], [a6], [a7]] =
+        start::<1, MASKED>(t, &bias[4..], c4, rows.saturating_sub(4), mask);
+    let mut acc = [a0, a1, a2, a3, a4, a5, a6, a7];
     let ldb = br.ldb;
     let mut w = w;
     for s in 0..br.segments {
@@ -172,7 +205,6 @@ unsafe fn tile_a_panel<const MASKED: bool>(
     }
     let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
     finish::<1, MASKED>([[a0], [a1], [a2], [a3]], ep, c, ldc, rows.min(4), mask);
-    let c4 = c.wrapping_add(4 * ldc);
     finish::<1, MASKED>([[a4], [a5], [a6], [a7]], ep, c4, ldc, rows.saturating_sub(4), mask);
 }
 
@@ -263,10 +295,7 @@ unsafe fn tile_a_24(
     rows: usize,
 ) {
     let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = [[_mm256_setzero_ps(); 3]; 4];
-    for i in 0..4 {
-        acc[i] = [_mm256_set1_ps(bias[i]); 3];
-    }
+    let mut acc = start::<3, false>(t, bias, c, rows, lanes(8));
     for s in 0..br.segments {
         let (ws, bs) = (w.add(s * br.rows * PACK_MR), b.add(s * br.segment_stride));
         kernel_4x24(&mut acc, ws, bs, br.ldb, br.rows);
@@ -274,10 +303,28 @@ unsafe fn tile_a_24(
     finish::<3, false>(acc, ep, c, ldc, rows, lanes(8));
 }
 
+/// Reduction steps per block of the packed-A driver's blocked path (products with a longer
+/// reduction, e.g. Moonshine's stem convs, `k` = 2,912 and 2,496): a 4x24 tile then reads
+/// 24 KiB of packed `B` and 4 KiB of weights per block.
+pub(crate) const KC_A: usize = 256;
+/// Columns of `B` packed per block of the blocked path: 4 column blocks of [`NR_A`], so
+/// every weight panel read for a block serves 192 columns (192 KiB of packed `B` per block,
+/// on the stack).
+const NC_A: usize = 8 * NR_A;
+
 /// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
-/// the output stage in vector form, `ep`, instead of `g.epilogue`): column blocks of 24,
-/// every half panel over each block; the last 1..=8 columns of a block (a block of 1..=8,
-/// or 17..=23 after two vectors) by whole panels ([`tile_a_panel`]).
+/// the output stage in vector form, `ep`, instead of `g.epilogue`).
+///
+/// Up to [`KC_A`] reduction steps, every tile reads `B` where it is ([`packed_a_columns`]).
+/// A longer reduction runs blocked, as GotoBLAS-style GEMMs do: per block of [`NC_A`]
+/// columns and [`KC_A`] steps, the rows of `B` (wherever `g.rows` places them, strided
+/// `ldb` apart) are first copied into a contiguous buffer of 24-column strips, then every
+/// panel runs over it, the first block starting from the bias, later ones from the partial
+/// sums in `C`, the output stage on the last. Without it each 4x24 tile read `k` rows of
+/// `B` one `ldb` stride apart (a strided walk of `24 x k` values, 280 KiB for conv2 of
+/// Moonshine's stem, that no cache level kept between panels). Every output keeps its one
+/// chain of FMAs over `kk = 0..k` in order, so both paths, and any column split a team
+/// makes, give the same bits.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn gemm_packed_a(
     g: GemmA,
@@ -288,14 +335,94 @@ pub(crate) unsafe fn gemm_packed_a(
     c: &mut StridedMut<'_>,
 ) {
     let GemmA { m, n, rows: br, ldc, .. } = g;
-    let t = TileA { br, ep, ldc };
     let k = br.rows * br.segments;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    if k <= KC_A {
+        let t = TileA { br, ep, ldc, accumulate: false };
+        let blk = ABlock { m, n, panel_stride: PACK_MR * k, strip_stride: NR_A };
+        // SAFETY: the contract of `gemm_packed_a`, checked by the caller: `a` holds the
+        // m.div_ceil(8) panels of 8 * k weights, `b` the k rows `br` places with n values
+        // each, `c` the m x n block (rows ldc apart).
+        unsafe { packed_a_columns(&t, &blk, ap, bp, bias, cp) };
+        return;
+    }
+    // Uninitialised: the tiles read only the values copied in for their block.
+    let mut packed = core::mem::MaybeUninit::<[f32; KC_A * NC_A]>::uninit();
+    let pp = packed.as_mut_ptr().cast::<f32>();
+    for j0 in (0..n).step_by(NC_A) {
+        let nb = NC_A.min(n - j0);
+        for k0 in (0..k).step_by(KC_A) {
+            let kc = KC_A.min(k - k0);
+            for kk in 0..kc {
+                let (s, q) = ((k0 + kk) / br.rows, (k0 + kk) % br.rows);
+                let row = bp.add(s * br.segment_stride + q * br.ldb + j0);
+                for strip in 0..nb.div_ceil(NR_A) {
+                    let w = NR_A.min(nb - strip * NR_A);
+                    // SAFETY: row `k0 + kk` of `B` holds n >= j0 + nb values (the
+                    // contract); strip `strip` of the buffer holds kc <= KC_A rows of
+                    // NR_A values, and strip * KC_A * NR_A + kk * NR_A + w <= the
+                    // buffer's KC_A * NC_A values; the two do not overlap.
+                    unsafe {
+                        let dst = pp.add(strip * KC_A * NR_A + kk * NR_A);
+                        core::ptr::copy_nonoverlapping(row.add(strip * NR_A), dst, w);
+                    }
+                }
+            }
+            let last = k0 + kc == k;
+            let t = TileA {
+                br: BRows::contiguous(kc, NR_A),
+                ep: if last { ep } else { None },
+                ldc,
+                accumulate: k0 > 0,
+            };
+            let blk = ABlock { m, n: nb, panel_stride: PACK_MR * k, strip_stride: KC_A * NR_A };
+            // SAFETY: panel p's steps k0..k0 + kc are the 8 * kc weights from
+            // p * 8 * k + k0 * 8; the buffer holds the block's strips (above); columns
+            // j0..j0 + nb of the m rows of `c` are in the block the contract gives.
+            unsafe { packed_a_columns(&t, &blk, ap.add(k0 * PACK_MR), pp, bias, cp.add(j0)) };
+        }
+    }
+}
+
+/// The geometry [`packed_a_columns`] runs over: `m` rows (panels of 8 weights per step,
+/// `panel_stride` values apart) by `n` columns of `B`, whose column block `j` (a multiple
+/// of [`NR_A`]) starts `j / NR_A * strip_stride` values into `B` (`NR_A`: rows of `B` as
+/// they are; `KC_A * NR_A`: the strips of the blocked path's buffer).
+struct ABlock {
+    m: usize,
+    n: usize,
+    panel_stride: usize,
+    strip_stride: usize,
+}
+
+/// The packed-A tiles over one block: column blocks of 24, every half panel over each
+/// block; the last 1..=8 columns of a block (a block of 1..=8, or 17..=23 after two
+/// vectors) by whole panels ([`tile_a_panel`]).
+///
+/// # Safety
+/// AVX2 + FMA; panel `p < m.div_ceil(8)` readable at `a.add(p * panel_stride + kk * 8 +
+/// i)` (`kk < t.br`'s `k`, `i < 8`); for every column block `j`, the rows `t.br` places
+/// from `b.add(j / NR_A * strip_stride)` readable for its columns; `c.add(r * t.ldc + j)`
+/// writable (and readable when `t.accumulate`) for `r < m`, `j < n`; `bias`, if any,
+/// holds `m` values.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn packed_a_columns(
+    t: &TileA,
+    blk: &ABlock,
+    ap: *const f32,
+    bp: *const f32,
+    bias: Option<&[f32]>,
+    cp: *mut f32,
+) {
+    let ABlock { m, n, panel_stride, strip_stride } = *blk;
+    let ldc = t.ldc;
     let panels = m.div_ceil(PACK_MR);
     let mut j = 0;
     while j < n {
         let cols = (n - j).min(NR_A);
         let mask = lanes((cols - 1) % 8 + 1);
+        let bj = bp.add(j / NR_A * strip_stride);
         for p in 0..panels {
             let row0 = p * PACK_MR;
             let rows = (m - row0).min(PACK_MR);
@@ -313,12 +440,12 @@ pub(crate) unsafe fn gemm_packed_a(
                 // SAFETY: as below, for the whole panel (offsets kk * 8 + i, i < 8) and
                 // columns j + half_cols .. j + cols.
                 unsafe {
-                    let w = ap.add(p * PACK_MR * k);
-                    let (bb, cc) = (bp.add(j + half_cols), cp.add(row0 * ldc + j + half_cols));
+                    let w = ap.add(p * panel_stride);
+                    let (bb, cc) = (bj.add(half_cols), cp.add(row0 * ldc + j + half_cols));
                     if rest == 8 {
-                        tile_a_panel::<false>(&t, w, bb, &init, cc, rows, mask);
+                        tile_a_panel::<false>(t, w, bb, &init, cc, rows, mask);
                     } else {
-                        tile_a_panel::<true>(&t, w, bb, &init, cc, rows, mask);
+                        tile_a_panel::<true>(t, w, bb, &init, cc, rows, mask);
                     }
                 }
             }
@@ -333,16 +460,16 @@ pub(crate) unsafe fn gemm_packed_a(
                 let bias = &init[4 * h..];
                 // SAFETY: as in the AVX-512 driver: panel p holds 8 * k values (this
                 // half reads offsets kk * 8 + 4h + i, i < 4), every row of `b` that `br`
-                // places holds n >= j + cols values, the block `c` owns n values in rows
+                // places holds the block's columns, the block `c` owns n values in rows
                 // row0 + 4h + r < m; the tiles touch columns j..j + cols only (masked
                 // tails).
                 unsafe {
-                    let w = ap.add(p * PACK_MR * k + 4 * h);
-                    let (bb, cc) = (bp.add(j), cp.add((row0 + 4 * h) * ldc + j));
+                    let w = ap.add(p * panel_stride + 4 * h);
+                    let cc = cp.add((row0 + 4 * h) * ldc + j);
                     match half_cols {
-                        24 => tile_a_24(&t, w, bb, bias, cc, hrows),
-                        16 => tile_a::<2, false>(&t, w, bb, bias, cc, hrows, mask),
-                        _ => tile_a::<2, true>(&t, w, bb, bias, cc, hrows, mask),
+                        24 => tile_a_24(t, w, bj, bias, cc, hrows),
+                        16 => tile_a::<2, false>(t, w, bj, bias, cc, hrows, mask),
+                        _ => tile_a::<2, true>(t, w, bj, bias, cc, hrows, mask),
                     }
                 }
             }

@@ -172,7 +172,7 @@ pub(crate) unsafe fn gemm_packed_a(
     c: &mut StridedMut<'_>,
 ) {
     let GemmA { m, n, rows: br, ldc, .. } = g;
-    let t = TileA { br, ep, ldc };
+    let t = TileA { br, ep, ldc, accumulate: false };
     let k = br.rows * br.segments;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
     let panels = m.div_ceil(PACK_MR);

@@ -154,4 +154,7 @@ pub(crate) struct TileA {
     pub(crate) br: BRows,
     pub(crate) ep: Option<VecEpilogue>,
     pub(crate) ldc: usize,
+    /// The tiles start from the values already in `C` (a later block of a blocked
+    /// reduction) instead of the bias (AVX2 only; the AVX-512 tiles never block).
+    pub(crate) accumulate: bool,
 }
