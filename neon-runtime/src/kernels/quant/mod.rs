@@ -97,8 +97,9 @@ pub const QUANT_KR: usize = 4;
 /// Weights per scale in block-int8.
 pub const BLOCK_K: usize = 32;
 /// `k` values converted to f32 at a time by the GEMM (its stack buffer holds
-/// `KC * PACK_NR` f32: 16 KiB). A multiple of [`BLOCK_K`]. (The AVX-512 GEMM of
-/// [`X86<Avx512>`](super::X86) converts `2 * KC` values of two panels at a time: 64 KiB.)
+/// `KC * PACK_NR` f32: 16 KiB). A multiple of [`BLOCK_K`]. (The GEMM of
+/// [`X86<I>`](super::X86), both levels, converts `2 * KC` values of two panels at a time:
+/// 64 KiB.)
 pub const KC: usize = 256;
 /// Rows per call of the f32 GEMM on a converted block (partial products: `MC * PACK_NR`
 /// f32 on the stack, 5 KiB).

@@ -55,7 +55,9 @@
 //! outputs 4 `vpmovsxbd`, 4 `vcvtdq2ps`, 4 `vpermps`, 4 `vunpck*pd`, 4 `vperm2f128`). On
 //! AVX-512 two panels are converted per step, so the f32 GEMM runs its 8x32 tile instead
 //! of 8x16, and the blocks are `2 * KC` = 512 deep (64 KiB of stack), so Moonshine's
-//! `k = 416` needs no pass adding partial products. On 413 x 416 -> 1664: 182 GFLOP/s with
+//! `k = 416` needs no pass adding partial products; AVX2 converts the same two panels and
+//! 512-deep blocks (its tile stays 6x16: the pair halves how often a block of `A` is
+//! read). On 413 x 416 -> 1664 (AVX-512): 182 GFLOP/s with
 //! the plain-Rust conversion and one panel, 188 vectorised, 244 with two panels, 254 with
 //! 512-deep blocks; the f32 GEMM on f32 weights: 265.
 //!
@@ -130,12 +132,14 @@ impl<I: X86Isa> QuantKernels for X86<I> {
     unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: StridedMut<'_>) {
         Self::require();
         match I::LEVEL {
-            X86Level::Avx2 => gemm_converted::<Self, 1, KC>(g, a, w, c, |s, r, bs, d| {
+            // Two panels per conversion and blocks of 2 * KC `k` at both levels: Moonshine's
+            // k = 416 in one block (no pass adding partial products) and each block of `A`
+            // read once per pair of panels. On AVX2 (Zen 3, the 413-row encoder products,
+            // best of 30 calls) 81-86 GFLOP/s against 73-81 with one panel and KC-deep blocks.
+            X86Level::Avx2 => gemm_converted::<Self, 2, { 2 * KC }>(g, a, w, c, |s, r, bs, d| {
                 // SAFETY: the CPU implements AVX2 and FMA (required above).
                 unsafe { avx2::convert(s, r, bs, d) }
             }),
-            // Two panels per conversion, for the f32 GEMM's two-panel tile, and blocks of
-            // 2 * KC `k` (Moonshine's k = 416 in one block: no pass adding partial products).
             X86Level::Avx512 => gemm_converted::<Self, 2, { 2 * KC }>(g, a, w, c, |s, r, bs, d| {
                 // SAFETY: the CPU implements AVX-512F (required above).
                 unsafe { avx512::convert(s, r, bs, d) }
