@@ -114,7 +114,15 @@
 //!   store-to-load round trip on its chain made it 2x slower). Each `B` row is loaded
 //!   once per half panel (from L1). Tails: 16-wide tiles by half panels, and the last
 //!   1..=8 columns by whole panels (8 accumulators: by half panels, 4 FMA chains wait on
-//!   the FMA latency), lanes past `n` through `vmaskmovps`.
+//!   the FMA latency), lanes past `n` through `vmaskmovps`. Reductions longer than 256
+//!   run blocked: per 192 columns and 256 steps, the rows of `B` (wherever [`BRows`]
+//!   places them) are first copied into contiguous 24-column strips on the stack (192
+//!   KiB), the tiles of every panel then read the strips, and later blocks continue from
+//!   the partial sums in `C` (the bias on the first block, the epilogue on the last): each
+//!   output keeps its one FMA chain, so the bits are those of one pass. Reading `k` rows
+//!   of `B` one `ldb` apart in every tile had left conv2 of Moonshine's stem (832 x 256
+//!   x 2912, one im2col tile) at 45 GFLOP/s on a Zen 3 core; blocked, 76-81 (192 columns
+//!   per block; 96 or 144: 56-72; 256 steps per block the best of 128-512).
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
 //! - **Segmented `B` and the epilogue** ([`GemmA`], conv2d) run the same packed-A tiles
