@@ -307,7 +307,7 @@ unsafe fn tile_a_24(
 /// reduction, e.g. Moonshine's stem convs, `k` = 2,912 and 2,496): a 4x24 tile then reads
 /// 24 KiB of packed `B` and 4 KiB of weights per block.
 pub(crate) const KC_A: usize = 256;
-/// Columns of `B` packed per block of the blocked path: 4 column blocks of [`NR_A`], so
+/// Columns of `B` packed per block of the blocked path: 8 column blocks of [`NR_A`], so
 /// every weight panel read for a block serves 192 columns (192 KiB of packed `B` per block,
 /// on the stack).
 const NC_A: usize = 8 * NR_A;
