@@ -9,6 +9,9 @@
 //!   first decoder step);
 //! - `step`: one cached `decode_step` at position 7 (fed `BECKETT_TOKENS[7]`; before each,
 //!   decoding restarts and the 7 tokens before it are fed untimed, on the same team);
+//! - `cross_kv`: the 8 layers' cross-attention keys and values alone (the `CrossKv` plans
+//!   on the encoder output, part of `encoder`), so `encoder - cross_kv` is the encoder
+//!   network ONNX Runtime's encoder graph runs (`bench_peers.py --compare` prints it);
 //! - `first_logits`: `encode` + `decode_step(BOS)`: audio to the first logits;
 //! - `transcribe`: `encode` + greedy decoding to EOS (15 steps), without the detokenisation.
 //!
@@ -27,9 +30,10 @@
 use std::time::Instant;
 
 use neon_benches::moonshine::{beckett, open, prefill_in, BECKETT_TOKENS, STEP_POSITION};
+use neon_models::moonshine::decoder::{CrossKv, CrossKvWorkspace};
 use neon_models::moonshine::transcriber::{token_budget, Transcriber};
 use neon_models::moonshine::{BOS, EOS};
-use neon_runtime::{Backend, BackendKind, Parallel, Serial, Team, WithBackend};
+use neon_runtime::{Backend, BackendKind, Parallel, RunOptions, Serial, Team, WithBackend};
 
 /// Repetitions per workload (before `--scale`).
 const REPS: [(&str, usize); 4] =
@@ -159,6 +163,22 @@ fn time<B: Backend>(Time { json, scale, threads, clip }: Time) {
         t.encode_in(par, &samples).unwrap();
         ms(start)
     });
+    // The cross-attention keys and values alone (inside `encoder` above), on the encoder
+    // output the timed calls left: `encoder - cross_kv` is the encoder network that ONNX
+    // Runtime's encoder graph runs.
+    let model = std::sync::Arc::clone(t.model());
+    let enc = t.encoder_output().to_vec();
+    let (mut keys, mut values) = (vec![0.0; enc.len()], vec![0.0; enc.len()]);
+    let mut ws = Box::new(CrossKvWorkspace::new());
+    let cross_kv = repeat(reps("encoder"), || {
+        let o = RunOptions::new().with_parallel(par);
+        let start = Instant::now();
+        for cross in &model.weights.cross_kv {
+            CrossKv::run_with::<B, _, _>(cross, &enc, &mut keys, &mut values, frames, &mut ws, o)
+                .unwrap();
+        }
+        ms(start)
+    });
     let step = repeat(reps("step"), || {
         prefill_in(&mut t, par, STEP_POSITION);
         let start = Instant::now();
@@ -183,6 +203,7 @@ fn time<B: Backend>(Time { json, scale, threads, clip }: Time) {
 
     let rows = [
         ("encoder", Stats::new(encoder)),
+        ("cross_kv", Stats::new(cross_kv)),
         ("step", Stats::new(step)),
         ("first_logits", Stats::new(first_logits)),
         ("transcribe", Stats::new(transcribe)),
