@@ -147,8 +147,8 @@ fn check_case<B: AttentionKernels>(case: &Case) -> Vec<f32> {
 }
 
 /// Fixed geometries (Moonshine's head_dim 52, powers of two, odd sizes, every tail of the
-/// 4-query and 4 / 8-key blocks, the x86-64 blocks of 8 / 16 queries and 8 / 16 keys) and
-/// random ones.
+/// 4-query and 4 / 8-key blocks, the x86-64 blocks of 16 queries (AVX2: 2 x 8) and 8
+/// (AVX2: 6) keys) and random ones.
 fn cases(seed: u64) -> Vec<Case> {
     let mut r = rng(seed);
     let mut cases = Vec::new();
@@ -175,6 +175,10 @@ fn cases(seed: u64) -> Vec<Case> {
         (16, 16, 16, 1, 64, true),
         (13, 100, 90, 2, 130, true),
         (3, 20, 17, 1, 200, false),
+        // AVX2's blocks of 2 x 8 queries x 6 keys: a partial second query vector, `len`
+        // not a multiple of 6, causal across the key blocks.
+        (14, 41, 41, 2, 52, true),
+        (30, 35, 35, 1, 9, false),
     ];
     for &(qf, kv, len, heads, hd, causal) in fixed {
         cases.push(Case::new(&mut r, (qf, kv, len), (heads, hd), causal, 2.0));

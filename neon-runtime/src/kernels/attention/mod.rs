@@ -35,8 +35,8 @@
 //!   keys, 8-lane partial sums, plain Rust;
 //! - `Neon` (`attention/neon.rs`): 4 query rows at once (single rows for the remainder, as
 //!   in a decoder step) against blocks of 4 keys, `asm!` inner loops;
-//! - `X86<Avx512>` and `X86<Avx2>` (`attention/x86/`): blocks of 16 (AVX2: 8) queries,
-//!   one per lane, against blocks of 8 keys, the queries transposed once per block so
+//! - `X86<Avx512>` and `X86<Avx2>` (`attention/x86/`): blocks of 16 queries, one per
+//!   lane (AVX2: two vectors of 8), against blocks of 8 (AVX2: 6) keys, the queries transposed once per block so
 //!   that keys and values are broadcast from their rows; single queries (a decoder step)
 //!   take 16 (8) keys per lane vector. One body for both levels, over a small vector
 //!   abstraction.

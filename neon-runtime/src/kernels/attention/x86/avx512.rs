@@ -18,7 +18,9 @@ pub(super) struct Zmm(());
 pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // SAFETY: the CPU implements AVX-512F (contract), so the token may exist; the rest is
     // the caller's contract.
-    unsafe { kernel::attention::<16, Zmm>(Zmm(()), p, g) }
+    // Blocks of 16 queries x 8 keys. 16 keys ran as fast in cache and 25% slower streaming
+    // the keys from the last-level cache (16 rows in flight).
+    unsafe { kernel::attention::<16, 1, 8, Zmm>(Zmm(()), p, g) }
 }
 
 /// The steps of [`Simd::hsum_rows`] (named functions, not closures: see

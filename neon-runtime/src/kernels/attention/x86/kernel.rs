@@ -9,11 +9,6 @@ use crate::kernels::activation::scalar;
 /// Largest `head_dim` of the multi-query kernel (its two tiles hold `HD_MAX` rows).
 pub(super) const HD_MAX: usize = 128;
 
-/// Keys per block of the multi-query kernel (its score accumulators; a power of 2). 16
-/// on AVX-512 ran as fast in cache and 25% slower streaming the keys from the
-/// last-level cache (16 rows in flight).
-pub(super) const KB: usize = 8;
-
 /// Fewest query rows for which a (padded) block of the multi-query kernel is used;
 /// fewer go through the single-query kernel. Measured at both levels on 8 heads x 52:
 /// a block costs about as much as 5 single rows with the keys in cache (100 keys), 3.6
@@ -134,17 +129,23 @@ pub(super) enum Tree {
 /// the generic code calls no closure that uses the vectors, since a closure not inlined
 /// would be compiled without the level's target features.)
 #[inline(always)]
-pub(super) fn tree<const L: usize, S: Simd<L>>(s: S, x: [S::V; KB], op: Tree) -> S::V {
+pub(super) fn tree<const L: usize, const KB: usize, S: Simd<L>>(
+    s: S,
+    x: [S::V; KB],
+    op: Tree,
+) -> S::V {
     let mut x = x;
     let mut n = KB;
     while n > 1 {
-        n /= 2;
-        for i in 0..n {
+        // The upper `n / 2` into the lower ones (an odd middle one stays).
+        let half = n / 2;
+        for i in 0..half {
             x[i] = match op {
-                Tree::Max => s.max(x[i], x[i + n]),
-                Tree::Sum => s.add(x[i], x[i + n]),
+                Tree::Max => s.max(x[i], x[i + n - half]),
+                Tree::Sum => s.add(x[i], x[i + n - half]),
             };
         }
+        n -= half;
     }
     x[0]
 }
@@ -172,24 +173,35 @@ pub(super) fn exp<const L: usize, S: Simd<L>>(s: S, x: S::V) -> S::V {
     s.select(s.le(x, s.splat(EXP_HI)), y, big)
 }
 
-/// The whole kernel at level `S`: per head of `p.heads`, blocks of `L` queries, then
-/// single queries.
+/// The whole kernel at level `S`: per head of `p.heads`, blocks of up to `QV * L` queries
+/// against blocks of `KB` keys (even), then single queries. A last block of at
+/// most `L` queries runs with one query vector (the same bits, see [`blocks::rows`]).
 ///
 /// # Safety
 /// `p` and `g` describe a geometry the entry point accepted (`q_frames >= 1`); the heads
 /// `p.heads` are within `0..g.heads`, and their values of every output row (`out + i * c
 /// + h * head_dim .. + head_dim`) are writable and not aliased.
 #[inline(always)]
-pub(super) unsafe fn attention<const L: usize, S: Simd<L>>(s: S, p: Ptrs, g: AttentionGeometry) {
+pub(super) unsafe fn attention<const L: usize, const QV: usize, const KB: usize, S: Simd<L>>(
+    s: S,
+    p: Ptrs,
+    g: AttentionGeometry,
+) {
     // Key indices are compared as i32 in the multi-query kernel.
     let blocks = g.head_dim <= HD_MAX && g.len < 1 << 30;
     for h in p.heads.0..p.heads.1 {
         let mut i = 0;
         while blocks && g.q_frames - i >= MIN_ROWS {
-            let nq = L.min(g.q_frames - i);
+            let nq = (QV * L).min(g.q_frames - i);
             // SAFETY: `i + nq <= q_frames`, `h < heads`, `hd <= HD_MAX`, `len <
             // 2^30`; the rest is the caller's contract.
-            unsafe { blocks::rows(s, p, g, (i, nq), h) };
+            unsafe {
+                if nq > L {
+                    blocks::rows::<L, QV, KB, S>(s, p, g, (i, nq), h)
+                } else {
+                    blocks::rows::<L, 1, KB, S>(s, p, g, (i, nq), h)
+                }
+            };
             i += nq;
         }
         while i < g.q_frames {

@@ -19,23 +19,37 @@
 //!
 //! The kernels:
 //!
-//! - **Several queries: one query per lane.** A block of `L` query rows of one head is
-//!   transposed once into a `[head_dim, L]` tile on the stack (scaled by `scale`), so one
-//!   vector load gives value `d` of the `L` queries. Per block of 8 keys, the scores of
-//!   the `L` queries with key `t` are `sum_d qT[d] * k_t[d]`: one vector accumulator per
-//!   key, one fused multiply-add per value with `k_t[d]` broadcast from the frame-major
-//!   key row (AVX-512: an embedded broadcast operand). The block's maximum is a vertical
-//!   `max` of the 8 score vectors, its probabilities 8 vector exponentials, and when the
-//!   maximum of some lanes grows only those lanes are rescaled (the factor is exactly 1
-//!   in the others). The output accumulates in a transposed `[head_dim, L]` tile,
-//!   `oT[d] += p_t * v_t[d]` (the probabilities as vectors over the queries, `v_t[d]`
-//!   broadcast; even and odd keys in two sums), each tile row loaded and stored once per
-//!   block; at the end it is divided by the running sums and transposed into the output
-//!   rows. Transposing the queries once per block of queries (rather than the keys once
-//!   per block of keys and queries) makes every key and value access a broadcast straight
-//!   from the frame-major rows, for any `head_dim` (no tail). Rows of the last block past
-//!   `q_frames` repeat its last query and are not stored. Used for 5 rows (`MIN_ROWS`) or
-//!   more and `head_dim <= 128` (the two tiles: 16 KiB at AVX-512). File `blocks.rs`.
+//! - **Several queries: one query per lane.** A block of `QV` vectors of `L` query rows
+//!   of one head (AVX-512: 1 x 16; AVX2: 2 x 8) is transposed once into a `[head_dim, QV
+//!   * L]` tile on the stack (scaled by `scale`), so `QV` vector loads give value `d` of
+//!   the block's queries. Per block of `KB` keys (AVX-512: 8; AVX2: 6), the scores of the
+//!   queries with key `t` are `sum_d qT[d] * k_t[d]`: one vector accumulator per key and
+//!   query vector, one fused multiply-add per value and query vector with `k_t[d]`
+//!   broadcast once from the frame-major key row (AVX-512: an embedded broadcast
+//!   operand). Per query vector, the block's maximum is a vertical `max` of the `KB`
+//!   score vectors, its probabilities `KB` vector exponentials, and when the maximum of
+//!   some lanes grows every vector is rescaled with a factor exactly 1 in the other
+//!   lanes (so a lane's bits depend on its own query only, for any `QV`: a last block of
+//!   at most `L` queries runs with one vector). The output accumulates in a transposed
+//!   tile, `oT[d] += p_t * v_t[d]` (the probabilities as vectors over the queries, `v_t[d]`
+//!   broadcast once for every query vector; even and odd keys in two sums), each tile
+//!   row loaded and stored once per block; at the end it is divided by the running sums
+//!   and transposed into the output rows. Transposing the queries once per block of
+//!   queries (rather than the keys once per block of keys and queries) makes every key
+//!   and value access a broadcast straight from the frame-major rows, for any `head_dim`
+//!   (no tail). Rows of the last block past `q_frames` repeat its last query and are not
+//!   stored. Used for 5 rows (`MIN_ROWS`) or more and `head_dim <= 128` (the two tiles:
+//!   8 KiB each). File `blocks.rs`.
+//!
+//!   The AVX2 block (2 x 8 queries x 6 keys: 12 score accumulators, 2 query vectors and a
+//!   broadcast in the 16 `ymm` registers) takes a load per 1.5 fused multiply-adds where
+//!   one vector of 8 queries x 8 keys took 9 loads per 8, and enough independent sums to
+//!   cover the multiply-add latency; on Moonshine's encoder shape (413 x 413, 8 heads x
+//!   52, criterion, binaries run alternately, best of 7) 4.5-4.9 ms against 6.5-7.2 ms.
+//!   2 x 8 x 4 ran in 4.8-5.8 ms, 3 x 8 x 4 (16 registers: spills) slower than 1 x 8 x 8;
+//!   computing the next block's scores before the current softmax (software pipelining
+//!   in the source) made it slower (the scores spilled). Of the 4.7 ms, the scores take
+//!   about 2, the softmax (12 exponentials per block) 1, the accumulation 2.
 //! - **One query (a decoder step; fewer than 5 rows; `head_dim > 128`): one key
 //!   per lane**, in chunks of up to 256 keys, each in four loops that wait for nothing
 //!   but the previous loop: (1) per block of `L` keys, `L` accumulators of `q * k_t` over
@@ -77,10 +91,10 @@ use super::AttentionKernels;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> AttentionKernels for X86<I> {
-    /// The lanes of the level: the multi-query kernel's block of rows.
+    /// The multi-query kernel's block of rows: the level's lanes (AVX2: two vectors).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     const ATTENTION_ROW_TILE: usize = match I::LEVEL {
-        crate::kernels::cpu::X86Level::Avx2 => 8,
+        crate::kernels::cpu::X86Level::Avx2 => 16,
         crate::kernels::cpu::X86Level::Avx512 => 16,
     };
 
