@@ -1,6 +1,7 @@
-//! The multi-query kernel of both x86 levels: a block of `QV` vectors of `L` query rows of
-//! one head, one query per lane, the queries and the output transposed into `[head_dim, QV
-//! * L]` tiles on the stack, against blocks of `KB` keys (see the [module docs](super)).
+//! The multi-query kernel of both x86 levels: a block of `QV` vectors of `L` query rows
+//! of one head, one query per lane, the queries and the output transposed into
+//! `[head_dim, QV * L]` tiles on the stack, against blocks of `KB` keys (see the
+//! [module docs](super)).
 
 use super::super::AttentionGeometry;
 use super::kernel::{exp, tree, Ptrs, Simd, Tree, HD_MAX};

@@ -20,9 +20,9 @@
 //! The kernels:
 //!
 //! - **Several queries: one query per lane.** A block of `QV` vectors of `L` query rows
-//!   of one head (AVX-512: 1 x 16; AVX2: 2 x 8) is transposed once into a `[head_dim, QV
-//!   * L]` tile on the stack (scaled by `scale`), so `QV` vector loads give value `d` of
-//!   the block's queries. Per block of `KB` keys (AVX-512: 8; AVX2: 6), the scores of the
+//!   of one head (AVX-512: 1 x 16; AVX2: 2 x 8) is transposed once into a
+//!   `[head_dim, QV * L]` tile on the stack (scaled by `scale`), so `QV` vector loads give
+//!   value `d` of the block's queries. Per block of `KB` keys (AVX-512: 8; AVX2: 6), the scores of the
 //!   queries with key `t` are `sum_d qT[d] * k_t[d]`: one vector accumulator per key and
 //!   query vector, one fused multiply-add per value and query vector with `k_t[d]`
 //!   broadcast once from the frame-major key row (AVX-512: an embedded broadcast
