@@ -54,6 +54,7 @@ pub(super) unsafe fn rows<const L: usize, const QV: usize, const KB: usize, S: S
             *ot.add(d) = [0.0; L];
         }
         let (kmin, kmax) = (limit[0][0] as usize, limit[QV - 1][L - 1] as usize);
+        // Filled in a loop, not `from_fn`: no closure handles the level's vectors (module docs).
         let mut lim = [s.limits(&limit[0]); QV];
         for v in 1..QV {
             lim[v] = s.limits(&limit[v]);
@@ -131,6 +132,7 @@ unsafe fn block<const L: usize, const QV: usize, const KB: usize, S: Simd<L>, co
         }
         // `max` returns its second operand on NaN: `m` never becomes NaN (a NaN score
         // still makes its probability NaN below).
+        // Masks start empty (`0 > 0`) and are set per vector below.
         let mut grew = [s.gt(s.zero(), s.zero()); QV];
         let mut mnew = [s.zero(); QV];
         let mut any = false;
