@@ -103,9 +103,12 @@
 //!   touches no memory outside the mask, so `B` and `C` rows need no padding).
 //! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
 //!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
-//!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile has
-//!   fewer than 8 accumulators, consecutive `k` go to 2-4 accumulator sets added at the
-//!   end. A partial last panel is computed whole (zero padding) and stored under a mask.
+//!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile of
+//!   two panels would have fewer than 8 accumulators, consecutive `k` go to 2-4 accumulator
+//!   sets added at the end. The set count depends on the rows only, so a lone last panel
+//!   (or the first panel of a team's column block) gets the bits it would get paired, and
+//!   a team may split columns at any panel. A partial last panel is computed whole (zero
+//!   padding) and stored under a mask.
 //! - **AVX-512, GEMV:** two panels at a time, 4 accumulators per panel taking the `k`
 //!   values in turn (8 FMA chains); x broadcast from memory. Bandwidth-bound.
 //! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`

@@ -226,8 +226,10 @@ unsafe fn tile_b<const R: usize, const P: usize>(
 ) {
     let (k, lda, ldc) = (g.k, g.lda, g.ldc);
     // Fewer than 8 accumulators cannot hide the FMA latency (4 cycles, 2 per cycle):
-    // then `U` sets take the `k` values in turn and are added at the end.
-    let u_sets = (8 / (R * P)).clamp(1, 4);
+    // then `U` sets take the `k` values in turn and are added at the end. The count
+    // depends on the rows only (as if every tile had `NP_B` panels), so a column's bits do
+    // not depend on whether its panel is paired: blocks of a team may start at any panel.
+    let u_sets = (8 / (R * NP_B)).clamp(1, 4);
     let mut acc = [[[_mm512_setzero_ps(); P]; R]; 4];
     acc[0] = [*init; R];
     let mut rows = [a; R];

@@ -35,12 +35,6 @@ impl<I: X86Isa> GemmKernels for X86<I> {
     };
 
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    const GEMM_B_COL_TILE: usize = match I::LEVEL {
-        X86Level::Avx2 => super::PACK_NR,
-        X86Level::Avx512 => avx512::NP_B * super::PACK_NR,
-    };
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     const GEMM_A_COL_TILE: usize = match I::LEVEL {
         X86Level::Avx2 => avx2::NR_A,
         X86Level::Avx512 => avx512::NR_A,

@@ -110,12 +110,6 @@ use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> QuantKernels for X86<I> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    const QUANT_GEMM_COL_TILE: usize = match I::LEVEL {
-        X86Level::Avx2 => super::PACK_NR,
-        X86Level::Avx512 => 2 * super::PACK_NR,
-    };
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
     unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the CPU implements the level (required above); the entry point checked
