@@ -443,6 +443,125 @@ fn activation_same_bits<B: neon_runtime::kernels::ActivationKernels>() {
     ctx.assert_split("activation_same_bits");
 }
 
+/// LayerNorm and RMSNorm rows, and GroupNorm (1 group over everything, and 4 groups).
+fn norm_same_bits<B: neon_runtime::kernels::NormKernels>() {
+    use neon_runtime::kernels::norm::NormParams;
+    let ctx = contexts();
+    let mut r = rng(19);
+    for (rows, n) in [(1, 5), (3, 17), (413, 416), (1001, 37)] {
+        let x = uniform(&mut r, rows * n, -3.0, 5.0);
+        let (gamma, beta) = (uniform(&mut r, n, 0.5, 1.5), uniform(&mut r, n, -1.0, 1.0));
+        let p = NormParams { gamma: &gamma, beta: Some(&beta), eps: 1e-5 };
+        let (mut ln, mut rms) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
+        B::layer_norm_rows(rows, n, &x, p, &mut ln);
+        B::rms_norm_rows(rows, n, &x, &gamma, 1e-5, &mut rms);
+        for c in ctx.iter() {
+            let mut got = vec![f32::NAN; rows * n];
+            B::layer_norm_rows_in(c.as_ref(), (rows, n), &x, p, &mut got).unwrap();
+            assert_bits(&format!("layer_norm {rows}x{n}"), c.workers(), &got, &ln);
+            B::rms_norm_rows_in(c.as_ref(), (rows, n), &x, (&gamma, 1e-5), &mut got).unwrap();
+            assert_bits(&format!("rms_norm {rows}x{n}"), c.workers(), &got, &rms);
+        }
+    }
+    for (channels, frames, groups) in [(4, 3, 1), (416, 2490, 1), (96, 301, 4), (7, 1000, 7)] {
+        let x = uniform(&mut r, channels * frames, -3.0, 5.0);
+        let (gamma, beta) =
+            (uniform(&mut r, channels, 0.5, 1.5), uniform(&mut r, channels, -1.0, 1.0));
+        let p = NormParams { gamma: &gamma, beta: Some(&beta), eps: 1e-5 };
+        let mut want = vec![f32::NAN; channels * frames];
+        B::group_norm(channels, frames, groups, &x, p, &mut want);
+        for c in ctx.iter() {
+            let mut got = vec![f32::NAN; channels * frames];
+            B::group_norm_in(c.as_ref(), (channels, frames, groups), &x, p, &mut got).unwrap();
+            assert_bits(
+                &format!("group_norm {channels}x{frames}/{groups}"),
+                c.workers(),
+                &got,
+                &want,
+            );
+        }
+    }
+    ctx.assert_split("norm_same_bits");
+}
+
+/// Add and multiply, out of place and in place, with lengths around the block size.
+fn elementwise_same_bits<B: neon_runtime::kernels::ElementwiseKernels>() {
+    let ctx = contexts();
+    let mut r = rng(20);
+    for n in [1, 63, 65, 1000, 70_001, 300_001] {
+        let (a, b) = (uniform(&mut r, n, -4.0, 4.0), uniform(&mut r, n, -4.0, 4.0));
+        let (mut sum, mut prod) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+        B::add(&a, &b, &mut sum);
+        B::mul(&a, &b, &mut prod);
+        for c in ctx.iter() {
+            let w = c.workers();
+            let mut got = vec![f32::NAN; n];
+            B::add_in(c.as_ref(), &a, &b, &mut got).unwrap();
+            assert_bits(&format!("add {n}"), w, &got, &sum);
+            B::mul_in(c.as_ref(), &a, &b, &mut got).unwrap();
+            assert_bits(&format!("mul {n}"), w, &got, &prod);
+            let mut acc = a.clone();
+            B::add_assign_in(c.as_ref(), &mut acc, &b).unwrap();
+            assert_bits(&format!("add_assign {n}"), w, &acc, &sum);
+            let mut acc = a.clone();
+            B::mul_assign_in(c.as_ref(), &mut acc, &b).unwrap();
+            assert_bits(&format!("mul_assign {n}"), w, &acc, &prod);
+        }
+    }
+    ctx.assert_split("elementwise_same_bits");
+}
+
+/// Both im2col layouts for a tile of output frames (Moonshine's conv2 and odd windows with
+/// padding, dilation and a first frame past 0).
+fn im2col_same_bits<B: ConvKernels>() {
+    let ctx = contexts();
+    let mut r = rng(21);
+    let shapes =
+        [(1, 9, 3, 1, 1, 1, 0, 7), (416, 2490, 7, 3, 1, 0, 0, 256), (37, 301, 5, 2, 2, 3, 11, 139)];
+    for (channels, frames, kernel, stride, dilation, pad_left, first, count) in shapes {
+        let window = Window1d { channels, frames, kernel, stride, dilation, pad_left };
+        let x = uniform(&mut r, channels * frames, -1.0, 1.0);
+        let len = channels * kernel * count;
+        let (mut cf, mut fm) = (vec![f32::NAN; len], vec![f32::NAN; len]);
+        B::im2col_channel_first(&x, window, first, count, &mut cf);
+        B::im2col_frame_major(&x, window, first, count, &mut fm);
+        for c in ctx.iter() {
+            let what = format!("im2col {channels}x{frames} k{kernel}");
+            let mut got = vec![f32::NAN; len];
+            B::im2col_channel_first_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
+            assert_bits(&format!("{what} channel-first"), c.workers(), &got, &cf);
+            B::im2col_frame_major_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
+            assert_bits(&format!("{what} frame-major"), c.workers(), &got, &fm);
+        }
+    }
+    ctx.assert_split("im2col_same_bits");
+}
+
+/// Rotary embeddings in both pairings, from position 0 and from a later position.
+fn rotary_same_bits<B: neon_runtime::kernels::rotary::RotaryKernels>() {
+    use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
+    let ctx = contexts();
+    let mut r = rng(22);
+    for (frames, heads, head_dim, dims, at) in
+        [(1, 1, 4, 2, 0), (413, 8, 52, 32, 0), (97, 3, 18, 18, 1000)]
+    {
+        let table = inv_freq(10000.0, dims);
+        let x = uniform(&mut r, frames * heads * head_dim, -2.0, 2.0);
+        let f = RotaryFrames { frames, heads, head_dim, at };
+        for pairs in [RotaryPairs::Interleaved, RotaryPairs::HalfSplit] {
+            let mut want = x.clone();
+            B::rotary(&mut want, f, &table[..dims / 2], pairs);
+            for c in ctx.iter() {
+                let mut got = x.clone();
+                B::rotary_in(c.as_ref(), &mut got, f, &table[..dims / 2], pairs).unwrap();
+                let what = format!("rotary {frames}x{heads}x{head_dim} {pairs:?}");
+                assert_bits(&what, c.workers(), &got, &want);
+            }
+        }
+    }
+    ctx.assert_split("rotary_same_bits");
+}
+
 neon_runtime::backend_tests!(
     activation_same_bits,
     quant_same_bits,
@@ -453,6 +572,10 @@ neon_runtime::backend_tests!(
     depthwise_same_bits,
     conv_rows_same_bits,
     im2col_gemm_same_bits,
+    norm_same_bits,
+    elementwise_same_bits,
+    im2col_same_bits,
+    rotary_same_bits,
 );
 
 /// A context whose dispatch fails (as a team's does when a task panicked): the error

@@ -362,7 +362,8 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
             Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => {
                 let f = &c.weights[s.weight.unwrap_or(0)].name;
                 let x = view(0);
-                quote!(weights.#f.run::<B>(#x, #out_view)?;)
+                reads_options = true;
+                quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;)
             }
             Op::Transpose(t) => {
                 let to = layout_tokens(&krate, t.to);
@@ -395,7 +396,18 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                     quote!(#unit.run_with::<B>(#x, #out_view, options)?;)
                 }
             }
-            Op::Softmax(_) | Op::Add(_) | Op::Mul(_) => {
+            Op::Add(_) | Op::Mul(_) => {
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
+                let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
+                reads_options = true;
+                if in_place {
+                    quote!(#unit.run_in_place_with::<B>(#out_view #(, #rest)*, options)?;)
+                } else {
+                    let x = view(0);
+                    quote!(#unit.run_with::<B>(#x #(, #rest)*, #out_view, options)?;)
+                }
+            }
+            Op::Softmax(_) => {
                 let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let rest: Vec<TokenStream> = (1..s.inputs.len()).map(view).collect();
                 if in_place {
@@ -409,16 +421,17 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let geom = unit_tokens(&s.op, &krate).unwrap_or_default();
                 let at = at.as_ref().map_or_else(|| quote!(0), |a| quote!(#a));
                 let rope = quote!(#krate::ops::rotary::Rotary);
+                reads_options = true;
                 if in_place {
                     quote! {
                         const ROTARY: #rope = #rope::new(#geom);
-                        ROTARY.run_in_place::<B>(#out_view, #at)?;
+                        ROTARY.run_in_place_with::<B>(#out_view, #at, options)?;
                     }
                 } else {
                     let x = view(0);
                     quote! {
                         const ROTARY: #rope = #rope::new(#geom);
-                        ROTARY.run::<B>(#x, #out_view, #at)?;
+                        ROTARY.run_with::<B>(#x, #out_view, #at, options)?;
                     }
                 }
             }

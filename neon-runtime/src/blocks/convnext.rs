@@ -373,13 +373,13 @@ impl<S: AsRef<[f32]>> ConvNeXt<S> {
         {
             let (mut depthwise, _) = take_view(region, g.channels, frames)?;
             self.dw.run_with::<B>(input, &mut depthwise, options)?;
-            self.norm.run::<B>(&depthwise.as_view(), output)?;
+            self.norm.run_with::<B>(&depthwise.as_view(), output, options)?;
         }
         let (mut hidden, _) = take_view(region, g.hidden, frames)?;
         self.pw1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
         Activation::GeluErf.run_in_place_with::<B>(&mut hidden, options)?;
         self.pw2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
         self.gamma.run_in_place::<B>(output)?;
-        Add.run_in_place::<B>(output, input)
+        Add.run_in_place_with::<B>(output, input, options)
     }
 }

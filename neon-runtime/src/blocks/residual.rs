@@ -288,6 +288,6 @@ impl<S: AsRef<[f32]>> ResidualConv<S> {
         self.conv1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
         g.activation.run_in_place_with::<B>(&mut hidden, options)?;
         self.conv2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
-        Add.run_in_place::<B>(output, input)
+        Add.run_in_place_with::<B>(output, input, options)
     }
 }

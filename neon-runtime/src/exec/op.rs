@@ -240,8 +240,8 @@ impl Op {
         let x = args.first().ok_or(missing.clone());
         match self {
             Op::Linear(o) => o.run_with::<B>(x?, out, options),
-            Op::LayerNorm(o) => o.run::<B>(x?, out),
-            Op::RmsNorm(o) => o.run::<B>(x?, out),
+            Op::LayerNorm(o) => o.run_with::<B>(x?, out, options),
+            Op::RmsNorm(o) => o.run_with::<B>(x?, out, options),
             Op::Conv1d(o) => o.run_with::<B>(x?, out, scratch, options),
             Op::ResidualConv(o) => o.run_with::<B>(x?, out, scratch, options),
             Op::ConvNeXt(o) => o.run_with::<B>(x?, out, scratch, options),
@@ -251,15 +251,15 @@ impl Op {
             Op::Add | Op::Mul if in_place => {
                 let b = x?;
                 match self {
-                    Op::Add => Add.run_in_place::<B>(out, b),
-                    _ => Mul.run_in_place::<B>(out, b),
+                    Op::Add => Add.run_in_place_with::<B>(out, b, options),
+                    _ => Mul.run_in_place_with::<B>(out, b, options),
                 }
             }
             Op::Add | Op::Mul => {
                 let b = args.get(1).ok_or(missing)?;
                 match self {
-                    Op::Add => Add.run::<B>(x?, b, out),
-                    _ => Mul.run::<B>(x?, b, out),
+                    Op::Add => Add.run_with::<B>(x?, b, out, options),
+                    _ => Mul.run_with::<B>(x?, b, out, options),
                 }
             }
             Op::Scale(o) if in_place => o.run_in_place::<B>(out),

@@ -448,9 +448,9 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         self.run_with::<B>(input, output, scratch, RunOptions::new())
     }
 
-    /// [`Conv1d::run`] with `options`: each GEMM (per group, per im2col tile) runs its
-    /// blocks of output rows on `options.parallel()`; the im2col copy stays on the calling
-    /// thread, so the scratch is the same for any context, and so are the bits.
+    /// [`Conv1d::run`] with `options`: each im2col copy (blocks of channels or frames) and
+    /// each GEMM (per group, per im2col tile: blocks of output rows) runs on
+    /// `options.parallel()`; the scratch is the same for any context, and so are the bits.
     ///
     /// # Errors
     /// As [`Conv1d::run`], and the context's error ([`Error::Team`]) after the checks.
@@ -504,7 +504,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                     Layout::ChannelFirst => {
                         // Columns n0..n0 + nt of the group's rows: C[i, j] at
                         // y[(grp * cout + i) * out_frames + n0 + j].
-                        B::im2col_channel_first(xg, window, n0, nt, col);
+                        B::im2col_channel_first_in(par, (xg, window), n0, nt, col)?;
                         let yg = &mut y[grp * cout * out_frames + n0..];
                         let ga = GemmA::contiguous(cout, nt, k, nt, out_frames);
                         B::gemm_packed_a_in(par, ga, wg, col, bias, yg)?;
@@ -512,7 +512,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                     Layout::FrameMajor => {
                         // Rows n0..n0 + nt, the group's column block: C[i, j] at
                         // y[(n0 + i) * out_channels + grp * cout + j].
-                        B::im2col_frame_major(xg, window, n0, nt, col);
+                        B::im2col_frame_major_in(par, (xg, window), n0, nt, col)?;
                         let yg = &mut y[n0 * g.out_channels + grp * cout..];
                         let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
                         B::gemm_packed_b_in(par, gb, col, wg, bias, yg)?;

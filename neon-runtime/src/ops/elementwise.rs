@@ -17,7 +17,8 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::{
-    expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, ShapeRule, SAME_LAYOUT,
+    expect_arity, expect_dim, expect_layout, expect_rank, expect_shape, RunOptions, ShapeRule,
+    SAME_LAYOUT,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -60,10 +61,10 @@ pub struct Add;
 pub struct Mul;
 
 /// The shape rule and the `run` / `run_in_place` methods of an equal-shape binary operator
-/// (`$op` is `+` or `*`; `$kernel` / `$assign` the backend's out-of-place and in-place
-/// kernels).
+/// (`$op` is `+` or `*`; `$kernel_in` / `$assign_in` the backend's out-of-place and
+/// in-place kernels on an execution context).
 macro_rules! equal_shape_binary {
-    ($ty:ident, $name:literal, $op:literal, $kernel:ident, $assign:ident) => {
+    ($ty:ident, $name:literal, $op:literal, $kernel_in:ident, $assign_in:ident) => {
         impl ShapeRule for $ty {
             fn name(&self) -> &'static str {
                 $name
@@ -89,9 +90,24 @@ macro_rules! equal_shape_binary {
                 b: &TensorView<'_>,
                 out: &mut TensorViewMut<'_>,
             ) -> Result<(), Error> {
+                self.run_with::<B>(a, b, out, RunOptions::new())
+            }
+
+            #[doc = concat!("[`", stringify!($ty), "::run`] with `options`: blocks of elements on")]
+            /// `options.parallel()` (each element alone: the same bits for any context).
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($ty), "::run`], and the context's error ([`Error::Team`])")]
+            /// after the checks.
+            pub fn run_with<B: Backend>(
+                &self,
+                a: &TensorView<'_>,
+                b: &TensorView<'_>,
+                out: &mut TensorViewMut<'_>,
+                options: RunOptions<'_>,
+            ) -> Result<(), Error> {
                 check_binary(self, a, b, Some(out))?;
-                B::$kernel(a.data(), b.data(), out.data_mut());
-                Ok(())
+                B::$kernel_in(options.parallel(), a.data(), b.data(), out.data_mut())
             }
 
             #[doc = concat!("`acc ", $op, "= b` in place (`acc` is argument 0).")]
@@ -103,16 +119,30 @@ macro_rules! equal_shape_binary {
                 acc: &mut TensorViewMut<'_>,
                 b: &TensorView<'_>,
             ) -> Result<(), Error> {
+                self.run_in_place_with::<B>(acc, b, RunOptions::new())
+            }
+
+            #[doc = concat!("[`", stringify!($ty), "::run_in_place`] with `options`, split as")]
+            #[doc = concat!("[`", stringify!($ty), "::run_with`].")]
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($ty), "::run_in_place`], and the context's error")]
+            /// ([`Error::Team`]) after the checks.
+            pub fn run_in_place_with<B: Backend>(
+                &self,
+                acc: &mut TensorViewMut<'_>,
+                b: &TensorView<'_>,
+                options: RunOptions<'_>,
+            ) -> Result<(), Error> {
                 check_binary(self, &acc.as_view(), b, None)?;
-                B::$assign(acc.data_mut(), b.data());
-                Ok(())
+                B::$assign_in(options.parallel(), acc.data_mut(), b.data())
             }
         }
     };
 }
 
-equal_shape_binary!(Add, "add", "+", add, add_assign);
-equal_shape_binary!(Mul, "mul", "*", mul, mul_assign);
+equal_shape_binary!(Add, "add", "+", add_in, add_assign_in);
+equal_shape_binary!(Mul, "mul", "*", mul_in, mul_assign_in);
 
 /// Multiplication by a scalar: `y = x * scale` (any shape, shape preserved).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -11,7 +11,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_input_layout, check_output, expect_dim, expect_rank, ShapeRule};
+use super::{check_input_layout, check_output, expect_dim, expect_rank, RunOptions, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::norm::NormParams;
@@ -242,13 +242,30 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`LayerNorm::run`] with `options`: frame-major rows run in blocks on
+    /// `options.parallel()` (each row alone: the same bits for any context); channel-first
+    /// input runs on the calling thread.
+    ///
+    /// # Errors
+    /// As [`LayerNorm::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let g = &self.geometry;
         let frames = check_call(g, g.channels, g.layout, input, output)?;
         let (gamma, beta) = (self.packed_weight(), self.bias());
         let p = NormParams { gamma, beta, eps: g.eps };
         let (x, y) = (input.data(), output.data_mut());
         match g.layout {
-            Layout::FrameMajor => B::layer_norm_rows(frames, g.channels, x, p, y),
+            Layout::FrameMajor => {
+                B::layer_norm_rows_in(options.parallel(), (frames, g.channels), x, p, y)?
+            }
             Layout::ChannelFirst => B::layer_norm_channels(g.channels, frames, x, p, y),
         }
         Ok(())
@@ -313,12 +330,28 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`RmsNorm::run`] with `options`, split as [`LayerNorm::run_with`].
+    ///
+    /// # Errors
+    /// As [`LayerNorm::run_with`].
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let g = &self.geometry;
         let frames = check_call(g, g.channels, g.layout, input, output)?;
         let gamma = self.gamma.as_ref();
         let (x, y) = (input.data(), output.data_mut());
+        let par = options.parallel();
         match g.layout {
-            Layout::FrameMajor => B::rms_norm_rows(frames, g.channels, x, gamma, g.eps, y),
+            Layout::FrameMajor => {
+                B::rms_norm_rows_in(par, (frames, g.channels), x, (gamma, g.eps), y)?
+            }
             Layout::ChannelFirst => B::rms_norm_channels(g.channels, frames, x, gamma, g.eps, y),
         }
         Ok(())
@@ -424,11 +457,26 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         input: &TensorView,
         output: &mut TensorViewMut,
     ) -> Result<(), Error> {
+        self.run_with::<B>(input, output, RunOptions::new())
+    }
+
+    /// [`GroupNorm::run`] with `options`: each group's statistics on the calling thread,
+    /// its channels normalised in blocks on `options.parallel()` (the same bits for any
+    /// context).
+    ///
+    /// # Errors
+    /// As [`GroupNorm::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        input: &TensorView,
+        output: &mut TensorViewMut,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let g = &self.geometry;
         let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
         let (gamma, beta) = (self.packed_weight(), self.bias());
         let (x, y) = (input.data(), output.data_mut());
-        B::group_norm(g.channels, frames, g.groups, x, NormParams { gamma, beta, eps: g.eps }, y);
-        Ok(())
+        let p = NormParams { gamma, beta, eps: g.eps };
+        B::group_norm_in(options.parallel(), (g.channels, frames, g.groups), x, p, y)
     }
 }

@@ -14,7 +14,9 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
 use crate::kernels::Backend;
-use crate::ops::{check_output, expect_layout, expect_rank, head_dim, layout_name, ShapeRule};
+use crate::ops::{
+    check_output, expect_layout, expect_rank, head_dim, layout_name, RunOptions, ShapeRule,
+};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "rotary";
@@ -142,12 +144,26 @@ impl Rotary {
         x: &mut TensorViewMut<'_>,
         at: usize,
     ) -> Result<(), Error> {
+        self.run_in_place_with::<B>(x, at, RunOptions::new())
+    }
+
+    /// [`Rotary::run_in_place`] with `options`: blocks of frames on `options.parallel()`
+    /// (each frame alone: the same bits for any context).
+    ///
+    /// # Errors
+    /// As [`Rotary::run_in_place`], and the context's error ([`Error::Team`]) after the
+    /// checks.
+    pub fn run_in_place_with<B: Backend>(
+        &self,
+        x: &mut TensorViewMut<'_>,
+        at: usize,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
         let g = &self.geometry;
         let half = g.rotary_dims / 2;
         let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
-        B::rotary(x.data_mut(), f, &self.inv_freq[..half], g.pairs);
-        Ok(())
+        B::rotary_in(options.parallel(), x.data_mut(), f, &self.inv_freq[..half], g.pairs)
     }
 
     /// Writes the rotated `x` into `out` (same shape, both frame-major).
@@ -161,13 +177,27 @@ impl Rotary {
         out: &mut TensorViewMut<'_>,
         at: usize,
     ) -> Result<(), Error> {
+        self.run_with::<B>(x, out, at, RunOptions::new())
+    }
+
+    /// [`Rotary::run`] with `options`: the copy on the calling thread, the rotation as
+    /// [`Rotary::run_in_place_with`].
+    ///
+    /// # Errors
+    /// As [`Rotary::run`], and the context's error ([`Error::Team`]) after the checks.
+    pub fn run_with<B: Backend>(
+        &self,
+        x: &TensorView<'_>,
+        out: &mut TensorViewMut<'_>,
+        at: usize,
+        options: RunOptions<'_>,
+    ) -> Result<(), Error> {
         let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
         check_output(OP, x.shape(), Layout::FrameMajor, out)?;
         out.data_mut().copy_from_slice(x.data());
         let g = &self.geometry;
         let half = g.rotary_dims / 2;
         let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
-        B::rotary(out.data_mut(), f, &self.inv_freq[..half], g.pairs);
-        Ok(())
+        B::rotary_in(options.parallel(), out.data_mut(), f, &self.inv_freq[..half], g.pairs)
     }
 }

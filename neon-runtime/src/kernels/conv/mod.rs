@@ -125,6 +125,68 @@ pub trait ConvKernels: BackendType {
         }
     }
 
+    /// [`im2col_channel_first`](Self::im2col_channel_first) on `par`: blocks of input
+    /// channels, each writing its channels' `kernel` rows of `col` (a copy: any context
+    /// gives the same `col`).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `col` is then partly written.
+    ///
+    /// # Panics
+    /// As [`im2col_channel_first`](Self::im2col_channel_first), before any task runs.
+    fn im2col_channel_first_in(
+        par: &dyn Parallel,
+        (x, window): (&[f32], Window1d),
+        first_frame: usize,
+        count: usize,
+        col: &mut [f32],
+    ) -> Result<(), Error> {
+        let w = Win::new("im2col", x.len(), window, first_frame, count);
+        w.check_col(col.len());
+        let (frames, row) = (window.frames, window.kernel * count);
+        if row == 0 {
+            return Ok(());
+        }
+        // A copied value costs about what a multiply-add does (a load and a store).
+        let split = Rows {
+            shape: (window.channels, row, row),
+            tile: 1,
+            join_tail: false,
+            work_per_row: row,
+        };
+        row_blocks(par, split, col, |chans, col| {
+            let xs = &x[chans.start * frames..chans.end * frames];
+            let wn = Window1d { channels: chans.len(), ..window };
+            Self::im2col_channel_first(xs, wn, first_frame, count, col);
+        })
+    }
+
+    /// [`im2col_frame_major`](Self::im2col_frame_major) on `par`: blocks of output frames,
+    /// each writing its rows of `col` (a copy: any context gives the same `col`).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `col` is then partly written.
+    ///
+    /// # Panics
+    /// As [`im2col_frame_major`](Self::im2col_frame_major), before any task runs.
+    fn im2col_frame_major_in(
+        par: &dyn Parallel,
+        (x, window): (&[f32], Window1d),
+        first_frame: usize,
+        count: usize,
+        col: &mut [f32],
+    ) -> Result<(), Error> {
+        let w = Win::new("im2col", x.len(), window, first_frame, count);
+        let row = w.check_col(col.len());
+        if row == 0 || count == 0 {
+            return Ok(());
+        }
+        let split = Rows { shape: (count, row, row), tile: 1, join_tail: false, work_per_row: row };
+        row_blocks(par, split, col, |frames, col| {
+            Self::im2col_frame_major(x, window, first_frame + frames.start, frames.len(), col);
+        })
+    }
+
     /// Depthwise conv1d:
     /// `y[c, n] = bias[c] + sum_t w[c, t] * x[c, n * stride + t * dilation - pad_left]`
     /// (zero outside the input). `x`: `[channels, frames]`; `weight`: `[channels, kernel]`

@@ -17,8 +17,11 @@
 //! rows of the per-channel kernels) and its hooks; `portable.rs` and `neon.rs` the slice
 //! drivers of each backend.
 
+use super::activation::ACTIVATION_BLOCK;
 use super::activation::{portable_map, portable_map_args, MapArgs};
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
+use crate::error::Error;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
@@ -86,6 +89,52 @@ pub trait ElementwiseKernels: BackendType {
         if !acc.is_empty() {
             Self::mul_unchecked(ZipArgs::Assign(acc, b));
         }
+    }
+
+    /// [`add`](Self::add) on `par`, in blocks of [`ACTIVATION_BLOCK`] elements (each
+    /// element alone: the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `out` is then partly written.
+    ///
+    /// # Panics
+    /// When the three lengths differ, before any task runs.
+    fn add_in(par: &dyn Parallel, a: &[f32], b: &[f32], out: &mut [f32]) -> Result<(), Error> {
+        check_zip(a.len(), b.len(), out.len());
+        zip_blocks(par, out, |r, out| Self::add(&a[r.clone()], &b[r], out))
+    }
+    /// [`add_assign`](Self::add_assign) on `par`, split as [`add_in`](Self::add_in).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `acc` is then partly updated.
+    ///
+    /// # Panics
+    /// When the lengths differ, before any task runs.
+    fn add_assign_in(par: &dyn Parallel, acc: &mut [f32], b: &[f32]) -> Result<(), Error> {
+        check_zip(acc.len(), b.len(), acc.len());
+        zip_blocks(par, acc, |r, acc| Self::add_assign(acc, &b[r]))
+    }
+    /// [`mul`](Self::mul) on `par`, split as [`add_in`](Self::add_in).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `out` is then partly written.
+    ///
+    /// # Panics
+    /// When the three lengths differ, before any task runs.
+    fn mul_in(par: &dyn Parallel, a: &[f32], b: &[f32], out: &mut [f32]) -> Result<(), Error> {
+        check_zip(a.len(), b.len(), out.len());
+        zip_blocks(par, out, |r, out| Self::mul(&a[r.clone()], &b[r], out))
+    }
+    /// [`mul_assign`](Self::mul_assign) on `par`, split as [`add_in`](Self::add_in).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `acc` is then partly updated.
+    ///
+    /// # Panics
+    /// When the lengths differ, before any task runs.
+    fn mul_assign_in(par: &dyn Parallel, acc: &mut [f32], b: &[f32]) -> Result<(), Error> {
+        check_zip(acc.len(), b.len(), acc.len());
+        zip_blocks(par, acc, |r, acc| Self::mul_assign(acc, &b[r]))
     }
 
     /// `x[i] *= s`.
@@ -249,6 +298,22 @@ pub trait ElementwiseKernels: BackendType {
     fn add_mul_unchecked(acc: &mut [f32], x: &[f32], s: &[f32]) {
         portable::add_mul(acc, x, s)
     }
+}
+
+/// Runs `f(range, out[range])` over blocks of whole [`ACTIVATION_BLOCK`]s of `out` on `par`
+/// (one block on the calling thread for one worker or a small `out`). An element costs
+/// about what a multiply-add does (two loads and a store per vector).
+fn zip_blocks<F>(par: &dyn Parallel, out: &mut [f32], f: F) -> Result<(), Error>
+where
+    F: Fn(core::ops::Range<usize>, &mut [f32]) + Sync,
+{
+    let split = Rows {
+        shape: (out.len(), 1, 1),
+        tile: ACTIVATION_BLOCK,
+        join_tail: false,
+        work_per_row: 1,
+    };
+    row_blocks(par, split, out, f)
 }
 
 /// Checks the lengths of a two-input kernel (panics).

@@ -54,7 +54,9 @@
 //! 16, 4 and 1 frames (`layer_norm_frames`, `rms_norm_frames`). `portable.rs` holds the
 //! portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the portable code.
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
+use crate::error::Error;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
@@ -256,13 +258,7 @@ pub trait NormKernels: BackendType {
         p: NormParams<'_>,
         y: &mut [f32],
     ) {
-        check_channels("group_norm", channels, frames, x, y, p.gamma);
-        check_beta("group_norm", p.beta, channels);
-        assert!(frames > 0, "group_norm: frames must be >= 1");
-        assert!(
-            groups > 0 && channels.is_multiple_of(groups),
-            "group_norm: groups must divide channels"
-        );
+        check_group_norm(channels, frames, groups, x, y, p);
         let per_group = channels / groups;
         let glen = per_group * frames;
         for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
@@ -275,6 +271,94 @@ pub trait NormKernels: BackendType {
                 Self::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
             }
         }
+    }
+
+    /// [`layer_norm_rows`](Self::layer_norm_rows) on `par`: blocks of rows (each row is
+    /// normalised alone, so any context gives the same bits).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`layer_norm_rows`](Self::layer_norm_rows), before any task runs.
+    fn layer_norm_rows_in(
+        par: &dyn Parallel,
+        (rows, n): (usize, usize),
+        x: &[f32],
+        p: NormParams<'_>,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        check_rows("layer_norm_rows", rows, n, x, y, p.gamma);
+        check_beta("layer_norm_rows", p.beta, n);
+        // Three passes over a row: about the cost of 3 multiply-adds per value.
+        let split = Rows { shape: (rows, n, n), tile: 1, join_tail: false, work_per_row: 3 * n };
+        row_blocks(par, split, y, |r, y| {
+            Self::layer_norm_rows(r.len(), n, &x[r.start * n..r.end * n], p, y);
+        })
+    }
+
+    /// [`rms_norm_rows`](Self::rms_norm_rows) on `par`: blocks of rows (each row is
+    /// normalised alone, so any context gives the same bits).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`rms_norm_rows`](Self::rms_norm_rows), before any task runs.
+    fn rms_norm_rows_in(
+        par: &dyn Parallel,
+        (rows, n): (usize, usize),
+        x: &[f32],
+        (gamma, eps): (&[f32], f32),
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        check_rows("rms_norm_rows", rows, n, x, y, gamma);
+        let split = Rows { shape: (rows, n, n), tile: 1, join_tail: false, work_per_row: 2 * n };
+        row_blocks(par, split, y, |r, y| {
+            Self::rms_norm_rows(r.len(), n, &x[r.start * n..r.end * n], gamma, eps, y);
+        })
+    }
+
+    /// [`group_norm`](Self::group_norm) on `par`: each group's statistics on the calling
+    /// thread (one ordered reduction, as in the serial call), then its rows normalised in
+    /// blocks of channels, so any context gives the same bits.
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
+    ///
+    /// # Panics
+    /// As [`group_norm`](Self::group_norm), before any task runs.
+    fn group_norm_in(
+        par: &dyn Parallel,
+        (channels, frames, groups): (usize, usize, usize),
+        x: &[f32],
+        p: NormParams<'_>,
+        y: &mut [f32],
+    ) -> Result<(), Error> {
+        check_group_norm(channels, frames, groups, x, y, p);
+        let per_group = channels / groups;
+        let glen = per_group * frames;
+        for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
+            let (mean, var) = mean_var::<Self>(xg);
+            let inv = Self::inv_std(var, p.eps);
+            let split = Rows {
+                shape: (per_group, frames, frames),
+                tile: 1,
+                join_tail: false,
+                work_per_row: frames,
+            };
+            row_blocks(par, split, yg, |r, yr| {
+                let xr = &xg[r.start * frames..r.end * frames];
+                for (k, (xr, yr)) in
+                    xr.chunks_exact(frames).zip(yr.chunks_exact_mut(frames)).enumerate()
+                {
+                    let c = g * per_group + r.start + k;
+                    let bias = p.beta.map_or(0.0, |b| b[c]);
+                    Self::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
+                }
+            })?;
+        }
+        Ok(())
     }
 
     /// Hook: `sum(x - shift)` (a block of 1 to 4096 values).
@@ -355,6 +439,24 @@ fn check_channels(what: &str, channels: usize, frames: usize, x: &[f32], y: &[f3
     assert_eq!(x.len(), len, "{what}: x length");
     assert_eq!(y.len(), len, "{what}: y length");
     assert_eq!(g.len(), channels, "{what}: gamma length");
+}
+
+/// The contract of [`NormKernels::group_norm`] (panics, as documented there).
+fn check_group_norm(
+    channels: usize,
+    frames: usize,
+    groups: usize,
+    x: &[f32],
+    y: &[f32],
+    p: NormParams<'_>,
+) {
+    check_channels("group_norm", channels, frames, x, y, p.gamma);
+    check_beta("group_norm", p.beta, channels);
+    assert!(frames > 0, "group_norm: frames must be >= 1");
+    assert!(
+        groups > 0 && channels.is_multiple_of(groups),
+        "group_norm: groups must divide channels"
+    );
 }
 
 /// Two-pass shifted mean and population variance of `x` (non-empty) with the row

@@ -51,7 +51,9 @@
 mod neon;
 mod portable;
 
+use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
+use crate::error::Error;
 
 /// Largest `rotary_dims` the kernels accept: the per-frame `cos` / `sin` arrays are
 /// `MAX_ROTARY_DIMS / 2` f32 values each, on the stack.
@@ -146,6 +148,38 @@ pub trait RotaryKernels: BackendType {
                 unsafe { Self::rotary_head(head, &t, pairs) };
             }
         }
+    }
+
+    /// [`rotary`](Self::rotary) on `par`: blocks of frames (each frame alone, with its own
+    /// sines and cosines: the same bits for any context).
+    ///
+    /// # Errors
+    /// The context's ([`Parallel::dispatch`]); `x` is then partly rotated.
+    ///
+    /// # Panics
+    /// As [`rotary`](Self::rotary), before any task runs.
+    fn rotary_in(
+        par: &dyn Parallel,
+        x: &mut [f32],
+        f: RotaryFrames,
+        inv_freq: &[f32],
+        pairs: RotaryPairs,
+    ) -> Result<(), Error> {
+        let half = inv_freq.len();
+        check(x.len(), &f, half);
+        let row = f.heads * f.head_dim;
+        if half == 0 || row == 0 {
+            return Ok(());
+        }
+        // A frame: `half` sines and cosines (f64 polynomials, ~16 multiply-adds each) and
+        // 4 multiply-adds per rotated pair of every head.
+        let work = half * (16 + 4 * f.heads);
+        let split =
+            Rows { shape: (f.frames, row, row), tile: 1, join_tail: false, work_per_row: work };
+        row_blocks(par, split, x, |r, x| {
+            let fr = RotaryFrames { frames: r.len(), at: f.at + r.start, ..f };
+            Self::rotary(x, fr, inv_freq, pairs);
+        })
     }
 
     /// The hook of [`rotary`](RotaryKernels::rotary), called only by it, once per head of
