@@ -448,7 +448,7 @@ fn norm_same_bits<B: neon_runtime::kernels::NormKernels>() {
     use neon_runtime::kernels::norm::NormParams;
     let ctx = contexts();
     let mut r = rng(19);
-    for (rows, n) in [(1, 5), (3, 17), (413, 416), (1001, 37)] {
+    for (rows, n) in [(0, 5), (1, 5), (3, 17), (413, 416), (4001, 37)] {
         let x = uniform(&mut r, rows * n, -3.0, 5.0);
         let (gamma, beta) = (uniform(&mut r, n, 0.5, 1.5), uniform(&mut r, n, -1.0, 1.0));
         let p = NormParams { gamma: &gamma, beta: Some(&beta), eps: 1e-5 };
@@ -459,11 +459,12 @@ fn norm_same_bits<B: neon_runtime::kernels::NormKernels>() {
             let mut got = vec![f32::NAN; rows * n];
             B::layer_norm_rows_in(c.as_ref(), (rows, n), &x, p, &mut got).unwrap();
             assert_bits(&format!("layer_norm {rows}x{n}"), c.workers(), &got, &ln);
+            let mut got = vec![f32::NAN; rows * n];
             B::rms_norm_rows_in(c.as_ref(), (rows, n), &x, (&gamma, 1e-5), &mut got).unwrap();
             assert_bits(&format!("rms_norm {rows}x{n}"), c.workers(), &got, &rms);
         }
     }
-    for (channels, frames, groups) in [(4, 3, 1), (416, 2490, 1), (96, 301, 4), (7, 1000, 7)] {
+    for (channels, frames, groups) in [(4, 3, 1), (416, 2490, 1), (64, 4096, 2), (7, 1000, 7)] {
         let x = uniform(&mut r, channels * frames, -3.0, 5.0);
         let (gamma, beta) =
             (uniform(&mut r, channels, 0.5, 1.5), uniform(&mut r, channels, -1.0, 1.0));
@@ -488,7 +489,7 @@ fn norm_same_bits<B: neon_runtime::kernels::NormKernels>() {
 fn elementwise_same_bits<B: neon_runtime::kernels::ElementwiseKernels>() {
     let ctx = contexts();
     let mut r = rng(20);
-    for n in [1, 63, 65, 1000, 70_001, 300_001] {
+    for n in [0, 1, 63, 65, 1000, 70_001, 300_001] {
         let (a, b) = (uniform(&mut r, n, -4.0, 4.0), uniform(&mut r, n, -4.0, 4.0));
         let (mut sum, mut prod) = (vec![f32::NAN; n], vec![f32::NAN; n]);
         B::add(&a, &b, &mut sum);
@@ -498,6 +499,7 @@ fn elementwise_same_bits<B: neon_runtime::kernels::ElementwiseKernels>() {
             let mut got = vec![f32::NAN; n];
             B::add_in(c.as_ref(), &a, &b, &mut got).unwrap();
             assert_bits(&format!("add {n}"), w, &got, &sum);
+            let mut got = vec![f32::NAN; n];
             B::mul_in(c.as_ref(), &a, &b, &mut got).unwrap();
             assert_bits(&format!("mul {n}"), w, &got, &prod);
             let mut acc = a.clone();
@@ -516,8 +518,15 @@ fn elementwise_same_bits<B: neon_runtime::kernels::ElementwiseKernels>() {
 fn im2col_same_bits<B: ConvKernels>() {
     let ctx = contexts();
     let mut r = rng(21);
-    let shapes =
-        [(1, 9, 3, 1, 1, 1, 0, 7), (416, 2490, 7, 3, 1, 0, 0, 256), (37, 301, 5, 2, 2, 3, 11, 139)];
+    // The fourth: 512 output frames whose first ~196 read only left padding and last 12
+    // only frames past the input, so the frame-major blocks start in padding too.
+    let shapes = [
+        (1, 9, 3, 1, 1, 1, 0, 7),
+        (416, 2490, 7, 3, 1, 0, 0, 256),
+        (37, 301, 5, 2, 2, 3, 11, 139),
+        (128, 300, 5, 1, 1, 200, 0, 512),
+        (3, 50, 3, 1, 1, 1, 0, 0),
+    ];
     for (channels, frames, kernel, stride, dilation, pad_left, first, count) in shapes {
         let window = Window1d { channels, frames, kernel, stride, dilation, pad_left };
         let x = uniform(&mut r, channels * frames, -1.0, 1.0);
@@ -530,6 +539,7 @@ fn im2col_same_bits<B: ConvKernels>() {
             let mut got = vec![f32::NAN; len];
             B::im2col_channel_first_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
             assert_bits(&format!("{what} channel-first"), c.workers(), &got, &cf);
+            let mut got = vec![f32::NAN; len];
             B::im2col_frame_major_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
             assert_bits(&format!("{what} frame-major"), c.workers(), &got, &fm);
         }
@@ -542,9 +552,13 @@ fn rotary_same_bits<B: neon_runtime::kernels::rotary::RotaryKernels>() {
     use neon_runtime::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs};
     let ctx = contexts();
     let mut r = rng(22);
-    for (frames, heads, head_dim, dims, at) in
-        [(1, 1, 4, 2, 0), (413, 8, 52, 32, 0), (97, 3, 18, 18, 1000)]
-    {
+    for (frames, heads, head_dim, dims, at) in [
+        (0, 1, 4, 2, 0),
+        (1, 1, 4, 2, 0),
+        (413, 8, 52, 32, 0),
+        (97, 3, 18, 18, 1000),
+        (600, 8, 64, 64, 1000),
+    ] {
         let table = inv_freq(10000.0, dims);
         let x = uniform(&mut r, frames * heads * head_dim, -2.0, 2.0);
         let f = RotaryFrames { frames, heads, head_dim, at };

@@ -143,10 +143,11 @@ pub trait ConvKernels: BackendType {
     ) -> Result<(), Error> {
         let w = Win::new("im2col", x.len(), window, first_frame, count);
         w.check_col(col.len());
-        let (frames, row) = (window.frames, window.kernel * count);
-        if row == 0 {
+        if col.is_empty() {
             return Ok(());
         }
+        // `col` holds `channels * kernel * count >= 1` values, so the product fits.
+        let (frames, row) = (window.frames, window.kernel * count);
         // A copied value costs about what a multiply-add does (a load and a store).
         let split = Rows {
             shape: (window.channels, row, row),

@@ -364,9 +364,10 @@ pub trait QuantKernels: BackendType + GemmKernels {
     const QUANT_GEMM_ROW_TILE: usize =
         if MC.is_multiple_of(Self::GEMM_B_ROW_TILE) { Self::GEMM_B_ROW_TILE } else { MC };
 
-    /// Outputs (columns of `C`) converted and multiplied together by the GEMM: the panels
-    /// of one conversion (a multiple of [`PACK_NR`]), the unit of the column blocks of
-    /// [`gemm_i8_in`](Self::gemm_i8_in), so a block's panels are the serial call's.
+    /// Outputs (columns of `C`) per unit of the column blocks of
+    /// [`gemm_i8_in`](Self::gemm_i8_in) (a multiple of [`PACK_NR`]): each block converts
+    /// its own panels, and a column's bits must not depend on which panels are converted or
+    /// multiplied together with it.
     const QUANT_GEMM_COL_TILE: usize = PACK_NR;
 
     /// GEMV: per tensor `y[j] = scale * sum_k x[k] q[j, k] + offset * sum_k x[k] + bias[j]`,

@@ -167,10 +167,12 @@ pub trait RotaryKernels: BackendType {
     ) -> Result<(), Error> {
         let half = inv_freq.len();
         check(x.len(), &f, half);
-        let row = f.heads * f.head_dim;
-        if half == 0 || row == 0 {
+        if half == 0 || x.is_empty() {
             return Ok(());
         }
+        // `x` holds `frames * heads * head_dim >= 1` values and `2 * half <= head_dim`, so
+        // these products fit.
+        let row = f.heads * f.head_dim;
         // A frame: `half` sines and cosines (f64 polynomials, ~16 multiply-adds each) and
         // 4 multiply-adds per rotated pair of every head.
         let work = half * (16 + 4 * f.heads);
