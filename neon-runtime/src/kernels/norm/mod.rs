@@ -319,9 +319,11 @@ pub trait NormKernels: BackendType {
         })
     }
 
-    /// [`group_norm`](Self::group_norm) on `par`: each group's statistics on the calling
-    /// thread (one ordered reduction, as in the serial call), then its rows normalised in
-    /// blocks of channels, so any context gives the same bits.
+    /// [`group_norm`](Self::group_norm) on `par`: each group's partial sums (blocks of
+    /// 4096 values) in blocks of their own, added on the calling thread in the serial
+    /// call's order (groups of up to 2,097,152 values; a larger group sums on the calling
+    /// thread), then its rows normalised in blocks of channels: the same bits for any
+    /// context.
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
@@ -339,7 +341,7 @@ pub trait NormKernels: BackendType {
         let per_group = channels / groups;
         let glen = per_group * frames;
         for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
-            let (mean, var) = mean_var::<Self>(xg);
+            let (mean, var) = mean_var_in::<Self>(par, xg)?;
             let inv = Self::inv_std(var, p.eps);
             let split = Rows {
                 shape: (per_group, frames, frames),
@@ -469,6 +471,43 @@ fn mean_var<B: NormKernels>(x: &[f32]) -> (ShiftedMean, f32) {
     let mean = ShiftedMean { shift, m };
     let ss: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_sq_dev(b, mean) as f64).sum();
     (mean, (ss / n) as f32)
+}
+
+/// Blocks of [`SUM_BLOCK`] values whose partial sums [`mean_var_in`] keeps on the stack
+/// (2 KiB): groups of up to 2,097,152 values.
+const PARTIALS_MAX: usize = 512;
+
+/// [`mean_var`] on `par`: the partial sum of every block of [`SUM_BLOCK`] values in blocks
+/// of blocks, then added on the calling thread in order, as [`mean_var`] adds them: the
+/// same bits for any context. Larger inputs than [`PARTIALS_MAX`] blocks run [`mean_var`].
+///
+/// # Errors
+/// The context's ([`Parallel::dispatch`]).
+fn mean_var_in<B: NormKernels>(par: &dyn Parallel, x: &[f32]) -> Result<(ShiftedMean, f32), Error> {
+    let blocks = x.len().div_ceil(SUM_BLOCK);
+    if par.workers() <= 1 || !(2..=PARTIALS_MAX).contains(&blocks) {
+        return Ok(mean_var::<B>(x));
+    }
+    let mut partials = [0.0f32; PARTIALS_MAX];
+    let partials = &mut partials[..blocks];
+    let block = |i: usize| &x[i * SUM_BLOCK..x.len().min((i + 1) * SUM_BLOCK)];
+    let split = Rows { shape: (blocks, 1, 1), tile: 1, join_tail: false, work_per_row: SUM_BLOCK };
+    let n = x.len() as f64;
+    let shift = x[0];
+    row_blocks(par, split, partials, |r, p| {
+        for (i, p) in r.zip(p) {
+            *p = B::sum_shifted(block(i), shift);
+        }
+    })?;
+    let sum: f64 = partials.iter().map(|&p| p as f64).sum();
+    let mean = ShiftedMean { shift, m: (sum / n) as f32 };
+    row_blocks(par, split, partials, |r, p| {
+        for (i, p) in r.zip(p) {
+            *p = B::sum_sq_dev(block(i), mean);
+        }
+    })?;
+    let ss: f64 = partials.iter().map(|&p| p as f64).sum();
+    Ok((mean, (ss / n) as f32))
 }
 
 /// The partition of `t` frames into blocks of 16, then 4, then 1 frames (the channel-first
