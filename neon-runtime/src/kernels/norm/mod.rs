@@ -264,12 +264,7 @@ pub trait NormKernels: BackendType {
         for (g, (xg, yg)) in x.chunks_exact(glen).zip(y.chunks_exact_mut(glen)).enumerate() {
             let (mean, var) = mean_var::<Self>(xg);
             let inv = Self::inv_std(var, p.eps);
-            let rows = xg.chunks_exact(frames).zip(yg.chunks_exact_mut(frames));
-            for (k, (xr, yr)) in rows.enumerate() {
-                let c = g * per_group + k;
-                let bias = p.beta.map_or(0.0, |b| b[c]);
-                Self::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
-            }
+            scale_shift_channels::<Self>(g * per_group, (xg, yg), frames, (mean, inv), p);
         }
     }
 
@@ -351,13 +346,8 @@ pub trait NormKernels: BackendType {
             };
             row_blocks(par, split, yg, |r, yr| {
                 let xr = &xg[r.start * frames..r.end * frames];
-                for (k, (xr, yr)) in
-                    xr.chunks_exact(frames).zip(yr.chunks_exact_mut(frames)).enumerate()
-                {
-                    let c = g * per_group + r.start + k;
-                    let bias = p.beta.map_or(0.0, |b| b[c]);
-                    Self::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
-                }
+                let c0 = g * per_group + r.start;
+                scale_shift_channels::<Self>(c0, (xr, yr), frames, (mean, inv), p);
             })?;
         }
         Ok(())
@@ -471,6 +461,23 @@ fn mean_var<B: NormKernels>(x: &[f32]) -> (ShiftedMean, f32) {
     let mean = ShiftedMean { shift, m };
     let ss: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_sq_dev(b, mean) as f64).sum();
     (mean, (ss / n) as f32)
+}
+
+/// GroupNorm's output stage on consecutive channels `c0..` (rows of `frames` values of `x`
+/// and `y`) of one group with statistics `(mean, inv)`:
+/// `y = (x - mean) * inv * gamma[c] + beta[c]`.
+fn scale_shift_channels<B: NormKernels>(
+    c0: usize,
+    (x, y): (&[f32], &mut [f32]),
+    frames: usize,
+    (mean, inv): (ShiftedMean, f32),
+    p: NormParams<'_>,
+) {
+    for (k, (xr, yr)) in x.chunks_exact(frames).zip(y.chunks_exact_mut(frames)).enumerate() {
+        let c = c0 + k;
+        let bias = p.beta.map_or(0.0, |b| b[c]);
+        B::scale_shift_row(xr, mean, inv * p.gamma[c], bias, yr);
+    }
 }
 
 /// Blocks of [`SUM_BLOCK`] values whose partial sums [`mean_var_in`] keeps on the stack
