@@ -2,8 +2,9 @@
 //! `tools/moonshine/goldens.py`): our espeak-ng clips and the package's beckett.wav give the
 //! same tokens and text; the encoder output is within 5e-4 and every teacher-forced step's
 //! logits within 1e-3 (the tolerances: ONNX Runtime dequantises each weight to f32
-//! and multiplies in f32, we compute `scale * (x . q) + offset * sum(x)`; both are f32 sums
-//! in different orders, measured differences are printed).
+//! and multiplies in f32, as our GEMM does, while our GEMVs compute
+//! `scale * (x . q) + offset * sum(x)`; all are f32 sums in different orders, measured
+//! differences are printed).
 
 mod common;
 

@@ -1,8 +1,9 @@
 //! Fully connected layers with int8 weights and f32 activations.
 //!
 //! - [`QuantLinear`]: per-tensor int8, `W = f32(q) * scale + offset` with one `scale` and
-//!   one `offset` per tensor (the format Moonshine ships). Runs
-//!   `y = scale * (x · q_j) + offset * sum(x) + b[j]` without dequantising the weights.
+//!   one `offset` per tensor (the format Moonshine ships). One row (GEMV) runs
+//!   `y = scale * (x · q_j) + offset * sum(x) + b[j]` without dequantising the weights;
+//!   several rows (GEMM) dequantise each weight to f32 once per call and multiply by those.
 //! - [`BlockQ8Linear`]: block-int8, `W[j, k] = f32(q[j, k]) * scale[j, k / 32]`
 //!   (symmetric, one f32 scale per 32 consecutive weights of a row), for models we
 //!   convert ourselves. `in_features` must be a multiple of 32: other sizes are an error,

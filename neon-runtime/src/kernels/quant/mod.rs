@@ -4,10 +4,12 @@
 //! kernels as a [`QuantFormat`] value:
 //! - **per-tensor** (Moonshine's shipped format, [`QuantFormat::PerTensor`]):
 //!   `W[j, k] = f32(q[j, k]) * scale + offset` with `q` in `[-128, 127]` and one `scale`,
-//!   one `offset` per tensor. The kernels compute the rewrite of the model card,
-//!   `y[j] = scale * (x · q_j) + offset * sum(x) + bias[j]`: the int8 values are used as
-//!   shipped (never requantised), `x · q_j` is accumulated from exactly converted weights,
-//!   `sum(x)` once per row.
+//!   one `offset` per tensor. The int8 values are used as shipped (never requantised). The
+//!   GEMVs compute the rewrite of the model card,
+//!   `y[j] = scale * (x · q_j) + offset * sum(x) + bias[j]`: `x · q_j` is accumulated from
+//!   exactly converted weights, `sum(x)` once per row. The GEMM converts each weight to
+//!   `f32(q) * scale + offset` once per call (amortised over the rows) and multiplies by
+//!   those, which needs no pass over the output after the product.
 //! - **block-int8** (for models we convert, [`QuantFormat::Block`]): symmetric, one f32
 //!   scale per 32 consecutive weights of a row, `W[j, k] = f32(q[j, k]) * scale[j, k / 32]`,
 //!   no offset; `k` must be a multiple of [`BLOCK_K`] (the kernels assert it, the operator
@@ -69,15 +71,20 @@
 //!
 //! # Accuracy
 //!
-//! `f32(q)` is exact and `x · q_j` is accumulated in f32, so the dot product has the
+//! GEMV: `f32(q)` is exact and `x · q_j` is accumulated in f32, so the dot product has the
 //! error of an f32 dot product, at most about `k * eps * sum |x q|`; `sum(x)` is summed in
 //! 16 lanes (at most `(k / 16 + 4) * eps * sum |x|`). Multiplying by `offset` carries that
 //! error over: when `offset * sum(x)` and `scale * (x · q)` nearly cancel, the result's
 //! relative error grows, but its absolute error stays within
 //! `~(k + 3) * eps * (|scale| sum |x q| + |offset| sum |x| + |bias|)`, the bound the
 //! tests check against an f64 reference on the dequantised weights (measured errors stay
-//! below 0.16 of it). The `sdot` path (and [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) on
-//! every backend) adds the activation quantisation error (`dot.rs`).
+//! below 0.16 of it). GEMM per tensor: each converted weight `w` is within
+//! `eps * (|scale q| + |offset|)` of `scale * q + offset` (one rounding with a fused
+//! multiply-add, two otherwise), and the f32 product adds at most about
+//! `k * eps * sum |x w|`: within the same bound, as `sum |x w|` is at most
+//! `|scale| sum |x q| + |offset| sum |x|`. The `sdot` path (and
+//! [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) on every backend) adds the activation
+//! quantisation error (`dot.rs`).
 
 use super::gemm::{GemmB, GemmKernels, PACK_NR};
 use super::parallel::{grid_blocks, row_blocks, Grid, Parallel, Rows};
@@ -256,12 +263,14 @@ pub enum QuantFormat<'a> {
 }
 
 impl<'a> QuantFormat<'a> {
-    /// The packed block scales from block `from` of panel `panel` on (`blocks` blocks per
-    /// panel), `None` per tensor.
-    fn block_scales(self, panel: usize, blocks: usize, from: usize) -> Option<&'a [f32]> {
+    /// How the GEMM converts panel `panel`'s codes from block `from` on (`blocks` blocks
+    /// per panel): per tensor the affine map, in blocks the panel's scales from `from` on.
+    fn dequant(self, panel: usize, blocks: usize, from: usize) -> Dequant<'a> {
         match self {
-            QuantFormat::Block(s) => Some(&s[(panel * blocks + from) * PACK_NR..]),
-            QuantFormat::PerTensor { .. } => None,
+            QuantFormat::Block(s) => Dequant::Block(
+                &s[(panel * blocks + from) * PACK_NR..(panel + 1) * blocks * PACK_NR],
+            ),
+            QuantFormat::PerTensor { scale, offset } => Dequant::Affine { scale, offset },
         }
     }
 
@@ -273,6 +282,22 @@ impl<'a> QuantFormat<'a> {
             QuantFormat::Block(_) => (1.0, 0.0),
         }
     }
+}
+
+/// How the GEMM's conversion turns a panel's codes `q` into f32 weights.
+#[derive(Clone, Copy, Debug)]
+enum Dequant<'a> {
+    /// Per tensor: `w = f32(q) * scale + offset`, one rounding where the backend fuses the
+    /// multiply-add (x86 FMA, NEON `fmla`), two in portable code.
+    Affine {
+        /// The tensor's scale.
+        scale: f32,
+        /// The tensor's offset.
+        offset: f32,
+    },
+    /// Block-int8: `w[j, r] = f32(q[j, r]) * s[(r / 32) * 16 + j]`, `s` the panel's packed
+    /// block scales from the block of the first converted row on.
+    Block(&'a [f32]),
 }
 
 /// A layer's int8 weights as the kernels take them: the packed codes of `q[n, k]`
@@ -734,15 +759,16 @@ fn gemm_f32<B: GemmKernels>(
 /// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), `KB`
 /// values of `k` at a time ([`KC`] or a multiple), into an f32 buffer in the packed-B
 /// layout and runs backend `B`'s packed f32 GEMM on it for every row, [`MC`] rows per
-/// call. The partial products of later `k` blocks are added into `c`. Per tensor the
-/// final pass applies the scale, `offset * sum(row)` and the bias; for blocks the bias
-/// goes into the first GEMM call. `NP = 2` suits f32 tiles two panels wide (x86 AVX-512:
-/// 8x32); the stack holds `NP * (KB + MC) * 16` f32.
+/// call. The bias goes into the first GEMM call of a block of columns and the partial
+/// products of later `k` blocks are added into `c`: no pass over `c` after its last
+/// product (per tensor, a final pass applying the scale and `offset * sum(row)` to the
+/// whole output cost 3.7% of the samples of Moonshine's encoder at 2 threads, its loads
+/// missing the cache on the 413 x 1664 products). `NP = 2` suits f32 tiles two panels
+/// wide (x86 AVX-512: 8x32); the stack holds `NP * (KB + MC) * 16` f32.
 ///
-/// `convert(src, rows, scales, dst)` converts `rows` consecutive `k` values of one panel
-/// (`src`: their groups, starting at a group boundary) into the f32 packed-B layout:
-/// `dst[r * 16 + j] = f32(q[j, r])`, times the block scale when `scales` holds the panel's
-/// scales from the first row's block on.
+/// `convert(src, rows, dequant, dst)` converts `rows` consecutive `k` values of one panel
+/// (`src`: their groups, starting at a group boundary) into dequantised f32 weights in
+/// the packed-B layout: `dst[r * 16 + j] = w[j, r]` ([`Dequant`]).
 ///
 /// The contract is checked and `m, n, k >= 1` (the entry point's); `c` is the `m x n`
 /// output block (`ld = ldc`).
@@ -751,7 +777,7 @@ fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
     a: &[f32],
     w: QuantWeights<'_>,
     mut c: StridedMut<'_>,
-    convert: impl Fn(&[i8], usize, Option<&[f32]>, &mut [f32]),
+    convert: impl Fn(&[i8], usize, Dequant<'_>, &mut [f32]),
 ) {
     let QuantGemm { m, n, k, lda, ldc } = g;
     let QuantWeights { packed: b, format, bias } = w;
@@ -768,10 +794,7 @@ fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
         let np = (panels - p0).min(NP);
         let col0 = p0 * PACK_NR;
         let cols = (n - col0).min(np * PACK_NR);
-        let first_bias = match format {
-            QuantFormat::Block(_) => bias.map(|b| &b[col0..col0 + cols]),
-            QuantFormat::PerTensor { .. } => None,
-        };
+        let first_bias = bias.map(|b| &b[col0..col0 + cols]);
         for k0 in (0..k).step_by(KB) {
             let kc = (k - k0).min(KB);
             let buf = &mut buf[..np * kc * PACK_NR];
@@ -779,8 +802,7 @@ fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
                 let p = p0 + q;
                 let panel = &b[p * panel_len..(p + 1) * panel_len];
                 let src = &panel[k0 * PACK_NR..(k0 + k_padded(kc)) * PACK_NR];
-                let block_scales = format.block_scales(p, nb, k0 / BLOCK_K);
-                convert(src, kc, block_scales.map(|s| &s[..(nb - k0 / BLOCK_K) * PACK_NR]), buf);
+                convert(src, kc, format.dequant(p, nb, k0 / BLOCK_K), buf);
             }
             for i0 in (0..m).step_by(MC) {
                 let mc = (m - i0).min(MC);
@@ -798,12 +820,6 @@ fn gemm_converted<B: GemmKernels, const NP: usize, const KB: usize>(
                     }
                 }
             }
-        }
-    }
-    if let QuantFormat::PerTensor { scale, offset } = format {
-        for i in 0..m {
-            let shift = offset * sum_f32(&a[i * lda..i * lda + k]);
-            finish_row(c.row(i), scale, shift, bias);
         }
     }
 }

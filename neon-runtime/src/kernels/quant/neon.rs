@@ -21,9 +21,10 @@
 //!   instructions per weight), and the f32 packed GEMM
 //!   ([`GemmKernels::gemm_packed_b`](crate::kernels::gemm::GemmKernels::gemm_packed_b),
 //!   the NEON 5x16 micro-kernel) runs on it for every row, [`MC`](super::MC) = 80 rows per
-//!   call ([`gemm_converted`]). Partial sums of later `k` blocks are added into the output;
-//!   a final pass applies `scale`, `offset * sum(x)` and the bias. Stack: 16 KiB (buffer)
-//!   + 5 KiB (partial products). The int8 GEMM costs 5% more instructions than the f32 one.
+//!   call ([`gemm_converted`]). Per tensor the conversion dequantises each weight
+//!   (`fmla`: `q * scale + offset`); the bias goes into the first call and partial sums of
+//!   later `k` blocks are added into the output. Stack: 16 KiB (buffer) + 5 KiB (partial
+//!   products). The int8 GEMM costs 5% more instructions than the f32 one.
 //!
 //! Block-int8 uses the same steps: the GEMV keeps per-block accumulators and adds them
 //! times the 16 block scales (`fmla` by vector) every 32 `k`; the GEMM multiplies the
@@ -35,8 +36,8 @@
 //! ([`QuantKernels::gemv_i8_dot`]), since it quantises the activations.
 
 use super::{
-    finish, gemm_converted, k_padded, Gemv, QuantFormat, QuantGemm, QuantKernels, QuantWeights,
-    BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
+    finish, gemm_converted, k_padded, Dequant, Gemv, QuantFormat, QuantGemm, QuantKernels,
+    QuantWeights, BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
 };
 use crate::kernels::{cpu, Neon, StridedMut};
 use core::arch::aarch64::*;
@@ -385,11 +386,12 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
     }
 }
 
-/// The NEON conversion of [`gemm_converted`]: per group, one 64-byte load, 16 `tbl` + 16 `scvtf`
-/// (+ 16 `fmul` by the block scales), 4 stores of 16 values.
-pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f32]) {
+/// The NEON conversion of [`gemm_converted`]: per group, one 64-byte load, 16 `tbl`, 16
+/// `scvtf`, 16 `fmul` by the block scales or 16 `fmla` (per tensor: `q * scale + offset`,
+/// one rounding), 4 stores of 16 values.
+pub(super) fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst: &mut [f32]) {
     assert!(src.len() >= k_padded(rows) * PACK_NR && dst.len() >= rows * PACK_NR);
-    if let Some(s) = scales {
+    if let Dequant::Block(s) = dequant {
         assert!(s.len() >= rows.div_ceil(BLOCK_K) * PACK_NR);
     }
     let idx = widen_indices();
@@ -408,15 +410,28 @@ pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut
                     widen(r[3], idx[kk]),
                 )
             });
-            if let Some(s) = scales {
-                let s = vld1q_f32_x4(s.as_ptr().add((g * QUANT_KR / BLOCK_K) * PACK_NR));
-                for f in &mut f {
-                    *f = float32x4x4_t(
-                        vmulq_f32(f.0, s.0),
-                        vmulq_f32(f.1, s.1),
-                        vmulq_f32(f.2, s.2),
-                        vmulq_f32(f.3, s.3),
-                    );
+            match dequant {
+                Dequant::Block(s) => {
+                    let s = vld1q_f32_x4(s.as_ptr().add((g * QUANT_KR / BLOCK_K) * PACK_NR));
+                    for f in &mut f {
+                        *f = float32x4x4_t(
+                            vmulq_f32(f.0, s.0),
+                            vmulq_f32(f.1, s.1),
+                            vmulq_f32(f.2, s.2),
+                            vmulq_f32(f.3, s.3),
+                        );
+                    }
+                }
+                Dequant::Affine { scale, offset } => {
+                    let (s, o) = (vdupq_n_f32(scale), vdupq_n_f32(offset));
+                    for f in &mut f {
+                        *f = float32x4x4_t(
+                            vfmaq_f32(o, f.0, s),
+                            vfmaq_f32(o, f.1, s),
+                            vfmaq_f32(o, f.2, s),
+                            vfmaq_f32(o, f.3, s),
+                        );
+                    }
                 }
             }
             f

@@ -17,17 +17,19 @@
 //! (`dot.rs`) in plain Rust: exact i32 block sums, one f32 rounding per block and output.
 
 use super::{
-    finish, k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, GROUP, PACK_NR, QUANT_KR,
+    finish, k_padded, Dequant, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, GROUP, PACK_NR,
+    QUANT_KR,
 };
 
 /// The portable conversion of [`gemm_converted`](super::gemm_converted): per group, 64
-/// weights to f32 in the packed-B layout (times the block scales).
-pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f32]) {
+/// weights to f32 in the packed-B layout, dequantised ([`Dequant`]; per tensor a multiply
+/// and an add, two roundings).
+pub(super) fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst: &mut [f32]) {
     for (g, (src, dst)) in src.chunks_exact(GROUP).zip(dst.chunks_mut(GROUP)).enumerate() {
         let src: &[i8; GROUP] = src.try_into().unwrap();
         let mut t = [0.0f32; GROUP];
-        match scales {
-            Some(s) => {
+        match dequant {
+            Dequant::Block(s) => {
                 let s: &[f32; PACK_NR] =
                     s[(g * QUANT_KR / BLOCK_K) * PACK_NR..][..PACK_NR].try_into().unwrap();
                 for kk in 0..QUANT_KR {
@@ -36,10 +38,10 @@ pub(super) fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut
                     }
                 }
             }
-            None => {
+            Dequant::Affine { scale, offset } => {
                 for kk in 0..QUANT_KR {
                     for j in 0..PACK_NR {
-                        t[kk * PACK_NR + j] = f32::from(src[j * QUANT_KR + kk]);
+                        t[kk * PACK_NR + j] = f32::from(src[j * QUANT_KR + kk]) * scale + offset;
                     }
                 }
             }

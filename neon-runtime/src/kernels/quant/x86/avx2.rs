@@ -6,7 +6,9 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::super::{k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
+use super::super::{
+    k_padded, Dequant, Gemv, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR,
+};
 use super::x_tail;
 use core::arch::x86_64::*;
 
@@ -133,7 +135,10 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
         // SAFETY: the contract: x holds k values, b panel p (`stride` bytes from
         // p * stride), (blocks) its scales from p * 16 * nb.
         let dot = unsafe {
-            let ws = format.block_scales(p, nb, 0).map(<[f32]>::as_ptr);
+            let ws = match format.dequant(p, nb, 0) {
+                Dequant::Block(s) => Some(s.as_ptr()),
+                Dequant::Affine { .. } => None,
+            };
             dots(k, x.as_ptr(), &tail, b.as_ptr().add(p * stride), ws)
         };
         let mut init = [0.0; PACK_NR];
@@ -190,9 +195,9 @@ const PAIRS: [i32; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
 /// # Safety
 /// The CPU implements AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f32]) {
+pub(super) unsafe fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst: &mut [f32]) {
     assert!(src.len() >= k_padded(rows) * PACK_NR && dst.len() >= rows * PACK_NR);
-    if let Some(s) = scales {
+    if let Dequant::Block(s) = dequant {
         assert!(s.len() >= rows.div_ceil(BLOCK_K) * PACK_NR);
     }
     // SAFETY: PAIRS holds 8 values.
@@ -209,10 +214,16 @@ pub(super) unsafe fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, ds
                     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v))
                 });
                 let mut r = rows_of_8(a, pairs);
-                if let Some(s) = scales {
-                    let at = g * QUANT_KR / BLOCK_K * PACK_NR + 8 * h;
-                    let s = _mm256_loadu_ps(s.as_ptr().add(at));
-                    r = r.map(|r| _mm256_mul_ps(r, s));
+                match dequant {
+                    Dequant::Block(s) => {
+                        let at = g * QUANT_KR / BLOCK_K * PACK_NR + 8 * h;
+                        let s = _mm256_loadu_ps(s.as_ptr().add(at));
+                        r = r.map(|r| _mm256_mul_ps(r, s));
+                    }
+                    Dequant::Affine { scale, offset } => {
+                        let (s, o) = (_mm256_set1_ps(scale), _mm256_set1_ps(offset));
+                        r = r.map(|r| _mm256_fmadd_ps(r, s, o));
+                    }
                 }
                 for (kk, r) in r.into_iter().enumerate().take(valid) {
                     _mm256_storeu_ps(dp.add((g * QUANT_KR + kk) * PACK_NR + 8 * h), r);

@@ -6,7 +6,9 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::super::{k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR};
+use super::super::{
+    k_padded, Dequant, Gemv, QuantFormat, QuantWeights, BLOCK_K, GROUP, PACK_NR, QUANT_KR,
+};
 use super::x_tail;
 use core::arch::x86_64::*;
 
@@ -160,7 +162,10 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
         // p * stride), (blocks) its scales from p * 16 * nb; y and bias hold
         // n > col0 values, of which only the lanes below n are read and written.
         unsafe {
-            let ws = format.block_scales(p, nb, 0).map(<[f32]>::as_ptr);
+            let ws = match format.dequant(p, nb, 0) {
+                Dequant::Block(s) => Some(s.as_ptr()),
+                Dequant::Affine { .. } => None,
+            };
             let room = b.len() - p * stride;
             let dot = dots(k, x.as_ptr(), &tail, b.as_ptr().add(p * stride), room, ws);
             let bias = match bias {
@@ -223,9 +228,9 @@ unsafe fn group_rows(src: *const i8, idx: [__m512i; 2]) -> [__m512; 4] {
 /// # Safety
 /// The CPU implements AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, dst: &mut [f32]) {
+pub(super) unsafe fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst: &mut [f32]) {
     assert!(src.len() >= k_padded(rows) * PACK_NR && dst.len() >= rows * PACK_NR);
-    if let Some(s) = scales {
+    if let Dequant::Block(s) = dequant {
         assert!(s.len() >= rows.div_ceil(BLOCK_K) * PACK_NR);
     }
     // SAFETY: the two index tables are 16 values each.
@@ -236,9 +241,15 @@ pub(super) unsafe fn convert(src: &[i8], rows: usize, scales: Option<&[f32]>, ds
         // `scales`; rows 4g..min(4g + 4, rows) of dst are written.
         unsafe {
             let mut r = group_rows(sp.add(g * GROUP), idx);
-            if let Some(s) = scales {
-                let s = _mm512_loadu_ps(s.as_ptr().add(g * QUANT_KR / BLOCK_K * PACK_NR));
-                r = r.map(|r| _mm512_mul_ps(r, s));
+            match dequant {
+                Dequant::Block(s) => {
+                    let s = _mm512_loadu_ps(s.as_ptr().add(g * QUANT_KR / BLOCK_K * PACK_NR));
+                    r = r.map(|r| _mm512_mul_ps(r, s));
+                }
+                Dequant::Affine { scale, offset } => {
+                    let (s, o) = (_mm512_set1_ps(scale), _mm512_set1_ps(offset));
+                    r = r.map(|r| _mm512_fmadd_ps(r, s, o));
+                }
             }
             let valid = (rows - g * QUANT_KR).min(QUANT_KR);
             for (kk, r) in r.into_iter().enumerate().take(valid) {
