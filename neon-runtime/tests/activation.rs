@@ -538,6 +538,33 @@ fn matches_portable<B: Backend>() {
     }
 }
 
+/// The x86 levels run the same operations in every lane, so GELU gives the same bits at
+/// AVX2 (8 lanes) and AVX-512 (16) where the CPU has both: lengths around both widths and
+/// their 4-vector steps, with NaN, -0 and values past the clamp.
+#[test]
+fn x86_levels_same_bits() {
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::{Avx2, Avx512, X86};
+    if !(X86Level::Avx2.supported() && X86Level::Avx512.supported()) {
+        return;
+    }
+    let mut r = rng(17);
+    for n in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000] {
+        let mut xs = uniform(&mut r, n, -12.0, 12.0);
+        for (i, v) in [f32::NAN, -0.0, 0.0, 1e30, -1e30, f32::INFINITY].into_iter().enumerate() {
+            if i < n {
+                xs[(i * 5) % n] = v;
+            }
+        }
+        let a = apply::<X86<Avx2>>(ActivationFn::GeluErf, &xs);
+        let b = apply::<X86<Avx512>>(ActivationFn::GeluErf, &xs);
+        for (i, (u, v)) in a.iter().zip(&b).enumerate() {
+            let same = u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan());
+            assert!(same, "n={n} x[{i}] = {}: avx2 {u} vs avx512 {v}", xs[i]);
+        }
+    }
+}
+
 neon_runtime::backend_tests!(
     sweep,
     tails,

@@ -38,6 +38,8 @@ pub mod rotary;
 pub mod softmax;
 pub mod strided;
 pub mod trig;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+mod x86_simd;
 
 pub use activation::ActivationKernels;
 pub use attention::AttentionKernels;

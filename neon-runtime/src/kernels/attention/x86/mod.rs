@@ -5,7 +5,8 @@
 //!
 //! Both levels run the same algorithm, the online softmax of [`super`] with `L` lanes (16
 //! or 8): one body (`blocks.rs`, `single.rs`) generic over [`Simd`](kernel::Simd), a handful of
-//! primitives on a level's vectors that `avx512.rs` and `avx2.rs` implement. Every
+//! primitives on a level's vectors that the tokens of `kernels/x86_simd` implement (the
+//! GELU kernel uses them too). Every
 //! primitive and every function of the body is `#[inline(always)]`, so each level's
 //! `#[target_feature]` entry point (`avx512::attention`, `avx2::attention`) compiles into
 //! one function with the level's instructions, as if written for it. The body calls no
