@@ -538,9 +538,9 @@ fn matches_portable<B: Backend>() {
     }
 }
 
-/// The x86 levels run the same operations in every lane, so GELU gives the same bits at
-/// AVX2 (8 lanes) and AVX-512 (16) where the CPU has both: lengths around both widths and
-/// their 4-vector steps, with NaN, -0 and values past the clamp.
+/// The x86 levels run the same operations in every lane, so GELU and tanh give the same
+/// bits at AVX2 (8 lanes) and AVX-512 (16) where the CPU has both: lengths around both
+/// widths and their 4-vector steps, with NaN, -0 and values past the clamps.
 #[test]
 fn x86_levels_same_bits() {
     use neon_runtime::kernels::cpu::X86Level;
@@ -556,11 +556,13 @@ fn x86_levels_same_bits() {
                 xs[(i * 5) % n] = v;
             }
         }
-        let a = apply::<X86<Avx2>>(ActivationFn::GeluErf, &xs);
-        let b = apply::<X86<Avx512>>(ActivationFn::GeluErf, &xs);
-        for (i, (u, v)) in a.iter().zip(&b).enumerate() {
-            let same = u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan());
-            assert!(same, "n={n} x[{i}] = {}: avx2 {u} vs avx512 {v}", xs[i]);
+        for f in [ActivationFn::GeluErf, ActivationFn::Tanh] {
+            let a = apply::<X86<Avx2>>(f, &xs);
+            let b = apply::<X86<Avx512>>(f, &xs);
+            for (i, (u, v)) in a.iter().zip(&b).enumerate() {
+                let same = u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan());
+                assert!(same, "{f:?} n={n} x[{i}] = {}: avx2 {u} vs avx512 {v}", xs[i]);
+            }
         }
     }
 }

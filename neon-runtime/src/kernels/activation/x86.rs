@@ -1,5 +1,5 @@
-//! The x86-64 activation kernels (`X86<I>`): GELU, erf form, 16 lanes at a time with
-//! AVX-512F, 8 with AVX2 and FMA: one body generic over the level's vectors
+//! The x86-64 activation kernels (`X86<I>`): GELU (erf form) and tanh, 16 lanes at a time
+//! with AVX-512F, 8 with AVX2 and FMA: one body generic over the level's vectors
 //! ([`Simd`](crate::kernels::x86_simd::Simd), the layer the attention kernel uses too).
 //! Every other function runs the portable code.
 //!
@@ -17,10 +17,12 @@
 //! dependent FMAs, so the wider vector halves the chains in flight for the same work
 //! (unrolling 8 `ymm` vectors instead of 4 changed nothing).
 //!
-//! Why only GELU: it is the one transcendental activation on a hot path of the host models
-//! (the sanoTTS decoder's ConvNeXt blocks: 48,000 values per second of audio per block);
-//! the portable form, vectorised by LLVM for the SSE2 baseline (4 lanes, no FMA, selects
-//! as and/andnot/or), cost about 15% of the decoder's time on an AVX2 host.
+//! Why these two: they are the transcendental activations on hot paths of the host models.
+//! GELU: the sanoTTS decoder's ConvNeXt blocks (48,000 values per second of audio per
+//! block), whose portable form, vectorised by LLVM for the SSE2 baseline (4 lanes, no FMA,
+//! selects as and/andnot/or), cost about 15% of the decoder's time on an AVX2 host; and
+//! Moonshine's MLPs and stem. Tanh: Moonshine's first conv (416 x 2489 values for 10 s of
+//! audio), 2.4% of the stem's time in its portable form on a Zen 4 host.
 
 use super::ActivationKernels;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
@@ -32,21 +34,23 @@ impl<I: X86Isa> ActivationKernels for X86<I> {
     fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
         use crate::kernels::cpu::X86Level;
         Self::require();
-        if f != ActivationFn::GeluErf {
-            return super::portable::activate(f, io);
-        }
+        let form = match f {
+            ActivationFn::GeluErf => forms::GELU_ERF,
+            ActivationFn::Tanh => forms::TANH,
+            _ => return super::portable::activate(f, io),
+        };
         // SAFETY: the CPU implements the level (`require`).
         unsafe {
             match I::LEVEL {
-                X86Level::Avx2 => gelu::map_avx2(io),
-                X86Level::Avx512 => gelu::map_avx512(io),
+                X86Level::Avx2 => forms::map_avx2(form, io),
+                X86Level::Avx512 => forms::map_avx512(form, io),
             }
         }
     }
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-mod gelu {
+mod forms {
     use super::super::consts::*;
     use super::MapArgs;
     use crate::kernels::x86_simd::{Simd, Ymm, Zmm};
@@ -98,23 +102,54 @@ mod gelu {
         s.select(s.lt(x, s.zero()), neg, pos)
     }
 
-    /// `y[i] = gelu_erf(x[i])` for `i < n`: 4 vectors per step (independent chains), then
-    /// single vectors, then one masked vector (masked loads and stores touch no memory
+    /// `tanh(x)` (`portable::tanh`): `e / (e + 2)` with `e = expm1(2|x|)`, the sign of `x`.
+    #[inline(always)]
+    fn tanh<const L: usize, S: Simd<L>>(s: S, x: S::V) -> S::V {
+        let a = s.abs(x);
+        // `vminps` returns its second operand when either is NaN: NaN stays NaN.
+        let z = s.min(s.splat(TANH_ZMAX), s.add(a, a));
+        let (t, p) = exp_parts(s, z);
+        let e = s.fma(t, p, s.sub(t, s.splat(1.0)));
+        s.copysign(s.div(e, s.add(e, s.splat(2.0))), x)
+    }
+
+    /// [`gelu_erf`], the form of a [`map`] (a constant, so that each form's loop is its own
+    /// code).
+    pub(super) const GELU_ERF: u8 = 0;
+    /// [`tanh`].
+    pub(super) const TANH: u8 = 1;
+
+    /// Form `F` of one vector.
+    #[inline(always)]
+    fn form<const L: usize, S: Simd<L>, const F: u8>(s: S, x: S::V) -> S::V {
+        match F {
+            TANH => tanh(s, x),
+            _ => gelu_erf(s, x),
+        }
+    }
+
+    /// `y[i] = f(x[i])` for `i < n`, `f` form `F`: 4 vectors per step (independent chains),
+    /// then single vectors, then one masked vector (masked loads and stores touch no memory
     /// outside the mask).
     ///
     /// # Safety
     /// `x` readable and `y` writable for `n` values (they may be equal).
     #[inline(always)]
-    unsafe fn gelu_erf_n<const L: usize, S: Simd<L>>(s: S, x: *const f32, y: *mut f32, n: usize) {
+    unsafe fn map_n<const L: usize, S: Simd<L>, const F: u8>(
+        s: S,
+        x: *const f32,
+        y: *mut f32,
+        n: usize,
+    ) {
         let mut i = 0;
         // SAFETY (the three loops): every access is at an index < n, per the contract.
         unsafe {
             while i + 4 * L <= n {
                 let (x, y) = (x.add(i), y.add(i));
-                let v0 = gelu_erf(s, s.load(x));
-                let v1 = gelu_erf(s, s.load(x.add(L)));
-                let v2 = gelu_erf(s, s.load(x.add(2 * L)));
-                let v3 = gelu_erf(s, s.load(x.add(3 * L)));
+                let v0 = form::<L, S, F>(s, s.load(x));
+                let v1 = form::<L, S, F>(s, s.load(x.add(L)));
+                let v2 = form::<L, S, F>(s, s.load(x.add(2 * L)));
+                let v3 = form::<L, S, F>(s, s.load(x.add(3 * L)));
                 s.store(y, v0);
                 s.store(y.add(L), v1);
                 s.store(y.add(2 * L), v2);
@@ -122,52 +157,67 @@ mod gelu {
                 i += 4 * L;
             }
             while i + L <= n {
-                s.store(y.add(i), gelu_erf(s, s.load(x.add(i))));
+                s.store(y.add(i), form::<L, S, F>(s, s.load(x.add(i))));
                 i += L;
             }
             if i < n {
-                let r = gelu_erf(s, s.load_n(x.add(i), n - i));
+                let r = form::<L, S, F>(s, s.load_n(x.add(i), n - i));
                 s.store_n(y.add(i), r, n - i);
             }
         }
     }
 
-    /// GELU (erf form) over `io` at level `S`.
+    /// Form `F` over `io` at level `S`.
     ///
     /// # Safety
     /// The slices hold the values read and written (equal lengths for `To`, checked by the
     /// entry point).
     #[inline(always)]
-    unsafe fn map<const L: usize, S: Simd<L>>(s: S, io: MapArgs<'_>) {
+    unsafe fn map_io<const L: usize, S: Simd<L>, const F: u8>(s: S, io: MapArgs<'_>) {
         // SAFETY: the contract.
         unsafe {
             match io {
                 MapArgs::InPlace(x) => {
                     let p = x.as_mut_ptr();
-                    gelu_erf_n(s, p, p, x.len())
+                    map_n::<L, S, F>(s, p, p, x.len())
                 }
-                MapArgs::To(x, y) => gelu_erf_n(s, x.as_ptr(), y.as_mut_ptr(), x.len()),
+                MapArgs::To(x, y) => map_n::<L, S, F>(s, x.as_ptr(), y.as_mut_ptr(), x.len()),
             }
         }
     }
 
-    /// GELU over `io`, 8 lanes.
+    /// Form `form` ([`GELU_ERF`] or [`TANH`]) over `io` at level `S`.
     ///
     /// # Safety
-    /// AVX2 + FMA; the slices as for [`map`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn map_avx2(io: MapArgs<'_>) {
-        // SAFETY: the CPU implements AVX2 and FMA (contract); the rest is the caller's.
-        unsafe { map(Ymm::new(), io) }
+    /// As [`map_io`].
+    #[inline(always)]
+    unsafe fn map<const L: usize, S: Simd<L>>(s: S, form: u8, io: MapArgs<'_>) {
+        // SAFETY: the contract.
+        unsafe {
+            match form {
+                TANH => map_io::<L, S, TANH>(s, io),
+                _ => map_io::<L, S, GELU_ERF>(s, io),
+            }
+        }
     }
 
-    /// GELU over `io`, 16 lanes.
+    /// Form `form` over `io`, 8 lanes.
     ///
     /// # Safety
-    /// AVX-512F; the slices as for [`map`].
+    /// AVX2 + FMA; the slices as for [`map_io`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn map_avx2(form: u8, io: MapArgs<'_>) {
+        // SAFETY: the CPU implements AVX2 and FMA (contract); the rest is the caller's.
+        unsafe { map(Ymm::new(), form, io) }
+    }
+
+    /// Form `form` over `io`, 16 lanes.
+    ///
+    /// # Safety
+    /// AVX-512F; the slices as for [`map_io`].
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn map_avx512(io: MapArgs<'_>) {
+    pub(super) unsafe fn map_avx512(form: u8, io: MapArgs<'_>) {
         // SAFETY: the CPU implements AVX-512F (contract); the rest is the caller's.
-        unsafe { map(Zmm::new(), io) }
+        unsafe { map(Zmm::new(), form, io) }
     }
 }

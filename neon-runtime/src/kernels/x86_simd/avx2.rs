@@ -44,6 +44,10 @@ impl Simd<8> for Ymm {
         fn min(a: __m256, b: __m256) -> __m256 => _mm256_min_ps(a, b);
         fn abs(a: __m256) -> __m256 => _mm256_andnot_ps(_mm256_set1_ps(-0.0), a);
         fn neg(a: __m256) -> __m256 => _mm256_xor_ps(a, _mm256_set1_ps(-0.0));
+        fn copysign(a: __m256, b: __m256) -> __m256 => {
+            let sign = _mm256_set1_ps(-0.0);
+            _mm256_or_ps(_mm256_andnot_ps(sign, a), _mm256_and_ps(sign, b))
+        };
         fn fma(a: __m256, b: __m256, c: __m256) -> __m256 => _mm256_fmadd_ps(a, b, c);
         fn fnma(a: __m256, b: __m256, c: __m256) -> __m256 => _mm256_fnmadd_ps(a, b, c);
         fn splat(x: f32) -> __m256 => _mm256_set1_ps(x);

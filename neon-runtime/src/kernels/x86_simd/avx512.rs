@@ -71,6 +71,14 @@ impl Simd<16> for Zmm {
         fn max(a: __m512, b: __m512) -> __m512 => _mm512_max_ps(a, b);
         fn min(a: __m512, b: __m512) -> __m512 => _mm512_min_ps(a, b);
         fn abs(a: __m512) -> __m512 => _mm512_abs_ps(a);
+        fn copysign(a: __m512, b: __m512) -> __m512 => {
+            let sign = _mm512_set1_epi32(i32::MIN);
+            let (a, b) = (_mm512_castps_si512(a), _mm512_castps_si512(b));
+            _mm512_castsi512_ps(_mm512_or_si512(
+                _mm512_andnot_si512(sign, a),
+                _mm512_and_si512(sign, b),
+            ))
+        };
         fn neg(a: __m512) -> __m512 => _mm512_castsi512_ps(_mm512_xor_si512(
             _mm512_castps_si512(a),
             _mm512_set1_epi32(i32::MIN),

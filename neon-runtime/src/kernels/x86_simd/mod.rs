@@ -50,6 +50,8 @@ pub(crate) trait Simd<const L: usize>: Copy {
     fn abs(self, a: Self::V) -> Self::V;
     /// `-a`: the sign bit flipped (exact).
     fn neg(self, a: Self::V) -> Self::V;
+    /// The magnitude of `a` with the sign bit of `b`.
+    fn copysign(self, a: Self::V, b: Self::V) -> Self::V;
     /// `a < b` (ordered: false on NaN).
     fn lt(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// `a <= b` (ordered).
