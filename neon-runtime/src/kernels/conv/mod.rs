@@ -86,18 +86,35 @@ pub trait ConvKernels: BackendType {
         if of == 0 {
             return;
         }
+        // Tap `t` reads at output frame `n` what tap `t - shift` reads at `n + 1` when a
+        // stride is `shift` dilations: its row is mostly a copy of that row one frame on,
+        // and only its last frame is gathered (Moonshine's conv2, kernel 7, stride 3: 3
+        // strided rows of 7 per channel).
+        let shift = match w.stride > 1 && w.stride.is_multiple_of(w.dilation) {
+            true => w.stride / w.dilation,
+            false => 0,
+        };
         for c in 0..w.channels {
             let xr = &x[c * w.ldx + w.x0..][..w.frames];
             for t in 0..w.kernel {
-                let row = &mut col[(c * w.kernel + t) * of..][..of];
+                let at = (c * w.kernel + t) * of;
                 let off = t * w.dilation;
-                let (lo, hi) = tap_range(off, w.stride, w.pad_left, w.frames, of);
-                row[..lo].fill(0.0);
-                row[hi..].fill(0.0);
+                let (mut lo, hi) = tap_range(off, w.stride, w.pad_left, w.frames, of);
+                col[at..at + lo].fill(0.0);
+                col[at + hi..at + of].fill(0.0);
+                if shift > 0 && t >= shift {
+                    // Frames lo..copied of this row are frames lo + 1..copied + 1 of row
+                    // t - shift (the same input positions, inside the input alike); the
+                    // rest (at most the last frame) is gathered below.
+                    let copied = hi.min(of - 1).max(lo);
+                    let from = at - shift * of;
+                    col.copy_within(from + lo + 1..from + copied + 1, at + lo);
+                    lo = copied;
+                }
                 if lo < hi {
                     let s0 = lo * w.stride + off - w.pad_left;
                     let last = (hi - 1 - lo) * w.stride;
-                    Self::gather_strided(&xr[s0..=s0 + last], w.stride, &mut row[lo..hi]);
+                    Self::gather_strided(&xr[s0..=s0 + last], w.stride, &mut col[at + lo..at + hi]);
                 }
             }
         }
