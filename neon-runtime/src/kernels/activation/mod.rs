@@ -7,15 +7,16 @@
 //! hook); `portable.rs` the scalar forms of the approximations and the portable slice
 //! drivers (other families name them `activation::scalar`), `neon.rs` the `float32x4_t`
 //! forms and the NEON drivers (reused by the softmax and attention kernels), `x86.rs` the
-//! AVX2 + FMA GELU.
+//! x86 GELU (erf form) and tanh.
 //!
 //! `core` has no `exp`, `tanh`, `erf` or `ln` in `no_std`, so this module carries its own
 //! vectorisable approximations. [`Portable`] and `Neon` run the same algorithm with the same
 //! coefficients; they differ only in that NEON fuses multiply-adds (`fmla`, one rounding)
 //! where the portable code rounds twice, so the two agree to a few ulps (the tests allow
 //! `4 eps |y|`; ReLU, leaky ReLU and the clamp are bitwise equal). `X86<I>` runs GELU (erf
-//! form) 8 lanes at a time with AVX2 and FMA (`x86.rs`; fused like NEON) and the portable
-//! code for every other function.
+//! form) and tanh 16 lanes at a time with AVX-512F, 8 with AVX2 and FMA (`x86.rs`; fused
+//! like NEON; both levels give the same bits) and the portable code for every other
+//! function.
 //!
 //! # Algorithms
 //! - **exp**: `x = n ln2 + r`, `n = round(x / ln2)` by the `1.5 * 2^23` rounding trick (`n`
