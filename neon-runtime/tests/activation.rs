@@ -567,6 +567,32 @@ fn x86_levels_same_bits() {
     }
 }
 
+/// The x86 hook is a safe method: called directly with output and input of different
+/// lengths it panics before any vector code writes (the entry points check this first).
+#[test]
+fn x86_hook_rejects_mismatched_lengths() {
+    use neon_runtime::kernels::activation::MapArgs;
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::{Avx2, Avx512, X86};
+    for f in [ActivationFn::GeluErf, ActivationFn::Tanh] {
+        let x = [0.5f32; 16];
+        let mut y = [7.0f32; 16];
+        if X86Level::Avx2.supported() {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                X86::<Avx2>::activate_unchecked(f, MapArgs::To(&x, &mut y[..4]))
+            }));
+            assert!(r.is_err(), "{f:?}: avx2 accepted a shorter output");
+        }
+        if X86Level::Avx512.supported() {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                X86::<Avx512>::activate_unchecked(f, MapArgs::To(&x, &mut y[..4]))
+            }));
+            assert!(r.is_err(), "{f:?}: avx512 accepted a shorter output");
+        }
+        assert!(y[4..].iter().all(|&v| v == 7.0), "{f:?}: wrote past the output");
+    }
+}
+
 neon_runtime::backend_tests!(
     sweep,
     tails,

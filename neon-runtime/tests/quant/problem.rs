@@ -127,7 +127,10 @@ impl Problem {
     /// `eps * mag`. For blocks, each block's partial dot product has error within
     /// `32 * eps * sum_block |a q|`, scaling and accumulating the `k / 32` blocks adds
     /// `(k / 32 + 1)` roundings; the GEMM instead rounds `q * scale` once per weight
-    /// (relative eps / 2) and accumulates in f32: both within `(k + 3) * eps * mag`.
+    /// (relative eps / 2) and accumulates in f32: both within `(k + 3) * eps * mag`. The
+    /// per-tensor GEMM likewise multiplies by dequantised weights `q * scale + offset`
+    /// (one rounding fused, two in portable code: within `eps (|scale q| + |offset|)`),
+    /// and `sum |a w| <= |scale| sum |a q| + |offset| sum |a|`: within the same bound.
     pub(crate) fn reference(&self) -> (Vec<f64>, f64) {
         let mut out = vec![0.0; self.m * self.n];
         let mut tol: f64 = 0.0;

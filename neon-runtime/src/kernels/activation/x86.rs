@@ -39,7 +39,13 @@ impl<I: X86Isa> ActivationKernels for X86<I> {
             ActivationFn::Tanh => forms::TANH,
             _ => return super::portable::activate(f, io),
         };
-        // SAFETY: the CPU implements the level (`require`).
+        // The hook is a safe method: the raw-pointer loops below write as many values as
+        // they read, so a mismatch stops here (the entry points check it before).
+        if let MapArgs::To(x, y) = &io {
+            assert_eq!(x.len(), y.len(), "activation: input and output lengths differ");
+        }
+        // SAFETY: the CPU implements the level (`require`); `To` slices have equal lengths
+        // (asserted above).
         unsafe {
             match I::LEVEL {
                 X86Level::Avx2 => forms::map_avx2(form, io),

@@ -24,8 +24,9 @@
 //!
 //! The window travels as a [`Window1d`]. The entry points check the contract, handle empty
 //! shapes, and walk the channels and taps (channel-first im2col), the rows (depthwise);
-//! backends provide the hooks: the strided gather of one im2col row
-//! ([`ConvKernels::gather_strided`]), the frame-major im2col
+//! backends provide the hooks: the strided gather of (part of) one im2col row
+//! ([`ConvKernels::gather_strided`]; a tap one stride after another copies that tap's
+//! row one frame on instead, when the stride is a multiple of the dilation), the frame-major im2col
 //! ([`ConvKernels::im2col_frame_major_unchecked`], over the shared block driver
 //! `im2col_fm_with`), and one depthwise row ([`ConvKernels::depthwise_row_unchecked`]).
 //! `portable.rs` holds the portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the
@@ -276,8 +277,8 @@ pub trait ConvKernels: BackendType {
         })
     }
 
-    /// Hook: strided gather `dst[j] = src[j * stride]` (one im2col row), with
-    /// `src.len() >= (dst.len() - 1) * stride + 1` and `dst` not empty. Called only by
+    /// Hook: strided gather `dst[j] = src[j * stride]` (one im2col row, or its last frames),
+    /// with `src.len() >= (dst.len() - 1) * stride + 1` and `dst` not empty. Called only by
     /// [`im2col_channel_first`](Self::im2col_channel_first).
     fn gather_strided(src: &[f32], stride: usize, dst: &mut [f32]) {
         gather_scalar(src, stride, dst)

@@ -24,7 +24,7 @@
 //!   call ([`gemm_converted`]). Per tensor the conversion dequantises each weight
 //!   (`fmla`: `q * scale + offset`); the bias goes into the first call and partial sums of
 //!   later `k` blocks are added into the output. Stack: 16 KiB (buffer) + 5 KiB (partial
-//!   products). The int8 GEMM costs 4% more instructions than the f32 one (413 rows).
+//!   products). The int8 GEMM costs 4-5% more instructions than the f32 one (413 rows).
 //!
 //! Block-int8 uses the same steps: the GEMV keeps per-block accumulators and adds them
 //! times the 16 block scales (`fmla` by vector) every 32 `k`; the GEMM multiplies the

@@ -1,5 +1,5 @@
 //! The x86-64 vector layer shared by the kernels written once for both levels (attention,
-//! GELU): a trait of primitives on a level's vectors ([`Simd`]) and one zero-sized token
+//! GELU, tanh): a trait of primitives on a level's vectors ([`Simd`]) and one zero-sized token
 //! per level that implements it, [`Zmm`] (AVX-512F, 16 lanes) and [`Ymm`] (AVX2 + FMA, 8
 //! lanes). A kernel body generic over `S: Simd<L>` and marked `#[inline(always)]` throughout
 //! compiles, inside a level's `#[target_feature]` entry point, into one function with that

@@ -206,8 +206,9 @@ pub(super) unsafe fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst:
     for g in 0..rows.div_ceil(QUANT_KR) {
         let valid = (rows - g * QUANT_KR).min(QUANT_KR);
         for h in 0..2 {
-            // SAFETY: group g is within src (asserted); its block's scales within
-            // `scales`; columns 8h..8h + 8 of rows 4g..4g + valid of dst are written.
+            // SAFETY: group g is within src (asserted); its block's scales within the
+            // `Block` scales (asserted); columns 8h..8h + 8 of rows 4g..4g + valid of dst
+            // are written.
             unsafe {
                 let a: [__m256; 4] = core::array::from_fn(|i| {
                     let v = _mm_loadl_epi64(sp.add(g * GROUP + 32 * h + 8 * i).cast());

@@ -237,8 +237,8 @@ pub(super) unsafe fn convert(src: &[i8], rows: usize, dequant: Dequant<'_>, dst:
     let idx = unsafe { [_mm512_loadu_epi32(ROWS01.as_ptr()), _mm512_loadu_epi32(ROWS23.as_ptr())] };
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     for g in 0..rows.div_ceil(QUANT_KR) {
-        // SAFETY: group g is within src (asserted); its block's scales within
-        // `scales`; rows 4g..min(4g + 4, rows) of dst are written.
+        // SAFETY: group g is within src (asserted); its block's scales within the
+        // `Block` scales (asserted); rows 4g..min(4g + 4, rows) of dst are written.
         unsafe {
             let mut r = group_rows(sp.add(g * GROUP), idx);
             match dequant {

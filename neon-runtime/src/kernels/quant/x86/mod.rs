@@ -47,9 +47,10 @@
 //!
 //! # GEMM (`m > 1`)
 //!
-//! The scheme of every backend (`gemm_converted` in [`super`]): weights converted to f32, a
-//! block of `k` at a time, then the same backend's packed-B f32 GEMM
-//! (`X86<I>::gemm_packed_b`) on the converted block. The
+//! The scheme of every backend (`gemm_converted` in [`super`]): weights converted to f32
+//! (dequantised: per tensor `q * scale + offset`, one FMA; in blocks times the block
+//! scale), a block of `k` at a time, then the same backend's packed-B f32 GEMM
+//! (`X86<I>::gemm_packed_b`) on the converted block, the bias in its first call. The
 //! conversion is vectorised here (AVX-512: 4 `vpmovsxbd` + 4 `vcvtdq2ps`, then 4
 //! `vpermt2ps` and 4 `vshuff32x4` transpose a group to 4 rows of 16 outputs; AVX2: per 8
 //! outputs 4 `vpmovsxbd`, 4 `vcvtdq2ps`, 4 `vpermps`, 4 `vunpck*pd`, 4 `vperm2f128`). On
