@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Creates the Python environment for tools/silero_vad: a venv in target/py/silero_vad (build
+# output, ignored by git) with the pinned packages of requirements.txt, installed with
+# `pip install --no-deps` (see requirements.txt for why; tools/common/venv.sh). Idempotent: when
+# the venv already has exactly the pinned versions, nothing is installed.
+#
+# Needs python3 (3.11 here; any version that onnxruntime 1.32.0 and numpy 2.4.6 have wheels for)
+# with the venv module.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tools/common/venv.sh
+if [ "$#" -ne 0 ]; then echo "usage: $0" >&2; exit 2; fi
+pinned_venv silero_vad
+"$venv/bin/python" - <<'PY'
+from importlib.metadata import version
+import numpy  # noqa: F401
+import onnx  # noqa: F401
+import onnxruntime  # noqa: F401
+import safetensors  # noqa: F401
+packages = ["numpy", "safetensors", "onnx", "protobuf", "onnxruntime"]
+print("setup: target/py/silero_vad ready:", ", ".join(f"{p} {version(p)}" for p in packages))
+PY
