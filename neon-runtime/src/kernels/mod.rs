@@ -16,9 +16,10 @@
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
 //! FFT and its inverse, power spectrum), [`trig`] (sine, cosine, log-polar to Cartesian),
 //! [`rotary`] (rotary position embedding), [`attention`] (multi-head
-//! attention over a KV cache). [`parallel`] holds the execution contexts and the split of
-//! an output into blocks for a worker team, [`strided`] the output blocks of columns
-//! ([`StridedMut`]).
+//! attention over a KV cache). [`lstm`] has no trait of its own: its driver runs one LSTM
+//! cell step over the backends' GEMV, activation and elementwise kernels. [`parallel`]
+//! holds the execution contexts and the split of an output into blocks for a worker team,
+//! [`strided`] the output blocks of columns ([`StridedMut`]).
 
 pub mod activation;
 pub mod attention;
@@ -30,6 +31,7 @@ pub mod elementwise;
 pub mod fft;
 pub mod gemm;
 pub mod layout;
+pub mod lstm;
 pub mod norm;
 pub mod parallel;
 pub mod pool;

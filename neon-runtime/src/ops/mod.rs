@@ -50,6 +50,7 @@ pub mod embedding;
 pub mod istft;
 pub mod layout;
 pub mod linear;
+pub mod lstm;
 pub mod norm;
 pub mod options;
 pub mod pool;
