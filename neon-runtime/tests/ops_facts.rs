@@ -4,12 +4,15 @@
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
+use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, Scale, ScaleShift};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
@@ -76,4 +79,14 @@ fn every_operator_states_its_facts() {
     };
     facts(rope, Allowed, FM, FM);
     facts(Attention { heads: 2, causal: false, scale: None }, Never, FM, FM);
+    facts(ReflectPad::new(0, 2), Never, CF, CF);
+    facts(ComplexMagnitude, Never, CF, CF);
+    // The LSTM cell updates its frame-major state (row 0 c, row 1 h) in place and reads x
+    // in its geometry's layout.
+    for layout in [Layout::ChannelFirst, Layout::FrameMajor] {
+        let lstm = LstmCellGeometry::new(4, 2).layout(layout);
+        assert_eq!(lstm.in_place(), Always);
+        assert_eq!((lstm.reads_layout(0), lstm.reads_layout(1)), (FM, Some(layout)));
+        assert_eq!(lstm.writes_layout(), FM);
+    }
 }

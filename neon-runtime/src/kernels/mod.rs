@@ -14,7 +14,7 @@
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
 //! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
-//! FFT and its inverse, power spectrum), [`trig`] (sine, cosine, log-polar to Cartesian),
+//! FFT and its inverse, power and magnitude spectra), [`trig`] (sine, cosine, log-polar to Cartesian),
 //! [`rotary`] (rotary position embedding), [`attention`] (multi-head
 //! attention over a KV cache). [`lstm`] has no trait of its own: its driver runs one LSTM
 //! cell step over the backends' GEMV, activation and elementwise kernels. [`parallel`]

@@ -14,6 +14,16 @@
 //! operator may run in place on its first input ([`ShapeRule::in_place`]) and which layouts
 //! it reads and writes ([`ShapeRule::reads_layout`], [`ShapeRule::writes_layout`]).
 //!
+//! # Operators
+//!
+//! [`linear`], [`quant`] (int8 linear layers), [`conv`] (conv1d, depthwise conv1d),
+//! [`conv2d`], [`pool`] (2-D max pooling), [`norm`] (LayerNorm, RMSNorm, GroupNorm),
+//! [`activation`], [`elementwise`] (add, mul, scale, per-channel bias and scale),
+//! [`softmax`], [`layout`] (transpose, reshape), [`sequence`] (frames concatenated, kept,
+//! written into a state), [`pad`] (reflection padding), [`complex`] (magnitudes of stacked
+//! real and imaginary channels), [`lstm`] (one LSTM cell step on a caller-owned state),
+//! [`embedding`], [`rotary`], [`attention`] (over a KV cache), [`istft`] (inverse STFT).
+//!
 //! Storage is generic: `S: AsRef<[f32]>`: `Vec<f32>` (feature `alloc`), `&'static [f32]`,
 //! or anything else that derefs to a slice (int8 weights likewise: `Q: AsRef<[i8]>`, see
 //! [`quant`]).
@@ -43,6 +53,7 @@ mod macros;
 
 pub mod activation;
 pub mod attention;
+pub mod complex;
 pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
@@ -53,6 +64,7 @@ pub mod linear;
 pub mod lstm;
 pub mod norm;
 pub mod options;
+pub mod pad;
 pub mod pool;
 pub mod quant;
 pub mod rotary;

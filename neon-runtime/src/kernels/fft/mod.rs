@@ -1,4 +1,4 @@
-//! Real FFT (power-of-two lengths), its inverse, and power spectrum.
+//! Real FFT (power-of-two lengths), its inverse, and power and magnitude spectra.
 //!
 //! # Definition and output convention
 //! For a real input `x` of length `n` (a power of two, [`MIN_LEN`]`..=`[`MAX_LEN`]) the
@@ -254,11 +254,12 @@ impl<'a> RealFft<'a> {
 }
 
 /// Real-FFT kernels. Shapes: input `[n]`, split spectrum `[2, n/2 + 1]` (real parts, then
-/// imaginary parts), power spectrum `[n/2 + 1]`. See the [module docs](self) for the
+/// imaginary parts), power and magnitude spectra `[n/2 + 1]`. See the [module docs](self) for the
 /// definition, the algorithm and the error bound.
 ///
-/// [`rfft`](Self::rfft), [`power_spectrum`](Self::power_spectrum) and
-/// [`rfft_power`](Self::rfft_power) are the entry points: they check the lengths and run the
+/// [`rfft`](Self::rfft), [`power_spectrum`](Self::power_spectrum),
+/// [`magnitude_spectrum`](Self::magnitude_spectrum) and [`rfft_power`](Self::rfft_power) are
+/// the entry points: they check the lengths and run the
 /// steps of the algorithm through the hooks (the remaining methods). Backends override
 /// hooks only, never an entry point; the hooks' defaults are the portable code. The hooks
 /// see `n >= 32` (a length-16 transform runs [`Portable`]'s hooks on every backend).
@@ -289,6 +290,25 @@ pub trait FftKernels: BackendType {
             let (re, im) = spectrum.split_at(k);
             // SAFETY: `re`, `im` and `power` all hold `k` values (asserted above).
             unsafe { Self::power_spectrum_unchecked(re, im, power) }
+        }
+    }
+
+    /// Magnitudes of a split spectrum: `magnitude[k] = sqrt(re[k]^2 + im[k]^2)` for a
+    /// `[2, bins]` `spectrum` and a `[bins]` `magnitude`, in f32 in the order of ONNX
+    /// Runtime's `Pow`, `Pow`, `Add`, `Sqrt`: both squares rounded, their sum rounded (no
+    /// fused multiply-add), then the correctly rounded square root, so every backend gives
+    /// the same bits. Any `[2, len]` pair of real and imaginary rows works (e.g. `[2C, T]`
+    /// channel-first: the first `C * T` values are the real parts).
+    ///
+    /// # Panics
+    /// When `spectrum.len() != 2 * magnitude.len()`.
+    fn magnitude_spectrum(spectrum: &[f32], magnitude: &mut [f32]) {
+        let k = magnitude.len();
+        assert_eq!(spectrum.len(), 2 * k, "magnitude_spectrum: spectrum length is not 2 * bins");
+        if k > 0 {
+            let (re, im) = spectrum.split_at(k);
+            // SAFETY: `re`, `im` and `magnitude` all hold `k` values (asserted above).
+            unsafe { Self::magnitude_spectrum_unchecked(re, im, magnitude) }
         }
     }
 
@@ -383,6 +403,17 @@ pub trait FftKernels: BackendType {
     /// checks it.
     unsafe fn power_spectrum_unchecked(re: &[f32], im: &[f32], power: &mut [f32]) {
         portable::power_spectrum(re, im, power)
+    }
+
+    /// Hook: `magnitude[k] = sqrt(re[k] * re[k] + im[k] * im[k])`, each operation rounded
+    /// (default: the portable code, whose square root is the software
+    /// [`sqrt_f32`](crate::kernels::norm::sqrt_f32): `core` has none).
+    ///
+    /// # Safety
+    /// `re`, `im` and `magnitude` have the same length, at least 1:
+    /// [`magnitude_spectrum`](Self::magnitude_spectrum) checks it.
+    unsafe fn magnitude_spectrum_unchecked(re: &[f32], im: &[f32], magnitude: &mut [f32]) {
+        portable::magnitude_spectrum(re, im, magnitude)
     }
 }
 

@@ -135,6 +135,12 @@ pub(super) fn power_spectrum(re: &[f32], im: &[f32], power: &mut [f32]) {
     }
 }
 
+pub(super) fn magnitude_spectrum(re: &[f32], im: &[f32], magnitude: &mut [f32]) {
+    for ((m, &a), &b) in magnitude.iter_mut().zip(re).zip(im) {
+        *m = crate::kernels::norm::sqrt_f32(a * a + b * b);
+    }
+}
+
 /// One inverse pre-processing pair: `a = X[k]`, `b = X[m-k]`, twiddle `c + i s =
 /// conj(w^k)`, scale `g = 1/n`; returns `(Z[k], Z[m-k]) / m` as `((re, im), (re, im))`.
 #[inline(always)]
