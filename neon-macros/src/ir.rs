@@ -7,12 +7,15 @@
 use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
+use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
@@ -192,12 +195,16 @@ pub enum Op {
     PerChannel(PerChannel),
     ConcatFrames(ConcatFrames),
     LastFrames(LastFrames),
+    ReflectPad(ReflectPad),
+    ComplexMagnitude(ComplexMagnitude),
     /// Writes into the state given as its first argument at the scalar `at`.
     WriteFrames(WriteFrames, Ident),
     /// Rotary embedding at the optional scalar position `at` (default 0).
     Rotary(RotaryGeometry, Option<Ident>),
     /// Attention over the first `len` frames of `k` and `v` (optional scalar; default all).
     Attention(Attention, Option<Ident>),
+    /// One step of an LSTM cell, updating the state given as its first argument in place.
+    LstmCell(LstmCellGeometry),
     /// A `neon_runtime::blocks::ResidualConv` block.
     ResidualConv(ResidualConvGeometry),
     /// A `neon_runtime::blocks::ConvNeXt` block.
@@ -227,9 +234,12 @@ macro_rules! with_rule {
             Op::PerChannel($r) => $body,
             Op::ConcatFrames($r) => $body,
             Op::LastFrames($r) => $body,
+            Op::ReflectPad($r) => $body,
+            Op::ComplexMagnitude($r) => $body,
             Op::WriteFrames($r, _) => $body,
             Op::Rotary($r, _) => $body,
             Op::Attention($r, _) => $body,
+            Op::LstmCell($r) => $body,
             Op::ResidualConv($r) => $body,
             Op::ConvNeXt($r) => $body,
         }
@@ -287,6 +297,7 @@ impl Op {
             Op::Conv2d(g) => g.scratch_len(dim(1), dim(2)),
             Op::ResidualConv(g) => g.scratch_len(dim(1)),
             Op::ConvNeXt(g) => g.scratch_len(dim(1)),
+            Op::LstmCell(g) => g.scratch_len(),
             _ => 0,
         }
     }

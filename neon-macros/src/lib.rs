@@ -94,6 +94,9 @@
 //! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]`; channel-first images along their rows: `[C, Ta, W]`, `[C, Tb, W]` -> `[C, Ta + Tb, W]` | `layout` |
 //! | `last_frames(x)` | `[C, T]` -> `[C, n]`; images `[C, T, W]` -> `[C, n, W]` | `frames = n`, `layout` |
 //! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
+//! | `reflect_pad(x)` | `[C, T]` -> `[C, l + T + r]`: each row padded by its reflection without repeating the edge sample (PyTorch's `F.pad(mode="reflect")`); `T > max(l, r)` over the whole range of `T` | `left = l`, `right = r` (default 0; at least one >= 1) |
+//! | `complex_magnitude(x)` | `[2C, T]` -> `[C, T]`: `sqrt(re^2 + im^2)` with the real parts in the first `C` channels and the imaginary parts in the last `C` (an STFT as a conv1d); f32 square, square, add, sqrt | |
+//! | `s = lstm_cell(s, x, w[, b])` | one step of an LSTM cell (PyTorch's `nn.LSTMCell`, gates `i, f, g, o`) on state `s` `[2, H]`, updated in place: row 0 the cell `c`, row 1 the hidden state `h` (frame-major, so `last_frames(s, frames = 1, layout = frame_major)` reads `h` as `[1, H]`); `x` one frame `[In, 1]` (w: `[4H, In + H]` = `[W_ih \| W_hh]`, b: `[4H]` = `b_ih + b_hh`) | `layout = frame_major` (`x` `[1, In]`) |
 //! | `rotary(x, heads = h, dims = d)` | `[T, C]` frame-major, same shape: rotary position embedding (in place) on the first `d` values of each of the `h` heads, frame `t` at position `pos + t` | `heads`, `dims` (required; `d` even, at most `C / h`), `theta` (10000), `at = pos` (a scalar; default 0), `half_split` (pairs `(i, i + d/2)` instead of `(2i, 2i + 1)`) |
 //! | `attention(q, k, v, heads = h)` | `q` `[Tq, C]`, `k` and `v` `[Tk, C]` (frame-major; inputs, states or intermediates) -> `[Tq, C]`: per head `softmax(q k^T scale) v` over the first `n` frames of `k` and `v` | `heads` (required, divides `C`), `causal` (query `i` sees keys `<= n - Tq + i`), `len = n` (a scalar, `1..=Tk`, with `causal` `Tq..=Tk`; default `Tk`), `scale` (default `1/sqrt(C / h)`) |
 //! | `residual_conv(x, r)` | `[C, T]` -> `[C, T]`: `x + conv2(act(conv1(act(x))))`, both convs `[C, C, K]` with bias, "same" padding (r: `residual_conv[C, K]` or `[C, K1, K2]`) | `slope = s` (act = leaky ReLU) or `relu` (one is required), `dilations = n \| (d1, d2)` (default 1) |
@@ -130,8 +133,8 @@
 //!   `run_with::<B, S>(weights, inputs.., outputs.., states.., dims.., scalars.., workspace,
 //!   options)` with per-call `neon_runtime::RunOptions` (the int8 path of `i8` linear
 //!   layers; the execution context, e.g. `RunOptions::new().with_parallel(&team)`, on which
-//!   linear, conv, depthwise, attention and block steps split their outputs: the same bits
-//!   for any thread count, and the same workspace, which has no per-worker part; a team above
+//!   linear, conv, depthwise, attention, LSTM and block steps split their outputs: the same
+//!   bits for any thread count, and the same workspace, which has no per-worker part; a team above
 //!   `workers` is `Error::OutOfRange` named `workers` before any kernel), and
 //!   `run::<B, S>(..)`, the same with `RunOptions::new()` (serial).
 //! - `struct NameWeights<S>`: the prepared operators, one field per weight an operator

@@ -9,23 +9,27 @@ use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
+use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, PerChannelOp};
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
+use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
-use neon_runtime::Layout;
+use neon_runtime::{Layout, Shape};
 use syn::Ident;
 
 use crate::ctxt::Ctxt;
 use crate::ir::{BlockKind, Op, Storage};
 use crate::options::Options;
+use crate::sym::SymDim;
 
 /// What an argument position of an operator takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,11 +48,11 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         }
         "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
-        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary" => {
-            &[Tensor]
-        }
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary"
+        | "complex_magnitude" | "reflect_pad" => &[Tensor],
         "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
         "attention" => &[Tensor, Tensor, Tensor],
+        "lstm_cell" => &[Tensor, Tensor, Weight, OptionalWeight],
         _ => return None,
     })
 }
@@ -62,6 +66,30 @@ pub fn is_flag(op: &str, name: &str) -> bool {
             | ("rotary", "half_split")
             | ("residual_conv", "relu")
     )
+}
+
+/// How a call of an operator that always writes its first input in place
+/// ([`InPlace::Always`](neon_runtime::ops::InPlace::Always)) is written: the hint of the
+/// error for a call assigned to anything but the state it reads.
+pub fn in_place_example(op: &str) -> String {
+    match op {
+        "lstm_cell" => "s = lstm_cell(s, x, w, b)".to_string(),
+        _ => format!("s = {op}(s, x, at = pos)"),
+    }
+}
+
+/// A tensor argument as the resolver sees it: the user's name and its symbolic shape.
+pub struct TensorArg<'a> {
+    pub name: &'a Ident,
+    pub shape: &'a Shape<SymDim>,
+}
+
+impl TensorArg<'_> {
+    /// The shape as the user writes it, `[2, 128]`.
+    fn shape_text(&self) -> String {
+        let parts: Vec<String> = self.shape.dims().iter().map(|d| d.to_string()).collect();
+        format!("[{}]", parts.join(", "))
+    }
 }
 
 /// A weight argument as the resolver sees it: name, span and constant shape.
@@ -111,10 +139,17 @@ fn conflict(callee: &Ident) -> syn::Error {
     )
 }
 
-/// Builds the operator of a call from its name, weight shapes and options; `None` when the
+/// Builds the operator of a call from its name, weight shapes, options and (for the
+/// operators whose geometry the tensors give, `lstm_cell`) tensor shapes; `None` when the
 /// call is invalid (reported into `cx`; malformed option values are reported by `opts`).
-pub fn resolve(callee: &Ident, weights: &[WeightArg], opts: &mut Options, cx: &Ctxt) -> Option<Op> {
-    match resolve_op(callee, weights, opts) {
+pub fn resolve(
+    callee: &Ident,
+    weights: &[WeightArg],
+    tensors: &[TensorArg],
+    opts: &mut Options,
+    cx: &Ctxt,
+) -> Option<Op> {
+    match resolve_op(callee, weights, tensors, opts) {
         Ok(op) => op,
         Err(e) => {
             cx.syn_error(e);
@@ -128,6 +163,7 @@ pub fn resolve(callee: &Ident, weights: &[WeightArg], opts: &mut Options, cx: &C
 fn resolve_op(
     callee: &Ident,
     weights: &[WeightArg],
+    tensors: &[TensorArg],
     opts: &mut Options,
 ) -> Result<Option<Op>, syn::Error> {
     let name = callee.to_string();
@@ -433,6 +469,62 @@ fn resolve_op(
             let eps = opts.float("eps", 1e-6);
             Op::ConvNeXt(ConvNeXtGeometry::new(channels, hidden, kernel).eps(eps))
         }
+        "complex_magnitude" => Op::ComplexMagnitude(ComplexMagnitude),
+        "reflect_pad" => {
+            Op::ReflectPad(ReflectPad::new(opts.usize("left", 0), opts.usize("right", 0)))
+        }
+        "lstm_cell" => {
+            let w = w.expect("signature has a weight");
+            let g = lstm_cell(w, tensors, opts.layout("layout", Layout::ChannelFirst))?;
+            bias_len(op, b, g.gates(), "a bias (b_ih + b_hh)")?;
+            Op::LstmCell(g)
+        }
         _ => unreachable!("resolve is only called for operators with a signature"),
     }))
+}
+
+/// The geometry of `lstm_cell(s, x, w[, b])`. Rule: the weight is `[4 * hidden, input +
+/// hidden]` for the hidden size of the state and the input size of `x` (the runtime's
+/// `LstmCellGeometry::for_shapes`); a weight of another shape is reported on the weight,
+/// naming the shape it needs and both tensors'. When the tensors give no geometry
+/// (another rank, symbolic sizes) it comes from the weight, and the shape rule then
+/// reports what is wrong with the tensors.
+fn lstm_cell(
+    w: &WeightArg,
+    tensors: &[TensorArg],
+    layout: Layout,
+) -> Result<LstmCellGeometry, syn::Error> {
+    let form = "a weight [4 * hidden, input + hidden] ([W_ih | W_hh], gates i, f, g, o)";
+    weight_rank("lstm_cell", w, 2, form)?;
+    let (rows, cols) = (w.shape[0], w.shape[1]);
+    let from_tensors = match tensors {
+        [s, x] => LstmCellGeometry::for_shapes(layout, s.shape, x.shape).map(|g| (g, s, x)),
+        _ => None,
+    };
+    if let Some((g, s, x)) = from_tensors {
+        if g.weight_shape() == [rows, cols] {
+            return Ok(g);
+        }
+        return Err(syn::Error::new(
+            w.name.span(),
+            format!(
+                "lstm_cell expects a weight of shape {:?} ([4 * hidden, input + hidden] for state `{}` {} and input `{}` {}), `{}` has shape {:?}",
+                g.weight_shape(),
+                s.name,
+                s.shape_text(),
+                x.name,
+                x.shape_text(),
+                w.name,
+                w.shape
+            ),
+        ));
+    }
+    let hidden = rows / 4;
+    if rows % 4 != 0 || hidden == 0 || cols <= hidden {
+        return Err(syn::Error::new(
+            w.name.span(),
+            format!("lstm_cell expects {form}, `{}` has shape {:?}", w.name, w.shape),
+        ));
+    }
+    Ok(LstmCellGeometry::new(cols - hidden, hidden).layout(layout))
 }

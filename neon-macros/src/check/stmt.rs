@@ -8,7 +8,7 @@ use super::shapes::{max_elems, shape_text};
 use super::{Binding, Checker};
 use crate::ir::{Home, Op, Role, StepInfo, Stmt, Value};
 use crate::options::Options;
-use crate::signatures::{self, Slot, WeightArg};
+use crate::signatures::{self, Slot, TensorArg, WeightArg};
 use crate::sym::SymDim;
 
 /// The resolved arguments of a call.
@@ -62,11 +62,6 @@ impl Checker<'_> {
                 storage: self.weights[w].storage,
             })
             .collect();
-        let mut opts = Options::new(&options, self.cx);
-        let op = signatures::resolve(callee, &wargs, &mut opts, self.cx);
-        opts.finish(&callee.to_string());
-        let op = op?;
-        self.use_scalar(&op)?;
         let in_shapes: Vec<Shape<SymDim>> = bound
             .inputs
             .iter()
@@ -75,6 +70,17 @@ impl Checker<'_> {
                     .expect("declared shapes have rank 1..=4 and dims >= 1")
             })
             .collect();
+        let targs: Vec<TensorArg> = bound
+            .input_names
+            .iter()
+            .zip(&in_shapes)
+            .map(|(name, shape)| TensorArg { name, shape })
+            .collect();
+        let mut opts = Options::new(&options, self.cx);
+        let op = signatures::resolve(callee, &wargs, &targs, &mut opts, self.cx);
+        opts.finish(&callee.to_string());
+        let op = op?;
+        self.use_scalar(&op)?;
         let out_dims = match op.output_shape(&in_shapes) {
             Ok(s) => s.dims().to_vec(),
             Err(e) => {
@@ -82,9 +88,9 @@ impl Checker<'_> {
                 return None;
             }
         };
+        self.check_in_place_target(stmt, &op, bound.inputs[0])?;
         let claimed = self.claim_weights(&bound);
         let output = self.bind_target(stmt, &op, &bound, args, out_dims)?;
-        self.check_in_place_target(stmt, &op, bound.inputs[0], output)?;
         if !claimed {
             return None;
         }
@@ -389,28 +395,27 @@ impl Checker<'_> {
     }
 
     /// Rule: an operator that always updates its first input ([`InPlace::Always`]) is
-    /// assigned to the state it reads: `s = write_frames(s, x, at = pos)`.
-    fn check_in_place_target(
-        &self,
-        stmt: &Stmt,
-        op: &Op,
-        first: usize,
-        output: usize,
-    ) -> Option<()> {
+    /// assigned to the state it reads: `s = write_frames(s, x, at = pos)`. Checked before
+    /// the target is bound, so a failed call defines nothing (no "never used" to follow).
+    fn check_in_place_target(&self, stmt: &Stmt, op: &Op, first: usize) -> Option<()> {
         if op.in_place() != InPlace::Always {
             return Some(());
         }
-        let same_state = match (self.values[first].home, self.values[output].home) {
-            (Home::Tensor(a), Home::Tensor(b)) => a == b && self.tensors[a].role == Role::State,
+        let target = self.bind.get(&stmt.target.to_string()).copied();
+        let same_state = match (stmt.is_let, self.values[first].home, target) {
+            (false, Home::Tensor(a), Some(Binding::Value(v))) => {
+                self.values[v].home == Home::Tensor(a) && self.tensors[a].role == Role::State
+            }
             _ => false,
         };
         if same_state {
             return Some(());
         }
         let callee = &stmt.callee;
+        let example = signatures::in_place_example(&callee.to_string());
         self.cx.error(
             stmt.call_span,
-            format!("{callee} writes in place: assign it to the state it reads, `s = {callee}(s, x, at = pos)`"),
+            format!("{callee} writes in place: assign it to the state it reads, `{example}`"),
         );
         None
     }

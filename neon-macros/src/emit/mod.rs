@@ -94,10 +94,12 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
         let has_bias = s.bias.is_some();
         let geom_check = quote!(weights.#field.geometry() != Self::#cname);
         let bias_check = match s.op {
-            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) if has_bias => {
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) | Op::LstmCell(_)
+                if has_bias =>
+            {
                 quote!(|| weights.#field.bias().is_none())
             }
-            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) => {
+            Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) | Op::LstmCell(_) => {
                 quote!(|| weights.#field.bias().is_some())
             }
             _ => quote!(),
@@ -381,10 +383,28 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(0);
                 quote!(#krate::ops::sequence::LastFrames { frames: #fr, layout: #l }.run(#x, #out_view)?;)
             }
+            Op::ReflectPad(_) => {
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
+                let x = view(0);
+                quote!(#unit.run(#x, #out_view)?;)
+            }
+            Op::ComplexMagnitude(_) => {
+                let unit = unit_tokens(&s.op, &krate).unwrap_or_default();
+                let x = view(0);
+                quote!(#unit.run::<B>(#x, #out_view)?;)
+            }
             Op::WriteFrames(g, at) => {
                 let l = layout_tokens(&krate, g.layout);
                 let x = view(1);
                 quote!(#krate::ops::sequence::WriteFrames { layout: #l }.run(#out_view, #x, #at)?;)
+            }
+            Op::LstmCell(_) => {
+                // The state is the output view (updated in place); `x` is input 1.
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(1);
+                let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
+                reads_options = true;
+                quote!(weights.#f.run_with::<B>(#out_view, #x, #scr, options)?;)
             }
             Op::Act(_) => {
                 reads_options = true;

@@ -9,6 +9,7 @@ use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
 use neon_runtime::ops::linear::LinearGeometry;
+use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::rotary::RotaryGeometry;
@@ -54,6 +55,7 @@ pub fn weight_type(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
             quote!(#krate::ops::elementwise::LayerScale)
         }
         Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
+        Op::LstmCell(_) => quote!(#krate::ops::lstm::LstmCell),
         Op::ResidualConv(_) => quote!(#krate::blocks::ResidualConv),
         Op::ConvNeXt(_) => quote!(#krate::blocks::ConvNeXt),
         _ => return None,
@@ -180,6 +182,16 @@ pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, Tok
                 quote!(#krate::ops::elementwise::PerChannel),
             )
         }
+        Op::LstmCell(g) => {
+            let LstmCellGeometry { input, hidden, layout: l } = *g;
+            let l = layout(l);
+            (
+                quote!(#krate::ops::lstm::LstmCellGeometry {
+                    input: #input, hidden: #hidden, layout: #l,
+                }),
+                quote!(#krate::ops::lstm::LstmCellGeometry),
+            )
+        }
         Op::ResidualConv(g) => {
             let ResidualConvGeometry { channels, kernels, dilations, activation } = *g;
             let ([k1, k2], [d1, d2]) = (kernels, dilations);
@@ -234,6 +246,11 @@ pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
         Op::Add(_) => quote!(#krate::ops::elementwise::Add),
         Op::Mul(_) => quote!(#krate::ops::elementwise::Mul),
         Op::Softmax(_) => quote!(#krate::ops::softmax::Softmax),
+        Op::ComplexMagnitude(_) => quote!(#krate::ops::complex::ComplexMagnitude),
+        Op::ReflectPad(p) => {
+            let (left, right) = (p.left, p.right);
+            quote!(#krate::ops::pad::ReflectPad { left: #left, right: #right })
+        }
         Op::Attention(a, _) => {
             let Attention { heads, causal, scale } = *a;
             let scale = match scale {
