@@ -63,6 +63,9 @@ tools/openwakeword/check.sh
 step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"
 tools/moonshine/check.sh
 
+step "Silero VAD: converted weights and goldens reproduce from the silero-vad wheel (tools/silero_vad/check.sh, ~5 s warm, ~25 s from no venv)"
+tools/silero_vad/check.sh
+
 step "sanoTTS: the ONNX Runtime peer and the numpy f64 reference reproduce the committed goldens (tools/sanotts/check.sh, ~1 min from no venv)"
 tools/sanotts/check.sh
 

@@ -29,6 +29,9 @@ pub enum Error {
     },
     /// A component was asked to run on a backend this machine or build cannot run.
     Backend(neon_runtime::kernels::backend::Unavailable),
+    /// The voice-activity segment rule's settings were refused (see
+    /// [`crate::vad::segments::SegmentConfig::validate`]).
+    Segments(crate::vad::segments::SegmentError),
     /// A model name or option is not known.
     Unknown {
         /// What kind of thing (`"model"`, `"option"`).
@@ -131,6 +134,7 @@ impl fmt::Display for Error {
                 write!(f, "{source}: tensor `{tensor}`: {reason}")
             }
             Error::Backend(u) => write!(f, "{u}"),
+            Error::Segments(e) => write!(f, "{e}"),
             Error::Input { what, expected, got } => {
                 write!(f, "{what}: expected {expected}, got {got}")
             }
@@ -150,6 +154,12 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+impl From<crate::vad::segments::SegmentError> for Error {
+    fn from(e: crate::vad::segments::SegmentError) -> Self {
+        Error::Segments(e)
+    }
+}
 
 impl From<neon_runtime::Error> for Error {
     fn from(e: neon_runtime::Error) -> Self {

@@ -8,6 +8,7 @@
 //! | `openwakeword` | `embedding` (the mel frontend and the heads follow it) |
 //! | `moonshine_asr` | `encoder` (stem, layers, cross-attention keys and values), `decoder` (layers, LM head) |
 //! | `sanotts` | `decoder` |
+//! | `silero_vad` | `network` (the voice-activity network; its segment rule is plain code) |
 //!
 //! Rules ([`parse_exec_plan`]):
 //! - Omission, `{}`, the string `"default"`, a component given as `"default"` or as
@@ -48,18 +49,23 @@ pub enum Family {
     MoonshineAsr,
     /// The sanoTTS vocoder: component `decoder`.
     SanoTts,
+    /// Silero VAD: component `network`.
+    SileroVad,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 3] = [Family::OpenWakeWord, Family::MoonshineAsr, Family::SanoTts];
+    pub const ALL: [Family; 4] =
+        [Family::OpenWakeWord, Family::MoonshineAsr, Family::SanoTts, Family::SileroVad];
 
-    /// The family's name in session option keys (`openwakeword`, `moonshine_asr`, `sanotts`).
+    /// The family's name in session option keys (`openwakeword`, `moonshine_asr`, `sanotts`,
+    /// `silero_vad`).
     pub const fn name(self) -> &'static str {
         match self {
             Family::OpenWakeWord => "openwakeword",
             Family::MoonshineAsr => "moonshine_asr",
             Family::SanoTts => "sanotts",
+            Family::SileroVad => "silero_vad",
         }
     }
 
@@ -69,6 +75,7 @@ impl Family {
             Family::OpenWakeWord => &["embedding"],
             Family::MoonshineAsr => &["encoder", "decoder"],
             Family::SanoTts => &["decoder"],
+            Family::SileroVad => &["network"],
         }
     }
 

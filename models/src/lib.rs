@@ -23,6 +23,7 @@ pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;
 pub mod sanotts;
+pub mod vad;
 
 #[cfg(feature = "std")]
 pub mod endpoint;

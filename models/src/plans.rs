@@ -11,6 +11,7 @@ use neon_runtime::workspace::MemoryRegion;
 use crate::moonshine::{decoder, encoder};
 use crate::openwakeword::{embedding, head, incremental};
 use crate::sanotts::decoder as sanotts;
+use crate::vad::network as vad;
 
 /// What a compiled plan states about itself: its schedule length, workspace and memory map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,8 +65,8 @@ macro_rules! plan_info {
     };
 }
 
-/// Every compiled plan of the crate, openWakeWord first, then Moonshine, then sanoTTS, in
-/// pipeline order.
+/// Every compiled plan of the crate, openWakeWord first, then Moonshine, then sanoTTS, then
+/// Silero VAD, in pipeline order.
 pub static PLANS: &[PlanInfo] = &[
     plan_info!(
         "openwakeword.embedding",
@@ -131,6 +132,11 @@ pub static PLANS: &[PlanInfo] = &[
         "sanotts.decoder",
         sanotts::DecoderNet,
         "vocoder network: [192, frames <= 2000] hidden -> [frames, 514] iSTFT frames"
+    ),
+    plan_info!(
+        "silero_vad.window",
+        vad::SileroVad,
+        "one Silero VAD window: [1, 576] samples + [2, 128] LSTM state -> [1, 1] probability"
     ),
 ];
 

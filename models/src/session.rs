@@ -7,6 +7,7 @@
 //! | `moonshine_asr.exec_plan` | JSON, components `encoder`, `decoder` | `default` |
 //! | `moonshine_asr.int8` | `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run) | `widening` |
 //! | `sanotts.exec_plan` | JSON, component `decoder` | `default` |
+//! | `silero_vad.exec_plan` | JSON, component `network` | `default` |
 //!
 //! Every value is validated when it is set: an unknown key, family or value is an error
 //! naming the valid ones, so a typo never silently keeps a default. Setting a key again
@@ -39,19 +40,20 @@ use crate::exec_plan::{parse_exec_plan, unknown_family, ExecPlan, Family};
 use crate::openwakeword::detector::EmbeddingMode;
 
 /// Every key, in the order errors list them.
-pub const KEYS: [&str; 5] = [
+pub const KEYS: [&str; 6] = [
     "openwakeword.exec_plan",
     "openwakeword.embedding_mode",
     "moonshine_asr.exec_plan",
     "moonshine_asr.int8",
     "sanotts.exec_plan",
+    "silero_vad.exec_plan",
 ];
 
 /// Validated session options (module docs): one exec plan per family and the models'
 /// other choices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionOptions {
-    exec_plans: [ExecPlan; 3],
+    exec_plans: [ExecPlan; Family::ALL.len()],
     embedding_mode: EmbeddingMode,
     int8: QuantPath,
 }

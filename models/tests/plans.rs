@@ -104,7 +104,8 @@ fn names_are_unique_dotted_lowercase_and_found() {
             p.name
         );
         let family = p.name.split('.').next().unwrap_or("");
-        assert!(["openwakeword", "moonshine", "sanotts"].contains(&family), "{}", p.name);
+        let families = ["openwakeword", "moonshine", "sanotts", "silero_vad"];
+        assert!(families.contains(&family), "{}", p.name);
         assert!(!p.description.is_empty() && !p.description.contains('\n'), "{}", p.name);
         assert_eq!(find(p.name), Some(p));
     }

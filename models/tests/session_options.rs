@@ -260,10 +260,10 @@ fn session_options_parse_key_value_pairs() {
 #[test]
 fn bad_session_options_are_errors_and_change_nothing() {
     let cases = [
-        ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, sanotts.exec_plan"),
+        ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, sanotts.exec_plan, silero_vad.exec_plan"),
         ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: widening, dot"),
         ("openwakeword.embedding_mode=half", "session option `openwakeword.embedding_mode`: unknown value \"half\"; valid: incremental, full"),
-        ("whisper.exec_plan={}", "session option `whisper.exec_plan`: unknown model family \"whisper\"; valid: openwakeword, moonshine_asr, sanotts"),
+        ("whisper.exec_plan={}", "session option `whisper.exec_plan`: unknown model family \"whisper\"; valid: openwakeword, moonshine_asr, sanotts, silero_vad"),
         ("moonshine_asr.int8", "session option `moonshine_asr.int8`: expected KEY=VALUE"),
         ("moonshine_asr.exec_plan={\"decoder\":\"gpu\"}", "session option `moonshine_asr.exec_plan`: decoder: unknown impl \"gpu\"; valid: default, portable, neon, x86"),
     ];

@@ -126,8 +126,14 @@ impl Segmenter {
 
 /// Where to cut the `max` samples `audio` that start a segment (more follow): the centre of
 /// the quietest 200 ms window whose centre lies in `audio.len() / 2 ..= audio.len() -
-/// MIN_SEGMENT`, on a frame boundary; the latest on ties.
-fn cut_point(audio: &[f32]) -> usize {
+/// MIN_SEGMENT`, on a frame boundary; the latest on ties. [`split`] and [`Segmenter`] cut
+/// here; so do the VAD's decode windows ([`crate::vad::windows`]) when speech runs longer
+/// than 30 s.
+///
+/// # Panics
+/// When `audio.len() < MIN_MAX`.
+pub fn cut_point(audio: &[f32]) -> usize {
+    check_max(audio.len());
     let (from, to) = (audio.len() / 2, audio.len() - MIN_SEGMENT);
     let energy: Vec<f64> = audio
         .chunks_exact(FRAME)

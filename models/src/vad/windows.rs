@@ -1,0 +1,320 @@
+//! Decode windows for speech recognition: which spans of a stream Moonshine decodes, so that
+//! silence before, between and after speech does not empty the transcript.
+//!
+//! Moonshine tends to end at once (an empty transcript) when speech is surrounded by
+//! silence or low noise, and decoding every speech segment alone splits phrases and loses
+//! words. So the audio is cut into *decode windows* built from the speech segments of
+//! [`SpeechSegmenter`] (silero-vad's `get_speech_timestamps` rule over [`Vad`]
+//! probabilities):
+//! - a window runs from its first segment's start to its last segment's end, with
+//!   [`WindowConfig::pad`] (100 ms) more on each side (clamped to the input and to the end
+//!   of the previous window);
+//! - a segment that starts less than [`WindowConfig::join_gap`] (2 s) after the previous
+//!   one's end joins its window, unless the window would then exceed 30 s (Moonshine's
+//!   limit): a command with pauses stays one window, and long talk is cut between
+//!   segments;
+//! - speech that runs longer than 30 s without a segment boundary is cut at quiet points
+//!   exactly as audio is without a VAD ([`cut_point`]);
+//! - audio outside every window (silence, noise) is never decoded.
+//!
+//! Each piece popped by [`SpeechWindows::pop`] is decoded whole; the transcript is the
+//! pieces' texts joined with a space.
+//!
+//! # Memory and latency
+//! The open window's audio is held until the window closes: at most 30 s, plus the pause
+//! after its last segment that a following segment may still claim (under `join_gap` plus
+//! the segmenter's decision delay, 130 ms with the defaults), plus the last piece pushed.
+//! A window closes as soon as no later segment can join it: `join_gap` after its last
+//! segment ended, or when the next speech cannot fit in its 30 s.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use super::detector::Vad;
+use super::segments::{SegmentConfig, SpeechSegment, SpeechSegmenter};
+use crate::error::Error;
+use crate::moonshine::segment::{cut_point, Segment};
+use crate::moonshine::MAX_SAMPLES;
+
+/// Longest window, in samples (30 s: [`MAX_SAMPLES`]).
+const MAX: u64 = MAX_SAMPLES as u64;
+
+/// How segments become decode windows (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowConfig {
+    /// Samples added before a window's first segment and after its last (default 1600:
+    /// 100 ms; on top of the segments' own `speech_pad`).
+    pub pad: u64,
+    /// A segment starting fewer samples than this after the previous segment's end joins
+    /// its window (default 32 000: 2 s).
+    pub join_gap: u64,
+}
+
+impl Default for WindowConfig {
+    fn default() -> Self {
+        Self { pad: 1600, join_gap: 32_000 }
+    }
+}
+
+/// The window being gathered.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    /// First sample of the window (moves on when long speech is cut).
+    start: u64,
+    /// End of the window's last final segment (`None` while its first segment is still
+    /// being decided: speech has started but may yet be too short to count).
+    last_end: Option<u64>,
+    /// Onset of the speech that opened a window with no final segment yet.
+    opened_by: u64,
+}
+
+/// Voice activity, speech segments and decode windows over one stream (module docs):
+/// push 16 kHz samples as they arrive, pop the pieces to decode.
+pub struct SpeechWindows {
+    vad: Vad,
+    segmenter: SpeechSegmenter,
+    config: WindowConfig,
+    /// Samples from `held_start` to the end of the input so far.
+    held: VecDeque<f32>,
+    held_start: u64,
+    /// Samples pushed.
+    total: u64,
+    window: Option<Open>,
+    /// End of the last closed window (windows never overlap).
+    closed_end: u64,
+    ready: VecDeque<Segment>,
+    /// Probabilities of the last push (reused).
+    probabilities: Vec<f32>,
+    /// Every final segment so far, for reports (the caller may take them).
+    segments: Vec<SpeechSegment>,
+    /// Windows closed so far.
+    closed: u64,
+}
+
+impl SpeechWindows {
+    /// Windows over `vad`'s probabilities, segmented by `segments` and grouped by `config`.
+    ///
+    /// # Errors
+    /// [`Error::Segments`] when `segments` does not validate.
+    pub fn new(vad: Vad, segments: SegmentConfig, config: WindowConfig) -> Result<Self, Error> {
+        Ok(Self {
+            vad,
+            segmenter: SpeechSegmenter::new(&segments)?,
+            config,
+            held: VecDeque::new(),
+            held_start: 0,
+            total: 0,
+            window: None,
+            closed_end: 0,
+            ready: VecDeque::new(),
+            probabilities: Vec::new(),
+            segments: Vec::new(),
+            closed: 0,
+        })
+    }
+
+    /// Back to the start of a stream (the VAD's state, the segmenter, every held sample and
+    /// piece); sample positions count from 0 again.
+    pub fn reset(&mut self) {
+        self.vad.reset();
+        self.segmenter.reset();
+        self.held.clear();
+        self.held_start = 0;
+        self.total = 0;
+        self.window = None;
+        self.closed_end = 0;
+        self.ready.clear();
+        self.segments.clear();
+        self.closed = 0;
+    }
+
+    /// Feeds the next samples (16 kHz mono, full scale 1).
+    ///
+    /// # Errors
+    /// As [`Vad::push`] (NaN or infinite samples: nothing is used).
+    pub fn push(&mut self, samples: &[f32]) -> Result<(), Error> {
+        let probabilities = &mut self.probabilities;
+        probabilities.clear();
+        self.vad.push(samples, |p| probabilities.push(p))?;
+        self.held.extend(samples);
+        self.total += samples.len() as u64;
+        self.run_segmenter();
+        Ok(())
+    }
+
+    /// Ends the input: the last partial VAD window, the open segment and window are
+    /// closed; every remaining piece is then available from [`SpeechWindows::pop`]. Pushing
+    /// more afterwards continues the stream as if the last window had been zero-padded;
+    /// call [`SpeechWindows::reset`] to start a new one.
+    ///
+    /// # Errors
+    /// As [`Vad::finish`].
+    pub fn finish(&mut self) -> Result<(), Error> {
+        let probabilities = &mut self.probabilities;
+        probabilities.clear();
+        self.vad.finish(|p| probabilities.push(p))?;
+        self.run_segmenter();
+        // The VAD computed a window for every 512 samples begun, as the segmenter counts
+        // them, so the length always matches.
+        for segment in self.segmenter.finish(self.total)? {
+            self.on_segment(segment);
+        }
+        if let Some(open) = self.window.take() {
+            self.close(open);
+        }
+        self.trim(self.total);
+        Ok(())
+    }
+
+    /// The next piece to decode, if one is decided.
+    pub fn pop(&mut self) -> Option<Segment> {
+        self.ready.pop_front()
+    }
+
+    /// The speech segments decided so far, in order.
+    pub fn segments(&self) -> &[SpeechSegment] {
+        &self.segments
+    }
+
+    /// Takes the speech segments decided so far.
+    pub fn take_segments(&mut self) -> Vec<SpeechSegment> {
+        core::mem::take(&mut self.segments)
+    }
+
+    /// Whether a window is open: speech has started and its window is not closed yet.
+    pub fn window_open(&self) -> bool {
+        self.window.is_some()
+    }
+
+    /// Windows closed so far (each with at least one segment; all their pieces are in the
+    /// queue of [`SpeechWindows::pop`] by then).
+    pub fn windows_closed(&self) -> u64 {
+        self.closed
+    }
+
+    /// Samples pushed since the start.
+    pub fn samples(&self) -> u64 {
+        self.total
+    }
+
+    /// Samples held: the open window's audio and what a window may still claim.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Runs the segment rule over the probabilities of the last push, moving the windows
+    /// on after each.
+    fn run_segmenter(&mut self) {
+        for i in 0..self.probabilities.len() {
+            for segment in self.segmenter.push(self.probabilities[i]) {
+                self.on_segment(segment);
+            }
+            self.advance();
+        }
+        let bound = self.segmenter.next_start_bound().saturating_sub(self.config.pad);
+        let keep = self.window.map_or(bound, |w| w.start.min(bound));
+        self.trim(keep);
+    }
+
+    /// A final segment: joins the open window or starts a new one.
+    fn on_segment(&mut self, s: SpeechSegment) {
+        self.segments.push(s);
+        let (start, end) = (s.start.min(self.total), s.end.min(self.total));
+        let joins = self.window.is_some_and(|w| match w.last_end {
+            None => true,
+            Some(last) => {
+                start < last + self.config.join_gap && end + self.config.pad <= w.start + MAX
+            }
+        });
+        if !joins {
+            if let Some(open) = self.window.take() {
+                self.close(open);
+            }
+            self.window = Some(self.open_at(start, start));
+        }
+        if let Some(open) = &mut self.window {
+            open.last_end = Some(end);
+        }
+    }
+
+    /// A window whose first segment starts at `start` (its onset `onset`).
+    fn open_at(&self, start: u64, onset: u64) -> Open {
+        let start = start.saturating_sub(self.config.pad).max(self.held_start).max(self.closed_end);
+        Open { start, last_end: None, opened_by: onset }
+    }
+
+    /// After a probability: closes the open window when no later segment can join it,
+    /// drops one whose speech turned out too short, opens one when speech starts, and cuts
+    /// speech that runs past 30 s.
+    fn advance(&mut self) {
+        let bound = self.segmenter.next_start_bound();
+        let speaking = self.segmenter.open_segment();
+        if let Some(open) = self.window {
+            let close = match open.last_end {
+                // No later segment can start within the join gap, or the speech going on
+                // already makes the window longer than 30 s.
+                Some(last) => {
+                    bound >= last + self.config.join_gap
+                        || (speaking.is_some() && self.total > open.start + MAX)
+                }
+                // Opened by speech that ended without making a segment.
+                None => {
+                    speaking.is_none_or(|s| s.onset != open.opened_by) && bound > open.opened_by
+                }
+            };
+            if close {
+                self.window = None;
+                self.close(open);
+            }
+        }
+        if self.window.is_none() {
+            if let Some(s) = speaking {
+                self.window = Some(self.open_at(s.start, s.onset));
+            }
+        }
+        // Speech longer than a window: cut it at a quiet point, as without a VAD.
+        if let Some(open) = &mut self.window {
+            if speaking.is_some() && open.last_end.is_none() && self.total > open.start + MAX {
+                let end = open.start + MAX;
+                let piece = Self::take(&self.held, self.held_start, open.start, end, true);
+                open.start += piece.samples.len() as u64;
+                self.ready.push_back(piece);
+            }
+        }
+    }
+
+    /// Closes `open`: its audio up to the padded end of its last segment, cut at quiet
+    /// points where it is longer than 30 s. A window without a final segment is dropped.
+    fn close(&mut self, mut open: Open) {
+        let Some(last) = open.last_end else { return };
+        let end = (last + self.config.pad).min(self.total);
+        while end > open.start + MAX {
+            let piece = Self::take(&self.held, self.held_start, open.start, open.start + MAX, true);
+            open.start += piece.samples.len() as u64;
+            self.ready.push_back(piece);
+        }
+        if end > open.start {
+            self.ready.push_back(Self::take(&self.held, self.held_start, open.start, end, false));
+        }
+        self.closed_end = end;
+        self.closed += 1;
+    }
+
+    /// The held samples `start..end` as a piece; with `cut`, only up to the quiet point
+    /// [`cut_point`] picks in them (more speech follows).
+    fn take(held: &VecDeque<f32>, held_start: u64, start: u64, end: u64, cut: bool) -> Segment {
+        let (from, to) = ((start - held_start) as usize, (end - held_start) as usize);
+        let mut samples: Vec<f32> = held.range(from..to).copied().collect();
+        if cut {
+            samples.truncate(cut_point(&samples));
+        }
+        Segment { start, samples }
+    }
+
+    /// Drops held samples before `keep` (no window can claim them any more).
+    fn trim(&mut self, keep: u64) {
+        let drop = (keep.saturating_sub(self.held_start) as usize).min(self.held.len());
+        self.held.drain(..drop);
+        self.held_start += drop as u64;
+    }
+}
