@@ -141,6 +141,42 @@ fn the_end_of_input_ends_an_utterance_and_no_wake_word_prints_nothing() {
     assert_eq!(ev[1]["text"], "");
 }
 
+/// Low noise (about -60 dBFS, a fixed-seed LCG): a room between words, not digital zeros.
+fn room(seconds: f64, seed: u64) -> Vec<i16> {
+    let mut state = seed;
+    (0..(seconds * 16_000.0) as usize)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 33) % 65) as i16 - 32
+        })
+        .collect()
+}
+
+/// The pause people leave for the chime: "hey jarvis", 0.5 to 2 s of room noise, then the
+/// command. The VAD endpointer waits up to 3 s for speech and ends 1.5 s after it, so the
+/// command is transcribed whatever the pause (the energy endpointer ended such utterances
+/// in the wake word's tail, with an empty text).
+#[test]
+fn a_pause_after_the_wake_word_keeps_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = model_dir();
+    for (i, pause) in [0.5, 1.0, 2.0].into_iter().enumerate() {
+        let mut s = clip("openwakeword/clips/hey_jarvis.wav");
+        s.truncate(16_640); // "hey jarvis" and its 0.14 s of silence, not "what time is it"
+        s.extend(room(pause, i as u64));
+        s.extend(clip("moonshine/clips/open_the_door.wav"));
+        s.extend(room(2.5, 7));
+        let wav = dir.path().join(format!("pause{i}.wav"));
+        write_wav(&wav, &s);
+        let args = ["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md];
+        let ev = events(&neon(&args));
+        assert_eq!(ev.len(), 2, "pause {pause} s: {ev:?}");
+        assert_eq!(ev[1]["reason"], "pause", "pause {pause} s: {ev:?}");
+        let text = ev[1]["text"].as_str().unwrap().to_lowercase();
+        assert!(text.contains("open the door"), "pause {pause} s: {text:?}");
+    }
+}
+
 #[test]
 fn bad_arguments_are_one_line_errors() {
     for (args, message) in [
@@ -151,6 +187,10 @@ fn bad_arguments_are_one_line_errors() {
         (
             &["listen", "x.wav", "--pause-ms", "5"][..],
             "neon: --pause-ms must be in 100..=10000, got 5",
+        ),
+        (
+            &["listen", "x.wav", "--no-speech-ms", "50"][..],
+            "neon: --no-speech-ms must be in 100..=30000, got 50",
         ),
         (
             &["listen", "x.wav", "--threshold", "0"][..],

@@ -1,6 +1,8 @@
-//! `neon transcribe` as a user runs it: beckett.wav as text and as JSON (the golden tokens),
-//! audio longer than one 30 s segment (cut at pauses, every part transcribed), raw stdin,
-//! and clean one-line errors for a missing or malformed model.
+//! `neon transcribe` as a user runs it: beckett.wav as text and as JSON (the golden tokens,
+//! with `--vad off`: the audio as given, as ONNX Runtime decoded it; the default decodes the
+//! VAD's speech windows, which keeps the words), audio longer than one 30 s segment (cut at
+//! pauses, every part transcribed), raw stdin, and clean one-line errors for a missing or
+//! malformed model.
 //!
 //! Host only (see cli_wake.rs). Needs the converted model (`tools/moonshine/fetch.sh`).
 #![cfg(not(target_arch = "aarch64"))]
@@ -25,11 +27,21 @@ fn beckett() -> String {
     model_dir().join("beckett.wav").to_string_lossy().into_owned()
 }
 
+/// Lowercase words without punctuation.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 #[test]
 fn beckett_text_and_json() {
     let g = goldens().into_iter().find(|g| g.name == "beckett").unwrap();
-    assert_eq!(text(&neon(&["transcribe", &beckett()])), g.text);
-    let out = text(&neon(&["transcribe", &beckett(), "--json"]));
+    assert_eq!(text(&neon(&["transcribe", &beckett(), "--vad", "off"])), g.text);
+    // The speech window (from the first onset to the last offset) holds the same words.
+    assert_eq!(words(&text(&neon(&["transcribe", &beckett()]))), words(&g.text));
+    let out = text(&neon(&["transcribe", &beckett(), "--json", "--vad", "off"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["text"], g.text.as_str());
     let tokens: Vec<u32> =
@@ -39,10 +51,15 @@ fn beckett_text_and_json() {
     assert!(v["encoder_ms"].as_f64().unwrap() > 0.0 && v["decode_ms"].as_f64().unwrap() > 0.0);
 }
 
-/// Our three clips and beckett, each followed by 1 s of silence, repeated to 70 s: three
-/// segments cut in the pauses, so every clip is transcribed whole, in order. (Moonshine
-/// words a clip differently inside a longer segment, e.g. "seven forty-five" for "7:45", so
-/// the check is one distinctive word per clip.)
+/// Our three clips and beckett, each followed by 1 s of silence, repeated to 70 s: with
+/// `--vad off` three segments cut in the pauses, so every clip is transcribed whole, in
+/// order. (Moonshine words a clip differently inside a longer segment, e.g. "seven
+/// forty-five" for "7:45", so the check is one distinctive word per clip.) By default the
+/// VAD's windows (speech less than 2 s apart, up to 30 s; beckett.wav's own trailing
+/// silence makes its gap 2.02 s) are 9, 24, 24 and 14 s long and cover every clip too; in the
+/// third, Moonshine hears the synthetic "quick brown fox jumps over" as "quick brown fax jump
+/// sober" (the same clip in the second window is right), so there one keyword of the twelve
+/// may be missing: the check is that the rest come in order.
 #[test]
 fn long_audio_is_segmented_at_pauses() {
     let goldens = goldens();
@@ -68,18 +85,27 @@ fn long_audio_is_segmented_at_pauses() {
         w.write_sample(s).unwrap();
     }
     w.finalize().unwrap();
-    let out = text(&neon(&["transcribe", path.to_str().unwrap(), "--json"]));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let tokens = v["tokens"].as_array().unwrap();
-    let segments = tokens.iter().filter(|t| t.as_u64() == Some(1)).count();
-    assert_eq!(segments, audio.len().div_ceil(30 * 16_000), "{out}");
-    let words: Vec<&str> = v["text"]
-        .as_str()
-        .unwrap()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| expected.contains(w))
-        .collect();
-    assert_eq!(words, expected, "{out}");
+    for vad in ["off", "on"] {
+        let out = text(&neon(&["transcribe", path.to_str().unwrap(), "--json", "--vad", vad]));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let tokens = v["tokens"].as_array().unwrap();
+        let segments = tokens.iter().filter(|t| t.as_u64() == Some(1)).count();
+        let pieces = audio.len().div_ceil(30 * 16_000);
+        assert!(segments == pieces || (vad == "on" && segments == pieces + 1), "{out}");
+        let words: Vec<&str> = v["text"]
+            .as_str()
+            .unwrap()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| expected.contains(w))
+            .collect();
+        if vad == "off" {
+            assert_eq!(words, expected, "{out}");
+        } else {
+            let mut rest = expected.iter();
+            let in_order = words.iter().all(|w| rest.any(|e| e == w));
+            assert!(in_order && words.len() + 1 >= expected.len(), "--vad on: {out}");
+        }
+    }
 }
 
 #[test]
@@ -87,15 +113,20 @@ fn raw_stdin_matches_the_file() {
     let g = goldens().into_iter().find(|g| g.name == "open_the_door").unwrap();
     let raw: Vec<u8> =
         g.audio.iter().flat_map(|&x| ((x * 32768.0).round() as i16).to_le_bytes()).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["transcribe", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&raw).unwrap();
-    assert_eq!(text(&child.wait_with_output().unwrap()), g.text);
+    let stdin = |vad: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+            .args(["transcribe", "-", "--vad", vad])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&raw).unwrap();
+        text(&child.wait_with_output().unwrap())
+    };
+    assert_eq!(stdin("off"), g.text);
+    let clip = model_dir().parent().unwrap().join("moonshine/clips/open_the_door.wav");
+    assert_eq!(stdin("on"), text(&neon(&["transcribe", clip.to_str().unwrap()])));
 }
 
 #[test]
@@ -132,7 +163,9 @@ fn missing_or_malformed_model_is_a_one_line_error() {
 fn session_options_select_components_and_bad_ones_are_errors() {
     let g = goldens().into_iter().find(|g| g.name == "beckett").unwrap();
     let portable = r#"moonshine_asr.exec_plan={"decoder":{"impl":"portable"}}"#;
-    assert_eq!(text(&neon(&["transcribe", &beckett(), "--session-option", portable])), g.text);
+    let off = ["--vad", "off"];
+    let args = ["transcribe", &beckett(), "--session-option", portable, off[0], off[1]];
+    assert_eq!(text(&neon(&args)), g.text);
     // `--int8 dot` is the shorthand of `moonshine_asr.int8=dot`: the same output.
     let dot = text(&neon(&["transcribe", &beckett(), "--int8", "dot", "--json"]));
     let long = ["transcribe", &beckett(), "--session-option", "moonshine_asr.int8=dot", "--json"];
@@ -153,7 +186,7 @@ fn session_options_select_components_and_bad_ones_are_errors() {
     }
     // A key of another model, and a shorthand together with its long form, are errors.
     for (args, message) in [
-        (&["--session-option", "openwakeword.embedding_mode=full"][..], "neon: session option `openwakeword.embedding_mode`: this command does not run openwakeword (it runs moonshine_asr)"),
+        (&["--session-option", "openwakeword.embedding_mode=full"][..], "neon: session option `openwakeword.embedding_mode`: this command does not run openwakeword (it runs moonshine_asr, silero_vad)"),
         (&["--int8", "dot", "--session-option", "moonshine_asr.int8=widening"][..], "neon: --int8 and --session-option moonshine_asr.int8=... set the same option: give one"),
     ] {
         let mut all = vec!["transcribe", "no-such.wav", "--model-dir", "/nonexistent"];
@@ -243,8 +276,9 @@ fn model_files_are_checked_tokenizer_first() {
     assert!(err.starts_with(&format!("neon: {}: ", tokenizer.display())), "{err}");
 }
 
-/// 95 s of noise: every 30 s segment warns that it gave no text; the warning is printed
-/// once and its repetitions counted in one line at the end.
+/// 95 s of noise: with `--vad off` every 30 s segment warns that it gave no text; the
+/// warning is printed once and its repetitions counted in one line at the end. By default
+/// the VAD finds no speech in it: no text, no warning.
 #[test]
 fn a_warning_repeated_per_segment_is_printed_once_with_a_count() {
     // Roughly Gaussian noise (the sum of four uniforms) at about -26 dBFS, from an LCG.
@@ -259,15 +293,22 @@ fn a_warning_repeated_per_segment_is_printed_once_with_a_count() {
             ((x * 32767.0) as i16).to_le_bytes()
         })
         .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["transcribe", "-", "--model-dir", model_dir().to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&raw).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let run = |vad: &str| {
+        let dir = model_dir();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+            .args(["transcribe", "-", "--model-dir", dir.to_str().unwrap(), "--vad", vad])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&raw).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run("on");
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "\n");
+    let o = run("off");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let no_text: Vec<&str> = err.lines().filter(|l| l.contains("no text")).collect();

@@ -1,6 +1,13 @@
-//! `neon listen`: waits for a wake word, then transcribes what follows up to a pause
-//! ([`neon_models::endpoint`]), and waits again. Fixed memory: the detector, the
-//! transcriber and one utterance buffer of `--max-seconds`, allocated at start.
+//! `neon listen`: waits for a wake word, then transcribes what follows up to a pause, and
+//! waits again.
+//!
+//! The utterance ends by voice activity (default, [`neon_models::vad::windows`]): speech
+//! must start within `--no-speech-ms` (3 s) of the wake word, and the utterance ends once
+//! `--pause-ms` (1.5 s) of silence follows its last speech segment, so a command with
+//! pauses of about a second stays one utterance; the span from its first speech onset to
+//! its last offset (100 ms more on each side) is decoded. `--endpointer energy` ends it by
+//! loudness instead ([`neon_models::endpoint`]: 700 ms pause, 4 s without speech by
+//! default), decoding from the wake word to the last loud frame.
 
 use std::path::PathBuf;
 
@@ -13,6 +20,9 @@ use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
+use neon_models::session::SessionOptions;
+use neon_models::vad::segments::SegmentConfig;
+use neon_models::vad::windows::{SpeechWindows, WindowConfig};
 use neon_runtime::Team;
 use serde_json::json;
 
@@ -40,12 +50,22 @@ pub struct ListenArgs {
     /// and `{"event": "text", "start_s", "end_s", "text", "reason"}`.
     #[arg(long)]
     json_lines: bool,
-    /// RMS level (dBFS) at or above which an 80 ms frame counts as speech.
+    /// What ends an utterance: `vad` (Silero VAD speech segments) or `energy` (frames below
+    /// `--speech-dbfs`).
+    #[arg(long, value_name = "KIND", default_value = "vad", value_parser = ["vad", "energy"])]
+    endpointer: String,
+    /// With `--endpointer energy`: RMS level (dBFS) at or above which an 80 ms frame counts
+    /// as speech.
     #[arg(long, value_name = "DB", default_value_t = -45.0, allow_negative_numbers = true)]
     speech_dbfs: f32,
-    /// Silence after speech that ends the utterance (ms).
-    #[arg(long, value_name = "MS", default_value_t = 700)]
-    pause_ms: u32,
+    /// Silence after speech that ends the utterance (ms; default 1500 with `vad`, 700 with
+    /// `energy`).
+    #[arg(long, value_name = "MS")]
+    pause_ms: Option<u32>,
+    /// Time after the wake word within which speech must start, else the utterance ends
+    /// empty (ms; default 3000 with `vad`, 4000 with `energy`).
+    #[arg(long, value_name = "MS")]
+    no_speech_ms: Option<u32>,
     /// Longest utterance (seconds, at most 30: one Moonshine segment).
     #[arg(long, value_name = "S", default_value_t = 15.0)]
     max_seconds: f32,
@@ -64,14 +84,102 @@ enum State {
     Capturing { start: u64 },
 }
 
+/// How an utterance ends, and the audio it keeps meanwhile.
+enum Utterance {
+    /// Loudness ([`Endpointer`]); the utterance so far (capacity `--max-seconds`,
+    /// allocated once).
+    Energy { endpointer: Endpointer, audio: Vec<f32> },
+    /// Voice activity: the decode windows of the audio since the wake word, closed after
+    /// `pause` samples of silence (their join gap).
+    Vad { windows: Box<SpeechWindows>, no_speech: u64, max: u64 },
+}
+
+/// The utterance's end: why, and the audio to transcribe (start in samples since the
+/// utterance began, samples).
+struct Ended {
+    reason: &'static str,
+    pieces: Vec<(u64, Vec<f32>)>,
+}
+
+impl Utterance {
+    fn reset(&mut self) {
+        match self {
+            Utterance::Energy { endpointer, audio } => {
+                endpointer.reset();
+                audio.clear();
+            }
+            Utterance::Vad { windows, .. } => windows.reset(),
+        }
+    }
+
+    /// Feeds one chunk of the utterance; `Some` when it has ended.
+    fn push(&mut self, chunk: &[i16]) -> Result<Option<Ended>, String> {
+        match self {
+            Utterance::Energy { endpointer, audio } => {
+                let room = audio.capacity() - audio.len();
+                audio.extend(chunk[..chunk.len().min(room)].iter().map(|&s| i16_to_f32(s)));
+                Ok(endpointer.push(chunk).map(|reason| {
+                    let keep = match reason {
+                        EndReason::Pause => endpointer.speech_end() as usize,
+                        EndReason::NoSpeech => 0,
+                        EndReason::MaxLength => audio.len(),
+                    };
+                    Self::energy_end(audio, keep, reason.name())
+                }))
+            }
+            Utterance::Vad { windows, no_speech, max } => {
+                let samples: Vec<f32> = chunk.iter().map(|&s| i16_to_f32(s)).collect();
+                windows.push(&samples).map_err(|e| e.to_string())?;
+                let at = windows.samples();
+                if windows.windows_closed() > 0 {
+                    return Ok(Some(Self::vad_end(windows, "pause")));
+                }
+                if at >= *max {
+                    windows.finish().map_err(|e| e.to_string())?;
+                    return Ok(Some(Self::vad_end(windows, "max_length")));
+                }
+                if at >= *no_speech && !windows.window_open() {
+                    return Ok(Some(Ended { reason: "no_speech", pieces: Vec::new() }));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The end of the input during an utterance.
+    fn end(&mut self) -> Result<Ended, String> {
+        match self {
+            Utterance::Energy { endpointer, audio } => {
+                let keep = endpointer.speech_end() as usize;
+                Ok(Self::energy_end(audio, keep, "end_of_input"))
+            }
+            Utterance::Vad { windows, .. } => {
+                windows.finish().map_err(|e| e.to_string())?;
+                Ok(Self::vad_end(windows, "end_of_input"))
+            }
+        }
+    }
+
+    fn energy_end(audio: &[f32], keep: usize, reason: &'static str) -> Ended {
+        let audio = &audio[..keep.min(audio.len())];
+        let pieces = if audio.is_empty() { Vec::new() } else { vec![(0, audio.to_vec())] };
+        Ended { reason, pieces }
+    }
+
+    /// The pieces of the first window (a second one that opened in the same chunk is
+    /// dropped with the utterance).
+    fn vad_end(windows: &mut SpeechWindows, reason: &'static str) -> Ended {
+        let pieces = std::iter::from_fn(|| windows.pop()).map(|p| (p.start, p.samples)).collect();
+        Ended { reason, pieces }
+    }
+}
+
 struct Listener {
     detector: WakeDetector,
     triggers: Vec<Trigger>,
     transcriber: Transcriber,
     team: Team,
-    endpointer: Endpointer,
-    /// The utterance so far (capacity `--max-seconds`, allocated once).
-    utterance: Vec<f32>,
+    utterance: Utterance,
     state: State,
     /// Samples seen since the stream began.
     samples: u64,
@@ -102,42 +210,33 @@ impl Listener {
                     } else {
                         line(format_args!("{time:8.2} s  wake  {model} {score:.3}"))?;
                     }
-                    self.utterance.clear();
-                    self.endpointer.reset();
+                    self.utterance.reset();
                     self.state = State::Capturing { start: self.samples };
                 }
                 Ok(())
             }
-            State::Capturing { .. } => {
-                let room = self.utterance.capacity() - self.utterance.len();
-                let take = &chunk[..chunk.len().min(room)];
-                self.utterance.extend(take.iter().map(|&s| i16_to_f32(s)));
-                match self.endpointer.push(chunk) {
-                    Some(reason) => {
-                        let keep = match reason {
-                            EndReason::Pause => self.endpointer.speech_end() as usize,
-                            EndReason::NoSpeech => 0,
-                            EndReason::MaxLength => self.utterance.len(),
-                        };
-                        self.finish(keep, reason.name())
-                    }
-                    None => Ok(()),
-                }
-            }
+            State::Capturing { .. } => match self.utterance.push(chunk)? {
+                Some(ended) => self.finish(ended),
+                None => Ok(()),
+            },
         }
     }
 
-    /// Transcribes the first `keep` samples of the utterance (without its trailing pause),
-    /// prints them with why the utterance ended, and waits for the next wake word.
-    fn finish(&mut self, keep: usize, reason: &str) -> Result<(), String> {
+    /// Transcribes the utterance's pieces, prints the text with why the utterance ended,
+    /// and waits for the next wake word.
+    fn finish(&mut self, ended: Ended) -> Result<(), String> {
         let State::Capturing { start } = self.state else { return Ok(()) };
-        let audio = &self.utterance[..keep.min(self.utterance.len())];
-        let text = if audio.is_empty() {
-            String::new()
-        } else {
-            self.transcriber.transcribe_in(&self.team, audio).map_err(|e| e.to_string())?.text
-        };
-        let (start_s, end_s) = (start as f64 / RATE, (start + audio.len() as u64) as f64 / RATE);
+        let mut texts = Vec::new();
+        for (_, audio) in &ended.pieces {
+            let t = self.transcriber.transcribe_in(&self.team, audio).map_err(|e| e.to_string())?;
+            if !t.text.is_empty() {
+                texts.push(t.text);
+            }
+        }
+        let text = texts.join(" ");
+        let end = ended.pieces.last().map_or(0, |(at, a)| at + a.len() as u64);
+        let (start_s, end_s) = (start as f64 / RATE, (start + end) as f64 / RATE);
+        let reason = ended.reason;
         if self.json {
             let v = json!({"event": "text", "start_s": start_s, "end_s": end_s, "text": text,
                            "reason": reason});
@@ -154,10 +253,13 @@ impl Listener {
     }
 
     /// The end of the input: an utterance being gathered is transcribed up to its last
-    /// speech frame (reason `end_of_input`).
+    /// speech (reason `end_of_input`).
     fn end(&mut self) -> Result<(), String> {
-        let keep = self.endpointer.speech_end() as usize;
-        self.finish(keep, "end_of_input")
+        if let State::Capturing { .. } = self.state {
+            let ended = self.utterance.end()?;
+            self.finish(ended)?;
+        }
+        Ok(())
     }
 }
 
@@ -168,8 +270,11 @@ fn check_args(args: &ListenArgs) -> Result<(), String> {
     if !(args.max_seconds >= 1.0 && args.max_seconds <= 30.0) {
         return Err(format!("--max-seconds must be in [1, 30], got {}", args.max_seconds));
     }
-    if !(100..=10_000).contains(&args.pause_ms) {
-        return Err(format!("--pause-ms must be in 100..=10000, got {}", args.pause_ms));
+    if let Some(ms) = args.pause_ms.filter(|ms| !(100..=10_000).contains(ms)) {
+        return Err(format!("--pause-ms must be in 100..=10000, got {ms}"));
+    }
+    if let Some(ms) = args.no_speech_ms.filter(|ms| !(100..=30_000).contains(ms)) {
+        return Err(format!("--no-speech-ms must be in 100..=30000, got {ms}"));
     }
     if !(args.speech_dbfs >= -100.0 && args.speech_dbfs <= 0.0) {
         return Err(format!("--speech-dbfs must be in [-100, 0], got {}", args.speech_dbfs));
@@ -177,9 +282,44 @@ fn check_args(args: &ListenArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The utterance's endpointer as the arguments ask.
+fn utterance(args: &ListenArgs, options: &SessionOptions) -> Result<Utterance, String> {
+    let max_ms = (args.max_seconds * 1000.0).round() as u32;
+    if args.endpointer == "energy" {
+        let defaults = EndpointConfig::default();
+        let config = EndpointConfig {
+            speech_dbfs: args.speech_dbfs,
+            pause_ms: args.pause_ms.unwrap_or(defaults.pause_ms),
+            no_speech_ms: args.no_speech_ms.unwrap_or(defaults.no_speech_ms),
+            max_ms,
+        };
+        let audio = Vec::with_capacity(max_ms as usize * 16);
+        return Ok(Utterance::Energy { endpointer: Endpointer::new(config), audio });
+    }
+    let ms = |ms: u32| u64::from(ms) * 16;
+    let config = WindowConfig {
+        join_gap: ms(args.pause_ms.unwrap_or(VAD_PAUSE_MS)),
+        ..WindowConfig::default()
+    };
+    let vad = crate::vad::vad(options)?;
+    let windows =
+        SpeechWindows::new(vad, SegmentConfig::default(), config).map_err(|e| e.to_string())?;
+    Ok(Utterance::Vad {
+        windows: Box::new(windows),
+        no_speech: ms(args.no_speech_ms.unwrap_or(VAD_NO_SPEECH_MS)),
+        max: ms(max_ms),
+    })
+}
+
+/// Default silence (ms) that ends an utterance with the VAD endpointer.
+const VAD_PAUSE_MS: u32 = 1500;
+/// Default time (ms) for speech to start after the wake word with the VAD endpointer.
+const VAD_NO_SPEECH_MS: u32 = 3000;
+
 pub fn run(args: &ListenArgs) -> Result<(), String> {
     check_args(args)?;
-    let options = args.session.options(&[Family::OpenWakeWord, Family::MoonshineAsr], None)?;
+    let families = [Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad];
+    let options = args.session.options(&families, None)?;
     let team = crate::team(args.threads)?;
     let dir = crate::transcribe::model_dir(args.model_dir.as_deref());
     if !paths(&dir).0.is_file() {
@@ -196,20 +336,12 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
     let mut source = Source::open(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let transcriber = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
-    let max_ms = (args.max_seconds * 1000.0).round() as u32;
-    let config = EndpointConfig {
-        speech_dbfs: args.speech_dbfs,
-        pause_ms: args.pause_ms,
-        max_ms,
-        ..EndpointConfig::default()
-    };
     let mut l = Listener {
         detector,
         triggers,
         transcriber,
         team,
-        endpointer: Endpointer::new(config),
-        utterance: Vec::with_capacity(max_ms as usize * 16),
+        utterance: utterance(args, &options)?,
         state: State::Waiting,
         samples: 0,
         json: args.json_lines,

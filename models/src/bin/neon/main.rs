@@ -7,6 +7,7 @@
 //! - `neon bench`: the models' speed on this machine, to paste into an issue.
 //! - `neon listen WAV|-`: a wake word, then the speech that follows as text.
 //! - `neon serve --uri tcp://HOST:PORT`: a Wyoming wake-word server for Home Assistant.
+//! - `neon vad WAV|-`: speech segments (and per-window probabilities) with Silero VAD.
 
 mod bench;
 mod cpu;
@@ -16,6 +17,7 @@ mod live;
 mod plan;
 mod serve;
 mod transcribe;
+mod vad;
 mod vocode;
 mod wake;
 mod words;
@@ -53,6 +55,9 @@ enum Command {
     /// Serve wake-word detection over the Wyoming protocol (Home Assistant), as
     /// wyoming-openwakeword does.
     Serve(serve::ServeArgs),
+    /// Find speech with Silero VAD: segments as they are decided, or with `--json` every
+    /// 32 ms window's probability and the segments.
+    Vad(vad::VadArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Listen(args) => listen::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Vad(args) => vad::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -150,7 +156,7 @@ struct SessionArgs {
     /// A session option of a model this command runs, e.g.
     /// `openwakeword.exec_plan={"embedding":"portable"}` (repeatable; keys:
     /// openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan,
-    /// moonshine_asr.int8, sanotts.exec_plan). Unknown keys and values, and keys of models
+    /// moonshine_asr.int8, sanotts.exec_plan, silero_vad.exec_plan). Unknown keys and values, and keys of models
     /// the command does not run, are errors.
     #[arg(long = "session-option", value_name = "KEY=VALUE")]
     session_option: Vec<String>,

@@ -12,6 +12,7 @@ use neon_models::moonshine::files::{paths, DEFAULT_DIR, FETCH_COMMAND};
 use neon_models::moonshine::segment::{Segment, Segmenter};
 use neon_models::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
 use neon_models::moonshine::{EOS, MAX_SAMPLES, SAMPLE_RATE};
+use neon_models::vad::windows::SpeechWindows;
 use neon_runtime::Team;
 use serde_json::json;
 
@@ -45,6 +46,12 @@ pub struct TranscribeArgs {
     /// count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// `on` (default): decode only the speech that Silero VAD finds, in windows from the
+    /// first speech onset to the last offset (100 ms more on each side; speech less than
+    /// 2 s apart shares a window), so silence around speech does not empty the text.
+    /// `off`: decode the audio as given (cut at quiet points every 30 s).
+    #[arg(long, value_name = "MODE", default_value = "on", value_parser = ["on", "off"])]
+    vad: String,
     #[command(flatten)]
     session: SessionArgs,
 }
@@ -67,7 +74,12 @@ pub(crate) fn model_dir(given: Option<&Path>) -> PathBuf {
 
 pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let shorthand = args.int8.as_ref().map(|mode| ("--int8", format!("moonshine_asr.int8={mode}")));
-    let options = args.session.options(&[Family::MoonshineAsr], shorthand)?;
+    let families: &[Family] = if args.vad == "on" {
+        &[Family::MoonshineAsr, Family::SileroVad]
+    } else {
+        &[Family::MoonshineAsr]
+    };
+    let options = args.session.options(families, shorthand)?;
     let team = crate::team(args.threads)?;
     let dir = model_dir(args.model_dir.as_deref());
     let (weights, tokenizer) = paths(&dir);
@@ -86,7 +98,50 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     let mut source = Source::open(&args.input)?;
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let model = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
-    transcribe(args, (model, &team), &mut source)
+    let cutter = if args.vad == "on" {
+        Cutter::Speech(Box::new(crate::vad::speech_windows(&options)?))
+    } else {
+        Cutter::Quiet(Segmenter::new(MAX_SAMPLES))
+    };
+    transcribe(args, (model, &team), &mut source, cutter)
+}
+
+/// How the input is cut into the pieces Moonshine decodes.
+enum Cutter {
+    /// Decode windows around the speech Silero VAD finds (`--vad on`).
+    Speech(Box<SpeechWindows>),
+    /// Everything, cut at quiet points every 30 s (`--vad off`).
+    Quiet(Segmenter),
+}
+
+impl Cutter {
+    fn push(&mut self, samples: &[f32]) -> Result<(), String> {
+        match self {
+            Cutter::Speech(w) => w.push(samples).map_err(|e| e.to_string()),
+            Cutter::Quiet(s) => {
+                s.push(samples);
+                Ok(())
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<Segment> {
+        match self {
+            Cutter::Speech(w) => w.pop(),
+            Cutter::Quiet(s) => s.pop(),
+        }
+    }
+
+    /// The pieces left at the end of the input.
+    fn finish(&mut self) -> Result<Vec<Segment>, String> {
+        match self {
+            Cutter::Speech(w) => {
+                w.finish().map_err(|e| e.to_string())?;
+                Ok(std::iter::from_fn(|| w.pop()).collect())
+            }
+            Cutter::Quiet(s) => Ok(s.finish()),
+        }
+    }
 }
 
 /// What the segments gave so far.
@@ -101,12 +156,13 @@ struct Transcript {
     warnings: Warnings,
 }
 
-/// Transcribes the input segment by segment as it is read (at most 30 s of audio held, see
-/// [`Segmenter`]) and prints the text.
+/// Transcribes the input piece by piece as it is read (at most about 30 s of audio held, see
+/// [`Segmenter`] and [`SpeechWindows`]) and prints the text.
 fn transcribe(
     args: &TranscribeArgs,
     (mut model, team): (Transcriber, &Team),
     source: &mut Source,
+    mut cutter: Cutter,
 ) -> Result<(), String> {
     let progress = match source.declared_seconds() {
         Some(s)
@@ -120,7 +176,6 @@ fn transcribe(
         }
         _ => None,
     };
-    let mut segmenter = Segmenter::new(MAX_SAMPLES);
     let mut piece = Vec::new();
     let mut t = Transcript::default();
     loop {
@@ -128,8 +183,8 @@ fn transcribe(
         if source.read(&mut piece)? == 0 {
             break;
         }
-        segmenter.push(&piece);
-        while let Some(segment) = segmenter.pop() {
+        cutter.push(&piece)?;
+        while let Some(segment) = cutter.pop() {
             t.segment(&mut model, team, &segment)?;
             if let Some(bar) = &progress {
                 bar.set_position(
@@ -141,7 +196,7 @@ fn transcribe(
     if source.samples() == 0 {
         return Err(source.no_samples());
     }
-    for segment in segmenter.finish() {
+    for segment in cutter.finish()? {
         t.segment(&mut model, team, &segment)?;
     }
     // indicatif ignores its own write errors (it draws only when stderr is a terminal).
@@ -177,6 +232,7 @@ impl Transcript {
     ) -> Result<(), String> {
         let audio = &segment.samples[..];
         let start = segment.start as usize;
+
         let range = start..start + audio.len();
         let t0 = Instant::now();
         model.encode_in(team, audio).map_err(|e| e.to_string())?;
