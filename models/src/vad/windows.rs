@@ -72,6 +72,13 @@ struct Open {
 /// push 16 kHz samples as they arrive, pop the pieces to decode.
 pub struct SpeechWindows {
     vad: Vad,
+    /// Probabilities of the last push (reused).
+    probabilities: Vec<f32>,
+    windows: Windows,
+}
+
+/// The segments and windows of [`SpeechWindows`], fed the samples and their probabilities.
+struct Windows {
     segmenter: SpeechSegmenter,
     config: WindowConfig,
     /// Samples from `held_start` to the end of the input so far.
@@ -83,8 +90,6 @@ pub struct SpeechWindows {
     /// End of the last closed window (windows never overlap).
     closed_end: u64,
     ready: VecDeque<Segment>,
-    /// Probabilities of the last push (reused).
-    probabilities: Vec<f32>,
     /// Every final segment so far, for reports (the caller may take them).
     segments: Vec<SpeechSegment>,
     /// Windows closed so far.
@@ -97,35 +102,14 @@ impl SpeechWindows {
     /// # Errors
     /// [`Error::Segments`] when `segments` does not validate.
     pub fn new(vad: Vad, segments: SegmentConfig, config: WindowConfig) -> Result<Self, Error> {
-        Ok(Self {
-            vad,
-            segmenter: SpeechSegmenter::new(&segments)?,
-            config,
-            held: VecDeque::new(),
-            held_start: 0,
-            total: 0,
-            window: None,
-            closed_end: 0,
-            ready: VecDeque::new(),
-            probabilities: Vec::new(),
-            segments: Vec::new(),
-            closed: 0,
-        })
+        Ok(Self { vad, probabilities: Vec::new(), windows: Windows::new(&segments, config)? })
     }
 
     /// Back to the start of a stream (the VAD's state, the segmenter, every held sample and
     /// piece); sample positions count from 0 again.
     pub fn reset(&mut self) {
         self.vad.reset();
-        self.segmenter.reset();
-        self.held.clear();
-        self.held_start = 0;
-        self.total = 0;
-        self.window = None;
-        self.closed_end = 0;
-        self.ready.clear();
-        self.segments.clear();
-        self.closed = 0;
+        self.windows.reset();
     }
 
     /// Feeds the next samples (16 kHz mono, full scale 1).
@@ -136,9 +120,7 @@ impl SpeechWindows {
         let probabilities = &mut self.probabilities;
         probabilities.clear();
         self.vad.push(samples, |p| probabilities.push(p))?;
-        self.held.extend(samples);
-        self.total += samples.len() as u64;
-        self.run_segmenter();
+        self.windows.push(samples, probabilities);
         Ok(())
     }
 
@@ -153,7 +135,84 @@ impl SpeechWindows {
         let probabilities = &mut self.probabilities;
         probabilities.clear();
         self.vad.finish(|p| probabilities.push(p))?;
-        self.run_segmenter();
+        self.windows.finish(probabilities)
+    }
+
+    /// The next piece to decode, if one is decided.
+    pub fn pop(&mut self) -> Option<Segment> {
+        self.windows.ready.pop_front()
+    }
+
+    /// The speech segments decided so far, in order.
+    pub fn segments(&self) -> &[SpeechSegment] {
+        &self.windows.segments
+    }
+
+    /// Takes the speech segments decided so far.
+    pub fn take_segments(&mut self) -> Vec<SpeechSegment> {
+        core::mem::take(&mut self.windows.segments)
+    }
+
+    /// Whether a window is open: speech has started and its window is not closed yet.
+    pub fn window_open(&self) -> bool {
+        self.windows.window.is_some()
+    }
+
+    /// Windows closed so far (each with at least one segment; all their pieces are in the
+    /// queue of [`SpeechWindows::pop`] by then).
+    pub fn windows_closed(&self) -> u64 {
+        self.windows.closed
+    }
+
+    /// Samples pushed since the start.
+    pub fn samples(&self) -> u64 {
+        self.windows.total
+    }
+
+    /// Samples held: the open window's audio and what a window may still claim.
+    pub fn held(&self) -> usize {
+        self.windows.held.len()
+    }
+}
+
+impl Windows {
+    fn new(segments: &SegmentConfig, config: WindowConfig) -> Result<Self, Error> {
+        Ok(Self {
+            segmenter: SpeechSegmenter::new(segments)?,
+            config,
+            held: VecDeque::new(),
+            held_start: 0,
+            total: 0,
+            window: None,
+            closed_end: 0,
+            ready: VecDeque::new(),
+            segments: Vec::new(),
+            closed: 0,
+        })
+    }
+
+    fn reset(&mut self) {
+        self.segmenter.reset();
+        self.held.clear();
+        self.held_start = 0;
+        self.total = 0;
+        self.window = None;
+        self.closed_end = 0;
+        self.ready.clear();
+        self.segments.clear();
+        self.closed = 0;
+    }
+
+    /// The next samples and the probabilities of the windows they complete.
+    fn push(&mut self, samples: &[f32], probabilities: &[f32]) {
+        self.held.extend(samples);
+        self.total += samples.len() as u64;
+        self.run_segmenter(probabilities);
+    }
+
+    /// The end of the input, with the probability of a zero-padded last window, if any.
+    fn finish(&mut self, probabilities: &[f32]) -> Result<(), Error> {
+        self.run_segmenter(probabilities);
         // The VAD computed a window for every 512 samples begun, as the segmenter counts
         // them, so the length always matches.
         for segment in self.segmenter.finish(self.total)? {
@@ -166,54 +225,19 @@ impl SpeechWindows {
         Ok(())
     }
 
-    /// The next piece to decode, if one is decided.
-    pub fn pop(&mut self) -> Option<Segment> {
-        self.ready.pop_front()
-    }
-
-    /// The speech segments decided so far, in order.
-    pub fn segments(&self) -> &[SpeechSegment] {
-        &self.segments
-    }
-
-    /// Takes the speech segments decided so far.
-    pub fn take_segments(&mut self) -> Vec<SpeechSegment> {
-        core::mem::take(&mut self.segments)
-    }
-
-    /// Whether a window is open: speech has started and its window is not closed yet.
-    pub fn window_open(&self) -> bool {
-        self.window.is_some()
-    }
-
-    /// Windows closed so far (each with at least one segment; all their pieces are in the
-    /// queue of [`SpeechWindows::pop`] by then).
-    pub fn windows_closed(&self) -> u64 {
-        self.closed
-    }
-
-    /// Samples pushed since the start.
-    pub fn samples(&self) -> u64 {
-        self.total
-    }
-
-    /// Samples held: the open window's audio and what a window may still claim.
-    pub fn held(&self) -> usize {
-        self.held.len()
-    }
-
     /// Runs the segment rule over the probabilities of the last push, moving the windows
     /// on after each.
-    fn run_segmenter(&mut self) {
-        for i in 0..self.probabilities.len() {
-            for segment in self.segmenter.push(self.probabilities[i]) {
+    fn run_segmenter(&mut self, probabilities: &[f32]) {
+        for &p in probabilities {
+            for segment in self.segmenter.push(p) {
                 self.on_segment(segment);
             }
             self.advance();
         }
+        // An open window starts before every segment still to come (they are its own or
+        // later ones); without one, no segment starts before the segmenter's bound.
         let bound = self.segmenter.next_start_bound().saturating_sub(self.config.pad);
-        let keep = self.window.map_or(bound, |w| w.start.min(bound));
-        self.trim(keep);
+        self.trim(self.window.map_or(bound, |w| w.start));
     }
 
     /// A final segment: joins the open window or starts a new one.
@@ -316,5 +340,128 @@ impl SpeechWindows {
         let drop = (keep.saturating_sub(self.held_start) as usize).min(self.held.len());
         self.held.drain(..drop);
         self.held_start += drop as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: usize = 512;
+
+    /// Audio whose sample `i` is `i` (exact in f32 below 2^24), silent where `quiet` says.
+    fn audio(len: usize, quiet: impl Fn(usize) -> bool) -> Vec<f32> {
+        (0..len).map(|i| if quiet(i) { 0.0 } else { i as f32 }).collect()
+    }
+
+    /// Probability 0.9 in the windows of `speech` (`(first, end)` window ranges), else 0.1.
+    fn probabilities(windows: usize, speech: &[(usize, usize)]) -> Vec<f32> {
+        (0..windows)
+            .map(|w| if speech.iter().any(|&(a, b)| (a..b).contains(&w)) { 0.9 } else { 0.1 })
+            .collect()
+    }
+
+    /// Pieces of `audio` with `probs` (one per window begun), pushed in pieces of `sizes`
+    /// (cycled), with the largest number of samples held along the way.
+    fn run(
+        audio: &[f32],
+        probs: &[f32],
+        sizes: &[usize],
+        config: WindowConfig,
+    ) -> (Vec<Segment>, usize) {
+        let mut w = Windows::new(&SegmentConfig::default(), config).unwrap();
+        let (mut at, mut scored, mut most) = (0, 0, 0);
+        for &n in sizes.iter().cycle() {
+            if at >= audio.len() {
+                break;
+            }
+            let piece = &audio[at..(at + n).min(audio.len())];
+            at += piece.len();
+            let complete = at / W;
+            w.push(piece, &probs[scored..complete]);
+            scored = complete;
+            most = most.max(w.held.len());
+        }
+        w.finish(&probs[scored..]).unwrap();
+        assert!(w.held.is_empty());
+        (w.ready.into_iter().collect(), most)
+    }
+
+    fn span(p: &Segment) -> (u64, u64) {
+        (p.start, p.start + p.samples.len() as u64)
+    }
+
+    fn check_samples(pieces: &[Segment], audio: &[f32]) {
+        for p in pieces {
+            let (a, b) = span(p);
+            assert_eq!(p.samples, audio[a as usize..b as usize]);
+        }
+    }
+
+    #[test]
+    fn one_utterance_is_decoded_with_100_ms_around_it_and_nothing_else() {
+        let a = audio(5 * 16_000, |_| false);
+        let p = probabilities(a.len().div_ceil(W), &[(10, 40)]);
+        for sizes in [&[a.len()][..], &[1], &[511, 513, 7], &[1280]] {
+            let (pieces, _) = run(&a, &p, sizes, WindowConfig::default());
+            // The segment with silero-vad's 30 ms pad, then 100 ms more.
+            let (start, end) = (10 * 512 - 480 - 1600, 40 * 512 + 480 + 1600);
+            assert_eq!(pieces.iter().map(span).collect::<Vec<_>>(), [(start, end)], "{sizes:?}");
+            check_samples(&pieces, &a);
+        }
+        // Too short to be speech (7 windows, 224 ms): nothing is decoded.
+        let p = probabilities(a.len().div_ceil(W), &[(50, 57)]);
+        assert!(run(&a, &p, &[1000], WindowConfig::default()).0.is_empty());
+        // Silence: nothing, and little is held.
+        let p = probabilities(a.len().div_ceil(W), &[]);
+        let (pieces, most) = run(&a, &p, &[1000], WindowConfig::default());
+        assert!(pieces.is_empty() && most < 4000, "{most}");
+    }
+
+    #[test]
+    fn segments_under_the_join_gap_share_a_window_up_to_30_s() {
+        let s = 16_000 / W; // windows per second, rounded down (31)
+        let a = audio(60 * 16_000, |_| false);
+        let n = a.len().div_ceil(W);
+        // 1 s apart: one window; 3 s apart: two.
+        let p = probabilities(n, &[(s, 3 * s), (4 * s, 6 * s), (9 * s, 10 * s)]);
+        let (pieces, _) = run(&a, &p, &[1280], WindowConfig::default());
+        assert_eq!(pieces.len(), 2, "{:?}", pieces.iter().map(span).collect::<Vec<_>>());
+        assert_eq!(span(&pieces[0]).0, (s * 512 - 480 - 1600) as u64);
+        assert_eq!(span(&pieces[0]).1, (6 * s * 512 + 480 + 1600) as u64);
+        check_samples(&pieces, &a);
+        // Three 10 s segments 1 s apart: the third would make the window longer than 30 s,
+        // so it starts another; windows never overlap.
+        let p = probabilities(n, &[(s, 11 * s), (12 * s, 22 * s), (23 * s, 33 * s)]);
+        let (pieces, _) = run(&a, &p, &[4000], WindowConfig::default());
+        let spans: Vec<_> = pieces.iter().map(span).collect();
+        assert_eq!(spans.len(), 2, "{spans:?}");
+        assert!(spans[0].1 <= spans[1].0 && spans.iter().all(|(a, b)| b - a <= MAX), "{spans:?}");
+        assert!(spans[0].1 >= (22 * s * 512) as u64 && spans[1].0 <= (23 * s * 512 - 480) as u64);
+        check_samples(&pieces, &a);
+    }
+
+    #[test]
+    fn speech_longer_than_30_s_is_cut_at_quiet_points_with_bounded_memory() {
+        // 75 s of speech (by the VAD) with a quiet 0.3 s every 7 s.
+        let a = audio(80 * 16_000, |i| i % (7 * 16_000) < 4800);
+        let n = a.len().div_ceil(W);
+        let p = probabilities(n, &[(16, 75 * 16_000 / W)]);
+        let (pieces, most) = run(&a, &p, &[1280], WindowConfig::default());
+        let spans: Vec<_> = pieces.iter().map(span).collect();
+        assert!(spans.len() >= 3, "{spans:?}");
+        for pair in spans.windows(2) {
+            assert_eq!(pair[0].1, pair[1].0, "contiguous: {spans:?}");
+        }
+        for (k, &(start, end)) in spans.iter().enumerate() {
+            assert!(end - start <= MAX, "{spans:?}");
+            if k + 1 < spans.len() {
+                // Cut inside a quiet stretch.
+                assert!(end as usize % (7 * 16_000) < 4800, "{spans:?}");
+            }
+        }
+        assert_eq!(spans[0].0, (16 * 512 - 480 - 1600) as u64);
+        check_samples(&pieces, &a);
+        assert!(most <= MAX as usize + 2 * 16_000, "held {most}");
     }
 }
