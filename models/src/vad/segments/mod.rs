@@ -470,8 +470,13 @@ impl SpeechSegmenter {
                 * SAMPLES_PER_MS,
             cut_at_longest_silence: config.use_max_poss_sil_at_max_speech,
         };
-        Ok(SpeechSegmenter {
-            config: *config,
+        Ok(SpeechSegmenter::at_start(*config, params))
+    }
+
+    /// A segmenter with `config` and its `params` at the start of a stream.
+    const fn at_start(config: SegmentConfig, params: Params) -> SpeechSegmenter {
+        SpeechSegmenter {
+            config,
             params,
             windows: 0,
             triggered: false,
@@ -482,7 +487,7 @@ impl SpeechSegmenter {
             longest_silence: None,
             last_end: None,
             pending: None,
-        })
+        }
     }
 
     /// The configuration.
@@ -527,19 +532,7 @@ impl SpeechSegmenter {
 
     /// Back to the start of a stream (same configuration).
     pub fn reset(&mut self) {
-        *self = SpeechSegmenter {
-            config: self.config,
-            params: self.params,
-            windows: 0,
-            triggered: false,
-            onset: 0,
-            temp_end: 0,
-            prev_end: 0,
-            next_start: 0,
-            longest_silence: None,
-            last_end: None,
-            pending: None,
-        };
+        *self = SpeechSegmenter::at_start(self.config, self.params);
     }
 
     /// Feeds the probability of the next window and returns the segments that became final:
