@@ -3,8 +3,11 @@ temporary directory and compare it with the file in place, one line per file and
 
 Import with `sys.path.insert(0, <this directory>)` (the tools are scripts, not a package).
 """
+import os
 import shutil
 import tempfile
+
+from safetensors_io import sha256_file
 
 
 def check_regenerated(prefix, regenerate, compare, summary="identical"):
@@ -32,3 +35,15 @@ def check_regenerated(prefix, regenerate, compare, summary="identical"):
         return 1 if bad else 0
     finally:
         shutil.rmtree(tmp)
+
+
+def same_bytes_as_in(out_dir):
+    """A `compare` for `check_regenerated` whose `regenerate` returns file paths: each file
+    must equal the one of the same name in `out_dir` byte for byte."""
+    def compare(_tmp, path):
+        name = os.path.basename(path)
+        mine = os.path.join(out_dir, name)
+        if not os.path.exists(mine):
+            return name, None, ""
+        return name, sha256_file(path) == sha256_file(mine), ""
+    return compare

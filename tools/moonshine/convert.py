@@ -707,15 +707,8 @@ def verify_against_ort(path, pkg):
 
 
 def check(out_dir):
-    def compare(_tmp, path):
-        name = os.path.basename(path)
-        mine = os.path.join(out_dir, name)
-        if not os.path.exists(mine):
-            return name, None, ""
-        return name, ms_env.sha256_file(path) == ms_env.sha256_file(mine), ""
-
-    return ms_env.check_regenerated(
-        "moonshine-convert-", lambda tmp: convert(tmp, verify=False), compare)
+    return ms_env.check_regenerated("moonshine-convert-", lambda tmp: convert(tmp, verify=False),
+                                  ms_env.same_bytes_as_in(out_dir))
 
 
 def main():

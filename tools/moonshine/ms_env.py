@@ -28,7 +28,7 @@ from safetensors_io import (  # noqa: E402,F401
     write_safetensors,
 )
 from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
-from regen_check import check_regenerated  # noqa: E402,F401
+from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
 
 SOURCE_PACKAGE = "moonshine-cpp"
 SOURCE_VERSION = "0.1.4"

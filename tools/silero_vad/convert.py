@@ -387,15 +387,8 @@ def up_to_date(out_dir):
 
 
 def check(out_dir):
-    def compare(_tmp, path):
-        name = os.path.basename(path)
-        mine = os.path.join(out_dir, name)
-        if not os.path.exists(mine):
-            return name, None, ""
-        return name, sv_env.sha256_file(path) == sv_env.sha256_file(mine), ""
-
-    return sv_env.check_regenerated(
-        "silero-vad-convert-", lambda tmp: convert(tmp, verify=False), compare)
+    return sv_env.check_regenerated("silero-vad-convert-", lambda tmp: convert(tmp, verify=False),
+                                  sv_env.same_bytes_as_in(out_dir))
 
 
 def main():

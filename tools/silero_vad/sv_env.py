@@ -20,7 +20,7 @@ CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
 from fetch_pinned import pinned_wheel  # noqa: E402
-from regen_check import check_regenerated  # noqa: E402,F401
+from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
 from safetensors_io import (  # noqa: E402,F401
     read_safetensors,
     read_safetensors_metadata,
