@@ -1,6 +1,6 @@
 #!/bin/bash
 # insn-count.sh: counts the aarch64 instructions our kernels, their peers (matrixmultiply,
-# realfft), openWakeWord, Moonshine and the sanoTTS decoder end to end execute, under
+# realfft), openWakeWord, Moonshine, the sanoTTS decoder and Silero VAD end to end execute, under
 # qemu-user with the insn-count plugin, and prints the results table of BENCHMARKS.md (with
 # --update, also rewrites it there in place).
 #
@@ -31,7 +31,7 @@ update=0
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
 cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --bin insn_sanotts --target aarch64-unknown-linux-gnu
+cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --bin insn_sanotts --bin insn_vad --target aarch64-unknown-linux-gnu
 BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 [ -f "$ROOT/models/moonshine/base-en.safetensors" ] ||
   echo "insn-count.sh: no Moonshine model (run tools/moonshine/fetch.sh): its rows read n/a" >&2
@@ -77,6 +77,10 @@ MS_STEP_FLOPS=$(ms_step_flops 7 413)      # position 7 over beckett's 413 frames
 # (input conv 128x192x7, residual convs 2x128x128x3, 4 ConvNeXt 128x7 + 2x128x384, head
 # 514x128); 125 frames = 1 s of audio. Streaming's recomputed context frames not counted.
 SANO_FLOPS=$((2 * 732928 * 125))
+# Silero VAD, as neon_benches::vad::MACS_PER_WINDOW: 679,552 multiply-adds per 512-sample window
+# (STFT conv 258x256 x 4 frames, encoder convs 128x129x3 x 4, 64x128x3 x 2, 64x64x3 x 1,
+# 128x64x3 x 1, LSTM cell 512x256, decoder 128).
+VAD_FLOPS=$((2 * (258 * 256 * 4 + 128 * 129 * 3 * 4 + 64 * 128 * 3 * 2 + 64 * 64 * 3 + 128 * 64 * 3 + 512 * 256 + 128)))
 # binary and arguments | FLOPs | description
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
@@ -135,6 +139,10 @@ WORKLOADS=(
   "insn_sanotts stream 125 25|$SANO_FLOPS|sanoTTS Vocoder, 1 s in pushes of 25 frames (200 ms), context recomputed; NEON"
   "insn_sanotts stream 125 5|$SANO_FLOPS|sanoTTS Vocoder, 1 s in pushes of 5 frames (40 ms); NEON"
   "insn_sanotts network 125 portable|$SANO_FLOPS|sanoTTS decoder network, 1 s, on the Portable backend"
+  "insn_vad window|$VAD_FLOPS|Silero VAD, one 512-sample window (32 ms): the SileroVad plan; NEON"
+  "insn_vad push|$VAD_FLOPS|Silero VAD Vad::push of one window, steady state (stream buffering included); NEON"
+  "insn_vad window portable|$VAD_FLOPS|the same window on the Portable backend"
+  "insn_vad window-fm|$VAD_FLOPS|Silero VAD window, experiment: frame-major conv outputs (benches only, not what Vad runs); NEON"
 )
 
 table="$(mktemp)"

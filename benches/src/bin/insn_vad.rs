@@ -1,0 +1,232 @@
+//! Instruction-count workloads for Silero VAD: one 512-sample window (32 ms of audio).
+//!
+//! Run under `benches/insn-count.sh` (qemu-aarch64 with the insn-count plugin, `--region`):
+//! only the marked region is counted. Loading and packing the weights, decoding the clip and
+//! streaming the windows before the counted one happen before it; the check against ONNX
+//! Runtime's probability after it.
+//!
+//! Input: window 109 of `models/moonshine/clips/train_numbers.wav` (embedded; ONNX Runtime's
+//! probability 0.618), after windows 0..109 of the clip, so the LSTM state and the context
+//! are the stream's (`neon_benches::vad`).
+//!
+//! Usage: `insn_vad WORKLOAD [portable]` with WORKLOAD one of
+//! - `window`: the compiled plan alone, `SileroVad::run` on the window's 576 inputs (64
+//!   samples of context, then the 512 new ones) and the carried `[2, 128]` state: what ONNX
+//!   Runtime's `session.run` computes per window;
+//! - `push`: `Vad::push` of the window's 512 samples to a stream that was pushed windows
+//!   0..109: the finiteness check, the copy into the input buffer, the one backend dispatch,
+//!   the plan, the context shift;
+//! - `steps`: the plan's steps as separate operator calls on the same window and state,
+//!   each kind in its own region (printed by `count-insns.sh --region` without `--quiet`
+//!   as `region_insns[id]`): 1 reflect pad, 2 STFT conv, 3 magnitudes, 4..7 encoder convs
+//!   0..3, 8 the five ReLUs, 9 LSTM cell, 10 decoder (the state's h, linear, sigmoid). The
+//!   probability is checked bit for bit against the plan's. `steps:N` marks only region
+//!   `N`, for `count-insns.sh --sym` of one step;
+//! - `window-fm` (an experiment, not what `Vad` runs): `window` with every conv writing
+//!   its output frame-major and a transpose after it (`neon_benches::vad::FrameMajorConvs`).
+//!
+//! FLOPs (in `insn-count.sh`): 2 x `neon_benches::vad::MACS_PER_WINDOW` (679,552
+//! multiply-adds). After the region the probability is checked against ONNX Runtime's
+//! (`models/vad/goldens/train_numbers.json`, within 1e-4 as `models/tests/vad.rs`). On
+//! aarch64 the backend is `Neon` (or `Portable` with the last argument `portable`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use neon_benches::vad::{
+    clip, golden, windows, FrameMajorConvs, COUNTED_WINDOW, MACS_PER_WINDOW, STATE,
+};
+use neon_benches::{region_start, region_stop};
+use neon_models::vad::detector::{Vad, VadModel};
+use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
+use neon_models::vad::WINDOW;
+use neon_runtime::ops::activation::Activation;
+use neon_runtime::ops::complex::ComplexMagnitude;
+use neon_runtime::ops::conv::Conv1d;
+use neon_runtime::ops::pad::ReflectPad;
+use neon_runtime::{Backend, Layout, Portable, TensorView, TensorViewMut};
+
+#[cfg(target_arch = "aarch64")]
+type Fast = neon_runtime::Neon;
+#[cfg(not(target_arch = "aarch64"))]
+type Fast = Portable;
+
+const USAGE: &str = "usage: insn_vad window | push | steps[:N] | window-fm  [portable]";
+
+/// The only region `steps` marks (`steps:N`), or 0 for all (read inside the regions of
+/// `steps` only: `window`, `push` and `window-fm` mark theirs directly).
+static ONLY: AtomicU64 = AtomicU64::new(0);
+
+fn step_start(id: u64) {
+    let only = ONLY.load(Ordering::Relaxed);
+    if only == 0 || only == id {
+        region_start(id);
+    }
+}
+
+fn step_stop(id: u64) {
+    let only = ONLY.load(Ordering::Relaxed);
+    if only == 0 || only == id {
+        region_stop(id);
+    }
+}
+
+/// The plan's steps one by one on `x` and `state` (see the module docs for the regions);
+/// returns the probability.
+fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
+    let w = &model.weights;
+    let cf = Layout::ChannelFirst;
+    fn view(d: &[f32], dims: [usize; 2]) -> TensorView<'_> {
+        TensorView::new(d, &dims, Layout::ChannelFirst).unwrap()
+    }
+    // Every buffer is allocated before the first region.
+    let mut pad = vec![0.0; 640];
+    let mut spec = vec![0.0; 258 * 4];
+    let mut mag = vec![0.0; 129 * 4];
+    let mut h = [vec![0.0; 128 * 4], vec![0.0; 64 * 2], vec![0.0; 64], vec![0.0; 128]];
+    let mut scratch = vec![0.0; 1 << 14];
+    let mut lstm_scratch = vec![0.0; w.lstm.scratch_len()];
+    let mut hidden = [0.0f32; 128];
+    let mut p = [0.0f32];
+    let conv = |c: &Conv1d<Vec<f32>>, x: &[f32], dims: [usize; 2], y: &mut [f32], s: &mut [f32]| {
+        let g = c.geometry();
+        let t = g.output_frames(dims[1]).unwrap();
+        let mut yv = TensorViewMut::new(y, &[g.out_channels, t], cf).unwrap();
+        c.run::<B>(&view(x, dims), &mut yv, s).unwrap();
+        [g.out_channels, t]
+    };
+    let relu = |y: &mut [f32], dims: [usize; 2]| {
+        step_start(8);
+        let mut v = TensorViewMut::new(y, &dims, cf).unwrap();
+        Activation::Relu.run_in_place::<B>(&mut v).unwrap();
+        step_stop(8);
+    };
+
+    step_start(1);
+    let mut pv = TensorViewMut::new(&mut pad, &[1, 640], cf).unwrap();
+    ReflectPad::new(0, 64).run(&view(x, [1, 576]), &mut pv).unwrap();
+    step_stop(1);
+    step_start(2);
+    let dims = conv(&w.stft, &pad, [1, 640], &mut spec, &mut scratch);
+    step_stop(2);
+    step_start(3);
+    let mut mv = TensorViewMut::new(&mut mag, &[129, 4], cf).unwrap();
+    ComplexMagnitude.run::<B>(&view(&spec, dims), &mut mv).unwrap();
+    step_stop(3);
+    let [h0, h1, h2, h3] = &mut h;
+    step_start(4);
+    let dims = conv(&w.conv0, &mag, [129, 4], h0, &mut scratch);
+    step_stop(4);
+    relu(h0, dims);
+    step_start(5);
+    let dims = conv(&w.conv1, h0, dims, h1, &mut scratch);
+    step_stop(5);
+    relu(h1, dims);
+    step_start(6);
+    let dims = conv(&w.conv2, h1, dims, h2, &mut scratch);
+    step_stop(6);
+    relu(h2, dims);
+    step_start(7);
+    let dims = conv(&w.conv3, h2, dims, h3, &mut scratch);
+    step_stop(7);
+    relu(h3, dims);
+    step_start(9);
+    let mut sv = TensorViewMut::new(state, &[2, 128], Layout::FrameMajor).unwrap();
+    let xv = match SileroVad::LSTM.layout {
+        Layout::ChannelFirst => view(h3, [128, 1]),
+        Layout::FrameMajor => TensorView::new(h3, &[1, 128], Layout::FrameMajor).unwrap(),
+    };
+    w.lstm.run::<B>(&mut sv, &xv, &mut lstm_scratch).unwrap();
+    step_stop(9);
+    hidden.copy_from_slice(&state[128..]);
+    relu(&mut hidden, [1, 128]);
+    step_start(10);
+    let hv = TensorView::new(&hidden, &[1, 128], Layout::FrameMajor).unwrap();
+    let mut yv = TensorViewMut::new(&mut p, &[1, 1], Layout::FrameMajor).unwrap();
+    w.decoder.run::<B>(&hv, &mut yv).unwrap();
+    Activation::Sigmoid.apply::<B>(&mut p).unwrap();
+    step_stop(10);
+    p[0]
+}
+
+/// Runs the workload on backend `B`; returns the counted window's probability.
+fn run<B: Backend>(workload: &str) -> Option<f32> {
+    let model = VadModel::builtin().expect("the embedded weights load");
+    let samples = clip();
+    let k = COUNTED_WINDOW;
+    let workload = match workload.split_once(':') {
+        Some(("steps", n)) => {
+            ONLY.store(n.parse().ok().filter(|n| (1..=10).contains(n))?, Ordering::Relaxed);
+            "steps"
+        }
+        _ => workload,
+    };
+    let p = match workload {
+        "window" => {
+            let inputs = windows(&samples);
+            let mut state = [0.0f32; STATE];
+            let mut ws = Box::new(SileroVadWorkspace::new());
+            let mut p = [0.0f32];
+            for x in &inputs[..k] {
+                SileroVad::run::<B, _>(&model.weights, x, &mut p, &mut state, &mut ws).unwrap();
+            }
+            region_start(1);
+            let r = SileroVad::run::<B, _>(&model.weights, &inputs[k], &mut p, &mut state, &mut ws);
+            region_stop(1);
+            r.unwrap();
+            p[0]
+        }
+        "window-fm" => {
+            let inputs = windows(&samples);
+            let mut net = FrameMajorConvs::new(&model);
+            let mut state = [0.0f32; STATE];
+            for x in &inputs[..k] {
+                net.run::<B>(&model, x, &mut state);
+            }
+            region_start(1);
+            let p = net.run::<B>(&model, &inputs[k], &mut state);
+            region_stop(1);
+            p
+        }
+        "push" => {
+            let mut vad = Vad::new(model, B::KIND).unwrap();
+            vad.push(&samples[..k * WINDOW], |_| {}).unwrap();
+            let window = &samples[k * WINDOW..(k + 1) * WINDOW];
+            let mut p = f32::NAN;
+            region_start(1);
+            let r = vad.push(window, |v| p = v);
+            region_stop(1);
+            r.unwrap();
+            p
+        }
+        "steps" => {
+            let inputs = windows(&samples);
+            let mut state = [0.0f32; STATE];
+            let mut ws = Box::new(SileroVadWorkspace::new());
+            let mut p = [0.0f32];
+            for x in &inputs[..k] {
+                SileroVad::run::<B, _>(&model.weights, x, &mut p, &mut state, &mut ws).unwrap();
+            }
+            let mut by_steps = state;
+            let q = steps::<B>(&model, &inputs[k], &mut by_steps);
+            SileroVad::run::<B, _>(&model.weights, &inputs[k], &mut p, &mut state, &mut ws)
+                .unwrap();
+            if q.to_bits() != p[0].to_bits() || by_steps != state {
+                eprintln!("insn_vad steps ({}): {q} one by one, {} by the plan", B::NAME, p[0]);
+                std::process::exit(1);
+            }
+            q
+        }
+        _ => return None,
+    };
+    let want = golden()[k];
+    if (p - want).abs() > 1e-4 {
+        eprintln!("insn_vad {workload} ({}): window {k}: {p}, ONNX Runtime {want}", B::NAME);
+        std::process::exit(1);
+    }
+    eprintln!("{workload} ({}): window {k}, p = {p}, {} FLOPs", B::NAME, 2 * MACS_PER_WINDOW);
+    Some(p)
+}
+
+fn main() {
+    neon_benches::workload_main(USAGE, run::<Portable>, run::<Fast>);
+}
