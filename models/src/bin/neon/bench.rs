@@ -1,7 +1,8 @@
 //! `neon bench`: times the models on this machine (openWakeWord per 80 ms chunk, the
 //! Moonshine encoder on a clip and one decoder step) at 1 thread and at the number of cores,
-//! and reports the CPU, its features and the backends chosen, in a form users can paste
-//! into an issue.
+//! Silero VAD per 32 ms window (one thread: a window is one stream's serial step), and
+//! reports the CPU, its features and the backends chosen, in a form users can paste into an
+//! issue.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,6 +16,8 @@ use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::session::SessionOptions;
+use neon_models::vad::detector::Vad;
+use neon_models::vad::WINDOW;
 use neon_runtime::Team;
 use serde_json::{json, Value};
 
@@ -40,6 +43,9 @@ pub struct BenchArgs {
     session: SessionArgs,
 }
 
+/// Milliseconds of audio per VAD window (512 samples at 16 kHz).
+const VAD_WINDOW_MS: f64 = 1e3 * WINDOW as f64 / SAMPLE_RATE as f64;
+
 /// Decoder position timed: the step after 16 tokens (a short sentence).
 const STEP_POSITION: usize = 16;
 
@@ -55,7 +61,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if !(args.seconds > 0.0 && args.seconds <= 600.0) {
         return Err(format!("--seconds must be in (0, 600], got {}", args.seconds));
     }
-    let options = args.session.options(&[Family::OpenWakeWord, Family::MoonshineAsr], None)?;
+    let options = args
+        .session
+        .options(&[Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad], None)?;
     let cores = crate::default_threads();
     let second = args.threads.unwrap_or(cores);
     let mut counts = vec![1];
@@ -91,8 +99,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         };
         runs.push(Run { threads: team.threads(), wake_chunk_ms, encoder_ms, decoder_step_ms });
     }
+    let vad_window_ms = time_vad(&mut crate::vad::vad(&options)?, args.seconds)?;
     let audio_s = moonshine.as_ref().map(|(_, a)| a.len() as f64 / SAMPLE_RATE as f64);
-    let report = Report { options: &options, n_words, audio_s, runs, dir };
+    let report = Report { options: &options, n_words, audio_s, runs, vad_window_ms, dir };
     if args.json {
         line(format_args!("{}", report.json()))
     } else {
@@ -154,6 +163,31 @@ fn time_wake(d: &mut WakeDetector, team: &Team, seconds: f64) -> Result<f64, Str
     })
 }
 
+/// Median time of one `Vad::push` of a 512-sample window in steady state (pseudo-random
+/// audio, after the warm-up windows): the network runs once per push.
+fn time_vad(vad: &mut Vad, seconds: f64) -> Result<f64, String> {
+    let mut state = 0x9e37_79b9u32;
+    let mut window = [0.0f32; WINDOW];
+    let mut next = move || {
+        for s in window.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            *s = ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.2;
+        }
+        window
+    };
+    for _ in 0..20 {
+        vad.push(&next(), |_| {}).map_err(|e| e.to_string())?;
+    }
+    median(seconds, || {
+        let w = next();
+        let t0 = Instant::now();
+        vad.push(&w, |_| {}).map_err(|e| e.to_string())?;
+        Ok(ms(t0))
+    })
+}
+
 /// Median times of the encoder on `audio` and of the decoder step at [`STEP_POSITION`].
 fn time_moonshine(
     t: &mut Transcriber,
@@ -184,16 +218,18 @@ struct Report<'a> {
     n_words: usize,
     audio_s: Option<f64>,
     runs: Vec<Run>,
+    vad_window_ms: f64,
     dir: PathBuf,
 }
 
 impl Report<'_> {
-    fn backends(&self) -> [(&'static str, String); 3] {
+    fn backends(&self) -> [(&'static str, String); 4] {
         let b = |f, c| self.options.backend(f, c).name().to_string();
         [
             ("openwakeword.embedding", b(Family::OpenWakeWord, "embedding")),
             ("moonshine_asr.encoder", b(Family::MoonshineAsr, "encoder")),
             ("moonshine_asr.decoder", b(Family::MoonshineAsr, "decoder")),
+            ("silero_vad.network", b(Family::SileroVad, "network")),
         ]
     }
 
@@ -227,6 +263,8 @@ impl Report<'_> {
             "openwakeword_heads": self.n_words,
             "moonshine_audio_s": self.audio_s,
             "runs": runs,
+            "silero_vad_window_ms": self.vad_window_ms,
+            "silero_vad_rtf": self.vad_window_ms / VAD_WINDOW_MS,
         })
     }
 
@@ -267,8 +305,14 @@ impl Report<'_> {
             line(format_args!("{:>7}  {wake:>26}  {enc:>26}  {step:>12}", r.threads))?;
         }
         line(format_args!(
+            "\nSilero VAD: {:.3} ms per 32 ms window (RTF {:.4}), 1 thread",
+            self.vad_window_ms,
+            self.vad_window_ms / VAD_WINDOW_MS
+        ))?;
+        line(format_args!(
             "\nmedians; RTF = compute time / audio time (openWakeWord: per 80 ms chunk, all \
-             heads; Moonshine: encoder per clip, plus one decoder step per token)"
+             heads; Moonshine: encoder per clip, plus one decoder step per token; Silero VAD: \
+             one Vad::push of 512 samples)"
         ))
     }
 }
