@@ -1,5 +1,5 @@
 /* neon C API: openWakeWord wake-word detection and Moonshine speech recognition.
- * Generated from neon-capi/src/lib.rs by cbindgen (neon-capi/tests/header.rs); do not edit. */
+ * Generated from neon-capi/src/ by cbindgen (neon-capi/tests/header.rs); do not edit. */
 
 #ifndef NEON_H
 #define NEON_H
@@ -24,8 +24,8 @@ typedef enum {
   NEON_STATUS_IO = 5,
   // An output buffer is too small; the size needed was stored.
   NEON_STATUS_BUFFER_TOO_SMALL = 6,
-  // The handle is not live: already freed (use after free), never created, or of the
-  // other kind.
+  // The handle is not live: already freed (use after free), never created, or of
+  // another kind.
   NEON_STATUS_UNKNOWN_HANDLE = 7,
   // A panic inside the library was caught (a bug: please report it with the message).
   NEON_STATUS_PANIC = 8,

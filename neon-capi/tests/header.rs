@@ -1,4 +1,5 @@
-//! `include/neon.h` is what cbindgen generates from `src/lib.rs` with `cbindgen.toml`.
+//! `include/neon.h` is what cbindgen generates from `src/lib.rs` (and the modules it
+//! declares, which cbindgen follows) with `cbindgen.toml`.
 //! `NEON_UPDATE_HEADER=1 cargo test -p neon-capi --test header` rewrites it.
 #![cfg(not(target_arch = "aarch64"))] // cbindgen is a host-only dev-dependency
 

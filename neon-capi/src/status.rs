@@ -1,0 +1,142 @@
+//! Status codes, failures and their messages: the thread's last error, the handles' error
+//! strings, and panics caught before they reach C.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use neon_models::Error;
+
+/// The result of every call.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NeonStatus {
+    /// Success.
+    Ok = 0,
+    /// A required pointer was NULL.
+    NullPointer = 1,
+    /// A pointer was not aligned for its type (e.g. an `int16_t *` at an odd address).
+    MisalignedPointer = 2,
+    /// An argument is out of range or malformed: a length, a threshold, an unknown model name,
+    /// a bad session option, a string that is not UTF-8, non-finite samples.
+    InvalidArgument = 3,
+    /// A model or weights file is malformed or cannot run.
+    Model = 4,
+    /// A file could not be read.
+    Io = 5,
+    /// An output buffer is too small; the size needed was stored.
+    BufferTooSmall = 6,
+    /// The handle is not live: already freed (use after free), never created, or of
+    /// another kind.
+    UnknownHandle = 7,
+    /// A panic inside the library was caught (a bug: please report it with the message).
+    Panic = 8,
+}
+
+thread_local! {
+    /// The message of the last failed call on this thread.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// A failed call: its status and message.
+pub(crate) struct Failure {
+    pub(crate) status: NeonStatus,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(status: NeonStatus, message: impl Into<String>) -> Self {
+        Self { status, message: message.into() }
+    }
+}
+
+pub(crate) type Result<T, E = Failure> = std::result::Result<T, E>;
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let status = match &e {
+            Error::Weights { .. } | Error::Runtime(_) => NeonStatus::Model,
+            Error::Io { .. } => NeonStatus::Io,
+            _ => NeonStatus::InvalidArgument,
+        };
+        Failure::new(status, e.to_string())
+    }
+}
+
+/// `message` as a C string (interior NULs, which the library never writes, become spaces).
+pub(crate) fn c_string(message: &str) -> CString {
+    CString::new(message.replace('\0', " ")).unwrap_or_default()
+}
+
+fn set_last_error(message: &str) {
+    LAST_ERROR.with(|e| *e.borrow_mut() = c_string(message));
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown payload".into());
+    format!("panic inside neon: {what}")
+}
+
+/// Runs `body`, turning a panic into a [`NeonStatus::Panic`] failure.
+pub(crate) fn catch(body: impl FnOnce() -> Result<()>) -> Result<()> {
+    catch_unwind(AssertUnwindSafe(body))
+        .unwrap_or_else(|payload| Err(Failure::new(NeonStatus::Panic, panic_message(&*payload))))
+}
+
+/// The status of `result`; a failure sets the thread's last error and, when `error` is
+/// given, the handle's.
+pub(crate) fn report(result: Result<()>, error: Option<&Mutex<CString>>) -> NeonStatus {
+    let Err(failure) = result else { return NeonStatus::Ok };
+    set_last_error(&failure.message);
+    if let Some(error) = error {
+        *error.lock().unwrap_or_else(|e| e.into_inner()) = c_string(&failure.message);
+    }
+    failure.status
+}
+
+/// Runs `body`, catching panics; a failure sets the thread's last error.
+pub(crate) fn run(body: impl FnOnce() -> Result<()>) -> NeonStatus {
+    report(catch(body), None)
+}
+
+/// The message of the last failed call on the calling thread ("" when none failed yet).
+/// Owned by the library; valid until the next failing call on this thread. Never NULL.
+#[no_mangle]
+pub extern "C" fn neon_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// A short English description of a status code (a `neon_status` value; a static string,
+/// never NULL; "unknown status" for a value that is not one).
+#[no_mangle]
+pub extern "C" fn neon_status_string(status: c_int) -> *const c_char {
+    const ALL: [NeonStatus; 9] = [
+        NeonStatus::Ok,
+        NeonStatus::NullPointer,
+        NeonStatus::MisalignedPointer,
+        NeonStatus::InvalidArgument,
+        NeonStatus::Model,
+        NeonStatus::Io,
+        NeonStatus::BufferTooSmall,
+        NeonStatus::UnknownHandle,
+        NeonStatus::Panic,
+    ];
+    let s: &'static CStr = match ALL.into_iter().find(|&s| s as c_int == status) {
+        Some(NeonStatus::Ok) => c"ok",
+        Some(NeonStatus::NullPointer) => c"null pointer",
+        Some(NeonStatus::MisalignedPointer) => c"misaligned pointer",
+        Some(NeonStatus::InvalidArgument) => c"invalid argument",
+        Some(NeonStatus::Model) => c"model or weights error",
+        Some(NeonStatus::Io) => c"I/O error",
+        Some(NeonStatus::BufferTooSmall) => c"buffer too small",
+        Some(NeonStatus::UnknownHandle) => c"unknown handle (freed or never created)",
+        Some(NeonStatus::Panic) => c"panic inside the library",
+        None => c"unknown status",
+    };
+    s.as_ptr()
+}

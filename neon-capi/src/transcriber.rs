@@ -1,0 +1,230 @@
+//! Speech recognition: a Moonshine model behind a `neon_transcriber` handle.
+
+use std::ffi::{c_char, CStr, CString};
+use std::path::Path;
+use std::sync::Mutex;
+
+use neon_models::audio::i16_to_f32;
+use neon_models::moonshine::segment::split;
+use neon_models::moonshine::transcriber::Transcriber;
+use neon_models::moonshine::MAX_SAMPLES;
+
+use crate::args::{check_len, check_ptr, input, parse_options};
+use crate::handle::{
+    check_handle, free_handle, handle_error, on_handle_mut, register, Handle, Kind,
+};
+use crate::status::{c_string, run, Failure, NeonStatus, Result};
+
+/// A Moonshine transcriber (opaque): the model, its buffers and the last text.
+pub struct NeonTranscriber {
+    transcriber: Transcriber,
+    text: CString,
+    /// Reused between calls: the audio converted to f32.
+    audio: Vec<f32>,
+    error: Mutex<CString>,
+}
+
+impl Handle for NeonTranscriber {
+    const KIND: Kind = Kind::Transcriber;
+    fn error(&self) -> &Mutex<CString> {
+        &self.error
+    }
+}
+
+/// Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
+/// written by `tools/moonshine/fetch.sh`) and stores a transcriber in `*out`.
+/// `session_options`: `n_options` `KEY=VALUE` strings, as `neon transcribe
+/// --session-option` (NULL when 0). A transcriber owns about 82 MB of buffers besides the
+/// 62 MB of weights and runs on the calling thread.
+///
+/// Errors: `NEON_STATUS_IO` for missing or unreadable files, `NEON_STATUS_MODEL` for
+/// malformed ones, `NEON_STATUS_INVALID_ARGUMENT` for a bad option; `*out` is then left
+/// unchanged and the message is in `neon_last_error()`.
+///
+/// # Safety
+/// `model_dir` must be a NUL-terminated string, `session_options` must point to `n_options`
+/// pointers to NUL-terminated strings (when `n_options` is not 0); `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_open(
+    model_dir: *const c_char,
+    session_options: *const *const c_char,
+    n_options: usize,
+    out: *mut *mut NeonTranscriber,
+) -> NeonStatus {
+    run(|| {
+        check_ptr(out, "out")?;
+        check_ptr(model_dir, "model_dir")?;
+        // SAFETY: non-NULL; the caller guarantees a NUL-terminated string.
+        let dir = unsafe { CStr::from_ptr(model_dir) }
+            .to_str()
+            .map_err(|_| Failure::new(NeonStatus::InvalidArgument, "model_dir is not UTF-8"))?;
+        // SAFETY: the caller's contract on `session_options`.
+        let options = unsafe { parse_options(session_options, n_options)? };
+        let transcriber = Transcriber::open(Path::new(dir), &options)?;
+        let t = NeonTranscriber {
+            transcriber,
+            text: CString::default(),
+            audio: Vec::new(),
+            error: Mutex::new(CString::default()),
+        };
+        let p = register(t);
+        // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
+        unsafe { out.write(p) };
+        Ok(())
+    })
+}
+
+/// Transcribes `t.audio` (split at pauses into segments the encoder takes, texts joined by a
+/// space) into `t.text` and copies it to `text`.
+///
+/// # Safety
+/// As [`neon_transcribe_f32`] for `text`, `cap` and `len`.
+unsafe fn transcribe(
+    t: &mut NeonTranscriber,
+    text: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> Result<()> {
+    check_ptr(len, "len")?;
+    if !(text.is_null() && cap == 0) {
+        check_ptr(text, "text")?;
+        check_len::<c_char>(cap, "text")?;
+    }
+    let mut segments = split(&t.audio, MAX_SAMPLES);
+    if segments.is_empty() {
+        segments.push(0..0); // no samples: one padded segment, as the CLI
+    }
+    let mut texts = Vec::new();
+    for range in segments {
+        let transcript = t.transcriber.transcribe(&t.audio[range])?;
+        if !transcript.text.is_empty() {
+            texts.push(transcript.text);
+        }
+    }
+    t.text = c_string(&texts.join(" "));
+    let bytes = t.text.as_bytes_with_nul();
+    if cap < bytes.len() {
+        // SAFETY: `len` is non-NULL and aligned (checked), writable by the contract.
+        unsafe { len.write(bytes.len()) };
+        if cap > 0 {
+            // SAFETY: `text` is non-NULL (cap > 0) and valid for `cap` bytes (contract).
+            unsafe { text.write(0) };
+        }
+        return Err(Failure::new(
+            NeonStatus::BufferTooSmall,
+            format!(
+                "the text buffer holds {cap} bytes, {} are needed (the text is kept: \
+                 neon_transcriber_text)",
+                bytes.len()
+            ),
+        ));
+    }
+    // SAFETY: `text` is non-NULL (cap >= bytes.len() >= 1), valid for `cap` bytes (contract)
+    // and cannot overlap the library's `t.text`.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().cast(), text, bytes.len()) };
+    // SAFETY: as above for `len`.
+    unsafe { len.write(bytes.len() - 1) };
+    Ok(())
+}
+
+/// Transcribes `n` samples of 16 kHz mono audio in [-1, 1] (any length: audio over 30 s is
+/// cut at pauses into segments, transcribed one after another and joined with a space) and
+/// copies the text, NUL-terminated, to `text` (room for `cap` bytes). On success `*len` is
+/// the text's length in bytes without the NUL. When `cap` is too small the status is
+/// `NEON_STATUS_BUFFER_TOO_SMALL`, `*len` is the size needed including the NUL, `text` gets
+/// an empty string (when `cap` > 0) and the text stays available from
+/// `neon_transcriber_text`. `text` may be NULL when `cap` is 0. Non-finite samples are
+/// `NEON_STATUS_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `t` must be a handle from `neon_transcriber_open` not used by another thread during the
+/// call; `samples` must point to `n` readable values, `text` must be writable for `cap`
+/// bytes, `len` writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcribe_f32(
+    t: *mut NeonTranscriber,
+    samples: *const f32,
+    n: usize,
+    text: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> NeonStatus {
+    let body = |t: &mut NeonTranscriber| {
+        // SAFETY: the caller's contract on `samples`.
+        let samples = unsafe { input(samples, n, "samples")? };
+        if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                format!("samples[{i}] is not finite ({})", samples[i]),
+            ));
+        }
+        t.audio.clear();
+        t.audio.extend_from_slice(samples);
+        // SAFETY: the caller's contract on `text`, `cap` and `len`.
+        unsafe { transcribe(t, text, cap, len) }
+    };
+    // SAFETY: the caller's contract on `t`.
+    unsafe { on_handle_mut(t, body) }
+}
+
+/// `neon_transcribe_f32` on int16 samples (16 kHz mono; converted as `x / 32768`).
+///
+/// # Safety
+/// As `neon_transcribe_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcribe_i16(
+    t: *mut NeonTranscriber,
+    samples: *const i16,
+    n: usize,
+    text: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> NeonStatus {
+    let body = |t: &mut NeonTranscriber| {
+        // SAFETY: the caller's contract on `samples`.
+        let samples = unsafe { input(samples, n, "samples")? };
+        t.audio.clear();
+        t.audio.extend(samples.iter().map(|&v| i16_to_f32(v)));
+        // SAFETY: the caller's contract on `text`, `cap` and `len`.
+        unsafe { transcribe(t, text, cap, len) }
+    };
+    // SAFETY: the caller's contract on `t`.
+    unsafe { on_handle_mut(t, body) }
+}
+
+/// The text of the last successful transcription on `t`, or of the last one that did not fit
+/// its buffer ("" before any). Owned by the handle, valid until the next call on it. NULL
+/// when `t` is not a live handle.
+///
+/// # Safety
+/// `t` as for `neon_transcribe_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_text(t: *const NeonTranscriber) -> *const c_char {
+    if run(|| check_handle(t)) != NeonStatus::Ok {
+        return std::ptr::null();
+    }
+    // SAFETY: `t` is live, hence a valid `NeonTranscriber`; no concurrent mutable use.
+    unsafe { &*t }.text.as_ptr()
+}
+
+/// The message of the last failed call on `t` ("" when none failed). Owned by the handle,
+/// valid until the next call on it. NULL when `t` is not a live handle.
+///
+/// # Safety
+/// `t` as for `neon_transcribe_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_error(t: *const NeonTranscriber) -> *const c_char {
+    // SAFETY: the caller's contract on `t`.
+    unsafe { handle_error(t) }
+}
+
+/// Frees `t`; NULL is a no-op (`NEON_STATUS_OK`). Closing it again (or any pointer that is
+/// not a live transcriber) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+///
+/// # Safety
+/// `t` must not be in use by another thread; afterwards no string it returned is valid.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_close(t: *mut NeonTranscriber) -> NeonStatus {
+    // SAFETY: the caller's contract on `t`.
+    unsafe { free_handle(t) }
+}

@@ -1,0 +1,283 @@
+//! Wake-word detection: openWakeWord models behind a `neon_wake` handle.
+
+use std::ffi::{c_char, CString};
+use std::sync::Mutex;
+
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::trigger::Trigger;
+
+use crate::args::{check_ptr, input, output, parse_options, store, strings};
+use crate::handle::{free_handle, handle_error, on_handle, on_handle_mut, register, Handle, Kind};
+use crate::status::{c_string, run, Failure, NeonStatus};
+use crate::RATE;
+
+/// Samples during which a model cannot fire again after a detection (1 s, as `neon wake`).
+const REFRACTORY: u64 = RATE;
+
+/// One wake-word detection.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NeonDetection {
+    /// Index of the model (as for `neon_wake_model_name`).
+    pub model: usize,
+    /// End of the audio that produced the score, in seconds since the stream started (or
+    /// since the last `neon_wake_reset`).
+    pub time_s: f64,
+    /// The score that crossed the threshold.
+    pub score: f32,
+}
+
+/// A wake-word detector (opaque): the models, their triggers and the last push's results.
+pub struct NeonWake {
+    detector: WakeDetector,
+    names: Vec<CString>,
+    triggers: Vec<Trigger>,
+    scores: Vec<f32>,
+    detections: Vec<NeonDetection>,
+    /// Samples pushed since construction or the last reset.
+    samples: u64,
+    error: Mutex<CString>,
+}
+
+impl NeonWake {
+    /// Back to the state after construction.
+    fn reset(&mut self) {
+        self.detector.reset();
+        self.triggers.iter_mut().for_each(Trigger::reset);
+        self.scores.fill(0.0);
+        self.detections.clear();
+        self.samples = 0;
+    }
+}
+
+impl Handle for NeonWake {
+    const KIND: Kind = Kind::Wake;
+    fn error(&self) -> &Mutex<CString> {
+        &self.error
+    }
+}
+
+/// Creates a wake-word detector and stores it in `*out`.
+///
+/// `models`: `n_models` built-in model names (`hey_jarvis`, `hey_jarvis_v0.1`, `alexa`, ...)
+/// or paths to converted safetensors heads (named after the file stem; names must be
+/// unique); `n_models` 0 (with `models` NULL or not) loads every built-in model.
+/// `threshold`: the score, in (0, 1], at or above which a model fires (0.5 is openWakeWord's
+/// default); a model cannot fire again within 1 s of a detection. `session_options`:
+/// `n_options` `KEY=VALUE` strings, as `neon wake --session-option` (NULL when 0).
+///
+/// Errors: `NEON_STATUS_INVALID_ARGUMENT` for an unknown model, a bad option or threshold,
+/// `NEON_STATUS_IO` / `NEON_STATUS_MODEL` for an unreadable or malformed head file; `*out`
+/// is then left unchanged and the message is in `neon_last_error()`.
+///
+/// # Safety
+/// `models` and `session_options` must point to `n_models` / `n_options` pointers to
+/// NUL-terminated strings (when their count is not 0); `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_new(
+    models: *const *const c_char,
+    n_models: usize,
+    threshold: f32,
+    session_options: *const *const c_char,
+    n_options: usize,
+    out: *mut *mut NeonWake,
+) -> NeonStatus {
+    run(|| {
+        check_ptr(out, "out")?;
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                format!("threshold must be in (0, 1], got {threshold}"),
+            ));
+        }
+        // SAFETY: the caller's contract on `models` and `session_options`.
+        let names = unsafe { strings(models, n_models, "models")? };
+        // SAFETY: as above.
+        let options = unsafe { parse_options(session_options, n_options)? };
+        let names: Vec<String> = if names.is_empty() {
+            if builtin::HEADS.is_empty() {
+                return Err(Failure::new(
+                    NeonStatus::InvalidArgument,
+                    "this build has no built-in wake-word models: pass model paths",
+                ));
+            }
+            builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
+        } else {
+            names
+        };
+        let mut words = Vec::with_capacity(names.len());
+        for n in &names {
+            let word = builtin::wake_word(n)?;
+            if words
+                .iter()
+                .any(|w: &neon_models::openwakeword::detector::WakeWord| w.name() == word.name())
+            {
+                return Err(Failure::new(
+                    NeonStatus::InvalidArgument,
+                    format!("model {n}: a model named `{}` is already loaded", word.name()),
+                ));
+            }
+            words.push(word);
+        }
+        let names = words.iter().map(|w| c_string(w.name())).collect::<Vec<_>>();
+        let count = words.len();
+        let detector = WakeDetector::with_builtin_embedding(words, &options)?;
+        let wake = NeonWake {
+            detector,
+            names,
+            triggers: vec![Trigger::new(threshold, REFRACTORY); count],
+            scores: vec![0.0; count],
+            detections: Vec::with_capacity(count),
+            samples: 0,
+            error: Mutex::new(CString::default()),
+        };
+        let p = register(wake);
+        // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
+        unsafe { out.write(p) };
+        Ok(())
+    })
+}
+
+/// Feeds `n` samples (16 kHz mono int16) and computes one score per model and the
+/// detections of this push (`neon_wake_scores`, `neon_wake_detections`). Push 1280 samples
+/// (80 ms) at a time for one score per 80 ms as openWakeWord: a push completing no 80 ms
+/// chunk repeats the previous scores, one completing several reports their maximum. The
+/// first 5 chunks score 0 (warm-up). `n` may be 0; `samples` must not be NULL.
+///
+/// # Safety
+/// `wake` must be a handle from `neon_wake_new` (a freed one is reported as
+/// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
+/// point to `n` readable values.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_push(
+    wake: *mut NeonWake,
+    samples: *const i16,
+    n: usize,
+) -> NeonStatus {
+    let body = |w: &mut NeonWake| {
+        // SAFETY: the caller's contract on `samples`.
+        let samples = unsafe { input(samples, n, "samples")? };
+        let pushed = w.detector.push(samples).map(|scores| w.scores.copy_from_slice(scores));
+        if let Err(e) = pushed {
+            w.reset(); // the detector reset itself: start the stream over
+            return Err(e.into());
+        }
+        w.samples += samples.len() as u64;
+        w.detections.clear();
+        for (model, (trigger, &score)) in w.triggers.iter_mut().zip(&w.scores).enumerate() {
+            if let Some(d) = trigger.update(score, w.samples) {
+                let time_s = d.end_sample as f64 / RATE as f64;
+                w.detections.push(NeonDetection { model, time_s, score: d.score });
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { on_handle_mut(wake, body) }
+}
+
+/// Copies the scores of the last push (one per model, in model order; zeros before the first
+/// push) to `out` (room for `cap`) and stores their number in `*n`. With `cap` too small,
+/// `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set); `out` may be NULL when `cap` is 0.
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`; `out` must be writable for `cap` values, `n` writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_scores(
+    wake: *const NeonWake,
+    out: *mut f32,
+    cap: usize,
+    n: *mut usize,
+) -> NeonStatus {
+    // SAFETY: the caller's contract on `wake`, `out` and `n`.
+    unsafe { on_handle(wake, |w| output(&w.scores, out, cap, n)) }
+}
+
+/// Copies the detections of the last push (at most one per model) to `out` (room for `cap`)
+/// and stores their number in `*n` (0 when nothing fired). With `cap` too small,
+/// `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set); `out` may be NULL when `cap` is 0.
+/// A buffer of `neon_wake_model_count` entries is always enough.
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`; `out` must be writable for `cap` values, `n` writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_detections(
+    wake: *const NeonWake,
+    out: *mut NeonDetection,
+    cap: usize,
+    n: *mut usize,
+) -> NeonStatus {
+    // SAFETY: the caller's contract on `wake`, `out` and `n`.
+    unsafe { on_handle(wake, |w| output(&w.detections, out, cap, n)) }
+}
+
+/// Stores the number of models of `wake` in `*n`.
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`; `n` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_model_count(wake: *const NeonWake, n: *mut usize) -> NeonStatus {
+    // SAFETY: the caller's contract on `wake` and `n`.
+    unsafe { on_handle(wake, |w| store(n, w.names.len(), "n")) }
+}
+
+/// The name of model `i` (e.g. `hey_jarvis_v0.1`), owned by the handle and valid until it is
+/// freed; NULL for an invalid handle or index (the reason is in `neon_last_error()`).
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_model_name(wake: *const NeonWake, i: usize) -> *const c_char {
+    let mut name = std::ptr::null();
+    let body = |w: &NeonWake| {
+        let n = w.names.get(i).ok_or_else(|| {
+            Failure::new(
+                NeonStatus::InvalidArgument,
+                format!("model index {i} out of range ({} models)", w.names.len()),
+            )
+        })?;
+        name = n.as_ptr();
+        Ok(())
+    };
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { on_handle(wake, body) };
+    name
+}
+
+/// Back to the state after construction: a new stream (times restart at 0), scores zero,
+/// no detections.
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_reset(wake: *mut NeonWake) -> NeonStatus {
+    let body = |w: &mut NeonWake| {
+        w.reset();
+        Ok(())
+    };
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { on_handle_mut(wake, body) }
+}
+
+/// The message of the last failed call on `wake` ("" when none failed). Owned by the
+/// handle, valid until the next call on it. NULL when `wake` is not a live handle.
+///
+/// # Safety
+/// `wake` as for `neon_wake_push`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_error(wake: *const NeonWake) -> *const c_char {
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { handle_error(wake) }
+}
+
+/// Frees `wake`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
+/// is not a live wake handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+///
+/// # Safety
+/// `wake` must not be in use by another thread; afterwards no string it returned is valid.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_free(wake: *mut NeonWake) -> NeonStatus {
+    // SAFETY: the caller's contract on `wake`.
+    unsafe { free_handle(wake) }
+}
