@@ -1,4 +1,4 @@
-/* neon C API: openWakeWord wake-word detection and Moonshine speech recognition.
+/* neon C API: openWakeWord wake-word detection, Moonshine speech recognition and Silero VAD.
  * Generated from neon-capi/src/ by cbindgen (neon-capi/tests/header.rs); do not edit. */
 
 #ifndef NEON_H
@@ -6,6 +6,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+// Samples per Silero VAD window (32 ms at 16 kHz): one speech probability per window. A
+// push of `n` samples completes at most `n / NEON_VAD_WINDOW_SAMPLES + 1` windows, and a
+// finish at most one.
+#define NEON_VAD_WINDOW_SAMPLES 512
 
 // The result of every call.
 typedef enum {
@@ -16,7 +21,8 @@ typedef enum {
   // A pointer was not aligned for its type (e.g. an `int16_t *` at an odd address).
   NEON_STATUS_MISALIGNED_POINTER = 2,
   // An argument is out of range or malformed: a length, a threshold, an unknown model name,
-  // a bad session option, a string that is not UTF-8, non-finite samples.
+  // a bad session option or VAD configuration, a string that is not UTF-8, non-finite
+  // samples.
   NEON_STATUS_INVALID_ARGUMENT = 3,
   // A model or weights file is malformed or cannot run.
   NEON_STATUS_MODEL = 4,
@@ -34,6 +40,10 @@ typedef enum {
 // A Moonshine transcriber (opaque): the model, its buffers and the last text.
 typedef struct neon_transcriber neon_transcriber;
 
+// A voice-activity detector (opaque): a Silero VAD stream, the segment rule and the last
+// push's results.
+typedef struct neon_vad neon_vad;
+
 // A wake-word detector (opaque): the models, their triggers and the last push's results.
 typedef struct neon_wake neon_wake;
 
@@ -47,6 +57,49 @@ typedef struct {
   // The score that crossed the threshold.
   float score;
 } neon_detection;
+
+// The segment rule's parameters: silero-vad's `get_speech_timestamps` (6.2.3) and its
+// defaults, which `neon_vad_config_default` fills in. Durations are converted to samples at
+// 16 samples per millisecond, as silero-vad does.
+typedef struct {
+  // Speech threshold, a probability in [0, 1] (default 0.5; silero-vad `threshold`): a
+  // window at or above it starts speech.
+  double threshold;
+  // Silence threshold in [0, threshold]: inside speech only windows below it count as
+  // silence (silero-vad `neg_threshold`). Negative (the default, -1) means silero-vad's
+  // default, max(threshold - 0.15, 0.01).
+  double neg_threshold;
+  // Shortest speech kept, in ms (default 250; silero-vad `min_speech_duration_ms`).
+  uint32_t min_speech_ms;
+  // Silence that ends speech, in ms (default 100; silero-vad `min_silence_duration_ms`).
+  uint32_t min_silence_ms;
+  // Padding added on each side of a segment, in ms (default 30; silero-vad
+  // `speech_pad_ms`); segments closer than twice this share the gap instead.
+  uint32_t speech_pad_ms;
+  // Only silences longer than this (ms) may cut speech at `max_speech_s` (default 98;
+  // silero-vad `min_silence_at_max_speech`).
+  uint32_t min_silence_at_max_speech_ms;
+  // Longest speech segment, in seconds: longer speech is cut, at a silence if it had one
+  // (silero-vad `max_speech_duration_s`). 0 or INFINITY (the default 0) means no limit.
+  double max_speech_s;
+  // Non-zero (the default 1): cut over-long speech at its longest silence; 0: at the
+  // latest one long enough, silero-vad's legacy rule (silero-vad
+  // `use_max_poss_sil_at_max_speech`).
+  int use_max_poss_sil_at_max_speech;
+} neon_vad_config;
+
+// One speech segment, padding included: `start..end` of the stream (from its start: the
+// handle's creation, the last `neon_vad_finish` or `neon_vad_reset`).
+typedef struct {
+  // Start in seconds (`start_sample / 16000`).
+  double start_s;
+  // End in seconds (`end_sample / 16000`).
+  double end_s;
+  // First sample of the segment.
+  uint64_t start_sample;
+  // One past its last sample (at most the samples pushed).
+  uint64_t end_sample;
+} neon_vad_segment;
 
 #ifdef __cplusplus
 extern "C" {
@@ -216,6 +269,117 @@ const char *neon_transcriber_error(const neon_transcriber *t);
 // # Safety
 // `t` must not be in use by another thread; afterwards no string it returned is valid.
 neon_status neon_transcriber_close(neon_transcriber *t);
+
+// Fills `*out` with the defaults (silero-vad's): threshold 0.5, neg_threshold -1 (that is,
+// max(threshold - 0.15, 0.01)), min_speech_ms 250, min_silence_ms 100, speech_pad_ms 30,
+// min_silence_at_max_speech_ms 98, max_speech_s 0 (no limit),
+// use_max_poss_sil_at_max_speech 1.
+//
+// # Safety
+// `out` must be writable.
+neon_status neon_vad_config_default(neon_vad_config *out);
+
+// Creates a voice-activity detector (Silero VAD, built in) and stores it in `*out`.
+//
+// `session_options`: `n_options` `KEY=VALUE` strings, as `neon vad --session-option` (NULL
+// when 0), e.g. `silero_vad.exec_plan={"network":{"impl":"portable"}}`. `config`: the
+// segment rule (NULL for the defaults, as `neon_vad_config_default`).
+//
+// Errors: `NEON_STATUS_INVALID_ARGUMENT` for a bad option or configuration (the message
+// names the parameter); `*out` is then left unchanged and the message is in
+// `neon_last_error()`.
+//
+// # Safety
+// `session_options` must point to `n_options` pointers to NUL-terminated strings (when
+// `n_options` is not 0); `config` must be NULL or readable; `out` must be writable.
+neon_status neon_vad_new(const char *const *session_options,
+                         size_t n_options,
+                         const neon_vad_config *config,
+                         neon_vad **out);
+
+// Feeds `n` samples of 16 kHz mono audio in [-1, 1], in pieces of any size (`n` may be 0;
+// `samples` must not be NULL). Afterwards `neon_vad_probabilities` gives the speech
+// probability of each 512-sample window this push completed (the same for any split of
+// the audio into pushes) and `neon_vad_segments` the segments it decided; both replace the
+// previous push's. A NaN or infinite sample is `NEON_STATUS_INVALID_ARGUMENT`: nothing of
+// this push is used (the stream is as before it). After a failed push there are no
+// results.
+//
+// # Safety
+// `vad` must be a handle from `neon_vad_new` (a freed one is reported as
+// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
+// point to `n` readable values.
+neon_status neon_vad_push_f32(neon_vad *vad, const float *samples, size_t n);
+
+// `neon_vad_push_f32` on int16 samples (16 kHz mono; converted as `x / 32768`, without
+// allocating).
+//
+// # Safety
+// As `neon_vad_push_f32`.
+neon_status neon_vad_push_i16(neon_vad *vad, const int16_t *samples, size_t n);
+
+// Ends the stream: a partial last window is zero-padded to 512 samples (as silero-vad pads
+// a clip's end) and a segment still open ends with the stream (its length is the samples
+// pushed). The probability of that last window and the remaining segments replace the
+// results, as a push's. The handle then starts a new stream (as after `neon_vad_reset`,
+// times from 0 again) while keeping these results until the next call that changes them.
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`.
+neon_status neon_vad_finish(neon_vad *vad);
+
+// Copies the speech probabilities (in [0, 1], one per 512-sample window, in order) of the
+// windows the last push or finish completed to `out` (room for `cap`) and stores their
+// number in `*n` (0 when it completed none). With `cap` too small,
+// `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set); `out` may be NULL when `cap` is 0.
+// After a push of `k` samples, `k / NEON_VAD_WINDOW_SAMPLES + 1` values are always enough.
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`; `out` must be writable for `cap` values, `n` writable.
+neon_status neon_vad_probabilities(const neon_vad *vad, float *out, size_t cap, size_t *n);
+
+// Copies the speech segments the last push or finish decided (final: each is reported
+// once, in order, as soon as nothing that follows can change it, about 130 ms after its
+// end with the defaults) to `out` (room for `cap`) and stores their number in `*n`
+// (usually 0). With `cap` too small, `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set);
+// `out` may be NULL when `cap` is 0. At most 3 per window completed, plus 2 at a finish.
+// Together, a stream's segments are silero-vad's `get_speech_timestamps` on the whole
+// audio.
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`; `out` must be writable for `cap` values, `n` writable.
+neon_status neon_vad_segments(const neon_vad *vad, neon_vad_segment *out, size_t cap, size_t *n);
+
+// Whether speech is in progress: `*speaking` is 1 while a run of speech is open (it
+// started, and has neither ended nor been dropped as too short), else 0. `*since_s` is
+// then the start (in seconds, padding included) its segment will have if it is kept, else
+// 0. A segment that has ended can still be waiting to be reported (`*speaking` is already
+// 0).
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`; `speaking` and `since_s` must be writable.
+neon_status neon_vad_speaking(const neon_vad *vad, int *speaking, double *since_s);
+
+// Back to the start of a stream (times restart at 0), without results: the pending
+// samples, the network's state and an open segment are dropped.
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`.
+neon_status neon_vad_reset(neon_vad *vad);
+
+// The message of the last failed call on `vad` ("" when none failed). Owned by the
+// handle, valid until the next call on it. NULL when `vad` is not a live handle.
+//
+// # Safety
+// `vad` as for `neon_vad_push_f32`.
+const char *neon_vad_error(const neon_vad *vad);
+
+// Frees `vad`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
+// is not a live VAD handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+//
+// # Safety
+// `vad` must not be in use by another thread; afterwards no string it returned is valid.
+neon_status neon_vad_free(neon_vad *vad);
 
 #ifdef __cplusplus
 }  // extern "C"

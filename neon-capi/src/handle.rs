@@ -13,6 +13,7 @@ use crate::status::{catch, report, run, Failure, NeonStatus, Result};
 pub(crate) enum Kind {
     Wake,
     Transcriber,
+    Vad,
 }
 
 /// A type handed to C as an opaque handle.

@@ -1,5 +1,6 @@
-//! The C API of neon: openWakeWord wake-word detection and Moonshine speech recognition
-//! behind opaque handles, for programs in C (or anything with a C FFI).
+//! The C API of neon: openWakeWord wake-word detection, Moonshine speech recognition and
+//! Silero VAD voice activity behind opaque handles, for programs in C (or anything with a C
+//! FFI).
 //!
 //! The header is `include/neon.h`, generated from these sources by cbindgen
 //! (`tests/header.rs` checks that the committed header is current; `NEON_UPDATE_HEADER=1
@@ -12,8 +13,9 @@
 //! - Pointers are checked: NULL is [`NeonStatus::NullPointer`], a pointer not aligned for its
 //!   type is [`NeonStatus::MisalignedPointer`]. An output buffer may be NULL only when its
 //!   capacity is 0 (to ask for the size needed).
-//! - Handles are created by `neon_wake_new` / `neon_transcriber_open` and released by
-//!   `neon_wake_free` / `neon_transcriber_close` (NULL is a no-op there). Live handles are kept in a registry; a handle that is not in it (already
+//! - Handles are created by `neon_wake_new` / `neon_transcriber_open` / `neon_vad_new` and
+//!   released by `neon_wake_free` / `neon_transcriber_close` / `neon_vad_free` (NULL is a
+//!   no-op there). Live handles are kept in a registry; a handle that is not in it (already
 //!   freed, never created, or a handle of another kind) is [`NeonStatus::UnknownHandle`],
 //!   never a crash. The check is by address: when a later `neon_*_new` happens to return the
 //!   address of a freed handle, the old pointer refers to the new handle and cannot be told
@@ -23,12 +25,12 @@
 //!   a handle's strings stay valid until the next call on that handle (model names until the
 //!   handle is freed), [`neon_last_error`]'s until the next failing call on the same thread.
 //! - Errors: the message of the last failed call on a handle is `neon_wake_error` /
-//!   `neon_transcriber_error`; every failed call, with or without a
+//!   `neon_transcriber_error` / `neon_vad_error`; every failed call, with or without a
 //!   handle, also sets the calling thread's [`neon_last_error`]. Successful calls leave both
 //!   untouched.
 //!
 //! # Modules
-//! One per handle kind (`wake`, `transcriber`), over the shared machinery: `status`
+//! One per handle kind (`wake`, `transcriber`, `vad`), over the shared machinery: `status`
 //! (status codes, failures, the last error, caught panics), `args` (pointer and length
 //! checks, caller-owned output buffers, strings, session options) and `handle` (the registry
 //! of live handles). Everything C sees is re-exported here.
@@ -40,11 +42,18 @@ mod status;
 mod wake;
 
 mod transcriber;
+mod vad;
 
 pub use status::{neon_last_error, neon_status_string, NeonStatus};
 pub use transcriber::{
     neon_transcribe_f32, neon_transcribe_i16, neon_transcriber_close, neon_transcriber_error,
     neon_transcriber_open, neon_transcriber_text, NeonTranscriber,
+};
+pub use vad::{
+    neon_vad_config_default, neon_vad_error, neon_vad_finish, neon_vad_free, neon_vad_new,
+    neon_vad_probabilities, neon_vad_push_f32, neon_vad_push_i16, neon_vad_reset,
+    neon_vad_segments, neon_vad_speaking, NeonVad, NeonVadConfig, NeonVadSegment,
+    NEON_VAD_WINDOW_SAMPLES,
 };
 pub use wake::{
     neon_wake_detections, neon_wake_error, neon_wake_free, neon_wake_model_count,

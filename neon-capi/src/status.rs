@@ -19,7 +19,8 @@ pub enum NeonStatus {
     /// A pointer was not aligned for its type (e.g. an `int16_t *` at an odd address).
     MisalignedPointer = 2,
     /// An argument is out of range or malformed: a length, a threshold, an unknown model name,
-    /// a bad session option, a string that is not UTF-8, non-finite samples.
+    /// a bad session option or VAD configuration, a string that is not UTF-8, non-finite
+    /// samples.
     InvalidArgument = 3,
     /// A model or weights file is malformed or cannot run.
     Model = 4,
