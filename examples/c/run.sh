@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds examples/c/neon_example.c against the static library of neon-capi and runs it on the
-# committed clips, checking that it detects hey_jarvis and transcribes "open the door".
+# committed clips, checking that it detects hey_jarvis, finds the speech segments of a speech
+# clip (those of `neon vad` on it) and transcribes "open the door".
 #
-#   examples/c/run.sh            # host: release build, wake detection and transcription
+#   examples/c/run.sh            # host: release build, wake detection, VAD and transcription
 #                                # (transcription skipped with a message when
 #                                # models/moonshine/base-en.safetensors is absent)
 #   examples/c/run.sh --aarch64  # cross-build for aarch64-unknown-linux-gnu with
-#                                # aarch64-linux-gnu-gcc, run under qemu-aarch64 (wake only)
+#                                # aarch64-linux-gnu-gcc, run under qemu-aarch64 (wake and VAD)
 set -euo pipefail
 # The same release settings as scripts/release.sh (no debug info), so the two share builds.
 export CARGO_PROFILE_RELEASE_DEBUG=false
@@ -17,6 +18,7 @@ target_dir=${CARGO_TARGET_DIR:-$root/target}
 out=$target_dir/c-example
 mkdir -p "$out"
 wake_clip=models/openwakeword/clips/hey_jarvis.wav
+vad_clip=models/speech/clips/jfk_ask_not.wav
 speech_clip=models/moonshine/clips/open_the_door.wav
 model_dir=models/moonshine
 sources=(examples/c/neon_example.c examples/c/wav.c)
@@ -29,11 +31,11 @@ case "${1:-}" in
     cc "${cflags[@]}" "${sources[@]}" "$target_dir/release/libneon_capi.a" "${libs[@]}" \
         -o "$out/neon_example"
     if [[ -f $model_dir/base-en.safetensors ]]; then
-        output=$("$out/neon_example" "$wake_clip" "$model_dir" "$speech_clip")
+        output=$("$out/neon_example" "$wake_clip" "$vad_clip" "$model_dir" "$speech_clip")
         transcribe=1
     else
-        echo "run.sh: no $model_dir/base-en.safetensors (tools/moonshine/fetch.sh): wake only"
-        output=$("$out/neon_example" "$wake_clip")
+        echo "run.sh: no $model_dir/base-en.safetensors (tools/moonshine/fetch.sh): no text"
+        output=$("$out/neon_example" "$wake_clip" "$vad_clip")
         transcribe=0
     fi
     ;;
@@ -42,7 +44,8 @@ case "${1:-}" in
     cargo build -p neon-capi --release --target $triple
     aarch64-linux-gnu-gcc "${cflags[@]}" "${sources[@]}" \
         "$target_dir/$triple/release/libneon_capi.a" "${libs[@]}" -o "$out/neon_example_aarch64"
-    output=$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/neon_example_aarch64" "$wake_clip")
+    output=$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/neon_example_aarch64" "$wake_clip" \
+        "$vad_clip")
     transcribe=0
     ;;
 *)
@@ -51,9 +54,20 @@ case "${1:-}" in
     ;;
 esac
 
+# The segments `neon vad models/speech/clips/jfk_ask_not.wav` prints.
+vad_segments='vad      0.13 s      2.08 s  speech
+vad      3.07 s      4.22 s  speech
+vad      5.19 s      7.45 s  speech
+vad      7.97 s     10.35 s  speech'
+
 echo "$output"
 if ! grep -q 'hey_jarvis' <<<"$output"; then
     echo "run.sh: FAILED: no hey_jarvis detection" >&2
+    exit 1
+fi
+if [[ $(grep '^vad .* speech$' <<<"$output") != "$vad_segments" ]]; then
+    echo "run.sh: FAILED: the speech segments of $vad_clip are not" >&2
+    echo "$vad_segments" >&2
     exit 1
 fi
 if [[ $transcribe == 1 ]] && ! grep -qi '^text: open the door' <<<"$output"; then
