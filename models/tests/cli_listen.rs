@@ -226,3 +226,51 @@ fn empty_stdin_is_an_error() {
         "neon: stdin: no samples (the input ended before one whole sample)"
     );
 }
+
+/// `--no-speech-ms` longer than `--max-seconds`: silence after the wake word still ends as
+/// `no_speech` (at the maximum), and the text line names the reason; a VAD session option
+/// is refused with the energy endpointer, which runs no VAD.
+#[test]
+fn no_speech_at_the_maximum_and_options_of_the_endpointer_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = model_dir();
+    let wav = dir.path().join("quiet.wav");
+    let mut s = clip("openwakeword/clips/hey_jarvis.wav");
+    s.truncate(16_640);
+    s.extend(silence(5.0));
+    write_wav(&wav, &s);
+    let path = wav.to_str().unwrap();
+    let args = ["listen", path, "--json-lines", "--model-dir", &md, "--no-speech-ms", "30000"];
+    let ev = events(&neon(&[&args[..], &["--max-seconds", "2"]].concat()));
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    assert_eq!(ev[1]["reason"], "no_speech", "{ev:?}");
+    let o = neon(&["listen", path, "--model-dir", &md]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.contains(" text ") && l.ends_with(", no_speech)")), "{out}");
+    let vad_option = r#"silero_vad.exec_plan={"network":"portable"}"#;
+    let o = neon(&[
+        "listen",
+        path,
+        "--model-dir",
+        &md,
+        "--endpointer",
+        "energy",
+        "--session-option",
+        vad_option,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("this command does not run silero_vad"), "{err}");
+    assert!(
+        events(&neon(&[
+            "listen",
+            path,
+            "--model-dir",
+            &md,
+            "--json-lines",
+            "--session-option",
+            vad_option
+        ]))
+        .len()
+            == 2
+    );
+}

@@ -34,7 +34,7 @@ const RATE: f64 = 16_000.0;
 
 #[derive(Args)]
 pub struct ListenArgs {
-    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon listen -`).
     input: String,
@@ -58,12 +58,12 @@ pub struct ListenArgs {
     /// as speech.
     #[arg(long, value_name = "DB", default_value_t = -45.0, allow_negative_numbers = true)]
     speech_dbfs: f32,
-    /// Silence after speech that ends the utterance (ms; default 1500 with `vad`, 700 with
-    /// `energy`).
+    /// Silence after speech that ends the utterance (ms, 100 to 10000; default 1500 with
+    /// `vad`, 700 with `energy`).
     #[arg(long, value_name = "MS")]
     pause_ms: Option<u32>,
     /// Time after the wake word within which speech must start, else the utterance ends
-    /// empty (ms; default 3000 with `vad`, 4000 with `energy`).
+    /// empty (ms, 100 to 30000; default 3000 with `vad`, 4000 with `energy`).
     #[arg(long, value_name = "MS")]
     no_speech_ms: Option<u32>,
     /// Longest utterance (seconds, at most 30: one Moonshine segment).
@@ -134,12 +134,12 @@ impl Utterance {
                 if windows.windows_closed() > 0 {
                     return Ok(Some(Self::vad_end(windows, "pause")));
                 }
+                if at >= (*no_speech).min(*max) && !windows.window_open() {
+                    return Ok(Some(Ended { reason: "no_speech", pieces: Vec::new() }));
+                }
                 if at >= *max {
                     windows.finish().map_err(|e| e.to_string())?;
                     return Ok(Some(Self::vad_end(windows, "max_length")));
-                }
-                if at >= *no_speech && !windows.window_open() {
-                    return Ok(Some(Ended { reason: "no_speech", pieces: Vec::new() }));
                 }
                 Ok(None)
             }
@@ -242,7 +242,8 @@ impl Listener {
                            "reason": reason});
             line(format_args!("{v}"))?;
         } else {
-            line(format_args!("{end_s:8.2} s  text  {text}  ({start_s:.2}-{end_s:.2} s)"))?;
+            let why = if reason == "pause" { String::new() } else { format!(", {reason}") };
+            line(format_args!("{end_s:8.2} s  text  {text}  ({start_s:.2}-{end_s:.2} s{why})"))?;
         }
         self.detector.reset();
         for t in &mut self.triggers {
@@ -318,8 +319,12 @@ const VAD_NO_SPEECH_MS: u32 = 3000;
 
 pub fn run(args: &ListenArgs) -> Result<(), String> {
     check_args(args)?;
-    let families = [Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad];
-    let options = args.session.options(&families, None)?;
+    let families: &[Family] = if args.endpointer == "vad" {
+        &[Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad]
+    } else {
+        &[Family::OpenWakeWord, Family::MoonshineAsr]
+    };
+    let options = args.session.options(families, None)?;
     let team = crate::team(args.threads)?;
     let dir = crate::transcribe::model_dir(args.model_dir.as_deref());
     if !paths(&dir).0.is_file() {

@@ -25,7 +25,7 @@ const SPEECH_RMS: f64 = 3e-3;
 
 #[derive(Args)]
 pub struct TranscribeArgs {
-    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (read to its end).
     input: String,
@@ -198,6 +198,13 @@ fn transcribe(
     }
     for segment in cutter.finish()? {
         t.segment(&mut model, team, &segment)?;
+    }
+    if matches!(cutter, Cutter::Speech(_)) && t.tokens.is_empty() {
+        crate::warn(format_args!(
+            "{}: no speech found by the voice-activity detector (nothing decoded; --vad off \
+             decodes the audio as given)",
+            source.name
+        ));
     }
     // indicatif ignores its own write errors (it draws only when stderr is a terminal).
     if let Some(bar) = progress {

@@ -15,8 +15,8 @@ use crate::{line, SessionArgs};
 
 #[derive(Args)]
 pub struct VadArgs {
-    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate; also
-    /// a FIFO), or `-` for stdin: decoded the same way when it starts with a file header,
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
+    /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file header,
     /// else raw s16le 16 kHz mono.
     input: String,
     /// Print one JSON object at the end: {"probabilities": [one per 512-sample window],
@@ -32,8 +32,8 @@ pub struct VadArgs {
 /// The segment rule's settings (silero-vad's `get_speech_timestamps` defaults).
 #[derive(Args)]
 pub struct SegmentArgs {
-    /// Probability at or above which a window starts speech (silence: below threshold -
-    /// 0.15).
+    /// Probability at or above which a window starts speech (silence: below
+    /// max(threshold - 0.15, 0.01), as silero-vad).
     #[arg(long, value_name = "P", default_value_t = 0.5)]
     threshold: f64,
     /// Shortest speech segment kept (ms).

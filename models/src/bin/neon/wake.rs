@@ -19,7 +19,7 @@ const RATE: usize = 16_000;
 
 #[derive(Args)]
 pub struct WakeArgs {
-    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis, MP3; any channel count and rate;
+    /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon wake -`).
     input: String,
