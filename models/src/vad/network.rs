@@ -11,7 +11,13 @@
 //! padding 1, strides 1, 2, 2, 1; each + bias + ReLU) take it to `[128, 4]`, `[64, 2]`,
 //! `[64, 1]`, `[128, 1]`. One LSTM cell (input 128, hidden 128, PyTorch gate order) updates
 //! the state; ReLU of its output h, a 1x1 conv 128 -> 1 with bias and a sigmoid give the
-//! probability. About 0.68 M multiply-accumulates per window (21 M per second of audio).
+//! probability. 679,552 multiply-accumulates per window (21 M per second of audio).
+//!
+//! The convs write frame-major outputs (`[frames, channels]`, transposed back for the next
+//! conv): with only 4, 2 or 1 output frames, a channel-first output would fill a quarter or
+//! less of each vector, while frame-major rows vectorise over the 64 to 258 output channels
+//! (2.2x faster per window on x86-64, `BENCHMARKS.md`). The last conv's one frame is the
+//! LSTM's frame-major input as it is.
 
 use neon_macros::neon_plan;
 
@@ -39,17 +45,21 @@ neon_plan! {
         output p: [1, 1];
 
         let h = reflect_pad(x, right = 64);
-        let h = conv1d(h, stft, stride = 128);
+        let h = conv1d(h, stft, stride = 128, output = frame_major);
+        let h = transpose(h, to = channel_first);
         let h = complex_magnitude(h);
-        let h = conv1d(h, conv0, conv0_b, padding = 1);
+        let h = conv1d(h, conv0, conv0_b, padding = 1, output = frame_major);
         let h = relu(h);
-        let h = conv1d(h, conv1, conv1_b, stride = 2, padding = 1);
+        let h = transpose(h, to = channel_first);
+        let h = conv1d(h, conv1, conv1_b, stride = 2, padding = 1, output = frame_major);
         let h = relu(h);
-        let h = conv1d(h, conv2, conv2_b, stride = 2, padding = 1);
+        let h = transpose(h, to = channel_first);
+        let h = conv1d(h, conv2, conv2_b, stride = 2, padding = 1, output = frame_major);
         let h = relu(h);
-        let h = conv1d(h, conv3, conv3_b, padding = 1);
+        let h = transpose(h, to = channel_first);
+        let h = conv1d(h, conv3, conv3_b, padding = 1, output = frame_major);
         let h = relu(h);
-        s = lstm_cell(s, h, lstm, lstm_b);
+        s = lstm_cell(s, h, lstm, lstm_b, layout = frame_major);
         let h = last_frames(s, frames = 1, layout = frame_major);
         let h = relu(h);
         let h = linear(h, decoder, decoder_b);
