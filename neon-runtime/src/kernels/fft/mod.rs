@@ -45,7 +45,8 @@
 //! Both backends run this algorithm with the same twiddles; [`Portable`] is plain Rust
 //! (its radix-2 loops vectorise, `portable.rs`), `Neon` is written with `float32x4_t`
 //! intrinsics (`neon.rs`); NEON fuses multiply-adds (`fmla`/`fmls`), so the two agree to
-//! rounding (see below), not bitwise. `X86<I>` runs the portable code. The order of the
+//! rounding (see below), not bitwise. `X86<I>` runs the portable code (but for the magnitudes
+//! of a split spectrum: `x86.rs`). The order of the
 //! steps, the pairing of the stages and the checks are shared ([`FftKernels::rfft`]); a
 //! backend provides the steps (the hooks [`FftKernels::rfft_first_pass`],
 //! [`FftKernels::rfft_radix2`], [`FftKernels::rfft_radix22`], [`FftKernels::rfft_post`]).
@@ -167,13 +168,14 @@
 //! and 18% integer address arithmetic, with no scalar floating point: every butterfly runs
 //! on `float32x4_t`. `rfft_power` adds 0.8 k for the 257 bins.
 
-use super::{BackendType, Portable, X86Isa, X86};
+use super::{BackendType, Portable};
 use crate::error::{Error, ShapeError};
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
 mod twiddles;
+mod x86;
 
 pub use twiddles::{
     fill_twiddles, is_valid_len, sin_cos_turns, twiddle_len, twiddles, MAX_LEN, MIN_LEN,
@@ -479,5 +481,3 @@ fn stages<B: FftKernels>(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
 }
 
 impl FftKernels for Portable {}
-
-impl<I: X86Isa> FftKernels for X86<I> {}
