@@ -142,7 +142,6 @@ WORKLOADS=(
   "insn_vad window|$VAD_FLOPS|Silero VAD, one 512-sample window (32 ms): the SileroVad plan; NEON"
   "insn_vad push|$VAD_FLOPS|Silero VAD Vad::push of one window, steady state (stream buffering included); NEON"
   "insn_vad window portable|$VAD_FLOPS|the same window on the Portable backend"
-  "insn_vad window-fm|$VAD_FLOPS|Silero VAD window, experiment: frame-major conv outputs (benches only, not what Vad runs); NEON"
 )
 
 table="$(mktemp)"

@@ -7,7 +7,7 @@
 # usage: benches/vad-peer.sh [ROUNDS]     (default 5 rounds)
 # env:   PASSES     passes over the clip's 183 windows per case and round (default 30)
 #        BACKENDS   ours (default "best portable": the backend `neon vad` runs, and Portable)
-#        WORKLOADS  ours (default "push run run-fm"; run-fm is an experiment, see time_vad)
+#        WORKLOADS  ours (default "push run")
 #        OUT        directory of the per-round JSON files and the summary
 #                   (default target/vad-peer; summary.json)
 #
@@ -25,7 +25,7 @@ PASSES="${PASSES:-30}"
 OUT="${OUT:-target/vad-peer}"
 py=target/py/silero_vad/bin/python
 read -r -a backends <<<"${BACKENDS:-best portable}"
-read -r -a workloads <<<"${WORKLOADS:-push run run-fm}"
+read -r -a workloads <<<"${WORKLOADS:-push run}"
 
 tools/silero_vad/setup.sh >/dev/null
 cargo build --release --quiet -p neon-benches --bin time_vad

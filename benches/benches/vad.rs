@@ -6,8 +6,6 @@
 //! - `push`: `Vad::push` of the next window's 512 samples (what `neon vad` runs per window);
 //! - `window`: the compiled plan alone, `SileroVad::run` on the next window's 576 inputs
 //!   and the carried `[2, 128]` state (what the peer's `session.run` computes);
-//! - `window_fm`: an experiment, not what `Vad` runs: the same network with frame-major
-//!   conv outputs (`neon_benches::vad::FrameMajorConvs`).
 //!
 //! On `BackendKind::best()` (the backend `neon vad` runs) and on `Portable`. Weights
 //! prepared beforehand, no allocation in the timed calls. Time per iteration = time per
@@ -17,7 +15,7 @@
 use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use neon_benches::vad::{clip, windows, FrameMajorConvs, STATE};
+use neon_benches::vad::{clip, windows, STATE};
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
 use neon_models::vad::WINDOW;
@@ -83,20 +81,6 @@ fn bench<B: Backend>(cr: &mut Criterion) {
         })
     });
 
-    let mut net = FrameMajorConvs::new(&model);
-    let mut state = [0.0f32; STATE];
-    let mut k = 0;
-    g.bench_function("window_fm", |bn| {
-        bn.iter(|| {
-            if k == n {
-                state = [0.0; STATE];
-                k = 0;
-            }
-            let p = net.run::<B>(&model, black_box(&inputs[k]), &mut state);
-            k += 1;
-            p
-        })
-    });
     g.finish();
 }
 

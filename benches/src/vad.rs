@@ -6,15 +6,9 @@
 //! binary `insn_vad`. The clip and its golden are committed files, embedded here so the
 //! qemu binaries need no file access.
 
-use neon_models::vad::detector::VadModel;
 use neon_models::vad::network::SileroVad;
 use neon_models::vad::{CONTEXT, WINDOW};
-use neon_runtime::ops::activation::Activation;
-use neon_runtime::ops::complex::ComplexMagnitude;
-use neon_runtime::ops::conv::{Conv1d, Conv1dGeometry};
-use neon_runtime::ops::layout::Transpose;
-use neon_runtime::ops::pad::ReflectPad;
-use neon_runtime::{Backend, Layout, TensorView, TensorViewMut};
+use neon_runtime::ops::conv::Conv1dGeometry;
 
 /// The clip every VAD benchmark streams: `models/moonshine/clips/train_numbers.wav`
 /// (93,243 samples, 5.8 s of speech: 183 windows, the last one zero-padded).
@@ -83,117 +77,4 @@ pub fn golden() -> Vec<f32> {
         .split(',')
         .map(|v| v.trim().parse::<f64>().expect("a number") as f32)
         .collect()
-}
-
-/// An experiment, not what [`neon_models::vad`] runs: the same window network with every
-/// conv writing its output frame-major (`Conv1d` with `output_layout(FrameMajor)`: im2col
-/// rows of output frames and the packed-B GEMM, whose vectors run along the output
-/// channels), each followed by a transpose back to channel-first for the next conv. The
-/// plan's channel-first convs run the packed-A GEMM, whose vectors run along the output
-/// frames, and this network has only 4, 2 or 1 of them: on x86 most lanes of every vector
-/// are masked off. Operators called one by one on the model's weights (the convs
-/// re-prepared from the embedded file), buffers allocated once; the probability agrees with
-/// ONNX Runtime's to the same tolerance (`time_vad` checks it).
-pub struct FrameMajorConvs {
-    /// STFT, then encoder convs 0..3, with frame-major outputs.
-    convs: [Conv1d<Vec<f32>>; 5],
-    pad: Vec<f32>,
-    fm: Vec<f32>,
-    cf: Vec<f32>,
-    mag: Vec<f32>,
-    scratch: Vec<f32>,
-    lstm_scratch: Vec<f32>,
-    hidden: [f32; 128],
-}
-
-impl FrameMajorConvs {
-    /// The convs of the embedded weights, prepared for frame-major outputs.
-    pub fn new(model: &VadModel) -> Self {
-        use neon_models::error::WeightsSource;
-        use neon_models::vad::names;
-        use neon_models::weights::TensorFile;
-
-        let file = TensorFile::parse(neon_models::vad::WEIGHTS, WeightsSource::Embedded("vad"))
-            .expect("the embedded weights parse");
-        let fm = |g: Conv1dGeometry, w: &'static str, b: Option<&'static str>| {
-            let weight = file.f32(w, &[g.out_channels, g.in_channels, g.kernel]).unwrap();
-            let bias = b.map(|b| file.f32(b, &[g.out_channels]).unwrap());
-            Conv1d::new(g.output_layout(Layout::FrameMajor), weight, bias).unwrap()
-        };
-        let e = names::ENCODER;
-        Self {
-            convs: [
-                fm(SileroVad::STFT, names::STFT, None),
-                fm(SileroVad::CONV0, e[0].0, Some(e[0].1)),
-                fm(SileroVad::CONV1, e[1].0, Some(e[1].1)),
-                fm(SileroVad::CONV2, e[2].0, Some(e[2].1)),
-                fm(SileroVad::CONV3, e[3].0, Some(e[3].1)),
-            ],
-            pad: vec![0.0; INPUT + 64],
-            fm: vec![0.0; 258 * 4],
-            cf: vec![0.0; 258 * 4],
-            mag: vec![0.0; 129 * 4],
-            scratch: vec![0.0; 1 << 14],
-            lstm_scratch: vec![0.0; model.weights.lstm.scratch_len()],
-            hidden: [0.0; 128],
-        }
-    }
-
-    /// One window: `x` the 576 inputs, `state` the carried `[2, 128]` LSTM state (updated);
-    /// returns the speech probability.
-    pub fn run<B: Backend>(&mut self, model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
-        let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
-        let w = &model.weights;
-        let mut pv = TensorViewMut::new(&mut self.pad, &[1, INPUT + 64], cf).unwrap();
-        ReflectPad::new(0, 64).run(&TensorView::new(x, &[1, INPUT], cf).unwrap(), &mut pv).unwrap();
-        // Each conv: channel-first input `[c, t]` -> frame-major `[t', c']` in `self.fm`
-        // (ReLU for the encoder convs) -> transposed to channel-first in `self.cf`; the STFT's
-        // output goes on through the magnitudes into `self.mag`.
-        let mut dims = [1, INPUT + 64];
-        for (i, conv) in self.convs.iter().enumerate() {
-            let g = conv.geometry();
-            let t = g.output_frames(dims[1]).unwrap();
-            let n = g.out_channels * t;
-            let input = match i {
-                0 => &self.pad[..],
-                1 => &self.mag[..],
-                _ => &self.cf[..dims[0] * dims[1]],
-            };
-            let xv = TensorView::new(input, &dims, cf).unwrap();
-            let mut yv = TensorViewMut::new(&mut self.fm[..n], &[t, g.out_channels], fm).unwrap();
-            conv.run::<B>(&xv, &mut yv, &mut self.scratch).unwrap();
-            if i > 0 {
-                Activation::Relu.run_in_place::<B>(&mut yv).unwrap();
-            }
-            let mut tv = TensorViewMut::new(&mut self.cf[..n], &[g.out_channels, t], cf).unwrap();
-            Transpose::new(cf)
-                .run::<B>(
-                    &TensorView::new(&self.fm[..n], &[t, g.out_channels], fm).unwrap(),
-                    &mut tv,
-                )
-                .unwrap();
-            dims = [g.out_channels, t];
-            if i == 0 {
-                let mut mv = TensorViewMut::new(&mut self.mag, &[129, 4], cf).unwrap();
-                ComplexMagnitude
-                    .run::<B>(&TensorView::new(&self.cf[..n], &dims, cf).unwrap(), &mut mv)
-                    .unwrap();
-                dims = [129, 4];
-            }
-        }
-        // The last conv's output [128, 1] is the LSTM's input frame.
-        let mut sv = TensorViewMut::new(state, &[2, 128], fm).unwrap();
-        let xv = match SileroVad::LSTM.layout {
-            Layout::ChannelFirst => TensorView::new(&self.cf[..128], &[128, 1], cf),
-            Layout::FrameMajor => TensorView::new(&self.cf[..128], &[1, 128], fm),
-        };
-        w.lstm.run::<B>(&mut sv, &xv.unwrap(), &mut self.lstm_scratch).unwrap();
-        self.hidden.copy_from_slice(&state[128..]);
-        Activation::Relu.apply::<B>(&mut self.hidden).unwrap();
-        let mut p = [0.0f32];
-        let hv = TensorView::new(&self.hidden, &[1, 128], fm).unwrap();
-        w.decoder.run::<B>(&hv, &mut TensorViewMut::new(&mut p, &[1, 1], fm).unwrap()).unwrap();
-        Activation::Sigmoid.apply::<B>(&mut p).unwrap();
-        p[0]
-    }
 }

@@ -19,11 +19,10 @@
 //! - `steps`: the plan's steps as separate operator calls on the same window and state,
 //!   each kind in its own region (printed by `count-insns.sh --region` without `--quiet`
 //!   as `region_insns[id]`): 1 reflect pad, 2 STFT conv, 3 magnitudes, 4..7 encoder convs
-//!   0..3, 8 the five ReLUs, 9 LSTM cell, 10 decoder (the state's h, linear, sigmoid). The
-//!   probability is checked bit for bit against the plan's. `steps:N` marks only region
-//!   `N`, for `count-insns.sh --sym` of one step;
-//! - `window-fm` (an experiment, not what `Vad` runs): `window` with every conv writing
-//!   its output frame-major and a transpose after it (`neon_benches::vad::FrameMajorConvs`).
+//!   0..3 (frame-major outputs, as the plan), 8 the four ReLUs, 9 LSTM cell, 10 decoder
+//!   (the state's h, ReLU, linear, sigmoid), 11 the four transposes back to channel-first.
+//!   The probability is checked bit for bit against the plan's. `steps:N` marks only region
+//!   `N`, for `count-insns.sh --sym` of one step.
 //!
 //! FLOPs (in `insn-count.sh`): 2 x `neon_benches::vad::MACS_PER_WINDOW` (679,552
 //! multiply-adds). After the region the probability is checked against ONNX Runtime's
@@ -32,9 +31,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use neon_benches::vad::{
-    clip, golden, windows, FrameMajorConvs, COUNTED_WINDOW, MACS_PER_WINDOW, STATE,
-};
+use neon_benches::vad::{clip, golden, windows, COUNTED_WINDOW, MACS_PER_WINDOW, STATE};
 use neon_benches::{region_start, region_stop};
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
@@ -42,6 +39,7 @@ use neon_models::vad::WINDOW;
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::Conv1d;
+use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::{Backend, Layout, Portable, TensorView, TensorViewMut};
 
@@ -50,10 +48,10 @@ type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = Portable;
 
-const USAGE: &str = "usage: insn_vad window | push | steps[:N] | window-fm  [portable]";
+const USAGE: &str = "usage: insn_vad window | push | steps[:N]  [portable]";
 
 /// The only region `steps` marks (`steps:N`), or 0 for all (read inside the regions of
-/// `steps` only: `window`, `push` and `window-fm` mark theirs directly).
+/// `steps` only: `window` and `push` mark theirs directly).
 static ONLY: AtomicU64 = AtomicU64::new(0);
 
 fn step_start(id: u64) {
@@ -74,74 +72,73 @@ fn step_stop(id: u64) {
 /// returns the probability.
 fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
     let w = &model.weights;
-    let cf = Layout::ChannelFirst;
-    fn view(d: &[f32], dims: [usize; 2]) -> TensorView<'_> {
-        TensorView::new(d, &dims, Layout::ChannelFirst).unwrap()
-    }
+    let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
     // Every buffer is allocated before the first region.
     let mut pad = vec![0.0; 640];
+    let mut out = vec![0.0; 258 * 4]; // a conv's frame-major output
     let mut spec = vec![0.0; 258 * 4];
-    let mut mag = vec![0.0; 129 * 4];
-    let mut h = [vec![0.0; 128 * 4], vec![0.0; 64 * 2], vec![0.0; 64], vec![0.0; 128]];
+    let mut h = vec![0.0; 129 * 4]; // the next conv's channel-first input
     let mut scratch = vec![0.0; 1 << 14];
     let mut lstm_scratch = vec![0.0; w.lstm.scratch_len()];
     let mut hidden = [0.0f32; 128];
     let mut p = [0.0f32];
-    let conv = |c: &Conv1d<Vec<f32>>, x: &[f32], dims: [usize; 2], y: &mut [f32], s: &mut [f32]| {
-        let g = c.geometry();
-        let t = g.output_frames(dims[1]).unwrap();
-        let mut yv = TensorViewMut::new(y, &[g.out_channels, t], cf).unwrap();
-        c.run::<B>(&view(x, dims), &mut yv, s).unwrap();
-        [g.out_channels, t]
-    };
-    let relu = |y: &mut [f32], dims: [usize; 2]| {
-        step_start(8);
-        let mut v = TensorViewMut::new(y, &dims, cf).unwrap();
-        Activation::Relu.run_in_place::<B>(&mut v).unwrap();
-        step_stop(8);
+    // Conv `c` (region `id`) of the channel-first `x` `dims` into `out` frame-major, ReLU
+    // (region 8) unless it is the STFT; returns its `[frames, channels]`.
+    let conv =
+        |c: &Conv1d<Vec<f32>>, id, x: &[f32], dims: [usize; 2], out: &mut [f32], s: &mut [f32]| {
+            let g = c.geometry();
+            let t = g.output_frames(dims[1]).unwrap();
+            let n = t * g.out_channels;
+            let mut yv = TensorViewMut::new(&mut out[..n], &[t, g.out_channels], fm).unwrap();
+            step_start(id);
+            c.run::<B>(&TensorView::new(&x[..dims[0] * dims[1]], &dims, cf).unwrap(), &mut yv, s)
+                .unwrap();
+            step_stop(id);
+            if id != 2 {
+                step_start(8);
+                Activation::Relu.run_in_place::<B>(&mut yv).unwrap();
+                step_stop(8);
+            }
+            [t, g.out_channels]
+        };
+    // The frame-major `[t, c]` in `out` to channel-first `[c, t]` in `y` (region 11).
+    let transpose = |out: &[f32], [t, c]: [usize; 2], y: &mut [f32]| {
+        step_start(11);
+        let mut yv = TensorViewMut::new(&mut y[..t * c], &[c, t], cf).unwrap();
+        Transpose::new(cf)
+            .run::<B>(&TensorView::new(&out[..t * c], &[t, c], fm).unwrap(), &mut yv)
+            .unwrap();
+        step_stop(11);
+        [c, t]
     };
 
     step_start(1);
     let mut pv = TensorViewMut::new(&mut pad, &[1, 640], cf).unwrap();
-    ReflectPad::new(0, 64).run(&view(x, [1, 576]), &mut pv).unwrap();
+    ReflectPad::new(0, 64).run(&TensorView::new(x, &[1, 576], cf).unwrap(), &mut pv).unwrap();
     step_stop(1);
-    step_start(2);
-    let dims = conv(&w.stft, &pad, [1, 640], &mut spec, &mut scratch);
-    step_stop(2);
+    let d = conv(&w.stft, 2, &pad, [1, 640], &mut out, &mut scratch);
+    let d = transpose(&out, d, &mut spec);
     step_start(3);
-    let mut mv = TensorViewMut::new(&mut mag, &[129, 4], cf).unwrap();
-    ComplexMagnitude.run::<B>(&view(&spec, dims), &mut mv).unwrap();
+    let mut mv = TensorViewMut::new(&mut h, &[129, 4], cf).unwrap();
+    ComplexMagnitude.run::<B>(&TensorView::new(&spec, &d, cf).unwrap(), &mut mv).unwrap();
     step_stop(3);
-    let [h0, h1, h2, h3] = &mut h;
-    step_start(4);
-    let dims = conv(&w.conv0, &mag, [129, 4], h0, &mut scratch);
-    step_stop(4);
-    relu(h0, dims);
-    step_start(5);
-    let dims = conv(&w.conv1, h0, dims, h1, &mut scratch);
-    step_stop(5);
-    relu(h1, dims);
-    step_start(6);
-    let dims = conv(&w.conv2, h1, dims, h2, &mut scratch);
-    step_stop(6);
-    relu(h2, dims);
-    step_start(7);
-    let dims = conv(&w.conv3, h2, dims, h3, &mut scratch);
-    step_stop(7);
-    relu(h3, dims);
+    let mut dims = [129, 4];
+    for (id, c) in [(4, &w.conv0), (5, &w.conv1), (6, &w.conv2)] {
+        let d = conv(c, id, &h.clone(), dims, &mut out, &mut scratch);
+        dims = transpose(&out, d, &mut h);
+    }
+    // The last conv's one frame is the LSTM's frame-major input as it is.
+    conv(&w.conv3, 7, &h.clone(), dims, &mut out, &mut scratch);
     step_start(9);
-    let mut sv = TensorViewMut::new(state, &[2, 128], Layout::FrameMajor).unwrap();
-    let xv = match SileroVad::LSTM.layout {
-        Layout::ChannelFirst => view(h3, [128, 1]),
-        Layout::FrameMajor => TensorView::new(h3, &[1, 128], Layout::FrameMajor).unwrap(),
-    };
+    let mut sv = TensorViewMut::new(state, &[2, 128], fm).unwrap();
+    let xv = TensorView::new(&out[..128], &[1, 128], fm).unwrap();
     w.lstm.run::<B>(&mut sv, &xv, &mut lstm_scratch).unwrap();
     step_stop(9);
-    hidden.copy_from_slice(&state[128..]);
-    relu(&mut hidden, [1, 128]);
     step_start(10);
-    let hv = TensorView::new(&hidden, &[1, 128], Layout::FrameMajor).unwrap();
-    let mut yv = TensorViewMut::new(&mut p, &[1, 1], Layout::FrameMajor).unwrap();
+    hidden.copy_from_slice(&state[128..]);
+    Activation::Relu.apply::<B>(&mut hidden).unwrap();
+    let hv = TensorView::new(&hidden, &[1, 128], fm).unwrap();
+    let mut yv = TensorViewMut::new(&mut p, &[1, 1], fm).unwrap();
     w.decoder.run::<B>(&hv, &mut yv).unwrap();
     Activation::Sigmoid.apply::<B>(&mut p).unwrap();
     step_stop(10);
@@ -174,18 +171,6 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             region_stop(1);
             r.unwrap();
             p[0]
-        }
-        "window-fm" => {
-            let inputs = windows(&samples);
-            let mut net = FrameMajorConvs::new(&model);
-            let mut state = [0.0f32; STATE];
-            for x in &inputs[..k] {
-                net.run::<B>(&model, x, &mut state);
-            }
-            region_start(1);
-            let p = net.run::<B>(&model, &inputs[k], &mut state);
-            region_stop(1);
-            p
         }
         "push" => {
             let mut vad = Vad::new(model, B::KIND).unwrap();

@@ -12,8 +12,6 @@
 //! - `run`: the compiled plan alone, `SileroVad::run` on the window's 576 inputs (64 samples
 //!   of context, then the 512 new ones) and the carried `[2, 128]` state: what the peer's
 //!   `session.run` computes;
-//! - `run-fm` (an experiment, not what `Vad` runs; not in the defaults): the same network
-//!   with frame-major conv outputs (`neon_benches::vad::FrameMajorConvs`).
 //!
 //! Each call is timed on its own (`Instant`, about 20 ns of overhead); after one warm-up
 //! pass, `--passes` passes (default 30) are timed: the median (10th and 90th percentiles,
@@ -24,14 +22,14 @@
 //! within 1e-4). Weights prepared and buffers allocated beforehand; no allocation per call.
 //!
 //! Usage: `time_vad [--passes N] [--backends best portable x86-avx2 x86-avx512]
-//! [--workloads push run run-fm] [--json FILE]` (defaults: backends `best portable`,
+//! [--workloads push run] [--json FILE]` (defaults: backends `best portable`,
 //! workloads `push run`).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-use neon_benches::vad::{clip, golden, windows, FrameMajorConvs, INPUT, STATE};
+use neon_benches::vad::{clip, golden, windows, INPUT, STATE};
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
 use neon_models::vad::WINDOW;
@@ -139,17 +137,6 @@ fn time<B: Backend>(c: &Case<'_>, workload: &str) -> Timing {
             }
             *cpu += cpu_seconds() - c0;
         }
-        "run-fm" => {
-            let mut net = FrameMajorConvs::new(&c.model);
-            let mut state = [0.0f32; STATE];
-            let c0 = cpu_seconds();
-            for (k, x) in c.inputs.iter().enumerate() {
-                let t0 = Instant::now();
-                probs[k] = net.run::<B>(&c.model, x, &mut state);
-                calls.push(t0.elapsed().as_secs_f64());
-            }
-            *cpu += cpu_seconds() - c0;
-        }
         _ => {
             let mut state = [0.0f32; STATE];
             let mut ws = Box::new(SileroVadWorkspace::new());
@@ -194,7 +181,7 @@ fn main() {
     let usage = || -> ! {
         eprintln!(
             "usage: time_vad [--passes N] [--backends best portable x86-avx2 x86-avx512] \
-             [--workloads push run run-fm] [--json FILE]"
+             [--workloads push run] [--json FILE]"
         );
         std::process::exit(2);
     };
@@ -232,7 +219,7 @@ fn main() {
     if passes == 0
         || kinds.is_empty()
         || workloads.is_empty()
-        || !workloads.iter().all(|w| ["push", "run", "run-fm"].contains(&w.as_str()))
+        || !workloads.iter().all(|w| ["push", "run"].contains(&w.as_str()))
     {
         usage();
     }
