@@ -22,7 +22,8 @@
 //! [`softmax`], [`layout`] (transpose, reshape), [`sequence`] (frames concatenated, kept,
 //! written into a state), [`pad`] (reflection padding), [`complex`] (magnitudes of stacked
 //! real and imaginary channels), [`lstm`] (one LSTM cell step on a caller-owned state),
-//! [`embedding`], [`rotary`], [`attention`] (over a KV cache), [`istft`] (inverse STFT).
+//! [`embedding`], [`rotary`], [`attention`] (over a KV cache), [`stft`] (magnitude STFT),
+//! [`istft`] (inverse STFT).
 //!
 //! Storage is generic: `S: AsRef<[f32]>`: `Vec<f32>` (feature `alloc`), `&'static [f32]`,
 //! or anything else that derefs to a slice (int8 weights likewise: `Q: AsRef<[i8]>`, see
@@ -70,6 +71,7 @@ pub mod quant;
 pub mod rotary;
 pub mod sequence;
 pub mod softmax;
+pub mod stft;
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
