@@ -21,6 +21,7 @@ use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
+use neon_runtime::ops::stft::StftMagnitudeGeometry;
 use neon_runtime::ops::{InPlace, ShapeRule};
 use neon_runtime::{Layout, Shape, ShapeError};
 use proc_macro2::Span;
@@ -197,6 +198,8 @@ pub enum Op {
     LastFrames(LastFrames),
     ReflectPad(ReflectPad),
     ComplexMagnitude(ComplexMagnitude),
+    /// Magnitude STFT of a mono signal (owns its window).
+    StftMagnitude(StftMagnitudeGeometry),
     /// Writes into the state given as its first argument at the scalar `at`.
     WriteFrames(WriteFrames, Ident),
     /// Rotary embedding at the optional scalar position `at` (default 0).
@@ -236,6 +239,7 @@ macro_rules! with_rule {
             Op::LastFrames($r) => $body,
             Op::ReflectPad($r) => $body,
             Op::ComplexMagnitude($r) => $body,
+            Op::StftMagnitude($r) => $body,
             Op::WriteFrames($r, _) => $body,
             Op::Rotary($r, _) => $body,
             Op::Attention($r, _) => $body,
@@ -298,6 +302,7 @@ impl Op {
             Op::ResidualConv(g) => g.scratch_len(dim(1)),
             Op::ConvNeXt(g) => g.scratch_len(dim(1)),
             Op::LstmCell(g) => g.scratch_len(),
+            Op::StftMagnitude(g) => g.scratch_len(),
             _ => 0,
         }
     }

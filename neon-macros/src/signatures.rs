@@ -23,6 +23,7 @@ use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::ops::softmax::Softmax;
+use neon_runtime::ops::stft::StftMagnitudeGeometry;
 use neon_runtime::{Layout, Shape};
 use syn::Ident;
 
@@ -46,7 +47,8 @@ pub fn signature(name: &str) -> Option<&'static [Slot]> {
         "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
             &[Tensor, Weight, OptionalWeight]
         }
-        "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext" => &[Tensor, Weight],
+        "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext"
+        | "stft_magnitude" => &[Tensor, Weight],
         "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
         | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary"
         | "complex_magnitude" | "reflect_pad" => &[Tensor],
@@ -470,6 +472,25 @@ fn resolve_op(
             Op::ConvNeXt(ConvNeXtGeometry::new(channels, hidden, kernel).eps(eps))
         }
         "complex_magnitude" => Op::ComplexMagnitude(ComplexMagnitude),
+        "stft_magnitude" => {
+            let w = w.expect("signature has a weight");
+            let hop = opts.required_usize("hop", callee);
+            weight_rank(op, w, 1, "a window [n_fft]")?;
+            // Rule: the window's length is a size of the runtime's real FFT.
+            if !neon_runtime::kernels::fft::is_valid_len(w.shape[0]) {
+                return Err(syn::Error::new(
+                    w.name.span(),
+                    format!(
+                        "stft_magnitude expects a window of a power-of-two length in 16..=65536 (the real FFT's sizes), `{}` has shape {:?}",
+                        w.name, w.shape
+                    ),
+                ));
+            }
+            let Some(hop) = hop else {
+                return Ok(None);
+            };
+            Op::StftMagnitude(StftMagnitudeGeometry::new(w.shape[0], hop))
+        }
         "reflect_pad" => {
             Op::ReflectPad(ReflectPad::new(opts.usize("left", 0), opts.usize("right", 0)))
         }

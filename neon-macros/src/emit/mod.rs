@@ -393,6 +393,12 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 let x = view(0);
                 quote!(#unit.run::<B>(#x, #out_view)?;)
             }
+            Op::StftMagnitude(_) => {
+                let f = &c.weights[s.weight.unwrap_or(0)].name;
+                let x = view(0);
+                let scr = scratch_expr.clone().unwrap_or_else(|| quote!(&mut []));
+                quote!(weights.#f.run::<B>(#x, #out_view, #scr)?;)
+            }
             Op::WriteFrames(g, at) => {
                 let l = layout_tokens(&krate, g.layout);
                 let x = view(1);

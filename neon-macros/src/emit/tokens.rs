@@ -13,6 +13,7 @@ use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::ops::rotary::RotaryGeometry;
+use neon_runtime::ops::stft::StftMagnitudeGeometry;
 use neon_runtime::Layout;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -56,6 +57,7 @@ pub fn weight_type(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
         }
         Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
         Op::LstmCell(_) => quote!(#krate::ops::lstm::LstmCell),
+        Op::StftMagnitude(_) => quote!(#krate::ops::stft::StftMagnitude),
         Op::ResidualConv(_) => quote!(#krate::blocks::ResidualConv),
         Op::ConvNeXt(_) => quote!(#krate::blocks::ConvNeXt),
         _ => return None,
@@ -190,6 +192,13 @@ pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, Tok
                     input: #input, hidden: #hidden, layout: #l,
                 }),
                 quote!(#krate::ops::lstm::LstmCellGeometry),
+            )
+        }
+        Op::StftMagnitude(g) => {
+            let StftMagnitudeGeometry { n_fft, hop } = *g;
+            (
+                quote!(#krate::ops::stft::StftMagnitudeGeometry { n_fft: #n_fft, hop: #hop }),
+                quote!(#krate::ops::stft::StftMagnitudeGeometry),
             )
         }
         Op::ResidualConv(g) => {
