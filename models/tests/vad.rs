@@ -180,6 +180,28 @@ fn the_embedded_weights_are_the_converted_file() {
     assert!(e.to_string().contains("cut"), "{e}");
 }
 
+/// The plan's FFT is the STFT basis only when the basis is its row 0 times cos / -sin: a
+/// basis with one entry off by 1e-3 (another model's) is refused, naming the tensor.
+#[test]
+fn another_stft_basis_is_refused() {
+    let mut bytes = neon_models::vad::WEIGHTS.to_vec();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
+    let at = header.find("\"stft.basis\"").unwrap();
+    let offsets = &header[at..];
+    let start = offsets.find("\"data_offsets\":[").unwrap() + "\"data_offsets\":[".len();
+    let begin: usize = offsets[start..].split(',').next().unwrap().trim().parse().unwrap();
+    // Row 5 (bin 5's real part), column 10.
+    let p = 8 + header_len + begin + 4 * (5 * 256 + 10);
+    let v = f32::from_le_bytes(bytes[p..p + 4].try_into().unwrap()) + 1e-3;
+    bytes[p..p + 4].copy_from_slice(&v.to_le_bytes());
+    let e = VadModel::from_bytes(&bytes, neon_models::error::WeightsSource::Embedded("basis"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("stft.basis") && e.contains("row 5"), "{e}");
+}
+
 /// `neon vad` as a user runs it (host only, as the other CLI tests): `--json` gives the
 /// library's probabilities bit for bit and the segments of silero-vad's rule; the text form
 /// one line per segment and a summary; stdin works; bad input is a one-line error.

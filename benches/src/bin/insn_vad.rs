@@ -18,9 +18,11 @@
 //!   the plan, the context shift;
 //! - `steps`: the plan's steps as separate operator calls on the same window and state,
 //!   each kind in its own region (printed by `count-insns.sh --region` without `--quiet`
-//!   as `region_insns[id]`): 1 reflect pad, 2 STFT conv, 3 magnitudes, 4..7 encoder convs
-//!   0..3 (frame-major outputs, as the plan), 8 the four ReLUs, 9 LSTM cell, 10 decoder
-//!   (the state's h, ReLU, linear, sigmoid), 11 the four transposes back to channel-first.
+//!   as `region_insns[id]`): 1 reflect pad, 2 STFT (window, 256-point real FFT and
+//!   magnitudes of the 4 frames; 3, the magnitudes of the former STFT conv, is no longer
+//!   marked), 4..7 encoder convs 0..3 (frame-major outputs, as the plan), 8 the four ReLUs,
+//!   9 LSTM cell, 10 decoder (the state's h, ReLU, linear, sigmoid), 11 the three transposes
+//!   back to channel-first.
 //!   The probability is checked bit for bit against the plan's. `steps:N` marks only region
 //!   `N`, for `count-insns.sh --sym` of one step.
 //!
@@ -37,7 +39,6 @@ use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
 use neon_models::vad::WINDOW;
 use neon_runtime::ops::activation::Activation;
-use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::Conv1d;
 use neon_runtime::ops::layout::Transpose;
 use neon_runtime::ops::pad::ReflectPad;
@@ -75,15 +76,15 @@ fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
     let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
     // Every buffer is allocated before the first region.
     let mut pad = vec![0.0; 640];
-    let mut out = vec![0.0; 258 * 4]; // a conv's frame-major output
-    let mut spec = vec![0.0; 258 * 4];
+    let mut out = vec![0.0; 128 * 4]; // a conv's frame-major output
     let mut h = vec![0.0; 129 * 4]; // the next conv's channel-first input
     let mut scratch = vec![0.0; 1 << 14];
+    let mut stft_scratch = vec![0.0; w.stft_window.scratch_len()];
     let mut lstm_scratch = vec![0.0; w.lstm.scratch_len()];
     let mut hidden = [0.0f32; 128];
     let mut p = [0.0f32];
     // Conv `c` (region `id`) of the channel-first `x` `dims` into `out` frame-major, ReLU
-    // (region 8) unless it is the STFT; returns its `[frames, channels]`.
+    // (region 8); returns its `[frames, channels]`.
     let conv =
         |c: &Conv1d<Vec<f32>>, id, x: &[f32], dims: [usize; 2], out: &mut [f32], s: &mut [f32]| {
             let g = c.geometry();
@@ -94,11 +95,9 @@ fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
             c.run::<B>(&TensorView::new(&x[..dims[0] * dims[1]], &dims, cf).unwrap(), &mut yv, s)
                 .unwrap();
             step_stop(id);
-            if id != 2 {
-                step_start(8);
-                Activation::Relu.run_in_place::<B>(&mut yv).unwrap();
-                step_stop(8);
-            }
+            step_start(8);
+            Activation::Relu.run_in_place::<B>(&mut yv).unwrap();
+            step_stop(8);
             [t, g.out_channels]
         };
     // The frame-major `[t, c]` in `out` to channel-first `[c, t]` in `y` (region 11).
@@ -116,12 +115,11 @@ fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
     let mut pv = TensorViewMut::new(&mut pad, &[1, 640], cf).unwrap();
     ReflectPad::new(0, 64).run(&TensorView::new(x, &[1, 576], cf).unwrap(), &mut pv).unwrap();
     step_stop(1);
-    let d = conv(&w.stft, 2, &pad, [1, 640], &mut out, &mut scratch);
-    let d = transpose(&out, d, &mut spec);
-    step_start(3);
+    step_start(2);
     let mut mv = TensorViewMut::new(&mut h, &[129, 4], cf).unwrap();
-    ComplexMagnitude.run::<B>(&TensorView::new(&spec, &d, cf).unwrap(), &mut mv).unwrap();
-    step_stop(3);
+    let pv = TensorView::new(&pad, &[1, 640], cf).unwrap();
+    w.stft_window.run::<B>(&pv, &mut mv, &mut stft_scratch).unwrap();
+    step_stop(2);
     let mut dims = [129, 4];
     for (id, c) in [(4, &w.conv0), (5, &w.conv1), (6, &w.conv2)] {
         let d = conv(c, id, &h.clone(), dims, &mut out, &mut scratch);

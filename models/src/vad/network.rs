@@ -5,17 +5,24 @@
 //! `data/silero_vad.onnx`; checked by `tools/silero_vad/`): the input is the window's 512
 //! samples after the last 64 samples of the previous window (zeros before the first), 576
 //! in all, values in `[-1, 1]`. It is reflect-padded by 64 samples on the right (640), cut
-//! into 4 frames of 256 samples every 128 by the STFT as a convolution (basis
-//! `[258, 1, 256]`: 129 real rows, then 129 imaginary rows; no window beyond what the basis
-//! holds), whose magnitude `sqrt(re^2 + im^2)` gives `[129, 4]`. Four conv1d (kernel 3,
-//! padding 1, strides 1, 2, 2, 1; each + bias + ReLU) take it to `[128, 4]`, `[64, 2]`,
-//! `[64, 1]`, `[128, 1]`. One LSTM cell (input 128, hidden 128, PyTorch gate order) updates
-//! the state; ReLU of its output h, a 1x1 conv 128 -> 1 with bias and a sigmoid give the
-//! probability. 679,552 multiply-accumulates per window (21 M per second of audio).
+//! into 4 frames of 256 samples every 128 by the STFT (in the model a convolution with a
+//! basis `[258, 1, 256]`: 129 real rows, then 129 imaginary rows, a periodic Hann window
+//! times `cos` and `-sin`), whose magnitude `sqrt(re^2 + im^2)` gives `[129, 4]`. Four
+//! conv1d (kernel 3, padding 1, strides 1, 2, 2, 1; each + bias + ReLU) take it to
+//! `[128, 4]`, `[64, 2]`, `[64, 1]`, `[128, 1]`. One LSTM cell (input 128, hidden 128,
+//! PyTorch gate order) updates the state; ReLU of its output h, a 1x1 conv 128 -> 1 with
+//! bias and a sigmoid give the probability. 679,552 multiply-accumulates per window as the model computes it (21 M
+//! per second of audio), 39% of them the STFT's convolution.
+//!
+//! The STFT runs as one: [`stft_magnitude`](neon_runtime::ops::stft) windows each frame and
+//! takes its real FFT (256 points) and magnitudes, instead of the 264,192 multiply-adds and
+//! 264 KB of basis per window of the convolution; its window is the basis's row 0 (bin 0's
+//! real part, `w[j] cos 0`), and the loader checks that the basis is that window times
+//! `cos`/`-sin` ([`load`](super::load)).
 //!
 //! The convs write frame-major outputs (`[frames, channels]`, transposed back for the next
 //! conv): with only 4, 2 or 1 output frames, a channel-first output would fill a quarter or
-//! less of each vector, while frame-major rows vectorise over the 64 to 258 output channels
+//! less of each vector, while frame-major rows vectorise over the 64 or 128 output channels
 //! (2.2x faster per window on x86-64, `BENCHMARKS.md`). The last conv's one frame is the
 //! LSTM's frame-major input as it is.
 
@@ -27,7 +34,7 @@ neon_plan! {
     /// zeros at the start of a stream) -> the speech probability `p` `[1, 1]`; `s` is
     /// updated in place.
     pub plan SileroVad {
-        weight stft: f32[258, 1, 256];
+        weight stft_window: f32[256];
         weight conv0: f32[128, 129, 3];
         weight conv0_b: f32[128];
         weight conv1: f32[64, 128, 3];
@@ -45,9 +52,7 @@ neon_plan! {
         output p: [1, 1];
 
         let h = reflect_pad(x, right = 64);
-        let h = conv1d(h, stft, stride = 128, output = frame_major);
-        let h = transpose(h, to = channel_first);
-        let h = complex_magnitude(h);
+        let h = stft_magnitude(h, stft_window, hop = 128);
         let h = conv1d(h, conv0, conv0_b, padding = 1, output = frame_major);
         let h = relu(h);
         let h = transpose(h, to = channel_first);
