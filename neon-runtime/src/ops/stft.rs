@@ -8,11 +8,13 @@
 //! [`ReflectPad`](crate::ops::pad::ReflectPad)). Per frame, in f32:
 //!
 //! 1. `y[j] = x[hop t + j] * w[j]`, `w` the analysis window `[n_fft]` (the operator's
-//!    weight, e.g. a periodic Hann window, [`periodic_hann`](crate::ops::istft::periodic_hann));
+//!    weight, e.g. a periodic Hann window,
+//!    [`periodic_hann`](crate::ops::istft::periodic_hann));
 //! 2. `Y = rfft(y)`, the unnormalised DFT `Y[k] = sum_j y[j] exp(-2 pi i j k / n_fft)`,
-//!    `k = 0..=n_fft/2` ([`FftKernels::rfft`]);
-//! 3. `out[k, t] = sqrt(Re Y[k]^2 + Im Y[k]^2)` ([`FftKernels::magnitude_spectrum`]: both
-//!    squares rounded, their sum rounded, the correctly rounded square root).
+//!    `k = 0..=n_fft/2` ([`FftKernels::rfft`](crate::kernels::FftKernels::rfft));
+//! 3. `out[k, t] = sqrt(Re Y[k]^2 + Im Y[k]^2)`
+//!    ([`FftKernels::magnitude_spectrum`](crate::kernels::FftKernels::magnitude_spectrum):
+//!    both squares rounded, their sum rounded, the correctly rounded square root).
 //!
 //! The output is `[n_fft/2 + 1, frames]`, channel-first (bins are channels): what a conv1d
 //! with the `[n_fft + 2, 1, n_fft]` basis `w[j] cos(2 pi j k / n)` (rows `k = 0..=n/2`), then
