@@ -51,9 +51,21 @@ pub const BASIS_TOLERANCE: f32 = 1e-6;
 /// [`BASIS_TOLERANCE`] of that form.
 ///
 /// # Errors
-/// [`Error::Weights`] naming [`names::STFT`] and the first entry that differs.
-pub fn window_from_basis(file: &TensorFile<'_>, basis: &[f32], n: usize) -> Result<Vec<f32>, Error> {
+/// [`Error::Weights`] naming [`names::STFT`]: a basis of another length than `(n + 2) n`,
+/// or the first entry that differs.
+pub fn window_from_basis(
+    file: &TensorFile<'_>,
+    basis: &[f32],
+    n: usize,
+) -> Result<Vec<f32>, Error> {
     let bins = n / 2 + 1;
+    if n == 0 || basis.len() != 2 * bins * n {
+        return Err(Error::Weights {
+            source: file.source().clone(),
+            tensor: names::STFT,
+            reason: WeightsReason::Shape { expected: [2 * bins, 1, n, 0], rank: 3 },
+        });
+    }
     let window = basis[..n].to_vec();
     // cos and sin of `i / n` turns, `i < n`: the angle of `j k` is `j k mod n`.
     let (cos, sin): (Vec<f64>, Vec<f64>) = (0..n as u64)
