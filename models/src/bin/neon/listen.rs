@@ -91,7 +91,7 @@ enum Utterance {
     Energy { endpointer: Endpointer, audio: Vec<f32> },
     /// Voice activity: the decode windows of the audio since the wake word, closed after
     /// `pause` samples of silence (their join gap).
-    Vad { windows: Box<SpeechWindows>, no_speech: u64, max: u64 },
+    Vad { windows: Box<SpeechWindows>, no_speech: u64, max: u64, samples: Vec<f32> },
 }
 
 /// The utterance's end: why, and the audio to transcribe (start in samples since the
@@ -127,9 +127,10 @@ impl Utterance {
                     Self::energy_end(audio, keep, reason.name())
                 }))
             }
-            Utterance::Vad { windows, no_speech, max } => {
-                let samples: Vec<f32> = chunk.iter().map(|&s| i16_to_f32(s)).collect();
-                windows.push(&samples).map_err(|e| e.to_string())?;
+            Utterance::Vad { windows, no_speech, max, samples } => {
+                samples.clear();
+                samples.extend(chunk.iter().map(|&s| i16_to_f32(s)));
+                windows.push(samples).map_err(|e| e.to_string())?;
                 let at = windows.samples();
                 if windows.windows_closed() > 0 {
                     return Ok(Some(Self::vad_end(windows, "pause")));
@@ -309,6 +310,7 @@ fn utterance(args: &ListenArgs, options: &SessionOptions) -> Result<Utterance, S
         windows: Box::new(windows),
         no_speech: ms(args.no_speech_ms.unwrap_or(VAD_NO_SPEECH_MS)),
         max: ms(max_ms),
+        samples: Vec::with_capacity(CHUNK),
     })
 }
 
