@@ -330,64 +330,54 @@ impl FftKernels for Neon {
     }
 
     unsafe fn power_spectrum_unchecked(re: &[f32], im: &[f32], power: &mut [f32]) {
-        let k = power.len();
-        let mut i = 0;
-        while i + 4 <= k {
-            // SAFETY: i + 4 <= k = re.len() = im.len() = power.len() (the caller's contract).
-            unsafe {
-                let a = vld1q_f32(re.as_ptr().add(i));
-                let b = vld1q_f32(im.as_ptr().add(i));
-                vst1q_f32(power.as_mut_ptr().add(i), vfmaq_f32(vmulq_f32(a, a), b, b));
-            }
-            i += 4;
-        }
-        if i < k {
-            // Partial vector through stack buffers (padding lanes are 0 and dropped).
-            let n = k - i;
-            let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
-            a[..n].copy_from_slice(&re[i..]);
-            b[..n].copy_from_slice(&im[i..]);
-            // SAFETY: a and b hold 4 floats each.
-            unsafe {
-                let (va, vb) = (vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
-                vst1q_f32(a.as_mut_ptr(), vfmaq_f32(vmulq_f32(va, va), vb, vb));
-            }
-            power[i..].copy_from_slice(&a[..n]);
-        }
+        // SAFETY: the caller's contract: equal lengths.
+        unsafe { map_pairs(re, im, power, |a, b| vfmaq_f32(vmulq_f32(a, a), b, b)) }
     }
 
     /// `fsqrt` is IEEE's correctly rounded square root: the portable code's bits, four lanes
     /// per instruction instead of the software square root.
     unsafe fn magnitude_spectrum_unchecked(re: &[f32], im: &[f32], magnitude: &mut [f32]) {
-        #[inline(always)]
-        unsafe fn step(a: float32x4_t, b: float32x4_t) -> float32x4_t {
-            // Both squares and the sum rounded, no fused multiply-add (see the trait).
-            vsqrtq_f32(vaddq_f32(vmulq_f32(a, a), vmulq_f32(b, b)))
+        // Both squares and the sum rounded, no fused multiply-add (see the trait).
+        let step = |a, b| vsqrtq_f32(vaddq_f32(vmulq_f32(a, a), vmulq_f32(b, b)));
+        // SAFETY: the caller's contract: equal lengths.
+        unsafe { map_pairs(re, im, magnitude, step) }
+    }
+}
+
+/// `out[i] = step(re[i], im[i])`, four lanes at a time; the last partial vector goes through
+/// stack buffers (padding lanes are 0 and dropped), so every element is computed by the same
+/// instructions wherever it sits.
+///
+/// # Safety
+/// `re`, `im` and `out` have the same length.
+#[inline(always)]
+unsafe fn map_pairs(
+    re: &[f32],
+    im: &[f32],
+    out: &mut [f32],
+    step: impl Fn(float32x4_t, float32x4_t) -> float32x4_t,
+) {
+    let k = out.len();
+    let mut i = 0;
+    while i + 4 <= k {
+        // SAFETY: i + 4 <= k = re.len() = im.len() = out.len() (the caller's contract).
+        unsafe {
+            let a = vld1q_f32(re.as_ptr().add(i));
+            let b = vld1q_f32(im.as_ptr().add(i));
+            vst1q_f32(out.as_mut_ptr().add(i), step(a, b));
         }
-        let k = magnitude.len();
-        let mut i = 0;
-        while i + 4 <= k {
-            // SAFETY: i + 4 <= k = re.len() = im.len() = magnitude.len() (the caller's
-            // contract).
-            unsafe {
-                let a = vld1q_f32(re.as_ptr().add(i));
-                let b = vld1q_f32(im.as_ptr().add(i));
-                vst1q_f32(magnitude.as_mut_ptr().add(i), step(a, b));
-            }
-            i += 4;
+        i += 4;
+    }
+    if i < k {
+        let n = k - i;
+        let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
+        a[..n].copy_from_slice(&re[i..]);
+        b[..n].copy_from_slice(&im[i..]);
+        // SAFETY: a and b hold 4 floats each.
+        unsafe {
+            let (va, vb) = (vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
+            vst1q_f32(a.as_mut_ptr(), step(va, vb));
         }
-        if i < k {
-            // Partial vector through stack buffers (padding lanes are 0 and dropped).
-            let n = k - i;
-            let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
-            a[..n].copy_from_slice(&re[i..]);
-            b[..n].copy_from_slice(&im[i..]);
-            // SAFETY: a and b hold 4 floats each.
-            unsafe {
-                let (va, vb) = (vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
-                vst1q_f32(a.as_mut_ptr(), step(va, vb));
-            }
-            magnitude[i..].copy_from_slice(&a[..n]);
-        }
+        out[i..].copy_from_slice(&a[..n]);
     }
 }
