@@ -165,6 +165,12 @@ impl NeonVad {
 
     /// Feeds finite `samples` (results appended). A failure (not expected: the plan
     /// refusing its buffers) starts the stream over.
+    /// Before a push or a finish, whatever its outcome: the last call's results go.
+    fn begin(&mut self) {
+        self.probabilities.clear();
+        self.segments.clear();
+    }
+
     fn feed(&mut self, samples: &[f32]) -> Result<()> {
         let (probabilities, segmenter, segments) =
             (&mut self.probabilities, &mut self.segmenter, &mut self.segments);
@@ -307,8 +313,7 @@ pub unsafe extern "C" fn neon_vad_push_f32(
     n: usize,
 ) -> NeonStatus {
     let body = |v: &mut NeonVad| {
-        v.probabilities.clear();
-        v.segments.clear();
+        v.begin();
         // SAFETY: the caller's contract on `samples`.
         let samples = unsafe { input(samples, n, "samples")? };
         v.probabilities.reserve(samples.len() / WINDOW + 1); // one allocation at most
@@ -336,8 +341,7 @@ pub unsafe extern "C" fn neon_vad_push_i16(
     n: usize,
 ) -> NeonStatus {
     let body = |v: &mut NeonVad| {
-        v.probabilities.clear();
-        v.segments.clear();
+        v.begin();
         // SAFETY: the caller's contract on `samples`.
         let samples = unsafe { input(samples, n, "samples")? };
         v.probabilities.reserve(samples.len() / WINDOW + 1); // one allocation at most
@@ -364,8 +368,7 @@ pub unsafe extern "C" fn neon_vad_push_i16(
 #[no_mangle]
 pub unsafe extern "C" fn neon_vad_finish(vad: *mut NeonVad) -> NeonStatus {
     let body = |v: &mut NeonVad| {
-        v.probabilities.clear();
-        v.segments.clear();
+        v.begin();
         v.finish()
     };
     // SAFETY: the caller's contract on `vad`.
