@@ -90,8 +90,6 @@ struct Windows {
     /// End of the last closed window (windows never overlap).
     closed_end: u64,
     ready: VecDeque<Segment>,
-    /// Every final segment so far, for reports (the caller may take them).
-    segments: Vec<SpeechSegment>,
     /// Windows closed so far.
     closed: u64,
 }
@@ -143,16 +141,6 @@ impl SpeechWindows {
         self.windows.ready.pop_front()
     }
 
-    /// The speech segments decided so far, in order.
-    pub fn segments(&self) -> &[SpeechSegment] {
-        &self.windows.segments
-    }
-
-    /// Takes the speech segments decided so far.
-    pub fn take_segments(&mut self) -> Vec<SpeechSegment> {
-        core::mem::take(&mut self.windows.segments)
-    }
-
     /// Whether a window is open: speech has started and its window is not closed yet.
     pub fn window_open(&self) -> bool {
         self.windows.window.is_some()
@@ -186,7 +174,6 @@ impl Windows {
             window: None,
             closed_end: 0,
             ready: VecDeque::new(),
-            segments: Vec::new(),
             closed: 0,
         })
     }
@@ -199,7 +186,6 @@ impl Windows {
         self.window = None;
         self.closed_end = 0;
         self.ready.clear();
-        self.segments.clear();
         self.closed = 0;
     }
 
@@ -242,7 +228,6 @@ impl Windows {
 
     /// A final segment: joins the open window or starts a new one.
     fn on_segment(&mut self, s: SpeechSegment) {
-        self.segments.push(s);
         let (start, end) = (s.start.min(self.total), s.end.min(self.total));
         let joins = self.window.is_some_and(|w| match w.last_end {
             None => true,
