@@ -92,6 +92,8 @@ struct Windows {
     ready: VecDeque<Segment>,
     /// Windows closed so far.
     closed: u64,
+    /// End of the last final segment (padded, as [`SpeechSegment::end`]).
+    last_segment_end: Option<u64>,
 }
 
 impl SpeechWindows {
@@ -161,6 +163,17 @@ impl SpeechWindows {
     pub fn held(&self) -> usize {
         self.windows.held.len()
     }
+
+    /// The silence after speech so far, in samples: from the end of the last final speech
+    /// segment to the earliest start that a segment still to come can have
+    /// ([`SpeechSegmenter::next_start_bound`]). Both ends are the padded ones of
+    /// `get_speech_timestamps` (`speech_pad_ms` each), so this is the gap between two
+    /// segments as that function would report them: it grows with the silence, stops at a
+    /// speech onset and never counts speech. `None` before the first segment is final.
+    /// An endpointer ends a command once this reaches its pause.
+    pub fn silence_after_speech(&self) -> Option<u64> {
+        self.windows.silence_after_speech()
+    }
 }
 
 impl Windows {
@@ -175,6 +188,7 @@ impl Windows {
             closed_end: 0,
             ready: VecDeque::new(),
             closed: 0,
+            last_segment_end: None,
         })
     }
 
@@ -187,6 +201,7 @@ impl Windows {
         self.closed_end = 0;
         self.ready.clear();
         self.closed = 0;
+        self.last_segment_end = None;
     }
 
     /// The next samples and the probabilities of the windows they complete.
@@ -229,6 +244,7 @@ impl Windows {
     /// A final segment: joins the open window or starts a new one.
     fn on_segment(&mut self, s: SpeechSegment) {
         let (start, end) = (s.start.min(self.total), s.end.min(self.total));
+        self.last_segment_end = Some(end);
         let joins = self.window.is_some_and(|w| match w.last_end {
             None => true,
             Some(last) => {
@@ -320,6 +336,12 @@ impl Windows {
         Segment { start, samples }
     }
 
+    /// [`SpeechWindows::silence_after_speech`].
+    fn silence_after_speech(&self) -> Option<u64> {
+        let bound = self.segmenter.next_start_bound();
+        self.last_segment_end.map(|end| bound.saturating_sub(end))
+    }
+
     /// Drops held samples before `keep` (no window can claim them any more).
     fn trim(&mut self, keep: u64) {
         let drop = (keep.saturating_sub(self.held_start) as usize).min(self.held.len());
@@ -381,6 +403,36 @@ mod tests {
             let (a, b) = span(p);
             assert_eq!(p.samples, audio[a as usize..b as usize]);
         }
+    }
+
+    #[test]
+    fn silence_after_speech_grows_in_silence_and_stops_at_speech() {
+        let mut w = Windows::new(&SegmentConfig::default(), WindowConfig::default()).unwrap();
+        let p = probabilities(200, &[(10, 40), (100, 130)]);
+        let mut seen = Vec::new();
+        for (i, &prob) in p.iter().enumerate() {
+            w.push(&[0.0; W], &[prob]);
+            seen.push((i, w.silence_after_speech()));
+        }
+        // None until the first segment is final: its end is decided 100 ms (4 windows of
+        // p < 0.35) after the offset at window 40.
+        assert!(seen[..43].iter().all(|(_, s)| s.is_none()), "{seen:?}");
+        let first_end = 40 * 512 + 480;
+        // Then the gap to the next possible start (the next window, less the 30 ms pad).
+        for &(i, s) in &seen[44..100] {
+            assert_eq!(s, Some(((i + 1) * 512 - 480 - first_end) as u64), "window {i}");
+        }
+        // Speech from window 100: the gap stops at its padded onset, and it never counts
+        // the speech.
+        let gap = (100 * 512 - 480 - first_end) as u64;
+        for &(i, s) in &seen[100..134] {
+            assert_eq!(s, Some(gap), "window {i}");
+        }
+        // The second segment is final: the gap counts from its end.
+        let (i, s) = seen[150];
+        assert_eq!(s, Some(((i + 1) * 512 - 480 - (130 * 512 + 480)) as u64));
+        w.reset();
+        assert_eq!(w.silence_after_speech(), None);
     }
 
     #[test]

@@ -22,7 +22,11 @@
 //! - `audio-stop` scores what the resampler still holds, then sends `not-detected` when no
 //!   active model fired since `audio-start`.
 //! - `transcribe` (with `--model-dir`): the audio that follows, up to `audio-stop`, goes to
-//!   speech recognition instead ([`super::asr`]), answered by one `transcript`.
+//!   speech recognition instead ([`super::asr`]): `transcript-start`, a `transcript-chunk`
+//!   per decoded piece, `transcript` and `transcript-stop`
+//!   ([`super::asr::request`]). Inside a request, `audio-start` is ignored (the request
+//!   began at `transcribe`), and a second `transcribe` ends the first as `audio-stop`
+//!   would before beginning the next.
 //! - Other event types are ignored (forward compatibility).
 
 use std::format;
@@ -31,7 +35,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::asr::{AsrModels, AsrUtterance};
+use super::asr::request::AsrRequest;
+use super::asr::AsrModels;
 use super::audio::{ChunkConverter, Format};
 use super::event::Event;
 use crate::openwakeword::builtin;
@@ -201,7 +206,7 @@ struct Active {
 pub struct WakeSession {
     models: Arc<WakeModels>,
     asr: Option<Arc<AsrModels>>,
-    utterance: Option<AsrUtterance>,
+    request: Option<AsrRequest>,
     active: Vec<Active>,
     detector: Option<WakeDetector>,
     converter: ChunkConverter,
@@ -223,7 +228,7 @@ impl WakeSession {
         WakeSession {
             models,
             asr,
-            utterance: None,
+            request: None,
             active: Vec::new(),
             detector: None,
             converter: ChunkConverter::default(),
@@ -244,7 +249,7 @@ impl WakeSession {
     /// A one-line message for an audio chunk without a valid format, or a detector failure;
     /// the session stays usable.
     pub fn handle(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
-        if self.utterance.is_some() && event.kind.starts_with("audio-") {
+        if self.request.is_some() && event.kind.starts_with("audio-") {
             return self.asr_audio(event, out);
         }
         match event.kind.as_str() {
@@ -256,12 +261,15 @@ impl WakeSession {
                 out.push(info);
             }
             "transcribe" => {
-                if self.asr.is_none() {
+                let Some(asr) = &self.asr else {
                     return Err(
                         "no speech-recognition model: start neon serve with --model-dir".into()
                     );
+                };
+                if let Some(mut earlier) = self.request.take() {
+                    earlier.stop(asr, out)?;
                 }
-                self.utterance = Some(AsrUtterance::default());
+                self.request = Some(AsrRequest::begin(asr, &event.data, out)?);
             }
             "detect" => self.detect(event)?,
             "audio-start" => self.start(),
@@ -281,18 +289,19 @@ impl WakeSession {
         Ok(())
     }
 
-    /// Audio after `transcribe`: held until `audio-stop`, then one `transcript`.
+    /// Audio of a `transcribe` request ([`super::asr::request`]); `audio-stop` ends it.
     fn asr_audio(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
-        let (Some(u), Some(asr)) = (self.utterance.as_mut(), self.asr.as_ref()) else {
+        let (Some(request), Some(asr)) = (self.request.as_mut(), self.asr.as_ref()) else {
             return Ok(());
         };
         match event.kind.as_str() {
-            "audio-start" => u.reset(),
-            "audio-chunk" => u.push(chunk_format(event)?, &event.payload)?,
+            "audio-chunk" if !request.answered() => {
+                request.push(asr, chunk_format(event)?, &event.payload, out)?;
+            }
             "audio-stop" => {
-                let text = u.finish(asr);
-                self.utterance = None;
-                out.push(Event::with_data("transcript", json!({ "text": text? })));
+                let done = request.stop(asr, out);
+                self.request = None;
+                done?;
             }
             _ => {}
         }

@@ -2,7 +2,9 @@
 //! (its options, model names and events; `neon_models::wyoming::wake` lists the behaviour
 //! and where it differs).
 //!
-//! With `--model-dir`, `transcribe` then audio gives one `transcript` (Moonshine base-en;
+//! With `--model-dir`, `transcribe` then audio is speech recognition (Moonshine base-en over
+//! the speech Silero VAD finds, streamed: `transcript-start`, `transcript-chunk`s,
+//! `transcript`, `transcript-stop`; `--vad-endpointing` ends a command on silence;
 //! `neon_models::wyoming::asr`).
 //!
 //! Transports: `stdio://` (one client: events on stdin, replies on stdout; the end of stdin
@@ -19,7 +21,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use neon_models::session::SessionOptions;
-use neon_models::wyoming::asr::AsrModels;
+use neon_models::wyoming::asr::{AsrConfig, AsrModels};
 use neon_models::wyoming::event::{read_event, write_event, Event, ReadError};
 use neon_models::wyoming::wake::{TriggerOptions, WakeModels, WakeSession};
 
@@ -58,7 +60,23 @@ pub struct ServeArgs {
     /// writes models/moonshine): also serve speech recognition (`transcribe`).
     #[arg(long = "model-dir", value_name = "DIR")]
     model_dir: Option<PathBuf>,
-    /// Transcriptions run at once (each holds 81.8 MB of workspaces); other clients wait.
+    /// `on` (default): transcribe only the speech that Silero VAD finds, in decode windows
+    /// as `neon transcribe` does, so silence around and between speech cannot empty the
+    /// text; each window's text is streamed as soon as the window closes. `off`: transcribe
+    /// the audio as given (cut at quiet points every 30 s).
+    #[arg(long, value_name = "MODE", default_value = "on", value_parser = ["on", "off"])]
+    vad: String,
+    /// End a transcription once SEC seconds of silence follow its speech, without waiting
+    /// for `audio-stop` (the rest of that request's audio is ignored); info then says no
+    /// external VAD is needed. A request's `vad_sensitivity` scales SEC: `relaxed`
+    /// 1.25/0.7 of it, `aggressive` 0.25/0.7 (Home Assistant's proportions).
+    #[arg(long = "vad-endpointing", value_name = "SEC")]
+    vad_endpointing: Option<f32>,
+    /// Longest audio of one transcription (s): past it, the text so far, then an `error`.
+    #[arg(long = "max-request-seconds", default_value_t = 300, value_name = "SEC")]
+    max_request_seconds: u32,
+    /// Pieces decoded at once (each worker holds 81.8 MB of workspaces); other requests
+    /// wait for a free worker.
     #[arg(long = "asr-workers", default_value_t = 1, value_name = "N")]
     asr_workers: usize,
     /// Threads of each transcription (default: the cores the OS offers, at most 4).
@@ -100,6 +118,20 @@ fn check(args: &ServeArgs) -> Result<(), String> {
     }
     if args.max_clients == 0 {
         return Err("--max-clients must be at least 1".into());
+    }
+    if let Some(sec) = args.vad_endpointing {
+        if !(sec > 0.0 && sec <= 60.0) {
+            return Err(format!("--vad-endpointing {sec} is not in (0, 60] seconds"));
+        }
+        if args.vad == "off" {
+            return Err("--vad-endpointing needs --vad on".into());
+        }
+    }
+    if !(1..=3600).contains(&args.max_request_seconds) {
+        return Err(format!(
+            "--max-request-seconds must be in 1..=3600, got {}",
+            args.max_request_seconds
+        ));
     }
     if !(1..=16).contains(&args.asr_workers) {
         return Err(format!("--asr-workers must be in 1..=16, got {}", args.asr_workers));
@@ -160,11 +192,17 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
                 }
             }
             let threads = crate::team(args.threads)?.threads();
+            let config = AsrConfig {
+                vad: args.vad == "on",
+                endpointing: args.vad_endpointing,
+                max_samples: u64::from(args.max_request_seconds) * 16_000,
+            };
             Some(Arc::new(AsrModels::open(
                 dir,
                 SessionOptions::default(),
                 args.asr_workers,
                 threads,
+                config,
             )?))
         }
     };
