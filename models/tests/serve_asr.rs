@@ -314,7 +314,7 @@ fn free_port() -> u16 {
 }
 
 fn serve_tcp(dir: &Path, port: u16) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_neon"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
         .args(["serve", "--uri", &format!("tcp://127.0.0.1:{port}")])
         .args(["--model-dir", dir.to_str().unwrap(), "--asr-workers", "1", "--threads", "1"])
         .stdout(Stdio::null())
@@ -327,6 +327,8 @@ fn serve_tcp(dir: &Path, port: u16) -> Child {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("neon serve did not listen on {port}");
 }
 
