@@ -9,32 +9,12 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use common::*;
 
 fn neon(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
-
-/// `neon ARGS` with `bytes` written to its stdin.
-fn neon_stdin(args: &[&str], bytes: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let bytes = bytes.to_vec();
-    // Written on a thread: the program reads while it writes its output.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&bytes);
-    });
-    let o = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    o
 }
 
 fn ok(o: &Output) -> String {
@@ -69,7 +49,7 @@ fn a_wav_on_stdin_is_decoded_not_taken_as_raw_samples() {
     let bytes = std::fs::read(&path).unwrap();
     let file = ok(&neon(&["wake", path.to_str().unwrap(), "--json"]));
     for input in [bytes.clone(), as_pipe_written(&bytes)] {
-        let piped = ok(&neon_stdin(&["wake", "-", "--json"], &input));
+        let piped = ok(&common::neon_stdin(&["wake", "-", "--json"], &input));
         // stdin scores every whole chunk; the file path (predict_clip) leaves out the last
         // one when the length is a multiple of 1280: compare the file's chunks.
         let (f, p) = (scores(&file), scores(&piped));
@@ -132,7 +112,7 @@ fn a_directory_or_garbage_is_a_one_line_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("junk.wav"), "{err}");
     // A header on stdin that does not parse is an error, not raw samples.
-    let o = neon_stdin(&["wake", "-"], b"RIFF\x10\x00\x00\x00WAVEjunk and more junk");
+    let o = common::neon_stdin(&["wake", "-"], b"RIFF\x10\x00\x00\x00WAVEjunk and more junk");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("stdin"), "{err}");
@@ -150,7 +130,7 @@ fn neon_transcribe_reads_a_wav_from_stdin_as_from_the_file() {
     let from_file = ok(&neon(&file));
     let stdin_args = args("-");
     let stdin: Vec<&str> = stdin_args.iter().map(String::as_str).collect();
-    let from_stdin = ok(&neon_stdin(&stdin, &std::fs::read(&clip).unwrap()));
+    let from_stdin = ok(&common::neon_stdin(&stdin, &std::fs::read(&clip).unwrap()));
     assert!(!from_file.trim().is_empty());
     assert_eq!(from_stdin, from_file);
 }
@@ -168,10 +148,10 @@ fn headers_refused_by_path_are_refused_on_stdin_too() {
     let wav = std::fs::read(clip("alexa")).unwrap();
     let mut rifx = wav.clone();
     rifx[..4].copy_from_slice(b"RIFX");
-    one_line_error(&neon_stdin(&["wake", "-"], &rifx), "RIFX");
+    one_line_error(&common::neon_stdin(&["wake", "-"], &rifx), "RIFX");
     let mut rf64 = wav;
     rf64[..4].copy_from_slice(b"RF64");
-    one_line_error(&neon_stdin(&["wake", "-"], &rf64), "RF64");
+    one_line_error(&common::neon_stdin(&["wake", "-"], &rf64), "RF64");
 }
 
 #[test]
@@ -182,14 +162,14 @@ fn stdin_too_short_for_one_chunk_is_an_error_like_such_a_file() {
     short[40..44].copy_from_slice(&200u32.to_le_bytes());
     short[4..8].copy_from_slice(&(36 + 200u32).to_le_bytes());
     for input in [short.clone(), short[44..].to_vec()] {
-        one_line_error(&neon_stdin(&["wake", "-"], &input), "audio too short: 100 samples");
+        one_line_error(&common::neon_stdin(&["wake", "-"], &input), "audio too short: 100 samples");
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("short.wav");
     std::fs::write(&path, &short).unwrap();
     one_line_error(&neon(&["wake", path.to_str().unwrap()]), "audio too short: 100 samples");
     // Padding makes whole chunks: then it is scored.
-    ok(&neon_stdin(&["wake", "-", "--pad-seconds", "1"], &short));
+    ok(&common::neon_stdin(&["wake", "-", "--pad-seconds", "1"], &short));
 }
 
 #[test]

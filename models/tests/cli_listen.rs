@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -94,16 +93,10 @@ fn wake_then_text_from_a_file_and_from_stdin() {
         events(&neon(&["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md]));
     check_session(&file);
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["listen", "-", "--json-lines", "--model-dir", &md])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-    child.stdin.take().unwrap().write_all(&bytes).unwrap();
-    let stdin = events(&child.wait_with_output().unwrap());
+    let stdin = events(&common::neon_stdin(
+        &["listen", "-", "--json-lines", "--model-dir", &md],
+        &common::s16le(&samples),
+    ));
     assert_eq!(stdin, file, "raw stdin gives the file's events");
 
     // The text form: one line per event.

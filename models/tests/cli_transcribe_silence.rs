@@ -22,9 +22,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -82,26 +81,16 @@ fn noise(rng: &mut SmallRng, seconds: f64) -> Vec<i16> {
 
 /// The text of `neon transcribe - [extra]` with `samples` piped as raw s16le.
 fn transcribe(samples: &[i16], extra: &[&str]) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["transcribe", "-", "--model-dir"])
-        .arg(common::moonshine::model_dir())
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let raw: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&raw));
-    let out = child.wait_with_output().unwrap();
+    let dir = common::moonshine::model_dir();
+    let mut args = vec!["transcribe", "-", "--model-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = common::neon_stdin(&args, &common::s16le(samples));
     assert!(
         out.status.success(),
         "neon transcribe - {}: {}",
         extra.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    writer.join().unwrap().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 

@@ -117,7 +117,7 @@ impl Server {
 
 fn chunk_event(samples: &[i16]) -> Event {
     let mut e = Event::with_data("audio-chunk", json!({"rate": 16000, "width": 2, "channels": 1}));
-    e.payload = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
+    e.payload = common::s16le(samples);
     e
 }
 
@@ -154,19 +154,11 @@ fn answer(events: &[Event]) -> (Vec<String>, String) {
 }
 
 /// `neon transcribe` of `samples` (raw s16le on stdin) with `args`.
-fn neon_transcribe(samples: &[i16], args: &[&str]) -> String {
+fn neon_transcribe(samples: &[i16], extra: &[&str]) -> String {
     let dir = common::moonshine::model_dir();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["transcribe", "-", "--model-dir", dir.to_str().unwrap()])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let bytes: Vec<u8> = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
-    child.stdin.take().unwrap().write_all(&bytes).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut args = vec!["transcribe", "-", "--model-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = common::neon_stdin(&args, &common::s16le(samples));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
@@ -398,8 +390,7 @@ fn a_long_request_holds_only_its_open_window() {
     let mut request = AsrRequest::begin(&models, &serde_json::Map::new(), &mut out).unwrap();
     let (mut most, mut chunks_before_stop) = (0, 0);
     for piece in audio.chunks(1024) {
-        let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
-        request.push(&models, format, &bytes, &mut out).unwrap();
+        request.push(&models, format, &common::s16le(piece), &mut out).unwrap();
         most = most.max(request.held());
     }
     chunks_before_stop += out.iter().filter(|e| e.kind == "transcript-chunk").count();

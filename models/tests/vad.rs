@@ -11,6 +11,8 @@
 //! error about 1e-7 each), so it lands within a few 1e-6 of both. The check against the f64
 //! reference (2e-5) shows the margin that is left.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -207,25 +209,10 @@ fn another_stft_basis_is_refused() {
 /// one line per segment and a summary; stdin works; bad input is a one-line error.
 #[cfg(not(target_arch = "aarch64"))]
 mod cli {
-    use std::io::Write;
-    use std::process::{Command, Output, Stdio};
-
     use neon_models::vad::segments::{speech_segments, SegmentConfig};
 
     use super::*;
-
-    fn neon(args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // A program that refuses its arguments exits without reading stdin.
-        let _ = child.stdin.take().unwrap().write_all(stdin);
-        child.wait_with_output().unwrap()
-    }
+    use crate::common::neon_stdin as neon;
 
     #[test]
     fn json_text_stdin_and_errors() {

@@ -76,3 +76,30 @@ macro_rules! on_best_backend {
     }};
 }
 pub mod sanotts;
+
+/// `neon ARGS` with `bytes` written to its stdin from a thread (the program may read while
+/// it writes its output, or exit without reading: a refused write is not an error).
+pub fn neon_stdin(args: &[&str], bytes: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let bytes = bytes.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+/// 16-bit samples as little-endian bytes (raw s16le, as `neon ... -` reads).
+pub fn s16le(samples: &[i16]) -> Vec<u8> {
+    samples.iter().flat_map(|s| s.to_le_bytes()).collect()
+}
