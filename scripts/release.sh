@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Cross-builds the `neon` program (and the C library, when the workspace has `neon-capi`)
 # for 64-bit ARM Linux and packs each build in a tarball with the README, the licences and
-# sha256 sums, in dist/:
+# sha256 sums, then the models in one more, in dist/ (each with a .sha256):
 #
 #   neon-VERSION-aarch64-linux-gnu.tar.gz    glibc, dynamically linked; needs glibc <= 2.36
 #                                            (Raspberry Pi OS / Debian bookworm; checked below)
 #   neon-VERSION-aarch64-linux-musl.tar.gz   static (musl, linked by rust-lld with Rust's
 #                                            self-contained musl): any aarch64 Linux
+#   neon-models-VERSION.tar.gz               what the program reads at run time, converted:
+#                                            Moonshine base-en (weights, tokenizer, a demo
+#                                            recording), the Silero VAD weights (also built
+#                                            into the program) and their licences, so a
+#                                            board needs no Python
 #
-# Then it runs the static binary under qemu-aarch64 on a committed clip (`neon wake`) as a
-# smoke test. Needs what scripts/setup.sh installs (gcc-aarch64-linux-gnu with its binutils,
-# qemu-user, the rustup targets). Usage: scripts/release.sh [--no-smoke]
+# The Moonshine files come from tools/moonshine/fetch.sh, run first: it converts them when
+# they are missing and otherwise only checks their pinned sha256s (under a second), so a
+# release never packs a stale or edited model. Then the smoke tests (skipped with --no-smoke):
+# the static binary under qemu-aarch64 on committed clips, `neon wake`, and `neon transcribe`
+# with the model directory of the extracted models tarball. Needs what scripts/setup.sh
+# installs (gcc-aarch64-linux-gnu with its binutils, qemu-user, the rustup targets, python3
+# with venv; fetch.sh also needs the Python package index on its first run).
+# Usage: scripts/release.sh [--no-smoke]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +32,15 @@ smoke=1
 export CARGO_PROFILE_RELEASE_DEBUG=false
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+# Before the builds, so a machine that cannot provide the model fails in seconds.
+echo "== tools/moonshine/fetch.sh (Moonshine base-en for the models tarball)"
+tools/moonshine/fetch.sh || {
+  echo "release: tools/moonshine/fetch.sh failed; the models tarball needs" \
+    "models/moonshine/base-en.safetensors and tokenizer.bin (fetch.sh needs python3 with" \
+    "venv, and the Python package index on its first run)" >&2
+  exit 1
+}
 
 build() { # target
   local target=$1
@@ -38,6 +57,16 @@ build aarch64-unknown-linux-gnu
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C link-self-contained=yes -C target-feature=+crt-static" \
   build aarch64-unknown-linux-musl
+
+# dist/NAME (staged) -> its SHA256SUMS, dist/NAME.tar.gz and dist/NAME.tar.gz.sha256.
+pack() { # name
+  local name=$1
+  # SHA256SUMS is created by the redirection but left out of the list (-name SHA256SUMS).
+  # shellcheck disable=SC2094
+  (cd "dist/$name" && find . -type f ! -name SHA256SUMS -print0 | sort -z | xargs -0 sha256sum > SHA256SUMS)
+  tar -C dist -czf "dist/$name.tar.gz" "$name"
+  (cd dist && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+}
 
 mkdir -p dist
 for libc in gnu musl; do
@@ -61,11 +90,49 @@ for libc in gnu musl; do
   cp README.md "$stage/"
   cp LICENSE "$stage/licenses/LICENSE"
   cp models/openwakeword/LICENSE.md "$stage/licenses/openwakeword-models.md"
-  (cd "$stage" && find . -type f ! -name SHA256SUMS -print0 | sort -z | xargs -0 sha256sum > SHA256SUMS)
-  tar -C dist -czf "dist/$name.tar.gz" "$name"
-  (cd dist && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+  pack "$name"
   echo "dist/$name.tar.gz: $(du -h "dist/$name.tar.gz" | cut -f1), neon $(du -h "$stage/neon" | cut -f1)"
 done
+
+# The models tarball: what `neon transcribe`, `neon listen`, `neon bench` and
+# `neon serve --model-dir` read, so a board needs no Python converter. The VAD weights are
+# compiled into the program; the copy here is for reference (and other programs).
+name=neon-models-$version
+stage=dist/$name
+rm -rf "$stage"
+mkdir -p "$stage/moonshine" "$stage/vad" "$stage/licenses"
+cp models/moonshine/base-en.safetensors models/moonshine/tokenizer.bin \
+  models/moonshine/beckett.wav "$stage/moonshine/"
+cp models/vad/silero_vad.safetensors "$stage/vad/"
+cp models/moonshine/LICENSE.md "$stage/licenses/moonshine.md"
+cp models/vad/LICENSE.md "$stage/licenses/silero-vad.md"
+cat >"$stage/README.txt" <<README
+neon models $version: the model files of neon $version, converted for the program, for 64-bit
+ARM Linux boards (no Python needed). Use them with neon-$version-aarch64-linux-musl.tar.gz or
+neon-$version-aarch64-linux-gnu.tar.gz.
+
+  moonshine/base-en.safetensors  Moonshine base-en speech recognition (int8 weights)
+  moonshine/tokenizer.bin        its tokenizer
+  moonshine/beckett.wav          a recording from the same package, to try it (neon bench
+                                 times it when it is in --model-dir)
+  vad/silero_vad.safetensors     Silero VAD; the same weights are built into neon, which
+                                 never reads this copy
+  licenses/                      where each model comes from, and its licence (both MIT)
+  SHA256SUMS                     \`sha256sum -c SHA256SUMS\` checks every file
+
+Next to the extracted program tarball:
+
+  tar xzf neon-models-$version.tar.gz
+  (cd neon-models-$version && sha256sum -c SHA256SUMS)
+  cd neon-$version-aarch64-linux-musl
+  ./neon transcribe --model-dir ../neon-models-$version/moonshine ../neon-models-$version/moonshine/beckett.wav
+  # Home Assistant (Wyoming): the built-in wake words and speech recognition on port 10300
+  ./neon serve --uri tcp://0.0.0.0:10300 --model-dir ../neon-models-$version/moonshine
+
+The program's README.md says more ("Deploying on a Raspberry Pi", "Home Assistant").
+README
+pack "$name"
+echo "dist/$name.tar.gz: $(du -h "dist/$name.tar.gz" | cut -f1)"
 
 # The glibc build must run on bookworm: no symbol newer than glibc 2.36.
 newest=$(aarch64-linux-gnu-objdump -T "dist/neon-$version-aarch64-linux-gnu/neon" |
@@ -87,4 +154,18 @@ if [ "$smoke" = 1 ]; then
     models/openwakeword/clips/hey_jarvis.wav --model hey_jarvis)
   echo "$out"
   grep -q "hey_jarvis_v0.1" <<<"$out" || { echo "smoke test: no detection" >&2; exit 1; }
+
+  # As on a board: the models tarball extracted elsewhere and checked, its directory given.
+  # The shortest clip (2.1 s). Measured under qemu-aarch64 on a 2-core x86-64 VM: 11 s to 14 s
+  # idle, 18 s to 30 s while other builds kept both cores busy.
+  echo "== smoke test: neon transcribe under qemu-aarch64 with the extracted models tarball"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  tar -C "$tmp" -xzf "dist/neon-models-$version.tar.gz"
+  (cd "$tmp/neon-models-$version" && sha256sum --quiet -c SHA256SUMS)
+  start=$SECONDS
+  out=$(qemu-aarch64 "dist/neon-$version-aarch64-linux-musl/neon" transcribe \
+    --model-dir "$tmp/neon-models-$version/moonshine" models/speech/clips/cmu_goforward.wav)
+  echo "$out ($((SECONDS - start)) s under qemu)"
+  grep -qi "forward" <<<"$out" || { echo "smoke test: no \"forward\" in the transcript" >&2; exit 1; }
 fi
