@@ -31,7 +31,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use super::detector::Vad;
-use super::segments::{SegmentConfig, SpeechSegment, SpeechSegmenter};
+use super::segments::{SegmentConfig, SpeechSegment, SpeechSegmenter, WINDOW_SAMPLES};
 use crate::error::Error;
 use crate::moonshine::segment::{cut_point, Segment};
 use crate::moonshine::MAX_SAMPLES;
@@ -86,6 +86,10 @@ struct Windows {
     held_start: u64,
     /// Samples pushed.
     total: u64,
+    /// The end of the audio the segmenter has judged: its windows (at the end of the
+    /// input, up to the input's end). Every decision is taken at this position, not at the
+    /// end of the samples pushed, so the pieces do not depend on how the audio is pushed.
+    now: u64,
     window: Option<Open>,
     /// End of the last closed window (windows never overlap).
     closed_end: u64,
@@ -184,6 +188,7 @@ impl Windows {
             held: VecDeque::new(),
             held_start: 0,
             total: 0,
+            now: 0,
             window: None,
             closed_end: 0,
             ready: VecDeque::new(),
@@ -197,6 +202,7 @@ impl Windows {
         self.held.clear();
         self.held_start = 0;
         self.total = 0;
+        self.now = 0;
         self.window = None;
         self.closed_end = 0;
         self.ready.clear();
@@ -214,6 +220,7 @@ impl Windows {
     /// The end of the input, with the probability of a zero-padded last window, if any.
     fn finish(&mut self, probabilities: &[f32]) -> Result<(), Error> {
         self.run_segmenter(probabilities);
+        self.now = self.total;
         // The VAD computed a window for every 512 samples begun, as the segmenter counts
         // them, so the length always matches.
         for segment in self.segmenter.finish(self.total)? {
@@ -230,6 +237,7 @@ impl Windows {
     /// on after each.
     fn run_segmenter(&mut self, probabilities: &[f32]) {
         for &p in probabilities {
+            self.now = (self.now + WINDOW_SAMPLES).min(self.total);
             for segment in self.segmenter.push(p) {
                 self.on_segment(segment);
             }
@@ -243,7 +251,8 @@ impl Windows {
 
     /// A final segment: joins the open window or starts a new one.
     fn on_segment(&mut self, s: SpeechSegment) {
-        let (start, end) = (s.start.min(self.total), s.end.min(self.total));
+        let now = self.now;
+        let (start, end) = (s.start.min(now), s.end.min(now));
         self.last_segment_end = Some(end);
         let joins = self.window.is_some_and(|w| match w.last_end {
             None => true,
@@ -272,6 +281,7 @@ impl Windows {
     /// drops one whose speech turned out too short, opens one when speech starts, and cuts
     /// speech that runs past 30 s.
     fn advance(&mut self) {
+        let now = self.now;
         let bound = self.segmenter.next_start_bound();
         let speaking = self.segmenter.open_segment();
         if let Some(open) = self.window {
@@ -280,7 +290,7 @@ impl Windows {
                 // already makes the window longer than 30 s.
                 Some(last) => {
                     bound >= last + self.config.join_gap
-                        || (speaking.is_some() && self.total > open.start + MAX)
+                        || (speaking.is_some() && now > open.start + MAX)
                 }
                 // Opened by speech that ended without making a segment.
                 None => {
@@ -299,7 +309,7 @@ impl Windows {
         }
         // Speech longer than a window: cut it at a quiet point, as without a VAD.
         if let Some(open) = &mut self.window {
-            if speaking.is_some() && open.last_end.is_none() && self.total > open.start + MAX {
+            if speaking.is_some() && open.last_end.is_none() && now > open.start + MAX {
                 let end = open.start + MAX;
                 let piece = Self::take(&self.held, self.held_start, open.start, end, true);
                 open.start += piece.samples.len() as u64;
@@ -312,7 +322,7 @@ impl Windows {
     /// points where it is longer than 30 s. A window without a final segment is dropped.
     fn close(&mut self, mut open: Open) {
         let Some(last) = open.last_end else { return };
-        let end = (last + self.config.pad).min(self.total);
+        let end = (last + self.config.pad).min(self.now);
         while end > open.start + MAX {
             let piece = Self::take(&self.held, self.held_start, open.start, open.start + MAX, true);
             open.start += piece.samples.len() as u64;
@@ -476,6 +486,35 @@ mod tests {
         assert!(spans[0].1 <= spans[1].0 && spans.iter().all(|(a, b)| b - a <= MAX), "{spans:?}");
         assert!(spans[0].1 >= (22 * s * 512) as u64 && spans[1].0 <= (23 * s * 512 - 480) as u64);
         check_samples(&pieces, &a);
+    }
+
+    #[test]
+    fn the_pieces_do_not_depend_on_how_the_audio_is_pushed() {
+        // Segments 0.2-1.2 s apart (they join), runs of speech longer than 30 s, and pauses
+        // over the join gap: every rule of the windows runs. Quiet audio in the gaps.
+        let mut speech = Vec::new();
+        let mut w = 10;
+        for (len, gap) in [(200, 20), (900, 35), (40, 80), (1200, 10), (300, 70), (500, 6)] {
+            speech.push((w, w + len));
+            w += len + gap;
+        }
+        // With silence after the last segment, and with speech up to the end of the input.
+        for n in [w + 100, w - 6] {
+            let a = audio(n * W, |i| !speech.iter().any(|&(s, e)| (s * W..e * W).contains(&i)));
+            let p = probabilities(n, &speech);
+            let (want, _) = run(&a, &p, &[W], WindowConfig::default());
+            let spans = |v: &[Segment]| v.iter().map(span).collect::<Vec<_>>();
+            assert!(want.len() >= 6, "{:?}", spans(&want));
+            if n < w {
+                // The open speech ends with the input, and so does its piece.
+                assert_eq!(spans(&want).last().unwrap().1, (n * W) as u64);
+            }
+            for sizes in [&[a.len()][..], &[1], &[1024], &[2_097_152], &[511, 513, 7, 40_000]] {
+                let (got, _) = run(&a, &p, sizes, WindowConfig::default());
+                assert_eq!(spans(&got), spans(&want), "{n} windows, {sizes:?}");
+            }
+            check_samples(&want, &a);
+        }
     }
 
     #[test]
