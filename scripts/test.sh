@@ -82,6 +82,9 @@ cargo test --workspace --lib
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh
 
+step "Wyoming: wyoming-bench stt against neon serve, 10 real clips, both modes; default and --vad-endpointing 0.7 checked, --vad off recorded (tools/wyoming_bench/stt.sh, < 2 min: ~20 s from no venv, ~11 s warm)"
+tools/wyoming_bench/stt.sh
+
 # Budget: ~4 min for the instrumented build plus 10 s per target (9 targets).
 step "fuzzing: every parser of untrusted input, 10 s each (fuzz/, cargo fuzz, libFuzzer)"
 scripts/fuzz.sh 10
