@@ -223,6 +223,8 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         log(&format!("ready on tcp://{}", listener.local_addr().map_err(|e| e.to_string())?));
         return accept_loop(models, asr, args.max_clients, debug, || {
             let (s, peer) = listener.accept()?;
+            // Replies are small and each is awaited: send them at once.
+            s.set_nodelay(true)?;
             let r = s.try_clone()?;
             Ok((
                 Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
@@ -319,6 +321,7 @@ fn serve_client<R: BufRead, W: Write>(
 ) -> Result<(), String> {
     let mut session = WakeSession::with_asr(models.clone(), asr.clone());
     let mut replies = Vec::new();
+    let mut out = Vec::new();
     loop {
         let event = match read_event(reader) {
             Ok(Some(e)) => e,
@@ -346,15 +349,22 @@ fn serve_client<R: BufRead, W: Write>(
         if let Err(m) = session.handle(&event, &mut replies) {
             replies.push(Event::error(&m, "bad-event"));
         }
+        // The replies to one event go out in one write: over TCP, separate small writes
+        // would wait for the client's delayed ACK (Nagle), ~40 ms each after the first.
+        out.clear();
         for r in &replies {
             if debug {
                 log(&format!("{who}: -> {} {}", r.kind, serde_json::Value::Object(r.data.clone())));
             }
-            match write_event(writer, r) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-                Err(e) => return Err(format!("write failed: {e}")),
-            }
+            write_event(&mut out, r).map_err(|e| format!("cannot encode a reply: {e}"))?;
+        }
+        if out.is_empty() {
+            continue;
+        }
+        match writer.write_all(&out).and_then(|()| writer.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(format!("write failed: {e}")),
         }
     }
 }
