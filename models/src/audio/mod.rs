@@ -33,6 +33,7 @@ mod wav;
 pub use error::AudioError;
 pub use raw::RawPcmReader;
 pub use stream::{is_container, AudioStream, StreamInfo};
+pub use wav::MIN_RATE;
 
 use core::fmt;
 use std::string::String;

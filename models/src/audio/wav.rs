@@ -22,8 +22,9 @@ use std::{format, vec};
 use super::stream::{Decode, StreamInfo};
 use super::AudioError;
 
-/// Lowest sample rate read, in Hz.
-pub(super) const MIN_RATE: u32 = 1_000;
+/// Lowest sample rate read, in Hz (below it the resampler's FFT sizes per sample grow
+/// without bound).
+pub const MIN_RATE: u32 = 1_000;
 /// Highest sample rate read, in Hz (keeps the resampler's FFT sizes bounded, about 1.5 M
 /// points at most).
 pub(super) const MAX_RATE: u32 = 768_000;

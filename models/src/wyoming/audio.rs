@@ -10,6 +10,11 @@
 //! ([`crate::audio::resample::Streaming`], an FFT resampler) instead of `audioop.ratecv`'s
 //! linear interpolation: better filtering, and one FFT block of latency, flushed by
 //! [`ChunkConverter::finish`].
+//!
+//! A chunk need not hold whole frames: the bytes of a frame it leaves incomplete are kept
+//! and completed by the next chunk of the same width and channel count (Home Assistant's
+//! satellites send whole frames; a client that cuts its stream at arbitrary bytes still
+//! gives the same samples). A frame still incomplete at the end of the stream is dropped.
 
 use crate::audio::resample::Streaming;
 use std::format;
@@ -17,6 +22,10 @@ use std::prelude::rust_2021::*;
 
 /// Largest rate accepted (Hz).
 pub const MAX_RATE: u32 = 192_000;
+/// Smallest rate accepted (Hz): the audio readers' floor ([`crate::audio::MIN_RATE`]).
+pub const MIN_RATE: u32 = crate::audio::MIN_RATE;
+/// Largest frame: [`MAX_CHANNELS`] samples of 4 bytes.
+const MAX_FRAME: usize = 4 * MAX_CHANNELS as usize;
 /// Largest channel count accepted.
 pub const MAX_CHANNELS: u32 = 32;
 
@@ -24,6 +33,10 @@ pub const MAX_CHANNELS: u32 = 32;
 #[derive(Default)]
 pub struct ChunkConverter {
     resampler: Option<(u32, Streaming)>,
+    /// The first bytes of a frame the last chunk left incomplete, and that chunk's frame
+    /// size in bytes.
+    partial: Vec<u8>,
+    partial_frame: usize,
     mono: Vec<f32>,
     out: Vec<f32>,
 }
@@ -31,7 +44,7 @@ pub struct ChunkConverter {
 /// The sample format of one chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Format {
-    /// Samples per second per channel (1..=[`MAX_RATE`]).
+    /// Samples per second per channel ([`MIN_RATE`]..=[`MAX_RATE`]).
     pub rate: u32,
     /// Bytes per sample: 1, 2, 3 or 4.
     pub width: u32,
@@ -45,8 +58,11 @@ impl Format {
     /// # Errors
     /// A rate, width or channel count outside the accepted ranges.
     pub fn validate(&self) -> Result<(), String> {
-        if self.rate == 0 || self.rate > MAX_RATE {
-            return Err(format!("rate {} Hz is not supported (1 to {MAX_RATE})", self.rate));
+        if !(MIN_RATE..=MAX_RATE).contains(&self.rate) {
+            return Err(format!(
+                "rate {} Hz is not supported ({MIN_RATE} to {MAX_RATE})",
+                self.rate
+            ));
         }
         if !(1..=4).contains(&self.width) {
             return Err(format!("width {} is not supported (1 to 4 bytes)", self.width));
@@ -73,10 +89,12 @@ fn to_i16(b: &[u8], width: u32) -> i32 {
 
 impl ChunkConverter {
     /// Converts one chunk's `payload` of `format`, appending 16 kHz mono samples to `out`.
-    /// A trailing partial frame (fewer bytes than `width * channels`) is dropped.
+    /// A trailing partial frame (fewer bytes than `width * channels`) is kept for the next
+    /// chunk (module docs).
     ///
     /// # Errors
-    /// An invalid format ([`Format::validate`]), or the resampler's failure.
+    /// An invalid format ([`Format::validate`]; nothing is kept of the chunk), or the
+    /// resampler's failure.
     pub fn push(
         &mut self,
         format: Format,
@@ -85,14 +103,36 @@ impl ChunkConverter {
     ) -> Result<(), String> {
         format.validate()?;
         let (w, c) = (format.width as usize, format.channels as usize);
-        let frames = payload.chunks_exact(w * c).map(|frame| {
+        let frame = w * c;
+        let mix = |frame: &[u8]| {
             let mut vals = frame.chunks_exact(w).map(|s| to_i16(s, format.width));
             match c {
                 1 => vals.next().unwrap_or(0),
                 2 => (vals.next().unwrap_or(0) + vals.next().unwrap_or(0)).clamp(-32768, 32767),
                 _ => vals.sum::<i32>() / c as i32,
             }
-        });
+        };
+        // Complete the frame the last chunk began, if this chunk has its layout.
+        let mut payload = payload;
+        let mut first = [0u8; MAX_FRAME];
+        let mut completed = false;
+        if !self.partial.is_empty() && self.partial_frame == frame {
+            let need = frame - self.partial.len();
+            if payload.len() < need {
+                self.partial.extend_from_slice(payload);
+                return Ok(());
+            }
+            first[..self.partial.len()].copy_from_slice(&self.partial);
+            first[self.partial.len()..frame].copy_from_slice(&payload[..need]);
+            payload = &payload[need..];
+            completed = true;
+        }
+        let whole = payload.len() / frame * frame;
+        self.partial.clear();
+        self.partial.extend_from_slice(&payload[whole..]);
+        self.partial_frame = frame;
+        let head = completed.then(|| mix(&first[..frame]));
+        let frames = head.into_iter().chain(payload[..whole].chunks_exact(frame).map(mix));
         if format.rate == 16_000 {
             if let Some((_, r)) = self.resampler.take() {
                 self.flush(r, out)?;
@@ -130,6 +170,7 @@ impl ChunkConverter {
     /// # Errors
     /// The resampler's failure.
     pub fn finish(&mut self, out: &mut Vec<i16>) -> Result<(), String> {
+        self.partial.clear();
         match self.resampler.take() {
             Some((_, r)) => self.flush(r, out),
             None => Ok(()),
@@ -139,6 +180,7 @@ impl ChunkConverter {
     /// Forgets any pending audio (a new `audio-start`).
     pub fn reset(&mut self) {
         self.resampler = None;
+        self.partial.clear();
     }
 }
 
@@ -161,6 +203,7 @@ mod tests {
     #[test]
     fn widths_and_channels_as_audioop() {
         let f = |width, channels| Format { rate: 16_000, width, channels };
+        // The trailing byte begins a frame no chunk completes: dropped at the end.
         assert_eq!(conv(f(2, 1), &[0x34, 0x12, 0xff, 0xff, 7]), [0x1234, -1]);
         assert_eq!(conv(f(1, 1), &[0x7f, 0x80]), [0x7f00, -32768]);
         assert_eq!(conv(f(3, 1), &[0x56, 0x34, 0x12]), [0x1234]);
@@ -190,10 +233,54 @@ mod tests {
     }
 
     #[test]
+    fn chunks_cut_inside_frames_give_the_same_samples() {
+        // 16-bit mono and 24-bit stereo at 16 and 48 kHz, cut every 1, 3 and 1023 bytes, and
+        // at irregular places.
+        for (rate, width, channels) in [(16_000, 2, 1), (16_000, 3, 2), (48_000, 2, 1)] {
+            let format = Format { rate, width, channels };
+            let frame = (width * channels) as usize;
+            let bytes: Vec<u8> = (0..4_800 * frame).map(|i| (i * 7 % 251) as u8).collect();
+            let want = conv(format, &bytes);
+            assert_eq!(want.len(), if rate == 16_000 { 4_800 } else { 1_600 });
+            for sizes in [&[1][..], &[3], &[1023], &[5, 1, 2, 900, 7]] {
+                let mut c = ChunkConverter::default();
+                let mut got = Vec::new();
+                let mut at = 0;
+                for &n in sizes.iter().cycle() {
+                    if at >= bytes.len() {
+                        break;
+                    }
+                    let end = (at + n).min(bytes.len());
+                    c.push(format, &bytes[at..end], &mut got).unwrap();
+                    at = end;
+                }
+                c.finish(&mut got).unwrap();
+                assert_eq!(got, want, "{format:?} in pieces of {sizes:?}");
+            }
+        }
+        // A new layout does not complete another layout's frame; reset forgets it.
+        let mut c = ChunkConverter::default();
+        let mut got = Vec::new();
+        let mono = Format { rate: 16_000, width: 2, channels: 1 };
+        c.push(Format { channels: 2, ..mono }, &[1, 0, 2], &mut got).unwrap();
+        c.push(mono, &[4, 0], &mut got).unwrap();
+        c.push(mono, &[9], &mut got).unwrap();
+        c.reset();
+        c.push(mono, &[5, 0], &mut got).unwrap();
+        assert_eq!(got, [4, 5]);
+    }
+
+    #[test]
     fn bad_formats_are_errors() {
-        for (rate, width, channels) in
-            [(0, 2, 1), (16_000, 0, 1), (16_000, 5, 1), (16_000, 2, 0), (999_999, 2, 1)]
-        {
+        for (rate, width, channels) in [
+            (0, 2, 1),
+            (1, 2, 1),
+            (999, 2, 1),
+            (16_000, 0, 1),
+            (16_000, 5, 1),
+            (16_000, 2, 0),
+            (999_999, 2, 1),
+        ] {
             let mut out = Vec::new();
             assert!(ChunkConverter::default()
                 .push(Format { rate, width, channels }, &[0; 8], &mut out)
