@@ -294,11 +294,25 @@ fn options_and_version() {
         Command::new(env!("CARGO_BIN_EXE_neon")).args(["serve", "--version"]).output().unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), env!("CARGO_PKG_VERSION"));
+    // A failed write of the output is an error (status 1 and a message), not a panic.
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_neon"))
+            .args(["serve", "--version"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot write to stdout") && !err.contains("panicked"), "{err}");
+    }
     for (args, says) in [
         (&["--threshold", "1.5"][..], "--threshold"),
         (&["--trigger-level", "0"], "--trigger-level"),
         (&["--uri", "udp://x"], "--uri"),
         (&["--custom-model-dir", "/nonexistent-dir"], "nonexistent"),
+        (&["--vad-endpointing", "0"], "--vad-endpointing"),
+        (&["--vad-endpointing", "1", "--vad", "off"], "--vad on"),
+        (&["--max-request-seconds", "0"], "--max-request-seconds"),
     ] {
         let out =
             Command::new(env!("CARGO_BIN_EXE_neon")).arg("serve").args(args).output().unwrap();
@@ -345,8 +359,39 @@ fn unix_socket_server_answers() {
     write_event(&mut w, &Event::with_data("detect", json!({"names": ["hey_jarvis"]}))).unwrap();
     send_clip(&mut w, &samples(&common::oww_path("clips/hey_jarvis.wav")), 2, 1);
     assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    // A second server on a live socket is refused, and the first one keeps it.
+    let out = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["serve", "--uri", &uri])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("already listening"), "{err}");
+    send_clip(&mut w, &samples(&common::oww_path("clips/hey_jarvis.wav")), 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    assert!(UnixStream::connect(&path).is_ok(), "the first server still answers");
     server.kill().unwrap();
     let _ = server.wait();
+    // Its socket file is left behind: a new server takes it over. No path is an error.
+    let mut again = spawn(&["--uri", &uri]);
+    let mut answered = false;
+    for _ in 0..200 {
+        if UnixStream::connect(&path).is_ok() {
+            answered = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    again.kill().unwrap();
+    let _ = again.wait();
+    assert!(answered, "a stale socket file is replaced");
+    let out = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["serve", "--uri", "unix://"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no socket path"), "{err}");
 }
 
 /// With `--model-dir`, `transcribe` then a clip gives one `transcript` equal to
@@ -395,6 +440,85 @@ fn transcribe_gives_neon_transcribes_text() {
     assert!(got
         .iter()
         .any(|e| e.kind == "error" && e.data["text"].as_str().unwrap().contains("--model-dir")));
+    drop(w);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_name_is_offered_once_and_what_is_skipped_is_said() {
+    // `alexa.onnx` (the community `computer` head under a built-in's name) and the two
+    // `computer` files of tests/data/custom.
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to) in [
+        ("computer_v1.onnx", "alexa.onnx"),
+        ("computer_v1.onnx", "computer_v1.onnx"),
+        ("computer_v2.tflite", "computer_v2.tflite"),
+    ] {
+        std::fs::copy(custom_dir().join(from), dir.path().join(to)).unwrap();
+    }
+    let mut child = spawn(&["--custom-model-dir", dir.path().to_str().unwrap()]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    let info = replies(&mut r).pop().unwrap();
+    let models = info.data["wake"][0]["models"].as_array().unwrap().clone();
+    let named = |n: &str| models.iter().filter(|m| m["name"] == n).cloned().collect::<Vec<_>>();
+    let alexa = named("alexa");
+    assert_eq!(alexa.len(), 1, "{models:?}");
+    assert_eq!(alexa[0]["attribution"]["name"], "", "the custom model: {alexa:?}");
+    assert_eq!(named("computer").len(), 1, "{models:?}");
+    // `alexa` is now the custom head: the computer recording wakes it.
+    write_event(&mut w, &Event::with_data("detect", json!({"names": ["alexa"]}))).unwrap();
+    send_clip(&mut w, &samples(&custom_dir().join("computer.wav")), 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["alexa"]);
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("skipping a second model named `computer`"), "{err}");
+    assert!(err.contains("`alexa` replaces the built-in one"), "{err}");
+}
+
+/// A custom head whose layers overflow (weights of ±3.4e38: inf - inf = NaN): an `error`
+/// event naming it, never a detection (a NaN is never at or below the threshold), and the
+/// other models go on.
+#[test]
+fn a_head_scoring_nan_is_an_error_not_detections() {
+    use neon_models::openwakeword::custom::onnx_proto::ModelProto;
+    use prost::Message;
+
+    let bytes = std::fs::read(custom_dir().join("computer_v1.onnx")).unwrap();
+    let mut model = ModelProto::decode(&bytes[..]).unwrap();
+    let graph = model.graph.as_mut().unwrap();
+    for t in &mut graph.initializer {
+        let huge = |i: usize| if i.is_multiple_of(2) { f32::MAX } else { -f32::MAX };
+        if let Some(raw) = t.raw_data.as_mut() {
+            if t.data_type == Some(1) {
+                let n = raw.len() / 4;
+                *raw = (0..n).flat_map(|i| huge(i).to_le_bytes()).collect();
+            }
+        }
+        for (i, v) in t.float_data.iter_mut().enumerate() {
+            *v = huge(i);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("overflow.onnx"), model.encode_to_vec()).unwrap();
+    let mut child = spawn(&["--custom-model-dir", dir.path().to_str().unwrap()]);
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let names = json!({"names": ["overflow", "hey_jarvis"]});
+    write_event(&mut w, &Event::with_data("detect", names)).unwrap();
+    // Silence, then hey jarvis: the broken head never fires, hey_jarvis does.
+    let mut audio = vec![0i16; 3 * 16_000];
+    audio.extend(samples(&common::oww_path("clips/hey_jarvis.wav")));
+    send_clip(&mut w, &audio, 2, 1);
+    let got = replies(&mut r);
+    let errors: Vec<&Event> = got.iter().filter(|e| e.kind == "error").collect();
+    assert_eq!(errors.len(), 1, "one error, then the model is off: {got:?}");
+    let text = errors[0].data["text"].as_str().unwrap();
+    assert!(text.contains("model `overflow` gave a score of") && text.contains("unusable"));
+    assert_eq!(detections(&got), ["hey_jarvis"]);
     drop(w);
     assert!(child.wait().unwrap().success());
 }

@@ -87,6 +87,7 @@ pub struct TriggerOptions {
 /// Every model a server offers, and its settings; shared by all sessions.
 pub struct WakeModels {
     models: Vec<Offered>,
+    warnings: Vec<String>,
     options: TriggerOptions,
     session: SessionOptions,
     version: String,
@@ -94,9 +95,10 @@ pub struct WakeModels {
 
 impl WakeModels {
     /// The built-in heads (if this build has them) and every model of `custom_dirs`
-    /// (`.tflite` and `.onnx`; of two files with one name the first is kept, as the peer
-    /// keeps the first; a custom model of a built-in's name is offered under that name and
-    /// wins in `detect`, as the peer's lookup order gives).
+    /// (`.tflite` and `.onnx`). Of two custom files with one name the first is kept, as the
+    /// peer keeps the first, with a warning ([`WakeModels::warnings`]); a custom model of a
+    /// built-in's name replaces the built-in (the peer's lookup order makes it win in
+    /// `detect`; `info` lists the name once), also with a warning.
     ///
     /// # Errors
     /// A one-line message when a directory cannot be read or a model fails to load.
@@ -107,6 +109,7 @@ impl WakeModels {
         version: &str,
     ) -> Result<Self, String> {
         let mut models: Vec<Offered> = Vec::new();
+        let mut warnings = Vec::new();
         for (head, _) in builtin::HEADS {
             let word = builtin::wake_word(head).map_err(|e| e.to_string())?;
             models.push(Offered { name: builtin_name(head), builtin: true, word });
@@ -116,12 +119,28 @@ impl WakeModels {
             for word in words {
                 let name = word.name().to_string();
                 if models.iter().any(|m| !m.builtin && m.name == name) {
+                    warnings.push(format!(
+                        "--custom-model-dir {}: skipping a second model named `{name}`",
+                        dir.display()
+                    ));
                     continue;
+                }
+                if let Some(i) = models.iter().position(|m| m.builtin && m.name == name) {
+                    warnings.push(format!(
+                        "--custom-model-dir {}: the model `{name}` replaces the built-in one",
+                        dir.display()
+                    ));
+                    models.remove(i);
                 }
                 models.push(Offered { name, builtin: false, word });
             }
         }
-        Ok(WakeModels { models, options, session, version: version.into() })
+        Ok(WakeModels { models, warnings, options, session, version: version.into() })
+    }
+
+    /// What [`WakeModels::load`] skipped or replaced, one line each (for the server's log).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The offered models, built-ins first.
@@ -199,6 +218,8 @@ struct Active {
     fired: bool,
     /// Converted samples since audio-start before which the model stays silent.
     quiet_until: Option<u64>,
+    /// Disabled for this session: it gave a non-finite score (a broken head).
+    broken: bool,
 }
 
 /// One client's wake-word state: active models, their detector, the audio pipeline; and,
@@ -345,6 +366,7 @@ impl WakeSession {
                 triggers_left: level,
                 fired: false,
                 quiet_until: None,
+                broken: false,
             })
             .collect();
         Ok(())
@@ -387,9 +409,24 @@ impl WakeSession {
         let refractory = (f64::from(opts.refractory_seconds) * RATE as f64).round() as u64;
         // The end of the first pending step, in converted samples since audio-start.
         let mut end = self.samples - self.pending.len() as u64 + CHUNK as u64;
+        let mut broken = Vec::new();
         for step in self.pending[..whole].chunks_exact(CHUNK) {
             let scores = detector.push(step).map_err(|e| e.to_string())?;
             for (a, &p) in self.active.iter_mut().zip(scores) {
+                if a.broken {
+                    continue;
+                }
+                // A NaN is never below the threshold: it would fire on every step. As
+                // `neon wake` does, a non-finite score is an error, never a detection.
+                if !p.is_finite() {
+                    a.broken = true;
+                    broken.push(format!(
+                        "model `{}` gave a score of {p}: its weights are unusable (a corrupt \
+                         or incompatible head?); it is disabled on this connection",
+                        a.name
+                    ));
+                    continue;
+                }
                 if a.quiet_until.is_some_and(|q| end < q) || p <= opts.threshold {
                     continue;
                 }
@@ -408,7 +445,11 @@ impl WakeSession {
             end += CHUNK as u64;
         }
         self.pending.drain(..whole);
-        Ok(())
+        if broken.is_empty() {
+            Ok(())
+        } else {
+            Err(broken.join("; "))
+        }
     }
 }
 

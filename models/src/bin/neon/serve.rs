@@ -141,8 +141,7 @@ fn check(args: &ServeArgs) -> Result<(), String> {
 
 pub fn run(args: &ServeArgs) -> Result<(), String> {
     if args.version {
-        println!("{}", env!("CARGO_PKG_VERSION"));
-        return Ok(());
+        return crate::line(format_args!("{}", env!("CARGO_PKG_VERSION")));
     }
     check(args)?;
     for (given, flag) in [
@@ -171,6 +170,9 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         SessionOptions::default(),
         env!("CARGO_PKG_VERSION"),
     )?);
+    for w in models.warnings() {
+        log(&format!("warning: {w}"));
+    }
     if models.models().is_empty() {
         return Err(
             "no wake-word models: this build has no built-in ones; pass --custom-model-dir DIR"
@@ -236,7 +238,14 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
     #[cfg(unix)]
     if let Some(path) = args.uri.strip_prefix("unix://") {
         use std::os::unix::fs::FileTypeExt;
+        if path.is_empty() {
+            return Err(format!("--uri {}: no socket path after unix://", args.uri));
+        }
         if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            // A socket file left by a server that is gone is replaced; a live one is not.
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(format!("--uri {}: a server is already listening on {path}", args.uri));
+            }
             let _ = std::fs::remove_file(path);
         }
         let listener = std::os::unix::net::UnixListener::bind(path)

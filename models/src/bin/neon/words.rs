@@ -74,11 +74,11 @@ impl ModelArgs {
                 // As wyoming-openwakeword does, the first model of a name wins in directories
                 // (`computer_v1.onnx` and `computer_v2.tflite` are both `computer`).
                 if words.iter().any(|w| w.name() == word.name()) {
-                    eprintln!(
-                        "neon: warning: --custom-model-dir {}: skipping a second model named `{}`",
+                    crate::warn(format_args!(
+                        "--custom-model-dir {}: skipping a second model named `{}`",
                         dir.display(),
                         word.name()
-                    );
+                    ));
                     continue;
                 }
                 add(format!("--custom-model-dir {}", dir.display()), word, &mut words)?;
