@@ -295,14 +295,14 @@ fn options_and_version() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), env!("CARGO_PKG_VERSION"));
     // A failed write of the output is an error (status 1 and a message), not a panic.
-    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
-        let out = Command::new(env!("CARGO_BIN_EXE_neon"))
-            .args(["serve", "--version"])
-            .stdout(full)
-            .output()
-            .unwrap();
+    for args in [&["serve", "--version"][..], &["--help"], &["serve", "--help"], &["--version"]] {
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            break;
+        };
+        let out = Command::new(env!("CARGO_BIN_EXE_neon")).args(args).stdout(full).output();
+        let out = out.unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("cannot write to stdout") && !err.contains("panicked"), "{err}");
     }
     for (args, says) in [

@@ -61,7 +61,23 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version and usage errors as clap prints them, but a failed write of them
+        // (a full disk, a closed pipe) is reported, not ignored.
+        Err(e) => {
+            match e.print().and_then(|()| io::stdout().flush()) {
+                Ok(()) => {}
+                // As `line`: a reader that went away (`neon --help | head -1`) is not an error.
+                Err(w) if w.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+                Err(w) => {
+                    report(format_args!("neon: cannot write to stdout: {w}"));
+                    return ExitCode::FAILURE;
+                }
+            }
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let result = match cli.command {
         Command::Wake(args) => wake::run(&args),
         Command::Transcribe(args) => transcribe::run(&args),
