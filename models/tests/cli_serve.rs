@@ -456,6 +456,8 @@ fn a_name_is_offered_once_and_what_is_skipped_is_said() {
     ] {
         std::fs::copy(custom_dir().join(from), dir.path().join(to)).unwrap();
     }
+    // A corrupt file is skipped: the server starts with the others.
+    std::fs::write(dir.path().join("broken.onnx"), b"not a model").unwrap();
     let mut child = spawn(&["--custom-model-dir", dir.path().to_str().unwrap()]);
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
@@ -477,6 +479,7 @@ fn a_name_is_offered_once_and_what_is_skipped_is_said() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("skipping a second model named `computer`"), "{err}");
     assert!(err.contains("`alexa` replaces the built-in one"), "{err}");
+    assert!(err.contains("skipping a model that does not load: ") && err.contains("broken.onnx"));
 }
 
 /// A custom head whose layers overflow (weights of ±3.4e38: inf - inf = NaN): an `error`

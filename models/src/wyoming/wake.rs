@@ -95,13 +95,14 @@ pub struct WakeModels {
 
 impl WakeModels {
     /// The built-in heads (if this build has them) and every model of `custom_dirs`
-    /// (`.tflite` and `.onnx`). Of two custom files with one name the first is kept, as the
+    /// (`.tflite` and `.onnx`; a file that cannot be read or loaded is skipped with a
+    /// warning). Of two custom files with one name the first is kept, as the
     /// peer keeps the first, with a warning ([`WakeModels::warnings`]); a custom model of a
     /// built-in's name replaces the built-in (the peer's lookup order makes it win in
     /// `detect`; `info` lists the name once), also with a warning.
     ///
     /// # Errors
-    /// A one-line message when a directory cannot be read or a model fails to load.
+    /// A one-line message when a directory cannot be read.
     pub fn load(
         custom_dirs: &[std::path::PathBuf],
         options: TriggerOptions,
@@ -115,7 +116,15 @@ impl WakeModels {
             models.push(Offered { name: builtin_name(head), builtin: true, word });
         }
         for dir in custom_dirs {
-            let words = custom::wake_words_in_dir(dir).map_err(|e| e.to_string())?;
+            let mut words = Vec::new();
+            for path in custom::names::scan_dir(dir).map_err(|e| e.to_string())? {
+                // One bad file must not keep the server from starting (a restart loop
+                // under systemd): it is skipped with a warning.
+                match custom::wake_word_from_file(&path) {
+                    Ok(word) => words.push(word),
+                    Err(e) => warnings.push(format!("skipping a model that does not load: {e}")),
+                }
+            }
             for word in words {
                 let name = word.name().to_string();
                 if models.iter().any(|m| !m.builtin && m.name == name) {
