@@ -24,6 +24,10 @@ use std::prelude::rust_2021::*;
 pub const MAX_RATE: u32 = 192_000;
 /// Smallest rate accepted (Hz): the audio readers' floor ([`crate::audio::MIN_RATE`]).
 pub const MIN_RATE: u32 = crate::audio::MIN_RATE;
+/// Most 16 kHz samples one chunk may convert to (2^21, 131 s: what the largest payload
+/// the event reader takes, 4 MiB, holds at 16 kHz 16-bit mono). A chunk at a low rate
+/// expands: 4 MiB of 8-bit audio at 1 kHz would be 67 M samples; such a chunk is refused.
+pub const MAX_CHUNK_SAMPLES: u64 = 1 << 21;
 /// Largest frame: [`MAX_CHANNELS`] samples of 4 bytes.
 const MAX_FRAME: usize = 4 * MAX_CHANNELS as usize;
 /// Largest channel count accepted.
@@ -93,8 +97,8 @@ impl ChunkConverter {
     /// chunk (module docs).
     ///
     /// # Errors
-    /// An invalid format ([`Format::validate`]; nothing is kept of the chunk), or the
-    /// resampler's failure.
+    /// An invalid format ([`Format::validate`]) or a chunk that would convert to more than
+    /// [`MAX_CHUNK_SAMPLES`] (nothing is kept of the chunk), or the resampler's failure.
     pub fn push(
         &mut self,
         format: Format,
@@ -104,6 +108,17 @@ impl ChunkConverter {
         format.validate()?;
         let (w, c) = (format.width as usize, format.channels as usize);
         let frame = w * c;
+        let frames = (payload.len() + self.partial.len()) / frame;
+        let converted = (frames as u64 * 16_000).div_ceil(u64::from(format.rate));
+        if converted > MAX_CHUNK_SAMPLES {
+            return Err(format!(
+                "an audio chunk of {frames} frames at {} Hz is {:.0} s of audio, more than the \
+                 {} s one chunk may hold",
+                format.rate,
+                frames as f64 / f64::from(format.rate),
+                MAX_CHUNK_SAMPLES / 16_000
+            ));
+        }
         let mix = |frame: &[u8]| {
             let mut vals = frame.chunks_exact(w).map(|s| to_i16(s, format.width));
             match c {
@@ -286,5 +301,16 @@ mod tests {
                 .push(Format { rate, width, channels }, &[0; 8], &mut out)
                 .is_err());
         }
+        // A chunk that expands past 131 s of 16 kHz audio: an error, nothing converted.
+        let mut c = ChunkConverter::default();
+        let mut out = Vec::new();
+        let low = Format { rate: 1_000, width: 1, channels: 1 };
+        let e = c.push(low, &vec![0; 200_000], &mut out).unwrap_err();
+        assert!(e.contains("200000 frames at 1000 Hz is 200 s"), "{e}");
+        assert!(out.is_empty());
+        // At 16 kHz the largest payload the reader takes fits.
+        let top = Format { rate: 16_000, width: 2, channels: 1 };
+        c.push(top, &vec![0; crate::wyoming::event::MAX_PAYLOAD_BYTES], &mut out).unwrap();
+        assert_eq!(out.len() as u64, MAX_CHUNK_SAMPLES);
     }
 }
