@@ -525,3 +525,48 @@ fn a_head_scoring_nan_is_an_error_not_detections() {
     drop(w);
     assert!(child.wait().unwrap().success());
 }
+
+/// `--idle-timeout`: a silent client, one stopped halfway through a header and one sending
+/// a header a byte at a time slower than the limit each get an `error` (`timeout`) and are
+/// closed, freeing their places; a client that pauses less than the limit between events
+/// is served.
+#[test]
+fn idle_and_stalled_clients_are_closed_and_free_their_place() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let uri = format!("tcp://127.0.0.1:{port}");
+    let mut server = spawn(&["--uri", &uri, "--max-clients", "3", "--idle-timeout", "1"]);
+    let t0 = std::time::Instant::now();
+    let (silent_r, _silent_w) = connect(port);
+    let (half_r, mut half_w) = connect(port);
+    half_w.write_all(b"{\"type\": \"audio-chu").unwrap();
+    let (crawl_r, mut crawl_w) = connect(port);
+    let crawler = std::thread::spawn(move || {
+        for b in b"{\"type\": \"describe\"}\n" {
+            if crawl_w.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    // A fourth client finds every place taken.
+    let (mut r, _w) = connect(port);
+    assert_eq!(read_event(&mut r).unwrap().unwrap().data["code"], "too-many-clients");
+    for (name, mut r) in [("silent", silent_r), ("half", half_r), ("crawl", crawl_r)] {
+        let e = read_event(&mut r).unwrap().unwrap();
+        assert_eq!(e.data["code"], "timeout", "{name}: {e:?}");
+        assert!(read_event(&mut r).unwrap().is_none(), "{name}: closed");
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    crawler.join().unwrap();
+    // The places are free: a client pausing 0.5 s between its events is served.
+    let (mut r, mut w) = connect(port);
+    write_event(&mut w, &Event::with_data("detect", json!({"names": ["hey_jarvis"]}))).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    send_clip(&mut w, &samples(&common::oww_path("clips/hey_jarvis.wav")), 2, 1);
+    assert_eq!(detections(&replies(&mut r)), ["hey_jarvis"]);
+    std::thread::sleep(Duration::from_millis(500));
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    assert_eq!(read_event(&mut r).unwrap().unwrap().kind, "info");
+    server.kill().unwrap();
+    let _ = server.wait();
+}

@@ -11,6 +11,7 @@
 
 mod bench;
 mod cpu;
+mod deadline;
 mod input;
 mod listen;
 mod live;

@@ -18,8 +18,11 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
+
+use crate::deadline::{Deadline, TimedReader};
 use neon_models::session::SessionOptions;
 use neon_models::wyoming::asr::{AsrConfig, AsrModels};
 use neon_models::wyoming::event::{read_event, write_event, Event, ReadError};
@@ -85,6 +88,13 @@ pub struct ServeArgs {
     /// Most TCP or Unix clients served at once.
     #[arg(long = "max-clients", default_value_t = 16)]
     max_clients: usize,
+    /// Seconds a TCP or Unix client has to send each event whole (header, data and payload),
+    /// counted from when the server waits for it: a client silent for longer, or one that
+    /// stops or crawls halfway through an event, gets an `error` event (`timeout`) and is
+    /// closed, freeing its place. Home Assistant's clients send an audio chunk every
+    /// 32-64 ms while they stream.
+    #[arg(long = "idle-timeout", default_value_t = 30.0, value_name = "SEC")]
+    idle_timeout: f64,
     /// Deprecated (accepted and ignored, as wyoming-openwakeword 2.x does).
     #[arg(long, hide = true)]
     model: Vec<String>,
@@ -115,6 +125,9 @@ fn check(args: &ServeArgs) -> Result<(), String> {
     }
     if !(args.refractory_seconds >= 0.0 && args.refractory_seconds <= 3600.0) {
         return Err(format!("--refractory-seconds {} is not in 0..3600", args.refractory_seconds));
+    }
+    if !(args.idle_timeout > 0.0 && args.idle_timeout <= 86_400.0) {
+        return Err(format!("--idle-timeout {} is not in (0, 86400] seconds", args.idle_timeout));
     }
     if args.max_clients == 0 {
         return Err("--max-clients must be at least 1".into());
@@ -213,11 +226,13 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         log(&format!("models: {}", names.join(", ")));
     }
     let debug = args.debug;
+    let idle = Duration::from_secs_f64(args.idle_timeout);
     if args.uri == "stdio://" {
         log("ready on stdio://");
         let stdin = io::stdin();
         let stdout = io::stdout();
-        return serve_client(&models, &asr, &mut stdin.lock(), &mut stdout.lock(), debug, "stdio");
+        let (mut r, mut w) = (stdin.lock(), stdout.lock());
+        return serve_client(&models, &asr, (&mut r, &mut w, None), debug, "stdio");
     }
     if let Some(addr) = args.uri.strip_prefix("tcp://") {
         let listener = std::net::TcpListener::bind(addr)
@@ -227,11 +242,13 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             let (s, peer) = listener.accept()?;
             // Replies are small and each is awaited: send them at once.
             s.set_nodelay(true)?;
-            let r = s.try_clone()?;
+            let deadline = Deadline::new(idle);
+            let r = TimedReader::new(s.try_clone()?, deadline.clone());
             Ok((
                 Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
                 Box::new(s) as Box<dyn Write + Send>,
                 peer.to_string(),
+                deadline,
             ))
         });
     }
@@ -254,19 +271,21 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         let mut n = 0u64;
         return accept_loop(models, asr, args.max_clients, debug, || {
             let (s, _) = listener.accept()?;
-            let r = s.try_clone()?;
+            let deadline = Deadline::new(idle);
+            let r = TimedReader::new(s.try_clone()?, deadline.clone());
             n += 1;
             Ok((
                 Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
                 Box::new(s) as Box<dyn Write + Send>,
                 format!("unix client {n}"),
+                deadline,
             ))
         });
     }
     Err(format!("--uri {}: expected tcp://HOST:PORT, unix://PATH or stdio://", args.uri))
 }
 
-type Connection = (Box<dyn BufRead + Send>, Box<dyn Write + Send>, String);
+type Connection = (Box<dyn BufRead + Send>, Box<dyn Write + Send>, String, Arc<Deadline>);
 
 /// Accepts clients for ever, one thread each, at most `max` at once.
 fn accept_loop(
@@ -278,7 +297,7 @@ fn accept_loop(
 ) -> Result<(), String> {
     let clients = Arc::new(AtomicUsize::new(0));
     loop {
-        let (mut reader, mut writer, who) = match accept() {
+        let (mut reader, mut writer, who, deadline) = match accept() {
             Ok(c) => c,
             Err(e) => {
                 log(&format!("accept failed: {e}"));
@@ -300,7 +319,8 @@ fn accept_loop(
             if debug {
                 log(&format!("{who}: connected"));
             }
-            if let Err(e) = serve_client(&models, &asr, &mut reader, &mut writer, debug, &who) {
+            let io = (&mut reader, &mut writer, Some(&*deadline));
+            if let Err(e) = serve_client(&models, &asr, io, debug, &who) {
                 log(&format!("{who}: {e}"));
             }
             if debug {
@@ -323,8 +343,7 @@ fn accept_loop(
 fn serve_client<R: BufRead, W: Write>(
     models: &Arc<WakeModels>,
     asr: &Option<Arc<AsrModels>>,
-    reader: &mut R,
-    writer: &mut W,
+    (reader, writer, deadline): (&mut R, &mut W, Option<&Deadline>),
     debug: bool,
     who: &str,
 ) -> Result<(), String> {
@@ -332,6 +351,9 @@ fn serve_client<R: BufRead, W: Write>(
     let mut replies = Vec::new();
     let mut out = Vec::new();
     loop {
+        if let Some(d) = deadline {
+            d.restart();
+        }
         let event = match read_event(reader) {
             Ok(Some(e)) => e,
             Ok(None) => return Ok(()),
@@ -344,6 +366,12 @@ fn serve_client<R: BufRead, W: Write>(
             }
             Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 return Err(format!("disconnected inside an event: {e}"));
+            }
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::TimedOut => {
+                let limit = deadline.map_or(0.0, |d| d.limit().as_secs_f64());
+                let text = format!("no complete event within {limit} s (--idle-timeout)");
+                let _ = write_event(writer, &Event::error(&text, "timeout"));
+                return Err(format!("{text}: disconnected"));
             }
             Err(ReadError::Io(e)) => return Err(format!("read failed: {e}")),
         };
