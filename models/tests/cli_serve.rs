@@ -570,3 +570,46 @@ fn idle_and_stalled_clients_are_closed_and_free_their_place() {
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+/// At the file-descriptor limit (`ulimit -n 30`: a TCP client costs the server two), the
+/// clients it cannot take get `too-many-clients` instead of silence, the accept loop does
+/// not spin (little CPU, one log line), and once clients leave new ones are served.
+#[test]
+fn at_the_descriptor_limit_clients_are_refused_without_spinning() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let neon = env!("CARGO_BIN_EXE_neon");
+    let mut server = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 30 && exec {neon} serve --uri tcp://127.0.0.1:{port} --max-clients 64"
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut clients: Vec<_> = (0..20).map(|_| connect(port)).collect();
+    let mut answers = Vec::new();
+    for (r, w) in &mut clients {
+        w.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let _ = write_event(w, &Event::new("describe"));
+        let e = read_event(r).map(|e| e.map(|e| (e.kind, e.data.get("code").cloned())));
+        answers.push(format!("{e:?}"));
+    }
+    let served = answers.iter().filter(|a| a.contains("\"info\"")).count();
+    let refused = answers.iter().filter(|a| a.contains("too-many-clients")).count();
+    assert!(served >= 5 && refused >= 1 && served + refused == 20, "{answers:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.id())).unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    assert!(ticks < 100, "{ticks} ticks of CPU: the accept loop spins");
+    // The clients leave: a new one is served.
+    drop(clients);
+    let (mut r, mut w) = connect(port);
+    write_event(&mut w, &Event::new("describe")).unwrap();
+    assert_eq!(read_event(&mut r).unwrap().unwrap().kind, "info");
+    server.kill().unwrap();
+    let out = server.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.matches("accept failed").count() <= 3, "{err}");
+}

@@ -9,6 +9,7 @@
 //! - `neon serve --uri tcp://HOST:PORT`: a Wyoming wake-word server for Home Assistant.
 //! - `neon vad WAV|-`: speech segments (and per-window probabilities) with Silero VAD.
 
+mod accept;
 mod bench;
 mod cpu;
 mod deadline;

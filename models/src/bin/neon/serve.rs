@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::accept::{Backoff, Reserve};
 use crate::deadline::{Deadline, TimedReader};
 use neon_models::session::SessionOptions;
 use neon_models::wyoming::asr::{AsrConfig, AsrModels};
@@ -238,8 +239,9 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
         log(&format!("ready on tcp://{}", listener.local_addr().map_err(|e| e.to_string())?));
+        let mut reserve = Reserve::new();
         return accept_loop(models, asr, args.max_clients, debug, || {
-            let (s, peer) = listener.accept()?;
+            let (s, peer) = reserve.accept(|| listener.accept())?;
             // Replies are small and each is awaited: send them at once.
             s.set_nodelay(true)?;
             let deadline = Deadline::new(idle);
@@ -269,8 +271,9 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
         log(&format!("ready on unix://{path}"));
         let mut n = 0u64;
+        let mut reserve = Reserve::new();
         return accept_loop(models, asr, args.max_clients, debug, || {
-            let (s, _) = listener.accept()?;
+            let (s, _) = reserve.accept(|| listener.accept())?;
             let deadline = Deadline::new(idle);
             let r = TimedReader::new(s.try_clone()?, deadline.clone());
             n += 1;
@@ -296,11 +299,15 @@ fn accept_loop(
     mut accept: impl FnMut() -> io::Result<Connection>,
 ) -> Result<(), String> {
     let clients = Arc::new(AtomicUsize::new(0));
+    let mut backoff = Backoff::new();
     loop {
         let (mut reader, mut writer, who, deadline) = match accept() {
-            Ok(c) => c,
+            Ok(c) => {
+                backoff.succeeded();
+                c
+            }
             Err(e) => {
-                log(&format!("accept failed: {e}"));
+                backoff.failed(&e, log);
                 continue;
             }
         };
