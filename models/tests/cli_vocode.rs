@@ -255,3 +255,79 @@ fn bad_inputs_are_one_line_errors() {
     assert_eq!(neon(&["vocode"]).status.code(), Some(2));
     assert_eq!(neon(&["vocode", good.to_str().unwrap()]).status.code(), Some(2));
 }
+
+/// The output path is never destroyed by a failure and never deleted unless the command
+/// made it: the input as output is refused; an existing file survives an error mid-way
+/// (NaN states after the first window) and no temporary file is left; `/dev/null` and a
+/// FIFO are written in place and stay; SIGTERM mid-write exits 143 leaving the old file.
+#[test]
+fn the_output_path_survives_errors_and_signals() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let good = hidden_file(dir.path(), 40);
+    let before = std::fs::read(&good).unwrap();
+    let e = error(&neon(&["vocode", good.to_str().unwrap(), "-o", good.to_str().unwrap()]));
+    assert!(e.contains("the output is the input"), "{e}");
+    assert_eq!(std::fs::read(&good).unwrap(), before, "the input is intact");
+    // NaN in the second window: the error comes after the first window was written.
+    let t = 2 * 2000 + 10;
+    let mut states = hidden_states(t);
+    states[191 * t + 3000] = f32::NAN;
+    let bad = write_file(
+        dir.path(),
+        "bad.safetensors",
+        &[("hidden", Dtype::F32, vec![192, t], f32_bytes(&states))],
+    );
+    let out = dir.path().join("keep.wav");
+    std::fs::write(&out, b"precious").unwrap();
+    let e = error(&neon(&["vocode", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]));
+    assert!(e.contains("NaN") || e.contains("finite"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious", "the old file is intact");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("neon-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A device: written, never removed.
+    let o = neon(&["vocode", good.to_str().unwrap(), "-o", "/dev/null"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    // A FIFO: its reader gets the WAV; the FIFO stays.
+    let fifo = dir.path().join("pipe.wav");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = neon(&["vocode", good.to_str().unwrap(), "-o", fifo.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let wav = reader.join().unwrap();
+    let r = hound::WavReader::new(std::io::Cursor::new(wav)).unwrap();
+    assert_eq!(r.len(), 128 * 40);
+    assert!(std::fs::symlink_metadata(&fifo).is_ok(), "the FIFO is still there");
+    // SIGTERM while a long input is decoded: status 143, the old file as it was.
+    let long = hidden_file(dir.path(), 60_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+        .args(["vocode", long.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    // Once its temporary file exists, the signal handlers are in place and decoding runs.
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(dir.path())
+        .unwrap()
+        .any(|e| e.unwrap().file_name().to_string_lossy().contains("neon-"))
+    {
+        assert!(started.elapsed().as_secs() < 60, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on our own child's pid with a valid signal number.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    let left = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("neon-"));
+    assert_eq!(left.count(), 0, "the temporary file is removed");
+}

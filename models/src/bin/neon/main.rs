@@ -16,6 +16,7 @@ mod deadline;
 mod input;
 mod listen;
 mod live;
+mod output;
 mod plan;
 mod serve;
 mod transcribe;

@@ -13,7 +13,8 @@ use neon_models::sanotts::synthetic::{self, VOICE_SEED};
 use neon_models::sanotts::vocoder::{Vocoder, MAX_BLOCK};
 use neon_models::sanotts::{HIDDEN, HOP, SAMPLE_RATE};
 
-use crate::SessionArgs;
+use crate::output::Output;
+use crate::{live, SessionArgs};
 
 #[derive(Args)]
 pub struct VocodeArgs {
@@ -83,13 +84,21 @@ pub fn run(args: &VocodeArgs) -> Result<(), String> {
         sample_format: hound::SampleFormat::Float,
     };
     let cannot_write = |e: hound::Error| format!("cannot write {}: {e}", output.display());
-    let mut wav = hound::WavWriter::create(output, spec).map_err(cannot_write)?;
+    let mut inputs = vec![input.as_path()];
+    inputs.extend(args.voice.as_deref());
+    let signals = live::Signals::catch()?;
+    let (target, file) = Output::create(output, &inputs)?;
     let result = (|| {
+        let mut wav =
+            hound::WavWriter::new(std::io::BufWriter::new(file), spec).map_err(cannot_write)?;
         let mut chunk = vec![0.0f32; HIDDEN * CHUNK];
         let mut out =
             vec![0.0f32; vocoder.max_push_samples(CHUNK).max(vocoder.max_finish_samples())];
         let mut written = 0u64;
         for from in (0..frames).step_by(CHUNK) {
+            if let Some(status) = signals.exit_status() {
+                return Ok(Some(status));
+            }
             let to = (from + CHUNK).min(frames);
             let chunk = &mut chunk[..HIDDEN * (to - from)];
             hidden.read(from, to, chunk).map_err(|e| e.to_string())?;
@@ -102,13 +111,18 @@ pub fn run(args: &VocodeArgs) -> Result<(), String> {
         write(&mut wav, &out[..n]).map_err(cannot_write)?;
         written += n as u64;
         debug_assert_eq!(written, samples);
-        Ok::<(), String>(())
+        wav.finalize().map_err(cannot_write)?;
+        Ok::<Option<i32>, String>(signals.exit_status())
     })();
-    match result.and_then(|()| wav.finalize().map_err(cannot_write)) {
-        Ok(()) => Ok(()),
+    match result {
+        Ok(None) => target.commit(),
+        Ok(Some(status)) => {
+            // Stopped: the output is left as it was.
+            target.abandon();
+            std::process::exit(status);
+        }
         Err(e) => {
-            // No partial WAV left behind (best effort: the error is what matters).
-            let _ = std::fs::remove_file(output);
+            target.abandon();
             Err(e)
         }
     }
