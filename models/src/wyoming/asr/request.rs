@@ -166,11 +166,7 @@ impl AsrRequest {
         }
         self.converted.clear();
         self.converter.push(format, payload, &mut self.converted)?;
-        let room = self.max_samples - self.samples;
-        let over = self.converted.len() as u64 > room;
-        self.converted.truncate(room.min(self.converted.len() as u64) as usize);
-        self.floats.clear();
-        self.floats.extend(self.converted.iter().map(|&v| f32::from(v) / 32768.0));
+        let over = self.take_converted();
         let fed = self.feed(models, out);
         if fed.is_err() {
             self.state = State::Answered;
@@ -211,16 +207,24 @@ impl AsrRequest {
         }
         self.converted.clear();
         let tail = self.converter.finish(&mut self.converted);
-        let room = self.max_samples - self.samples;
-        self.converted.truncate(room.min(self.converted.len() as u64) as usize);
-        self.floats.clear();
-        self.floats.extend(self.converted.iter().map(|&v| f32::from(v) / 32768.0));
+        self.take_converted();
         let fed = tail.and_then(|()| self.feed(models, out));
         if fed.is_err() {
             self.state = State::Answered;
             return fed;
         }
         self.end(models, out)
+    }
+
+    /// The converted samples as floats in `self.floats`, up to the cap; whether some were
+    /// past it (and dropped).
+    fn take_converted(&mut self) -> bool {
+        let room = self.max_samples - self.samples;
+        let over = self.converted.len() as u64 > room;
+        self.converted.truncate(room.min(self.converted.len() as u64) as usize);
+        self.floats.clear();
+        self.floats.extend(self.converted.iter().map(|&v| f32::from(v) / 32768.0));
+        over
     }
 
     /// Feeds `self.floats` to the cutter and decodes the pieces it decides.
