@@ -7,9 +7,10 @@
 //! close, reopen the spare).
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::time::{Duration, Instant};
 
+use crate::deadline::ClientStream;
 use neon_models::wyoming::event::{write_event, Event};
 
 /// A descriptor kept open to be given up for refusing a client at the limit.
@@ -26,7 +27,7 @@ impl Reserve {
     ///
     /// # Errors
     /// `accept`'s.
-    pub fn accept<S: Write, X>(
+    pub fn accept<S: ClientStream, X>(
         &mut self,
         mut accept: impl FnMut() -> io::Result<(S, X)>,
     ) -> io::Result<(S, X)> {
@@ -36,14 +37,42 @@ impl Reserve {
         };
         if matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
             self.0 = None;
-            if let Ok((mut s, _)) = accept() {
+            if let Ok((s, _)) = accept() {
                 let text =
                     "the server has no file descriptor left for another client; try again later";
-                let _ = write_event(&mut s, &Event::error(text, "too-many-clients"));
+                refuse(s, &Event::error(text, "too-many-clients"), DRAIN_AT_LIMIT);
             }
             self.0 = File::open("/dev/null").ok();
         }
         Err(err)
+    }
+}
+
+/// How long the accept loop drains a client refused at the descriptor limit (it waits
+/// after the failed accept anyway).
+const DRAIN_AT_LIMIT: Duration = Duration::from_millis(50);
+
+/// Sends `event` to a client that is not served and closes the connection so that the
+/// client reads it. Closing a socket with unread bytes (the client's first event, sent
+/// before it read anything) resets the connection and drops what was not yet sent, so
+/// the event goes out in one write, the writing half is closed, and what the client sent
+/// is read and dropped until it closes too or `drain` passes.
+pub fn refuse<S: ClientStream>(mut s: S, event: &Event, drain: Duration) {
+    let mut bytes = Vec::new();
+    let _ = write_event(&mut bytes, event);
+    if s.write_all(&bytes).and_then(|()| s.shutdown_write()).is_err() {
+        return;
+    }
+    let until = Instant::now() + drain;
+    let mut sink = [0u8; 4096];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_timeout(Some(left)).is_err() {
+            return;
+        }
+        if !matches!(s.read(&mut sink), Ok(n) if n > 0) {
+            return;
+        }
     }
 }
 

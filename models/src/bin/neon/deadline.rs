@@ -37,25 +37,55 @@ impl Deadline {
     }
 }
 
-/// A socket whose reads can time out.
-pub trait TimedStream: Read + Send {
+/// A client's socket: reads that can time out, a second handle for writing, and a
+/// half-close.
+pub trait ClientStream: Read + io::Write + Send + Sized + 'static {
     /// `std`'s `set_read_timeout` of the socket type.
     ///
     /// # Errors
     /// The socket's.
     fn set_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+
+    /// `std`'s `try_clone`: another handle on the same socket.
+    ///
+    /// # Errors
+    /// The socket's (`EMFILE` at the descriptor limit).
+    fn try_clone(&self) -> io::Result<Self>;
+
+    /// Ends the writing half (the peer reads the end of the stream once it has read
+    /// everything written before).
+    ///
+    /// # Errors
+    /// The socket's.
+    fn shutdown_write(&self) -> io::Result<()>;
 }
 
-impl TimedStream for std::net::TcpStream {
+impl ClientStream for std::net::TcpStream {
     fn set_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.set_read_timeout(timeout)
+    }
+
+    fn try_clone(&self) -> io::Result<Self> {
+        std::net::TcpStream::try_clone(self)
+    }
+
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
     }
 }
 
 #[cfg(unix)]
-impl TimedStream for std::os::unix::net::UnixStream {
+impl ClientStream for std::os::unix::net::UnixStream {
     fn set_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.set_read_timeout(timeout)
+    }
+
+    fn try_clone(&self) -> io::Result<Self> {
+        std::os::unix::net::UnixStream::try_clone(self)
+    }
+
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
     }
 }
 
@@ -65,13 +95,13 @@ pub struct TimedReader<S> {
     deadline: Arc<Deadline>,
 }
 
-impl<S: TimedStream> TimedReader<S> {
+impl<S: ClientStream> TimedReader<S> {
     pub fn new(stream: S, deadline: Arc<Deadline>) -> Self {
         TimedReader { stream, deadline }
     }
 }
 
-impl<S: TimedStream> Read for TimedReader<S> {
+impl<S: ClientStream> Read for TimedReader<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.deadline.remaining();
         if left.is_zero() {

@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::accept::{Backoff, Reserve};
-use crate::deadline::{Deadline, TimedReader};
+use crate::accept::{refuse, Backoff, Reserve};
+use crate::deadline::{ClientStream, Deadline, TimedReader};
 use neon_models::session::SessionOptions;
 use neon_models::wyoming::asr::{AsrConfig, AsrModels};
 use neon_models::wyoming::event::{read_event, write_event, Event, ReadError};
@@ -240,18 +240,12 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--uri {}: cannot listen: {e}", args.uri))?;
         log(&format!("ready on tcp://{}", listener.local_addr().map_err(|e| e.to_string())?));
         let mut reserve = Reserve::new();
-        return accept_loop(models, asr, args.max_clients, debug, || {
+        let serving = Serving { models, asr, max: args.max_clients, debug, idle };
+        return serving.accept_loop(|| {
             let (s, peer) = reserve.accept(|| listener.accept())?;
             // Replies are small and each is awaited: send them at once.
             s.set_nodelay(true)?;
-            let deadline = Deadline::new(idle);
-            let r = TimedReader::new(s.try_clone()?, deadline.clone());
-            Ok((
-                Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
-                Box::new(s) as Box<dyn Write + Send>,
-                peer.to_string(),
-                deadline,
-            ))
+            Ok((s, peer.to_string()))
         });
     }
     #[cfg(unix)]
@@ -272,57 +266,88 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         log(&format!("ready on unix://{path}"));
         let mut n = 0u64;
         let mut reserve = Reserve::new();
-        return accept_loop(models, asr, args.max_clients, debug, || {
+        let serving = Serving { models, asr, max: args.max_clients, debug, idle };
+        return serving.accept_loop(|| {
             let (s, _) = reserve.accept(|| listener.accept())?;
-            let deadline = Deadline::new(idle);
-            let r = TimedReader::new(s.try_clone()?, deadline.clone());
             n += 1;
-            Ok((
-                Box::new(BufReader::new(r)) as Box<dyn BufRead + Send>,
-                Box::new(s) as Box<dyn Write + Send>,
-                format!("unix client {n}"),
-                deadline,
-            ))
+            Ok((s, format!("unix client {n}")))
         });
     }
     Err(format!("--uri {}: expected tcp://HOST:PORT, unix://PATH or stdio://", args.uri))
 }
 
-type Connection = (Box<dyn BufRead + Send>, Box<dyn Write + Send>, String, Arc<Deadline>);
-
-/// Accepts clients for ever, one thread each, at most `max` at once.
-fn accept_loop(
+/// What every client of a socket server is served with.
+struct Serving {
     models: Arc<WakeModels>,
     asr: Option<Arc<AsrModels>>,
+    /// `--max-clients`.
     max: usize,
     debug: bool,
-    mut accept: impl FnMut() -> io::Result<Connection>,
-) -> Result<(), String> {
-    let clients = Arc::new(AtomicUsize::new(0));
-    let mut backoff = Backoff::new();
-    loop {
-        let (mut reader, mut writer, who, deadline) = match accept() {
-            Ok(c) => {
-                backoff.succeeded();
-                c
-            }
-            Err(e) => {
-                backoff.failed(&e, log);
+    /// `--idle-timeout`.
+    idle: Duration,
+}
+
+impl Serving {
+    /// Accepts clients (a stream and a name for the log) for ever, one thread each, at most
+    /// `max` at once.
+    fn accept_loop<S: ClientStream>(
+        self,
+        mut accept: impl FnMut() -> io::Result<(S, String)>,
+    ) -> Result<(), String> {
+        let clients = Arc::new(AtomicUsize::new(0));
+        let refusing = Arc::new(AtomicUsize::new(0));
+        let mut backoff = Backoff::new();
+        loop {
+            let (stream, who) = match accept() {
+                Ok(c) => {
+                    backoff.succeeded();
+                    c
+                }
+                Err(e) => {
+                    backoff.failed(&e, log);
+                    continue;
+                }
+            };
+            if clients.fetch_add(1, Ordering::SeqCst) >= self.max {
+                clients.fetch_sub(1, Ordering::SeqCst);
+                let text = format!("too many clients (at most {}); try again later", self.max);
+                log(&format!("{who}: refused: {text}"));
+                refuse_aside(stream, Event::error(&text, "too-many-clients"), &refusing);
                 continue;
             }
-        };
-        if clients.fetch_add(1, Ordering::SeqCst) >= max {
-            clients.fetch_sub(1, Ordering::SeqCst);
-            let text = format!("too many clients (at most {max}); try again later");
-            let _ = write_event(&mut writer, &Event::error(&text, "too-many-clients"));
-            log(&format!("{who}: refused: {text}"));
-            continue;
+            // The reading handle; at the descriptor limit the client is told so.
+            let reading = match stream.try_clone() {
+                Ok(r) => r,
+                Err(e) => {
+                    clients.fetch_sub(1, Ordering::SeqCst);
+                    let text = format!("the server cannot take another client now: {e}");
+                    log(&format!("{who}: refused: {text}"));
+                    refuse_aside(stream, Event::error(&text, "too-many-clients"), &refusing);
+                    continue;
+                }
+            };
+            if let Err(e) = self.spawn_client((reading, stream), &who, &clients) {
+                log(&format!("cannot serve {who}: {e}"));
+                clients.fetch_sub(1, Ordering::SeqCst);
+            }
         }
-        let (models, asr, clients) = (models.clone(), asr.clone(), clients.clone());
-        let name = format!("client {who}");
-        let who_log = who.clone();
-        let counter = clients.clone();
-        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+    }
+
+    /// Serves one client on a thread of its own, which gives its place back when it ends.
+    ///
+    /// # Errors
+    /// The thread's.
+    fn spawn_client<S: ClientStream>(
+        &self,
+        (reading, mut writer): (S, S),
+        who: &str,
+        clients: &Arc<AtomicUsize>,
+    ) -> io::Result<()> {
+        let deadline = Deadline::new(self.idle);
+        let mut reader = BufReader::new(TimedReader::new(reading, deadline.clone()));
+        let (models, asr, clients) = (self.models.clone(), self.asr.clone(), clients.clone());
+        let (debug, who) = (self.debug, who.to_string());
+        std::thread::Builder::new().name(format!("client {who}")).spawn(move || {
             if debug {
                 log(&format!("{who}: connected"));
             }
@@ -334,11 +359,32 @@ fn accept_loop(
                 log(&format!("{who}: disconnected"));
             }
             clients.fetch_sub(1, Ordering::SeqCst);
-        });
-        if let Err(e) = spawned {
-            log(&format!("cannot start a thread for {who_log}: {e}"));
-            counter.fetch_sub(1, Ordering::SeqCst);
-        }
+        })?;
+        Ok(())
+    }
+}
+
+/// Refused clients drained at once on threads of their own, at most; more are closed
+/// without draining (their reply may then be lost to a reset).
+const MAX_REFUSING: usize = 16;
+
+/// How long a client refused for `--max-clients` is drained (so that it reads its reply).
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// [`refuse`] on a thread of its own, so that a crowd of refused clients does not slow
+/// the accept loop; past [`MAX_REFUSING`] at once, without draining.
+fn refuse_aside<S: ClientStream>(stream: S, event: Event, refusing: &Arc<AtomicUsize>) {
+    if refusing.fetch_add(1, Ordering::SeqCst) >= MAX_REFUSING {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+        return refuse(stream, &event, Duration::ZERO);
+    }
+    let counter = refusing.clone();
+    let spawned = std::thread::Builder::new().name("refusing".into()).spawn(move || {
+        refuse(stream, &event, DRAIN);
+        counter.fetch_sub(1, Ordering::SeqCst);
+    });
+    if spawned.is_err() {
+        refusing.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
