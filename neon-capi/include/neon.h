@@ -35,6 +35,11 @@ typedef enum {
   NEON_STATUS_UNKNOWN_HANDLE = 7,
   // A panic inside the library was caught (a bug: please report it with the message).
   NEON_STATUS_PANIC = 8,
+  // The handle is in use by a call on another thread (one call at a time per handle);
+  // nothing was done and the handle is unchanged (its error message too: the reason is
+  // in the calling thread's `neon_last_error()`). Retry later, or give each thread its
+  // own handle.
+  NEON_STATUS_BUSY = 9,
 } neon_status;
 
 // A Moonshine transcriber (opaque): the model, its buffers and the last text.
@@ -143,9 +148,9 @@ neon_status neon_wake_new(const char *const *models,
 // first 5 chunks score 0 (warm-up). `n` may be 0; `samples` must not be NULL.
 //
 // # Safety
-// `wake` must be a handle from `neon_wake_new` (a freed one is reported as
-// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
-// point to `n` readable values.
+// `wake` should be a handle from `neon_wake_new` (a freed one is reported as
+// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread as
+// `NEON_STATUS_BUSY`); `samples` must point to `n` readable values.
 neon_status neon_wake_push(neon_wake *wake, const int16_t *samples, size_t n);
 
 // Copies the scores of the last push (one per model, in model order; zeros before the first
@@ -172,7 +177,8 @@ neon_status neon_wake_detections(const neon_wake *wake, neon_detection *out, siz
 neon_status neon_wake_model_count(const neon_wake *wake, size_t *n);
 
 // The name of model `i` (e.g. `hey_jarvis_v0.1`), owned by the handle and valid until it is
-// freed; NULL for an invalid handle or index (the reason is in `neon_last_error()`).
+// freed; NULL for an invalid handle or index, or a handle busy in a call on another
+// thread (the reason is in `neon_last_error()`).
 //
 // # Safety
 // `wake` as for `neon_wake_push`.
@@ -186,17 +192,22 @@ const char *neon_wake_model_name(const neon_wake *wake, size_t i);
 neon_status neon_wake_reset(neon_wake *wake);
 
 // The message of the last failed call on `wake` ("" when none failed). Owned by the
-// handle, valid until the next call on it. NULL when `wake` is not a live handle.
+// handle, valid until the next call on it. NULL when `wake` is not a live handle or is
+// busy in a call on another thread (the reason in `neon_last_error()`).
 //
 // # Safety
 // `wake` as for `neon_wake_push`.
 const char *neon_wake_error(const neon_wake *wake);
 
 // Frees `wake`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
-// is not a live wake handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+// is not a live wake handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Freeing a
+// handle while another thread is inside a call on it is safe: the handle is gone at once
+// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+// memory is released when it returns.
 //
 // # Safety
-// `wake` must not be in use by another thread; afterwards no string it returned is valid.
+// None beyond the pointer being a handle or not; afterwards no string it returned is
+// valid.
 neon_status neon_wake_free(neon_wake *wake);
 
 // Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
@@ -227,8 +238,9 @@ neon_status neon_transcriber_open(const char *model_dir,
 // `NEON_STATUS_INVALID_ARGUMENT`.
 //
 // # Safety
-// `t` must be a handle from `neon_transcriber_open` not used by another thread during the
-// call; `samples` must point to `n` readable values, `text` must be writable for `cap`
+// `t` should be a handle from `neon_transcriber_open` (a freed one is
+// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread `NEON_STATUS_BUSY`);
+// `samples` must point to `n` readable values, `text` must be writable for `cap`
 // bytes, `len` writable.
 neon_status neon_transcribe_f32(neon_transcriber *t,
                                 const float *samples,
@@ -250,24 +262,30 @@ neon_status neon_transcribe_i16(neon_transcriber *t,
 
 // The text of the last successful transcription on `t`, or of the last one that did not fit
 // its buffer ("" before any). Owned by the handle, valid until the next call on it. NULL
-// when `t` is not a live handle.
+// when `t` is not a live handle or is busy in a call on another thread (the reason in
+// `neon_last_error()`).
 //
 // # Safety
 // `t` as for `neon_transcribe_f32`.
 const char *neon_transcriber_text(const neon_transcriber *t);
 
 // The message of the last failed call on `t` ("" when none failed). Owned by the handle,
-// valid until the next call on it. NULL when `t` is not a live handle.
+// valid until the next call on it. NULL when `t` is not a live handle or is busy in a
+// call on another thread (the reason in `neon_last_error()`).
 //
 // # Safety
 // `t` as for `neon_transcribe_f32`.
 const char *neon_transcriber_error(const neon_transcriber *t);
 
 // Frees `t`; NULL is a no-op (`NEON_STATUS_OK`). Closing it again (or any pointer that is
-// not a live transcriber) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+// not a live transcriber) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Closing a
+// transcriber while another thread is inside a call on it is safe: it is gone at once
+// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+// memory is released when it returns.
 //
 // # Safety
-// `t` must not be in use by another thread; afterwards no string it returned is valid.
+// None beyond the pointer being a handle or not; afterwards no string it returned is
+// valid.
 neon_status neon_transcriber_close(neon_transcriber *t);
 
 // Fills `*out` with the defaults (silero-vad's): threshold 0.5, neg_threshold -1 (that is,
@@ -306,9 +324,9 @@ neon_status neon_vad_new(const char *const *session_options,
 // results.
 //
 // # Safety
-// `vad` must be a handle from `neon_vad_new` (a freed one is reported as
-// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
-// point to `n` readable values.
+// `vad` should be a handle from `neon_vad_new` (a freed one is reported as
+// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread as
+// `NEON_STATUS_BUSY`); `samples` must point to `n` readable values.
 neon_status neon_vad_push_f32(neon_vad *vad, const float *samples, size_t n);
 
 // `neon_vad_push_f32` on int16 samples (16 kHz mono; converted as `x / 32768`, without
@@ -368,17 +386,22 @@ neon_status neon_vad_speaking(const neon_vad *vad, int *speaking, double *since_
 neon_status neon_vad_reset(neon_vad *vad);
 
 // The message of the last failed call on `vad` ("" when none failed). Owned by the
-// handle, valid until the next call on it. NULL when `vad` is not a live handle.
+// handle, valid until the next call on it. NULL when `vad` is not a live handle or is
+// busy in a call on another thread (the reason in `neon_last_error()`).
 //
 // # Safety
 // `vad` as for `neon_vad_push_f32`.
 const char *neon_vad_error(const neon_vad *vad);
 
 // Frees `vad`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
-// is not a live VAD handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+// is not a live VAD handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Freeing a
+// handle while another thread is inside a call on it is safe: the handle is gone at once
+// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+// memory is released when it returns.
 //
 // # Safety
-// `vad` must not be in use by another thread; afterwards no string it returned is valid.
+// None beyond the pointer being a handle or not; afterwards no string it returned is
+// valid.
 neon_status neon_vad_free(neon_vad *vad);
 
 #ifdef __cplusplus

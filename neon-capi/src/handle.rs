@@ -1,9 +1,22 @@
-//! The registry of live handles: every handle is a `Box` whose address is registered with
-//! its kind, so a freed, foreign or other-kind pointer is reported, never dereferenced.
+//! The registry of live handles, each call's exclusive access to its handle, and frees that
+//! wait for the calls in flight.
+//!
+//! A handle is an [`Arc`] held by the registry under its address (the pointer C sees, which
+//! the library never dereferences: every call finds the handle by address in the registry,
+//! so a freed, foreign or other-kind pointer is reported, never read). A call clones the
+//! `Arc` for its duration, so [`free_handle`] only removes the registry's reference: memory
+//! is released by whoever drops the last one, the free or the last call in flight.
+//!
+//! Handles sit in a [`Slot`] behind a busy flag: a call takes it for its duration and a call
+//! that finds it taken is [`NeonStatus::Busy`] without touching the handle.
 
+use std::any::Any;
+use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CString};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use crate::args::check_ptr;
 use crate::status::{catch, report, run, Failure, NeonStatus, Result};
@@ -16,28 +29,76 @@ pub(crate) enum Kind {
     Vad,
 }
 
-/// A type handed to C as an opaque handle.
-pub(crate) trait Handle {
+/// A type handed to C as an opaque handle with state: one call at a time.
+pub(crate) trait Handle: Send + 'static {
     /// Its kind in the registry.
     const KIND: Kind;
     /// The message of the last failed call on the handle.
-    fn error(&self) -> &Mutex<CString>;
+    fn error(&mut self) -> &mut CString;
 }
 
-/// Addresses of the live handles.
-static LIVE: LazyLock<Mutex<HashMap<usize, Kind>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// A live handle with state: the value behind its busy flag.
+struct Slot<T> {
+    busy: AtomicBool,
+    value: UnsafeCell<T>,
+}
 
-fn live() -> MutexGuard<'static, HashMap<usize, Kind>> {
+// SAFETY: the value is reached only through a `Busy` guard, and only one guard exists at a
+// time (`enter` takes the flag with a compare-exchange, the guard's drop releases it), so
+// threads sharing the slot never share access to `T`; `T: Send` lets it be used and dropped
+// on any thread.
+unsafe impl<T: Send> Sync for Slot<T> {}
+
+/// Exclusive access to a handle's value for one call (releases the busy flag on drop; keeps
+/// the handle alive even when another thread frees it meanwhile).
+pub(crate) struct Busy<T> {
+    slot: Arc<Slot<T>>,
+}
+
+impl<T> Deref for Busy<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the busy flag: no other reference to the value exists.
+        unsafe { &*self.slot.value.get() }
+    }
+}
+
+impl<T> DerefMut for Busy<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` makes this borrow unique.
+        unsafe { &mut *self.slot.value.get() }
+    }
+}
+
+impl<T> Drop for Busy<T> {
+    fn drop(&mut self) {
+        self.slot.busy.store(false, Ordering::Release);
+    }
+}
+
+/// A registry entry: the handle's kind and its value (a `Slot<T>` for a [`Handle`], the
+/// value itself for a shared handle).
+struct Entry {
+    kind: Kind,
+    value: Arc<dyn Any + Send + Sync>,
+}
+
+/// The live handles by address.
+static LIVE: LazyLock<Mutex<HashMap<usize, Entry>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn live() -> MutexGuard<'static, HashMap<usize, Entry>> {
     // The map stays consistent under a panic (single inserts and removes): ignore poisoning.
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Checks that `h` is a live handle of its type's kind.
-pub(crate) fn check_handle<T: Handle>(h: *const T) -> Result<()> {
-    let kind = T::KIND;
+/// The value registered at `h` for `kind`, downcast to `V`.
+fn lookup<T, V: Any + Send + Sync>(h: *const T, kind: Kind) -> Result<Arc<V>> {
     check_ptr(h, "the handle")?;
-    match live().get(&(h as usize)) {
-        Some(&k) if k == kind => Ok(()),
+    let found = live().get(&(h as usize)).map(|e| (e.kind, Arc::clone(&e.value)));
+    match found {
+        Some((k, value)) if k == kind => value.downcast::<V>().map_err(|_| {
+            Failure::new(NeonStatus::Panic, format!("the handle {h:p}: registry type mismatch"))
+        }),
         Some(_) => Err(Failure::new(
             NeonStatus::UnknownHandle,
             format!("the handle {h:p} is not a {kind:?} handle"),
@@ -49,97 +110,92 @@ pub(crate) fn check_handle<T: Handle>(h: *const T) -> Result<()> {
     }
 }
 
-/// Checks that `h` is a live handle of its type's kind and removes it from the registry
-/// (under one lock, so two threads freeing one handle cannot both succeed).
-fn unregister<T: Handle>(h: *const T) -> Result<()> {
-    let kind = T::KIND;
-    check_ptr(h, "the handle")?;
-    let mut live = live();
-    match live.get(&(h as usize)) {
-        Some(&k) if k == kind => {
-            live.remove(&(h as usize));
-            Ok(())
-        }
-        _ => Err(Failure::new(
-            NeonStatus::UnknownHandle,
-            format!("the handle {h:p} is not a live {kind:?} handle (already freed?)"),
-        )),
+/// Exclusive access to the live handle `h` for one call: [`NeonStatus::Busy`] when another
+/// thread is inside a call on it.
+fn enter<T: Handle>(h: *const T) -> Result<Busy<T>> {
+    let slot = lookup::<T, Slot<T>>(h, T::KIND)?;
+    if slot.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        return Err(Failure::new(
+            NeonStatus::Busy,
+            format!(
+                "the {:?} handle {h:p} is in use by another thread (one call at a time per \
+                 handle)",
+                T::KIND
+            ),
+        ));
     }
+    Ok(Busy { slot })
 }
 
 /// Registers a new handle and returns its address.
 pub(crate) fn register<T: Handle>(value: T) -> *mut T {
-    let p = Box::into_raw(Box::new(value));
-    live().insert(p as usize, T::KIND);
+    let slot = Arc::new(Slot { busy: AtomicBool::new(false), value: UnsafeCell::new(value) });
+    let p = Arc::as_ptr(&slot).cast::<T>().cast_mut();
+    live().insert(p as usize, Entry { kind: T::KIND, value: slot });
     p
 }
 
-/// The last error message of handle `h` (NULL when `h` is not a live handle of its kind).
-///
-/// # Safety
-/// `h` is not being freed by another thread.
-pub(crate) unsafe fn handle_error<T: Handle>(h: *const T) -> *const c_char {
-    if run(|| check_handle(h)) != NeonStatus::Ok {
-        return std::ptr::null();
-    }
-    // SAFETY: `h` is live, hence a valid `T`; no concurrent free (contract).
-    let h = unsafe { &*h };
-    // The buffer outlives the guard: it is replaced only by a later failing call.
-    h.error().lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
-}
-
-/// Frees handle `h`; NULL is a no-op, a pointer that is not a live handle of its kind is
-/// `UnknownHandle`.
-///
-/// # Safety
-/// `h` is not in use by another thread.
-pub(crate) unsafe fn free_handle<T: Handle>(h: *mut T) -> NeonStatus {
+/// Frees handle `h` of `kind` (stateful or shared); NULL is a no-op, a pointer that is not a
+/// live handle of its kind is `UnknownHandle`. The handle leaves the registry at once; its
+/// memory goes when the calls in flight on it (on other threads) have returned.
+pub(crate) fn free_handle<T>(h: *mut T, kind: Kind) -> NeonStatus {
     if h.is_null() {
         return NeonStatus::Ok;
     }
     run(|| {
-        unregister(h)?;
-        // SAFETY: `h` was live, i.e. created by `Box::into_raw` in `register` and not freed
-        // since (it is now removed from the registry, so this runs once).
-        drop(unsafe { Box::from_raw(h) });
-        Ok(())
+        check_ptr(h, "the handle")?;
+        let removed = {
+            let mut live = live();
+            match live.get(&(h as usize)) {
+                Some(e) if e.kind == kind => live.remove(&(h as usize)),
+                _ => None,
+            }
+        };
+        // Dropped here, outside the registry's lock (a transcriber's drop joins threads).
+        match removed {
+            Some(entry) => {
+                drop(entry);
+                Ok(())
+            }
+            None => Err(Failure::new(
+                NeonStatus::UnknownHandle,
+                format!("the handle {h:p} is not a live {kind:?} handle (already freed?)"),
+            )),
+        }
     })
 }
 
-/// Runs `body` on the handle `h` (shared); a failure sets the handle's error too.
-///
-/// # Safety
-/// A live `h` must not be used mutably by another thread during the call.
-pub(crate) unsafe fn on_handle<T: Handle>(
+/// Runs `body` with exclusive access to the handle `h`; a failure sets the handle's error
+/// too (except `Busy` and `UnknownHandle`, which cannot touch it).
+pub(crate) fn on_handle<T: Handle>(
     h: *const T,
-    body: impl FnOnce(&T) -> Result<()>,
-) -> NeonStatus {
-    // Check the handle first (outside the handle's error state, which does not exist yet).
-    let status = run(|| check_handle(h));
-    if status != NeonStatus::Ok {
-        return status;
-    }
-    // SAFETY: `h` is live (registered by `register` from a `Box`, not yet freed), so it
-    // points to a valid `T`; the caller guarantees no concurrent mutable use.
-    let v = unsafe { &*h };
-    report(catch(|| body(v)), Some(v.error()))
-}
-
-/// Runs `body` on the handle `h` (exclusive); a failure sets the handle's error too.
-///
-/// # Safety
-/// A live `h` must not be used by another thread during the call.
-pub(crate) unsafe fn on_handle_mut<T: Handle>(
-    h: *mut T,
     body: impl FnOnce(&mut T) -> Result<()>,
 ) -> NeonStatus {
-    let status = run(|| check_handle(h));
-    if status != NeonStatus::Ok {
-        return status;
-    }
-    // SAFETY: `h` is live, so it points to a valid `T` created from a `Box` (a mutable
-    // pointer); the caller guarantees exclusive use during the call.
-    let v = unsafe { &mut *h };
-    let result = catch(|| body(&mut *v));
+    let mut v = match enter(h) {
+        Ok(v) => v,
+        Err(failure) => return report(Err(failure), None),
+    };
+    let result = catch(|| body(&mut v));
     report(result, Some(v.error()))
+}
+
+/// `get(h)`, a string owned by the handle `h` (valid until the next call on it); NULL
+/// when `h` is not a live handle of its kind or is busy (the reason in the thread's last
+/// error).
+pub(crate) fn handle_string<T: Handle>(
+    h: *const T,
+    get: impl FnOnce(&mut T) -> *const c_char,
+) -> *const c_char {
+    let mut p = std::ptr::null();
+    on_handle(h, |v| {
+        p = get(v);
+        Ok(())
+    });
+    p
+}
+
+/// The last error message of handle `h` (NULL when `h` is not a live handle of its kind
+/// or is busy).
+pub(crate) fn handle_error<T: Handle>(h: *const T) -> *const c_char {
+    handle_string(h, |v| v.error().as_ptr())
 }

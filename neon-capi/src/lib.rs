@@ -20,7 +20,12 @@
 //!   never a crash. The check is by address: when a later `neon_*_new` happens to return the
 //!   address of a freed handle, the old pointer refers to the new handle and cannot be told
 //!   apart.
-//! - A handle may be moved between threads but must not be used by two threads at once.
+//! - Threads: a handle may be used from any thread, one call at a time. A call that finds
+//!   its handle inside a call on another thread returns [`NeonStatus::Busy`] at once and
+//!   does nothing (a per-handle busy flag; no waiting, no panic). Freeing a handle while
+//!   another thread is inside a call on it is safe: the handle leaves the registry at once
+//!   (later calls are `UnknownHandle`), the call in flight completes, and the memory is
+//!   released when it returns. Separate handles are independent.
 //! - Strings are UTF-8 and NUL-terminated. Strings returned by the library are owned by it:
 //!   a handle's strings stay valid until the next call on that handle (model names until the
 //!   handle is freed), [`neon_last_error`]'s until the next failing call on the same thread.

@@ -4,7 +4,6 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
 
 use neon_models::Error;
 
@@ -33,6 +32,11 @@ pub enum NeonStatus {
     UnknownHandle = 7,
     /// A panic inside the library was caught (a bug: please report it with the message).
     Panic = 8,
+    /// The handle is in use by a call on another thread (one call at a time per handle);
+    /// nothing was done and the handle is unchanged (its error message too: the reason is
+    /// in the calling thread's `neon_last_error()`). Retry later, or give each thread its
+    /// own handle.
+    Busy = 9,
 }
 
 thread_local! {
@@ -91,11 +95,11 @@ pub(crate) fn catch(body: impl FnOnce() -> Result<()>) -> Result<()> {
 
 /// The status of `result`; a failure sets the thread's last error and, when `error` is
 /// given, the handle's.
-pub(crate) fn report(result: Result<()>, error: Option<&Mutex<CString>>) -> NeonStatus {
+pub(crate) fn report(result: Result<()>, error: Option<&mut CString>) -> NeonStatus {
     let Err(failure) = result else { return NeonStatus::Ok };
     set_last_error(&failure.message);
     if let Some(error) = error {
-        *error.lock().unwrap_or_else(|e| e.into_inner()) = c_string(&failure.message);
+        *error = c_string(&failure.message);
     }
     failure.status
 }
@@ -116,7 +120,7 @@ pub extern "C" fn neon_last_error() -> *const c_char {
 /// never NULL; "unknown status" for a value that is not one).
 #[no_mangle]
 pub extern "C" fn neon_status_string(status: c_int) -> *const c_char {
-    const ALL: [NeonStatus; 9] = [
+    const ALL: [NeonStatus; 10] = [
         NeonStatus::Ok,
         NeonStatus::NullPointer,
         NeonStatus::MisalignedPointer,
@@ -126,6 +130,7 @@ pub extern "C" fn neon_status_string(status: c_int) -> *const c_char {
         NeonStatus::BufferTooSmall,
         NeonStatus::UnknownHandle,
         NeonStatus::Panic,
+        NeonStatus::Busy,
     ];
     let s: &'static CStr = match ALL.into_iter().find(|&s| s as c_int == status) {
         Some(NeonStatus::Ok) => c"ok",
@@ -137,6 +142,7 @@ pub extern "C" fn neon_status_string(status: c_int) -> *const c_char {
         Some(NeonStatus::BufferTooSmall) => c"buffer too small",
         Some(NeonStatus::UnknownHandle) => c"unknown handle (freed or never created)",
         Some(NeonStatus::Panic) => c"panic inside the library",
+        Some(NeonStatus::Busy) => c"handle busy (in use by another thread)",
         None => c"unknown status",
     };
     s.as_ptr()

@@ -2,7 +2,6 @@
 
 use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
-use std::sync::Mutex;
 
 use neon_models::audio::i16_to_f32;
 use neon_models::moonshine::segment::split;
@@ -10,9 +9,7 @@ use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::MAX_SAMPLES;
 
 use crate::args::{check_len, check_ptr, input, parse_options};
-use crate::handle::{
-    check_handle, free_handle, handle_error, on_handle_mut, register, Handle, Kind,
-};
+use crate::handle::{free_handle, handle_error, handle_string, on_handle, register, Handle, Kind};
 use crate::status::{c_string, run, Failure, NeonStatus, Result};
 
 /// A Moonshine transcriber (opaque): the model, its buffers and the last text.
@@ -21,13 +18,13 @@ pub struct NeonTranscriber {
     text: CString,
     /// Reused between calls: the audio converted to f32.
     audio: Vec<f32>,
-    error: Mutex<CString>,
+    error: CString,
 }
 
 impl Handle for NeonTranscriber {
     const KIND: Kind = Kind::Transcriber;
-    fn error(&self) -> &Mutex<CString> {
-        &self.error
+    fn error(&mut self) -> &mut CString {
+        &mut self.error
     }
 }
 
@@ -65,7 +62,7 @@ pub unsafe extern "C" fn neon_transcriber_open(
             transcriber,
             text: CString::default(),
             audio: Vec::new(),
-            error: Mutex::new(CString::default()),
+            error: CString::default(),
         };
         let p = register(t);
         // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
@@ -137,8 +134,9 @@ unsafe fn transcribe(
 /// `NEON_STATUS_INVALID_ARGUMENT`.
 ///
 /// # Safety
-/// `t` must be a handle from `neon_transcriber_open` not used by another thread during the
-/// call; `samples` must point to `n` readable values, `text` must be writable for `cap`
+/// `t` should be a handle from `neon_transcriber_open` (a freed one is
+/// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread `NEON_STATUS_BUSY`);
+/// `samples` must point to `n` readable values, `text` must be writable for `cap`
 /// bytes, `len` writable.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcribe_f32(
@@ -163,8 +161,7 @@ pub unsafe extern "C" fn neon_transcribe_f32(
         // SAFETY: the caller's contract on `text`, `cap` and `len`.
         unsafe { transcribe(t, text, cap, len) }
     };
-    // SAFETY: the caller's contract on `t`.
-    unsafe { on_handle_mut(t, body) }
+    on_handle(t, body)
 }
 
 /// `neon_transcribe_f32` on int16 samples (16 kHz mono; converted as `x / 32768`).
@@ -188,43 +185,42 @@ pub unsafe extern "C" fn neon_transcribe_i16(
         // SAFETY: the caller's contract on `text`, `cap` and `len`.
         unsafe { transcribe(t, text, cap, len) }
     };
-    // SAFETY: the caller's contract on `t`.
-    unsafe { on_handle_mut(t, body) }
+    on_handle(t, body)
 }
 
 /// The text of the last successful transcription on `t`, or of the last one that did not fit
 /// its buffer ("" before any). Owned by the handle, valid until the next call on it. NULL
-/// when `t` is not a live handle.
+/// when `t` is not a live handle or is busy in a call on another thread (the reason in
+/// `neon_last_error()`).
 ///
 /// # Safety
 /// `t` as for `neon_transcribe_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcriber_text(t: *const NeonTranscriber) -> *const c_char {
-    if run(|| check_handle(t)) != NeonStatus::Ok {
-        return std::ptr::null();
-    }
-    // SAFETY: `t` is live, hence a valid `NeonTranscriber`; no concurrent mutable use.
-    unsafe { &*t }.text.as_ptr()
+    handle_string(t, |t| t.text.as_ptr())
 }
 
 /// The message of the last failed call on `t` ("" when none failed). Owned by the handle,
-/// valid until the next call on it. NULL when `t` is not a live handle.
+/// valid until the next call on it. NULL when `t` is not a live handle or is busy in a
+/// call on another thread (the reason in `neon_last_error()`).
 ///
 /// # Safety
 /// `t` as for `neon_transcribe_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcriber_error(t: *const NeonTranscriber) -> *const c_char {
-    // SAFETY: the caller's contract on `t`.
-    unsafe { handle_error(t) }
+    handle_error(t)
 }
 
 /// Frees `t`; NULL is a no-op (`NEON_STATUS_OK`). Closing it again (or any pointer that is
-/// not a live transcriber) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+/// not a live transcriber) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Closing a
+/// transcriber while another thread is inside a call on it is safe: it is gone at once
+/// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+/// memory is released when it returns.
 ///
 /// # Safety
-/// `t` must not be in use by another thread; afterwards no string it returned is valid.
+/// None beyond the pointer being a handle or not; afterwards no string it returned is
+/// valid.
 #[no_mangle]
 pub unsafe extern "C" fn neon_transcriber_close(t: *mut NeonTranscriber) -> NeonStatus {
-    // SAFETY: the caller's contract on `t`.
-    unsafe { free_handle(t) }
+    free_handle(t, Kind::Transcriber)
 }

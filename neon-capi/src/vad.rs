@@ -18,7 +18,7 @@ use neon_models::vad::segments::{SegmentConfig, SegmentError, SpeechSegment, Spe
 use neon_models::vad::{SAMPLE_RATE, WINDOW};
 
 use crate::args::{check_ptr, input, output, parse_options, store};
-use crate::handle::{free_handle, handle_error, on_handle, on_handle_mut, register, Handle, Kind};
+use crate::handle::{free_handle, handle_error, on_handle, register, Handle, Kind};
 use crate::status::{run, Failure, NeonStatus, Result};
 
 /// Samples per Silero VAD window (32 ms at 16 kHz): one speech probability per window. A
@@ -143,13 +143,13 @@ pub struct NeonVad {
     probabilities: Vec<f32>,
     /// The segments the last push or finish decided.
     segments: Vec<NeonVadSegment>,
-    error: Mutex<CString>,
+    error: CString,
 }
 
 impl Handle for NeonVad {
     const KIND: Kind = Kind::Vad;
-    fn error(&self) -> &Mutex<CString> {
-        &self.error
+    fn error(&mut self) -> &mut CString {
+        &mut self.error
     }
 }
 
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn neon_vad_new(
             samples: 0,
             probabilities: Vec::new(),
             segments: Vec::new(),
-            error: Mutex::new(CString::default()),
+            error: CString::default(),
         };
         let p = register(v);
         // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
@@ -303,9 +303,9 @@ pub unsafe extern "C" fn neon_vad_new(
 /// results.
 ///
 /// # Safety
-/// `vad` must be a handle from `neon_vad_new` (a freed one is reported as
-/// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
-/// point to `n` readable values.
+/// `vad` should be a handle from `neon_vad_new` (a freed one is reported as
+/// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread as
+/// `NEON_STATUS_BUSY`); `samples` must point to `n` readable values.
 #[no_mangle]
 pub unsafe extern "C" fn neon_vad_push_f32(
     vad: *mut NeonVad,
@@ -325,8 +325,7 @@ pub unsafe extern "C" fn neon_vad_push_f32(
         }
         v.feed(samples)
     };
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { on_handle_mut(vad, body) }
+    on_handle(vad, body)
 }
 
 /// `neon_vad_push_f32` on int16 samples (16 kHz mono; converted as `x / 32768`, without
@@ -353,8 +352,7 @@ pub unsafe extern "C" fn neon_vad_push_i16(
         }
         Ok(())
     };
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { on_handle_mut(vad, body) }
+    on_handle(vad, body)
 }
 
 /// Ends the stream: a partial last window is zero-padded to 512 samples (as silero-vad pads
@@ -371,8 +369,7 @@ pub unsafe extern "C" fn neon_vad_finish(vad: *mut NeonVad) -> NeonStatus {
         v.begin();
         v.finish()
     };
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { on_handle_mut(vad, body) }
+    on_handle(vad, body)
 }
 
 /// Copies the speech probabilities (in [0, 1], one per 512-sample window, in order) of the
@@ -390,8 +387,8 @@ pub unsafe extern "C" fn neon_vad_probabilities(
     cap: usize,
     n: *mut usize,
 ) -> NeonStatus {
-    // SAFETY: the caller's contract on `vad`, `out` and `n`.
-    unsafe { on_handle(vad, |v| output(&v.probabilities, out, cap, n)) }
+    // SAFETY: the caller's contract on `out` and `n`.
+    on_handle(vad, |v| unsafe { output(&v.probabilities, out, cap, n) })
 }
 
 /// Copies the speech segments the last push or finish decided (final: each is reported
@@ -411,8 +408,8 @@ pub unsafe extern "C" fn neon_vad_segments(
     cap: usize,
     n: *mut usize,
 ) -> NeonStatus {
-    // SAFETY: the caller's contract on `vad`, `out` and `n`.
-    unsafe { on_handle(vad, |v| output(&v.segments, out, cap, n)) }
+    // SAFETY: the caller's contract on `out` and `n`.
+    on_handle(vad, |v| unsafe { output(&v.segments, out, cap, n) })
 }
 
 /// Whether speech is in progress: `*speaking` is 1 while a run of speech is open (it
@@ -429,7 +426,7 @@ pub unsafe extern "C" fn neon_vad_speaking(
     speaking: *mut c_int,
     since_s: *mut f64,
 ) -> NeonStatus {
-    let body = |v: &NeonVad| {
+    let body = |v: &mut NeonVad| {
         check_ptr(speaking, "speaking")?;
         check_ptr(since_s, "since_s")?;
         let open = v.segmenter.open_segment().map(|s| s.start);
@@ -440,8 +437,7 @@ pub unsafe extern "C" fn neon_vad_speaking(
         }
         Ok(())
     };
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { on_handle(vad, body) }
+    on_handle(vad, body)
 }
 
 /// Back to the start of a stream (times restart at 0), without results: the pending
@@ -455,28 +451,30 @@ pub unsafe extern "C" fn neon_vad_reset(vad: *mut NeonVad) -> NeonStatus {
         v.reset();
         Ok(())
     };
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { on_handle_mut(vad, body) }
+    on_handle(vad, body)
 }
 
 /// The message of the last failed call on `vad` ("" when none failed). Owned by the
-/// handle, valid until the next call on it. NULL when `vad` is not a live handle.
+/// handle, valid until the next call on it. NULL when `vad` is not a live handle or is
+/// busy in a call on another thread (the reason in `neon_last_error()`).
 ///
 /// # Safety
 /// `vad` as for `neon_vad_push_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_vad_error(vad: *const NeonVad) -> *const c_char {
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { handle_error(vad) }
+    handle_error(vad)
 }
 
 /// Frees `vad`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
-/// is not a live VAD handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+/// is not a live VAD handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Freeing a
+/// handle while another thread is inside a call on it is safe: the handle is gone at once
+/// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+/// memory is released when it returns.
 ///
 /// # Safety
-/// `vad` must not be in use by another thread; afterwards no string it returned is valid.
+/// None beyond the pointer being a handle or not; afterwards no string it returned is
+/// valid.
 #[no_mangle]
 pub unsafe extern "C" fn neon_vad_free(vad: *mut NeonVad) -> NeonStatus {
-    // SAFETY: the caller's contract on `vad`.
-    unsafe { free_handle(vad) }
+    free_handle(vad, Kind::Vad)
 }

@@ -1,14 +1,13 @@
 //! Wake-word detection: openWakeWord models behind a `neon_wake` handle.
 
 use std::ffi::{c_char, CString};
-use std::sync::Mutex;
 
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::trigger::Trigger;
 
 use crate::args::{check_ptr, input, output, parse_options, store, strings};
-use crate::handle::{free_handle, handle_error, on_handle, on_handle_mut, register, Handle, Kind};
+use crate::handle::{free_handle, handle_error, on_handle, register, Handle, Kind};
 use crate::status::{c_string, run, Failure, NeonStatus};
 use crate::RATE;
 
@@ -37,7 +36,7 @@ pub struct NeonWake {
     detections: Vec<NeonDetection>,
     /// Samples pushed since construction or the last reset.
     samples: u64,
-    error: Mutex<CString>,
+    error: CString,
 }
 
 impl NeonWake {
@@ -53,8 +52,8 @@ impl NeonWake {
 
 impl Handle for NeonWake {
     const KIND: Kind = Kind::Wake;
-    fn error(&self) -> &Mutex<CString> {
-        &self.error
+    fn error(&mut self) -> &mut CString {
+        &mut self.error
     }
 }
 
@@ -130,7 +129,7 @@ pub unsafe extern "C" fn neon_wake_new(
             scores: vec![0.0; count],
             detections: Vec::with_capacity(count),
             samples: 0,
-            error: Mutex::new(CString::default()),
+            error: CString::default(),
         };
         let p = register(wake);
         // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
@@ -146,9 +145,9 @@ pub unsafe extern "C" fn neon_wake_new(
 /// first 5 chunks score 0 (warm-up). `n` may be 0; `samples` must not be NULL.
 ///
 /// # Safety
-/// `wake` must be a handle from `neon_wake_new` (a freed one is reported as
-/// `NEON_STATUS_UNKNOWN_HANDLE`) not used by another thread during the call; `samples` must
-/// point to `n` readable values.
+/// `wake` should be a handle from `neon_wake_new` (a freed one is reported as
+/// `NEON_STATUS_UNKNOWN_HANDLE`, one inside a call on another thread as
+/// `NEON_STATUS_BUSY`); `samples` must point to `n` readable values.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_push(
     wake: *mut NeonWake,
@@ -173,8 +172,7 @@ pub unsafe extern "C" fn neon_wake_push(
         }
         Ok(())
     };
-    // SAFETY: the caller's contract on `wake`.
-    unsafe { on_handle_mut(wake, body) }
+    on_handle(wake, body)
 }
 
 /// Copies the scores of the last push (one per model, in model order; zeros before the first
@@ -190,8 +188,8 @@ pub unsafe extern "C" fn neon_wake_scores(
     cap: usize,
     n: *mut usize,
 ) -> NeonStatus {
-    // SAFETY: the caller's contract on `wake`, `out` and `n`.
-    unsafe { on_handle(wake, |w| output(&w.scores, out, cap, n)) }
+    // SAFETY: the caller's contract on `out` and `n`.
+    on_handle(wake, |w| unsafe { output(&w.scores, out, cap, n) })
 }
 
 /// Copies the detections of the last push (at most one per model) to `out` (room for `cap`)
@@ -208,8 +206,8 @@ pub unsafe extern "C" fn neon_wake_detections(
     cap: usize,
     n: *mut usize,
 ) -> NeonStatus {
-    // SAFETY: the caller's contract on `wake`, `out` and `n`.
-    unsafe { on_handle(wake, |w| output(&w.detections, out, cap, n)) }
+    // SAFETY: the caller's contract on `out` and `n`.
+    on_handle(wake, |w| unsafe { output(&w.detections, out, cap, n) })
 }
 
 /// Stores the number of models of `wake` in `*n`.
@@ -218,19 +216,20 @@ pub unsafe extern "C" fn neon_wake_detections(
 /// `wake` as for `neon_wake_push`; `n` must be writable.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_model_count(wake: *const NeonWake, n: *mut usize) -> NeonStatus {
-    // SAFETY: the caller's contract on `wake` and `n`.
-    unsafe { on_handle(wake, |w| store(n, w.names.len(), "n")) }
+    // SAFETY: the caller's contract on `n`.
+    on_handle(wake, |w| unsafe { store(n, w.names.len(), "n") })
 }
 
 /// The name of model `i` (e.g. `hey_jarvis_v0.1`), owned by the handle and valid until it is
-/// freed; NULL for an invalid handle or index (the reason is in `neon_last_error()`).
+/// freed; NULL for an invalid handle or index, or a handle busy in a call on another
+/// thread (the reason is in `neon_last_error()`).
 ///
 /// # Safety
 /// `wake` as for `neon_wake_push`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_model_name(wake: *const NeonWake, i: usize) -> *const c_char {
     let mut name = std::ptr::null();
-    let body = |w: &NeonWake| {
+    let body = |w: &mut NeonWake| {
         let n = w.names.get(i).ok_or_else(|| {
             Failure::new(
                 NeonStatus::InvalidArgument,
@@ -240,8 +239,7 @@ pub unsafe extern "C" fn neon_wake_model_name(wake: *const NeonWake, i: usize) -
         name = n.as_ptr();
         Ok(())
     };
-    // SAFETY: the caller's contract on `wake`.
-    unsafe { on_handle(wake, body) };
+    on_handle(wake, body);
     name
 }
 
@@ -256,28 +254,30 @@ pub unsafe extern "C" fn neon_wake_reset(wake: *mut NeonWake) -> NeonStatus {
         w.reset();
         Ok(())
     };
-    // SAFETY: the caller's contract on `wake`.
-    unsafe { on_handle_mut(wake, body) }
+    on_handle(wake, body)
 }
 
 /// The message of the last failed call on `wake` ("" when none failed). Owned by the
-/// handle, valid until the next call on it. NULL when `wake` is not a live handle.
+/// handle, valid until the next call on it. NULL when `wake` is not a live handle or is
+/// busy in a call on another thread (the reason in `neon_last_error()`).
 ///
 /// # Safety
 /// `wake` as for `neon_wake_push`.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_error(wake: *const NeonWake) -> *const c_char {
-    // SAFETY: the caller's contract on `wake`.
-    unsafe { handle_error(wake) }
+    handle_error(wake)
 }
 
 /// Frees `wake`; NULL is a no-op (`NEON_STATUS_OK`). Freeing it again (or any pointer that
-/// is not a live wake handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash.
+/// is not a live wake handle) is `NEON_STATUS_UNKNOWN_HANDLE`, not a crash. Freeing a
+/// handle while another thread is inside a call on it is safe: the handle is gone at once
+/// (later calls are `NEON_STATUS_UNKNOWN_HANDLE`), the call in flight completes, and the
+/// memory is released when it returns.
 ///
 /// # Safety
-/// `wake` must not be in use by another thread; afterwards no string it returned is valid.
+/// None beyond the pointer being a handle or not; afterwards no string it returned is
+/// valid.
 #[no_mangle]
 pub unsafe extern "C" fn neon_wake_free(wake: *mut NeonWake) -> NeonStatus {
-    // SAFETY: the caller's contract on `wake`.
-    unsafe { free_handle(wake) }
+    free_handle(wake, Kind::Wake)
 }
