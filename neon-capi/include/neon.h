@@ -52,6 +52,10 @@ typedef struct neon_vad neon_vad;
 // A wake-word detector (opaque): the models, their triggers and the last push's results.
 typedef struct neon_wake neon_wake;
 
+// Wake-word models loaded once (opaque, immutable): the speech-embedding network and the
+// heads, shared by every wake handle created from it with `neon_wake_new_shared`.
+typedef struct neon_wake_models neon_wake_models;
+
 // One wake-word detection.
 typedef struct {
   // Index of the model (as for `neon_wake_model_name`).
@@ -118,7 +122,8 @@ const char *neon_last_error(void);
 // never NULL; "unknown status" for a value that is not one).
 const char *neon_status_string(int status);
 
-// Creates a wake-word detector and stores it in `*out`.
+// Creates a wake-word detector with its own copy of the weights and stores it in `*out`
+// (to run many detectors over one copy, see `neon_wake_models_open`).
 //
 // `models`: `n_models` built-in model names (`hey_jarvis`, `hey_jarvis_v0.1`, `alexa`, ...)
 // or paths to converted safetensors heads (named after the file stem; names must be
@@ -140,6 +145,51 @@ neon_status neon_wake_new(const char *const *models,
                           const char *const *session_options,
                           size_t n_options,
                           neon_wake **out);
+
+// Loads wake-word models once, to be shared by any number of detectors
+// (`neon_wake_new_shared`), and stores them in `*out`. `models` and `n_models` as for
+// `neon_wake_new` (0: every built-in model).
+//
+// The weights (the speech-embedding network, about 1.3 MB prepared, and the heads) are
+// held once, by reference count: each detector created from the handle adds only its own
+// buffers (about 250 KB with the built-in models), and the weights go when the models
+// handle and the last detector using them are freed, in any order. The handle is
+// immutable: any number of threads may use it at once.
+//
+// Errors: as `neon_wake_new`; `*out` is then left unchanged.
+//
+// # Safety
+// `models` must point to `n_models` pointers to NUL-terminated strings (when `n_models` is
+// not 0); `out` must be writable.
+neon_status neon_wake_models_open(const char *const *models,
+                                  size_t n_models,
+                                  neon_wake_models **out);
+
+// Creates a wake-word detector over the shared weights of `models` (from
+// `neon_wake_models_open`) and stores it in `*out`; `threshold` and `session_options` as
+// for `neon_wake_new`. The detector scores as one from `neon_wake_new` with the same
+// models, bit for bit, and is used and freed the same way; it keeps the weights alive,
+// so `models` may be freed first.
+//
+// Errors: `NEON_STATUS_UNKNOWN_HANDLE` when `models` is not a live models handle; as
+// `neon_wake_new` for the threshold and options. `*out` is then left unchanged.
+//
+// # Safety
+// `session_options` must point to `n_options` pointers to NUL-terminated strings (when
+// `n_options` is not 0); `out` must be writable.
+neon_status neon_wake_new_shared(const neon_wake_models *models,
+                                 float threshold,
+                                 const char *const *session_options,
+                                 size_t n_options,
+                                 neon_wake **out);
+
+// Frees the models handle `models`; NULL is a no-op (`NEON_STATUS_OK`), a pointer that is
+// not a live models handle `NEON_STATUS_UNKNOWN_HANDLE`. Detectors created from it stay
+// valid: they hold the weights, which go with the last of them.
+//
+// # Safety
+// None beyond the pointer being a handle or not.
+neon_status neon_wake_models_free(neon_wake_models *models);
 
 // Feeds `n` samples (16 kHz mono int16) and computes one score per model and the
 // detections of this push (`neon_wake_scores`, `neon_wake_detections`). Push 1280 samples

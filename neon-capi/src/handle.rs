@@ -7,8 +7,10 @@
 //! `Arc` for its duration, so [`free_handle`] only removes the registry's reference: memory
 //! is released by whoever drops the last one, the free or the last call in flight.
 //!
-//! Handles sit in a [`Slot`] behind a busy flag: a call takes it for its duration and a call
-//! that finds it taken is [`NeonStatus::Busy`] without touching the handle.
+//! Handles with state ([`Handle`]) sit in a [`Slot`] behind a busy flag: a call takes it
+//! for its duration and a call that finds it taken is [`NeonStatus::Busy`] without touching
+//! the handle. Immutable handles (the wake models shared by wake handles) need no flag:
+//! [`register_shared`] / [`shared_handle`].
 
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -25,6 +27,7 @@ use crate::status::{catch, report, run, Failure, NeonStatus, Result};
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {
     Wake,
+    WakeModels,
     Transcriber,
     Vad,
 }
@@ -133,6 +136,20 @@ pub(crate) fn register<T: Handle>(value: T) -> *mut T {
     let p = Arc::as_ptr(&slot).cast::<T>().cast_mut();
     live().insert(p as usize, Entry { kind: T::KIND, value: slot });
     p
+}
+
+/// Registers an immutable handle of `kind` (any number of calls at once) and returns its
+/// address.
+pub(crate) fn register_shared<T: Send + Sync + 'static>(value: T, kind: Kind) -> *mut T {
+    let value = Arc::new(value);
+    let p = Arc::as_ptr(&value).cast_mut();
+    live().insert(p as usize, Entry { kind, value });
+    p
+}
+
+/// The immutable handle `h` of `kind`, kept alive by the `Arc` even if freed meanwhile.
+pub(crate) fn shared_handle<T: Send + Sync + 'static>(h: *const T, kind: Kind) -> Result<Arc<T>> {
+    lookup::<T, T>(h, kind)
 }
 
 /// Frees handle `h` of `kind` (stateful or shared); NULL is a no-op, a pointer that is not a

@@ -62,8 +62,9 @@ pub use vad::{
 };
 pub use wake::{
     neon_wake_detections, neon_wake_error, neon_wake_free, neon_wake_model_count,
-    neon_wake_model_name, neon_wake_new, neon_wake_push, neon_wake_reset, neon_wake_scores,
-    NeonDetection, NeonWake,
+    neon_wake_model_name, neon_wake_models_free, neon_wake_models_open, neon_wake_new,
+    neon_wake_new_shared, neon_wake_push, neon_wake_reset, neon_wake_scores, NeonDetection,
+    NeonWake, NeonWakeModels,
 };
 
 /// Sample rate of every input (Hz).

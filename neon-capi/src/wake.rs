@@ -1,14 +1,18 @@
 //! Wake-word detection: openWakeWord models behind a `neon_wake` handle.
 
 use std::ffi::{c_char, CString};
+use std::sync::Arc;
 
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::detector::{SharedEmbedding, WakeWord};
+use neon_models::openwakeword::selection::{builtin_embedding, WakeDetector};
 use neon_models::openwakeword::trigger::Trigger;
 
 use crate::args::{check_ptr, input, output, parse_options, store, strings};
-use crate::handle::{free_handle, handle_error, on_handle, register, Handle, Kind};
-use crate::status::{c_string, run, Failure, NeonStatus};
+use crate::handle::{
+    free_handle, handle_error, on_handle, register, register_shared, shared_handle, Handle, Kind,
+};
+use crate::status::{c_string, run, Failure, NeonStatus, Result};
 use crate::RATE;
 
 /// Samples during which a model cannot fire again after a detection (1 s, as `neon wake`).
@@ -57,7 +61,88 @@ impl Handle for NeonWake {
     }
 }
 
-/// Creates a wake-word detector and stores it in `*out`.
+/// Wake-word models loaded once (opaque, immutable): the speech-embedding network and the
+/// heads, shared by every wake handle created from it with `neon_wake_new_shared`.
+pub struct NeonWakeModels {
+    embedding: SharedEmbedding,
+    words: Vec<WakeWord>,
+}
+
+/// The models of `n_models` names or paths at `models` (every built-in model for none), with
+/// the built-in embedding network.
+///
+/// # Safety
+/// As `neon_wake_new` for `models` and `n_models`.
+unsafe fn load_models(models: *const *const c_char, n_models: usize) -> Result<NeonWakeModels> {
+    // SAFETY: the caller's contract on `models`.
+    let names = unsafe { strings(models, n_models, "models")? };
+    let names: Vec<String> = if names.is_empty() {
+        if builtin::HEADS.is_empty() {
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                "this build has no built-in wake-word models: pass model paths",
+            ));
+        }
+        builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
+    } else {
+        names
+    };
+    let mut words: Vec<WakeWord> = Vec::with_capacity(names.len());
+    for n in &names {
+        let word = builtin::wake_word(n)?;
+        if words.iter().any(|w| w.name() == word.name()) {
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                format!("model {n}: a model named `{}` is already loaded", word.name()),
+            ));
+        }
+        words.push(word);
+    }
+    Ok(NeonWakeModels { embedding: builtin_embedding()?, words })
+}
+
+/// A wake handle over `models` (sharing its weights) with `threshold` and the session
+/// options at `session_options`, registered and stored in `*out`.
+///
+/// # Safety
+/// As `neon_wake_new` for `session_options`, `n_options` and `out`.
+unsafe fn new_wake(
+    models: &NeonWakeModels,
+    threshold: f32,
+    session_options: *const *const c_char,
+    n_options: usize,
+    out: *mut *mut NeonWake,
+) -> Result<()> {
+    check_ptr(out, "out")?;
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(Failure::new(
+            NeonStatus::InvalidArgument,
+            format!("threshold must be in (0, 1], got {threshold}"),
+        ));
+    }
+    // SAFETY: the caller's contract on `session_options`.
+    let options = unsafe { parse_options(session_options, n_options)? };
+    let names = models.words.iter().map(|w| c_string(w.name())).collect::<Vec<_>>();
+    let count = models.words.len();
+    let detector =
+        WakeDetector::new(Arc::clone(&models.embedding), models.words.clone(), &options)?;
+    let wake = NeonWake {
+        detector,
+        names,
+        triggers: vec![Trigger::new(threshold, REFRACTORY); count],
+        scores: vec![0.0; count],
+        detections: Vec::with_capacity(count),
+        samples: 0,
+        error: CString::default(),
+    };
+    let p = register(wake);
+    // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
+    unsafe { out.write(p) };
+    Ok(())
+}
+
+/// Creates a wake-word detector with its own copy of the weights and stores it in `*out`
+/// (to run many detectors over one copy, see `neon_wake_models_open`).
 ///
 /// `models`: `n_models` built-in model names (`hey_jarvis`, `hey_jarvis_v0.1`, `alexa`, ...)
 /// or paths to converted safetensors heads (named after the file stem; names must be
@@ -84,58 +169,81 @@ pub unsafe extern "C" fn neon_wake_new(
 ) -> NeonStatus {
     run(|| {
         check_ptr(out, "out")?;
-        if !(threshold > 0.0 && threshold <= 1.0) {
-            return Err(Failure::new(
-                NeonStatus::InvalidArgument,
-                format!("threshold must be in (0, 1], got {threshold}"),
-            ));
-        }
-        // SAFETY: the caller's contract on `models` and `session_options`.
-        let names = unsafe { strings(models, n_models, "models")? };
-        // SAFETY: as above.
-        let options = unsafe { parse_options(session_options, n_options)? };
-        let names: Vec<String> = if names.is_empty() {
-            if builtin::HEADS.is_empty() {
-                return Err(Failure::new(
-                    NeonStatus::InvalidArgument,
-                    "this build has no built-in wake-word models: pass model paths",
-                ));
-            }
-            builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
-        } else {
-            names
-        };
-        let mut words = Vec::with_capacity(names.len());
-        for n in &names {
-            let word = builtin::wake_word(n)?;
-            if words
-                .iter()
-                .any(|w: &neon_models::openwakeword::detector::WakeWord| w.name() == word.name())
-            {
-                return Err(Failure::new(
-                    NeonStatus::InvalidArgument,
-                    format!("model {n}: a model named `{}` is already loaded", word.name()),
-                ));
-            }
-            words.push(word);
-        }
-        let names = words.iter().map(|w| c_string(w.name())).collect::<Vec<_>>();
-        let count = words.len();
-        let detector = WakeDetector::with_builtin_embedding(words, &options)?;
-        let wake = NeonWake {
-            detector,
-            names,
-            triggers: vec![Trigger::new(threshold, REFRACTORY); count],
-            scores: vec![0.0; count],
-            detections: Vec::with_capacity(count),
-            samples: 0,
-            error: CString::default(),
-        };
-        let p = register(wake);
+        // SAFETY: the caller's contract on `models`.
+        let models = unsafe { load_models(models, n_models)? };
+        // SAFETY: the caller's contract on `session_options` and `out`.
+        unsafe { new_wake(&models, threshold, session_options, n_options, out) }
+    })
+}
+
+/// Loads wake-word models once, to be shared by any number of detectors
+/// (`neon_wake_new_shared`), and stores them in `*out`. `models` and `n_models` as for
+/// `neon_wake_new` (0: every built-in model).
+///
+/// The weights (the speech-embedding network, about 1.3 MB prepared, and the heads) are
+/// held once, by reference count: each detector created from the handle adds only its own
+/// buffers (about 250 KB with the built-in models), and the weights go when the models
+/// handle and the last detector using them are freed, in any order. The handle is
+/// immutable: any number of threads may use it at once.
+///
+/// Errors: as `neon_wake_new`; `*out` is then left unchanged.
+///
+/// # Safety
+/// `models` must point to `n_models` pointers to NUL-terminated strings (when `n_models` is
+/// not 0); `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_models_open(
+    models: *const *const c_char,
+    n_models: usize,
+    out: *mut *mut NeonWakeModels,
+) -> NeonStatus {
+    run(|| {
+        check_ptr(out, "out")?;
+        // SAFETY: the caller's contract on `models`.
+        let models = unsafe { load_models(models, n_models)? };
+        let p = register_shared(models, Kind::WakeModels);
         // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
         unsafe { out.write(p) };
         Ok(())
     })
+}
+
+/// Creates a wake-word detector over the shared weights of `models` (from
+/// `neon_wake_models_open`) and stores it in `*out`; `threshold` and `session_options` as
+/// for `neon_wake_new`. The detector scores as one from `neon_wake_new` with the same
+/// models, bit for bit, and is used and freed the same way; it keeps the weights alive,
+/// so `models` may be freed first.
+///
+/// Errors: `NEON_STATUS_UNKNOWN_HANDLE` when `models` is not a live models handle; as
+/// `neon_wake_new` for the threshold and options. `*out` is then left unchanged.
+///
+/// # Safety
+/// `session_options` must point to `n_options` pointers to NUL-terminated strings (when
+/// `n_options` is not 0); `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_new_shared(
+    models: *const NeonWakeModels,
+    threshold: f32,
+    session_options: *const *const c_char,
+    n_options: usize,
+    out: *mut *mut NeonWake,
+) -> NeonStatus {
+    run(|| {
+        let models = shared_handle(models, Kind::WakeModels)?;
+        // SAFETY: the caller's contract on `session_options` and `out`.
+        unsafe { new_wake(&models, threshold, session_options, n_options, out) }
+    })
+}
+
+/// Frees the models handle `models`; NULL is a no-op (`NEON_STATUS_OK`), a pointer that is
+/// not a live models handle `NEON_STATUS_UNKNOWN_HANDLE`. Detectors created from it stay
+/// valid: they hold the weights, which go with the last of them.
+///
+/// # Safety
+/// None beyond the pointer being a handle or not.
+#[no_mangle]
+pub unsafe extern "C" fn neon_wake_models_free(models: *mut NeonWakeModels) -> NeonStatus {
+    free_handle(models, Kind::WakeModels)
 }
 
 /// Feeds `n` samples (16 kHz mono int16) and computes one score per model and the

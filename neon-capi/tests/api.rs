@@ -756,3 +756,42 @@ fn vad_misuse_is_reported() {
         assert_eq!(neon_wake_free(w), NeonStatus::Ok);
     }
 }
+
+#[test]
+fn shared_wake_models_misuse_is_reported() {
+    let mut models = null_mut();
+    let mut w = null_mut();
+    // SAFETY: every pointer is NULL, a live handle, or a freed one the registry reports.
+    unsafe {
+        assert_eq!(neon_wake_models_open(null(), 0, null_mut()), NeonStatus::NullPointer);
+        let bad = [c"no_such_model".as_ptr()];
+        assert_eq!(
+            neon_wake_models_open(bad.as_ptr(), 1, &mut models),
+            NeonStatus::InvalidArgument
+        );
+        assert!(models.is_null());
+        assert_eq!(neon_wake_new_shared(null(), 0.5, null(), 0, &mut w), NeonStatus::NullPointer);
+        let names = [c"hey_jarvis".as_ptr()];
+        assert_eq!(neon_wake_models_open(names.as_ptr(), 1, &mut models), NeonStatus::Ok);
+        assert_eq!(
+            neon_wake_new_shared(models, 0.0, null(), 0, &mut w),
+            NeonStatus::InvalidArgument
+        );
+        assert!(w.is_null());
+        assert_eq!(neon_wake_new_shared(models, 0.5, null(), 0, &mut w), NeonStatus::Ok);
+        // A wake handle is not a models handle, and the other way round.
+        let mut other = null_mut();
+        assert_eq!(
+            neon_wake_new_shared(w.cast(), 0.5, null(), 0, &mut other),
+            NeonStatus::UnknownHandle
+        );
+        assert_eq!(neon_wake_free(models.cast()), NeonStatus::UnknownHandle);
+        assert_eq!(neon_wake_models_free(w.cast()), NeonStatus::UnknownHandle);
+        assert_eq!(neon_wake_models_free(models), NeonStatus::Ok);
+        assert_eq!(neon_wake_models_free(null_mut()), NeonStatus::Ok);
+        let mut n = 0;
+        assert_eq!(neon_wake_model_count(w, &mut n), NeonStatus::Ok);
+        assert_eq!(n, 1);
+        assert_eq!(neon_wake_free(w), NeonStatus::Ok);
+    }
+}

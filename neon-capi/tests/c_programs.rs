@@ -21,9 +21,9 @@ fn static_library() -> PathBuf {
     lib
 }
 
-/// Compiles `tests/c/NAME.c` against the static library and runs it with `args` in the
-/// repository root; returns its stdout. Fails on a compiler error, a non-zero exit or
-/// anything written to stderr.
+/// Compiles `tests/c/NAME.c` (with `examples/c/wav.c`, the example's WAV reader) against
+/// the static library and runs it with `args` in the repository root; returns its stdout.
+/// Fails on a compiler error, a non-zero exit or anything written to stderr.
 fn run_c(name: &str, args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
@@ -31,7 +31,9 @@ fn run_c(name: &str, args: &[&str]) -> String {
     let out = Command::new(&cc)
         .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"])
         .arg(format!("-I{}", dir.join("include").display()))
+        .arg(format!("-I{}", repo().join("examples/c").display()))
         .arg(dir.join("tests/c").join(format!("{name}.c")))
+        .arg(repo().join("examples/c/wav.c"))
         .arg(static_library())
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&exe)
@@ -57,4 +59,23 @@ fn run_c(name: &str, args: &[&str]) -> String {
 fn concurrent_use_of_one_handle_is_busy_and_free_waits_for_the_call_in_flight() {
     let out = run_c("concurrency", &[]);
     assert!(out.contains("concurrency: ok"), "{out}");
+}
+
+/// The resident memory `shared_weights` reports for its handles, in MB.
+fn total_mb(out: &str, mode: &str) -> f64 {
+    let line = out.lines().find(|l| l.starts_with(&format!("{mode}: "))).expect(mode);
+    let mb = line.split(": ").nth(2).and_then(|r| r.split(' ').next()).expect(line);
+    mb.parse().expect(line)
+}
+
+/// 1000 detectors over one `neon_wake_models` against 100 with their own weights (every
+/// built-in model), each process measuring its resident set.
+#[test]
+fn wake_handles_share_one_copy_of_the_weights() {
+    let clip = "models/openwakeword/clips/hey_jarvis.wav";
+    let shared = run_c("shared_weights", &[clip, "shared", "1000"]);
+    let private = run_c("shared_weights", &[clip, "private", "100"]);
+    let (shared, private) = (total_mb(&shared, "shared"), total_mb(&private, "private") * 10.0);
+    // Measured: 1000 shared handles take about 1/10 of 1000 private ones.
+    assert!(shared * 4.0 < private, "1000 shared handles: {shared} MB, private: {private} MB");
 }
