@@ -130,7 +130,8 @@ const char *neon_status_string(int status);
 // unique); `n_models` 0 (with `models` NULL or not) loads every built-in model.
 // `threshold`: the score, in (0, 1], at or above which a model fires (0.5 is openWakeWord's
 // default); a model cannot fire again within 1 s of a detection. `session_options`:
-// `n_options` `KEY=VALUE` strings, as `neon wake --session-option` (NULL when 0).
+// `n_options` `KEY=VALUE` strings, as `neon wake --session-option` (NULL when 0): only
+// `openwakeword.*` keys (an option of another model family is refused, as by the CLI).
 //
 // Errors: `NEON_STATUS_INVALID_ARGUMENT` for an unknown model, a bad option or threshold,
 // `NEON_STATUS_IO` / `NEON_STATUS_MODEL` for an unreadable or malformed head file; `*out`
@@ -263,7 +264,8 @@ neon_status neon_wake_free(neon_wake *wake);
 // Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
 // written by `tools/moonshine/fetch.sh`) and stores a transcriber in `*out`.
 // `session_options`: `n_options` `KEY=VALUE` strings, as `neon transcribe
-// --session-option` (NULL when 0). A transcriber owns about 82 MB of buffers besides the
+// --session-option` (NULL when 0): only `moonshine_asr.*` keys (an option of another model
+// family is refused, as by the CLI). A transcriber owns about 82 MB of buffers besides the
 // 62 MB of weights and runs on the calling thread.
 //
 // Errors: `NEON_STATUS_IO` for missing or unreadable files, `NEON_STATUS_MODEL` for
@@ -350,7 +352,8 @@ neon_status neon_vad_config_default(neon_vad_config *out);
 // Creates a voice-activity detector (Silero VAD, built in) and stores it in `*out`.
 //
 // `session_options`: `n_options` `KEY=VALUE` strings, as `neon vad --session-option` (NULL
-// when 0), e.g. `silero_vad.exec_plan={"network":{"impl":"portable"}}`. `config`: the
+// when 0), e.g. `silero_vad.exec_plan={"network":{"impl":"portable"}}`: only
+// `silero_vad.*` keys (an option of another model family is refused). `config`: the
 // segment rule (NULL for the defaults, as `neon_vad_config_default`).
 //
 // Errors: `NEON_STATUS_INVALID_ARGUMENT` for a bad option or configuration (the message

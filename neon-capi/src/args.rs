@@ -3,6 +3,7 @@
 
 use std::ffi::{c_char, CStr};
 
+use neon_models::exec_plan::Family;
 use neon_models::session::SessionOptions;
 
 use crate::status::{Failure, NeonStatus, Result};
@@ -120,12 +121,33 @@ pub(crate) unsafe fn strings(p: *const *const c_char, n: usize, what: &str) -> R
         .collect()
 }
 
-/// Session options from `KEY=VALUE` strings.
+/// Session options from `KEY=VALUE` strings for a handle that runs the models of
+/// `families`: an option of another family is refused (as the CLI refuses it), since it
+/// would be silently ignored.
 ///
 /// # Safety
 /// As [`strings`].
-pub(crate) unsafe fn parse_options(p: *const *const c_char, n: usize) -> Result<SessionOptions> {
+pub(crate) unsafe fn parse_options(
+    p: *const *const c_char,
+    n: usize,
+    families: &[Family],
+) -> Result<SessionOptions> {
     // SAFETY: forwarded contract.
     let pairs = unsafe { strings(p, n, "session_options")? };
+    for pair in &pairs {
+        let Some(key) = SessionOptions::pair_key(pair) else { continue };
+        let family = key.split_once('.').map_or(key, |(f, _)| f);
+        if let Some(f) = Family::from_name(family).filter(|f| !families.contains(f)) {
+            let runs: Vec<&str> = families.iter().map(|f| f.name()).collect();
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                format!(
+                    "session option `{key}`: this handle does not run {} (it runs {})",
+                    f.name(),
+                    runs.join(", ")
+                ),
+            ));
+        }
+    }
     Ok(SessionOptions::from_pairs(pairs)?)
 }

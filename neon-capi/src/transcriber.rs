@@ -4,6 +4,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
 use neon_models::audio::i16_to_f32;
+use neon_models::exec_plan::Family;
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::MAX_SAMPLES;
@@ -31,7 +32,8 @@ impl Handle for NeonTranscriber {
 /// Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
 /// written by `tools/moonshine/fetch.sh`) and stores a transcriber in `*out`.
 /// `session_options`: `n_options` `KEY=VALUE` strings, as `neon transcribe
-/// --session-option` (NULL when 0). A transcriber owns about 82 MB of buffers besides the
+/// --session-option` (NULL when 0): only `moonshine_asr.*` keys (an option of another model
+/// family is refused, as by the CLI). A transcriber owns about 82 MB of buffers besides the
 /// 62 MB of weights and runs on the calling thread.
 ///
 /// Errors: `NEON_STATUS_IO` for missing or unreadable files, `NEON_STATUS_MODEL` for
@@ -56,7 +58,8 @@ pub unsafe extern "C" fn neon_transcriber_open(
             .to_str()
             .map_err(|_| Failure::new(NeonStatus::InvalidArgument, "model_dir is not UTF-8"))?;
         // SAFETY: the caller's contract on `session_options`.
-        let options = unsafe { parse_options(session_options, n_options)? };
+        let options =
+            unsafe { parse_options(session_options, n_options, &[Family::MoonshineAsr])? };
         let transcriber = Transcriber::open(Path::new(dir), &options)?;
         let t = NeonTranscriber {
             transcriber,

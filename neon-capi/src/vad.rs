@@ -249,7 +249,8 @@ pub unsafe extern "C" fn neon_vad_config_default(out: *mut NeonVadConfig) -> Neo
 /// Creates a voice-activity detector (Silero VAD, built in) and stores it in `*out`.
 ///
 /// `session_options`: `n_options` `KEY=VALUE` strings, as `neon vad --session-option` (NULL
-/// when 0), e.g. `silero_vad.exec_plan={"network":{"impl":"portable"}}`. `config`: the
+/// when 0), e.g. `silero_vad.exec_plan={"network":{"impl":"portable"}}`: only
+/// `silero_vad.*` keys (an option of another model family is refused). `config`: the
 /// segment rule (NULL for the defaults, as `neon_vad_config_default`).
 ///
 /// Errors: `NEON_STATUS_INVALID_ARGUMENT` for a bad option or configuration (the message
@@ -277,7 +278,7 @@ pub unsafe extern "C" fn neon_vad_new(
         };
         let segmenter = SpeechSegmenter::new(&config.segment_config()).map_err(config_failure)?;
         // SAFETY: the caller's contract on `session_options`.
-        let options = unsafe { parse_options(session_options, n_options)? };
+        let options = unsafe { parse_options(session_options, n_options, &[Family::SileroVad])? };
         let vad = Vad::new(shared_model()?, options.backend(Family::SileroVad, "network"))?;
         let v = NeonVad {
             vad,

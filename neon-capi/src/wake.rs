@@ -3,6 +3,7 @@
 use std::ffi::{c_char, CString};
 use std::sync::Arc;
 
+use neon_models::exec_plan::Family;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{SharedEmbedding, WakeWord};
 use neon_models::openwakeword::selection::{builtin_embedding, WakeDetector};
@@ -121,7 +122,7 @@ unsafe fn new_wake(
         ));
     }
     // SAFETY: the caller's contract on `session_options`.
-    let options = unsafe { parse_options(session_options, n_options)? };
+    let options = unsafe { parse_options(session_options, n_options, &[Family::OpenWakeWord])? };
     let names = models.words.iter().map(|w| c_string(w.name())).collect::<Vec<_>>();
     let count = models.words.len();
     let detector =
@@ -149,7 +150,8 @@ unsafe fn new_wake(
 /// unique); `n_models` 0 (with `models` NULL or not) loads every built-in model.
 /// `threshold`: the score, in (0, 1], at or above which a model fires (0.5 is openWakeWord's
 /// default); a model cannot fire again within 1 s of a detection. `session_options`:
-/// `n_options` `KEY=VALUE` strings, as `neon wake --session-option` (NULL when 0).
+/// `n_options` `KEY=VALUE` strings, as `neon wake --session-option` (NULL when 0): only
+/// `openwakeword.*` keys (an option of another model family is refused, as by the CLI).
 ///
 /// Errors: `NEON_STATUS_INVALID_ARGUMENT` for an unknown model, a bad option or threshold,
 /// `NEON_STATUS_IO` / `NEON_STATUS_MODEL` for an unreadable or malformed head file; `*out`

@@ -795,3 +795,47 @@ fn shared_wake_models_misuse_is_reported() {
         assert_eq!(neon_wake_free(w), NeonStatus::Ok);
     }
 }
+
+/// A session option of a model family the handle does not run is refused, as the CLI
+/// refuses it (`neon wake --session-option moonshine_asr.int8=dot`).
+#[test]
+fn session_options_of_another_family_are_refused() {
+    let wake_with = |option: &CStr| {
+        let options = [option.as_ptr()];
+        let mut w = null_mut();
+        // SAFETY: one NUL-terminated option; `w` is writable.
+        let status = unsafe { neon_wake_new(null(), 0, 0.5, options.as_ptr(), 1, &mut w) };
+        (status, w)
+    };
+    let (status, w) = wake_with(c"moonshine_asr.int8=dot");
+    assert_eq!(status, NeonStatus::InvalidArgument);
+    assert!(w.is_null());
+    let message = last_error();
+    assert!(
+        message.contains("moonshine_asr.int8") && message.contains("openwakeword"),
+        "{message}"
+    );
+    let (status, w) = wake_with(c"silero_vad.exec_plan=default");
+    assert_eq!(status, NeonStatus::InvalidArgument, "{}", last_error());
+    assert!(w.is_null());
+    // Its own family's options are taken.
+    let (status, w) = wake_with(c"openwakeword.embedding_mode=full");
+    assert_eq!(status, NeonStatus::Ok, "{}", last_error());
+    // SAFETY: `w` is live.
+    assert_eq!(unsafe { neon_wake_free(w) }, NeonStatus::Ok);
+
+    let options = [c"openwakeword.embedding_mode=full".as_ptr()];
+    let mut t = null_mut();
+    // SAFETY: NUL-terminated strings; `t` is writable. The options are checked before the
+    // files are read.
+    let status =
+        unsafe { neon_transcriber_open(c"models/moonshine".as_ptr(), options.as_ptr(), 1, &mut t) };
+    assert_eq!(status, NeonStatus::InvalidArgument, "{}", last_error());
+    assert!(last_error().contains("moonshine_asr"), "{}", last_error());
+    assert!(t.is_null());
+
+    let (status, v) = vad(&["moonshine_asr.exec_plan=default"], None);
+    assert_eq!(status, NeonStatus::InvalidArgument, "{}", last_error());
+    assert!(v.is_null());
+    assert!(last_error().contains("silero_vad"), "{}", last_error());
+}
