@@ -122,7 +122,10 @@ fn raw_stdin_matches_the_file() {
             .spawn()
             .unwrap();
         child.stdin.take().unwrap().write_all(&raw).unwrap();
-        text(&child.wait_with_output().unwrap())
+        // One line per decode window: joined, the file's one-line transcript.
+        let mut o = child.wait_with_output().unwrap();
+        o.stdout = common::one_line(&o.stdout);
+        text(&o)
     };
     assert_eq!(stdin("off"), g.text);
     let clip = model_dir().parent().unwrap().join("moonshine/clips/open_the_door.wav");

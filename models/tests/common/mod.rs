@@ -77,9 +77,35 @@ macro_rules! on_best_backend {
 }
 pub mod sanotts;
 
+pub mod live;
+
 /// `neon ARGS` with `bytes` written to its stdin from a thread (the program may read while
 /// it writes its output, or exit without reading: a refused write is not an error).
+///
+/// `neon transcribe -` prints one line per decode window, as each is decoded; without
+/// `--json` its stdout comes back as the one line a file argument prints (those lines
+/// joined with single spaces), so tests compare transcripts. [`neon_stdin_raw`] gives the
+/// output as printed.
 pub fn neon_stdin(args: &[&str], bytes: &[u8]) -> std::process::Output {
+    let mut output = neon_stdin_raw(args, bytes);
+    if args.first() == Some(&"transcribe") && !args.contains(&"--json") && !output.stdout.is_empty()
+    {
+        output.stdout = one_line(&output.stdout);
+    }
+    output
+}
+
+/// `neon transcribe -`'s lines (one per decode window) joined as a file's transcript: with
+/// single spaces, one newline at the end.
+pub fn one_line(stdout: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(stdout);
+    let mut joined = text.lines().collect::<Vec<_>>().join(" ");
+    joined.push('\n');
+    joined.into_bytes()
+}
+
+/// [`neon_stdin`] with the output as the program printed it.
+pub fn neon_stdin_raw(args: &[&str], bytes: &[u8]) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))

@@ -1,13 +1,13 @@
-//! Live input for `neon wake -`: audio read from stdin on a thread of its own, so the
-//! command can end on SIGINT or SIGTERM with what it gathered (exit 130 / 143) and notice a
-//! closed stdout within [`TICK`] while no audio arrives.
+//! Live input for `neon wake -`, `neon transcribe -` and `neon listen -`: audio read from
+//! stdin on a thread of its own, so the command can end on SIGINT or SIGTERM with what it
+//! gathered (exit 130 / 143) and notice a closed stdout within [`TICK`] while no audio
+//! arrives.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
-
-use neon_models::audio::f32_to_i16;
 
 use crate::input::Source;
 
@@ -48,47 +48,99 @@ pub fn stdout_closed() -> bool {
     n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
-/// What the reader thread sends: int16 samples at 16 kHz, or the error that ended the stream
-/// (one line).
-pub type Piece = Result<Vec<i16>, String>;
+/// What the reader thread sends: 16 kHz mono samples (full scale 1), or the error that
+/// ended the stream (one line).
+pub type Piece = Result<Vec<f32>, String>;
 
-/// Reads stdin ([`Source::open`]`("-")`: decoded if it starts with a file header, else raw
-/// s16le) on its own thread, sending the samples as int16 values in the pieces they arrive
-/// in. The channel closes at the end of the input (after an error, if any); clipping is
-/// warned about at the end.
-pub fn read_stdin() -> Receiver<Piece> {
-    let (tx, rx) = mpsc::sync_channel::<Piece>(16);
-    std::thread::spawn(move || {
-        let mut source = match Source::open("-") {
+/// Pieces the reader may read ahead of the command (16 of 80 ms for raw input).
+const AHEAD: usize = 16;
+
+/// An input read on its own thread ([`read`]).
+pub struct Reader {
+    rx: Receiver<Piece>,
+    /// The source once read to its end (`None` after an error, sent as a piece).
+    thread: JoinHandle<Option<Source>>,
+}
+
+/// Reads `open()`'s source (opened on the reader thread: for stdin, its first bytes are
+/// waited for there) on its own thread, sending the samples in the pieces they arrive in.
+pub fn read(open: impl FnOnce() -> Result<Source, String> + Send + 'static) -> Reader {
+    let (tx, rx) = mpsc::sync_channel::<Piece>(AHEAD);
+    let thread = std::thread::spawn(move || {
+        let mut source = match open() {
             Ok(source) => source,
             Err(e) => {
                 let _ = tx.send(Err(e));
-                return;
+                return None;
             }
         };
-        let mut buf = Vec::new();
         loop {
-            buf.clear();
+            let mut buf = Vec::new();
             match source.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => return Some(source),
                 Ok(_) => {
-                    if tx.send(Ok(buf.iter().map(|&x| f32_to_i16(x)).collect())).is_err() {
-                        return;
+                    if tx.send(Ok(buf)).is_err() {
+                        return None;
                     }
                 }
                 Err(e) => {
                     let _ = tx.send(Err(e));
-                    return;
+                    return None;
                 }
             }
         }
-        source.warn_clipping();
     });
-    rx
+    Reader { rx, thread }
+}
+
+/// How a live stream ended.
+pub enum Ended {
+    /// The input ended: its source, read to the end (for its sample count, duration and
+    /// clipping warning).
+    Input(Box<Source>),
+    /// A signal arrived: the exit status (130 for SIGINT, 143 for SIGTERM).
+    Signal(i32),
+}
+
+/// Feeds `each` every piece `reader` reads, as it arrives, until the input ends or a signal
+/// arrives (checked every [`TICK`] while waiting and after each piece). On a signal the
+/// pieces already read ahead are fed first: what was gathered, up to the signal, is all
+/// the command's. A closed stdout ends the program quietly (status 0) within a [`TICK`]
+/// although no audio arrives.
+///
+/// # Errors
+/// A read or decoding error of the input, or `each`'s.
+pub fn feed(
+    reader: Reader,
+    signals: &Signals,
+    mut each: impl FnMut(&[f32]) -> Result<(), String>,
+) -> Result<Ended, String> {
+    loop {
+        let piece = match next(&reader.rx, signals) {
+            Next::Piece(piece) => piece?,
+            Next::End => break,
+            Next::Signal(status) => {
+                // Only what is queued now: the reader keeps reading meanwhile.
+                for _ in 0..AHEAD {
+                    match reader.rx.try_recv() {
+                        Ok(piece) => each(&piece?)?,
+                        Err(_) => break,
+                    }
+                }
+                return Ok(Ended::Signal(status));
+            }
+            Next::StdoutClosed => std::process::exit(0),
+        };
+        each(&piece)?;
+    }
+    // The channel closes when the thread returns: joining takes no time.
+    let source = reader.thread.join().map_err(|_| "the input reader panicked".to_string())?;
+    // Without a source the thread sent its error, which ended the loop above.
+    Ok(Ended::Input(Box::new(source.ok_or("the input reader failed")?)))
 }
 
 /// What waiting for the next piece gave.
-pub enum Next {
+enum Next {
     /// Samples, or the error that ended the input.
     Piece(Piece),
     /// The input ended.
@@ -100,7 +152,7 @@ pub enum Next {
 }
 
 /// The next piece from `rx`, checking `signals` and stdout every [`TICK`] while waiting.
-pub fn next(rx: &Receiver<Piece>, signals: &Signals) -> Next {
+fn next(rx: &Receiver<Piece>, signals: &Signals) -> Next {
     loop {
         if let Some(status) = signals.exit_status() {
             return Next::Signal(status);

@@ -17,7 +17,7 @@ use neon_runtime::Team;
 use serde_json::json;
 
 use crate::input::Source;
-use crate::{line, SessionArgs, Warnings};
+use crate::{line, live, SessionArgs, Warnings};
 
 /// RMS (full scale 1) above which a segment that decodes to nothing gets a warning: about
 /// -50 dBFS, well above the noise floor of a quiet recording.
@@ -27,13 +27,17 @@ const SPEECH_RMS: f64 = 3e-3;
 pub struct TranscribeArgs {
     /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
-    /// header, else raw s16le 16 kHz mono (read to its end).
+    /// header, else raw s16le 16 kHz mono. A file's transcript is printed on one line at
+    /// the end; stdin's is printed as it is decoded, one line per piece (a VAD window), and
+    /// SIGINT or SIGTERM decodes and prints the piece still open, then exits 130 or 143.
     input: String,
     /// Directory with `base-en.safetensors` and `tokenizer.bin` (default: `models/moonshine`
     /// in the current directory, else next to the program's repository checkout).
     #[arg(long, value_name = "DIR")]
     model_dir: Option<PathBuf>,
-    /// Print one JSON object: {"text", "tokens", "audio_s", "encoder_ms", "decode_ms"}.
+    /// Print one JSON object: {"text", "tokens", "audio_s", "encoder_ms", "decode_ms"}; on
+    /// stdin one per piece as it is decoded: {"text", "tokens", "start_s", "end_s",
+    /// "encoder_ms", "decode_ms"}.
     #[arg(long)]
     json: bool,
     /// How the decoder's int8 GEMVs run: `widening` (exact products, the default) or `dot`
@@ -95,7 +99,9 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
         }
     }
     // The input's header is checked before the weights are loaded.
-    let mut source = Source::open(&args.input)?;
+    let source = Source::open(&args.input)?;
+    // Stdin is a live stream: from here on SIGINT and SIGTERM end it with what it gave.
+    let signals = if args.input == "-" { Some(live::Signals::catch()?) } else { None };
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let model = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
     let cutter = if args.vad == "on" {
@@ -103,7 +109,7 @@ pub fn run(args: &TranscribeArgs) -> Result<(), String> {
     } else {
         Cutter::Quiet(Segmenter::new(MAX_SAMPLES))
     };
-    transcribe(args, (model, &team), &mut source, cutter)
+    transcribe(args, (model, &team), source, cutter, signals)
 }
 
 /// How the input is cut into the pieces Moonshine decodes.
@@ -156,15 +162,91 @@ struct Transcript {
     warnings: Warnings,
 }
 
-/// Transcribes the input piece by piece as it is read (at most about 30 s of audio held, see
-/// [`Segmenter`] and [`SpeechWindows`]) and prints the text.
-fn transcribe(
-    args: &TranscribeArgs,
-    (mut model, team): (Transcriber, &Team),
-    source: &mut Source,
-    mut cutter: Cutter,
-) -> Result<(), String> {
-    let progress = match source.declared_seconds() {
+/// How the text is printed.
+#[derive(Clone, Copy)]
+enum Print {
+    /// A file: the whole transcript on one line at the end (or one `--json` object).
+    Whole { json: bool },
+    /// Stdin: each piece as soon as it is decoded, text on its own line (pieces without
+    /// text print nothing; one empty line at the end if no piece had text), or with `--json`
+    /// one object per piece.
+    Pieces { json: bool },
+}
+
+/// The input's pieces as they are cut and decoded (at most about 30 s of audio held, see
+/// [`Segmenter`] and [`SpeechWindows`]).
+struct Decoder<'a> {
+    model: Transcriber,
+    team: &'a Team,
+    cutter: Cutter,
+    t: Transcript,
+    print: Print,
+    /// Pieces decoded, and printed ([`Print::Pieces`]).
+    decoded: usize,
+    printed: usize,
+    /// Samples fed.
+    samples: u64,
+    progress: Option<ProgressBar>,
+}
+
+impl Decoder<'_> {
+    /// Feeds the next samples; decodes (and prints) each piece they complete.
+    fn push(&mut self, samples: &[f32]) -> Result<(), String> {
+        self.samples += samples.len() as u64;
+        self.cutter.push(samples)?;
+        while let Some(segment) = self.cutter.pop() {
+            self.decode(&segment)?;
+            if let Some(bar) = &self.progress {
+                bar.set_position(
+                    (segment.start + segment.samples.len() as u64) / SAMPLE_RATE as u64,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the input (or a signal): the pieces left, held audio included.
+    fn finish(&mut self) -> Result<(), String> {
+        if self.samples == 0 {
+            return Ok(());
+        }
+        for segment in self.cutter.finish()? {
+            self.decode(&segment)?;
+        }
+        Ok(())
+    }
+
+    fn decode(&mut self, segment: &Segment) -> Result<(), String> {
+        let (text, encoder_s, decode_s) = self.t.segment(&mut self.model, self.team, segment)?;
+        self.decoded += 1;
+        let Print::Pieces { json } = self.print else { return Ok(()) };
+        // Printed now: a live stream keeps no history.
+        self.t.texts.clear();
+        self.t.tokens.clear();
+        let at = |i: u64| i as f64 / SAMPLE_RATE as f64;
+        if json {
+            let value = json!({
+                "text": text,
+                "tokens": self.t.segment_tokens,
+                "start_s": at(segment.start),
+                "end_s": at(segment.start + segment.samples.len() as u64),
+                "encoder_ms": encoder_s * 1e3,
+                "decode_ms": decode_s * 1e3,
+            });
+            line(format_args!("{value}"))?;
+        } else if !text.is_empty() {
+            line(format_args!("{text}"))?;
+        } else {
+            return Ok(());
+        }
+        self.printed += 1;
+        Ok(())
+    }
+}
+
+/// A progress bar on stderr for a file longer than one segment, when stderr is a terminal.
+fn progress(source: &Source) -> Result<Option<ProgressBar>, String> {
+    match source.declared_seconds() {
         Some(s)
             if s > MAX_SAMPLES as f64 / SAMPLE_RATE as f64 && std::io::stderr().is_terminal() =>
         {
@@ -172,71 +254,110 @@ fn transcribe(
             let style = ProgressStyle::with_template("{bar:30} {pos}/{len} s of audio, {elapsed}")
                 .map_err(|e| e.to_string())?;
             bar.set_style(style);
-            Some(bar)
+            Ok(Some(bar))
         }
-        _ => None,
-    };
-    let mut piece = Vec::new();
-    let mut t = Transcript::default();
-    loop {
-        piece.clear();
-        if source.read(&mut piece)? == 0 {
-            break;
-        }
-        cutter.push(&piece)?;
-        while let Some(segment) = cutter.pop() {
-            t.segment(&mut model, team, &segment)?;
-            if let Some(bar) = &progress {
-                bar.set_position(
-                    (segment.start + segment.samples.len() as u64) / SAMPLE_RATE as u64,
-                );
-            }
-        }
+        _ => Ok(None),
     }
-    if source.samples() == 0 {
+}
+
+/// Transcribes the input piece by piece as it is read and prints the text. With `signals`
+/// (stdin), the input is read on a thread of its own ([`live`]) and each piece is printed
+/// when decoded; SIGINT or SIGTERM ends it as the end of the input would (the open window
+/// is decoded and printed), then exits with 130 or 143.
+fn transcribe(
+    args: &TranscribeArgs,
+    (model, team): (Transcriber, &Team),
+    mut source: Source,
+    cutter: Cutter,
+    signals: Option<live::Signals>,
+) -> Result<(), String> {
+    let print = match signals {
+        Some(_) => Print::Pieces { json: args.json },
+        None => Print::Whole { json: args.json },
+    };
+    let progress = progress(&source)?;
+    let name = source.name.clone();
+    let mut d = Decoder {
+        model,
+        team,
+        cutter,
+        t: Transcript::default(),
+        print,
+        decoded: 0,
+        printed: 0,
+        samples: 0,
+        progress,
+    };
+    let (source, signal) = match signals {
+        None => {
+            let mut piece = Vec::new();
+            loop {
+                piece.clear();
+                if source.read(&mut piece)? == 0 {
+                    break;
+                }
+                d.push(&piece)?;
+            }
+            (Some(source), None)
+        }
+        Some(signals) => match live::feed(live::read(move || Ok(source)), &signals, |p| d.push(p))?
+        {
+            live::Ended::Input(source) => (Some(*source), None),
+            live::Ended::Signal(status) => (None, Some(status)),
+        },
+    };
+    if let Some(source) = source.as_ref().filter(|s| s.samples() == 0) {
         return Err(source.no_samples());
     }
-    for segment in cutter.finish()? {
-        t.segment(&mut model, team, &segment)?;
-    }
-    if matches!(cutter, Cutter::Speech(_)) && t.tokens.is_empty() {
+    d.finish()?;
+    if matches!(d.cutter, Cutter::Speech(_)) && d.decoded == 0 && d.samples > 0 {
         crate::warn(format_args!(
-            "{}: no speech found by the voice-activity detector (nothing decoded; --vad off \
-             decodes the audio as given)",
-            source.name
+            "{name}: no speech found by the voice-activity detector (nothing decoded; --vad off \
+             decodes the audio as given)"
         ));
     }
     // indicatif ignores its own write errors (it draws only when stderr is a terminal).
-    if let Some(bar) = progress {
+    if let Some(bar) = d.progress.take() {
         bar.finish_and_clear();
     }
-    source.warn_clipping();
+    if let Some(source) = &source {
+        source.warn_clipping();
+    }
+    let Decoder { t, printed, .. } = d;
     let Transcript { tokens, texts, encoder_s, decode_s, warnings, .. } = t;
     drop(warnings);
-    let text = texts.join(" ");
-    if args.json {
-        let value = json!({
-            "text": text,
-            "tokens": tokens,
-            "audio_s": source.seconds(),
-            "encoder_ms": encoder_s * 1e3,
-            "decode_ms": decode_s * 1e3,
-        });
-        line(format_args!("{value}"))
-    } else {
-        line(format_args!("{text}"))
+    match print {
+        Print::Whole { json: true } => {
+            let value = json!({
+                "text": texts.join(" "),
+                "tokens": tokens,
+                "audio_s": source.as_ref().map_or(0.0, Source::seconds),
+                "encoder_ms": encoder_s * 1e3,
+                "decode_ms": decode_s * 1e3,
+            });
+            line(format_args!("{value}"))?;
+        }
+        Print::Whole { json: false } => line(format_args!("{}", texts.join(" ")))?,
+        // The empty transcript, as a file without speech gives.
+        Print::Pieces { json: false } if printed == 0 => line(format_args!(""))?,
+        Print::Pieces { .. } => {}
     }
+    if let Some(status) = signal {
+        std::process::exit(status);
+    }
+    Ok(())
 }
 
 impl Transcript {
     /// Encodes and decodes one segment, warning when its token budget ran out or it gave no
-    /// text although it is not silent.
+    /// text although it is not silent: its text and the seconds its encoder and decoder
+    /// took (its tokens are left in `segment_tokens`).
     fn segment(
         &mut self,
         model: &mut Transcriber,
         team: &Team,
         segment: &Segment,
-    ) -> Result<(), String> {
+    ) -> Result<(String, f64, f64), String> {
         let audio = &segment.samples[..];
         let start = segment.start as usize;
 
@@ -248,8 +369,9 @@ impl Transcript {
         let segment_tokens = &mut self.segment_tokens;
         model.greedy_in(team, budget, segment_tokens).map_err(|e| e.to_string())?;
         let t2 = Instant::now();
-        self.encoder_s += (t1 - t0).as_secs_f64();
-        self.decode_s += (t2 - t1).as_secs_f64();
+        let (encoder_s, decode_s) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+        self.encoder_s += encoder_s;
+        self.decode_s += decode_s;
         let text = model.tokenizer().decode(segment_tokens);
         let at = |i: usize| i as f64 / SAMPLE_RATE as f64;
         if segment_tokens.last() != Some(&EOS) {
@@ -280,9 +402,9 @@ impl Transcript {
             );
         }
         if !text.is_empty() {
-            self.texts.push(text);
+            self.texts.push(text.clone());
         }
         self.tokens.extend_from_slice(segment_tokens);
-        Ok(())
+        Ok((text, encoder_s, decode_s))
     }
 }

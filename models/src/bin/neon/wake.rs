@@ -235,7 +235,7 @@ fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
 /// command quietly (status 0) within 200 ms even while no audio arrives.
 fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
     let signals = live::Signals::catch()?;
-    let rx = live::read_stdin();
+    let reader = live::read(|| Source::open("-"));
     let mut chunk = vec![0i16; CHUNK];
     let zeros = vec![0i16; CHUNK];
     let mut pad = s.pad;
@@ -246,29 +246,21 @@ fn run_stdin(s: &mut Session) -> Result<(usize, Option<i32>), String> {
     let mut filled = pad; // leading padding that does not fill a chunk
     chunk[..filled].fill(0);
     let mut total = 0usize;
-    loop {
-        let piece = match live::next(&rx, &signals) {
-            live::Next::Piece(Ok(piece)) => piece,
-            live::Next::Piece(Err(e)) => return Err(e),
-            live::Next::End => break,
-            live::Next::Signal(status) => return Ok((total, Some(status))),
-            live::Next::StdoutClosed => std::process::exit(0),
-        };
-        let mut rest = &piece[..];
-        while !rest.is_empty() {
-            let n = (CHUNK - filled).min(rest.len());
-            chunk[filled..filled + n].copy_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            total += n;
-            filled += n;
+    let ended = live::feed(reader, &signals, |piece| {
+        for &x in piece {
+            chunk[filled] = f32_to_i16(x);
+            filled += 1;
             if filled == CHUNK {
                 s.push(&chunk)?;
                 filled = 0;
             }
         }
-        if let Some(status) = signals.exit_status() {
-            return Ok((total, Some(status)));
-        }
+        total += piece.len();
+        Ok(())
+    })?;
+    match ended {
+        live::Ended::Signal(status) => return Ok((total, Some(status))),
+        live::Ended::Input(source) => source.warn_clipping(),
     }
     if total == 0 {
         // As an empty WAV file is: nothing to detect in.
