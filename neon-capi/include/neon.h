@@ -42,7 +42,7 @@ typedef enum {
   NEON_STATUS_BUSY = 9,
 } neon_status;
 
-// A Moonshine transcriber (opaque): the model, its buffers and the last text.
+// A Moonshine transcriber (opaque): the model, its buffers, its threads and the last text.
 typedef struct neon_transcriber neon_transcriber;
 
 // A voice-activity detector (opaque): a Silero VAD stream, the segment rule and the last
@@ -266,7 +266,8 @@ neon_status neon_wake_free(neon_wake *wake);
 // `session_options`: `n_options` `KEY=VALUE` strings, as `neon transcribe
 // --session-option` (NULL when 0): only `moonshine_asr.*` keys (an option of another model
 // family is refused, as by the CLI). A transcriber owns about 82 MB of buffers besides the
-// 62 MB of weights and runs on the calling thread.
+// 62 MB of weights and runs on the calling thread (more threads:
+// `neon_transcriber_set_threads`).
 //
 // Errors: `NEON_STATUS_IO` for missing or unreadable files, `NEON_STATUS_MODEL` for
 // malformed ones, `NEON_STATUS_INVALID_ARGUMENT` for a bad option; `*out` is then left
@@ -311,6 +312,26 @@ neon_status neon_transcribe_i16(neon_transcriber *t,
                                 char *text,
                                 size_t cap,
                                 size_t *len);
+
+// Sets the threads the transcriptions of `t` run on: `threads` in all, the calling thread
+// included (`threads - 1` worker threads that the handle starts now and keeps until it is
+// freed). 1 is the calling thread only, as after `neon_transcriber_open`; 0 is the default
+// of `neon transcribe`: the cores available to the process, at most 4. The text is the
+// same for any number of threads.
+//
+// Errors: `NEON_STATUS_INVALID_ARGUMENT` for `threads` above 64, `NEON_STATUS_MODEL` when
+// the system refuses a thread; the handle keeps its previous threads then.
+//
+// # Safety
+// `t` as for `neon_transcribe_f32`.
+neon_status neon_transcriber_set_threads(neon_transcriber *t, size_t threads);
+
+// The number of threads the transcriptions of `t` run on (the calling thread included)
+// is stored in `*threads`.
+//
+// # Safety
+// `t` as for `neon_transcribe_f32`; `threads` must be writable.
+neon_status neon_transcriber_threads(const neon_transcriber *t, size_t *threads);
 
 // The text of the last successful transcription on `t`, or of the last one that did not fit
 // its buffer ("" before any). Owned by the handle, valid until the next call on it. NULL

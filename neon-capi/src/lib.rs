@@ -52,7 +52,8 @@ mod vad;
 pub use status::{neon_last_error, neon_status_string, NeonStatus};
 pub use transcriber::{
     neon_transcribe_f32, neon_transcribe_i16, neon_transcriber_close, neon_transcriber_error,
-    neon_transcriber_open, neon_transcriber_text, NeonTranscriber,
+    neon_transcriber_open, neon_transcriber_set_threads, neon_transcriber_text,
+    neon_transcriber_threads, NeonTranscriber,
 };
 pub use vad::{
     neon_vad_config_default, neon_vad_error, neon_vad_finish, neon_vad_free, neon_vad_new,

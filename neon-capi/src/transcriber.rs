@@ -8,14 +8,22 @@ use neon_models::exec_plan::Family;
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::MAX_SAMPLES;
+use neon_runtime::Team;
 
-use crate::args::{check_len, check_ptr, input, parse_options};
+use crate::args::{check_len, check_ptr, input, parse_options, store};
 use crate::handle::{free_handle, handle_error, handle_string, on_handle, register, Handle, Kind};
 use crate::status::{c_string, run, Failure, NeonStatus, Result};
 
-/// A Moonshine transcriber (opaque): the model, its buffers and the last text.
+/// Most threads `neon_transcriber_set_threads` takes.
+const MAX_THREADS: usize = 64;
+/// Most threads the default (`threads` 0) uses, as `neon transcribe`.
+const DEFAULT_MAX_THREADS: usize = 4;
+
+/// A Moonshine transcriber (opaque): the model, its buffers, its threads and the last text.
 pub struct NeonTranscriber {
     transcriber: Transcriber,
+    /// The worker team of `neon_transcriber_set_threads` (`None`: the calling thread only).
+    team: Option<Team>,
     text: CString,
     /// Reused between calls: the audio converted to f32.
     audio: Vec<f32>,
@@ -34,7 +42,8 @@ impl Handle for NeonTranscriber {
 /// `session_options`: `n_options` `KEY=VALUE` strings, as `neon transcribe
 /// --session-option` (NULL when 0): only `moonshine_asr.*` keys (an option of another model
 /// family is refused, as by the CLI). A transcriber owns about 82 MB of buffers besides the
-/// 62 MB of weights and runs on the calling thread.
+/// 62 MB of weights and runs on the calling thread (more threads:
+/// `neon_transcriber_set_threads`).
 ///
 /// Errors: `NEON_STATUS_IO` for missing or unreadable files, `NEON_STATUS_MODEL` for
 /// malformed ones, `NEON_STATUS_INVALID_ARGUMENT` for a bad option; `*out` is then left
@@ -63,6 +72,7 @@ pub unsafe extern "C" fn neon_transcriber_open(
         let transcriber = Transcriber::open(Path::new(dir), &options)?;
         let t = NeonTranscriber {
             transcriber,
+            team: None,
             text: CString::default(),
             audio: Vec::new(),
             error: CString::default(),
@@ -96,7 +106,10 @@ unsafe fn transcribe(
     }
     let mut texts = Vec::new();
     for range in segments {
-        let transcript = t.transcriber.transcribe(&t.audio[range])?;
+        let transcript = match &t.team {
+            Some(team) => t.transcriber.transcribe_in(team, &t.audio[range])?,
+            None => t.transcriber.transcribe(&t.audio[range])?,
+        };
         if !transcript.text.is_empty() {
             texts.push(transcript.text);
         }
@@ -187,6 +200,65 @@ pub unsafe extern "C" fn neon_transcribe_i16(
         t.audio.extend(samples.iter().map(|&v| i16_to_f32(v)));
         // SAFETY: the caller's contract on `text`, `cap` and `len`.
         unsafe { transcribe(t, text, cap, len) }
+    };
+    on_handle(t, body)
+}
+
+/// Sets the threads the transcriptions of `t` run on: `threads` in all, the calling thread
+/// included (`threads - 1` worker threads that the handle starts now and keeps until it is
+/// freed). 1 is the calling thread only, as after `neon_transcriber_open`; 0 is the default
+/// of `neon transcribe`: the cores available to the process, at most 4. The text is the
+/// same for any number of threads.
+///
+/// Errors: `NEON_STATUS_INVALID_ARGUMENT` for `threads` above 64, `NEON_STATUS_MODEL` when
+/// the system refuses a thread; the handle keeps its previous threads then.
+///
+/// # Safety
+/// `t` as for `neon_transcribe_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_set_threads(
+    t: *mut NeonTranscriber,
+    threads: usize,
+) -> NeonStatus {
+    let body = |t: &mut NeonTranscriber| {
+        let n = match threads {
+            0 => {
+                std::thread::available_parallelism().map_or(1, |n| n.get()).min(DEFAULT_MAX_THREADS)
+            }
+            n if n > MAX_THREADS => {
+                return Err(Failure::new(
+                    NeonStatus::InvalidArgument,
+                    format!("threads must be at most {MAX_THREADS} (0: the default), got {n}"),
+                ))
+            }
+            n => n,
+        };
+        // Stop the old workers first (a lower count must not briefly hold both teams).
+        t.team = None;
+        if n > 1 {
+            t.team = Some(Team::new(n).map_err(|e| {
+                Failure::new(NeonStatus::Model, format!("cannot start {n} threads: {e}"))
+            })?);
+        }
+        Ok(())
+    };
+    on_handle(t, body)
+}
+
+/// The number of threads the transcriptions of `t` run on (the calling thread included)
+/// is stored in `*threads`.
+///
+/// # Safety
+/// `t` as for `neon_transcribe_f32`; `threads` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn neon_transcriber_threads(
+    t: *const NeonTranscriber,
+    threads: *mut usize,
+) -> NeonStatus {
+    let body = |t: &mut NeonTranscriber| {
+        let n = t.team.as_ref().map_or(1, Team::threads);
+        // SAFETY: the caller's contract on `threads`.
+        unsafe { store(threads, n, "threads") }
     };
     on_handle(t, body)
 }

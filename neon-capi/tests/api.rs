@@ -839,3 +839,67 @@ fn session_options_of_another_family_are_refused() {
     assert!(v.is_null());
     assert!(last_error().contains("silero_vad"), "{}", last_error());
 }
+
+/// `neon_transcriber_set_threads`: the same text on 2 threads as on the calling thread; 0 is
+/// `neon transcribe`'s default; out-of-range counts are refused and change nothing.
+#[test]
+#[cfg_attr(target_arch = "aarch64", ignore = "host only: ~90 s under qemu")]
+fn transcriber_threads() {
+    let dir = repo().join("models/moonshine");
+    if !dir.join("base-en.safetensors").exists() {
+        eprintln!("SKIPPED: no Moonshine model at {}", dir.display());
+        return;
+    }
+    let samples = read_wav(&dir.join("clips/open_the_door.wav"));
+    let c_dir = CString::new(dir.to_str().unwrap()).unwrap();
+    let mut t = null_mut();
+    // SAFETY: a NUL-terminated directory, no options, `t` writable.
+    let status = unsafe { neon_transcriber_open(c_dir.as_ptr(), null(), 0, &mut t) };
+    assert_eq!(status, NeonStatus::Ok, "{}", last_error());
+    let threads = |t| {
+        let mut n = 0;
+        // SAFETY: `t` is live, `n` writable.
+        assert_eq!(unsafe { neon_transcriber_threads(t, &mut n) }, NeonStatus::Ok);
+        n
+    };
+    let transcribe = |t| {
+        let mut buffer = vec![0 as c_char; 256];
+        let mut len = 0;
+        // SAFETY: `t` is live, `buffer` has room for 256 bytes.
+        let status = unsafe {
+            neon_transcribe_i16(
+                t,
+                samples.as_ptr(),
+                samples.len(),
+                buffer.as_mut_ptr(),
+                256,
+                &mut len,
+            )
+        };
+        assert_eq!(status, NeonStatus::Ok, "{}", last_error());
+        text(buffer.as_ptr())
+    };
+    assert_eq!(threads(t), 1);
+    let one = transcribe(t);
+    assert!(one.to_lowercase().contains("door"), "{one}");
+    // SAFETY: `t` is live (and, below, a wake handle of the wrong kind).
+    unsafe {
+        assert_eq!(neon_transcriber_set_threads(t, 2), NeonStatus::Ok);
+        assert_eq!(threads(t), 2);
+        assert_eq!(transcribe(t), one);
+        assert_eq!(neon_transcriber_set_threads(t, 65), NeonStatus::InvalidArgument);
+        assert!(last_error().contains("at most 64"), "{}", last_error());
+        assert_eq!(threads(t), 2);
+        assert_eq!(neon_transcriber_set_threads(t, 0), NeonStatus::Ok);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads(t), cores.min(4));
+        assert_eq!(neon_transcriber_set_threads(t, 1), NeonStatus::Ok);
+        assert_eq!(threads(t), 1);
+        assert_eq!(neon_transcriber_threads(t, null_mut()), NeonStatus::NullPointer);
+        let (_, w) = wake(&["alexa"], 0.5);
+        assert_eq!(neon_transcriber_set_threads(w.cast(), 2), NeonStatus::UnknownHandle);
+        assert_eq!(neon_wake_free(w), NeonStatus::Ok);
+        assert_eq!(neon_transcriber_close(t), NeonStatus::Ok);
+        assert_eq!(neon_transcriber_set_threads(t, 2), NeonStatus::UnknownHandle);
+    }
+}
