@@ -33,7 +33,8 @@ typedef enum {
   // The handle is not live: already freed (use after free), never created, or of
   // another kind.
   NEON_STATUS_UNKNOWN_HANDLE = 7,
-  // A panic inside the library was caught (a bug: please report it with the message).
+  // A panic inside the library was caught (a bug: please report it with the message,
+  // which is in `neon_last_error()`; nothing is printed).
   NEON_STATUS_PANIC = 8,
   // The handle is in use by a call on another thread (one call at a time per handle);
   // nothing was done and the handle is unchanged (its error message too: the reason is

@@ -10,6 +10,11 @@
 //! - Every function returns a [`NeonStatus`] (except the few that return a string or a
 //!   count, documented as such). Nothing panics across the boundary: a panic inside is caught
 //!   and reported as [`NeonStatus::Panic`].
+//! - The library never prints. The panic hook being process-wide, its first call installs a
+//!   hook that wraps the one installed before (the host's, or Rust's default): silent for
+//!   panics inside the library's calls (their message goes to the status and
+//!   [`neon_last_error`]), the previous hook's behaviour for every other panic. A hook the
+//!   host sets later replaces it; the library's panics then reach that hook.
 //! - Pointers are checked: NULL is [`NeonStatus::NullPointer`], a pointer not aligned for its
 //!   type is [`NeonStatus::MisalignedPointer`]. An output buffer may be NULL only when its
 //!   capacity is 0 (to ask for the size needed).

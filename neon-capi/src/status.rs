@@ -1,9 +1,10 @@
 //! Status codes, failures and their messages: the thread's last error, the handles' error
 //! strings, and panics caught before they reach C.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
 
 use neon_models::Error;
 
@@ -30,7 +31,8 @@ pub enum NeonStatus {
     /// The handle is not live: already freed (use after free), never created, or of
     /// another kind.
     UnknownHandle = 7,
-    /// A panic inside the library was caught (a bug: please report it with the message).
+    /// A panic inside the library was caught (a bug: please report it with the message,
+    /// which is in `neon_last_error()`; nothing is printed).
     Panic = 8,
     /// The handle is in use by a call on another thread (one call at a time per handle);
     /// nothing was done and the handle is unchanged (its error message too: the reason is
@@ -87,10 +89,39 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     format!("panic inside neon: {what}")
 }
 
-/// Runs `body`, turning a panic into a [`NeonStatus::Panic`] failure.
+thread_local! {
+    /// Whether this thread is inside [`catch`] (whose panics are reported, not printed).
+    static INSIDE_CATCH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs, once per process, a panic hook that is silent for panics inside [`catch`]
+/// (their message becomes the call's error) and passes every other panic to the hook
+/// installed before it (the host's, or Rust's default, which prints as usual).
+///
+/// The panic hook is process-wide: this wraps the host's hook rather than replacing its
+/// behaviour, and a hook the host sets later replaces the wrapper (the library's panics
+/// then reach the host's hook). The known concurrent misuse (two threads on one handle)
+/// does not panic at all ([`NeonStatus::Busy`]); this covers bugs.
+fn quiet_panics_inside_catch() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !INSIDE_CATCH.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `body`, turning a panic into a [`NeonStatus::Panic`] failure (printed nowhere:
+/// [`quiet_panics_inside_catch`]).
 pub(crate) fn catch(body: impl FnOnce() -> Result<()>) -> Result<()> {
-    catch_unwind(AssertUnwindSafe(body))
-        .unwrap_or_else(|payload| Err(Failure::new(NeonStatus::Panic, panic_message(&*payload))))
+    quiet_panics_inside_catch();
+    let outer = INSIDE_CATCH.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(body));
+    INSIDE_CATCH.with(|c| c.set(outer));
+    result.unwrap_or_else(|payload| Err(Failure::new(NeonStatus::Panic, panic_message(&*payload))))
 }
 
 /// The status of `result`; a failure sets the thread's last error and, when `error` is
@@ -146,4 +177,37 @@ pub extern "C" fn neon_status_string(status: c_int) -> *const c_char {
         None => c"unknown status",
     };
     s.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A panic inside `catch` reaches no hook (nothing printed) and becomes the failure; a
+    /// panic elsewhere still reaches the hook installed before the library's.
+    #[test]
+    fn caught_panics_are_not_printed_and_others_reach_the_previous_hook() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        // The "host's" hook, set before the library's first call (this test binary has no
+        // other test that catches, so the library's hook is not installed yet).
+        std::panic::set_hook(Box::new(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }));
+        let result = catch(|| panic!("a bug"));
+        let Err(failure) = result else { panic!("no failure") };
+        assert_eq!(failure.status, NeonStatus::Panic);
+        assert_eq!(failure.message, "panic inside neon: a bug");
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "the hook ran for a caught panic");
+        // Outside the library: the host's hook runs, as before.
+        assert!(catch_unwind(|| panic!("the host's")).is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        // Nested catches restore the flag.
+        assert!(catch(|| catch(|| panic!("inner")).and(Ok(()))).is_err());
+        assert!(catch_unwind(|| panic!("the host's again")).is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        drop(std::panic::take_hook());
+    }
 }
