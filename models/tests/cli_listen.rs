@@ -267,3 +267,44 @@ fn no_speech_at_the_maximum_and_options_of_the_endpointer_in_use() {
             == 2
     );
 }
+
+/// `neon listen -` kept fed (a live stream): SIGINT or SIGTERM while an utterance is gathered
+/// transcribes it as the end of the input would, with reason `interrupted`, then exits with
+/// 130 or 143.
+fn a_signal_transcribes_the_utterance(sig: i32, status: i32) {
+    let wait = std::time::Duration::from_secs(60);
+    let mut s = clip("openwakeword/clips/hey_jarvis.wav");
+    s.extend(silence(0.3));
+    s.extend(clip("moonshine/clips/open_the_door.wav"));
+    let md = model_dir();
+    let args = ["listen", "-", "--json-lines", "--model", "hey_jarvis", "--model-dir", &md];
+    let reference = events(&common::neon_stdin(&args, &common::s16le(&s)));
+    assert_eq!(reference.len(), 2, "{reference:?}");
+    assert_eq!(reference[1]["reason"], "end_of_input", "{reference:?}");
+    assert!(reference[1]["text"].as_str().unwrap().to_lowercase().contains("door"));
+
+    let mut live = common::live::Live::spawn(&args);
+    live.write(&s);
+    let wake: serde_json::Value = serde_json::from_str(&live.line(wait)).unwrap();
+    assert_eq!(wake, reference[0]);
+    // Let it read the command it was sent (2.7 s of audio: a fraction of a second here).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    live.signal(sig);
+    let o = live.wait(wait);
+    assert_eq!(o.status.code(), Some(status), "{}", o.stderr);
+    assert_eq!(o.lines.len(), 1, "{:?}", o.lines);
+    let mut text: serde_json::Value = serde_json::from_str(&o.lines[0]).unwrap();
+    assert_eq!(text["reason"], "interrupted", "{text}");
+    text["reason"] = reference[1]["reason"].clone();
+    assert_eq!(text, reference[1]);
+}
+
+#[test]
+fn sigint_transcribes_the_utterance_then_exits_130() {
+    a_signal_transcribes_the_utterance(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_transcribes_the_utterance_then_exits_143() {
+    a_signal_transcribes_the_utterance(libc::SIGTERM, 143);
+}

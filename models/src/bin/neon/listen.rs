@@ -27,7 +27,7 @@ use neon_runtime::Team;
 use serde_json::json;
 
 use crate::input::Source;
-use crate::{line, SessionArgs};
+use crate::{line, live, SessionArgs};
 
 /// Sample rate of everything after input conversion (Hz).
 const RATE: f64 = 16_000.0;
@@ -37,6 +37,8 @@ pub struct ListenArgs {
     /// An audio file (WAV of any layout, FLAC, Ogg/Vorbis; any channel count and rate;
     /// also a FIFO), or `-` for stdin: decoded the same way when it starts with a file
     /// header, else raw s16le 16 kHz mono (e.g. `arecord -f S16_LE -r 16000 -c 1 | neon listen -`).
+    /// On stdin, SIGINT or SIGTERM transcribes the utterance being gathered (reason
+    /// `interrupted`), then exits 130 or 143.
     input: String,
     #[command(flatten)]
     models: crate::words::ModelArgs,
@@ -147,16 +149,17 @@ impl Utterance {
         }
     }
 
-    /// The end of the input during an utterance.
-    fn end(&mut self) -> Result<Ended, String> {
+    /// The end of the input (`end_of_input`) or a signal (`interrupted`) during an
+    /// utterance.
+    fn end(&mut self, reason: &'static str) -> Result<Ended, String> {
         match self {
             Utterance::Energy { endpointer, audio } => {
                 let keep = endpointer.speech_end() as usize;
-                Ok(Self::energy_end(audio, keep, "end_of_input"))
+                Ok(Self::energy_end(audio, keep, reason))
             }
             Utterance::Vad { windows, .. } => {
                 windows.finish().map_err(|e| e.to_string())?;
-                Ok(Self::vad_end(windows, "end_of_input"))
+                Ok(Self::vad_end(windows, reason))
             }
         }
     }
@@ -185,9 +188,25 @@ struct Listener {
     /// Samples seen since the stream began.
     samples: u64,
     json: bool,
+    /// Samples waiting for a whole chunk.
+    chunk: Vec<i16>,
 }
 
 impl Listener {
+    /// Feeds the next samples, chunk by chunk.
+    fn feed(&mut self, samples: &[f32]) -> Result<(), String> {
+        for &x in samples {
+            self.chunk.push(f32_to_i16(x));
+            if self.chunk.len() == CHUNK {
+                let chunk = std::mem::take(&mut self.chunk);
+                self.push(&chunk)?;
+                self.chunk = chunk;
+                self.chunk.clear();
+            }
+        }
+        Ok(())
+    }
+
     /// Feeds one chunk (1280 samples, the last one maybe shorter).
     fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
         self.samples += chunk.len() as u64;
@@ -254,11 +273,16 @@ impl Listener {
         Ok(())
     }
 
-    /// The end of the input: an utterance being gathered is transcribed up to its last
-    /// speech (reason `end_of_input`).
-    fn end(&mut self) -> Result<(), String> {
+    /// The end of the input (`reason` `end_of_input`) or a signal (`interrupted`): the last
+    /// partial chunk is fed, and an utterance being gathered is transcribed up to its last
+    /// speech.
+    fn end(&mut self, reason: &'static str) -> Result<(), String> {
+        if !self.chunk.is_empty() {
+            let chunk = std::mem::take(&mut self.chunk);
+            self.push(&chunk)?;
+        }
         if let State::Capturing { .. } = self.state {
-            let ended = self.utterance.end()?;
+            let ended = self.utterance.end(reason)?;
             self.finish(ended)?;
         }
         Ok(())
@@ -341,6 +365,8 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
     // The input's header is checked before the weights are loaded.
     let mut source = Source::open(&args.input)?;
+    // Stdin is a live stream: from here on SIGINT and SIGTERM end it with what it gave.
+    let signals = if args.input == "-" { Some(live::Signals::catch()?) } else { None };
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let transcriber = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
     let mut l = Listener {
@@ -352,28 +378,34 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
         state: State::Waiting,
         samples: 0,
         json: args.json_lines,
+        chunk: Vec::with_capacity(CHUNK),
     };
-    let mut chunk = Vec::with_capacity(CHUNK);
-    let mut piece = Vec::new();
-    loop {
-        piece.clear();
-        if source.read(&mut piece)? == 0 {
-            break;
-        }
-        for &x in &piece {
-            chunk.push(f32_to_i16(x));
-            if chunk.len() == CHUNK {
-                l.push(&chunk)?;
-                chunk.clear();
+    let ended = match signals {
+        None => {
+            let mut piece = Vec::new();
+            loop {
+                piece.clear();
+                if source.read(&mut piece)? == 0 {
+                    break;
+                }
+                l.feed(&piece)?;
             }
+            live::Ended::Input(Box::new(source))
+        }
+        // Read on a thread of its own, so that a signal is seen while no audio arrives.
+        Some(signals) => live::feed(live::read(move || Ok(source)), &signals, |p| l.feed(p))?,
+    };
+    match ended {
+        live::Ended::Input(source) => {
+            if l.samples + l.chunk.len() as u64 == 0 {
+                return Err(source.no_samples());
+            }
+            source.warn_clipping();
+            l.end("end_of_input")
+        }
+        live::Ended::Signal(status) => {
+            l.end("interrupted")?;
+            std::process::exit(status);
         }
     }
-    if !chunk.is_empty() {
-        l.push(&chunk)?;
-    }
-    if l.samples == 0 {
-        return Err(source.no_samples());
-    }
-    source.warn_clipping();
-    l.end()
 }
