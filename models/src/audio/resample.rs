@@ -246,6 +246,17 @@ impl Streaming {
         Ok(())
     }
 
+    /// Starts a new stream of the same rate, as [`Streaming::new`] would (without
+    /// designing the filter and planning the FFTs again).
+    pub fn reset(&mut self) {
+        self.fft.reset();
+        self.pending.clear();
+        self.to_trim = self.fft.output_delay();
+        self.consumed = 0;
+        self.produced = 0;
+        self.finished = false;
+    }
+
     /// Resamples one block (`partial`: that many valid samples in `pending`, the rest zero).
     fn process(&mut self, partial: Option<usize>, out: &mut Vec<f32>) -> Result<(), String> {
         let input = InterleavedSlice::new(&self.pending[..], 1, self.pending.len())
@@ -312,6 +323,29 @@ mod tests {
                     assert!(same, "{rate} Hz, {len} samples in pieces of {piece}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_reset_stream_is_a_new_one() {
+        for rate in [8_000, 44_100, 44_101] {
+            let x: std::vec::Vec<f32> =
+                (0..9_000).map(|i| ((i as f32) * 0.017).sin() * 0.5).collect();
+            let whole = to_16k(&x, rate).unwrap();
+            let mut s = Streaming::new(rate).unwrap();
+            let mut out = Vec::new();
+            // Part of another stream, finished or not, then reset.
+            s.push(&[0.3; 5_000], &mut out).unwrap();
+            s.reset();
+            s.push(&[0.2; 77], &mut out).unwrap();
+            s.finish(&mut out).unwrap();
+            s.reset();
+            out.clear();
+            s.push(&x, &mut out).unwrap();
+            s.finish(&mut out).unwrap();
+            let same = out.len() == whole.len()
+                && out.iter().zip(&whole).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{rate} Hz");
         }
     }
 

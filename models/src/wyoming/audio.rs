@@ -11,6 +11,13 @@
 //! linear interpolation: better filtering, and one FFT block of latency, flushed by
 //! [`ChunkConverter::finish`].
 //!
+//! Memory is bounded whatever the client sends: a chunk is converted [`PIECE_FRAMES`] frames
+//! at a time, each piece handed to a [`Sink`] (the wake-word scorer, the speech cutter)
+//! before the next is made; a chunk may not expand past [`MAX_CHUNK_SAMPLES`]; a rate whose
+//! resampler would be large is refused ([`MAX_RESAMPLER_BLOCKS`]); and a converter keeps at
+//! most two resamplers (the current rate's and the one before, so that a client switching
+//! back and forth builds each once).
+//!
 //! A chunk need not hold whole frames: the bytes of a frame it leaves incomplete are kept
 //! and completed by the next chunk of the same width and channel count (Home Assistant's
 //! satellites send whole frames; a client that cuts its stream at arbitrary bytes still
@@ -28,21 +35,45 @@ pub const MIN_RATE: u32 = crate::audio::MIN_RATE;
 /// the event reader takes, 4 MiB, holds at 16 kHz 16-bit mono). A chunk at a low rate
 /// expands: 4 MiB of 8-bit audio at 1 kHz would be 67 M samples; such a chunk is refused.
 pub const MAX_CHUNK_SAMPLES: u64 = 1 << 21;
+/// Most samples (input and output together) in one FFT block of a client's resampler.
+/// The blocks of [`crate::audio::resample::block_sizes`] grow as the rate shares fewer
+/// factors with 16 kHz (8000 Hz: 3072, 44100 Hz: 4808, 192000 Hz: 13312; 44101 Hz:
+/// 120202; 191999 Hz: 415998, a resampler of about 32 MB built in 70 ms), and a resampler
+/// holds about 76 bytes per block sample, so this bounds one at about 5 MB: every rate
+/// below 16769 Hz and every common rate is accepted.
+pub const MAX_RESAMPLER_BLOCKS: usize = 1 << 16;
 /// Largest frame: [`MAX_CHANNELS`] samples of 4 bytes.
 const MAX_FRAME: usize = 4 * MAX_CHANNELS as usize;
 /// Largest channel count accepted.
 pub const MAX_CHANNELS: u32 = 32;
 
-/// The converter of one client's audio: the resampler of the current rate.
+/// Frames converted at a time: a chunk is converted in pieces of this many frames, so what
+/// a converter holds does not grow with the chunk (at most 16 × this many 16 kHz samples
+/// for one piece at 1 kHz, 256 KiB as f32).
+pub const PIECE_FRAMES: usize = 4096;
+
+/// Where converted samples go, piece by piece (at most [`PIECE_FRAMES`] frames' worth at
+/// a time); an error stops the conversion and is returned.
+pub type Sink<'a> = dyn FnMut(&[i16]) -> Result<(), String> + 'a;
+
+/// The converter of one client's audio: the resampler of the current rate, and the one of
+/// the rate before it, kept for a client that switches back (building a resampler for a
+/// rate prime to 16 kHz, such as 44101 Hz, takes tens of milliseconds).
 #[derive(Default)]
 pub struct ChunkConverter {
     resampler: Option<(u32, Streaming)>,
+    /// The last resampler switched away from, flushed and reset.
+    spare: Option<(u32, Streaming)>,
     /// The first bytes of a frame the last chunk left incomplete, and that chunk's frame
     /// size in bytes.
     partial: Vec<u8>,
     partial_frame: usize,
+    /// One piece: mono f32 (input of the resampler), its output, and the 16-bit samples.
     mono: Vec<f32>,
     out: Vec<f32>,
+    ints: Vec<i16>,
+    /// Resamplers built (for the tests).
+    built: usize,
 }
 
 /// The sample format of one chunk.
@@ -66,6 +97,16 @@ impl Format {
             return Err(format!(
                 "rate {} Hz is not supported ({MIN_RATE} to {MAX_RATE})",
                 self.rate
+            ));
+        }
+        let (n_in, n_out) = crate::audio::resample::block_sizes(self.rate);
+        if n_in + n_out > MAX_RESAMPLER_BLOCKS && self.rate != 16_000 {
+            return Err(format!(
+                "rate {} Hz is not supported: it shares too few factors with 16000 Hz (its \
+                 resampler would need FFT blocks of {} samples, more than {MAX_RESAMPLER_BLOCKS}); \
+                 use a common rate such as 8000, 11025, 22050, 44100 or 48000 Hz",
+                self.rate,
+                n_in + n_out
             ));
         }
         if !(1..=4).contains(&self.width) {
@@ -92,19 +133,15 @@ fn to_i16(b: &[u8], width: u32) -> i32 {
 }
 
 impl ChunkConverter {
-    /// Converts one chunk's `payload` of `format`, appending 16 kHz mono samples to `out`.
-    /// A trailing partial frame (fewer bytes than `width * channels`) is kept for the next
-    /// chunk (module docs).
+    /// Converts one chunk's `payload` of `format` to 16 kHz mono samples given to `sink` in
+    /// pieces ([`PIECE_FRAMES`]). A trailing partial frame (fewer bytes than
+    /// `width * channels`) is kept for the next chunk (module docs).
     ///
     /// # Errors
     /// An invalid format ([`Format::validate`]) or a chunk that would convert to more than
-    /// [`MAX_CHUNK_SAMPLES`] (nothing is kept of the chunk), or the resampler's failure.
-    pub fn push(
-        &mut self,
-        format: Format,
-        payload: &[u8],
-        out: &mut Vec<i16>,
-    ) -> Result<(), String> {
+    /// [`MAX_CHUNK_SAMPLES`] (nothing of the chunk is converted), the resampler's failure,
+    /// or the sink's error (the rest of the chunk is dropped).
+    pub fn push(&mut self, format: Format, payload: &[u8], sink: &mut Sink) -> Result<(), String> {
         format.validate()?;
         let (w, c) = (format.width as usize, format.channels as usize);
         let frame = w * c;
@@ -147,54 +184,102 @@ impl ChunkConverter {
         self.partial.extend_from_slice(&payload[whole..]);
         self.partial_frame = frame;
         let head = completed.then(|| mix(&first[..frame]));
-        let frames = head.into_iter().chain(payload[..whole].chunks_exact(frame).map(mix));
-        if format.rate == 16_000 {
-            if let Some((_, r)) = self.resampler.take() {
-                self.flush(r, out)?;
+        let mut frames = head.into_iter().chain(payload[..whole].chunks_exact(frame).map(mix));
+        self.select(format.rate, sink)?;
+        loop {
+            self.ints.clear();
+            match self.resampler.as_mut() {
+                None => self.ints.extend(frames.by_ref().take(PIECE_FRAMES).map(|v| v as i16)),
+                Some((_, r)) => {
+                    self.mono.clear();
+                    self.mono
+                        .extend(frames.by_ref().take(PIECE_FRAMES).map(|v| v as f32 / 32768.0));
+                    if self.mono.is_empty() {
+                        break;
+                    }
+                    self.out.clear();
+                    r.push(&self.mono, &mut self.out)?;
+                    self.ints.extend(self.out.iter().map(|&v| quantise(v)));
+                }
             }
-            out.extend(frames.map(|v| v as i16));
+            if self.ints.is_empty() {
+                if self.resampler.is_none() {
+                    break;
+                }
+                continue;
+            }
+            sink(&self.ints)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the resampler of `rate` current (none at 16 kHz): the current one of another
+    /// rate is flushed to `sink` and kept as the spare; the spare is reused when it has the
+    /// rate.
+    fn select(&mut self, rate: u32, sink: &mut Sink) -> Result<(), String> {
+        if self.resampler.as_ref().is_some_and(|(r, _)| *r == rate) {
             return Ok(());
         }
-        if self.resampler.as_ref().is_some_and(|(rate, _)| *rate != format.rate) {
-            if let Some((_, r)) = self.resampler.take() {
-                self.flush(r, out)?;
+        let next = match self.spare.take() {
+            Some((r, s)) if r == rate => Some((r, s)),
+            spare => {
+                self.spare = spare;
+                None
             }
+        };
+        if let Some((old, r)) = self.resampler.take() {
+            self.retire(old, r, sink)?;
         }
-        if self.resampler.is_none() {
-            self.resampler = Some((format.rate, Streaming::new(format.rate)?));
-        }
-        self.mono.clear();
-        self.mono.extend(frames.map(|v| v as f32 / 32768.0));
-        self.out.clear();
-        if let Some((_, r)) = self.resampler.as_mut() {
-            r.push(&self.mono, &mut self.out)?;
-        }
-        out.extend(self.out.iter().map(|&v| quantise(v)));
+        self.resampler = match next {
+            Some(reused) => Some(reused),
+            None if rate == 16_000 => None,
+            None => {
+                self.built += 1;
+                Some((rate, Streaming::new(rate)?))
+            }
+        };
         Ok(())
     }
 
-    fn flush(&mut self, mut r: Streaming, out: &mut Vec<i16>) -> Result<(), String> {
+    /// Ends the stream of `r` (resampling from `rate`), its last samples given to `sink`,
+    /// and keeps it as the spare.
+    fn retire(&mut self, rate: u32, mut r: Streaming, sink: &mut Sink) -> Result<(), String> {
+        let flushed = self.flush(&mut r, sink);
+        r.reset();
+        self.spare = Some((rate, r));
+        flushed
+    }
+
+    /// The end of `r`'s stream, given to `sink`.
+    fn flush(&mut self, r: &mut Streaming, sink: &mut Sink) -> Result<(), String> {
         self.out.clear();
         r.finish(&mut self.out)?;
-        out.extend(self.out.iter().map(|&v| quantise(v)));
+        for piece in self.out.chunks(PIECE_FRAMES) {
+            self.ints.clear();
+            self.ints.extend(piece.iter().map(|&v| quantise(v)));
+            sink(&self.ints)?;
+        }
         Ok(())
     }
 
-    /// Ends the stream: appends what the resampler still holds (nothing at 16 kHz).
+    /// Ends the stream: gives `sink` what the resampler still holds (nothing at 16 kHz).
     ///
     /// # Errors
-    /// The resampler's failure.
-    pub fn finish(&mut self, out: &mut Vec<i16>) -> Result<(), String> {
+    /// The resampler's failure or the sink's error.
+    pub fn finish(&mut self, sink: &mut Sink) -> Result<(), String> {
         self.partial.clear();
         match self.resampler.take() {
-            Some((_, r)) => self.flush(r, out),
+            Some((rate, r)) => self.retire(rate, r, sink),
             None => Ok(()),
         }
     }
 
     /// Forgets any pending audio (a new `audio-start`).
     pub fn reset(&mut self) {
-        self.resampler = None;
+        if let Some((rate, mut r)) = self.resampler.take() {
+            r.reset();
+            self.spare = Some((rate, r));
+        }
         self.partial.clear();
     }
 }
@@ -207,11 +292,19 @@ fn quantise(v: f32) -> i16 {
 mod tests {
     use super::*;
 
+    /// A sink appending to `out`.
+    fn into(out: &mut Vec<i16>) -> impl FnMut(&[i16]) -> Result<(), String> + '_ {
+        |piece| {
+            out.extend_from_slice(piece);
+            Ok(())
+        }
+    }
+
     fn conv(format: Format, payload: &[u8]) -> Vec<i16> {
         let mut c = ChunkConverter::default();
         let mut out = Vec::new();
-        c.push(format, payload, &mut out).unwrap();
-        c.finish(&mut out).unwrap();
+        c.push(format, payload, &mut into(&mut out)).unwrap();
+        c.finish(&mut into(&mut out)).unwrap();
         out
     }
 
@@ -241,9 +334,9 @@ mod tests {
         let mut c = ChunkConverter::default();
         let mut out = Vec::new();
         for piece in tone.chunks(2048) {
-            c.push(format, piece, &mut out).unwrap();
+            c.push(format, piece, &mut into(&mut out)).unwrap();
         }
-        c.finish(&mut out).unwrap();
+        c.finish(&mut into(&mut out)).unwrap();
         assert_eq!(out.len(), 16_000);
     }
 
@@ -266,10 +359,10 @@ mod tests {
                         break;
                     }
                     let end = (at + n).min(bytes.len());
-                    c.push(format, &bytes[at..end], &mut got).unwrap();
+                    c.push(format, &bytes[at..end], &mut into(&mut got)).unwrap();
                     at = end;
                 }
-                c.finish(&mut got).unwrap();
+                c.finish(&mut into(&mut got)).unwrap();
                 assert_eq!(got, want, "{format:?} in pieces of {sizes:?}");
             }
         }
@@ -277,11 +370,11 @@ mod tests {
         let mut c = ChunkConverter::default();
         let mut got = Vec::new();
         let mono = Format { rate: 16_000, width: 2, channels: 1 };
-        c.push(Format { channels: 2, ..mono }, &[1, 0, 2], &mut got).unwrap();
-        c.push(mono, &[4, 0], &mut got).unwrap();
-        c.push(mono, &[9], &mut got).unwrap();
+        c.push(Format { channels: 2, ..mono }, &[1, 0, 2], &mut into(&mut got)).unwrap();
+        c.push(mono, &[4, 0], &mut into(&mut got)).unwrap();
+        c.push(mono, &[9], &mut into(&mut got)).unwrap();
         c.reset();
-        c.push(mono, &[5, 0], &mut got).unwrap();
+        c.push(mono, &[5, 0], &mut into(&mut got)).unwrap();
         assert_eq!(got, [4, 5]);
     }
 
@@ -295,22 +388,99 @@ mod tests {
             (16_000, 5, 1),
             (16_000, 2, 0),
             (999_999, 2, 1),
+            // Rates that share too few factors with 16 kHz: a resampler of 8 and 32 MB.
+            (44_101, 2, 1),
+            (191_999, 2, 1),
         ] {
             let mut out = Vec::new();
             assert!(ChunkConverter::default()
-                .push(Format { rate, width, channels }, &[0; 8], &mut out)
+                .push(Format { rate, width, channels }, &[0; 8], &mut into(&mut out))
                 .is_err());
         }
         // A chunk that expands past 131 s of 16 kHz audio: an error, nothing converted.
         let mut c = ChunkConverter::default();
         let mut out = Vec::new();
         let low = Format { rate: 1_000, width: 1, channels: 1 };
-        let e = c.push(low, &vec![0; 200_000], &mut out).unwrap_err();
+        let e = c.push(low, &vec![0; 200_000], &mut into(&mut out)).unwrap_err();
         assert!(e.contains("200000 frames at 1000 Hz is 200 s"), "{e}");
         assert!(out.is_empty());
         // At 16 kHz the largest payload the reader takes fits.
         let top = Format { rate: 16_000, width: 2, channels: 1 };
-        c.push(top, &vec![0; crate::wyoming::event::MAX_PAYLOAD_BYTES], &mut out).unwrap();
+        let mut largest = 0;
+        let mut sink = |piece: &[i16]| {
+            largest = largest.max(piece.len());
+            out.extend_from_slice(piece);
+            Ok(())
+        };
+        c.push(top, &vec![0; crate::wyoming::event::MAX_PAYLOAD_BYTES], &mut sink).unwrap();
         assert_eq!(out.len() as u64, MAX_CHUNK_SAMPLES);
+        assert_eq!(largest, PIECE_FRAMES, "converted piece by piece");
+    }
+
+    /// A large chunk at a low rate is converted piece by piece: the sink never gets more
+    /// than one piece's worth, and the pieces are the whole conversion.
+    #[test]
+    fn large_chunks_are_converted_in_bounded_pieces() {
+        let format = Format { rate: 1_000, width: 2, channels: 1 };
+        let bytes: Vec<u8> =
+            (0..100_000u32).flat_map(|i| ((i * 37 % 4001) as i16).to_le_bytes()).collect();
+        let mut c = ChunkConverter::default();
+        let (mut got, mut largest) = (Vec::new(), 0);
+        let mut sink = |piece: &[i16]| {
+            largest = largest.max(piece.len());
+            got.extend_from_slice(piece);
+            Ok(())
+        };
+        c.push(format, &bytes, &mut sink).unwrap();
+        c.finish(&mut sink).unwrap();
+        assert_eq!(got.len(), 1_600_000);
+        assert!(largest <= 16 * PIECE_FRAMES + 32_768, "{largest}");
+        let mono: Vec<f32> = bytes
+            .chunks_exact(2)
+            .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+            .collect();
+        let whole: Vec<i16> = crate::audio::resample::to_16k(&mono, 1_000)
+            .unwrap()
+            .into_iter()
+            .map(quantise)
+            .collect();
+        assert!(got == whole, "the same samples as the whole clip resampled");
+        // A sink's error stops the conversion and is returned.
+        let e = c.push(format, &bytes, &mut |_| Err("full".to_string())).unwrap_err();
+        assert_eq!(e, "full");
+    }
+
+    /// A client switching between two rates reuses the resampler of each (one built per
+    /// rate, not per switch), with the same samples as fresh ones.
+    #[test]
+    fn switching_rates_back_and_forth_reuses_the_resampler() {
+        let tone = |rate: u32| -> Vec<u8> {
+            (0..rate / 10)
+                .flat_map(|i| (((i as f32 * 0.07).sin() * 9000.0) as i16).to_le_bytes())
+                .collect()
+        };
+        let odd = Format { rate: 11_021, width: 2, channels: 1 };
+        let base = Format { rate: 16_000, ..odd };
+        let mut c = ChunkConverter::default();
+        let mut got = Vec::new();
+        for _ in 0..20 {
+            c.push(odd, &tone(odd.rate), &mut into(&mut got)).unwrap();
+            c.push(base, &tone(base.rate), &mut into(&mut got)).unwrap();
+        }
+        c.finish(&mut into(&mut got)).unwrap();
+        assert_eq!(c.built, 1, "one resampler for 11021 Hz");
+        let mut want = Vec::new();
+        for _ in 0..20 {
+            want.extend(conv(odd, &tone(odd.rate)));
+            want.extend(conv(base, &tone(base.rate)));
+        }
+        assert!(got == want, "as fresh converters");
+        // Two odd rates alternating: each kept (the current one and the spare).
+        let other = Format { rate: 12_011, ..odd };
+        for _ in 0..5 {
+            c.push(odd, &tone(odd.rate), &mut into(&mut got)).unwrap();
+            c.push(other, &tone(other.rate), &mut into(&mut got)).unwrap();
+        }
+        assert_eq!(c.built, 2);
     }
 }

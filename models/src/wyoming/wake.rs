@@ -37,7 +37,7 @@ use serde_json::{json, Value};
 
 use super::asr::request::AsrRequest;
 use super::asr::AsrModels;
-use super::audio::{ChunkConverter, Format};
+use super::audio::{ChunkConverter, Format, Sink};
 use super::event::Event;
 use crate::openwakeword::builtin;
 use crate::openwakeword::custom;
@@ -305,11 +305,7 @@ impl WakeSession {
             "audio-start" => self.start(),
             "audio-chunk" => self.chunk(event, out)?,
             "audio-stop" => {
-                let mut tail = Vec::new();
-                self.converter.finish(&mut tail)?;
-                self.pending.extend_from_slice(&tail);
-                self.samples += tail.len() as u64;
-                self.score(out)?;
+                self.convert(out, |c, sink| c.finish(sink))?;
                 if !self.active.iter().any(|a| a.fired) {
                     out.push(Event::new("not-detected"));
                 }
@@ -399,12 +395,35 @@ impl WakeSession {
 
     fn chunk(&mut self, event: &Event, out: &mut Vec<Event>) -> Result<(), String> {
         let format = chunk_format(event)?;
-        let before = self.pending.len();
-        self.converter.push(format, &event.payload, &mut self.pending)?;
-        let added = (self.pending.len() - before) as u64;
         self.chunk_start = self.samples;
-        self.samples += added;
-        self.score(out)
+        self.convert(out, |c, sink| c.push(format, &event.payload, sink))
+    }
+
+    /// Runs `convert` on the converter, scoring its samples piece by piece as they come
+    /// (so a large chunk is never held whole). A model disabled on the way is reported
+    /// after the whole chunk is scored, so the other models miss none of it.
+    fn convert(
+        &mut self,
+        out: &mut Vec<Event>,
+        convert: impl FnOnce(&mut ChunkConverter, &mut Sink) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut converter = std::mem::take(&mut self.converter);
+        let mut failures = Vec::new();
+        let converted = convert(&mut converter, &mut |piece| {
+            self.pending.extend_from_slice(piece);
+            self.samples += piece.len() as u64;
+            if let Err(e) = self.score(out) {
+                failures.push(e);
+            }
+            Ok(())
+        });
+        self.converter = converter;
+        converted?;
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("; "))
+        }
     }
 
     /// Scores every whole 1280-sample step pending.

@@ -38,7 +38,7 @@ use std::prelude::rust_2021::*;
 
 use serde_json::json;
 
-use super::super::audio::{ChunkConverter, Format};
+use super::super::audio::{ChunkConverter, Format, Sink};
 use super::super::event::Event;
 use super::{AsrModels, Sensitivity};
 use crate::moonshine::segment::{Segment, Segmenter};
@@ -78,7 +78,7 @@ pub struct AsrRequest {
     /// The text sent so far (the chunks concatenated).
     text: String,
     state: State,
-    converted: Vec<i16>,
+    /// The piece being fed, as floats.
     floats: Vec<f32>,
 }
 
@@ -119,7 +119,6 @@ impl AsrRequest {
             samples: 0,
             text: String::new(),
             state: State::Open,
-            converted: Vec::new(),
             floats: Vec::new(),
         })
     }
@@ -164,14 +163,7 @@ impl AsrRequest {
         if self.answered() {
             return Ok(());
         }
-        self.converted.clear();
-        self.converter.push(format, payload, &mut self.converted)?;
-        let over = self.take_converted();
-        let fed = self.feed(models, out);
-        if fed.is_err() {
-            self.state = State::Answered;
-            return fed;
-        }
+        let over = self.convert(models, out, |c, sink| c.push(format, payload, sink))?;
         if over {
             self.end(models, out)?;
             out.push(Event::error(
@@ -205,25 +197,49 @@ impl AsrRequest {
         if self.answered() {
             return Ok(());
         }
-        self.converted.clear();
-        let tail = self.converter.finish(&mut self.converted);
-        self.take_converted();
-        let fed = tail.and_then(|()| self.feed(models, out));
-        if fed.is_err() {
-            self.state = State::Answered;
-            return fed;
-        }
+        self.convert(models, out, |c, sink| c.finish(sink))?;
         self.end(models, out)
     }
 
-    /// The converted samples as floats in `self.floats`, up to the cap; whether some were
-    /// past it (and dropped).
-    fn take_converted(&mut self) -> bool {
+    /// Runs `convert` on the converter, feeding its samples piece by piece as they come
+    /// (so a large chunk is never held whole) up to the cap; whether some were past the
+    /// cap (and dropped).
+    ///
+    /// # Errors
+    /// The converter's (an invalid format: the request goes on) or the feeding's (the
+    /// request is then answered).
+    fn convert(
+        &mut self,
+        models: &AsrModels,
+        out: &mut Vec<Event>,
+        convert: impl FnOnce(&mut ChunkConverter, &mut Sink) -> Result<(), String>,
+    ) -> Result<bool, String> {
+        let mut converter = std::mem::take(&mut self.converter);
+        let (mut over, mut failed) = (false, false);
+        let converted = convert(&mut converter, &mut |piece| {
+            if over {
+                return Ok(());
+            }
+            over = self.take(piece);
+            let fed = self.feed(models, out);
+            failed = fed.is_err();
+            fed
+        });
+        self.converter = converter;
+        if failed {
+            self.state = State::Answered;
+        }
+        converted.map(|()| over)
+    }
+
+    /// `piece` as floats in `self.floats`, up to the cap; whether some of it was past the
+    /// cap (and dropped).
+    fn take(&mut self, piece: &[i16]) -> bool {
         let room = self.max_samples - self.samples;
-        let over = self.converted.len() as u64 > room;
-        self.converted.truncate(room.min(self.converted.len() as u64) as usize);
+        let over = piece.len() as u64 > room;
+        let piece = &piece[..room.min(piece.len() as u64) as usize];
         self.floats.clear();
-        self.floats.extend(self.converted.iter().map(|&v| f32::from(v) / 32768.0));
+        self.floats.extend(piece.iter().map(|&v| f32::from(v) / 32768.0));
         over
     }
 
