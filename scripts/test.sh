@@ -79,6 +79,9 @@ cargo test --workspace
 # the aarch64 build skips them); the other libraries' unit tests run again (a second).
 cargo test --workspace --lib
 
+step "neon serve soak test: 16 mixed clients for 2 min, RSS sampled (models/tests/serve_soak.rs, ~2.5 min)"
+cargo test -p neon-models --test serve_soak -- --ignored
+
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh
 
