@@ -3,7 +3,7 @@
 //! program that prints too late or never exits fails the test instead of hanging it.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -28,13 +28,7 @@ pub struct Ended {
 impl Live {
     /// Starts `neon ARGS` with piped stdin, stdout and stderr.
     pub fn spawn(args: &[&str]) -> Live {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = super::neon_piped(args);
         let stdin = child.stdin.take();
         let out = BufReader::new(child.stdout.take().unwrap());
         let (tx, lines) = mpsc::channel();

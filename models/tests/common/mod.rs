@@ -104,17 +104,22 @@ pub fn one_line(stdout: &[u8]) -> Vec<u8> {
     joined.into_bytes()
 }
 
-/// [`neon_stdin`] with the output as the program printed it.
-pub fn neon_stdin_raw(args: &[&str], bytes: &[u8]) -> std::process::Output {
-    use std::io::Write;
+/// `neon ARGS` started with stdin, stdout and stderr piped.
+pub fn neon_piped(args: &[&str]) -> std::process::Child {
     use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
+    Command::new(env!("CARGO_BIN_EXE_neon"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// [`neon_stdin`] with the output as the program printed it.
+pub fn neon_stdin_raw(args: &[&str], bytes: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = neon_piped(args);
     let mut stdin = child.stdin.take().unwrap();
     let bytes = bytes.to_vec();
     let writer = std::thread::spawn(move || {

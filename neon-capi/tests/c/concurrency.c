@@ -16,21 +16,12 @@
 #include <time.h>
 
 #include "neon.h"
+#include "check.h"
 
 #define CHUNK 1280
 #define LONG_SAMPLES (16000 * 20) /* 20 s: a push of it takes a while */
 
 static int16_t *audio; /* LONG_SAMPLES of deterministic noise */
-
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            printf("FAILED at line %d: ", __LINE__);                                          \
-            printf(__VA_ARGS__);                                                              \
-            printf("\n");                                                                     \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
 
 static void sleep_ms(long ms) {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};

@@ -15,20 +15,11 @@
 #include <unistd.h>
 
 #include "neon.h"
+#include "check.h"
 #include "wav.h"
 
 #define CHUNK 1280
 #define MAX_MODELS 16
-
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            printf("FAILED at line %d: ", __LINE__);                                          \
-            printf(__VA_ARGS__);                                                              \
-            printf("\n");                                                                     \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
 
 /* Resident set size in KB. */
 static long rss_kb(void) {

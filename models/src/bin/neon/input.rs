@@ -93,6 +93,24 @@ impl Source {
         Ok(n)
     }
 
+    /// Reads the input to its end, giving each piece (16 kHz mono samples) to `f`.
+    ///
+    /// # Errors
+    /// [`Source::read`]'s, or `f`'s (reading stops there).
+    pub fn for_each_piece(
+        &mut self,
+        mut f: impl FnMut(&[f32]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut piece = Vec::new();
+        loop {
+            piece.clear();
+            if self.read(&mut piece)? == 0 {
+                return Ok(());
+            }
+            f(&piece)?;
+        }
+    }
+
     /// 16 kHz samples delivered so far.
     pub fn samples(&self) -> u64 {
         self.samples

@@ -382,14 +382,7 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
     };
     let ended = match signals {
         None => {
-            let mut piece = Vec::new();
-            loop {
-                piece.clear();
-                if source.read(&mut piece)? == 0 {
-                    break;
-                }
-                l.feed(&piece)?;
-            }
+            source.for_each_piece(|piece| l.feed(piece))?;
             live::Ended::Input(Box::new(source))
         }
         // Read on a thread of its own, so that a signal is seen while no audio arrives.

@@ -290,14 +290,7 @@ fn transcribe(
     };
     let (source, signal) = match signals {
         None => {
-            let mut piece = Vec::new();
-            loop {
-                piece.clear();
-                if source.read(&mut piece)? == 0 {
-                    break;
-                }
-                d.push(&piece)?;
-            }
+            source.for_each_piece(|piece| d.push(piece))?;
             (Some(source), None)
         }
         Some(signals) => match live::feed(live::read(move || Ok(source)), &signals, |p| d.push(p))?

@@ -208,14 +208,7 @@ fn run_file(s: &mut Session, path: &str) -> Result<usize, String> {
         Ok::<(), String>(())
     };
     feed(s, &mut std::iter::repeat_n(0, s.pad))?;
-    let mut piece = Vec::new();
-    loop {
-        piece.clear();
-        if source.read(&mut piece)? == 0 {
-            break;
-        }
-        feed(s, &mut piece.iter().map(|&x| f32_to_i16(x)))?;
-    }
+    source.for_each_piece(|piece| feed(s, &mut piece.iter().map(|&x| f32_to_i16(x))))?;
     let samples = source.samples() as usize;
     if samples == 0 {
         return Err(source.no_samples());
