@@ -217,10 +217,26 @@ fn rss_kb(pid: u32) -> Option<u64> {
     status_kb(pid, "VmRSS:")
 }
 
+/// A server and its log, read as it is written (a full stderr pipe would block it).
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    log: std::thread::JoinHandle<String>,
+}
+
+impl Server {
+    /// Stops the server; its log.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.log.join().unwrap()
+    }
+}
+
 /// Starts `neon serve` on a free port with `args`; returns it once it answers `describe`.
-fn start(args: &[&str]) -> (std::process::Child, u16) {
+fn start(args: &[&str]) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = Command::new(env!("CARGO_BIN_EXE_neon"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
         .args(["serve", "--uri", &format!("tcp://127.0.0.1:{port}")])
         .args(args)
         .stdout(Stdio::null())
@@ -237,7 +253,13 @@ fn start(args: &[&str]) -> (std::process::Child, u16) {
     };
     write_event(&mut w, &Event::new("describe")).unwrap();
     until(&mut r, "info", false);
-    (server, port)
+    let mut stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut log = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
+        log
+    });
+    Server { child, port, log }
 }
 
 /// 16 clients each sending the largest chunk that converts (2 MiB at 8 kHz: 131 s), all
@@ -248,8 +270,9 @@ fn start(args: &[&str]) -> (std::process::Child, u16) {
 #[test]
 #[ignore = "sixteen large chunks at once: scripts/test.sh runs it with the soak test on the host"]
 fn sixteen_largest_chunks_at_once_stay_within_the_bound() {
-    let (mut server, port) = start(&["--max-clients", "16"]);
-    let idle_kb = status_kb(server.id(), "VmHWM:").unwrap();
+    let mut server = start(&["--max-clients", "16"]);
+    let (pid, port) = (server.child.id(), server.port);
+    let idle_kb = status_kb(pid, "VmHWM:").unwrap();
     let format = json!({"rate": 8_000, "width": 2, "channels": 1});
     let mut bytes = Vec::new();
     write_event(&mut bytes, &chunk(&format, vec![0x11; 2 << 20])).unwrap();
@@ -272,9 +295,9 @@ fn sixteen_largest_chunks_at_once_stay_within_the_bound() {
     for c in clients {
         c.join().unwrap();
     }
-    let peak_mb = status_kb(server.id(), "VmHWM:").unwrap() / 1024;
-    let _ = server.kill();
-    let _ = server.wait();
+    let peak_mb = status_kb(pid, "VmHWM:").unwrap() / 1024;
+    assert!(server.child.try_wait().unwrap().is_none(), "the server exited");
+    server.stop();
     let idle_mb = idle_kb / 1024;
     eprintln!("16 largest chunks: idle {idle_mb} MB, peak {peak_mb} MB");
     let client_mb = 2 + 2;
@@ -295,7 +318,7 @@ fn sixteen_mixed_clients_for_two_minutes() {
         "models/moonshine is missing: run tools/moonshine/fetch.sh"
     );
     let idle_timeout = IDLE.to_string();
-    let (mut server, port) = start(&[
+    let mut server = start(&[
         "--max-clients",
         "32",
         "--idle-timeout",
@@ -303,7 +326,7 @@ fn sixteen_mixed_clients_for_two_minutes() {
         "--model-dir",
         moonshine.to_str().unwrap(),
     ]);
-    let pid = server.id();
+    let (pid, port) = (server.child.id(), server.port);
     // The RSS of the server ready and idle is the reference of the bound.
     let idle_kb = rss_kb(pid).unwrap();
 
@@ -348,7 +371,7 @@ fn sixteen_mixed_clients_for_two_minutes() {
         .collect();
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(seconds) {
-        assert!(server.try_wait().unwrap().is_none(), "the server exited");
+        assert!(server.child.try_wait().unwrap().is_none(), "the server exited");
         assert!(!clients.iter().all(|c| c.is_finished()), "every client stopped early");
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -360,10 +383,8 @@ fn sixteen_mixed_clients_for_two_minutes() {
         }
     }
     sampler.join().unwrap();
-    let alive = server.try_wait().unwrap().is_none();
-    let _ = server.kill();
-    let out = server.wait_with_output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
+    let alive = server.child.try_wait().unwrap().is_none();
+    let log = server.stop();
     let peak_mb = peak.load(Ordering::Relaxed) / 1024;
     let idle_mb = idle_kb / 1024;
     let rounds = rounds.lock().unwrap().clone();
