@@ -17,8 +17,10 @@ extern crate alloc;
 #[cfg(any(feature = "std", feature = "synthetic", test))]
 extern crate std;
 
+/// Audio input: the `neon-audio` crate (WAV, FLAC and Ogg/Vorbis decoding, streaming
+/// resampling to 16 kHz mono, raw PCM).
 #[cfg(feature = "std")]
-pub mod audio;
+pub use neon_audio as audio;
 pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;

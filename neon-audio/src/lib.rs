@@ -1,5 +1,6 @@
-//! Audio input for the command-line programs: WAV, FLAC and Ogg/Vorbis files and streams as
-//! 16 kHz mono, and raw s16le 16 kHz mono from a pipe.
+//! `neon-audio`: audio input for neon's programs and servers: WAV, FLAC and Ogg/Vorbis files
+//! and streams as 16 kHz mono, raw s16le 16 kHz mono from a pipe, and the streaming resampler.
+//! Depends on symphonia (FLAC, Ogg/Vorbis) and rubato (resampling); not on the models.
 //!
 //! The model APIs take 16 kHz mono samples. [`AudioStream`] decodes an input packet by packet
 //! and resamples it as it is read (memory independent of the input's length; regular files,
@@ -21,7 +22,7 @@
 //! [`f32_to_i16`].
 //!
 //! Errors are [`AudioError`]s whose one-line `Display` names the file and the problem; no input
-//! makes this module panic.
+//! makes this crate panic.
 
 mod codec;
 mod error;
