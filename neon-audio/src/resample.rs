@@ -16,7 +16,7 @@
 //! ([`cutoff_hz`]) grows with the shorter block: 7893 Hz from 32, 48 or 96 kHz, 7914 Hz from
 //! 22.05 or 44.1 kHz, 5470 Hz from 11.025 kHz, 3947 Hz from 8 kHz.
 //!
-//! Passband (measured with sines, `models/tests/audio.rs`): amplitude and phase are exact to
+//! Passband (measured with sines, `neon-audio/tests/audio/`): amplitude and phase are exact to
 //! within 3e-6 of the amplitude (f32 rounding) up to 0.97 x the lower of the two Nyquist
 //! frequencies (7.76 kHz when downsampling, 3.88 kHz from 8 kHz); at 0.98 x the error is
 //! 1e-5 to 1.2e-2 depending on the rate, at 0.99 x the tone is mostly removed. openWakeWord's

@@ -2,8 +2,6 @@
 //! signal, the error for every kind of bad file, and a small fuzz (no input may panic); the
 //! committed WAV/FLAC/Ogg files (`files`); streaming (`stream`).
 
-#[path = "../common/mod.rs"]
-mod common;
 mod files;
 mod stream;
 
@@ -11,8 +9,13 @@ use std::f64::consts::PI;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use common::wav_spec as spec;
-use neon_models::audio::{resample, Audio, AudioError, MAX_BELOW_ONE, SAMPLE_RATE};
+use neon_audio::{resample, Audio, AudioError, MAX_BELOW_ONE, SAMPLE_RATE};
+
+/// A WAV format: `bits`-bit integer or (with `float`) 32-bit float samples.
+fn spec(rate: u32, channels: u16, bits: u16, float: bool) -> hound::WavSpec {
+    let sample_format = if float { hound::SampleFormat::Float } else { hound::SampleFormat::Int };
+    hound::WavSpec { channels, sample_rate: rate, bits_per_sample: bits, sample_format }
+}
 
 /// Length of the test clips, in seconds.
 const SECS: f64 = 1.5;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the audio test files in this folder (models/tests/audio.rs reads them) and the
+# Regenerates the audio test files in this folder (neon-audio/tests/audio/ reads them) and the
 # fuzz seeds in fuzz/seeds/decode. Needs python3 and sox (with FLAC and Ogg/Vorbis).
 #
 # Every file carries the same signal, a 440 Hz sine of amplitude 0.5 (16-bit values

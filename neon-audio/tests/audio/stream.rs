@@ -3,7 +3,7 @@
 
 use std::io::{Cursor, Read};
 
-use neon_models::audio::{resample, AudioError, AudioStream, SAMPLE_RATE};
+use neon_audio::{resample, AudioError, AudioStream, SAMPLE_RATE};
 
 use super::files::data;
 use super::{fmt16, raw_wav, Rng};

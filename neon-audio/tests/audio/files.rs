@@ -1,10 +1,10 @@
-//! The committed files in `models/tests/data/audio` (made by its `make.sh`): every WAV variant,
+//! The committed files in `neon-audio/tests/data/audio` (made by its `make.sh`): every WAV variant,
 //! FLAC and Ogg/Vorbis decode to the 440 Hz sine they carry.
 
 use std::f64::consts::PI;
 use std::path::PathBuf;
 
-use neon_models::audio::{Audio, AudioStream};
+use neon_audio::{Audio, AudioStream};
 
 pub(crate) fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/audio").join(name)
@@ -128,7 +128,7 @@ fn vorbis_is_close_to_the_reference() {
 #[test]
 fn flac_rates_outside_the_range_are_unsupported() {
     let e = AudioStream::open(data("rate500.flac")).err().unwrap();
-    assert!(matches!(e, neon_models::audio::AudioError::Unsupported { .. }), "{e:?}");
+    assert!(matches!(e, neon_audio::AudioError::Unsupported { .. }), "{e:?}");
     assert!(e.to_string().contains("500 Hz (supported: 1000 to 768000 Hz)"), "{e}");
 }
 
@@ -140,5 +140,5 @@ fn a_flac_header_without_frames_is_a_decode_error() {
     let e = AudioStream::from_seekable("head.flac", std::io::Cursor::new(bytes[..frame].to_vec()))
         .err()
         .unwrap();
-    assert!(matches!(e, neon_models::audio::AudioError::Decode { .. }), "{e:?}");
+    assert!(matches!(e, neon_audio::AudioError::Decode { .. }), "{e:?}");
 }
