@@ -50,7 +50,7 @@ impl X86Level {
     /// Always `false` on other architectures.
     #[inline]
     pub fn supported(self) -> bool {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        #[cfg(neon_x86)]
         {
             match self {
                 X86Level::Avx2 => {
@@ -82,7 +82,7 @@ impl X86Level {
                 }
             }
         }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+        #[cfg(not(neon_x86))]
         {
             let _ = self;
             false

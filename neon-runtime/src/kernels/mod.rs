@@ -40,7 +40,7 @@ pub mod rotary;
 pub mod softmax;
 pub mod strided;
 pub mod trig;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod x86_simd;
 
 pub use activation::ActivationKernels;

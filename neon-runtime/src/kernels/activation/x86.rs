@@ -25,12 +25,12 @@
 //! audio), 2.4% of the stem's time in its portable form on a Zen 4 host.
 
 use super::ActivationKernels;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use super::{ActivationFn, MapArgs};
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> ActivationKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
         use crate::kernels::cpu::X86Level;
         Self::require();
@@ -55,7 +55,7 @@ impl<I: X86Isa> ActivationKernels for X86<I> {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod forms {
     use super::super::consts::*;
     use super::MapArgs;

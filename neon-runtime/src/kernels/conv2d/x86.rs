@@ -12,28 +12,28 @@
 use super::Conv2dKernels;
 use crate::kernels::{X86Isa, X86};
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::StridedMut;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use core::ops::Range;
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use super::RowConv;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::cpu::X86Level;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::gemm::Epilogue;
 
 impl<I: X86Isa> Conv2dKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     const CONV_ROWS_COL_TILE: usize = crate::kernels::gemm::x86::avx512::NR_A;
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     fn conv_rows_supported(g: &RowConv) -> bool {
         I::LEVEL == X86Level::Avx512 && (1..=super::ROW_CONV_MAX_KW).contains(&g.kernel_w)
     }
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn conv_rows_unchecked(
         packed: &[f32],
         g: RowConv,
@@ -61,7 +61,7 @@ impl<I: X86Isa> Conv2dKernels for X86<I> {
 }
 
 /// The AVX-512F direct kernel.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx512 {
     // Accumulator arrays are indexed by constant loop counters on purpose: fully unrolled,
     // every element stays in its own register.

@@ -8,7 +8,7 @@ use super::FftKernels;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> FftKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn magnitude_spectrum_unchecked(re: &[f32], im: &[f32], magnitude: &mut [f32]) {
         use core::arch::x86_64::{
             __m128, _mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_sqrt_ps, _mm_storeu_ps,

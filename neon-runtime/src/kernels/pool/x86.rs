@@ -20,7 +20,7 @@ use super::PoolKernels;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> PoolKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn max_pool2d_unchecked(x: &[f32], g: super::PoolGeometry, y: &mut [f32]) {
         use crate::kernels::cpu::X86Level;
         if (g.kernel.1, g.stride.1) != (2, 2) {
@@ -62,7 +62,7 @@ impl<I: X86Isa> PoolKernels for X86<I> {
 }
 
 /// AVX-512F: 16 outputs per step.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx512 {
     use core::arch::x86_64::*;
 
@@ -148,7 +148,7 @@ mod avx512 {
 }
 
 /// AVX2: 8 outputs per step.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx2 {
     use core::arch::x86_64::*;
 

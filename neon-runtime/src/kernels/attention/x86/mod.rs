@@ -93,13 +93,13 @@ use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> AttentionKernels for X86<I> {
     /// The multi-query kernel's block of rows: the level's lanes (AVX2: two vectors).
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     const ATTENTION_ROW_TILE: usize = match I::LEVEL {
         crate::kernels::cpu::X86Level::Avx2 => 16,
         crate::kernels::cpu::X86Level::Avx512 => 16,
     };
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn attention_unchecked(
         q: &[f32],
         k: &[f32],
@@ -127,13 +127,13 @@ impl<I: X86Isa> AttentionKernels for X86<I> {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx2;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx512;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod blocks;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod kernel;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod single;

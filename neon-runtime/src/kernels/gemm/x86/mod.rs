@@ -2,45 +2,45 @@
 //! AVX-512F (16-wide, `avx512.rs`) and AVX2 + FMA (8-wide, `avx2.rs`) kernels, on the same
 //! packed layouts as every other backend.
 //!
-//! The impl exists on every target (generic code names `X86<I>` everywhere); its hook
-//! overrides are compiled for x86-64 hard-float targets outside Miri only, elsewhere the
-//! provided (portable) hooks run. Each override first asserts that the CPU has level `I`
-//! ([`X86::require`]), then runs that level's kernel (`I::LEVEL` is a constant: the match
-//! folds). The packed-A product (segmented `B` in [`super::BRows`], the
-//! [`super::Epilogue`] fused into the tile's registers in the `vmaxps` form of
-//! `VecEpilogue`) runs one set of tiles per level for contiguous and segmented operands
-//! alike, so both give the same bits on the same level. Tile shapes, register budgets and measured speeds: the module documentation of
-//! [`gemm`](super).
+//! The impl exists on every target (generic code names `X86<I>` everywhere); its hook overrides are
+//! compiled for x86-64 hard-float targets outside Miri only (`cfg(neon_x86)`, set by the crate's
+//! `build.rs`), elsewhere the provided (portable) hooks run. Each override first asserts that the
+//! CPU has level `I` ([`X86::require`]), then runs that level's kernel (`I::LEVEL` is a constant:
+//! the match folds). The packed-A product (segmented `B` in [`super::BRows`], the
+//! [`super::Epilogue`] fused into the tile's registers in the `vmaxps` form of `VecEpilogue`) runs
+//! one set of tiles per level for contiguous and segmented operands alike, so both give the same
+//! bits on the same level. Tile shapes, register budgets and measured speeds: the module
+//! documentation of [`gemm`](super).
 
 use super::GemmKernels;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 pub(crate) mod avx2;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 pub(crate) mod avx512;
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use super::{BRows, Epilogue, GemmA, GemmB};
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::cpu::X86Level;
 
 impl<I: X86Isa> GemmKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     const GEMM_B_ROW_TILE: usize = match I::LEVEL {
         X86Level::Avx2 => avx2::MR_B,
         X86Level::Avx512 => avx512::MR_B,
     };
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     const GEMM_A_COL_TILE: usize = match I::LEVEL {
         X86Level::Avx2 => avx2::NR_A,
         X86Level::Avx512 => avx512::NR_A,
     };
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],
@@ -58,7 +58,7 @@ impl<I: X86Isa> GemmKernels for X86<I> {
         }
     }
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn gemm_packed_a_unchecked(
         g: GemmA,
         a: &[f32],
@@ -79,7 +79,7 @@ impl<I: X86Isa> GemmKernels for X86<I> {
         })
     }
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
@@ -103,7 +103,7 @@ impl<I: X86Isa> GemmKernels for X86<I> {
 /// `min = +0`: `zero_fix` then selects `min` where `v == min`. Other epilogues (a negative
 /// or NaN slope, a NaN bound) are applied by a scalar pass after the kernel
 /// ([`with_vec_epilogue`]).
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct VecEpilogue {
     pub(crate) slope: f32,
@@ -111,7 +111,7 @@ pub(crate) struct VecEpilogue {
     pub(crate) zero_fix: bool,
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 impl VecEpilogue {
     /// The vector form of `e`, `None` when the vector form would differ from
     /// [`Epilogue::apply`].
@@ -125,7 +125,7 @@ impl VecEpilogue {
 /// into the kernel's registers (`kernel(Some(..), c)`) when [`VecEpilogue::new`] accepts
 /// it, else `kernel(None, c)` followed by a scalar pass of [`Epilogue::apply`]. Shared by
 /// the packed-A product and conv2d's direct kernel.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 pub(crate) fn with_vec_epilogue(
     epilogue: Option<Epilogue>,
     c: &mut StridedMut<'_>,
@@ -142,7 +142,7 @@ pub(crate) fn with_vec_epilogue(
 
 /// What every packed-A tile of one x86 product shares: the rows of `B`, the output stage
 /// in vector form (if fused) and the distance between rows of `C`.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TileA {
     pub(crate) br: BRows,

@@ -93,24 +93,24 @@
 //!
 //! [`KC`]: super::KC
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx2;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 mod avx512;
 
 use super::QuantKernels;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use super::QUANT_KR;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use super::{gemm_converted, Gemv, QuantGemm, QuantWeights, KC};
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::cpu::X86Level;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> QuantKernels for X86<I> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn gemv_i8_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         Self::require();
         // SAFETY: the CPU implements the level (required above); the entry point checked
@@ -123,7 +123,7 @@ impl<I: X86Isa> QuantKernels for X86<I> {
         }
     }
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    #[cfg(neon_x86)]
     unsafe fn gemm_i8_unchecked(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: StridedMut<'_>) {
         Self::require();
         match I::LEVEL {
@@ -145,7 +145,7 @@ impl<I: X86Isa> QuantKernels for X86<I> {
 
 /// `[x[4g], x[4g + 1], x[4g + 2], x[4g + 3]]` for the last, partial group (`k % 4` values,
 /// zeros after them: the packed weights there are zero too, and `0 * 0` keeps the sums).
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[cfg(neon_x86)]
 fn x_tail(x: &[f32]) -> [f32; QUANT_KR] {
     let full = x.len() / QUANT_KR * QUANT_KR;
     let mut t = [0.0; QUANT_KR];
