@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds the `neon` program (and the C library, when the workspace has `neon-capi`)
-# for 64-bit ARM Linux and packs each build in a tarball with the README, the licences and
-# sha256 sums, then the models in one more, in dist/ (each with a .sha256):
+# for 64-bit ARM Linux and packs each build in a tarball with the README, the documentation
+# (docs/), the licences and sha256 sums, then the models in one more, in dist/ (each with a .sha256):
 #
 #   neon-VERSION-aarch64-linux-gnu.tar.gz    glibc, dynamically linked; needs glibc <= 2.36
 #                                            (Raspberry Pi OS / Debian bookworm; checked below)
@@ -88,6 +88,7 @@ for libc in gnu musl; do
     cp neon-capi/include/neon.h "$stage/include/"
   fi
   cp README.md "$stage/"
+  cp -R docs "$stage/docs"
   cp LICENSE "$stage/licenses/LICENSE"
   cp models/openwakeword/LICENSE.md "$stage/licenses/openwakeword-models.md"
   pack "$name"
@@ -129,7 +130,7 @@ Next to the extracted program tarball:
   # Home Assistant (Wyoming): the built-in wake words and speech recognition on port 10300
   ./neon serve --uri tcp://0.0.0.0:10300 --model-dir ../neon-models-$version/moonshine
 
-The program's README.md says more ("Deploying on a Raspberry Pi", "Home Assistant").
+The program's docs/ say more (docs/deploying-on-a-pi.md, docs/serving.md).
 README
 pack "$name"
 echo "dist/$name.tar.gz: $(du -h "dist/$name.tar.gz" | cut -f1)"
