@@ -12,9 +12,7 @@
 //! live the `kernels::x86_simd` layer, the `X86<I>` hook overrides (GEMM, conv2d, pooling,
 //! activations, attention, quantised kernels, FFT magnitudes) and the CPU level check in
 //! `kernels::cpu`; elsewhere `X86<I>` falls back to the provided portable hooks and reports
-//! no level as supported. The condition was written out at every one of those items (49
-//! copies); it is stated here once and the sources say `#[cfg(neon_x86)]` /
-//! `#[cfg(not(neon_x86))]`.
+//! no level as supported. The sources say `#[cfg(neon_x86)]` / `#[cfg(not(neon_x86))]`.
 //!
 //! Cargo describes the target to build scripts through `CARGO_CFG_*` variables, from the
 //! same `rustc --print cfg` (with the target's `RUSTFLAGS`, so `-C target-feature=-sse2`

@@ -2,7 +2,7 @@
 //! mixing well-behaved wake-word and speech-recognition clients with odd formats, the
 //! largest chunks, idle sockets, abrupt disconnects and malformed bytes, while the
 //! server's resident memory is sampled. Passes when the server never crashes, its RSS stays
-//! within the bound the README documents per client, and every well-behaved client gets
+//! within the bound docs/serving.md documents per client, and every well-behaved client gets
 //! its detection (or the same transcript) on every round.
 //!
 //! `#[ignore]`d: `scripts/test.sh` runs it once on the host
@@ -20,7 +20,7 @@ use neon_models::audio::Audio;
 use neon_models::wyoming::event::{read_event, write_event, Event};
 use serde_json::{json, Value};
 
-/// The per-client bound the README states (MB of RSS above the idle server).
+/// The per-client bound docs/serving.md states (MB of RSS above the idle server).
 const CLIENT_MB: u64 = 16;
 /// Clients at once.
 const CLIENTS: u64 = 16;

@@ -225,7 +225,7 @@ fn exec_plan_selects_the_wake_detectors_backend() {
     assert_eq!(d.embedding_mode(), EmbeddingMode::Incremental);
 }
 
-/// The per-instance memory the README states.
+/// The per-instance memory docs/architecture.md states.
 #[test]
 fn per_instance_memory() {
     println!(
