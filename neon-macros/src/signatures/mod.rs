@@ -1,0 +1,235 @@
+//! The operator table of `neon_plan!`: the argument slots of every builtin call, its
+//! flags, and how a call such as `conv1d(x, w, b, stride = 2)` becomes the runtime's own
+//! geometry ([`Op`]), whose shape rule and planner facts the check phase then reads.
+//!
+//! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape
+//! rule, an in-place fact or a layout.
+//!
+//! [`resolve`] checks the storage of the call's weights, then dispatches by operator group
+//! as the check and emit phases group them: [`conv`], [`dense`], [`norm`], [`pointwise`],
+//! [`sequence`], [`blocks`].
+
+use neon_runtime::Shape;
+use syn::Ident;
+
+mod blocks;
+mod conv;
+mod dense;
+mod norm;
+mod pointwise;
+mod sequence;
+
+use crate::ctxt::Ctxt;
+use crate::ir::{BlockKind, Op, Storage};
+use crate::options::Options;
+use crate::sym::SymDim;
+
+/// What an argument position of an operator takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Tensor,
+    Weight,
+    OptionalWeight,
+}
+
+/// The signature of a builtin operator: argument slots and whether it has weights.
+pub fn signature(name: &str) -> Option<&'static [Slot]> {
+    use Slot::*;
+    Some(match name {
+        "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
+            &[Tensor, Weight, OptionalWeight]
+        }
+        "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext"
+        | "stft_magnitude" => &[Tensor, Weight],
+        "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
+        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary"
+        | "complex_magnitude" | "reflect_pad" => &[Tensor],
+        "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
+        "attention" => &[Tensor, Tensor, Tensor],
+        "lstm_cell" => &[Tensor, Tensor, Weight, OptionalWeight],
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a flag of operator `op`: an option that may be written bare
+/// (`causal` for `causal = true`).
+pub fn is_flag(op: &str, name: &str) -> bool {
+    matches!(
+        (op, name),
+        ("conv1d" | "depthwise_conv1d" | "attention", "causal")
+            | ("rotary", "half_split")
+            | ("residual_conv", "relu")
+    )
+}
+
+/// How a call of an operator that always writes its first input in place
+/// ([`InPlace::Always`](neon_runtime::ops::InPlace::Always)) is written: the hint of the
+/// error for a call assigned to anything but the state it reads.
+pub fn in_place_example(op: &str) -> String {
+    match op {
+        "lstm_cell" => "s = lstm_cell(s, x, w, b)".to_string(),
+        _ => format!("s = {op}(s, x, at = pos)"),
+    }
+}
+
+/// A tensor argument as the resolver sees it: the user's name and its symbolic shape.
+pub struct TensorArg<'a> {
+    pub name: &'a Ident,
+    pub shape: &'a Shape<SymDim>,
+}
+
+impl TensorArg<'_> {
+    /// The shape as the user writes it, `[2, 128]`.
+    fn shape_text(&self) -> String {
+        let parts: Vec<String> = self.shape.dims().iter().map(|d| d.to_string()).collect();
+        format!("[{}]", parts.join(", "))
+    }
+}
+
+/// A weight argument as the resolver sees it: name, span and constant shape.
+pub struct WeightArg<'a> {
+    pub name: &'a Ident,
+    pub shape: &'a [usize],
+    pub storage: Storage,
+}
+
+/// Rule: a weight has the rank its operator reads.
+fn weight_rank(op: &str, w: &WeightArg, rank: usize, what: &str) -> Result<(), syn::Error> {
+    if w.shape.len() == rank {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            w.name.span(),
+            format!("{op} expects {what} of rank {rank}, `{}` has shape {:?}", w.name, w.shape),
+        ))
+    }
+}
+
+/// Rule: a bias has one value per output channel (or feature).
+fn bias_len(op: &str, b: Option<&WeightArg>, n: usize, what: &str) -> Result<bool, syn::Error> {
+    match b {
+        None => Ok(false),
+        Some(b) if b.shape == [n] => Ok(true),
+        Some(b) => Err(syn::Error::new(
+            b.name.span(),
+            format!("{op} expects {what} of shape [{n}], `{}` has shape {:?}", b.name, b.shape),
+        )),
+    }
+}
+
+/// A block weight whose declaration does not list the block's sizes (the declaration
+/// check reports it first; this keeps the resolver total).
+fn block_sizes(w: &WeightArg, kind: BlockKind) -> syn::Error {
+    syn::Error::new(
+        w.name.span(),
+        format!("`{}` must be declared {}, it has sizes {:?}", w.name, kind.form(), w.shape),
+    )
+}
+
+fn conflict(callee: &Ident) -> syn::Error {
+    syn::Error::new(
+        callee.span(),
+        format!("{callee}: `causal = true` and `padding` both set the padding; give one"),
+    )
+}
+
+/// Builds the operator of a call from its name, weight shapes, options and (for the
+/// operators whose geometry the tensors give, `lstm_cell`) tensor shapes; `None` when the
+/// call is invalid (reported into `cx`; malformed option values are reported by `opts`).
+pub fn resolve(
+    callee: &Ident,
+    weights: &[WeightArg],
+    tensors: &[TensorArg],
+    opts: &mut Options,
+    cx: &Ctxt,
+) -> Option<Op> {
+    match resolve_op(callee, weights, tensors, opts) {
+        Ok(op) => op,
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    }
+}
+
+/// [`resolve`]: `Err` for an error of its own, `Ok(None)` when an option error (already
+/// reported) leaves the call without an operator.
+fn resolve_op(
+    callee: &Ident,
+    weights: &[WeightArg],
+    tensors: &[TensorArg],
+    opts: &mut Options,
+) -> Result<Option<Op>, syn::Error> {
+    let name = callee.to_string();
+    let op = name.as_str();
+    let w = weights.first();
+    let b = weights.get(1);
+    storage_rules(op, weights)?;
+    match op {
+        "conv1d" | "depthwise_conv1d" | "conv2d" | "max_pool2d" => {
+            conv::resolve(op, callee, w, b, opts)
+        }
+        "linear" | "lstm_cell" => dense::resolve(op, w, b, tensors, opts),
+        "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" => {
+            norm::resolve(op, w, b, opts)
+        }
+        "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu" | "tanh"
+        | "sigmoid" | "exp" | "add" | "mul" | "softmax" | "complex_magnitude" => {
+            pointwise::resolve(op, callee, opts)
+        }
+        "transpose" | "concat_frames" | "last_frames" | "write_frames" | "reflect_pad"
+        | "rotary" | "attention" => sequence::resolve(op, callee, opts),
+        "residual_conv" | "convnext" | "stft_magnitude" => blocks::resolve(op, callee, w, opts),
+        _ => unreachable!("resolve is only called for operators with a signature"),
+    }
+}
+
+/// Rules on the storage of a call's weights: a block's weights go to that block's
+/// statement, a block statement takes its own block's weights, and only `linear` takes
+/// int8 weights.
+fn storage_rules(op: &str, weights: &[WeightArg]) -> Result<(), syn::Error> {
+    // Rule: a block's weights go to that block's statement, and a block statement takes
+    // its own block's weights.
+    let block = BlockKind::from_name(op);
+    for arg in weights {
+        match (arg.storage, block) {
+            (Storage::Block(k), Some(b)) if k == b => {}
+            (Storage::Block(k), _) => {
+                return Err(syn::Error::new(
+                    arg.name.span(),
+                    format!(
+                        "`{}` is a {k} block: call it as `let y = {k}(x, {});`",
+                        arg.name, arg.name
+                    ),
+                ))
+            }
+            (s, Some(b)) => {
+                return Err(syn::Error::new(
+                    arg.name.span(),
+                    format!(
+                        "{op} takes the weights of a block declared {}, `{}` is {s}{:?}",
+                        b.form(),
+                        arg.name,
+                        arg.shape
+                    ),
+                ))
+            }
+            (_, None) => {}
+        }
+    }
+    // Rule: only `linear` takes int8 weights; biases and every other weight are f32.
+    for (k, arg) in weights.iter().enumerate() {
+        if block.is_none() && arg.storage != Storage::F32 && !(op == "linear" && k == 0) {
+            return Err(syn::Error::new(
+                arg.name.span(),
+                format!(
+                    "{op} takes f32 {}, `{}` is {}",
+                    if k == 0 { "weights" } else { "biases" },
+                    arg.name,
+                    arg.storage
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
