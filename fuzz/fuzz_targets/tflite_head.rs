@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use neon_models::error::WeightsSource;
-use neon_models::openwakeword::custom::{parse, Format};
+use neon_models::openwakeword::custom::{parse, Format, HeadGraphExt};
 use neon_models::FastBackend;
 
 fuzz_target!(|data: &[u8]| {

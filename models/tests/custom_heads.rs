@@ -11,7 +11,9 @@ use std::sync::Arc;
 use neon_models::audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::custom::{self, Format, HeadGraph, Layer, SecondStage, MAX_FRAMES};
+use neon_models::openwakeword::custom::{
+    self, Format, HeadGraph, HeadGraphExt, Layer, SecondStage, MAX_FRAMES,
+};
 use neon_models::openwakeword::detector::{WakeDetectorOn, WakeWord};
 use neon_models::openwakeword::names::{HeadNames, STAGE1, STAGE2};
 use neon_models::openwakeword::stream::{CHUNK, EMBEDDING_DIM};

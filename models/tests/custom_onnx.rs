@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use neon_models::audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
-use neon_models::openwakeword::custom::{self, Format};
+use neon_models::openwakeword::custom::{self, Format, HeadGraphExt};
 use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::weights::TensorFile;

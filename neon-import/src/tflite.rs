@@ -4,7 +4,7 @@
 //! and field slots of TFLite's `schema.fbs`: `Model`, `SubGraph`, `Tensor`, `Buffer`,
 //! `Operator`, `OperatorCode` and the options of the operators below). Each stage is then
 //! restated as an ONNX graph of the same arithmetic and walked by the `.onnx` parser
-//! ([`super::onnx`]), so both formats accept the same heads and report faults alike.
+//! ([`crate::onnx`]), so both formats accept the same heads and report faults alike.
 //! Recognised operators (openWakeWord's official heads and the community models trained
 //! with its notebook, converted to TFLite):
 //!
@@ -22,7 +22,7 @@
 //!   `s`, `GREATER_EQUAL(s, threshold)`, optionally `RESHAPE`d, drives an `IF` whose `then`
 //!   subgraph computes the second stage from the same input (its other inputs bound to the
 //!   main subgraph's constants) and whose `else` subgraph returns `s` unchanged
-//!   ([`super::SecondStage`]).
+//!   ([`crate::SecondStage`]).
 //!
 //! Refused by name: other operators (including custom ones), weights other than float32
 //! (float16, int8), buffers stored outside the FlatBuffer, an `IF` of another form. No input
@@ -33,11 +33,10 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::flatbuffer::Table;
-use super::onnx::short;
-use super::onnx_proto as pb;
-use super::{model_error, onnx, HeadGraph, SecondStage};
-use crate::error::{Error, WeightsSource};
+use crate::flatbuffer::Table;
+use crate::onnx::short;
+use crate::onnx_proto as pb;
+use crate::{onnx, Error, HeadGraph, Limits, SecondStage};
 
 /// TFLite `BuiltinOperator` codes used here (schema.fbs).
 mod code {
@@ -250,7 +249,7 @@ struct Stage<'m, 'a> {
     sg: usize,
     /// Inputs of `sg` bound to constants of another subgraph (by position in `sg.inputs`).
     bound: Binding,
-    source: &'m WeightsSource,
+    limits: &'m Limits,
     graph: pb::GraphProto,
     inits: Vec<usize>,
     fresh: usize,
@@ -258,7 +257,7 @@ struct Stage<'m, 'a> {
 
 impl<'m, 'a> Stage<'m, 'a> {
     fn err(&self, message: impl Into<String>) -> Error {
-        model_error(self.source, message)
+        Error::new(message)
     }
 
     fn sub(&self) -> &'m Subgraph<'a> {
@@ -548,25 +547,25 @@ impl<'m, 'a> Stage<'m, 'a> {
         for &k in ops {
             self.operator(k, input)?;
         }
-        onnx::walk(&self.graph, self.source)
+        onnx::walk(&self.graph, self.limits)
     }
 }
 
 /// Parses a `.tflite` head (see the module docs) into a validated [`HeadGraph`].
 ///
 /// # Errors
-/// [`Error::Weights`] for `source`, one line: not a TFLite FlatBuffer or a malformed one;
-/// not exactly one input `[1, N, 96]` and one output; the first unsupported operator (name
-/// and index) or weight type; an `IF` that is not openWakeWord's two-stage form; then
-/// [`HeadGraph::validate`]'s faults.
-pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
+/// An [`Error`], one line: not a TFLite FlatBuffer or a malformed one; not exactly
+/// one input `[1, N, 96]` and one output; the first unsupported operator (name and index)
+/// or weight type; an `IF` that is not openWakeWord's two-stage form; then
+/// [`HeadGraph::check`]'s faults.
+pub fn parse(bytes: &[u8], limits: &Limits) -> Result<HeadGraph, Error> {
     let model = decode(bytes).map_err(|m| {
         let m =
             if m.starts_with("not a TFLite") { m } else { format!("malformed TFLite file: {m}") };
-        model_error(source, m)
+        Error::new(m)
     })?;
     let main = &model.subgraphs[0];
-    let err = |m: String| model_error(source, m);
+    let err = Error::new;
     let [input] = main.inputs[..] else {
         return Err(err(format!("the model has {} inputs (a head has one)", main.inputs.len())));
     };
@@ -577,7 +576,7 @@ pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
         model: &model,
         sg,
         bound,
-        source,
+        limits,
         graph: pb::GraphProto::default(),
         inits: Vec::new(),
         fresh: 0,
@@ -606,7 +605,7 @@ pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
                 layers: first.layers,
                 stage2: Some(SecondStage { threshold: two.threshold, layers: second.layers }),
             };
-            head.validate(source)?;
+            head.check(limits)?;
             Ok(head)
         }
         _ => Err(err(format!("the model has {} IF operators (at most one)", ifs.len()))),
@@ -702,14 +701,14 @@ fn two_stage(model: &Model<'_>, k: usize, input: i32, output: i32) -> Result<Two
 mod tests {
     use super::*;
 
-    const COMPUTER: &[u8] = include_bytes!("../../../tests/data/custom/computer_v2.tflite");
+    const COMPUTER: &[u8] = include_bytes!("../../models/tests/data/custom/computer_v2.tflite");
 
-    fn source() -> WeightsSource {
-        WeightsSource::Embedded("computer_v2.tflite")
-    }
+    /// openWakeWord's heads, as neon-models reads them.
+    const LIMITS: Limits =
+        Limits { frame_width: 96, max_frames: 120, max_features: 1 << 16, max_layers: 256 };
 
     fn message(bytes: &[u8]) -> String {
-        let Err(e) = parse(bytes, &source()) else { panic!("parsed") };
+        let Err(e) = parse(bytes, &LIMITS) else { panic!("parsed") };
         let e = e.to_string();
         assert!(!e.contains('\n'), "one line: {e}");
         e
@@ -735,7 +734,7 @@ mod tests {
 
     #[test]
     fn an_unsupported_operator_is_named() {
-        parse(COMPUTER, &source()).unwrap();
+        parse(COMPUTER, &LIMITS).unwrap();
         let e = message(&with_opcode(3));
         assert!(e.contains("unsupported operator CONV_2D operator #1"), "{e}");
         let e = message(&with_opcode(126));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates models/src/openwakeword/custom/onnx_proto/onnx.rs, the prost message types of
-# ONNX's onnx.proto (Apache-2.0, shipped in the `onnx` wheel), which the `.onnx` head parser
-# (models/src/openwakeword/custom/onnx.rs) decodes with. Nothing is generated at build time:
+# Regenerates neon-import/src/onnx_proto/onnx.rs, the prost message types of ONNX's
+# onnx.proto (Apache-2.0, shipped in the `onnx` wheel), which the `.onnx` parser
+# (neon-import/src/onnx/mod.rs) decodes with. Nothing is generated at build time:
 # the output is committed, and this script is needed only to regenerate or check it.
 #
 #   tools/openwakeword/gen_onnx_proto.sh          regenerate in place
@@ -16,7 +16,7 @@ repo=$(pwd)
 ONNX_VERSION=1.23.2
 PROST_BUILD_VERSION=0.14.6
 ONNX_PROTO_SHA256=547214dd049486a4d5ecbae593e9c72d90b5e8d603944b722eff469e0b5a9cc9
-out=models/src/openwakeword/custom/onnx_proto/onnx.rs
+out=neon-import/src/onnx_proto/onnx.rs
 check=0
 [ "${1:-}" = "--check" ] && check=1
 command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler" >&2; exit 1; }

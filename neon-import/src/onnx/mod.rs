@@ -1,13 +1,14 @@
 //! `.onnx` wake-word heads → [`HeadGraph`].
 //!
-//! The file is decoded with prost into ONNX's own message types ([`super::onnx_proto`],
+//! The file is decoded with prost into ONNX's own message types ([`crate::onnx_proto`],
 //! generated from `onnx.proto`), then the graph is walked by tensor name from its single
 //! input to its single output (any topological node order). Recognised, for any hidden
 //! width and depth (what openWakeWord's `train.py` exports with `torch.onnx.export`, and what
 //! tf2onnx makes of the TFLite files, as community models on the collections are):
 //!
-//! - input `[1 or symbolic, N, 96]` float, N in 1..=[`MAX_FRAMES`]; `Flatten` (axis 0, 1 or
-//!   -2) or `Reshape` to `[1 | -1 | 0, N * 96 | -1]` (shape an initializer or `Constant`);
+//! - input `[1 or symbolic, N, 96]` float (96: [`Limits::frame_width`]), N in
+//!   1..=[`Limits::max_frames`]; `Flatten` (axis 0, 1 or -2) or `Reshape` to
+//!   `[1 | -1 | 0, N * 96 | -1]` (shape an initializer or `Constant`);
 //! - `Gemm` (`transA` 0, `transB` 0 or 1, `alpha` and `beta` folded into the weights) or
 //!   `MatMul` by a constant `[in, out]`; without a bias of its own, optionally followed by
 //!   an `Add` of a constant bias (either operand order) → [`Layer::Dense`];
@@ -26,13 +27,13 @@
 //! Weights must be float32 (`raw_data`, little endian, or `float_data`) stored in the file;
 //! float16 / int8 / external data are refused by name. Two-stage models (an `If` node, as in
 //! openWakeWord's `hey_jarvis_v0.1.onnx`) are not supported: the error says so (its
-//! `.tflite` file loads). Every fault is an [`Error::Weights`] with one line naming the first
+//! `.tflite` file loads). Every fault is an [`Error`] with one line naming the first
 //! unsupported node (op type, name, index). No input bytes can make the parser panic, and
 //! every allocation is bounded by the bytes present (tensor element counts are checked
 //! against the data actually stored; decoded protobuf is at most a small multiple of the
 //! file).
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -40,13 +41,11 @@ use alloc::vec::Vec;
 
 use prost::Message;
 
-use super::onnx_proto as pb;
-use super::{model_error, HeadGraph, Layer, MAX_FEATURES, MAX_FRAMES, MAX_LAYERS};
-use crate::error::{Error, WeightsSource};
-use crate::openwakeword::stream::EMBEDDING_DIM;
+use crate::onnx_proto as pb;
+use crate::{Error, HeadGraph, Layer, Limits};
 
-/// Most nodes a decomposed LayerNorm may span (torch's has 11 with its `Constant`s, TF's 12).
-const MAX_NORM_NODES: usize = 64;
+mod norm;
+use norm::{decomposed_norm, NORM_OPS};
 
 /// ONNX `TensorProto.DataType` values named in messages.
 fn dtype_name(t: i32) -> &'static str {
@@ -136,7 +135,7 @@ fn decode_tensor(t: &pb::TensorProto, what: &str) -> Result<Const, String> {
 }
 
 /// A name shortened and escaped for a one-line message.
-pub(super) fn short(name: &str) -> String {
+pub(crate) fn short(name: &str) -> String {
     let mut s: String = name.chars().take(80).collect::<String>().escape_debug().collect();
     if name.chars().count() > 80 {
         s.push_str("...");
@@ -164,12 +163,12 @@ struct Graph<'a> {
     /// Output name → index of the `Constant` node producing it.
     const_nodes: BTreeMap<&'a str, usize>,
     consumers: BTreeMap<&'a str, Vec<usize>>,
-    source: &'a WeightsSource,
+    limits: &'a Limits,
 }
 
 impl<'a> Graph<'a> {
     fn err(&self, message: impl Into<String>) -> Error {
-        model_error(self.source, message)
+        Error::new(message)
     }
 
     /// "`Gemm` node `name` (#3)".
@@ -273,32 +272,31 @@ fn row_vector(dims: &[usize], v: Vec<f32>, features: usize) -> Option<Vec<f32>> 
 /// Parses an `.onnx` head (see the module docs) into a validated [`HeadGraph`].
 ///
 /// # Errors
-/// [`Error::Weights`] for `source`, one line: not protobuf / not a model; not exactly one
-/// input `[1, N, 96]` or output; unsupported dtypes or external data; the first node the
-/// walk cannot take (op type, name, index); a two-stage (`If`) model; then
-/// [`HeadGraph::validate`]'s faults.
-pub fn parse(bytes: &[u8], source: &WeightsSource) -> Result<HeadGraph, Error> {
+/// An [`Error`], one line: not protobuf / not a model; not exactly one input
+/// `[1, N, 96]` or output; unsupported dtypes or external data; the first node the walk
+/// cannot take (op type, name, index); a two-stage (`If`) model; then [`HeadGraph::check`]'s
+/// faults.
+pub fn parse(bytes: &[u8], limits: &Limits) -> Result<HeadGraph, Error> {
     let model = pb::ModelProto::decode(bytes)
-        .map_err(|e| model_error(source, format!("not an ONNX model ({e})")))?;
-    let graph =
-        model.graph.as_ref().ok_or_else(|| model_error(source, "not an ONNX model (no graph)"))?;
-    walk(graph, source)
+        .map_err(|e| Error::new(format!("not an ONNX model ({e})")))?;
+    let graph = model.graph.as_ref().ok_or_else(|| Error::new("not an ONNX model (no graph)"))?;
+    walk(graph, limits)
 }
 
 /// Walks `graph` from its one input to its one output (see the module docs) into a
 /// validated one-stage [`HeadGraph`]. The `.tflite` parser builds such a graph from each
-/// stage of a TFLite head ([`super::tflite`]), so both formats share this walk.
+/// stage of a TFLite head ([`crate::tflite`]), so both formats share this walk.
 ///
 /// # Errors
 /// As [`parse`], after decoding.
-pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<HeadGraph, Error> {
+pub(crate) fn walk(graph: &pb::GraphProto, limits: &Limits) -> Result<HeadGraph, Error> {
     let nodes = graph.node.as_slice();
     let mut g = Graph {
         nodes,
         inits: BTreeMap::new(),
         const_nodes: BTreeMap::new(),
         consumers: BTreeMap::new(),
-        source,
+        limits,
     };
     for t in &graph.initializer {
         g.inits.insert(t.name.as_deref().unwrap_or(""), t);
@@ -350,7 +348,7 @@ pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<Hea
     let mut steps = 0usize;
     while cur != output_name || !g.consumers(cur).is_empty() {
         steps += 1;
-        if steps > nodes.len() + 1 || layers.len() > MAX_LAYERS {
+        if steps > nodes.len() + 1 || layers.len() > limits.max_layers {
             return Err(g.err("the graph does not reach its output through a chain of layers"));
         }
         let cons = g.consumers(cur);
@@ -383,7 +381,7 @@ pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<Hea
                             g.err(format!("{}: flattens at another axis than 1", g.label(i)))
                         );
                     }
-                    width = frames * EMBEDDING_DIM;
+                    width = frames * limits.frame_width;
                     cur = out0()?;
                     continue;
                 }
@@ -396,7 +394,7 @@ pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<Hea
                             )
                         }
                     };
-                    let f = (frames * EMBEDDING_DIM) as i64;
+                    let f = (frames * limits.frame_width) as i64;
                     let zero_ok = attr_i(n, "allowzero", 0) == 0;
                     let ok = match shape.as_slice() {
                         [a, b] => {
@@ -410,7 +408,7 @@ pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<Hea
                             g.err(format!("{}: reshapes to {shape:?}, not [1, {f}]", g.label(i)))
                         );
                     }
-                    width = frames * EMBEDDING_DIM;
+                    width = frames * limits.frame_width;
                     cur = out0()?;
                     continue;
                 }
@@ -465,11 +463,11 @@ pub(super) fn walk(graph: &pb::GraphProto, source: &WeightsSource) -> Result<Hea
         return Err(g.err("the graph has no layers"));
     }
     let head = HeadGraph { frames, layers, stage2: None };
-    head.validate(source)?;
+    head.check(limits)?;
     Ok(head)
 }
 
-/// N of the input `[1 | symbolic, N, 96]` (float32).
+/// N of the input `[1 | symbolic, N, 96]` (float32; 96 is [`Limits::frame_width`]).
 fn input_frames(g: &Graph<'_>, input: &pb::ValueInfoProto) -> Result<usize, Error> {
     let name = short(input.name.as_deref().unwrap_or(""));
     let tensor = match input.r#type.as_ref().and_then(|t| t.value.as_ref()) {
@@ -481,6 +479,7 @@ fn input_frames(g: &Graph<'_>, input: &pb::ValueInfoProto) -> Result<usize, Erro
         return Err(g.err(format!("input `{name}` is {} (expected float32)", dtype_name(t))));
     }
     use pb::tensor_shape_proto::dimension::Value as D;
+    let (width, max) = (g.limits.frame_width as u64, g.limits.max_frames);
     let dims: Vec<Option<i64>> = tensor
         .shape
         .as_ref()
@@ -495,15 +494,17 @@ fn input_frames(g: &Graph<'_>, input: &pb::ValueInfoProto) -> Result<usize, Erro
         })
         .unwrap_or_default();
     match dims.as_slice() {
-        [None | Some(1), Some(n), Some(96)] => match usize::try_from(*n) {
-            Ok(n) if (1..=MAX_FRAMES).contains(&n) => Ok(n),
-            _ => Err(g.err(format!(
-                "input `{name}` reads {n} embedding frames (supported: 1 to {MAX_FRAMES})"
-            ))),
-        },
-        _ => {
-            Err(g.err(format!("input `{name}` has shape {dims:?}, not [1, N, 96] with a fixed N")))
+        [None | Some(1), Some(n), Some(w)] if u64::try_from(*w).ok() == Some(width) => {
+            match usize::try_from(*n) {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(g.err(format!(
+                    "input `{name}` reads {n} embedding frames (supported: 1 to {max})"
+                ))),
+            }
         }
+        _ => Err(
+            g.err(format!("input `{name}` has shape {dims:?}, not [1, N, {width}] with a fixed N"))
+        ),
     }
 }
 
@@ -593,7 +594,7 @@ fn dense_weight(
         return Err(g.err(format!("{label}: the weight has shape {dims:?}, not a matrix")));
     };
     let (rows_in, out) = if transposed { (d1, d0) } else { (d0, d1) };
-    if rows_in != width || out == 0 || out > MAX_FEATURES {
+    if rows_in != width || out == 0 || out > g.limits.max_features {
         return Err(
             g.err(format!("{label}: the weight has shape {dims:?}, its input is [1, {width}]"))
         );
@@ -649,261 +650,4 @@ fn layer_normalization(g: &Graph<'_>, i: usize, width: usize) -> Result<Layer, E
     let gamma = vector(1, "scale")?;
     let beta = vector(2, "bias")?;
     Ok(Layer::LayerNorm { features: width, eps, gamma, beta })
-}
-
-/// Ops a decomposed LayerNorm is made of.
-const NORM_OPS: [&str; 10] =
-    ["ReduceMean", "Sub", "Mul", "Pow", "Div", "Sqrt", "Reciprocal", "Neg", "Add", "Identity"];
-
-/// A value of the decomposed-LayerNorm evaluator: one per row, or `[H]`.
-#[derive(Clone)]
-enum V {
-    S(f64),
-    R(Vec<f64>),
-}
-
-/// A constant operand of a LayerNorm group.
-fn norm_operand(g: &Graph<'_>, name: &str, width: usize) -> Result<V, String> {
-    let (dims, v) = g
-        .f32_const(name)
-        .map_err(|_| format!("constant `{}` is not float32 weights in the file", short(name)))?;
-    if v.len() == 1 && dims.len() <= 2 {
-        return Ok(V::S(f64::from(v[0])));
-    }
-    row_vector(&dims, v, width)
-        .map(|v| V::R(v.into_iter().map(f64::from).collect()))
-        .ok_or_else(|| format!("constant `{}` does not broadcast to [1, {width}]", short(name)))
-}
-
-/// The group of nodes computing a decomposed LayerNorm from `x` (`[1, width]`): the
-/// layer and the group's output tensor. See the module docs.
-fn decomposed_norm<'a>(
-    g: &Graph<'a>,
-    x: &'a str,
-    width: usize,
-    graph_output: &str,
-) -> Result<(Layer, &'a str), Error> {
-    // Gather the group: nodes of NORM_OPS fed only by `x`, the group and constants, in an
-    // order where each node's inputs come first (a worklist over consumers).
-    let mut produced: BTreeSet<&'a str> = BTreeSet::new();
-    produced.insert(x);
-    let mut order: Vec<usize> = Vec::new();
-    let mut in_group: BTreeSet<usize> = BTreeSet::new();
-    let mut work: Vec<&'a str> = vec![x];
-    let first = g.consumers(x).first().copied().unwrap_or(0);
-    let refuse = |why: &str| g.err(format!("{} and what follows: {why}", g.label(first)));
-    while let Some(t) = work.pop() {
-        for &c in g.consumers(t) {
-            if in_group.contains(&c) || !NORM_OPS.contains(&g.op(c)) {
-                continue;
-            }
-            let n = &g.nodes[c];
-            let ready = n
-                .input
-                .iter()
-                .all(|s| s.is_empty() || produced.contains(s.as_str()) || g.is_const(s));
-            if !ready {
-                continue; // revisited when its other input is produced (or never: refused below)
-            }
-            if order.len() >= MAX_NORM_NODES {
-                return Err(refuse("too many nodes for a LayerNorm"));
-            }
-            in_group.insert(c);
-            order.push(c);
-            for o in n.output.iter().filter(|o| !o.is_empty()) {
-                if produced.insert(o.as_str()) {
-                    work.push(o.as_str());
-                }
-            }
-        }
-    }
-    // Every consumer of `x` is in the group; exactly one group tensor leaves it.
-    if g.consumers(x).iter().any(|c| !in_group.contains(c)) {
-        return Err(refuse("its input is also used outside a LayerNorm"));
-    }
-    let mut exits = BTreeSet::new();
-    for &c in &order {
-        for o in g.nodes[c].output.iter().filter(|o| !o.is_empty()) {
-            let outside = g.consumers(o).iter().any(|k| !in_group.contains(k));
-            let unused = g.consumers(o).is_empty();
-            if outside || o == graph_output || unused {
-                exits.insert(o.as_str());
-            }
-        }
-    }
-    let exit = match exits.len() {
-        1 => exits.first().copied().unwrap_or(""),
-        0 => return Err(refuse("no output")),
-        _ => return Err(refuse("more than one output (not a LayerNorm)")),
-    };
-    // Operands, decoded once.
-    let mut consts: BTreeMap<&'a str, V> = BTreeMap::new();
-    let mut axes_ok = true;
-    for &c in &order {
-        let n = &g.nodes[c];
-        if g.op(c) == "ReduceMean" {
-            let axes = match n.input.get(1).filter(|s| !s.is_empty()) {
-                Some(s) => {
-                    g.i64_const(s).map_err(|_| refuse("ReduceMean axes are not constant"))?
-                }
-                None => attr(n, "axes").map(|a| a.ints.clone()).unwrap_or_default(),
-            };
-            let all = axes.is_empty() && attr_i(n, "noop_with_empty_axes", 0) == 0;
-            axes_ok &= all || axes.iter().any(|&a| a == 1 || a == -1);
-            axes_ok &= axes.iter().all(|&a| matches!(a, -2..=1));
-            continue; // the axes input is not an operand
-        }
-        for s in n.input.iter().filter(|s| !s.is_empty()) {
-            if !produced.contains(s.as_str()) && !consts.contains_key(s.as_str()) {
-                let v = norm_operand(g, s, width).map_err(|m| refuse(&m))?;
-                consts.insert(s.as_str(), v);
-            }
-        }
-    }
-    if !axes_ok {
-        return Err(refuse("a ReduceMean does not reduce the last axis"));
-    }
-    let eval = |row: &[f64]| -> Result<Vec<f64>, String> {
-        let mut vals: BTreeMap<&str, V> = BTreeMap::new();
-        vals.insert(x, V::R(row.to_vec()));
-        for &c in &order {
-            let n = &g.nodes[c];
-            let get = |k: usize| -> Result<V, String> {
-                let s = n.input.get(k).map(String::as_str).unwrap_or("");
-                vals.get(s)
-                    .or_else(|| consts.get(s))
-                    .cloned()
-                    .ok_or_else(|| "missing operand".into())
-            };
-            let y = match g.op(c) {
-                "ReduceMean" => match get(0)? {
-                    V::R(v) => V::S(v.iter().sum::<f64>() / v.len().max(1) as f64),
-                    s => s,
-                },
-                "Identity" => get(0)?,
-                "Sqrt" => map1(get(0)?, f64::sqrt),
-                "Reciprocal" => map1(get(0)?, |a| 1.0 / a),
-                "Neg" => map1(get(0)?, |a| -a),
-                op => {
-                    let (a, b) = (get(0)?, get(1)?);
-                    if n.input.len() != 2 {
-                        return Err(format!("{} has {} inputs", g.label(c), n.input.len()));
-                    }
-                    let f: fn(f64, f64) -> f64 = match op {
-                        "Add" => |a, b| a + b,
-                        "Sub" => |a, b| a - b,
-                        "Mul" => |a, b| a * b,
-                        "Div" => |a, b| a / b,
-                        _ => |a, b| {
-                            if b == 2.0 {
-                                a * a
-                            } else {
-                                a.powf(b)
-                            }
-                        },
-                    };
-                    if op == "Pow" && !matches!(b, V::S(_)) {
-                        return Err(format!("{}: the exponent is not one value", g.label(c)));
-                    }
-                    map2(a, b, f)
-                }
-            };
-            if let Some(o) = n.output.first() {
-                vals.insert(o.as_str(), y);
-            }
-        }
-        match vals.remove(exit) {
-            Some(V::R(v)) => Ok(v),
-            _ => Err("the output is not a row".into()),
-        }
-    };
-    // eps: the constant added to a ReduceMean of a ReduceMean-derived value (the variance).
-    let mut eps = None;
-    for &c in &order {
-        let n = &g.nodes[c];
-        if g.op(c) != "Add" || n.input.len() != 2 {
-            continue;
-        }
-        for (a, b) in [(0, 1), (1, 0)] {
-            let from_mean = order.iter().any(|&k| {
-                let m = &g.nodes[k];
-                g.op(k) == "ReduceMean"
-                    && m.output.first() == Some(&n.input[a])
-                    && m.input.first().map(String::as_str) != Some(x)
-            });
-            if from_mean {
-                if let Some(V::S(e)) = consts.get(n.input[b].as_str()) {
-                    eps = eps.or(Some(*e));
-                }
-            }
-        }
-    }
-    let eps = eps.ok_or_else(|| refuse("no epsilon added to a variance (not a LayerNorm)"))?;
-    if !(eps > 0.0 && eps.is_finite()) {
-        return Err(refuse("epsilon is not positive"));
-    }
-    let not_norm = |m: String| refuse(&format!("does not compute a LayerNorm ({m})"));
-    let beta = eval(&vec![0.0; width]).map_err(not_norm)?;
-    let probes: [Vec<f64>; 2] =
-        [(0..width).map(|i| i as f64).collect(), (0..width).map(|i| (i * i) as f64).collect()];
-    let centred = |p: &[f64]| -> (Vec<f64>, f64) {
-        let m = p.iter().sum::<f64>() / width as f64;
-        let d: Vec<f64> = p.iter().map(|v| v - m).collect();
-        let var = d.iter().map(|v| v * v).sum::<f64>() / width as f64;
-        (d, 1.0 / (var + eps).sqrt())
-    };
-    let ys = [eval(&probes[0]).map_err(not_norm)?, eval(&probes[1]).map_err(not_norm)?];
-    let cs = [centred(&probes[0]), centred(&probes[1])];
-    let mut gamma = vec![0.0f64; width];
-    for (j, gm) in gamma.iter_mut().enumerate() {
-        let k = usize::from(cs[1].0[j].abs() > cs[0].0[j].abs());
-        let (d, r) = (&cs[k].0, cs[k].1);
-        *gm = if d[j] == 0.0 { 1.0 } else { (ys[k][j] - beta[j]) / (d[j] * r) };
-    }
-    let gamma32: Vec<f32> = gamma.iter().map(|&v| v as f32).collect();
-    let beta32: Vec<f32> = beta.iter().map(|&v| v as f32).collect();
-    // Check on seeded pseudo-random rows of growing scale.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    for round in 0..6 {
-        let scale = [1.0, 0.01, 10.0, 1.0, 100.0, 3.0][round];
-        let row: Vec<f64> = (0..width)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                ((state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
-            })
-            .collect();
-        let got = eval(&row).map_err(not_norm)?;
-        let (d, r) = centred(&row);
-        for j in 0..width {
-            let want = d[j] * r * f64::from(gamma32[j]) + f64::from(beta32[j]);
-            let close = got.get(j).is_some_and(|g| (g - want).abs() <= 1e-6 * (1.0 + want.abs())); // false for NaN
-            if got.len() != width || !close {
-                return Err(not_norm(format!(
-                    "output {j} is {} where a LayerNorm gives {want}",
-                    got.get(j).copied().unwrap_or(f64::NAN)
-                )));
-            }
-        }
-    }
-    let gamma = (!gamma32.iter().all(|&v| v == 1.0)).then_some(gamma32);
-    let beta = (!beta32.iter().all(|&v| v == 0.0)).then_some(beta32);
-    Ok((Layer::LayerNorm { features: width, eps: eps as f32, gamma, beta }, exit))
-}
-
-fn map1(a: V, f: impl Fn(f64) -> f64) -> V {
-    match a {
-        V::S(a) => V::S(f(a)),
-        V::R(v) => V::R(v.into_iter().map(f).collect()),
-    }
-}
-
-fn map2(a: V, b: V, f: fn(f64, f64) -> f64) -> V {
-    match (a, b) {
-        (V::S(a), V::S(b)) => V::S(f(a, b)),
-        (V::S(a), V::R(b)) => V::R(b.into_iter().map(|b| f(a, b)).collect()),
-        (V::R(a), V::S(b)) => V::R(a.into_iter().map(|a| f(a, b)).collect()),
-        (V::R(a), V::R(b)) => V::R(a.into_iter().zip(b).map(|(a, b)| f(a, b)).collect()),
-    }
 }

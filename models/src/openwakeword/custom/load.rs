@@ -4,7 +4,7 @@ use alloc::format;
 use alloc::sync::Arc;
 use std::path::Path;
 
-use super::{names, onnx, tflite, HeadGraph};
+use super::{import_error, names, onnx, tflite, HeadGraph, HeadGraphExt, LIMITS};
 use crate::error::{Error, WeightsSource};
 use crate::files::{read_limited, HEAD_LIMIT};
 use crate::openwakeword::detector::WakeWord;
@@ -39,9 +39,10 @@ impl Format {
 /// is not a head we recognise (the message names the first unsupported node or layer).
 pub fn parse(bytes: &[u8], format: Format, source: &WeightsSource) -> Result<HeadGraph, Error> {
     let graph = match format {
-        Format::Onnx => onnx::parse(bytes, source)?,
-        Format::Tflite => tflite::parse(bytes, source)?,
-    };
+        Format::Onnx => onnx::parse(bytes, &LIMITS),
+        Format::Tflite => tflite::parse(bytes, &LIMITS),
+    }
+    .map_err(|e| import_error(source, e))?;
     graph.validate(source)?;
     Ok(graph)
 }
