@@ -10,7 +10,7 @@
 //! | `sanotts` | `decoder` |
 //! | `silero_vad` | `network` (the voice-activity network; its segment rule is plain code) |
 //!
-//! Rules ([`parse_exec_plan`]):
+//! Rules ([`parse_impl_choices`]):
 //! - Omission, `{}`, the string `"default"`, a component given as `"default"` or as
 //!   `{"impl":"default"}` keep the default: [`BackendKind::best`] (`neon` on aarch64 in a
 //!   build with feature `neon`, `x86` at the best level of an x86-64 CPU with AVX2 and FMA,
@@ -148,18 +148,18 @@ impl Impl {
 
 /// A parsed `<family>.exec_plan`: one backend per component, resolved for this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExecPlan {
+pub struct ImplChoices {
     family: Family,
     /// Per component of the family, in [`Family::components`] order: the impl asked for
     /// and the backend it resolved to.
     choices: Vec<(Impl, BackendKind)>,
 }
 
-impl ExecPlan {
+impl ImplChoices {
     /// The default for every component of `family`.
-    pub fn default_for(family: Family) -> ExecPlan {
+    pub fn default_for(family: Family) -> ImplChoices {
         let choice = (Impl::Default, BackendKind::best());
-        ExecPlan { family, choices: family.components().iter().map(|_| choice).collect() }
+        ImplChoices { family, choices: family.components().iter().map(|_| choice).collect() }
     }
 
     /// The family.
@@ -184,20 +184,20 @@ impl ExecPlan {
 
 /// Why an exec plan was refused: the family's key and the first problem found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExecPlanError {
+pub struct ImplChoicesError {
     /// The family.
     pub family: Family,
     /// What is wrong, in one line.
     pub message: String,
 }
 
-impl core::fmt::Display for ExecPlanError {
+impl core::fmt::Display for ImplChoicesError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{}.exec_plan: {}", self.family.name(), self.message)
     }
 }
 
-impl core::error::Error for ExecPlanError {}
+impl core::error::Error for ImplChoicesError {}
 
 /// `a, b, c` for an error message.
 fn list(names: &[&str]) -> String {
@@ -220,12 +220,12 @@ fn kind(v: &Value) -> &'static str {
 /// each component's backend for this machine.
 ///
 /// # Errors
-/// [`ExecPlanError`] naming the first problem: malformed JSON (with line and column), an
+/// [`ImplChoicesError`] naming the first problem: malformed JSON (with line and column), an
 /// unknown component, key or impl (listing the valid names), a `backend` other than
 /// [`SESSION_BACKEND`], `artifacts` or `parameters`, or an impl this machine or build
 /// cannot run (naming what is missing).
-pub fn parse_exec_plan(family: Family, json: &str) -> Result<ExecPlan, ExecPlanError> {
-    let fail = |message: String| ExecPlanError { family, message };
+pub fn parse_impl_choices(family: Family, json: &str) -> Result<ImplChoices, ImplChoicesError> {
+    let fail = |message: String| ImplChoicesError { family, message };
     // serde_json's message ends with the position: "... at line L column C".
     let malformed = |e: serde_json::Error| fail(format!("malformed JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(json);
@@ -234,7 +234,7 @@ pub fn parse_exec_plan(family: Family, json: &str) -> Result<ExecPlan, ExecPlanE
     let mut de = serde_json::Deserializer::from_str(json);
     UniqueKeys::deserialize(&mut de).map_err(|e| fail(e.to_string()))?;
     let value: Value = serde_json::from_str(json).map_err(malformed)?;
-    let mut plan = ExecPlan::default_for(family);
+    let mut plan = ImplChoices::default_for(family);
     let components = match &value {
         Value::String(s) if s == "default" => return Ok(plan),
         Value::Object(map) => map,
@@ -331,9 +331,9 @@ fn parse_component(name: &str, spec: &Value) -> Result<Impl, String> {
     Ok(choice)
 }
 
-impl core::fmt::Display for ExecPlan {
+impl core::fmt::Display for ImplChoices {
     /// The plan as JSON with the impl every component resolved to here, e.g.
-    /// `{"encoder":"x86","decoder":"portable"}`: valid input for [`parse_exec_plan`], giving
+    /// `{"encoder":"x86","decoder":"portable"}`: valid input for [`parse_impl_choices`], giving
     /// the same plan on this machine.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let parts: Vec<String> = self

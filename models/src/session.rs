@@ -36,7 +36,7 @@ use neon_runtime::ops::quant::QuantPath;
 use neon_runtime::BackendKind;
 
 use crate::error::Error;
-use crate::exec_plan::{parse_exec_plan, unknown_family, ExecPlan, Family};
+use crate::exec_plan::{parse_impl_choices, unknown_family, Family, ImplChoices};
 use crate::openwakeword::detector::EmbeddingMode;
 
 /// Every key, in the order errors list them.
@@ -53,7 +53,7 @@ pub const KEYS: [&str; 6] = [
 /// other choices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionOptions {
-    exec_plans: [ExecPlan; Family::ALL.len()],
+    impl_choices: [ImplChoices; Family::ALL.len()],
     embedding_mode: EmbeddingMode,
     int8: QuantPath,
 }
@@ -72,7 +72,7 @@ impl SessionOptions {
     /// Every option at its default.
     pub fn new() -> Self {
         Self {
-            exec_plans: Family::ALL.map(ExecPlan::default_for),
+            impl_choices: Family::ALL.map(ImplChoices::default_for),
             embedding_mode: EmbeddingMode::default(),
             int8: QuantPath::Widening,
         }
@@ -116,7 +116,7 @@ impl SessionOptions {
     ///
     /// # Errors
     /// [`Error::SessionOption`] naming the key: an unknown key or family (listing the valid
-    /// ones), a value not in the key's list, or an exec plan [`parse_exec_plan`] refuses.
+    /// ones), a value not in the key's list, or an exec plan [`parse_impl_choices`] refuses.
     /// The options are unchanged on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
         let (key, value) = (trim(key), trim(value));
@@ -125,8 +125,9 @@ impl SessionOptions {
             let Some(family) = Family::from_name(family) else {
                 return Err(option_error(key, unknown_family(family)));
             };
-            let plan = parse_exec_plan(family, value).map_err(|e| option_error(key, e.message))?;
-            self.exec_plans[family_index(family)] = plan;
+            let plan =
+                parse_impl_choices(family, value).map_err(|e| option_error(key, e.message))?;
+            self.impl_choices[family_index(family)] = plan;
             return Ok(());
         }
         match key {
@@ -155,8 +156,8 @@ impl SessionOptions {
     }
 
     /// The exec plan of `family`.
-    pub fn exec_plan(&self, family: Family) -> &ExecPlan {
-        &self.exec_plans[family_index(family)]
+    pub fn impl_choices(&self, family: Family) -> &ImplChoices {
+        &self.impl_choices[family_index(family)]
     }
 
     /// The backend `component` of `family` runs on.
@@ -165,7 +166,7 @@ impl SessionOptions {
     /// When `family` has no component `component` (a name from [`Family::components`] is
     /// expected: a typo in the calling code, not bad input).
     pub fn backend(&self, family: Family, component: &str) -> BackendKind {
-        match self.exec_plan(family).backend(component) {
+        match self.impl_choices(family).backend(component) {
             Some(b) => b,
             None => panic!(
                 "{} has no component {component:?} (components: {})",
@@ -191,7 +192,7 @@ impl SessionOptions {
     pub fn describe(&self) -> Vec<String> {
         let mut out: Vec<String> = Family::ALL
             .iter()
-            .map(|&f| format!("{}.exec_plan={}", f.name(), self.exec_plan(f)))
+            .map(|&f| format!("{}.exec_plan={}", f.name(), self.impl_choices(f)))
             .collect();
         let mode = match self.embedding_mode {
             EmbeddingMode::Incremental => "incremental",

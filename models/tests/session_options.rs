@@ -1,7 +1,7 @@
 //! Every rule of `<family>.exec_plan` and of the other session options
 //! (`neon_models::exec_plan`, `neon_models::session`).
 
-use neon_models::exec_plan::{parse_exec_plan, Family, Impl};
+use neon_models::exec_plan::{parse_impl_choices, Family, Impl};
 use neon_models::openwakeword::detector::EmbeddingMode;
 use neon_models::session::SessionOptions;
 use neon_runtime::kernels::cpu::X86Level;
@@ -10,14 +10,14 @@ use neon_runtime::BackendKind;
 
 /// The message of a refused exec plan.
 fn refused(family: Family, json: &str) -> String {
-    match parse_exec_plan(family, json) {
+    match parse_impl_choices(family, json) {
         Ok(plan) => panic!("{json} was accepted as {plan:?}"),
         Err(e) => e.to_string(),
     }
 }
 
 fn backend(family: Family, json: &str, component: &str) -> BackendKind {
-    let plan = parse_exec_plan(family, json).unwrap_or_else(|e| panic!("{json}: {e}"));
+    let plan = parse_impl_choices(family, json).unwrap_or_else(|e| panic!("{json}: {e}"));
     plan.backend(component).expect("a component of the family")
 }
 
@@ -63,7 +63,7 @@ fn portable_selects_one_component_and_leaves_the_others() {
     let json = r#"{"decoder":{"impl":"portable"}}"#;
     assert_eq!(backend(Family::MoonshineAsr, json, "decoder"), BackendKind::Portable);
     assert_eq!(backend(Family::MoonshineAsr, json, "encoder"), BackendKind::best());
-    let plan = parse_exec_plan(Family::MoonshineAsr, json).unwrap();
+    let plan = parse_impl_choices(Family::MoonshineAsr, json).unwrap();
     assert_eq!(plan.impl_of("decoder"), Some(Impl::Portable));
     assert_eq!(plan.impl_of("encoder"), Some(Impl::Default));
     assert_eq!(plan.backend("head"), None);
