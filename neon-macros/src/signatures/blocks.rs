@@ -4,19 +4,15 @@
 use neon_runtime::blocks::{ConvNeXtGeometry, ResidualConvGeometry};
 use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::stft::StftMagnitudeGeometry;
-use syn::Ident;
 
-use super::{block_sizes, weight_rank, WeightArg};
+use super::{block_sizes, weight_rank};
+use super::{Call, Resolved};
 use crate::ir::{BlockKind, Op};
 use crate::options::Options;
 
 /// The blocks and the spectrogram: `residual_conv`, `convnext`, `stft_magnitude`.
-pub(super) fn resolve(
-    op: &str,
-    callee: &Ident,
-    w: Option<&WeightArg>,
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, callee, w, .. } = call;
     Ok(Some(match op {
         "residual_conv" => {
             let w = w.expect("signature has a weight");

@@ -5,20 +5,15 @@ use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
 use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::Layout;
-use syn::Ident;
 
 use super::{bias_len, conflict, weight_rank, WeightArg};
+use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
 
 /// The convolutions and pooling: `conv1d`, `depthwise_conv1d`, `conv2d`, `max_pool2d`.
-pub(super) fn resolve(
-    op: &str,
-    callee: &Ident,
-    w: Option<&WeightArg>,
-    b: Option<&WeightArg>,
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, callee, w, b, .. } = call;
     Ok(Some(match op {
         "conv1d" => {
             let w = w.expect("signature has a weight");

@@ -7,17 +7,13 @@ use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::Layout;
 
 use super::{bias_len, weight_rank, TensorArg, WeightArg};
+use super::{Call, Resolved};
 use crate::ir::{Op, Storage};
 use crate::options::Options;
 
 /// The dense layers: `linear` (f32, i8 or i8_block32 weights) and `lstm_cell`.
-pub(super) fn resolve(
-    op: &str,
-    w: Option<&WeightArg>,
-    b: Option<&WeightArg>,
-    tensors: &[TensorArg],
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, w, b, tensors, .. } = call;
     Ok(Some(match op {
         "linear" => {
             let w = w.expect("signature has a weight");

@@ -152,34 +152,45 @@ pub fn resolve(
     }
 }
 
-/// [`resolve`]: `Err` for an error of its own, `Ok(None)` when an option error (already
-/// reported) leaves the call without an operator.
+/// What resolving a call gives: `Err` for an error of its own, `Ok(None)` when an option
+/// error (already reported) leaves the call without an operator.
+type Resolved = Result<Option<Op>, syn::Error>;
+
+/// One call as the operator groups read it: the operator's name, its identifier (for
+/// spans), its first two weights and its tensor arguments.
+#[derive(Clone, Copy)]
+struct Call<'a, 'b> {
+    op: &'a str,
+    callee: &'a Ident,
+    w: Option<&'a WeightArg<'b>>,
+    b: Option<&'a WeightArg<'b>>,
+    tensors: &'a [TensorArg<'b>],
+}
+
+/// [`resolve`]'s operator ([`Resolved`]).
 fn resolve_op(
     callee: &Ident,
     weights: &[WeightArg],
     tensors: &[TensorArg],
     opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+) -> Resolved {
     let name = callee.to_string();
     let op = name.as_str();
-    let w = weights.first();
-    let b = weights.get(1);
     storage_rules(op, weights)?;
+    let call = Call { op, callee, w: weights.first(), b: weights.get(1), tensors };
     match op {
-        "conv1d" | "depthwise_conv1d" | "conv2d" | "max_pool2d" => {
-            conv::resolve(op, callee, w, b, opts)
-        }
-        "linear" | "lstm_cell" => dense::resolve(op, w, b, tensors, opts),
+        "conv1d" | "depthwise_conv1d" | "conv2d" | "max_pool2d" => conv::resolve(call, opts),
+        "linear" | "lstm_cell" => dense::resolve(call, opts),
         "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" => {
-            norm::resolve(op, w, b, opts)
+            norm::resolve(call, opts)
         }
         "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu" | "tanh"
         | "sigmoid" | "exp" | "add" | "mul" | "softmax" | "complex_magnitude" => {
-            pointwise::resolve(op, callee, opts)
+            pointwise::resolve(call, opts)
         }
         "transpose" | "concat_frames" | "last_frames" | "write_frames" | "reflect_pad"
-        | "rotary" | "attention" => sequence::resolve(op, callee, opts),
-        "residual_conv" | "convnext" | "stft_magnitude" => blocks::resolve(op, callee, w, opts),
+        | "rotary" | "attention" => sequence::resolve(call, opts),
+        "residual_conv" | "convnext" | "stft_magnitude" => blocks::resolve(call, opts),
         _ => unreachable!("resolve is only called for operators with a signature"),
     }
 }

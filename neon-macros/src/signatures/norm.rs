@@ -5,18 +5,15 @@ use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::Layout;
 
-use super::{bias_len, weight_rank, WeightArg};
+use super::{bias_len, weight_rank};
+use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
 
 /// The norms and per-channel operators: `layer_norm`, `rms_norm`, `group_norm`,
 /// `layer_scale`, `bias_add`.
-pub(super) fn resolve(
-    op: &str,
-    w: Option<&WeightArg>,
-    b: Option<&WeightArg>,
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, w, b, .. } = call;
     Ok(Some(match op {
         "layer_norm" | "rms_norm" | "group_norm" => {
             let w = w.expect("signature has a weight");

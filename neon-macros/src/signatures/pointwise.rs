@@ -5,18 +5,15 @@ use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::elementwise::{Add, Mul};
 use neon_runtime::ops::softmax::Softmax;
-use syn::Ident;
 
+use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
 
 /// The activations and elementwise operators: `relu` .. `exp`, `add`, `mul`, `softmax`,
 /// `complex_magnitude`.
-pub(super) fn resolve(
-    op: &str,
-    callee: &Ident,
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, callee, .. } = call;
     Ok(Some(match op {
         "relu" => Op::Act(Activation::Relu),
         "leaky_relu" => Op::Act(Activation::LeakyRelu { slope: opts.float("slope", 0.01) }),

@@ -8,18 +8,15 @@ use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
 use neon_runtime::Layout;
-use syn::Ident;
 
+use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
 
 /// The layout, sequence and attention operators: `transpose`, `concat_frames`,
 /// `last_frames`, `write_frames`, `reflect_pad`, `rotary`, `attention`.
-pub(super) fn resolve(
-    op: &str,
-    callee: &Ident,
-    opts: &mut Options,
-) -> Result<Option<Op>, syn::Error> {
+pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, callee, .. } = call;
     Ok(Some(match op {
         "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
         "concat_frames" => {
