@@ -81,7 +81,7 @@ def main():
                    help="only this package's executables (repeatable)")
     a = p.parse_args()
     # The model crates' executables hold the longest tests: start them first.
-    order = {"neon-models": 0, "neon-capi": 1, "neon-tests": 2}
+    order = {"neon-models": 0, "neon-cli": 0, "neon-capi": 1, "neon-tests": 2}
     tests = []
     for label, exe, root in executables(sys.stdin, set(a.package)):
         if is_aarch64(exe):

@@ -45,7 +45,7 @@ tools/moonshine/fetch.sh || {
 build() { # target
   local target=$1
   echo "== cargo build --release --target $target (neon, and the C library if present)"
-  cargo build --release --locked --target "$target" -p neon-models --bin neon
+  cargo build --release --locked --target "$target" -p neon-cli --bin neon
   if [ -d neon-capi ]; then
     cargo build --release --locked --target "$target" -p neon-capi --lib
   fi

@@ -29,6 +29,15 @@ echo "disk: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
 step "cargo fmt --check"
 cargo fmt --all --check
 
+step "crate dependencies: an app loading models from files (neon-models, features std) and the C API pull no command-line, audio-decoding or server crate"
+for spec in "-p neon-models --no-default-features --features std" "-p neon-capi"; do
+  # shellcheck disable=SC2086
+  if cargo tree -e normal $spec --prefix none | grep -E '^(clap|indicatif|signal-hook|symphonia|rubato|hound) '; then
+    echo "cargo tree -e normal $spec: lists an application crate (above)" >&2
+    exit 1
+  fi
+done
+
 step "clippy (host)"
 cargo clippy --workspace --all-targets -- -D warnings
 
@@ -75,12 +84,12 @@ tools/sanotts/check.sh
 
 step "host tests"
 cargo test --workspace
-# neon-models' unit tests: not in a plain `cargo test` (`test = false` in its Cargo.toml, so
+# neon-models' and neon-wyoming's unit tests: not in a plain `cargo test` (`test = false` in their Cargo.toml, so
 # the aarch64 build skips them); the other libraries' unit tests run again (a second).
 cargo test --workspace --lib
 
-step "neon serve soak test: 16 mixed clients for 2 min, RSS sampled (models/tests/serve_soak.rs, ~2.5 min)"
-cargo test -p neon-models --test serve_soak -- --ignored
+step "neon serve soak test: 16 mixed clients for 2 min, RSS sampled (neon-cli/tests/serve_soak.rs, ~2.5 min)"
+cargo test -p neon-cli --test serve_soak -- --ignored
 
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
 tools/wyoming/test.sh

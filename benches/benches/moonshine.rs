@@ -17,8 +17,8 @@
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use neon_audio::Audio;
 use neon_benches::moonshine::{model_path, open, prefill, BECKETT_TOKENS, STEP_POSITION};
-use neon_models::audio::Audio;
 use neon_runtime::Backend;
 
 fn bench_moonshine(cr: &mut Criterion) {

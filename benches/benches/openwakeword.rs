@@ -32,7 +32,7 @@
 use std::path::PathBuf;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetectorOn};

@@ -6,7 +6,7 @@
 use std::io::{Cursor, Read};
 
 use libfuzzer_sys::fuzz_target;
-use neon_models::audio::{resample, AudioStream};
+use neon_audio::{resample, AudioStream};
 
 /// A reader without `Seek`, returning at most 613 bytes per call.
 struct Pipe(Cursor<Vec<u8>>);
@@ -18,7 +18,7 @@ impl Read for Pipe {
     }
 }
 
-fn drain(stream: Result<AudioStream, neon_models::audio::AudioError>) {
+fn drain(stream: Result<AudioStream, neon_audio::AudioError>) {
     let Ok(mut s) = stream else { return };
     let mut out = Vec::new();
     loop {

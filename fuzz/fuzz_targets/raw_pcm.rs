@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use neon_models::audio::RawPcmReader;
+use neon_audio::RawPcmReader;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };

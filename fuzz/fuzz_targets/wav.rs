@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(audio) = Audio::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) {

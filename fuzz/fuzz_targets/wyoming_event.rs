@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use neon_models::wyoming::audio::{ChunkConverter, Format};
-use neon_models::wyoming::event::{read_event, write_event, ReadError};
+use neon_wyoming::audio::{ChunkConverter, Format};
+use neon_wyoming::event::{read_event, write_event, ReadError};
 
 fuzz_target!(|data: &[u8]| {
     let mut reader = std::io::BufReader::new(data);

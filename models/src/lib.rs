@@ -1,15 +1,24 @@
-//! Model components built on neon: openWakeWord (wake-word detection), Moonshine base-en
-//! (speech recognition) and the sanoTTS decoder (hidden states to waveform, [`sanotts`]).
+//! neon-models: the models of neon as `neon_plan!` plans (openWakeWord, Moonshine base-en,
+//! Silero VAD, the sanoTTS decoder), their weight loading and folding, frontends, streaming
+//! state and component selection; depends on neon-runtime and neon-macros only (neon-import
+//! with feature `import`).
 //!
 //! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
-//! `'static` data) so the wake-word detector builds for bare-metal targets; feature `alloc`
-//! adds heap-owned weights and feature `std` (default) adds file loading, WAV input and the
-//! `neon` command-line program. Moonshine ([`moonshine`]) and sanoTTS ([`sanotts`]) need
-//! feature `alloc` for their weights and buffers (their plans are `no_std`; sanoTTS's
-//! synthetic voice needs feature `synthetic`, part of `std`). Feature `neon` (default)
-//! selects the NEON backend on aarch64.
-//! `models/bare-metal/` is such a bare-metal build: openWakeWord on `aarch64-unknown-none`
-//! with weights packed at build time into `static` arrays.
+//! `'static` data) so the wake-word detector builds for bare-metal targets. Features:
+//! - `alloc`: heap-owned weights (packed at load time) and safetensors parsing; Moonshine
+//!   ([`moonshine`]), Silero VAD ([`vad`]) and sanoTTS ([`sanotts`]) need it for their
+//!   weights and buffers (their plans are `no_std`).
+//! - `std` (default): loading from files (weights, tokenizer, session options), `std::io`
+//!   errors, the embedded speech-embedding network, worker teams; no application dependency.
+//! - `import` (default): users' `.onnx` / `.tflite` wake-word models through neon-import.
+//! - `synthetic` (part of `std`): sanoTTS's synthetic voice.
+//! - `builtin-heads` (default): the five official openWakeWord heads embedded.
+//! - `neon` (default): the NEON backend on aarch64.
+//!
+//! The `neon` program (neon-cli), the Wyoming server (neon-wyoming), audio decoding
+//! (neon-audio) and the C API (neon-capi) are built on this crate. `models/bare-metal/` is a
+//! bare-metal build: openWakeWord on `aarch64-unknown-none` with weights packed at build time
+//! into `static` arrays.
 #![no_std]
 
 #[cfg(feature = "alloc")]
@@ -17,18 +26,12 @@ extern crate alloc;
 #[cfg(any(feature = "std", feature = "synthetic", test))]
 extern crate std;
 
-/// Audio input: the `neon-audio` crate (WAV, FLAC and Ogg/Vorbis decoding, streaming
-/// resampling to 16 kHz mono, raw PCM).
-#[cfg(feature = "std")]
-pub use neon_audio as audio;
 pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;
 pub mod sanotts;
 pub mod vad;
 
-#[cfg(feature = "std")]
-pub mod endpoint;
 pub mod error;
 #[cfg(feature = "std")]
 pub mod exec_plan;
@@ -38,8 +41,6 @@ pub mod files;
 pub mod session;
 #[cfg(feature = "alloc")]
 pub mod weights;
-#[cfg(feature = "std")]
-pub mod wyoming;
 
 pub use error::Error;
 #[cfg(feature = "alloc")]

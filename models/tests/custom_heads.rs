@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom::{

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom::{self, Format, HeadGraphExt};

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom::{self, Format, HeadGraphExt};

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::openwakeword::mel::{MelFrontend, FRONTEND};
 use neon_runtime::Backend;
 

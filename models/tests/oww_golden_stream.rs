@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use neon_models::audio::Audio;
+use neon_audio::Audio;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::WakeDetectorOn;
 use neon_runtime::{Backend, Portable};

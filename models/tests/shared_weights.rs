@@ -151,8 +151,7 @@ fn wake_run(d: &mut WakeDetector, samples: &[i16], chunk: usize) -> Vec<u32> {
 
 /// The committed "hey jarvis" clip (its first `WAKE_CHUNKS` chunks).
 fn hey_jarvis() -> Vec<i16> {
-    let mut s =
-        neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap().to_i16();
+    let mut s = neon_audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap().to_i16();
     s.truncate(WAKE_CHUNKS.saturating_mul(1280));
     s
 }

@@ -98,7 +98,7 @@ fn oww_run<B: Backend>(par: &dyn Parallel) -> Vec<Vec<f32>> {
     let embedding =
         TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("embedding")).unwrap();
     let mut d = WakeDetectorOn::<B>::with_embedding(&embedding, words).unwrap();
-    let audio = neon_models::audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap();
+    let audio = neon_audio::Audio::open(common::oww_path("clips/hey_jarvis.wav")).unwrap();
     let samples = audio.to_i16();
     let mut out = Vec::new();
     // One push of 3 chunks first (several embeddings per push), then chunk by chunk.

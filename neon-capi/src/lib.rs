@@ -1,6 +1,6 @@
-//! The C API of neon: openWakeWord wake-word detection, Moonshine speech recognition and
-//! Silero VAD voice activity behind opaque handles, for programs in C (or anything with a C
-//! FFI).
+//! neon-capi: the C API of neon: openWakeWord wake-word detection, Moonshine speech
+//! recognition and Silero VAD voice activity behind opaque handles, for programs in C (or
+//! anything with a C FFI). Depends on neon-models and neon-runtime only (no audio decoding).
 //!
 //! The header is `include/neon.h`, generated from these sources by cbindgen
 //! (`tests/header.rs` checks that the committed header is current; `NEON_UPDATE_HEADER=1
@@ -75,3 +75,9 @@ pub use wake::{
 
 /// Sample rate of every input (Hz).
 const RATE: u64 = 16_000;
+
+/// An int16 sample as f32 in `[-1, 1)`: divided by 32768, the convention of the models'
+/// f32 inputs (Moonshine, Silero VAD) and of neon-audio's decoders.
+fn i16_to_f32(v: i16) -> f32 {
+    f32::from(v) / 32768.0
+}

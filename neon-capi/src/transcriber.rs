@@ -3,7 +3,7 @@
 use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
-use neon_models::audio::i16_to_f32;
+use crate::i16_to_f32;
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::segment::split;
 use neon_models::moonshine::transcriber::Transcriber;

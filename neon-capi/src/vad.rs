@@ -11,7 +11,7 @@
 use std::ffi::{c_char, c_int, CString};
 use std::sync::{Arc, Mutex, Weak};
 
-use neon_models::audio::i16_to_f32;
+use crate::i16_to_f32;
 use neon_models::exec_plan::Family;
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::segments::{SegmentConfig, SegmentError, SpeechSegment, SpeechSegmenter};

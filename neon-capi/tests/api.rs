@@ -6,8 +6,8 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::ptr::{null, null_mut};
 
+use neon_audio::i16_to_f32;
 use neon_capi::*;
-use neon_models::audio::i16_to_f32;
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::openwakeword::builtin;

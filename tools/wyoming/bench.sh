@@ -13,6 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
 pinned_venv wyoming/peer
-cargo build --release --quiet -p neon-models --bin neon
+cargo build --release --quiet -p neon-cli --bin neon
 "$venv/bin/python" tools/wyoming/bench_serve.py --neon target/release/neon \
   --peer-python "$venv/bin/python" "$@"

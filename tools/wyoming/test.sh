@@ -12,7 +12,7 @@ pinned_venv wyoming
 # plain `cargo build` leaves there an unoptimised one, some 15 times slower at transcription).
 # Nothing to do when `cargo test` ran before, as in scripts/test.sh.
 neon=${NEON:-target/debug/neon}
-if [ -z "${NEON:-}" ] && ! out=$(cargo test -p neon-models --test cli_serve --no-run 2>&1); then
+if [ -z "${NEON:-}" ] && ! out=$(cargo test -p neon-cli --test cli_serve --no-run 2>&1); then
   echo "$out" >&2
   exit 1
 fi

@@ -62,7 +62,7 @@ python="$venv/bin/python"
 # Without NEON: target/debug/neon as `cargo test` builds it (the test profile, optimised; a
 # plain `cargo build` leaves there an unoptimised one, some 15 times slower at transcription).
 neon=${NEON:-target/debug/neon}
-if [ -z "${NEON:-}" ] && ! out=$(cargo test -p neon-models --test cli_serve --no-run 2>&1); then
+if [ -z "${NEON:-}" ] && ! out=$(cargo test -p neon-cli --test cli_serve --no-run 2>&1); then
   echo "$out" >&2
   exit 1
 fi

@@ -9,6 +9,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use std::path::Path;
 
+#[cfg(feature = "import")]
 use super::custom;
 use super::detector::WakeWord;
 use super::head::HeadNet;
@@ -81,8 +82,16 @@ pub fn wake_word(name_or_path: &str) -> Result<WakeWord, Error> {
             name: format!("`{name_or_path}` is neither a built-in model ({known}) nor a file"),
         });
     }
+    #[cfg(feature = "import")]
     if custom::Format::of(path).is_some() {
         return custom::wake_word_from_file(path);
+    }
+    #[cfg(not(feature = "import"))]
+    if path.extension().is_some_and(|e| e == "onnx" || e == "tflite") {
+        return Err(Error::Unknown {
+            what: "model",
+            name: format!("`{name_or_path}`: .onnx and .tflite models need the `import` feature"),
+        });
     }
     let bytes = crate::files::read_limited(path, crate::files::HEAD_LIMIT)?;
     let name = path.file_stem().map_or_else(|| name_or_path.into(), |s| s.to_string_lossy().into());

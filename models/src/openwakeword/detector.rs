@@ -28,7 +28,7 @@ enum Head {
     Compiled { net: Arc<HeadNet<Vec<f32>>>, stage2: Option<Arc<HeadNet<Vec<f32>>>> },
     /// A user's model ([`custom`](super::custom), feature `std`): shared operators, and
     /// run-time plans of this wake word's own, built at its first score.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "import")]
     Graph { head: Arc<super::custom::GraphHead>, plans: Option<Box<super::custom::GraphPlans>> },
 }
 
@@ -47,7 +47,7 @@ impl Clone for WakeWord {
             Head::Compiled { net, stage2 } => {
                 Head::Compiled { net: net.clone(), stage2: stage2.clone() }
             }
-            #[cfg(feature = "std")]
+            #[cfg(feature = "import")]
             Head::Graph { head, .. } => Head::Graph { head: head.clone(), plans: None },
         };
         Self { name: self.name.clone(), head, last: 0.0 }
@@ -62,7 +62,7 @@ impl WakeWord {
     }
 
     /// A named user model (feature `std`), its operators shared with `head`'s other users.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "import")]
     pub fn from_graph(name: String, head: Arc<super::custom::GraphHead>) -> Self {
         Self { name, head: Head::Graph { head, plans: None }, last: 0.0 }
     }
@@ -77,7 +77,7 @@ impl WakeWord {
     pub fn frames(&self) -> usize {
         match &self.head {
             Head::Compiled { .. } => HEAD_FRAMES,
-            #[cfg(feature = "std")]
+            #[cfg(feature = "import")]
             Head::Graph { head, .. } => head.frames(),
         }
     }
@@ -86,7 +86,7 @@ impl WakeWord {
     pub fn hidden(&self) -> usize {
         match &self.head {
             Head::Compiled { net, .. } => net.hidden(),
-            #[cfg(feature = "std")]
+            #[cfg(feature = "import")]
             Head::Graph { head, .. } => head.hidden(),
         }
     }
@@ -101,7 +101,7 @@ impl WakeWord {
                     _ => Ok(p1),
                 }
             }
-            #[cfg(feature = "std")]
+            #[cfg(feature = "import")]
             Head::Graph { head, plans } => {
                 let plans = match plans {
                     Some(p) => p,

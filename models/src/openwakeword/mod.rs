@@ -13,7 +13,7 @@
 //!   (`WakeDetectorOn<B>`); `selection` (feature `std`): the same configured by session
 //!   options (`WakeDetector`); [`trigger`]: scores → detections.
 //! - `builtin` (feature `std`): the official models, embedded, by name or path.
-//! - `custom` (feature `std`): users' own heads from `.onnx` and `.tflite` files.
+//! - `custom` (feature `import`): users' own heads from `.onnx` and `.tflite` files.
 //!
 //! Facts about the official models (layer shapes, streaming semantics) are checked against
 //! the official runtime by the converter in `tools/openwakeword/`.
@@ -49,7 +49,7 @@
 
 #[cfg(feature = "std")]
 pub mod builtin;
-#[cfg(feature = "std")]
+#[cfg(feature = "import")]
 pub mod custom;
 #[cfg(feature = "alloc")]
 pub mod detector;

@@ -12,7 +12,7 @@ use neon_runtime::Backend;
 
 /// `models/moonshine`, after checking the converted weights are there.
 pub fn model_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("moonshine");
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("moonshine");
     let weights = dir.join("base-en.safetensors");
     assert!(
         weights.is_file(),

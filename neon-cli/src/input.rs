@@ -5,7 +5,7 @@
 
 use std::io::{self, Cursor, Read};
 
-use neon_models::audio::{i16_to_f32, is_container, AudioError, AudioStream, RawPcmReader};
+use neon_audio::{i16_to_f32, is_container, AudioError, AudioStream, RawPcmReader};
 
 /// Bytes looked at to tell a container header from raw samples (`RIFF` size `WAVE`).
 const SNIFF: usize = 12;

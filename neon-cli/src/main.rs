@@ -1,4 +1,6 @@
-//! `neon`: on-device audio models from the command line.
+//! neon-cli: `neon`, on-device audio models from the command line. Depends on neon-models
+//! (the models), neon-audio (decoding), neon-wyoming (`neon serve`) and neon-runtime, plus
+//! clap, indicatif, serde_json and signal-hook for the command line.
 //!
 //! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
@@ -9,10 +11,9 @@
 //! - `neon serve --uri tcp://HOST:PORT`: a Wyoming wake-word server for Home Assistant.
 //! - `neon vad WAV|-`: speech segments (and per-window probabilities) with Silero VAD.
 
-mod accept;
 mod bench;
 mod cpu;
-mod deadline;
+mod endpoint;
 mod input;
 mod listen;
 mod live;
@@ -244,7 +245,7 @@ fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
 }
 
 /// The clipping warning's text: `n` samples were clipped; why, from the largest magnitude
-/// decoded (`peak`, full scale 1: [`neon_models::audio::AudioStream::source_peak`]) and the
+/// decoded (`peak`, full scale 1: [`neon_audio::AudioStream::source_peak`]) and the
 /// source's rate in Hz.
 fn clip_message(n: usize, peak: f32, rate: u32) -> String {
     if peak > 1.0 {

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use neon_models::audio::Audio;
-use neon_models::wyoming::event::{read_event, write_event, Event};
+use neon_audio::Audio;
+use neon_wyoming::event::{read_event, write_event, Event};
 use serde_json::{json, Value};
 
 /// The per-client bound docs/serving.md states (MB of RSS above the idle server).
@@ -39,7 +39,7 @@ impl Lcg {
 }
 
 fn manifest(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join(rel)
 }
 
 fn connect(port: u16) -> (BufReader<TcpStream>, TcpStream) {

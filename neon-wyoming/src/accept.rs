@@ -11,7 +11,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use crate::deadline::ClientStream;
-use neon_models::wyoming::event::{write_event, Event};
+use crate::event::{write_event, Event};
 
 /// A descriptor kept open to be given up for refusing a client at the limit.
 pub struct Reserve(Option<File>);

@@ -6,14 +6,14 @@
 //! `--pause-ms` (1.5 s) of silence follows its last speech segment, so a command with
 //! pauses of about a second stays one utterance; the span from its first speech onset to
 //! its last offset (100 ms more on each side) is decoded. `--endpointer energy` ends it by
-//! loudness instead ([`neon_models::endpoint`]: 700 ms pause, 4 s without speech by
+//! loudness instead ([`crate::endpoint`]: 700 ms pause, 4 s without speech by
 //! default), decoding from the wake word to the last loud frame.
 
 use std::path::PathBuf;
 
+use crate::endpoint::{EndReason, EndpointConfig, Endpointer};
 use clap::Args;
-use neon_models::audio::{f32_to_i16, i16_to_f32};
-use neon_models::endpoint::{EndReason, EndpointConfig, Endpointer};
+use neon_audio::{f32_to_i16, i16_to_f32};
 use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
 use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};

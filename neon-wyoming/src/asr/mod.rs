@@ -4,9 +4,9 @@
 //! A request is `transcribe`, then `audio-start`, `audio-chunk`s and `audio-stop`. The
 //! audio (converted to 16 kHz mono as for the wake service) is cut into the pieces
 //! Moonshine decodes while it arrives: with the voice-activity detector ([`AsrConfig::vad`],
-//! the default) the decode windows of [`crate::vad::windows`], so silence before, between
+//! the default) the decode windows of [`neon_models::vad::windows`], so silence before, between
 //! and after speech is never decoded; without it, the whole audio cut at quiet points every
-//! 30 s ([`crate::moonshine::segment`]). Either way the final text equals `neon
+//! 30 s ([`neon_models::moonshine::segment`]). Either way the final text equals `neon
 //! transcribe`'s on the same samples (with the same `--vad`). [`request`] lists the events
 //! a request answers with (streaming: `transcript-start`, a `transcript-chunk` per decoded
 //! piece, `transcript`, `transcript-stop`), the endpointing ([`AsrConfig::endpointing`])
@@ -19,19 +19,16 @@
 
 pub mod request;
 
-use std::format;
-use std::prelude::rust_2021::*;
-
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::exec_plan::Family;
-use crate::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
-use crate::moonshine::SAMPLE_RATE;
-use crate::session::SessionOptions;
-use crate::vad::detector::{Vad, VadModel};
+use neon_models::exec_plan::Family;
+use neon_models::moonshine::transcriber::{token_budget, MoonshineModel, Transcriber};
+use neon_models::moonshine::SAMPLE_RATE;
+use neon_models::session::SessionOptions;
+use neon_models::vad::detector::{Vad, VadModel};
 
 /// Default longest request (s): audio past it ends the request with an error.
 pub const MAX_SECONDS: u32 = 300;
@@ -40,7 +37,7 @@ pub const MAX_SECONDS: u32 = 300;
 /// `--max-request-seconds`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AsrConfig {
-    /// Decode only the speech Silero VAD finds ([`crate::vad::windows`]); `false` decodes
+    /// Decode only the speech Silero VAD finds ([`neon_models::vad::windows`]); `false` decodes
     /// the audio as given.
     pub vad: bool,
     /// End a request once this much silence (s) follows its speech, without waiting for

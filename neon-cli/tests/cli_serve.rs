@@ -16,15 +16,15 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use neon_models::audio::Audio;
-use neon_models::wyoming::event::{read_event, write_event, Event};
+use neon_audio::Audio;
+use neon_wyoming::event::{read_event, write_event, Event};
 use serde_json::json;
 
 const MODELS: [&str; 6] =
     ["okay_nabu", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "alexa", "computer"];
 
 fn custom_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom")
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("tests/data/custom")
 }
 
 /// (model, clip) pairs: our TTS clips and the community model's recording.
@@ -60,7 +60,8 @@ fn samples(path: &PathBuf) -> Vec<i16> {
 
 /// The recordings of wyoming-openwakeword's own test (`data/wyoming/README.md`), as is.
 fn peer_clips() -> Vec<(&'static str, Vec<i16>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wyoming");
+    let dir =
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("tests/data/wyoming");
     MODELS
         .iter()
         .map(|&m| {
@@ -177,7 +178,8 @@ fn stdio_server_passes_the_peer_exchange_and_exits_0_on_eof() {
     let ours: Vec<(&str, Vec<i16>)> = clips().into_iter().map(|(m, p)| (m, samples(&p))).collect();
     peer_exchange(&mut r, &mut w, &ours, &samples(&common::oww_path("clips/weather.wav")));
     // The peer's own recordings, unpadded, as its test sends them.
-    let snowboy = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wyoming/snowboy.wav");
+    let snowboy = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models"))
+        .join("tests/data/wyoming/snowboy.wav");
     peer_exchange(&mut r, &mut w, &peer_clips(), &Audio::open(snowboy).unwrap().to_i16());
     drop(w);
     let out = child.wait_with_output().unwrap();

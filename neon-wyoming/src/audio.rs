@@ -7,7 +7,7 @@
 //! `v >> 16`, truncating); two channels become one as their clipped sum (`tomono` with
 //! factors 1.0, 1.0). More channels, which `audioop` cannot convert, are averaged. Rates
 //! other than 16 kHz go through the streaming resampler of `neon transcribe` and `neon wake`
-//! ([`crate::audio::resample::Streaming`], an FFT resampler) instead of `audioop.ratecv`'s
+//! ([`neon_audio::resample::Streaming`], an FFT resampler) instead of `audioop.ratecv`'s
 //! linear interpolation: better filtering, and one FFT block of latency, flushed by
 //! [`ChunkConverter::finish`].
 //!
@@ -23,20 +23,18 @@
 //! satellites send whole frames; a client that cuts its stream at arbitrary bytes still
 //! gives the same samples). A frame still incomplete at the end of the stream is dropped.
 
-use crate::audio::resample::Streaming;
-use std::format;
-use std::prelude::rust_2021::*;
+use neon_audio::resample::Streaming;
 
 /// Largest rate accepted (Hz).
 pub const MAX_RATE: u32 = 192_000;
-/// Smallest rate accepted (Hz): the audio readers' floor ([`crate::audio::MIN_RATE`]).
-pub const MIN_RATE: u32 = crate::audio::MIN_RATE;
+/// Smallest rate accepted (Hz): the audio readers' floor ([`neon_audio::MIN_RATE`]).
+pub const MIN_RATE: u32 = neon_audio::MIN_RATE;
 /// Most 16 kHz samples one chunk may convert to (2^21, 131 s: what the largest payload
 /// the event reader takes, 4 MiB, holds at 16 kHz 16-bit mono). A chunk at a low rate
 /// expands: 4 MiB of 8-bit audio at 1 kHz would be 67 M samples; such a chunk is refused.
 pub const MAX_CHUNK_SAMPLES: u64 = 1 << 21;
 /// Most samples (input and output together) in one FFT block of a client's resampler.
-/// The blocks of [`crate::audio::resample::block_sizes`] grow as the rate shares fewer
+/// The blocks of [`neon_audio::resample::block_sizes`] grow as the rate shares fewer
 /// factors with 16 kHz (8000 Hz: 3072, 44100 Hz: 4808, 192000 Hz: 13312; 44101 Hz:
 /// 120202; 191999 Hz: 415998, a resampler of about 32 MB built in 70 ms), and a resampler
 /// holds about 76 bytes per block sample, so this bounds one at about 5 MB: every rate
@@ -99,7 +97,7 @@ impl Format {
                 self.rate
             ));
         }
-        let (n_in, n_out) = crate::audio::resample::block_sizes(self.rate);
+        let (n_in, n_out) = neon_audio::resample::block_sizes(self.rate);
         if n_in + n_out > MAX_RESAMPLER_BLOCKS && self.rate != 16_000 {
             return Err(format!(
                 "rate {} Hz is not supported: it shares too few factors with 16000 Hz (its \
@@ -412,7 +410,7 @@ mod tests {
             out.extend_from_slice(piece);
             Ok(())
         };
-        c.push(top, &vec![0; crate::wyoming::event::MAX_PAYLOAD_BYTES], &mut sink).unwrap();
+        c.push(top, &vec![0; crate::event::MAX_PAYLOAD_BYTES], &mut sink).unwrap();
         assert_eq!(out.len() as u64, MAX_CHUNK_SAMPLES);
         assert_eq!(largest, PIECE_FRAMES, "converted piece by piece");
     }
@@ -439,11 +437,8 @@ mod tests {
             .chunks_exact(2)
             .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
             .collect();
-        let whole: Vec<i16> = crate::audio::resample::to_16k(&mono, 1_000)
-            .unwrap()
-            .into_iter()
-            .map(quantise)
-            .collect();
+        let whole: Vec<i16> =
+            neon_audio::resample::to_16k(&mono, 1_000).unwrap().into_iter().map(quantise).collect();
         assert!(got == whole, "the same samples as the whole clip resampled");
         // A sink's error stops the conversion and is returned.
         let e = c.push(format, &bytes, &mut |_| Err("full".to_string())).unwrap_err();

@@ -126,7 +126,8 @@ impl Endpointer {
     }
 
     /// Whether a speech frame was seen.
-    pub fn heard_speech(&self) -> bool {
+    #[cfg(test)]
+    fn heard_speech(&self) -> bool {
         self.heard
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn clip(path: &str) -> Vec<i16> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models"));
     let mut r = hound::WavReader::open(root.join(path)).unwrap();
     assert_eq!(r.spec().sample_rate, 16_000);
     r.samples::<i16>().map(Result::unwrap).collect()

@@ -3,7 +3,7 @@
 //! The events, in `wyoming` 1.10's order:
 //! - `transcribe` → `transcript-start` at once (also for a request too short to give any
 //!   text);
-//! - while the audio arrives, each piece (a decode window, [`crate::vad::windows`]; or,
+//! - while the audio arrives, each piece (a decode window, [`neon_models::vad::windows`]; or,
 //!   with the VAD off, 30 s cut at a quiet point) is decoded as soon as it is decided and
 //!   its text sent as one `transcript-chunk`. A window is decided when the VAD sees its
 //!   end: 2 s of silence after its speech, or 30 s of audio. A chunk starts with a space
@@ -25,7 +25,7 @@
 //! its audio is ignored.
 //!
 //! **Memory**: a request holds its open decode window (at most 30 s, plus the pause that
-//! speech may still join; [`crate::vad::windows`]) or, with the VAD off, at most 30 s; never
+//! speech may still join; [`neon_models::vad::windows`]) or, with the VAD off, at most 30 s; never
 //! the whole request.
 //!
 //! **Errors** (a chunk whose format is invalid, samples the VAD refuses, a failed decode):
@@ -33,18 +33,15 @@
 //! decode failed is over (its next audio is ignored up to `audio-stop`); a bad chunk is
 //! skipped and the request goes on.
 
-use std::format;
-use std::prelude::rust_2021::*;
-
 use serde_json::json;
 
 use super::super::audio::{ChunkConverter, Format, Sink};
 use super::super::event::Event;
 use super::{AsrModels, Sensitivity};
-use crate::moonshine::segment::{Segment, Segmenter};
-use crate::moonshine::{MAX_SAMPLES, SAMPLE_RATE};
-use crate::vad::segments::SegmentConfig;
-use crate::vad::windows::{SpeechWindows, WindowConfig};
+use neon_models::moonshine::segment::{Segment, Segmenter};
+use neon_models::moonshine::{MAX_SAMPLES, SAMPLE_RATE};
+use neon_models::vad::segments::SegmentConfig;
+use neon_models::vad::windows::{SpeechWindows, WindowConfig};
 
 /// The language of every transcript (Moonshine base-en).
 const LANGUAGE: &str = "en";

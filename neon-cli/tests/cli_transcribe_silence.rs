@@ -40,7 +40,7 @@ const MAX_WER: f64 = 0.04;
 
 /// The committed clips, sorted by name.
 fn clips() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("speech/clips");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("speech/clips");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

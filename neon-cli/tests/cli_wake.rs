@@ -153,7 +153,9 @@ fn bad_inputs_are_one_line_errors() {
 }
 
 fn custom(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom").join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models"))
+        .join("tests/data/custom")
+        .join(name)
 }
 
 #[test]
@@ -591,7 +593,7 @@ fn live(args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let audio = neon_models::audio::Audio::open(clip("hey_jarvis")).unwrap().to_i16();
+    let audio = neon_audio::Audio::open(clip("hey_jarvis")).unwrap().to_i16();
     let bytes: Vec<u8> = audio.iter().flat_map(|s| s.to_le_bytes()).collect();
     child.stdin.as_mut().unwrap().write_all(&bytes).unwrap();
     child

@@ -114,7 +114,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
 fn clip(dir: &std::path::Path) -> Result<Vec<f32>, String> {
     let path = dir.join("beckett.wav");
     if path.is_file() {
-        let audio = neon_models::audio::Audio::open(&path).map_err(|e| e.to_string())?;
+        let audio = neon_audio::Audio::open(&path).map_err(|e| e.to_string())?;
         return Ok(audio.samples);
     }
     let n = 10 * SAMPLE_RATE;

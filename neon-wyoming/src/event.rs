@@ -14,8 +14,6 @@
 //! [`ReadError::Malformed`]; the stream cannot be resynchronised after it.
 
 use std::io::{self, BufRead, Read, Write};
-use std::prelude::rust_2021::*;
-use std::{format, vec};
 
 use serde_json::{Map, Value};
 

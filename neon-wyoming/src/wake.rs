@@ -1,10 +1,10 @@
 //! The wake-word service of `neon serve`: [`WakeModels`] (every model a server offers,
-//! shared by its clients) and [`WakeSession`] (one client's state), behaving as
+//! shared by its clients) and [`ClientSession`] (one client's state), behaving as
 //! wyoming-openwakeword 2.1's handler does.
 //!
 //! - `describe` → `info` with one wake program and every model: the built-ins under 2.x's
 //!   names (`alexa`, `hey_jarvis`, `hey_mycroft`, `hey_rhasspy`, `okay_nabu`), then the
-//!   custom models (named after their files, [`crate::openwakeword::custom::names`]).
+//!   custom models (named after their files, [`neon_models::openwakeword::custom::names`]).
 //! - `detect` with `names` selects the active models: a custom model of that name first,
 //!   else a built-in (1.x names such as `ok_nabu` or `hey_jarvis_v0.1` are aliases); unknown
 //!   names are skipped; none left (or no names) selects `okay_nabu`.
@@ -29,8 +29,6 @@
 //!   would before beginning the next.
 //! - Other event types are ignored (forward compatibility).
 
-use std::format;
-use std::prelude::rust_2021::*;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -39,12 +37,12 @@ use super::asr::request::AsrRequest;
 use super::asr::AsrModels;
 use super::audio::{ChunkConverter, Format, Sink};
 use super::event::Event;
-use crate::openwakeword::builtin;
-use crate::openwakeword::custom;
-use crate::openwakeword::detector::WakeWord;
-use crate::openwakeword::selection::WakeDetector;
-use crate::openwakeword::stream::CHUNK;
-use crate::session::SessionOptions;
+use neon_models::openwakeword::builtin;
+use neon_models::openwakeword::custom;
+use neon_models::openwakeword::detector::WakeWord;
+use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::stream::CHUNK;
+use neon_models::session::SessionOptions;
 
 /// Samples per second of the converted audio.
 const RATE: u64 = 16_000;
@@ -233,7 +231,7 @@ struct Active {
 
 /// One client's wake-word state: active models, their detector, the audio pipeline; and,
 /// between `transcribe` and `audio-stop`, the utterance for speech recognition.
-pub struct WakeSession {
+pub struct ClientSession {
     models: Arc<WakeModels>,
     asr: Option<Arc<AsrModels>>,
     request: Option<AsrRequest>,
@@ -247,7 +245,7 @@ pub struct WakeSession {
     chunk_start: u64,
 }
 
-impl WakeSession {
+impl ClientSession {
     /// A session with no active model (the peer's: nothing runs before `detect`).
     pub fn new(models: Arc<WakeModels>) -> Self {
         Self::with_asr(models, None)
@@ -255,7 +253,7 @@ impl WakeSession {
 
     /// A session that also serves `transcribe` with `asr` ([`super::asr`]).
     pub fn with_asr(models: Arc<WakeModels>, asr: Option<Arc<AsrModels>>) -> Self {
-        WakeSession {
+        ClientSession {
             models,
             asr,
             request: None,

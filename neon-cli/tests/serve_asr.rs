@@ -31,8 +31,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
-use neon_models::audio::Audio;
-use neon_models::wyoming::event::{read_event, write_event, Event};
+use neon_audio::Audio;
+use neon_wyoming::event::{read_event, write_event, Event};
 use serde_json::{json, Value};
 
 const RATE: usize = 16_000;
@@ -40,7 +40,9 @@ const RATE: usize = 16_000;
 const WAIT: Duration = Duration::from_secs(60);
 
 fn clip(name: &str) -> Vec<i16> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("speech/clips").join(name);
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models"))
+        .join("speech/clips")
+        .join(name);
     Audio::open(path).unwrap().to_i16()
 }
 
@@ -367,9 +369,9 @@ fn a_client_vanishing_mid_request_harms_no_other() {
 #[test]
 fn a_long_request_holds_only_its_open_window() {
     use neon_models::session::SessionOptions;
-    use neon_models::wyoming::asr::request::AsrRequest;
-    use neon_models::wyoming::asr::{AsrConfig, AsrModels};
-    use neon_models::wyoming::audio::Format;
+    use neon_wyoming::asr::request::AsrRequest;
+    use neon_wyoming::asr::{AsrConfig, AsrModels};
+    use neon_wyoming::audio::Format;
 
     let dir = common::moonshine::model_dir();
     let models =

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use neon_models::audio::f32_to_i16;
+use neon_audio::f32_to_i16;
 use neon_models::exec_plan::Family;
 use neon_models::openwakeword::selection::WakeDetector;
 use neon_models::openwakeword::stream::CHUNK;
