@@ -7,6 +7,7 @@ use neon_models::exec_plan::Family;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{SharedEmbedding, WakeWord};
 use neon_models::openwakeword::selection::{builtin_embedding, WakeDetector};
+use neon_models::openwakeword::session::WakeSession;
 use neon_models::openwakeword::trigger::Trigger;
 
 use crate::args::{check_ptr, input, output, parse_options, store, strings};
@@ -34,24 +35,17 @@ pub struct NeonDetection {
 
 /// A wake-word detector (opaque): the models, their triggers and the last push's results.
 pub struct NeonWake {
-    detector: WakeDetector,
+    session: WakeSession,
     names: Vec<CString>,
-    triggers: Vec<Trigger>,
-    scores: Vec<f32>,
     detections: Vec<NeonDetection>,
-    /// Samples pushed since construction or the last reset.
-    samples: u64,
     error: CString,
 }
 
 impl NeonWake {
     /// Back to the state after construction.
     fn reset(&mut self) {
-        self.detector.reset();
-        self.triggers.iter_mut().for_each(Trigger::reset);
-        self.scores.fill(0.0);
+        self.session.reset();
         self.detections.clear();
-        self.samples = 0;
     }
 }
 
@@ -128,12 +122,9 @@ unsafe fn new_wake(
     let detector =
         WakeDetector::new(Arc::clone(&models.embedding), models.words.clone(), &options)?;
     let wake = NeonWake {
-        detector,
+        session: WakeSession::new(detector, Trigger::new(threshold, REFRACTORY)),
         names,
-        triggers: vec![Trigger::new(threshold, REFRACTORY); count],
-        scores: vec![0.0; count],
         detections: Vec::with_capacity(count),
-        samples: 0,
         error: CString::default(),
     };
     let p = register(wake);
@@ -267,18 +258,12 @@ pub unsafe extern "C" fn neon_wake_push(
     let body = |w: &mut NeonWake| {
         // SAFETY: the caller's contract on `samples`.
         let samples = unsafe { input(samples, n, "samples")? };
-        let pushed = w.detector.push(samples).map(|scores| w.scores.copy_from_slice(scores));
-        if let Err(e) = pushed {
-            w.reset(); // the detector reset itself: start the stream over
-            return Err(e.into());
-        }
-        w.samples += samples.len() as u64;
         w.detections.clear();
-        for (model, (trigger, &score)) in w.triggers.iter_mut().zip(&w.scores).enumerate() {
-            if let Some(d) = trigger.update(score, w.samples) {
-                let time_s = d.end_sample as f64 / RATE as f64;
-                w.detections.push(NeonDetection { model, time_s, score: d.score });
-            }
+        // On an error the session starts the stream over.
+        w.session.push(samples)?;
+        for d in w.session.detections() {
+            let time_s = d.end_sample as f64 / RATE as f64;
+            w.detections.push(NeonDetection { model: d.model, time_s, score: d.score });
         }
         Ok(())
     };
@@ -299,7 +284,7 @@ pub unsafe extern "C" fn neon_wake_scores(
     n: *mut usize,
 ) -> NeonStatus {
     // SAFETY: the caller's contract on `out` and `n`.
-    on_handle(wake, |w| unsafe { output(&w.scores, out, cap, n) })
+    on_handle(wake, |w| unsafe { output(w.session.scores(), out, cap, n) })
 }
 
 /// Copies the detections of the last push (at most one per model) to `out` (room for `cap`)

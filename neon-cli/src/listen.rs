@@ -18,6 +18,7 @@ use neon_models::exec_plan::Family;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
 use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::session::WakeSession;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_models::session::SessionOptions;
@@ -179,8 +180,7 @@ impl Utterance {
 }
 
 struct Listener {
-    detector: WakeDetector,
-    triggers: Vec<Trigger>,
+    wake: WakeSession,
     transcriber: Transcriber,
     team: Team,
     utterance: Utterance,
@@ -212,17 +212,15 @@ impl Listener {
         self.samples += chunk.len() as u64;
         match self.state {
             State::Waiting => {
-                let scores = self.detector.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
+                self.wake.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
                 let mut best: Option<(usize, f32)> = None;
-                for (i, (t, &s)) in self.triggers.iter_mut().zip(scores).enumerate() {
-                    if let Some(d) = t.update(s, self.samples) {
-                        if best.is_none_or(|(_, b)| d.score > b) {
-                            best = Some((i, d.score));
-                        }
+                for d in self.wake.detections() {
+                    if best.is_none_or(|(_, b)| d.score > b) {
+                        best = Some((d.model, d.score));
                     }
                 }
                 if let Some((i, score)) = best {
-                    let model = self.detector.words()[i].name().to_string();
+                    let model = self.wake.words()[i].name().to_string();
                     let time = self.samples as f64 / RATE;
                     if self.json {
                         let v = json!({"event": "wake", "time_s": time, "model": model, "score": score});
@@ -265,10 +263,7 @@ impl Listener {
             let why = if reason == "pause" { String::new() } else { format!(", {reason}") };
             line(format_args!("{end_s:8.2} s  text  {text}  ({start_s:.2}-{end_s:.2} s{why})"))?;
         }
-        self.detector.reset();
-        for t in &mut self.triggers {
-            t.reset();
-        }
+        self.wake.reset();
         self.state = State::Waiting;
         Ok(())
     }
@@ -360,9 +355,9 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
         ));
     }
     let words = args.models.load()?;
-    let triggers = words.iter().map(|_| Trigger::new(args.threshold, 16_000)).collect();
     let detector =
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+    let wake = WakeSession::new(detector, Trigger::new(args.threshold, 16_000));
     // The input's header is checked before the weights are loaded.
     let mut source = Source::open(&args.input)?;
     // Stdin is a live stream: from here on SIGINT and SIGTERM end it with what it gave.
@@ -370,8 +365,7 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
     let model = MoonshineModel::open(&dir).map_err(|e| e.to_string())?;
     let transcriber = Transcriber::new(model, &options).map_err(|e| e.to_string())?;
     let mut l = Listener {
-        detector,
-        triggers,
+        wake,
         transcriber,
         team,
         utterance: utterance(args, &options)?,

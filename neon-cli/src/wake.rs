@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use neon_audio::f32_to_i16;
 use neon_models::exec_plan::Family;
 use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::session::WakeSession;
 use neon_models::openwakeword::stream::CHUNK;
 use neon_models::openwakeword::trigger::Trigger;
 use neon_runtime::Team;
@@ -68,7 +69,6 @@ enum Embedding {
 /// Scores and detections of one model.
 struct Track {
     name: String,
-    trigger: Trigger,
     /// Highest score so far.
     peak: f32,
     /// Every score, kept for `--json` only (a live stream would otherwise grow without bound).
@@ -77,7 +77,7 @@ struct Track {
 }
 
 struct Session {
-    detector: WakeDetector,
+    wake: WakeSession,
     team: Team,
     tracks: Vec<Track>,
     pad: usize,
@@ -89,35 +89,36 @@ struct Session {
 impl Session {
     /// Feeds one 1280-sample chunk (as openwakeword's `predict_clip` does) and reports.
     fn push(&mut self, chunk: &[i16]) -> Result<(), String> {
-        let scores = self.detector.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
+        self.wake.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
         self.chunks += 1;
-        let end = self.chunks * CHUNK as u64;
-        for (track, &score) in self.tracks.iter_mut().zip(scores) {
-            // A NaN would never reach the threshold and `max` would hide it from the peak:
-            // the model is broken (e.g. weights so large that its layers overflow).
-            if !score.is_finite() {
-                return Err(format!(
-                    "model `{}` gave a score of {score} at {:.2} s: its weights are unusable \
-                     (a corrupt or incompatible head?)",
-                    track.name,
-                    end.saturating_sub(self.pad as u64) as f64 / RATE as f64
-                ));
-            }
+        // Relative to the original audio, 0 inside the leading padding. One rounding (from
+        // whole samples), so `--json` prints 0.9, not 0.8999999999999999.
+        let time = |end: u64| end.saturating_sub(self.pad as u64) as f64 / RATE as f64;
+        // A NaN would never reach the threshold and `max` would hide it from the peak: the
+        // model is broken (e.g. weights so large that its layers overflow).
+        if let Some(u) = self.wake.unusable().first() {
+            return Err(format!(
+                "model `{}` gave a score of {} at {:.2} s: its weights are unusable \
+                 (a corrupt or incompatible head?)",
+                self.tracks[u.model].name,
+                u.score,
+                time(self.wake.samples())
+            ));
+        }
+        for (track, &score) in self.tracks.iter_mut().zip(self.wake.scores()) {
             track.peak = track.peak.max(score);
             if self.json {
                 track.scores.push(score);
             }
-            if let Some(d) = track.trigger.update(score, end) {
-                // Relative to the original audio, 0 inside the leading padding. One rounding
-                // (from whole samples), so `--json` prints 0.9, not 0.8999999999999999.
-                let time = d.end_sample.saturating_sub(self.pad as u64) as f64 / RATE as f64;
-                track.detections.push((time, d.score));
-                if self.json_lines {
-                    let v = json!({"time_s": time, "model": track.name, "score": short(d.score)});
-                    line(format_args!("{v}"))?;
-                } else if !self.json {
-                    line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
-                }
+        }
+        for d in self.wake.detections() {
+            let (track, time) = (&mut self.tracks[d.model], time(d.end_sample));
+            track.detections.push((time, d.score));
+            if self.json_lines {
+                let v = json!({"time_s": time, "model": track.name, "score": short(d.score)});
+                line(format_args!("{v}"))?;
+            } else if !self.json {
+                line(format_args!("{time:8.2} s  {:<18} {:.3}", track.name, d.score))?;
             }
         }
         Ok(())
@@ -156,10 +157,6 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
         .iter()
         .map(|w| Track {
             name: w.name().to_string(),
-            trigger: Trigger::new(
-                args.threshold,
-                (f64::from(args.refractory_seconds) * RATE as f64).round() as u64,
-            ),
             peak: 0.0,
             scores: Vec::new(),
             detections: Vec::new(),
@@ -167,9 +164,11 @@ pub fn run(args: &WakeArgs) -> Result<(), String> {
         .collect();
     let detector =
         WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+    let refractory = (f64::from(args.refractory_seconds) * RATE as f64).round() as u64;
+    let wake = WakeSession::new(detector, Trigger::new(args.threshold, refractory));
     let pad = (f64::from(args.pad_seconds) * RATE as f64).round() as usize;
     let (json, json_lines) = (args.json, args.json_lines);
-    let mut s = Session { detector, team, tracks, pad, json, json_lines, chunks: 0 };
+    let mut s = Session { wake, team, tracks, pad, json, json_lines, chunks: 0 };
     let started = Instant::now();
     let (label, audio_samples, signal) = if args.input == "-" {
         let (samples, signal) = run_stdin(&mut s)?;

@@ -41,7 +41,9 @@ use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom;
 use neon_models::openwakeword::detector::WakeWord;
 use neon_models::openwakeword::selection::WakeDetector;
+use neon_models::openwakeword::session::WakeSession;
 use neon_models::openwakeword::stream::CHUNK;
+use neon_models::openwakeword::trigger::{Rule, Trigger};
 use neon_models::session::SessionOptions;
 
 /// Samples per second of the converted audio.
@@ -80,6 +82,15 @@ pub struct TriggerOptions {
     pub trigger_level: u32,
     /// Audio time a model stays silent after firing (s, >= 0).
     pub refractory_seconds: f32,
+}
+
+impl TriggerOptions {
+    /// The trigger of each model: wyoming-openwakeword's counted rule
+    /// ([`Rule::Counted`]) with the refractory period in samples of 16 kHz audio.
+    pub fn trigger(&self) -> Trigger {
+        let refractory = (f64::from(self.refractory_seconds) * RATE as f64).round() as u64;
+        Trigger::with_rule(self.threshold, refractory, Rule::Counted { level: self.trigger_level })
+    }
 }
 
 /// Every model a server offers, and its settings; shared by all sessions.
@@ -218,15 +229,11 @@ fn phrase(name: &str) -> String {
         .join(" ")
 }
 
-/// One active model's trigger state.
+/// One active model (its trigger state is in the [`WakeSession`]).
 struct Active {
     name: String,
-    triggers_left: i64,
+    /// Whether it fired since audio-start.
     fired: bool,
-    /// Converted samples since audio-start before which the model stays silent.
-    quiet_until: Option<u64>,
-    /// Disabled for this session: it gave a non-finite score (a broken head).
-    broken: bool,
 }
 
 /// One client's wake-word state: active models, their detector, the audio pipeline; and,
@@ -236,7 +243,8 @@ pub struct ClientSession {
     asr: Option<Arc<AsrModels>>,
     request: Option<AsrRequest>,
     active: Vec<Active>,
-    detector: Option<WakeDetector>,
+    /// The active models' detector and triggers (none while no model is active).
+    wake: Option<WakeSession>,
     converter: ChunkConverter,
     pending: Vec<i16>,
     /// Converted samples scored or pending since audio-start.
@@ -258,7 +266,7 @@ impl ClientSession {
             asr,
             request: None,
             active: Vec::new(),
-            detector: None,
+            wake: None,
             converter: ChunkConverter::default(),
             pending: Vec::with_capacity(CHUNK * 4),
             samples: 0,
@@ -353,37 +361,24 @@ impl ClientSession {
             return Ok(());
         }
         let words: Vec<WakeWord> = chosen.iter().map(|m| m.word.clone()).collect();
-        self.detector = if words.is_empty() {
+        self.wake = if words.is_empty() {
             None
         } else {
-            Some(
-                WakeDetector::with_builtin_embedding(words, &self.models.session)
-                    .map_err(|e| e.to_string())?,
-            )
+            let detector = WakeDetector::with_builtin_embedding(words, &self.models.session)
+                .map_err(|e| e.to_string())?;
+            Some(WakeSession::new(detector, self.models.options.trigger()))
         };
-        let level = i64::from(self.models.options.trigger_level.max(1));
-        self.active = chosen
-            .iter()
-            .map(|m| Active {
-                name: m.name.clone(),
-                triggers_left: level,
-                fired: false,
-                quiet_until: None,
-                broken: false,
-            })
-            .collect();
+        self.active =
+            chosen.iter().map(|m| Active { name: m.name.clone(), fired: false }).collect();
         Ok(())
     }
 
     fn start(&mut self) {
-        let level = i64::from(self.models.options.trigger_level.max(1));
         for a in &mut self.active {
-            a.triggers_left = level;
             a.fired = false;
-            a.quiet_until = None;
         }
-        if let Some(d) = self.detector.as_mut() {
-            d.reset();
+        if let Some(w) = self.wake.as_mut() {
+            w.reset();
         }
         self.converter.reset();
         self.pending.clear();
@@ -427,48 +422,31 @@ impl ClientSession {
     /// Scores every whole 1280-sample step pending.
     fn score(&mut self, out: &mut Vec<Event>) -> Result<(), String> {
         let whole = self.pending.len() / CHUNK * CHUNK;
-        let Some(detector) = self.detector.as_mut() else {
+        let Some(wake) = self.wake.as_mut() else {
             self.pending.drain(..whole);
             return Ok(());
         };
-        let opts = self.models.options;
-        let refractory = (f64::from(opts.refractory_seconds) * RATE as f64).round() as u64;
-        // The end of the first pending step, in converted samples since audio-start.
-        let mut end = self.samples - self.pending.len() as u64 + CHUNK as u64;
         let mut broken = Vec::new();
         for step in self.pending[..whole].chunks_exact(CHUNK) {
-            let scores = detector.push(step).map_err(|e| e.to_string())?;
-            for (a, &p) in self.active.iter_mut().zip(scores) {
-                if a.broken {
-                    continue;
-                }
-                // A NaN is never below the threshold: it would fire on every step. As
-                // `neon wake` does, a non-finite score is an error, never a detection.
-                if !p.is_finite() {
-                    a.broken = true;
-                    broken.push(format!(
-                        "model `{}` gave a score of {p}: its weights are unusable (a corrupt \
-                         or incompatible head?); it is disabled on this connection",
-                        a.name
-                    ));
-                    continue;
-                }
-                if a.quiet_until.is_some_and(|q| end < q) || p <= opts.threshold {
-                    continue;
-                }
-                a.triggers_left -= 1;
-                if a.triggers_left > 0 {
-                    continue;
-                }
+            wake.push(step).map_err(|e| e.to_string())?;
+            // A NaN is never below the threshold: it would fire on every step. As
+            // `neon wake` does, a non-finite score is an error, never a detection.
+            for u in wake.unusable() {
+                broken.push(format!(
+                    "model `{}` gave a score of {}: its weights are unusable (a corrupt \
+                     or incompatible head?); it is disabled on this connection",
+                    self.active[u.model].name, u.score
+                ));
+            }
+            for d in wake.detections() {
+                let a = &mut self.active[d.model];
                 a.fired = true;
-                a.quiet_until = Some(end + refractory);
                 let timestamp = self.chunk_start * 1000 / RATE;
                 out.push(Event::with_data(
                     "detection",
                     json!({"name": a.name, "timestamp": timestamp, "speaker": null}),
                 ));
             }
-            end += CHUNK as u64;
         }
         self.pending.drain(..whole);
         if broken.is_empty() {

@@ -11,7 +11,9 @@
 //! - [`stream`]: the streaming semantics (chunks of 1280 samples, warm-up, pieces).
 //! - [`detector`]: audio → one score per wake word per push on a backend `B`
 //!   (`WakeDetectorOn<B>`); `selection` (feature `std`): the same configured by session
-//!   options (`WakeDetector`); [`trigger`]: scores → detections.
+//!   options (`WakeDetector`); [`trigger`]: scores → detections; `session` (feature
+//!   `std`): one stream's detector, triggers and time (`WakeSession`), as the program, the
+//!   server and the C API use it.
 //! - `builtin` (feature `std`): the official models, embedded, by name or path.
 //! - `custom` (feature `import`): users' own heads from `.onnx` and `.tflite` files.
 //!
@@ -23,6 +25,7 @@
 //! works; 1280 gives one score per 80 ms, see [`stream`] for larger pushes):
 //!
 //! ```
+//! use neon_models::openwakeword::session::WakeSession;
 //! use neon_models::openwakeword::{builtin, selection::WakeDetector, trigger::Trigger};
 //! use neon_models::session::SessionOptions;
 //!
@@ -31,18 +34,17 @@
 //! let words = vec![builtin::wake_word("hey_jarvis")?];
 //! // The default backend; e.g. `openwakeword.exec_plan={"embedding":"portable"}` selects.
 //! let options = SessionOptions::new();
-//! let mut detector = WakeDetector::with_builtin_embedding(words, &options)?;
-//! let mut trigger = Trigger::new(0.5, 16_000); // threshold, refractory period in samples
-//! let mut end = 0u64;
+//! let detector = WakeDetector::with_builtin_embedding(words, &options)?;
+//! // Threshold 0.5, refractory period 1 s (in samples).
+//! let mut wake = WakeSession::new(detector, Trigger::new(0.5, 16_000));
 //! for chunk in audio_i16.chunks(1280) {
-//!     end += chunk.len() as u64;
-//!     let scores = detector.push(chunk)?; // one score per wake word, no allocation
-//!     if let Some(d) = trigger.update(scores[0], end) {
-//!         println!("{} at {:.2} s", detector.words()[0].name(), d.end_sample as f64 / 16e3);
+//!     wake.push(chunk)?; // one score per wake word, no allocation
+//!     for d in wake.detections() {
+//!         println!("{} at {:.2} s", wake.words()[d.model].name(), d.end_sample as f64 / 16e3);
 //!     }
 //! }
-//! assert!(detector.push(&[])?[0] < 0.5); // silence
-//! detector.reset(); // a new stream
+//! assert!(wake.scores()[0] < 0.5); // silence
+//! wake.reset(); // a new stream
 //! # Ok(())
 //! # }
 //! ```
@@ -62,5 +64,7 @@ pub mod mel;
 pub mod names;
 #[cfg(feature = "std")]
 pub mod selection;
+#[cfg(feature = "std")]
+pub mod session;
 pub mod stream;
 pub mod trigger;
