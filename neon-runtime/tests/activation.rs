@@ -8,7 +8,7 @@
 mod common;
 
 use common::{assert_close, rng, tail_sizes, uniform};
-use neon_runtime::kernels::activation::ActivationFn;
+use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
 
@@ -118,7 +118,7 @@ fn ref_relu(x: f64) -> f64 {
 /// decided by the rounding of the f64 reference.
 struct Func {
     name: &'static str,
-    f: ActivationFn,
+    f: Activation,
     reference: fn(f64) -> f64,
     /// Absolute part of the bound, multiplied by `|x|` when `abs_scales_with_x`.
     abs: f64,
@@ -175,7 +175,7 @@ fn funcs() -> Vec<Func> {
     vec![
         Func {
             name: "exp",
-            f: ActivationFn::Exp,
+            f: Activation::Exp,
             reference: ref_exp,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -186,7 +186,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "tanh",
-            f: ActivationFn::Tanh,
+            f: Activation::Tanh,
             reference: ref_tanh,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -197,7 +197,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "sigmoid",
-            f: ActivationFn::Sigmoid,
+            f: Activation::Sigmoid,
             reference: ref_sigmoid,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -208,7 +208,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "silu",
-            f: ActivationFn::Silu,
+            f: Activation::Silu,
             reference: ref_silu,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -219,7 +219,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "gelu_tanh",
-            f: ActivationFn::GeluTanh,
+            f: Activation::GeluTanh,
             reference: ref_gelu_tanh,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -230,7 +230,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "erf",
-            f: ActivationFn::Erf,
+            f: Activation::Erf,
             reference: ref_erf,
             abs: 0.0,
             abs_scales_with_x: false,
@@ -241,7 +241,7 @@ fn funcs() -> Vec<Func> {
         },
         Func {
             name: "gelu_erf",
-            f: ActivationFn::GeluErf,
+            f: Activation::GeluErf,
             reference: ref_gelu_erf,
             abs: 2.0e-8,
             abs_scales_with_x: true,
@@ -352,10 +352,10 @@ fn relu_exact<B: Backend>() {
         let xs = uniform(&mut r, n, -3.0, 3.0);
         let want: Vec<f64> = xs.iter().map(|&x| ref_relu(x as f64)).collect();
         let mut got = xs.clone();
-        B::activate(ActivationFn::Relu, &mut got);
+        B::activate(Activation::Relu, &mut got);
         assert_close("relu", &got, &want, 0.0, 0.0);
         let mut y = vec![0.0; n];
-        B::activate_to(ActivationFn::Relu, &xs, &mut y);
+        B::activate_to(Activation::Relu, &xs, &mut y);
         assert_close("relu_to", &y, &want, 0.0, 0.0);
 
         for slope in [0.01f32, 0.2, -0.5, 1.5] {
@@ -364,20 +364,20 @@ fn relu_exact<B: Backend>() {
             let want: Vec<f64> =
                 xs.iter().map(|&x| if x < 0.0 { (x * slope) as f64 } else { x as f64 }).collect();
             let mut got = xs.clone();
-            B::activate(ActivationFn::LeakyRelu { slope }, &mut got);
+            B::activate(Activation::LeakyRelu { slope }, &mut got);
             assert_close("leaky_relu", &got, &want, 0.0, 0.0);
             let mut y = vec![0.0; n];
-            B::activate_to(ActivationFn::LeakyRelu { slope }, &xs, &mut y);
+            B::activate_to(Activation::LeakyRelu { slope }, &xs, &mut y);
             assert_close("leaky_relu_to", &y, &want, 0.0, 0.0);
         }
     }
     let mut s = [f32::NAN, -0.0, f32::INFINITY, f32::NEG_INFINITY, 0.0, -1.0, 2.0];
-    B::activate(ActivationFn::Relu, &mut s);
+    B::activate(Activation::Relu, &mut s);
     assert!(s[0].is_nan());
     assert_eq!(s[1].to_bits(), 0.0f32.to_bits(), "relu(-0) = +0");
     assert_eq!(&s[2..], &[f32::INFINITY, 0.0, 0.0, 0.0, 2.0]);
     let mut s = [f32::NAN, f32::NEG_INFINITY, -2.0, 3.0];
-    B::activate(ActivationFn::LeakyRelu { slope: 0.1 }, &mut s);
+    B::activate(Activation::LeakyRelu { slope: 0.1 }, &mut s);
     assert!(s[0].is_nan());
     assert_eq!(&s[1..], &[f32::NEG_INFINITY, -2.0 * 0.1, 3.0]);
 }
@@ -390,28 +390,28 @@ fn clamp_min_exact<B: Backend>() {
         for min in [-0.4f32, 0.0, 1.5, f32::NEG_INFINITY] {
             let want: Vec<f64> = xs.iter().map(|&x| (x as f64).max(min as f64)).collect();
             let mut got = xs.clone();
-            B::activate(ActivationFn::ClampMin { min }, &mut got);
+            B::activate(Activation::ClampMin { min }, &mut got);
             assert_close("clamp_min", &got, &want, 0.0, 0.0);
             let mut y = vec![f32::NAN; n];
-            B::activate_to(ActivationFn::ClampMin { min }, &xs, &mut y);
+            B::activate_to(Activation::ClampMin { min }, &xs, &mut y);
             assert_close("clamp_min_to", &y, &want, 0.0, 0.0);
         }
     }
     let mut s = [f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, f32::INFINITY, -0.5];
-    B::activate(ActivationFn::ClampMin { min: -0.4 }, &mut s);
+    B::activate(Activation::ClampMin { min: -0.4 }, &mut s);
     assert!(s[0].is_nan(), "NaN stays NaN");
     assert_eq!(s[1].to_bits(), (-0.0f32).to_bits());
     assert_eq!(&s[2..], &[0.0, -0.4, f32::INFINITY, -0.4]);
     // fmax on signed zeros: +0 wins whichever side it is on.
     let mut s = [-0.0f32, 0.0];
-    B::activate(ActivationFn::ClampMin { min: 0.0 }, &mut s);
+    B::activate(Activation::ClampMin { min: 0.0 }, &mut s);
     assert_eq!(s.map(f32::to_bits), [0, 0]);
     let mut s = [0.0f32];
-    B::activate(ActivationFn::ClampMin { min: -0.0 }, &mut s);
+    B::activate(Activation::ClampMin { min: -0.0 }, &mut s);
     assert_eq!(s[0].to_bits(), 0);
 }
 
-fn apply<B: Backend>(f: ActivationFn, xs: &[f32]) -> Vec<f32> {
+fn apply<B: Backend>(f: Activation, xs: &[f32]) -> Vec<f32> {
     let mut v = xs.to_vec();
     B::activate(f, &mut v);
     v
@@ -434,7 +434,7 @@ fn special_values<B: Backend>() {
         }
     }
     let x = [0.0, -0.0, inf, -inf, 88.72283, 88.72284, -87.33654, -87.33655, -1e30];
-    let e = apply::<B>(ActivationFn::Exp, &x);
+    let e = apply::<B>(Activation::Exp, &x);
     assert_eq!(e[0], 1.0, "exp(0) is exactly 1");
     assert_eq!(e[1], 1.0, "exp(-0) is exactly 1");
     assert_eq!(e[2], inf);
@@ -445,25 +445,25 @@ fn special_values<B: Backend>() {
     assert_eq!(e[7], 0.0, "exp flushes subnormal results");
     assert_eq!(e[8], 0.0);
 
-    let t = apply::<B>(ActivationFn::Tanh, &[0.0, -0.0, inf, -inf, 10.0, -10.0, 1e-30, -1e-30]);
+    let t = apply::<B>(Activation::Tanh, &[0.0, -0.0, inf, -inf, 10.0, -10.0, 1e-30, -1e-30]);
     assert_eq!(t[0].to_bits(), 0.0f32.to_bits());
     assert_eq!(t[1].to_bits(), (-0.0f32).to_bits(), "tanh(-0) = -0");
     assert_eq!(&t[2..6], &[1.0, -1.0, 1.0, -1.0]);
     assert_eq!(&t[6..], &[1e-30, -1e-30], "tanh(x) = x for tiny x");
 
-    let s = apply::<B>(ActivationFn::Sigmoid, &[0.0, -0.0, inf, -inf, 100.0, -200.0]);
+    let s = apply::<B>(Activation::Sigmoid, &[0.0, -0.0, inf, -inf, 100.0, -200.0]);
     assert_eq!(s, [0.5, 0.5, 1.0, 0.0, 1.0, 0.0]);
 
-    let e = apply::<B>(ActivationFn::Erf, &[0.0, -0.0, inf, -inf, 3.92, -3.92, 1e-30]);
+    let e = apply::<B>(Activation::Erf, &[0.0, -0.0, inf, -inf, 3.92, -3.92, 1e-30]);
     assert_eq!(e[0].to_bits(), 0.0f32.to_bits());
     assert_eq!(e[1].to_bits(), (-0.0f32).to_bits(), "erf(-0) = -0");
     assert_eq!(&e[2..6], &[1.0, -1.0, 1.0, -1.0]);
     assert!((e[6] as f64 - 1e-30 * 2.0 / core::f64::consts::PI.sqrt()).abs() < 1e-36);
 
     for (name, f) in [
-        ("silu", ActivationFn::Silu),
-        ("gelu_tanh", ActivationFn::GeluTanh),
-        ("gelu_erf", ActivationFn::GeluErf),
+        ("silu", Activation::Silu),
+        ("gelu_tanh", Activation::GeluTanh),
+        ("gelu_erf", Activation::GeluErf),
     ] {
         let g = apply::<B>(f, &[inf, -inf, 0.0, -0.0, 1e30, -1e30, f32::MAX, f32::MIN]);
         assert_eq!(g[0], inf, "{name}(+inf)");
@@ -480,7 +480,7 @@ fn special_values<B: Backend>() {
 #[test]
 #[should_panic(expected = "lengths differ")]
 fn to_length_mismatch_panics() {
-    Portable::activate_to(ActivationFn::GeluErf, &[1.0, 2.0], &mut [0.0; 3]);
+    Portable::activate_to(Activation::GeluErf, &[1.0, 2.0], &mut [0.0; 3]);
 }
 
 /// The f64 references themselves, at points with known values (erf/erfc from tables,
@@ -529,11 +529,9 @@ fn matches_portable<B: Backend>() {
         }
     }
     let xs = uniform(&mut r, 1001, -5.0, 5.0);
-    for f in [
-        ActivationFn::Relu,
-        ActivationFn::LeakyRelu { slope: 0.1 },
-        ActivationFn::ClampMin { min: -0.4 },
-    ] {
+    for f in
+        [Activation::Relu, Activation::LeakyRelu { slope: 0.1 }, Activation::ClampMin { min: -0.4 }]
+    {
         assert_eq!(apply::<Portable>(f, &xs), apply::<B>(f, &xs), "{} {f:?}", B::NAME);
     }
 }
@@ -556,7 +554,7 @@ fn x86_levels_same_bits() {
                 xs[(i * 5) % n] = v;
             }
         }
-        for f in [ActivationFn::GeluErf, ActivationFn::Tanh] {
+        for f in [Activation::GeluErf, Activation::Tanh] {
             let a = apply::<X86<Avx2>>(f, &xs);
             let b = apply::<X86<Avx512>>(f, &xs);
             for (i, (u, v)) in a.iter().zip(&b).enumerate() {
@@ -574,7 +572,7 @@ fn x86_hook_rejects_mismatched_lengths() {
     use neon_runtime::kernels::activation::MapArgs;
     use neon_runtime::kernels::cpu::X86Level;
     use neon_runtime::{Avx2, Avx512, X86};
-    for f in [ActivationFn::GeluErf, ActivationFn::Tanh] {
+    for f in [Activation::GeluErf, Activation::Tanh] {
         let x = [0.5f32; 16];
         let mut y = [7.0f32; 16];
         if X86Level::Avx2.supported() {
@@ -684,7 +682,6 @@ common::measurement_test!(measure_accuracy, measure, measure_stride());
 
 mod op {
     use super::*;
-    use neon_runtime::ops::activation::Activation;
     use neon_runtime::ops::ShapeRule;
     use neon_runtime::{Error, Layout, Shape, ShapeError, TensorView, TensorViewMut};
 

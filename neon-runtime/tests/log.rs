@@ -9,7 +9,7 @@
 mod common;
 
 use common::{rng, tail_sizes};
-use neon_runtime::kernels::activation::ActivationFn;
+use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
 use rand::Rng;
@@ -26,7 +26,7 @@ fn ulp(w: f64) -> f64 {
 
 struct LogFn {
     name: &'static str,
-    f: ActivationFn,
+    f: Activation,
     reference: fn(f64) -> f64,
     /// Asserted bound in ulps of the result.
     ulps: f64,
@@ -38,8 +38,8 @@ struct LogFn {
 // Measured: ln 0.88 ulp, log10 2.39 ulp (see the module docs of kernels/activation/mod.rs).
 fn funcs() -> [LogFn; 2] {
     [
-        LogFn { name: "ln", f: ActivationFn::Ln, reference: f64::ln, ulps: 1.0 },
-        LogFn { name: "log10", f: ActivationFn::Log10, reference: f64::log10, ulps: 2.75 },
+        LogFn { name: "ln", f: Activation::Ln, reference: f64::ln, ulps: 1.0 },
+        LogFn { name: "log10", f: Activation::Log10, reference: f64::log10, ulps: 2.75 },
     ]
 }
 
@@ -156,7 +156,7 @@ fn special<B: Backend>() {
     // Exact powers of two: ln(2^k) = k ln2 with n * LN2_HI exact.
     let xs: Vec<f32> = (-149..128).map(|k| 2f64.powi(k) as f32).collect();
     let mut y = xs.clone();
-    B::activate(ActivationFn::Log10, &mut y);
+    B::activate(Activation::Log10, &mut y);
     for (k, v) in (-149..128).zip(&y) {
         let want = k as f64 * 2f64.log10();
         assert!((*v as f64 - want).abs() <= 0.5 * ulp(want) + 1e-12, "log10(2^{k})");
@@ -173,7 +173,7 @@ fn decibels<B: Backend>() {
     let ps: Vec<f32> =
         (0..n).map(|i| 10f64.powf(-11.0 + 23.0 * i as f64 / (n - 1) as f64) as f32).collect();
     let mut db: Vec<f32> = ps.iter().map(|&p| if p > 1e-10 { p } else { 1e-10 }).collect();
-    B::activate(ActivationFn::Log10, &mut db);
+    B::activate(Activation::Log10, &mut db);
     let mut worst = 0.0f64;
     for (&p, d) in ps.iter().zip(&mut db) {
         *d *= 10.0;

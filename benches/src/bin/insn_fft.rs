@@ -11,7 +11,7 @@
 //! real-to-complex, scratch preallocated), or `log10` (our log10 kernel over N values).
 
 use neon_benches::{data, region_start, region_stop};
-use neon_runtime::kernels::activation::ActivationFn;
+use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::fft::{fill_twiddles, twiddle_len, RealFft};
 use neon_runtime::{Backend, Portable};
 
@@ -54,7 +54,7 @@ fn run<B: Backend>(workload: &str, n: usize) -> f32 {
             region_start(1);
             for _ in 0..REPS {
                 y.copy_from_slice(&y0);
-                B::activate(ActivationFn::Log10, &mut y);
+                B::activate(Activation::Log10, &mut y);
             }
             region_stop(1);
             spectrum[..n].copy_from_slice(&y);

@@ -60,7 +60,7 @@
 //! 5 KB) is on the stack.
 
 use super::stream::MelStage;
-use neon_runtime::kernels::activation::ActivationFn;
+use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::fft::{twiddle_len, twiddles, RealFft};
 use neon_runtime::{Backend, Error};
 
@@ -296,7 +296,7 @@ fn to_decibels<B: Backend>(x: &mut [f32]) {
             *v = AMIN;
         }
     }
-    B::activate(ActivationFn::Log10, x);
+    B::activate(Activation::Log10, x);
     let mut top = f32::NEG_INFINITY;
     for v in x.iter_mut() {
         *v *= 10.0;

@@ -238,6 +238,9 @@ fn activation_tokens(a: Activation, krate: &TokenStream) -> TokenStream {
         Activation::Tanh => quote!(Tanh),
         Activation::Sigmoid => quote!(Sigmoid),
         Activation::Exp => quote!(Exp),
+        Activation::Ln => quote!(Ln),
+        Activation::Log10 => quote!(Log10),
+        Activation::Erf => quote!(Erf),
     };
     quote!(#krate::ops::activation::Activation::#v)
 }

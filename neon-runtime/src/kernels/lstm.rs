@@ -36,7 +36,7 @@
 //! Backends differ only where their GEMV and activation kernels do (fused multiply-adds and
 //! summation order; see [`gemm`](super::gemm) and [`activation`](super::activation)).
 
-use super::activation::ActivationFn;
+use super::activation::Activation;
 use super::gemm::packed_b_len;
 use super::parallel::Parallel;
 use super::{ActivationKernels, ElementwiseKernels, GemmKernels};
@@ -138,9 +138,9 @@ pub fn lstm_cell_in<B: GemmKernels + ActivationKernels + ElementwiseKernels>(
     // 3. Gates.
     let (i_f, g_o) = z.split_at_mut(2 * h);
     let (g, o) = g_o.split_at_mut(h);
-    B::activate(ActivationFn::Sigmoid, i_f);
-    B::activate(ActivationFn::Tanh, g);
-    B::activate(ActivationFn::Sigmoid, o);
+    B::activate(Activation::Sigmoid, i_f);
+    B::activate(Activation::Tanh, g);
+    B::activate(Activation::Sigmoid, o);
     let (i, f) = i_f.split_at(h);
 
     // 4. c' = f * c + i * g.
@@ -149,7 +149,7 @@ pub fn lstm_cell_in<B: GemmKernels + ActivationKernels + ElementwiseKernels>(
     B::add_assign(c, g);
 
     // 5. h' = o * tanh(c').
-    B::activate_to(ActivationFn::Tanh, c, g);
+    B::activate_to(Activation::Tanh, c, g);
     B::mul(o, g, hs);
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! Activation operators: [`Activation`], one enum for every pointwise activation.
+//! Activation operators: [`Activation`], one enum for every pointwise activation, defined
+//! with the kernels ([`crate::kernels::activation`]) and re-exported here; this module adds
+//! what a plan needs of it.
 //!
 //! Activations have no weights, so the operator is its own geometry: it implements
 //! [`ShapeRule`] with the identity rule (one input of any shape, rank 1..=4; the output has
@@ -8,41 +10,11 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::kernels::activation::ActivationFn;
 use crate::kernels::Backend;
 use crate::ops::{expect_arity, RunOptions, ShapeRule};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 
-/// A pointwise activation function.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Activation {
-    /// `max(x, 0)`.
-    Relu,
-    /// `x` for `x >= 0`, `slope * x` below (PyTorch's `negative_slope`, commonly 0.01 or 0.2).
-    LeakyRelu {
-        /// Slope for negative inputs; must be finite.
-        slope: f32,
-    },
-    /// Clamp from below: `max(x, min)` (NaN stays NaN). openWakeWord's embedding applies
-    /// `ClampMin { min: -0.4 }` after each leaky ReLU.
-    ClampMin {
-        /// Lower bound; must not be NaN.
-        min: f32,
-    },
-    /// GELU, exact (erf) form: `0.5 x (1 + erf(x / sqrt 2))` (PyTorch `approximate="none"`).
-    GeluErf,
-    /// GELU, tanh form (Hendrycks & Gimpel 2016):
-    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (PyTorch `approximate="tanh"`).
-    GeluTanh,
-    /// SiLU / swish: `x * sigmoid(x)`.
-    Silu,
-    /// Hyperbolic tangent.
-    Tanh,
-    /// Logistic sigmoid `1 / (1 + exp(-x))`.
-    Sigmoid,
-    /// Exponential.
-    Exp,
-}
+pub use crate::kernels::activation::Activation;
 
 impl Activation {
     /// Applies the activation to a flat slice in place (any length).
@@ -52,7 +24,7 @@ impl Activation {
     /// NaN clamp bound.
     pub fn apply<B: Backend>(&self, x: &mut [f32]) -> Result<(), Error> {
         self.check_geometry()?;
-        B::activate(self.kernel(), x);
+        B::activate(*self, x);
         Ok(())
     }
 
@@ -70,7 +42,7 @@ impl Activation {
                 got: y.len(),
             });
         }
-        B::activate_to(self.kernel(), x, y);
+        B::activate_to(*self, x, y);
         Ok(())
     }
 
@@ -86,7 +58,7 @@ impl Activation {
         options: RunOptions<'_>,
     ) -> Result<(), Error> {
         crate::ops::check_unary(self, input, output)?;
-        B::activate_to_in(options.parallel(), self.kernel(), input.data(), output.data_mut())
+        B::activate_to_in(options.parallel(), *self, input.data(), output.data_mut())
     }
 
     /// [`Activation::run_in_place`] with `options`: blocks of elements on
@@ -101,7 +73,7 @@ impl Activation {
         options: RunOptions<'_>,
     ) -> Result<(), Error> {
         self.output_shape(&[*x.shape()])?;
-        B::activate_in(options.parallel(), self.kernel(), x.data_mut())
+        B::activate_in(options.parallel(), *self, x.data_mut())
     }
 
     /// `output = f(input)`, serially ([`Activation::run_with`] with `RunOptions::new()`).
@@ -125,21 +97,6 @@ impl Activation {
     /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
     pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
         self.run_in_place_with::<B>(x, RunOptions::new())
-    }
-
-    /// The kernel function this activation runs.
-    pub const fn kernel(self) -> ActivationFn {
-        match self {
-            Activation::Relu => ActivationFn::Relu,
-            Activation::LeakyRelu { slope } => ActivationFn::LeakyRelu { slope },
-            Activation::ClampMin { min } => ActivationFn::ClampMin { min },
-            Activation::GeluErf => ActivationFn::GeluErf,
-            Activation::GeluTanh => ActivationFn::GeluTanh,
-            Activation::Silu => ActivationFn::Silu,
-            Activation::Tanh => ActivationFn::Tanh,
-            Activation::Sigmoid => ActivationFn::Sigmoid,
-            Activation::Exp => ActivationFn::Exp,
-        }
     }
 
     fn check_geometry<D>(&self) -> Result<(), ShapeError<D>> {
@@ -169,6 +126,9 @@ impl ShapeRule for Activation {
             Activation::Tanh => "tanh",
             Activation::Sigmoid => "sigmoid",
             Activation::Exp => "exp",
+            Activation::Ln => "ln",
+            Activation::Log10 => "log10",
+            Activation::Erf => "erf",
         }
     }
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {

@@ -1,5 +1,5 @@
 //! Activation kernels: ReLU, leaky ReLU, clamp from below, GELU (erf and tanh forms), SiLU,
-//! tanh, sigmoid, exp, erf and the logarithms `ln` and `log10` (the [`ActivationFn`]s), in
+//! tanh, sigmoid, exp, erf and the logarithms `ln` and `log10` (the [`Activation`]s), in
 //! place ([`ActivationKernels::activate`]) or out of place
 //! ([`ActivationKernels::activate_to`]), over flat `f32` slices of any length.
 //!
@@ -136,18 +136,18 @@ use crate::error::Error;
 macro_rules! activate_with_forms {
     ($f:expr, $io:expr) => {
         match $f {
-            ActivationFn::Relu => map_args($io, relu),
-            ActivationFn::LeakyRelu { slope } => map_args($io, |v| leaky_relu(v, slope)),
-            ActivationFn::ClampMin { min } => map_args($io, |v| clamp_min(v, min)),
-            ActivationFn::GeluErf => map_args($io, gelu_erf),
-            ActivationFn::GeluTanh => map_args($io, gelu_tanh),
-            ActivationFn::Silu => map_args($io, silu),
-            ActivationFn::Tanh => map_args($io, tanh),
-            ActivationFn::Sigmoid => map_args($io, sigmoid),
-            ActivationFn::Exp => map_args($io, exp),
-            ActivationFn::Ln => map_args($io, ln),
-            ActivationFn::Log10 => map_args($io, log10),
-            ActivationFn::Erf => map_args($io, erf),
+            Activation::Relu => map_args($io, relu),
+            Activation::LeakyRelu { slope } => map_args($io, |v| leaky_relu(v, slope)),
+            Activation::ClampMin { min } => map_args($io, |v| clamp_min(v, min)),
+            Activation::GeluErf => map_args($io, gelu_erf),
+            Activation::GeluTanh => map_args($io, gelu_tanh),
+            Activation::Silu => map_args($io, silu),
+            Activation::Tanh => map_args($io, tanh),
+            Activation::Sigmoid => map_args($io, sigmoid),
+            Activation::Exp => map_args($io, exp),
+            Activation::Ln => map_args($io, ln),
+            Activation::Log10 => map_args($io, log10),
+            Activation::Erf => map_args($io, erf),
         }
     };
 }
@@ -244,28 +244,30 @@ pub(crate) mod consts {
     pub const GELU_ERF_XMAX: f32 = 8.0;
 }
 
-/// A function of the activation kernels. Definitions, algorithms, accuracy and special
-/// values: see the [module docs](self).
+/// A pointwise activation function: the function a kernel call applies and, as the operator
+/// [`crate::ops::activation::Activation`] (the same type, re-exported), a step of a plan.
+/// Definitions, algorithms, accuracy and special values: see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ActivationFn {
+pub enum Activation {
     /// ReLU: `max(x, 0)`; NaN stays NaN, `relu(-0) = +0`.
     Relu,
-    /// Leaky ReLU: `x` for `x >= 0`, `slope * x` for `x < 0`.
+    /// Leaky ReLU: `x` for `x >= 0`, `slope * x` for `x < 0` (PyTorch's `negative_slope`,
+    /// commonly 0.01 or 0.2).
     LeakyRelu {
-        /// Factor of the negative inputs.
+        /// Factor of the negative inputs; the operator requires it finite.
         slope: f32,
     },
     /// Clamp from below: `max(x, min)` (IEEE `maximum`, as NEON `fmax`: NaN stays NaN,
-    /// `max(-0, +0) = +0`). openWakeWord applies `max(x, -0.4)` after each leaky ReLU of its
-    /// embedding.
+    /// `max(-0, +0) = +0`). openWakeWord applies `ClampMin { min: -0.4 }` after each leaky
+    /// ReLU of its embedding.
     ClampMin {
-        /// The lower bound.
+        /// The lower bound; the operator requires it not NaN.
         min: f32,
     },
-    /// GELU, erf form: `0.5 x (1 + erf(x / sqrt 2))`.
+    /// GELU, exact (erf) form: `0.5 x (1 + erf(x / sqrt 2))` (PyTorch `approximate="none"`).
     GeluErf,
     /// GELU, tanh form (Hendrycks & Gimpel 2016):
-    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (PyTorch `approximate="tanh"`).
     GeluTanh,
     /// SiLU (swish): `x * sigmoid(x)`.
     Silu,
@@ -306,7 +308,7 @@ pub enum MapArgs<'a> {
 /// an entry point; its default is the portable code.
 pub trait ActivationKernels: BackendType {
     /// `x[i] = f(x[i])` for every element.
-    fn activate(f: ActivationFn, x: &mut [f32]) {
+    fn activate(f: Activation, x: &mut [f32]) {
         if !x.is_empty() {
             Self::activate_unchecked(f, MapArgs::InPlace(x));
         }
@@ -316,7 +318,7 @@ pub trait ActivationKernels: BackendType {
     ///
     /// # Panics
     /// When `x.len() != y.len()`.
-    fn activate_to(f: ActivationFn, x: &[f32], y: &mut [f32]) {
+    fn activate_to(f: Activation, x: &[f32], y: &mut [f32]) {
         assert_eq!(x.len(), y.len(), "activation: input and output lengths differ");
         if !x.is_empty() {
             Self::activate_unchecked(f, MapArgs::To(x, y));
@@ -329,7 +331,7 @@ pub trait ActivationKernels: BackendType {
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `x` is then partly updated.
-    fn activate_in(par: &dyn Parallel, f: ActivationFn, x: &mut [f32]) -> Result<(), Error> {
+    fn activate_in(par: &dyn Parallel, f: Activation, x: &mut [f32]) -> Result<(), Error> {
         let split = Rows {
             shape: (x.len(), 1, 1),
             tile: ACTIVATION_BLOCK,
@@ -349,7 +351,7 @@ pub trait ActivationKernels: BackendType {
     /// When `x.len() != y.len()`, before any task runs.
     fn activate_to_in(
         par: &dyn Parallel,
-        f: ActivationFn,
+        f: Activation,
         x: &[f32],
         y: &mut [f32],
     ) -> Result<(), Error> {
@@ -365,7 +367,7 @@ pub trait ActivationKernels: BackendType {
 
     /// Hook: applies `f` to `io`. Called only by the entry points: the contract is checked
     /// (equal lengths) and there is at least one element. Default: the portable code.
-    fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
+    fn activate_unchecked(f: Activation, io: MapArgs<'_>) {
         portable::activate(f, io)
     }
 }

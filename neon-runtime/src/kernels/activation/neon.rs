@@ -8,7 +8,7 @@
 //! `compile_error!`.
 
 use super::consts::*;
-use super::{ActivationFn, ActivationKernels, MapArgs};
+use super::{Activation, ActivationKernels, MapArgs};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
@@ -321,7 +321,7 @@ pub(crate) fn map_args(io: MapArgs<'_>, f: impl Fn(float32x4_t) -> float32x4_t) 
 }
 
 impl ActivationKernels for Neon {
-    fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
+    fn activate_unchecked(f: Activation, io: MapArgs<'_>) {
         activate_with_forms!(f, io)
     }
 }

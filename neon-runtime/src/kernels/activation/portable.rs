@@ -4,7 +4,7 @@
 //! the slices; other kernel families (softmax, attention) reuse them as `activation::scalar`.
 
 use super::consts::*;
-use super::{ActivationFn, MapArgs};
+use super::{Activation, MapArgs};
 use crate::kernels::gemm::fmax;
 
 /// `r + r^2 P(r)`, `|r| <= ln2/2`.
@@ -248,6 +248,6 @@ pub(crate) fn map_args(io: MapArgs<'_>, f: impl Fn(f32) -> f32) {
 }
 
 /// The portable [`ActivationKernels::activate_unchecked`](super::ActivationKernels).
-pub(super) fn activate(f: ActivationFn, io: MapArgs<'_>) {
+pub(super) fn activate(f: Activation, io: MapArgs<'_>) {
     activate_with_forms!(f, io)
 }

@@ -26,17 +26,17 @@
 
 use super::ActivationKernels;
 #[cfg(neon_x86)]
-use super::{ActivationFn, MapArgs};
+use super::{Activation, MapArgs};
 use crate::kernels::{X86Isa, X86};
 
 impl<I: X86Isa> ActivationKernels for X86<I> {
     #[cfg(neon_x86)]
-    fn activate_unchecked(f: ActivationFn, io: MapArgs<'_>) {
+    fn activate_unchecked(f: Activation, io: MapArgs<'_>) {
         use crate::kernels::cpu::X86Level;
         Self::require();
         let form = match f {
-            ActivationFn::GeluErf => forms::GELU_ERF,
-            ActivationFn::Tanh => forms::TANH,
+            Activation::GeluErf => forms::GELU_ERF,
+            Activation::Tanh => forms::TANH,
             _ => return super::portable::activate(f, io),
         };
         // The hook is a safe method: the raw-pointer loops below write as many values as
