@@ -3,7 +3,7 @@
 //! (`neon_runtime::plan`: the macro links the runtime and runs its planner at compile time)
 //! for liveness, in-place reuse and workspace offsets.
 
-use neon_runtime::plan::{self, MemoryPlan, Schedule, Step, Storage, Value};
+use neon_runtime::plan::{self, Location, MemoryPlan, Schedule, Step, Value};
 
 use crate::ir::{Checked, Home};
 
@@ -16,9 +16,9 @@ pub fn schedule(c: &Checked) -> Result<MemoryPlan, String> {
         .iter()
         .map(|v| Value {
             bytes: v.max_elems * ELEM,
-            storage: match v.home {
-                Home::Tensor(_) => Storage::External,
-                Home::Temp | Home::Scratch => Storage::Workspace,
+            location: match v.home {
+                Home::Tensor(_) => Location::External,
+                Home::Temp | Home::Scratch => Location::Workspace,
             },
         })
         .collect();

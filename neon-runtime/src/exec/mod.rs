@@ -81,7 +81,7 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::{Backend, Parallel, Serial};
 use crate::ops::layout::Transpose;
 use crate::ops::{layout_name, RunOptions, ShapeRule, SAME_LAYOUT};
-use crate::plan::{self, MemoryPlan, PlanError, Schedule, Step, Storage};
+use crate::plan::{self, Location, MemoryPlan, PlanError, Schedule, Step};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 use crate::workspace::carve;
 
@@ -513,8 +513,8 @@ impl ExecutionPlan {
         for (v, shape) in shapes.iter().enumerate() {
             let bytes = shape.numel().checked_mul(ELEM).ok_or(overflow.clone())?;
             let external = self.input_of.get(v).is_some_and(Option::is_some);
-            let storage = if external { Storage::External } else { Storage::Workspace };
-            values.push(plan::Value { bytes, storage });
+            let location = if external { Location::External } else { Location::Workspace };
+            values.push(plan::Value { bytes, location });
         }
         let mut steps = Vec::with_capacity(self.nodes.len() + 2);
         let calls = self.nodes.iter().map(|n| (&n.op, &n.inputs[..], n.output));
@@ -525,13 +525,13 @@ impl ExecutionPlan {
             if len > 0 {
                 temps.push(values.len());
                 let bytes = len.checked_mul(ELEM).ok_or(overflow.clone())?;
-                values.push(plan::Value { bytes, storage: Storage::Workspace });
+                values.push(plan::Value { bytes, location: Location::Workspace });
             }
             let in_place = op.in_place().possible();
             steps.push(Step { inputs: args.to_vec(), output, in_place, temps });
         }
         let sink = values.len();
-        values.push(plan::Value { bytes: 0, storage: Storage::External });
+        values.push(plan::Value { bytes: 0, location: Location::External });
         let mut keep = self.retained.clone();
         keep.push(returned);
         steps.push(Step { inputs: keep, output: sink, in_place: false, temps: Vec::new() });

@@ -17,7 +17,7 @@ use crate::ops::elementwise::{Add, Mul};
 use crate::ops::layout::{Reshape, Transpose};
 use crate::ops::linear::{Linear, LinearGeometry};
 use crate::ops::norm::{LayerNorm, LayerNormGeometry, RmsNorm, RmsNormGeometry};
-use crate::plan::{self, Schedule, Step, Storage};
+use crate::plan::{self, Location, Schedule, Step};
 use crate::tensor::{Layout, TensorView, TensorViewMut};
 use crate::Portable;
 
@@ -164,10 +164,10 @@ fn long_chain_reuses_two_buffers_as_the_planner_says() {
 
     // The same schedule by hand, planned directly: the plan's workspace is that result.
     let bytes = rows * c * 4;
-    let mut values = vec![plan::Value { bytes, storage: Storage::External }];
+    let mut values = vec![plan::Value { bytes, location: Location::External }];
     let mut steps = Vec::new();
     for s in 0..2 * layers {
-        values.push(plan::Value { bytes, storage: Storage::Workspace });
+        values.push(plan::Value { bytes, location: Location::Workspace });
         steps.push(Step { inputs: vec![s], output: s + 1, in_place: s % 2 == 1, temps: vec![] });
     }
     let direct = plan::plan(&Schedule { values, steps }).unwrap();

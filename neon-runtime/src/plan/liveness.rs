@@ -3,7 +3,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{PlanError, Schedule, Storage, ValueId};
+use super::{Location, PlanError, Schedule, ValueId};
 
 /// Live ranges of every value and the buffers that in-place chains share.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Liveness {
                 if v >= n {
                     return Err(PlanError::UnknownValue { step: s, value: v });
                 }
-                if written[v].is_none() && schedule.values[v].storage == Storage::Workspace {
+                if written[v].is_none() && schedule.values[v].location == Location::Workspace {
                     return Err(PlanError::ReadBeforeWrite { step: s, value: v });
                 }
                 last_read[v] = Some(s);
@@ -60,8 +60,8 @@ impl Liveness {
         for (s, step) in schedule.steps.iter().enumerate() {
             let Some(&src) = step.inputs.first() else { continue };
             let reusable = step.in_place
-                && schedule.values[src].storage == Storage::Workspace
-                && schedule.values[step.output].storage == Storage::Workspace
+                && schedule.values[src].location == Location::Workspace
+                && schedule.values[step.output].location == Location::Workspace
                 && ranges[src].1 == s
                 && step.inputs.iter().filter(|&&v| v == src).count() == 1
                 && schedule.values[src].bytes >= schedule.values[step.output].bytes;

@@ -11,7 +11,7 @@
 //! marked in-place ([`Step::in_place`]): an elementwise operator may then write its output
 //! over its first input when that input lives in the workspace and this step is its last
 //! use. Values the caller owns (plan inputs, outputs, state tensors) are
-//! [`Storage::External`] and take no workspace.
+//! [`Location::External`] and take no workspace.
 //!
 //! Placement is greedy with best fit: buffers (in-place chains merged) are placed one at a
 //! time, each in the smallest gap left by the already placed buffers whose lifetimes
@@ -37,7 +37,7 @@ pub type ValueId = usize;
 
 /// Where a value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
+pub enum Location {
     /// An intermediate placed in the workspace by the planner.
     Workspace,
     /// Owned by the caller (input, output, state); not placed.
@@ -50,7 +50,7 @@ pub struct Value {
     /// Size in bytes (at the upper bound of every symbolic dimension).
     pub bytes: usize,
     /// Where it lives.
-    pub storage: Storage,
+    pub location: Location,
 }
 
 /// One operator call: reads `inputs`, writes `output`.

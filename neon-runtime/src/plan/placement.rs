@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::{align_up, Liveness, MemoryPlan, Placement, PlanError, Schedule, Storage, ValueId};
+use super::{align_up, Liveness, Location, MemoryPlan, Placement, PlanError, Schedule, ValueId};
 
 struct Buffer {
     root: ValueId,
@@ -17,7 +17,7 @@ pub(super) fn place(schedule: &Schedule, live: &Liveness) -> Result<MemoryPlan, 
     let mut buffers: Vec<Buffer> = Vec::new();
     for (root, range) in ranges.iter().enumerate() {
         let Some((first, last)) = *range else { continue };
-        if schedule.values[root].storage != Storage::Workspace {
+        if schedule.values[root].location != Location::Workspace {
             continue;
         }
         // A buffer holds the largest value of its in-place chain.
@@ -73,7 +73,7 @@ pub(super) fn place(schedule: &Schedule, live: &Liveness) -> Result<MemoryPlan, 
             let root = live.buffer_of[v];
             let (first, last) = live.ranges[v];
             Placement {
-                offset: if schedule.values[v].storage == Storage::Workspace {
+                offset: if schedule.values[v].location == Location::Workspace {
                     offset_of[root]
                 } else {
                     None

@@ -9,10 +9,10 @@ use rand::{Rng, SeedableRng};
 use super::*;
 
 fn ws(bytes: usize) -> Value {
-    Value { bytes, storage: Storage::Workspace }
+    Value { bytes, location: Location::Workspace }
 }
 fn ext(bytes: usize) -> Value {
-    Value { bytes, storage: Storage::External }
+    Value { bytes, location: Location::External }
 }
 fn step(inputs: &[ValueId], output: ValueId, in_place: bool) -> Step {
     Step { inputs: inputs.to_vec(), output, in_place, temps: Vec::new() }
@@ -25,9 +25,9 @@ fn check_invariants(s: &Schedule, p: &MemoryPlan) {
     let n = s.values.len();
     for v in 0..n {
         let pl = p.placements[v];
-        match s.values[v].storage {
-            Storage::External => assert_eq!(pl.offset, None),
-            Storage::Workspace => {
+        match s.values[v].location {
+            Location::External => assert_eq!(pl.offset, None),
+            Location::Workspace => {
                 let off = pl.offset.expect("workspace value placed");
                 assert_eq!(off % ALIGN, 0);
                 assert!(off + s.values[v].bytes <= p.workspace_bytes);
