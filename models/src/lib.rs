@@ -43,8 +43,6 @@ pub mod session;
 pub mod weights;
 
 pub use error::Error;
-#[cfg(feature = "alloc")]
-mod workspace;
 
 /// The fastest backend this build can name as a type ([`neon_runtime::FastBackend`]): NEON
 /// on aarch64 with feature `neon`, an x86 level when the build targets AVX2 + FMA or

@@ -1,11 +1,26 @@
-//! Workspace slicing for generated plans (no allocation, no `unsafe`).
+//! Plan workspaces: slicing one for the steps of a generated plan (no allocation, no
+//! `unsafe`) and, with feature `alloc`, allocating one on the heap.
 //!
 //! A plan's intermediates live in one caller-provided workspace at offsets fixed by the
 //! planner. At each step the generated code needs read-only slices of the step's inputs
 //! and one writable slice for its output, all from the same buffer; [`carve`] splits the
 //! workspace accordingly with `split_at_mut`, so the borrow checker sees disjoint borrows.
+//! A caller that keeps a large workspace on the heap gets it zeroed from `boxed_zeroed`
+//! (feature `alloc`).
 
 use crate::error::Error;
+
+/// A zeroed `T` allocated directly on the heap (a plan workspace can be tens of megabytes:
+/// building it on the stack first would overflow it).
+///
+/// # Safety
+/// All-zero bytes must be a valid `T` (true of every `neon_plan!` workspace: an aligned
+/// wrapper around `[f32; N]`).
+#[cfg(feature = "alloc")]
+pub unsafe fn boxed_zeroed<T>() -> alloc::boxed::Box<T> {
+    // SAFETY: the caller guarantees all-zero bytes are a valid `T`.
+    unsafe { alloc::boxed::Box::<T>::new_zeroed().assume_init() }
+}
 
 /// One entry of a plan's memory map: where a value lives and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,7 +40,7 @@ use super::tokenizer::Tokenizer;
 use super::{encoder_frames, BOS, CACHE, D_MODEL, EOS, LAYERS, MAX_FRAMES, MAX_SAMPLES};
 use super::{MIN_SAMPLES, SAMPLE_RATE, VOCAB};
 use crate::error::Error;
-use crate::workspace::boxed_zeroed;
+use neon_runtime::workspace::boxed_zeroed;
 
 /// Moonshine's immutable parts: the prepared weights and the tokenizer. Share one through
 /// an [`Arc`] among every [`Transcriber`] that uses it.

@@ -149,5 +149,5 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding
 pub fn boxed_workspace() -> alloc::boxed::Box<EmbeddingNetWorkspace> {
     // SAFETY: the workspace is a plain array of f32 (in an align(16) wrapper); all-zero
     // bytes are a valid value of it (0.0f32 in every element).
-    unsafe { crate::workspace::boxed_zeroed() }
+    unsafe { neon_runtime::workspace::boxed_zeroed() }
 }

@@ -373,5 +373,5 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>> EmbeddingS
 pub fn boxed_workspace() -> alloc::boxed::Box<IncrementalWorkspace> {
     // SAFETY: the workspace holds f32 arrays and a bool; all-zero bytes are valid values
     // of them (0.0 and `false`: the workspace primes on its first window).
-    unsafe { crate::workspace::boxed_zeroed() }
+    unsafe { neon_runtime::workspace::boxed_zeroed() }
 }

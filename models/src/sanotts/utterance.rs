@@ -23,7 +23,7 @@ use super::decoder::{DecoderNet, DecoderNetWorkspace, ISTFT};
 use super::load::VoiceWeights;
 use super::{FRAME_VALUES, HIDDEN, HOP, MAX_FRAMES};
 use crate::error::Error;
-use crate::workspace::boxed_zeroed;
+use neon_runtime::workspace::boxed_zeroed;
 
 /// The inverse real FFT's twiddles for n_fft 512, computed at compile time.
 static TWIDDLES: [f32; twiddle_len(ISTFT.n_fft)] = twiddles(ISTFT.n_fft);

@@ -25,7 +25,7 @@ use super::network::{SileroVad, SileroVadWeights, SileroVadWorkspace};
 use super::{CONTEXT, WINDOW};
 use crate::error::{Error, WeightsSource};
 use crate::weights::TensorFile;
-use crate::workspace::boxed_zeroed;
+use neon_runtime::workspace::boxed_zeroed;
 
 /// Samples the network reads per window: the context, then the window.
 const INPUT: usize = CONTEXT + WINDOW;
