@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "alloc")]
 use super::check_weight;
-use super::{check_scratch, part_error, same_padding, take_view};
+use super::{check_run, part_error, same_padding, take_view};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
@@ -28,7 +28,7 @@ use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
 use crate::ops::elementwise::{Add, LayerScale, PerChannel};
 use crate::ops::norm::{LayerNorm, LayerNormGeometry};
-use crate::ops::{check_channel_first, expect_dim, first_input, RunOptions, ShapeRule};
+use crate::ops::{expect_dim, first_input, layout_facts, RunOptions, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const NAME: &str = "convnext";
@@ -156,12 +156,7 @@ impl ShapeRule for ConvNeXtGeometry {
         expect_dim(NAME, 0, x, 0, "channels", &D::constant(self.channels))?;
         self.compose(x)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// The weights of a [`ConvNeXt`] block in PyTorch's layouts, for `ConvNeXt::new` (feature
@@ -366,9 +361,7 @@ impl<S: AsRef<[f32]>> ConvNeXt<S> {
         options: RunOptions<'_>,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_channel_first(g, input, output, &["channels", "frames"])?;
-        let frames = input.dims()[1];
-        check_scratch(g.scratch_len(frames), scratch.len())?;
+        let frames = check_run(g, input, output, scratch.len(), |f| g.scratch_len(f))?;
         let (region, im2col) = scratch.split_at_mut(g.channels.max(g.hidden) * frames);
         {
             let (mut depthwise, _) = take_view(region, g.channels, frames)?;

@@ -13,7 +13,7 @@
 //! by one.
 //!
 //! Like an operator, a block has a `Copy` *geometry* ([`ResidualConvGeometry`],
-//! [`ConvNeXtGeometry`]) implementing [`ShapeRule`](crate::ops::ShapeRule), generic over
+//! [`ConvNeXtGeometry`]) implementing [`ShapeRule`], generic over
 //! [`Dim`](crate::Dim): `neon_plan!` checks a block statement with the same rule at compile
 //! time. The rule is the composition of the parts' own rules (after the block's own checks
 //! of the input's rank and channels, so errors name the block). Each geometry also answers
@@ -39,7 +39,8 @@ pub use convnext::{ConvNeXt, ConvNeXtGeometry, ConvNeXtWeights};
 pub use residual::{ResidualConv, ResidualConvGeometry, ResidualConvWeights};
 
 use crate::error::{Error, ShapeError};
-use crate::tensor::{Layout, TensorViewMut};
+use crate::ops::{check_channel_first, check_scratch, ShapeRule};
+use crate::tensor::{Layout, TensorView, TensorViewMut};
 
 /// "Same" padding of a stride-1 window of `kernel` taps spaced `dilation` frames apart:
 /// `(pad_left, pad_right)` with `pad_left = dilation * (kernel - 1) / 2` (floor) and the
@@ -69,14 +70,20 @@ pub(crate) fn check_weight(what: &'static str, expected: usize, got: usize) -> R
     }
 }
 
-/// Checks that the caller's scratch holds the `need` elements a run asks for (the block's
-/// `scratch_len`).
-pub(crate) fn check_scratch(need: usize, got: usize) -> Result<(), Error> {
-    if got < need {
-        Err(Error::Length { what: "scratch", expected: need, got })
-    } else {
-        Ok(())
-    }
+/// The checks of a block's run, before any step: `input` and `output` channel-first
+/// `[channels, frames]` as the block's shape rule (`rule`) says, and `scratch_len` at least
+/// `need(frames)` elements. Returns `frames`.
+pub(crate) fn check_run<R: ShapeRule>(
+    rule: &R,
+    input: &TensorView<'_>,
+    output: &TensorViewMut<'_>,
+    scratch_len: usize,
+    need: impl FnOnce(usize) -> usize,
+) -> Result<usize, Error> {
+    check_channel_first(rule, input, output, &["channels", "frames"])?;
+    let frames = input.dims()[1];
+    check_scratch(need(frames), scratch_len)?;
+    Ok(frames)
 }
 
 /// Splits the front of `scratch` off as a channel-first `[channels, frames]` view (one of

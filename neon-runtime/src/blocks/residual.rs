@@ -14,14 +14,14 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "alloc")]
 use super::check_weight;
-use super::{check_scratch, part_error, same_padding, take_view};
+use super::{check_run, part_error, same_padding, take_view};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, Conv1dGeometry};
 use crate::ops::elementwise::Add;
-use crate::ops::{check_channel_first, expect_dim, first_input, RunOptions, ShapeRule};
+use crate::ops::{expect_dim, first_input, layout_facts, RunOptions, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const NAME: &str = "residual_conv";
@@ -137,12 +137,7 @@ impl ShapeRule for ResidualConvGeometry {
         expect_dim(NAME, 0, x, 0, "channels", &D::constant(self.channels))?;
         self.compose(x)
     }
-    fn reads_layout(&self, _arg: usize) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
-    fn writes_layout(&self) -> Option<Layout> {
-        Some(Layout::ChannelFirst)
-    }
+    layout_facts!(Layout::ChannelFirst);
 }
 
 /// The weights of a [`ResidualConv`] in PyTorch's layouts, for `ResidualConv::new` (feature
@@ -280,9 +275,7 @@ impl<S: AsRef<[f32]>> ResidualConv<S> {
         options: RunOptions<'_>,
     ) -> Result<(), Error> {
         let g = &self.geometry;
-        check_channel_first(g, input, output, &["channels", "frames"])?;
-        let frames = input.dims()[1];
-        check_scratch(g.scratch_len(frames), scratch.len())?;
+        let frames = check_run(g, input, output, scratch.len(), |f| g.scratch_len(f))?;
         let (mut hidden, im2col) = take_view(scratch, g.channels, frames)?;
         g.activation.run_with::<B>(input, output, options)?;
         self.conv1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;

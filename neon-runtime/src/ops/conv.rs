@@ -47,8 +47,8 @@ use crate::kernels::conv::Window1d;
 use crate::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_bias_len, check_input_layout, check_len, expect_dim, expect_named_shape, first_input,
-    RunOptions, ShapeRule,
+    check_bias_len, check_input_layout, check_len, check_scratch, expect_dim, expect_named_shape,
+    first_input, RunOptions, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -471,10 +471,7 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         };
         check_output(CONV1D, 1, output, &out_shape, g.output_layout, what)?;
         let frames = input.dims()[1];
-        let need = g.scratch_len(frames);
-        if scratch.len() < need {
-            return Err(Error::Length { what: "scratch", expected: need, got: scratch.len() });
-        }
+        check_scratch(g.scratch_len(frames), scratch.len())?;
         let out_frames = match g.output_layout {
             Layout::ChannelFirst => out_shape.dims()[1],
             Layout::FrameMajor => out_shape.dims()[0],

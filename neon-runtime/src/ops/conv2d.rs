@@ -67,8 +67,8 @@ use crate::kernels::conv2d::{im2col_gemm_in, PackedConv, RowConv, Window2d};
 use crate::kernels::gemm::{pack_a, packed_a_len, BRows, Epilogue, GemmA, PACK_MR};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_channel_first, check_len, expect_dim, first_input, image_shape, window_output,
-    RunOptions, ShapeRule,
+    check_channel_first, check_len, check_scratch, expect_dim, first_input, image_shape,
+    window_output, RunOptions, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -426,10 +426,7 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         let what = ["output channels", "output height", "output width"];
         let out_shape = check_channel_first(g, input, output, &what)?;
         let (height, width) = (input.dims()[1], input.dims()[2]);
-        let need = g.scratch_len(height, width);
-        if scratch.len() < need {
-            return Err(Error::Length { what: "scratch", expected: need, got: scratch.len() });
-        }
+        check_scratch(g.scratch_len(height, width), scratch.len())?;
 
         let (out_h, out_w) = (out_shape.dims()[1], out_shape.dims()[2]);
         let pixels = out_h * out_w;

@@ -33,8 +33,8 @@ use crate::kernels::gemm::pack_b;
 use crate::kernels::lstm::{lstm_cell_in, LstmDims};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_bias_len, check_len, expect_dim, expect_layout, expect_rank, layout_name, InPlace,
-    RunOptions, ShapeRule,
+    check_bias_len, check_len, check_scratch, expect_dim, expect_layout, expect_rank, layout_name,
+    InPlace, RunOptions, ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -328,10 +328,7 @@ impl<S: AsRef<[f32]>> LstmCell<S> {
         expect_layout(OP, state.layout(), fm, layout_name(fm))?;
         expect_layout(OP, x.layout(), g.layout, layout_name(g.layout))?;
         g.output_shape(&[*state.shape(), *x.shape()])?;
-        let need = g.scratch_len();
-        if scratch.len() < need {
-            return Err(Error::Length { what: "scratch", expected: need, got: scratch.len() });
-        }
+        check_scratch(g.scratch_len(), scratch.len())?;
         let weights = (self.packed.as_ref(), self.bias());
         let par = options.parallel();
         lstm_cell_in::<B>(par, g.dims(), weights, x.data(), state.data_mut(), scratch)

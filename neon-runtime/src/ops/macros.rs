@@ -54,6 +54,9 @@ macro_rules! layout_facts {
     };
 }
 
+// The blocks (`crate::blocks`) state their layouts with it too.
+pub(crate) use layout_facts;
+
 /// Writes the accessors of an operator with weights (see the [`ops` docs](super)):
 /// `geometry()` (field `geometry`), `packed_weight()` (the weights in the kernel's layout,
 /// field `$weight` of elements `$elem`) and, when the operator has one, `bias()` (field

@@ -51,6 +51,7 @@
 
 #[macro_use]
 mod macros;
+pub(crate) use macros::layout_facts;
 
 pub mod activation;
 pub mod attention;
@@ -206,6 +207,16 @@ pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Resu
         Ok(())
     } else {
         Err(Error::Length { what, expected, got })
+    }
+}
+
+/// Checks that the caller's scratch holds the `need` elements a run asks for (the
+/// operator's or block's `scratch_len`).
+pub(crate) fn check_scratch(need: usize, got: usize) -> Result<(), Error> {
+    if got < need {
+        Err(Error::Length { what: "scratch", expected: need, got })
+    } else {
+        Ok(())
     }
 }
 

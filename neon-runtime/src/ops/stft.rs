@@ -45,7 +45,8 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::fft::{is_valid_len, RealFft};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_channel_first, check_len, expect_dim, first_input, window_output, ShapeRule,
+    check_channel_first, check_len, check_scratch, expect_dim, first_input, window_output,
+    ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -218,9 +219,7 @@ impl<S: AsRef<[f32]>> StftMagnitude<S> {
         let g = self.geometry;
         let out = check_channel_first(&g, input, output, &["frequency bins", "frames"])?;
         let need = g.scratch_len();
-        if scratch.len() < need {
-            return Err(Error::Length { what: "scratch", expected: need, got: scratch.len() });
-        }
+        check_scratch(need, scratch.len())?;
         let fft = RealFft::new(g.n_fft, self.twiddles.as_ref())?;
         let (n, bins, frames) = (g.n_fft, g.bins(), out.dims()[1]);
         let (frame, rest) = scratch[..need].split_at_mut(n);
