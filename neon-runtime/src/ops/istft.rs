@@ -172,19 +172,9 @@ impl<'a> Istft<'a> {
     /// # Errors
     /// [`Error::Length`] when `workspace` is too short.
     pub fn stream<'w>(&self, workspace: &'w mut [f32]) -> Result<IstftStream<'w>, Error> {
-        let n = self.geometry.n_fft;
-        let need = Self::workspace_len(n);
-        if workspace.len() < need {
-            return Err(Error::Length {
-                what: "istft workspace",
-                expected: need,
-                got: workspace.len(),
-            });
-        }
-        let (tail, rest) = workspace[..need].split_at_mut(n);
-        let (spectrum, frame) = rest.split_at_mut(n + 2);
-        tail.fill(0.0);
-        Ok(IstftStream { n_fft: n, tail, spectrum, frame, frames: 0, finished: false })
+        let stream = self.attach(workspace, 0)?;
+        stream.tail.fill(0.0);
+        Ok(stream)
     }
 
     /// A stream that continues one left on `workspace` by an earlier stream of this
@@ -196,6 +186,16 @@ impl<'a> Istft<'a> {
     /// # Errors
     /// [`Error::Length`] when `workspace` is too short.
     pub fn resume<'w>(
+        &self,
+        workspace: &'w mut [f32],
+        frames: usize,
+    ) -> Result<IstftStream<'w>, Error> {
+        self.attach(workspace, frames)
+    }
+
+    /// A stream over `workspace` as it is, `frames` pushes in (the regions of
+    /// [`Self::workspace_len`]: overlap-add tail, spectrum, frame).
+    fn attach<'w>(
         &self,
         workspace: &'w mut [f32],
         frames: usize,
