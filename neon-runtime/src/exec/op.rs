@@ -92,46 +92,30 @@ from_arc!(
     ConvNeXt: ConvNeXt<Vec<f32>>
 );
 
-impl From<Activation> for Op {
-    fn from(op: Activation) -> Self {
-        Op::Activation(op)
-    }
+/// `From` for the operators a variant holds by value (`Op::$variant(op)`).
+macro_rules! from_value {
+    ($($variant:ident),*) => {$(
+        impl From<$variant> for Op {
+            fn from(op: $variant) -> Self {
+                Op::$variant(op)
+            }
+        }
+    )*};
 }
-impl From<Add> for Op {
-    fn from(_: Add) -> Self {
-        Op::Add
-    }
+
+/// `From` for the operators without parameters (a variant with no data).
+macro_rules! from_unit {
+    ($($variant:ident),*) => {$(
+        impl From<$variant> for Op {
+            fn from(_: $variant) -> Self {
+                Op::$variant
+            }
+        }
+    )*};
 }
-impl From<Mul> for Op {
-    fn from(_: Mul) -> Self {
-        Op::Mul
-    }
-}
-impl From<Scale> for Op {
-    fn from(op: Scale) -> Self {
-        Op::Scale(op)
-    }
-}
-impl From<ScaleShift> for Op {
-    fn from(op: ScaleShift) -> Self {
-        Op::ScaleShift(op)
-    }
-}
-impl From<Softmax> for Op {
-    fn from(_: Softmax) -> Self {
-        Op::Softmax
-    }
-}
-impl From<Transpose> for Op {
-    fn from(op: Transpose) -> Self {
-        Op::Transpose(op)
-    }
-}
-impl From<Reshape> for Op {
-    fn from(op: Reshape) -> Self {
-        Op::Reshape(op)
-    }
-}
+
+from_value!(Activation, Scale, ScaleShift, Transpose, Reshape);
+from_unit!(Add, Mul, Softmax);
 
 /// Evaluates `$body` with `$r` bound to the [`ShapeRule`] of `$op` (its geometry, or the
 /// operator itself when it has no weights).
