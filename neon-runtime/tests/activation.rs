@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{assert_close, rng, tail_sizes, uniform};
+use common::{assert_close, assert_lanes_and_to, rng, tail_sizes, uniform};
 use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
@@ -334,14 +334,7 @@ fn tails<B: Backend>() {
             let mut got = xs.clone();
             B::activate(f.f, &mut got);
             check_bound(&f, &xs, &got, B::NAME);
-            let mut y = vec![f32::NAN; n];
-            B::activate_to(f.f, &xs, &mut y);
-            for i in 0..n {
-                let mut one = [xs[i]];
-                B::activate(f.f, &mut one);
-                assert_eq!(one[0].to_bits(), got[i].to_bits(), "{} n={n} i={i}: lane", f.name);
-                assert_eq!(y[i].to_bits(), got[i].to_bits(), "{} n={n} i={i}: _to", f.name);
-            }
+            assert_lanes_and_to::<B>(f.name, f.f, &xs, &got);
         }
     }
 }

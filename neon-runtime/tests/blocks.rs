@@ -9,8 +9,7 @@ mod common;
 #[path = "blocks/reference.rs"]
 mod reference;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use common::recording::Recording;
 use common::{rng, uniform};
 use neon_runtime::blocks::{
     same_padding, ConvNeXt, ConvNeXtGeometry, ConvNeXtWeights, ResidualConv, ResidualConvGeometry,
@@ -188,6 +187,23 @@ fn frame_counts(i: usize, long: bool) -> Vec<usize> {
     }
 }
 
+/// A random input `[channels, frames]` and what `run` (a block's serial run) writes for it,
+/// the output and `scratch_len` elements of scratch filled with NaN first.
+fn run_random(
+    r: &mut SmallRng,
+    channels: usize,
+    frames: usize,
+    scratch_len: usize,
+    run: impl FnOnce(&TensorView<'_>, &mut TensorViewMut<'_>, &mut [f32]) -> Result<(), Error>,
+) -> (Vec<f32>, Vec<f32>) {
+    let x = uniform(r, channels * frames, -1.0, 1.0);
+    let mut y = vec![f32::NAN; channels * frames];
+    let mut scratch = vec![f32::NAN; scratch_len];
+    run(&view(&x, channels, frames), &mut view_mut(&mut y, channels, frames), &mut scratch)
+        .unwrap();
+    (x, y)
+}
+
 fn residual_conv_matches_f64<B: Backend>() {
     let mut r = rng(1);
     let mut worst = 0.0f64;
@@ -195,13 +211,10 @@ fn residual_conv_matches_f64<B: Backend>() {
         let w = residual_weights(&mut r, &g);
         let block = ResidualConv::new(g, w.clone()).unwrap();
         for frames in frame_counts(i, true) {
-            let c = g.channels;
-            let x = uniform(&mut r, c * frames, -1.0, 1.0);
-            let mut y = vec![f32::NAN; c * frames];
-            let mut scratch = vec![f32::NAN; block.scratch_len(frames)];
-            block
-                .run::<B>(&view(&x, c, frames), &mut view_mut(&mut y, c, frames), &mut scratch)
-                .unwrap();
+            let (x, y) =
+                run_random(&mut r, g.channels, frames, block.scratch_len(frames), |x, y, s| {
+                    block.run::<B>(x, y, s)
+                });
             let what = format!("{} {g:?} frames={frames}", B::NAME);
             worst =
                 worst.max(reference::assert_within(&what, &y, &residual_ref(&g, &w, &x, frames)));
@@ -217,13 +230,10 @@ fn convnext_matches_f64<B: Backend>() {
         let w = convnext_weights(&mut r, &g);
         let block = ConvNeXt::new(g, w.clone()).unwrap();
         for frames in frame_counts(i, false) {
-            let c = g.channels;
-            let x = uniform(&mut r, c * frames, -1.0, 1.0);
-            let mut y = vec![f32::NAN; c * frames];
-            let mut scratch = vec![f32::NAN; block.scratch_len(frames)];
-            block
-                .run::<B>(&view(&x, c, frames), &mut view_mut(&mut y, c, frames), &mut scratch)
-                .unwrap();
+            let (x, y) =
+                run_random(&mut r, g.channels, frames, block.scratch_len(frames), |x, y, s| {
+                    block.run::<B>(x, y, s)
+                });
             let what = format!("{} {g:?} frames={frames}", B::NAME);
             worst =
                 worst.max(reference::assert_within(&what, &y, &convnext_ref(&g, &w, &x, frames)));
@@ -309,24 +319,6 @@ fn blocks_equal_their_parts<B: Backend>() {
 // Worker teams: the same bits for any context.
 // ---------------------------------------------------------------------------------------
 
-/// A context that records the largest task count it was asked to run (so the test proves
-/// the team was used).
-struct Recording {
-    inner: Box<dyn Parallel>,
-    max_tasks: AtomicUsize,
-}
-
-impl Parallel for Recording {
-    fn workers(&self) -> usize {
-        self.inner.workers()
-    }
-
-    fn dispatch(&self, tasks: usize, f: &(dyn Fn(usize, usize) + Sync)) -> Result<(), Error> {
-        self.max_tasks.fetch_max(tasks, Ordering::Relaxed);
-        self.inner.dispatch(tasks, f)
-    }
-}
-
 fn assert_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -356,14 +348,11 @@ fn same_bits_on_any_team<B: Backend>() {
     };
     let (want1, want2) = run(&Serial);
     for threads in [1, 2, 3, 4, 7] {
-        let team = Recording {
-            inner: Box::new(Team::new(threads).unwrap()),
-            max_tasks: AtomicUsize::new(0),
-        };
+        let team = Recording::new(Box::new(Team::new(threads).unwrap()));
         let (y1, y2) = run(&team);
         assert_bits(&format!("residual_conv, {threads} threads"), &y1, &want1);
         assert_bits(&format!("convnext, {threads} threads"), &y2, &want2);
-        let tasks = team.max_tasks.load(Ordering::Relaxed);
+        let tasks = team.max_tasks();
         assert!(
             threads == 1 || tasks >= 2,
             "{threads} threads: the blocks ran {tasks} tasks at most"

@@ -10,55 +10,12 @@
 
 mod common;
 
-use common::fft64::{fft64, C64};
+use common::fft64::C64;
+use common::rfft::{bound, errors, lengths, max_tested, oracle, table, U};
 use common::{rng, tail_sizes, uniform};
-use neon_runtime::kernels::fft::{
-    fill_twiddles, sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN,
-};
+use neon_runtime::kernels::fft::{sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN};
 use neon_runtime::kernels::FftKernels;
 use neon_runtime::{Backend, Error, Portable, ShapeError};
-
-/// Unit roundoff of f32.
-const U: f64 = (f32::EPSILON / 2.0) as f64;
-
-/// Norm-wise error bound (relative to `||X||_2`) asserted for a length-`n` transform:
-/// `eta log2 n` with `eta = 7u`, Higham's per-stage constant `mu + gamma_4 (sqrt 2 + mu)
-/// ~= 6.66u` for twiddles rounded to nearest (`mu = u`), rounded up; `log2 n` stages (the
-/// complex stages plus the post-processing butterfly). See the module docs of
-/// `kernels::fft`. The measured errors are 20-40x smaller (random data does not align the
-/// rounding errors), so this also leaves room for the backends' different roundings (NEON
-/// fuses multiply-adds).
-fn bound(n: usize) -> f64 {
-    7.0 * U * (n.trailing_zeros() as f64)
-}
-
-/// Powers of two from 16 to `max`.
-fn lengths(max: usize) -> impl Iterator<Item = usize> {
-    (4..=max.trailing_zeros()).map(|b| 1usize << b)
-}
-
-/// Largest length tested on this target: under qemu the f64 oracle is the slow part.
-fn max_tested() -> usize {
-    if cfg!(target_arch = "aarch64") {
-        16384
-    } else {
-        MAX_LEN
-    }
-}
-
-fn table(n: usize) -> Vec<f32> {
-    let mut t = vec![0.0f32; twiddle_len(n)];
-    fill_twiddles(n, &mut t);
-    t
-}
-
-/// `X[0..=n/2]` by the f64 radix-2 FFT of the real input.
-fn oracle(x: &[f32]) -> Vec<C64> {
-    let mut buf: Vec<C64> = x.iter().map(|&v| C64::new(v as f64, 0.0)).collect();
-    fft64(&mut buf);
-    buf.truncate(x.len() / 2 + 1);
-    buf
-}
 
 /// Direct f64 DFT, `X[k] = sum_j x[j] exp(-2 pi i j k / n)`, the angle reduced exactly
 /// (`j k mod n`) so the reference itself is accurate to a few f64 ulps times `sqrt n`.
@@ -74,20 +31,6 @@ fn direct_dft(x: &[f32]) -> Vec<C64> {
             acc
         })
         .collect()
-}
-
-/// `(||got - want||_2, max_k |got_k - want_k|, ||want||_2)` of a split spectrum.
-fn errors(got: &[f32], want: &[C64]) -> (f64, f64, f64) {
-    let k = want.len();
-    assert_eq!(got.len(), 2 * k);
-    let (mut e2, mut emax, mut w2) = (0.0f64, 0.0f64, 0.0f64);
-    for (i, w) in want.iter().enumerate() {
-        let d = C64::new(got[i] as f64, got[k + i] as f64) - w;
-        e2 += d.norm_sqr();
-        emax = emax.max(d.norm());
-        w2 += w.norm_sqr();
-    }
-    (e2.sqrt(), emax, w2.sqrt())
 }
 
 fn run<B: Backend>(fft: &RealFft<'_>, x: &[f32]) -> Vec<f32> {

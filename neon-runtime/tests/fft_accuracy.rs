@@ -10,53 +10,19 @@
 
 mod common;
 
-use common::fft64::{fft64, C64};
+use common::fft64::C64;
+use common::rfft::{bound, errors, lengths, max_tested, oracle, table, U};
 use common::{rng, uniform};
-use neon_runtime::kernels::fft::{fill_twiddles, twiddle_len, RealFft, MAX_LEN};
-use neon_runtime::kernels::FftKernels;
+use neon_runtime::kernels::fft::RealFft;
 use neon_runtime::Backend;
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
-/// Unit roundoff of f32.
-const U: f64 = (f32::EPSILON / 2.0) as f64;
-
-/// The bound `tests/fft.rs` asserts: `7u log2 n` norm-wise.
-fn bound(n: usize) -> f64 {
-    7.0 * U * (n.trailing_zeros() as f64)
-}
-
-fn lengths(max: usize) -> impl Iterator<Item = usize> {
-    (4..=max.trailing_zeros()).map(|b| 1usize << b)
-}
-
-fn max_tested() -> usize {
-    if cfg!(target_arch = "aarch64") {
-        16384
-    } else {
-        MAX_LEN
-    }
-}
-
-fn oracle(x: &[f32]) -> Vec<C64> {
-    let mut buf: Vec<C64> = x.iter().map(|&v| C64::new(v as f64, 0.0)).collect();
-    fft64(&mut buf);
-    buf.truncate(x.len() / 2 + 1);
-    buf
-}
-
 /// `||got - want||_2 / ||want||_2` and `max_k |got_k - want_k| / ||want||_2` of a split
 /// spectrum (real parts, then imaginary parts).
-fn errors(got: &[f32], want: &[C64]) -> (f64, f64) {
-    let k = want.len();
-    let (mut e2, mut emax, mut w2) = (0.0f64, 0.0f64, 0.0f64);
-    for (i, w) in want.iter().enumerate() {
-        let d = C64::new(got[i] as f64, got[k + i] as f64) - w;
-        e2 += d.norm_sqr();
-        emax = emax.max(d.norm());
-        w2 += w.norm_sqr();
-    }
-    (e2.sqrt() / w2.sqrt(), emax / w2.sqrt())
+fn relative_errors(got: &[f32], want: &[C64]) -> (f64, f64) {
+    let (e2, emax, norm) = errors(got, want);
+    (e2 / norm, emax / norm)
 }
 
 fn measure<B: Backend>() {
@@ -67,8 +33,7 @@ fn measure<B: Backend>() {
     );
     let mut r = rng(45);
     for n in lengths(max_tested()) {
-        let mut t = vec![0.0f32; twiddle_len(n)];
-        fill_twiddles(n, &mut t);
+        let t = table(n);
         let fft = RealFft::new(n, &t).unwrap();
         let plan32 = FftPlanner::<f32>::new().plan_fft_forward(n);
         let (mut worst2, mut worstmax, mut worst32) = (0.0f64, 0.0f64, 0.0f64);
@@ -77,7 +42,7 @@ fn measure<B: Backend>() {
             let want = oracle(&x);
             let mut got = vec![f32::NAN; fft.spectrum_len()];
             B::rfft(&fft, &x, &mut got);
-            let (e2, emax) = errors(&got, &want);
+            let (e2, emax) = relative_errors(&got, &want);
             worst2 = worst2.max(e2);
             worstmax = worstmax.max(emax);
             let mut buf: Vec<Complex<f32>> = x.iter().map(|&v| Complex::new(v, 0.0)).collect();
@@ -85,7 +50,7 @@ fn measure<B: Backend>() {
             let k = n / 2 + 1;
             let split: Vec<f32> =
                 buf[..k].iter().map(|c| c.re).chain(buf[..k].iter().map(|c| c.im)).collect();
-            worst32 = worst32.max(errors(&split, &want).0);
+            worst32 = worst32.max(relative_errors(&split, &want).0);
         }
         println!(
             "{n:>6} {worst2:>12.3e} {worstmax:>12.3e} {worst32:>12.3e} {:>12.3e} {:>8.2}",

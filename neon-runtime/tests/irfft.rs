@@ -8,26 +8,12 @@
 
 mod common;
 
+use common::rfft::{bound, lengths, table, U};
 use common::{rng, uniform};
-use neon_runtime::kernels::fft::{fill_twiddles, twiddle_len, RealFft};
+use neon_runtime::kernels::fft::RealFft;
 use neon_runtime::kernels::FftKernels;
 use neon_runtime::{Backend, Portable};
 use rand::Rng;
-
-/// Unit roundoff of f32.
-const U: f64 = (f32::EPSILON / 2.0) as f64;
-
-/// The forward transform's norm-wise bound (`tests/fft.rs`): `7 u log2 n`, relative to the
-/// norm of the result. The inverse runs the same butterflies once, plus the pre-processing
-/// (a butterfly of the same shape as the forward post-processing) and exact swaps.
-fn bound(n: usize) -> f64 {
-    7.0 * U * (n.trailing_zeros() as f64)
-}
-
-/// Powers of two from 16 to `max`.
-fn lengths(max: usize) -> impl Iterator<Item = usize> {
-    (4..=max.trailing_zeros()).map(|b| 1usize << b)
-}
 
 /// Largest length tested against the O(n^2) direct inverse DFT on this target.
 fn max_direct() -> usize {
@@ -36,12 +22,6 @@ fn max_direct() -> usize {
     } else {
         4096
     }
-}
-
-fn table(n: usize) -> Vec<f32> {
-    let mut t = vec![0.0f32; twiddle_len(n)];
-    fill_twiddles(n, &mut t);
-    t
 }
 
 /// Direct f64 inverse DFT of a split half-spectrum (`[2, n/2 + 1]`), numpy `irfft`'s

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{rng, tail_sizes};
+use common::{assert_lanes_and_to, rng, tail_sizes};
 use neon_runtime::kernels::activation::Activation;
 use neon_runtime::kernels::ActivationKernels;
 use neon_runtime::{Backend, Portable};
@@ -123,14 +123,7 @@ fn tails<B: Backend>() {
             B::activate(f.f, &mut got);
             let ((u, at), _) = worst(&f, &xs, &got);
             assert!(u <= f.ulps, "{} {} n={n}: {u} ulp at {at:e}", B::NAME, f.name);
-            let mut y = vec![f32::NAN; n];
-            B::activate_to(f.f, &xs, &mut y);
-            for i in 0..n {
-                let mut one = [xs[i]];
-                B::activate(f.f, &mut one);
-                assert_eq!(one[0].to_bits(), got[i].to_bits(), "{} n={n} i={i}", f.name);
-                assert_eq!(y[i].to_bits(), got[i].to_bits(), "{} n={n} i={i}", f.name);
-            }
+            assert_lanes_and_to::<B>(f.name, f.f, &xs, &got);
         }
     }
 }

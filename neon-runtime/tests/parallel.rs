@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::recording::Recording;
 use common::{rng, uniform};
 use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::conv::Window1d;
@@ -21,29 +22,10 @@ use neon_runtime::kernels::quant::{
 use neon_runtime::kernels::{
     AttentionKernels, Conv2dKernels, ConvKernels, GemmKernels, Parallel, QuantKernels, Serial,
 };
-use neon_runtime::{Error, Team};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use neon_runtime::Team;
 
 /// Thread counts of the teams every product is checked on.
 const THREADS: [usize; 4] = [2, 3, 4, 7];
-
-/// A context that records the largest task count it was asked to run, so a test can
-/// prove that its large shapes really were split.
-struct Recording {
-    inner: Box<dyn Parallel>,
-    max_tasks: AtomicUsize,
-}
-
-impl Parallel for Recording {
-    fn workers(&self) -> usize {
-        self.inner.workers()
-    }
-
-    fn dispatch(&self, tasks: usize, f: &(dyn Fn(usize, usize) + Sync)) -> Result<(), Error> {
-        self.max_tasks.fetch_max(tasks, Ordering::Relaxed);
-        self.inner.dispatch(tasks, f)
-    }
-}
 
 /// `Serial`, then one team per entry of [`THREADS`], each recording its dispatches.
 struct Contexts(Vec<Recording>);
@@ -54,11 +36,7 @@ impl Contexts {
         for n in THREADS {
             v.push(Box::new(Team::new(n).expect("team")));
         }
-        Self(
-            v.into_iter()
-                .map(|inner| Recording { inner, max_tasks: AtomicUsize::new(0) })
-                .collect(),
-        )
+        Self(v.into_iter().map(Recording::new).collect())
     }
 
     fn iter(&self) -> impl Iterator<Item = &Recording> {
@@ -70,15 +48,9 @@ impl Contexts {
     fn assert_split(&self, what: &str) {
         for r in &self.0[1..] {
             let want = r.workers().min(4);
-            let got = r.max_tasks.load(Ordering::Relaxed);
+            let got = r.max_tasks();
             assert!(got >= want, "{what}: {} workers ran at most {got} tasks", r.workers());
         }
-    }
-}
-
-impl Recording {
-    fn as_ref(&self) -> &dyn Parallel {
-        self
     }
 }
 

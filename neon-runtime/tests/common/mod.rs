@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod fft64;
+pub mod recording;
+pub mod rfft;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -166,3 +168,23 @@ macro_rules! measurement_test {
 }
 #[allow(unused_imports)]
 pub(crate) use measurement_test;
+
+/// Asserts that `f` out of place (`B::activate_to`) and on each element alone give the bits
+/// of `got`, `B::activate(f)` in place over all of `xs` (no lane of a vector step differs
+/// from the scalar tail).
+pub fn assert_lanes_and_to<B: neon_runtime::kernels::ActivationKernels>(
+    name: &str,
+    f: neon_runtime::kernels::activation::Activation,
+    xs: &[f32],
+    got: &[f32],
+) {
+    let n = xs.len();
+    let mut y = vec![f32::NAN; n];
+    B::activate_to(f, xs, &mut y);
+    for i in 0..n {
+        let mut one = [xs[i]];
+        B::activate(f, &mut one);
+        assert_eq!(one[0].to_bits(), got[i].to_bits(), "{name} n={n} i={i}: lane");
+        assert_eq!(y[i].to_bits(), got[i].to_bits(), "{name} n={n} i={i}: _to");
+    }
+}
