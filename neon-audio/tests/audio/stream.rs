@@ -5,8 +5,9 @@ use std::io::{Cursor, Read};
 
 use neon_audio::{resample, AudioError, AudioStream, SAMPLE_RATE};
 
+use super::errors::{fmt16, raw_wav};
 use super::files::data;
-use super::{fmt16, raw_wav, Rng};
+use super::fuzz::Rng;
 
 /// A non-seekable reader that returns at most `max` bytes per call (1 to `max`, varying).
 struct Trickle {
