@@ -1,6 +1,7 @@
 # Shared by tools/*/setup.sh, which source it from the repository root.
 #
 #   pinned_venv NAME [--bench] [--onnx]
+#   venv_ready NAME MODULES PACKAGE...
 #
 # Creates the venv target/py/NAME (build output, ignored by git) when it is missing and
 # installs the pinned packages of tools/NAME/requirements.txt (with --bench also
@@ -53,4 +54,21 @@ PY
       "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$r"
     done
   fi
+}
+
+# After pinned_venv NAME: imports each of the space-separated MODULES in the venv (a missing or
+# broken package fails here), then prints "setup: target/py/NAME ready: " and the installed
+# version of each PACKAGE.
+venv_ready() {
+  local name="$1" modules="$2"
+  shift 2
+  "target/py/$name/bin/python" - "$name" "$modules" "$@" <<'PY'
+import importlib
+import sys
+from importlib.metadata import version
+name, modules, packages = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+for module in modules:
+    importlib.import_module(module)
+print(f"setup: target/py/{name} ready:", ", ".join(f"{p} {version(p)}" for p in packages))
+PY
 }

@@ -11,12 +11,5 @@ cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
 if [ "$#" -ne 0 ]; then echo "usage: $0" >&2; exit 2; fi
 pinned_venv silero_vad
-"$venv/bin/python" - <<'PY'
-from importlib.metadata import version
-import numpy  # noqa: F401
-import onnx  # noqa: F401
-import onnxruntime  # noqa: F401
-import safetensors  # noqa: F401
-packages = ["numpy", "safetensors", "onnx", "protobuf", "onnxruntime"]
-print("setup: target/py/silero_vad ready:", ", ".join(f"{p} {version(p)}" for p in packages))
-PY
+venv_ready silero_vad "numpy onnx onnxruntime safetensors" \
+  numpy safetensors onnx protobuf onnxruntime
