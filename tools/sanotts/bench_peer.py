@@ -16,29 +16,19 @@ core); with 2 threads it adds both threads' time, spinning included. Input conve
 """
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
 sys.path.insert(0, HERE)
 import onnx_peer  # noqa: E402
+from machine import cpu_name  # noqa: E402
 import voice as voice_mod  # noqa: E402
 
 FRAMES_PER_SECOND = 125  # 16000 / 128
 WARMUP = 5
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main():

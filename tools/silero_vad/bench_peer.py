@@ -35,7 +35,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -43,23 +42,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import sv_env  # noqa: E402
+from machine import cpu_name  # noqa: E402
 
 CLIP = "models/moonshine/clips/train_numbers.wav"
 GOLDEN = os.path.join(sv_env.MODELS_DIR, "goldens", "train_numbers.json")
 WINDOW_MS = 1000.0 * sv_env.WINDOW / sv_env.SAMPLE_RATE  # 32 ms
 MODELS = {"onnx": sv_env.ONNX, "op15": sv_env.OP15_ONNX}
 GOLDEN_TOL = 1e-5
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def quantile(v, q):
