@@ -3,8 +3,10 @@ temporary directory and compare it with the file in place, one line per file and
 
 Import with `sys.path.insert(0, <this directory>)` (the tools are scripts, not a package).
 """
+import argparse
 import os
 import shutil
+import sys
 import tempfile
 
 from safetensors_io import sha256_file
@@ -47,3 +49,25 @@ def same_bytes_as_in(out_dir):
             return name, None, ""
         return name, sha256_file(path) == sha256_file(mine), ""
     return compare
+
+
+def regen_parser(doc, out_dir, regenerates, if_needed_help, out_help="output directory"):
+    """The command line of a script that writes its outputs into `OUT_DIR` (default `out_dir`):
+    `--check` (`regenerates`, e.g. "convert", into a temporary directory and compare with
+    OUT_DIR) and `--if-needed` (help `if_needed_help`). The description is the first paragraph
+    of `doc`. Returns the parser: a script adds its own options to it."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("out_dir", nargs="?", default=out_dir, help=out_help)
+    ap.add_argument("--check", action="store_true",
+                    help=f"{regenerates} into a temporary directory and compare with OUT_DIR")
+    ap.add_argument("--if-needed", action="store_true", help=if_needed_help)
+    return ap
+
+
+def regen_arguments(ap, check):
+    """Parses the command line of `ap` (a `regen_parser`); with `--check`, exits with the status
+    of `check(OUT_DIR)`."""
+    args = ap.parse_args()
+    if args.check:
+        sys.exit(check(args.out_dir))
+    return args

@@ -29,16 +29,15 @@ OUT_DIR's. `--if-needed` does nothing when OUT_DIR's outputs exist with the pinn
 (base-en.safetensors: OUTPUT_SHA256; the copies: the wheel's files). `--onnx-f32 DIR` also writes plain-f32 ONNX copies of both models to DIR (peer
 benchmarks; needs the `onnx` package from bench_requirements.txt).
 """
-import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 
-import ms_env
+import ms_env  # puts tools/common on sys.path (regen_check below)
 from ort_graph import OrtModel, expect
+from regen_check import regen_arguments, regen_parser
 
 CONVERTER = "tools/moonshine/convert.py"
 
@@ -712,18 +711,13 @@ def check(out_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out_dir", nargs="?", default=ms_env.MODELS_DIR, help="output directory")
-    ap.add_argument("--check", action="store_true",
-                    help="convert into a temporary directory and compare with OUT_DIR")
-    ap.add_argument("--if-needed", action="store_true",
-                    help="do nothing when OUT_DIR's outputs already have the expected sha256")
+    ap = regen_parser(
+        __doc__, ms_env.MODELS_DIR, "convert",
+        "do nothing when OUT_DIR's outputs already have the expected sha256")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy-vs-ORT check")
     ap.add_argument("--onnx-f32", metavar="DIR",
                     help="also write plain f32 ONNX copies of the encoder and decoder to DIR")
-    args = ap.parse_args()
-    if args.check:
-        sys.exit(check(args.out_dir))
+    args = regen_arguments(ap, check)
     if args.if_needed and up_to_date(args.out_dir):
         print("convert: up to date (base-en.safetensors, tokenizer.bin, beckett.wav, LICENSE.md)")
     else:

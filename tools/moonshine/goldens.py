@@ -29,14 +29,13 @@ beckett.wav must reproduce the reference transcript, tokens and step-0 top logit
 exact, tensors within 1e-4 * max(1, |value|): see CHECK_TOL). `--if-needed` does nothing when
 every output exists with matching metadata (clip sha256, model sha256s, onnxruntime version, format).
 """
-import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
-import ms_env
+import ms_env  # puts tools/common on sys.path (regen_check below)
+from regen_check import regen_arguments, regen_parser
 
 GENERATOR = "tools/moonshine/goldens.py"
 FORMAT = "1"  # bump when the content of the golden files changes
@@ -225,16 +224,11 @@ def check(out_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out_dir", nargs="?", default=ms_env.MODELS_DIR,
-                    help="output directory (goldens/ below)")
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate into a temporary directory and compare with OUT_DIR")
-    ap.add_argument("--if-needed", action="store_true",
-                    help="do nothing when all outputs exist with matching metadata")
-    args = ap.parse_args()
-    if args.check:
-        sys.exit(check(args.out_dir))
+    ap = regen_parser(
+        __doc__, ms_env.MODELS_DIR, "regenerate",
+        "do nothing when all outputs exist with matching metadata",
+        out_help="output directory (goldens/ below)")
+    args = regen_arguments(ap, check)
     if args.if_needed and up_to_date(args.out_dir):
         print("goldens: up to date")
         return

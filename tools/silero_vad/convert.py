@@ -28,15 +28,14 @@ which is what shows the reorder.
 `--check` converts into a temporary directory and compares both outputs byte for byte with
 OUT_DIR's. `--if-needed` does nothing when OUT_DIR's files have the pinned content.
 """
-import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
 import reference
-import sv_env
+import sv_env  # puts tools/common on sys.path (regen_check below)
+from regen_check import regen_arguments, regen_parser
 
 CONVERTER = "tools/silero_vad/convert.py"
 OUT_NAME = "silero_vad.safetensors"
@@ -392,16 +391,11 @@ def check(out_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out_dir", nargs="?", default=sv_env.MODELS_DIR, help="output directory")
-    ap.add_argument("--check", action="store_true",
-                    help="convert into a temporary directory and compare with OUT_DIR")
-    ap.add_argument("--if-needed", action="store_true",
-                    help="do nothing when OUT_DIR's outputs already have the expected content")
+    ap = regen_parser(
+        __doc__, sv_env.MODELS_DIR, "convert",
+        "do nothing when OUT_DIR's outputs already have the expected content")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy-vs-ORT check")
-    args = ap.parse_args()
-    if args.check:
-        sys.exit(check(args.out_dir))
+    args = regen_arguments(ap, check)
     if args.if_needed and up_to_date(args.out_dir):
         print("convert: up to date (silero_vad.safetensors, LICENSE.md)")
         return
