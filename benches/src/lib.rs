@@ -1,11 +1,12 @@
 //! Benchmarks of neon: criterion benches in `benches/benches/`, aarch64 instruction-count
 //! bench binaries in `benches/src/bin/`. This library holds what they share: the region
-//! markers of the insn-count plugin, deterministic input data, a WAV reader, the Moonshine
-//! set-up ([`moonshine`]), the sanoTTS one ([`sanotts`]) and Silero VAD's
-//! ([`vad`]).
+//! markers of the insn-count plugin, deterministic input data, a WAV reader, process CPU time
+//! and the load average for the `time_*` binaries ([`timing`]), the Moonshine set-up
+//! ([`moonshine`]), the sanoTTS one ([`sanotts`]) and Silero VAD's ([`vad`]).
 
 pub mod moonshine;
 pub mod sanotts;
+pub mod timing;
 pub mod vad;
 
 /// Starts counting region `id`: a system call the insn-count plugin watches (`svc #0` with

@@ -19,21 +19,12 @@
 use std::time::Instant;
 
 use neon_benches::sanotts::{weights, SECOND};
+use neon_benches::timing::{cpu_seconds, load_average};
 use neon_models::sanotts::synthetic::hidden_states;
 use neon_models::sanotts::utterance::Decoder;
 use neon_runtime::{Backend, BackendKind, Serial, WithBackend};
 
 const WARMUP: usize = 5;
-
-/// Process CPU time in seconds (`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`).
-fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the C library
-    // knows, and the call writes nothing else.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -131,11 +122,7 @@ fn main() {
         a.frames,
         seconds_of(a.frames),
         a.reps,
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split(' ')
-            .next()
-            .unwrap_or("?"),
+        load_average(),
     );
     BackendKind::best().with(a).unwrap();
 }

@@ -29,6 +29,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
+use neon_benches::timing::{cpu_seconds, load_average};
 use neon_benches::vad::{clip, golden, windows, INPUT, STATE};
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
@@ -37,16 +38,6 @@ use neon_runtime::{Backend, BackendKind, WithBackend};
 
 /// Milliseconds of audio per window.
 const WINDOW_MS: f64 = 32.0;
-
-/// Process CPU time in seconds (`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`).
-fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the C library
-    // knows, and the call writes nothing else.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
 
 /// The `q` quantile of sorted `v` (linear interpolation, as numpy's default).
 fn quantile(v: &[f64], q: f64) -> f64 {
@@ -235,8 +226,7 @@ fn main() {
     let golden = golden();
     assert_eq!(golden.len(), inputs.len());
     let model = VadModel::builtin().expect("the embedded weights load");
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load = load.split(' ').next().unwrap_or("?").to_string();
+    let load = load_average();
     println!(
         "# Silero VAD, neon: {} windows of {} per pass, median per window over {passes} passes \
          after 1 warm-up pass, load average {load} at start",
