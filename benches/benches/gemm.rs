@@ -52,7 +52,27 @@ macro_rules! each_backend {
 
 /// matrixmultiply's `C = A · W^T` with `A` `m x k`, `W` `n x k` (read through strides).
 fn mm_sgemm(m: usize, n: usize, k: usize, a: &[f32], w: &[f32], c: &mut [f32]) {
-    assert!(a.len() >= m * k && w.len() >= n * k && c.len() >= m * n);
+    mm_sgemm_rows(m, n, k, a, w, true, c);
+}
+
+/// matrixmultiply's `C = W · B` with `W` `m x k` and `B` `k x n`, both row-major.
+fn mm_sgemm_nn(m: usize, n: usize, k: usize, w: &[f32], b: &[f32], c: &mut [f32]) {
+    mm_sgemm_rows(m, n, k, w, b, false, c);
+}
+
+/// matrixmultiply's `C = A · B` with `A` `m x k` row-major and `B` `k x n`: row-major, or
+/// with `b_transposed` stored `n x k` row-major (read through strides).
+fn mm_sgemm_rows(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    b_transposed: bool,
+    c: &mut [f32],
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    let (rsb, csb) = if b_transposed { (1, k as isize) } else { (n as isize, 1) };
     // SAFETY: the extents asserted above cover every element the strides reach.
     unsafe {
         matrixmultiply::sgemm(
@@ -63,33 +83,9 @@ fn mm_sgemm(m: usize, n: usize, k: usize, a: &[f32], w: &[f32], c: &mut [f32]) {
             a.as_ptr(),
             k as isize,
             1,
-            w.as_ptr(),
-            1,
-            k as isize,
-            0.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
-}
-
-/// matrixmultiply's `C = W · B` with `W` `m x k` and `B` `k x n`, both row-major.
-fn mm_sgemm_nn(m: usize, n: usize, k: usize, w: &[f32], b: &[f32], c: &mut [f32]) {
-    assert!(w.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    // SAFETY: the extents asserted above cover every element the strides reach.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            w.as_ptr(),
-            k as isize,
-            1,
             b.as_ptr(),
-            n as isize,
-            1,
+            rsb,
+            csb,
             0.0,
             c.as_mut_ptr(),
             n as isize,
