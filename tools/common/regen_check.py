@@ -71,3 +71,22 @@ def regen_arguments(ap, check):
     if args.check:
         sys.exit(check(args.out_dir))
     return args
+
+
+def same_bytes_check(prefix, regenerate):
+    """A `check(out_dir)` for `regen_arguments`: `check_regenerated` of `regenerate(tmp)` (which
+    returns the paths it wrote) against `same_bytes_as_in(out_dir)`."""
+    return lambda out_dir: check_regenerated(prefix, regenerate, same_bytes_as_in(out_dir))
+
+
+def check_only_arguments(doc, check):
+    """The command line of a script that writes into one fixed directory: only `--check`
+    (regenerate into a temporary directory and compare), with which it exits with the status of
+    `check()`. The description is the first paragraph of `doc`. Returns the parsed arguments."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true",
+                    help="regenerate into a temporary directory and compare")
+    args = ap.parse_args()
+    if args.check:
+        sys.exit(check())
+    return args

@@ -37,7 +37,7 @@ import numpy as np
 
 import ms_env  # puts tools/common on sys.path (regen_check below)
 from ort_graph import OrtModel, expect
-from regen_check import regen_arguments, regen_parser
+from regen_check import regen_arguments, regen_parser, same_bytes_check
 
 CONVERTER = "tools/moonshine/convert.py"
 
@@ -705,11 +705,6 @@ def verify_against_ort(path, pkg):
     expect(d_log < 1e-2, "decoder reconstruction matches")
 
 
-def check(out_dir):
-    return ms_env.check_regenerated("moonshine-convert-", lambda tmp: convert(tmp, verify=False),
-                                  ms_env.same_bytes_as_in(out_dir))
-
-
 def main():
     ap = regen_parser(
         __doc__, ms_env.MODELS_DIR, "convert",
@@ -717,7 +712,8 @@ def main():
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy-vs-ORT check")
     ap.add_argument("--onnx-f32", metavar="DIR",
                     help="also write plain f32 ONNX copies of the encoder and decoder to DIR")
-    args = regen_arguments(ap, check)
+    args = regen_arguments(ap, same_bytes_check("moonshine-convert-",
+                                                lambda tmp: convert(tmp, verify=False)))
     if args.if_needed and up_to_date(args.out_dir):
         print("convert: up to date (base-en.safetensors, tokenizer.bin, beckett.wav, LICENSE.md)")
     else:

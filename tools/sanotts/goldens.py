@@ -21,7 +21,6 @@ frames, format and graph exact; `hidden` within 1e-6 absolute; `audio` within re
 and `reference` within relative L2 1e-7 (see CHECK_TOL). It also says whether the files are
 byte-identical.
 """
-import argparse
 import os
 import platform
 import sys
@@ -131,14 +130,9 @@ def compare(tmp, fname):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--check", action="store_true",
-                   help="regenerate into a temporary directory and compare")
-    a = p.parse_args()
-    if a.check:
-        sys.exit(regen_check.check_regenerated(
-            "sanotts_goldens_", lambda tmp: generate(tmp, verbose=False), compare,
-            summary="within tolerance"))
+    regen_check.check_only_arguments(__doc__, lambda: regen_check.check_regenerated(
+        "sanotts_goldens_", lambda tmp: generate(tmp, verbose=False), compare,
+        summary="within tolerance"))
     generate(os.path.join(REPO_ROOT, OUT_DIR))
 
 

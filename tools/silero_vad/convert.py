@@ -35,7 +35,7 @@ import numpy as np
 
 import reference
 import sv_env  # puts tools/common on sys.path (regen_check below)
-from regen_check import regen_arguments, regen_parser
+from regen_check import regen_arguments, regen_parser, same_bytes_check
 
 CONVERTER = "tools/silero_vad/convert.py"
 OUT_NAME = "silero_vad.safetensors"
@@ -385,17 +385,13 @@ def up_to_date(out_dir):
             and os.path.exists(os.path.join(out_dir, "LICENSE.md")))
 
 
-def check(out_dir):
-    return sv_env.check_regenerated("silero-vad-convert-", lambda tmp: convert(tmp, verify=False),
-                                  sv_env.same_bytes_as_in(out_dir))
-
-
 def main():
     ap = regen_parser(
         __doc__, sv_env.MODELS_DIR, "convert",
         "do nothing when OUT_DIR's outputs already have the expected content")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy-vs-ORT check")
-    args = regen_arguments(ap, check)
+    args = regen_arguments(ap, same_bytes_check("silero-vad-convert-",
+                                                lambda tmp: convert(tmp, verify=False)))
     if args.if_needed and up_to_date(args.out_dir):
         print("convert: up to date (silero_vad.safetensors, LICENSE.md)")
         return

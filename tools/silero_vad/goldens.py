@@ -30,15 +30,14 @@ CHECK_TOL_F64 absolute (see there). A committed golden whose clip is absent (bec
 tools/moonshine/fetch.sh) is reported and skipped; so is a present optional clip without a
 committed golden.
 """
-import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
 import reference
-import sv_env
+import sv_env  # puts tools/common on sys.path (regen_check below)
+from regen_check import check_only_arguments
 
 OUT_DIR = os.path.join(sv_env.MODELS_DIR, "goldens")
 WEIGHTS = os.path.join(sv_env.MODELS_DIR, "silero_vad.safetensors")
@@ -164,12 +163,7 @@ def check():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate into a temporary directory and compare")
-    args = ap.parse_args()
-    if args.check:
-        sys.exit(check())
+    check_only_arguments(__doc__, check)
     generate(OUT_DIR)
 
 
