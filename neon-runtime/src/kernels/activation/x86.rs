@@ -11,18 +11,17 @@
 //! computed by the same instructions wherever it sits in the slice (full vectors and the
 //! masked last one alike), so any split of a slice gives the same bits.
 //!
-//! The AVX-512 level ran its AVX2 code until the fourth session of the worker team: on a
-//! Zen 4 core, whose `zmm` operations take two halves, GELU over the MLP's 413 x 1664
-//! output took 0.74 ms with 8 lanes and 0.41 ms with 16. The polynomials are chains of
-//! dependent FMAs, so the wider vector halves the chains in flight for the same work
-//! (unrolling 8 `ymm` vectors instead of 4 changed nothing).
+//! The AVX-512 level runs 16 lanes rather than the AVX2 body, even on cores whose `zmm`
+//! operations take two halves (Zen 4): the polynomials are chains of dependent FMAs, bound
+//! by latency, so the wider vector halves the chains for the same work, which unrolling
+//! more `ymm` vectors does not (`BENCHMARKS.md`, "Host: threads (x86-64)", GELU).
 //!
 //! Why these two: they are the transcendental activations on hot paths of the host models.
 //! GELU: the sanoTTS decoder's ConvNeXt blocks (48,000 values per second of audio per
 //! block), whose portable form, vectorised by LLVM for the SSE2 baseline (4 lanes, no FMA,
-//! selects as and/andnot/or), cost about 15% of the decoder's time on an AVX2 host; and
-//! Moonshine's MLPs and stem. Tanh: Moonshine's first conv (416 x 2489 values for 10 s of
-//! audio), 2.4% of the stem's time in its portable form on a Zen 4 host.
+//! selects as and/andnot/or), is a sizeable part of the decoder's time (`BENCHMARKS.md`,
+//! "Host: sanoTTS decoder (x86-64)"); and Moonshine's MLPs and stem. Tanh: Moonshine's
+//! first conv (416 x 2489 values for 10 s of audio; "Host: threads (x86-64)").
 
 use super::ActivationKernels;
 #[cfg(neon_x86)]

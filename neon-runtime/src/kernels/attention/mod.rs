@@ -42,18 +42,13 @@
 //!   abstraction.
 //!
 //! # Cost
-//! aarch64 (qemu instruction counts, `BENCHMARKS.md`): Moonshine's encoder layer (413 x
-//! 413, 8 heads x 52) 69.2 M instructions with `Neon`, 4.10 FLOPs per instruction (`4 q k
-//! C` FLOPs); a decoder step's single query over 400 frames 206 k, 3.2 (loads bound it:
-//! each `k` and `v` value is used once). The portable backend: 309 M on the encoder shape.
-//!
-//! x86-64 host timings (one core of a Zen 5 VM, criterion medians, `BENCHMARKS.md`;
-//! measured when these kernels ran inside the portable backend, which on x86-64 then had
-//! SSE2 inner loops, "baseline" below): Moonshine's encoder layer 1.65 ms with
-//! `X86<Avx512>` (172 GFLOP/s, 65% of the FMA peak), 3.25 ms with `X86<Avx2>`, 16.6 ms
-//! baseline; a decoder step's cross-attention over 400 frames 18-19 µs at either level
-//! (baseline 39 µs; bound by reading `k` and `v`, 1.3 MB, from the last-level cache),
-//! self-attention over 200 cached frames 7.6-8.6 µs (baseline 17.5 µs).
+//! `4 q k C` FLOPs for `q` queries, `k` keys and `C` channels. Several queries reuse each
+//! key and value row across a block of queries, so arithmetic bounds them; a decoder step's
+//! single query uses each `k` and `v` value once, so loads bound it (on x86-64, reading `k`
+//! and `v` from the last-level cache: both levels run it at about the same speed).
+//! Instruction counts on aarch64 and host timings on Moonshine's shapes: `BENCHMARKS.md`,
+//! "Attention and rotary (Moonshine shapes)" and "Host: attention on Moonshine's shapes
+//! (x86-64)".
 //!
 //! # Accuracy
 //! With `u = 2^-24`, `gamma_n = n u / (1 - n u)`, exact scaled scores `s_j` and weights

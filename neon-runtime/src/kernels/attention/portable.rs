@@ -2,8 +2,9 @@
 //! sums for the dot products, the 8 exponentials, and the accumulation 4 output values at a
 //! time over the 8 keys (each output value loaded and stored once per block). Plain Rust on
 //! every target; LLVM vectorises the inner loops into 4-lane NEON code on aarch64, but on
-//! x86-64 into 2-lane pieces and shuffles (about 3 times the instructions of the same
-//! operations written in SSE2), so the `X86` backend is the fast path there.
+//! x86-64 into 2-lane pieces and shuffles (several times the instructions of the same
+//! operations written in SSE2; `BENCHMARKS.md`, "Host: attention on Moonshine's shapes
+//! (x86-64)"), so the `X86` backend is the fast path there.
 
 use super::AttentionGeometry;
 use crate::kernels::activation::scalar;

@@ -37,10 +37,10 @@
 //! tails go through a stack buffer so every lane is computed the same way). The x86
 //! backend runs the portable code.
 //!
-//! Cost (NEON, qemu instruction counts): 1.1 k instructions per frame for Moonshine's
-//! 8 heads x 32 rotated dims, three quarters of it the 16 f64 sine / cosine pairs (1.2 k
-//! while the table loop was inlined into the frame loop, whose live registers made it
-//! shuffle its polynomial constants between registers).
+//! Cost: most of a frame's instructions are the f64 sine / cosine pairs (16 for Moonshine's
+//! 8 heads x 32 rotated dims), which is why they are computed once per frame for all heads
+//! and their loop runs out of line ([`SinCos`]); instruction counts in `BENCHMARKS.md`,
+//! "Attention and rotary (Moonshine shapes)".
 //!
 //! # Accuracy
 //! Per output value, `|error| <= 3 u (|a| + |b|)` with `u = 2^-24` (`cos`, `sin` rounded
@@ -103,8 +103,8 @@ pub struct SinCos {
 
 impl SinCos {
     /// Fills entries `..half` (`half = inv_freq.len()`) for position `pos`. Out of line:
-    /// the loop of f64 polynomials wants every register (inlined into the driver, its
-    /// constants were shuffled between registers at every step).
+    /// the loop of f64 polynomials wants every register (inlined into the frame loop, it
+    /// would shuffle its constants between registers at every step).
     #[inline(never)]
     fn fill(&mut self, pos: usize, inv_freq: &[f32]) {
         // Exact: pos <= MAX_POSITION = 2^24 (checked by the entry point).

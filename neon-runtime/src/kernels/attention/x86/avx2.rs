@@ -14,7 +14,7 @@ use crate::kernels::x86_simd::Ymm;
 pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // SAFETY: the CPU implements AVX2 and FMA (contract), so the token may exist; the
     // rest is the caller's contract.
-    // Blocks of 2 x 8 queries x 6 keys (see the module docs: measured against 1 x 8 x 8,
-    // 2 x 8 x 4 and 3 x 8 x 4).
+    // Blocks of 2 x 8 queries x 6 keys: the fastest tile of those tried (module docs;
+    // BENCHMARKS.md, "Host: attention on Moonshine's shapes (x86-64)").
     unsafe { kernel::attention::<8, 2, 6, Ymm>(Ymm::new(), p, g) }
 }

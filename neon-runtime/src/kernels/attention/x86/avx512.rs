@@ -14,7 +14,8 @@ use crate::kernels::x86_simd::Zmm;
 pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // SAFETY: the CPU implements AVX-512F (contract), so the token may exist; the rest is
     // the caller's contract.
-    // Blocks of 16 queries x 8 keys. 16 keys ran as fast in cache and 25% slower streaming
-    // the keys from the last-level cache (16 rows in flight).
+    // Blocks of 16 queries x 8 keys: 16 keys (16 rows in flight) are no faster in cache and
+    // slower streaming the keys from the last-level cache (BENCHMARKS.md, "Host: attention
+    // on Moonshine's shapes (x86-64)").
     unsafe { kernel::attention::<16, 1, 8, Zmm>(Zmm::new(), p, g) }
 }

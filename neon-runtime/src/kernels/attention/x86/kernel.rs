@@ -10,9 +10,9 @@ use crate::kernels::activation::scalar;
 pub(super) const HD_MAX: usize = 128;
 
 /// Fewest query rows for which a (padded) block of the multi-query kernel is used;
-/// fewer go through the single-query kernel. Measured at both levels on 8 heads x 52:
-/// a block costs about as much as 5 single rows with the keys in cache (100 keys), 3.6
-/// to 3.8 streaming them from the last-level cache (400 keys).
+/// fewer go through the single-query kernel: at both levels a block costs about as much
+/// as 5 single rows with the keys in cache, a little less streaming them from the
+/// last-level cache (`BENCHMARKS.md`, "Host: attention on Moonshine's shapes (x86-64)").
 const MIN_ROWS: usize = 5;
 
 /// Keys per chunk of the single-query kernel (its scores on the stack: 1 KiB); a

@@ -12,11 +12,8 @@
 //! one function with the level's instructions, as if written for it. The body calls no
 //! closure that uses the vectors (nor `array::from_fn` with one): a closure that LLVM does
 //! not inline is compiled without the level's target features and calls every intrinsic
-//! out of line (the multi-query kernel ran 4-5 times slower that way). Against the
-//! per-level copies of the body that a macro expanded before, the results are the same bit
-//! for bit and the code differs in register allocation only: at AVX2, 13% fewer
-//! instructions on Moonshine's encoder shape (the scores loop keeps the 8 key pointers in
-//! registers), 2% more on a single query (valgrind counts; AVX-512 cannot be counted so).
+//! out of line, several times slower (`BENCHMARKS.md`, "Host: attention on Moonshine's
+//! shapes (x86-64)").
 //!
 //! The kernels:
 //!
@@ -44,13 +41,11 @@
 //!
 //!   The AVX2 block (2 x 8 queries x 6 keys: 12 score accumulators, 2 query vectors and a
 //!   broadcast in the 16 `ymm` registers) takes a load per 1.5 fused multiply-adds where
-//!   one vector of 8 queries x 8 keys took 9 loads per 8, and enough independent sums to
-//!   cover the multiply-add latency; on Moonshine's encoder shape (413 x 413, 8 heads x
-//!   52, criterion, binaries run alternately, best of 7) 4.5-4.9 ms against 6.5-7.2 ms.
-//!   2 x 8 x 4 ran in 4.8-5.8 ms, 3 x 8 x 4 (16 registers: spills) slower than 1 x 8 x 8;
-//!   computing the next block's scores before the current softmax (software pipelining
-//!   in the source) made it slower (the scores spilled). Of the 4.7 ms, the scores take
-//!   about 2, the softmax (12 exponentials per block) 1, the accumulation 2.
+//!   one vector of 8 queries x 8 keys takes 9 loads per 8, and has enough independent sums
+//!   to cover the multiply-add latency: the fastest tile of those tried (`BENCHMARKS.md`,
+//!   "Host: attention on Moonshine's shapes (x86-64)"). 3 x 8 x 4 needs 16 registers and
+//!   spills; computing the next block's scores before the current softmax (software
+//!   pipelining in the source) spills the scores.
 //! - **One query (a decoder step; fewer than 5 rows; `head_dim > 128`): one key
 //!   per lane**, in chunks of up to 256 keys, each in four loops that wait for nothing
 //!   but the previous loop: (1) per block of `L` keys, `L` accumulators of `q * k_t` over
@@ -61,8 +56,9 @@
 //!   is rescaled when it grows); (3) the exponentials, in place; (4) the output row
 //!   accumulated over the chunk's keys, up to 64 values (AVX2: 32) in registers at a
 //!   time, each probability broadcast from the buffer, even and odd keys in two sums.
-//!   Block by block (maximum, exponentials and accumulation per 16 keys, the output row
-//!   loaded and stored per block) the chain from scores to output made it 20-25% slower.
+//!   Running the chain from scores to output block by block instead (maximum,
+//!   exponentials and accumulation per 16 keys, the output row loaded and stored per
+//!   block) is slower (`BENCHMARKS.md`, "Host: attention on Moonshine's shapes (x86-64)").
 //!   File `single.rs`.
 //!
 //! Keys past a row's visible count (causal, or past `len` in the last block) get the
