@@ -45,11 +45,10 @@
 //!   the caller's scratch ([`Conv2d::scratch_len`]), then multiplied.
 //!
 //!
-//! ## Cost (instructions under qemu, `--cpu neoverse-n1`, `benches/insn-count.sh`)
-//! 1x3 "same" 48 -> 48 on 32x16 with the fused stage: 1.086 M (6.52 FLOPs per
-//! instruction; 1.111 M with separate activation passes). 3x1 "valid" 72 -> 72 on 30x8:
-//! 1.013 M direct (6.88), 1.038 M through im2col. openWakeWord's whole embedding (20 convs,
-//! 5 pools): 12.88 M, 6.52 FLOPs per instruction. See `BENCHMARKS.md` for every layer.
+//! ## Cost
+//! The fused output stage costs fewer instructions than separate activation passes, and the
+//! direct path fewer than im2col on the same conv; instruction counts per layer and for
+//! openWakeWord's whole embedding: `BENCHMARKS.md`, "conv2d and openWakeWord's embedding".
 //!
 //! [`pack_a`]: crate::kernels::gemm::pack_a
 //! [`GemmKernels::gemm_packed_a`]: crate::kernels::GemmKernels::gemm_packed_a
@@ -76,10 +75,9 @@ use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 /// or the part of the input one block reads): 32768 values = 128 KiB, well inside the L2
 /// cache of a Cortex-A53 .. A76 / Neoverse-N1 (>= 256 KiB), which serves the block to
 /// every 8-row weight panel while the panel (`8 x k` values, <= 9 KiB for openWakeWord) and
-/// the current 12-column slice of the block stay in L1. Smaller blocks cost instructions
-/// (per block: one GEMM call, one im2col setup per reduction row; measured on
-/// openWakeWord's embedding under qemu: 13.41 M instructions with 64 KiB blocks, 13.32 M
-/// with 128 KiB, 13.25 M unblocked).
+/// the current 12-column slice of the block stay in L1. Smaller blocks cost instructions:
+/// one GEMM call and one im2col setup per block and reduction row (`BENCHMARKS.md`, "conv2d
+/// and openWakeWord's embedding").
 pub const CONV2D_BLOCK_VALUES: usize = 32 * 1024;
 
 /// Columns of the NEON packed-A micro-kernel: pixel blocks are a multiple of it.

@@ -367,8 +367,7 @@ impl Conv2dKernels for Portable {}
 /// Output pixels per task below which [`im2col_gemm_in`] copies the whole tile on the
 /// calling thread instead: each im2col call costs a few tens of instructions per reduction
 /// row whatever its width, which narrow blocks repeat for little copying (openWakeWord's
-/// incremental step, 12-256 pixels per conv: 110 k instructions of im2col serially, 189 k
-/// in blocks on 4 threads).
+/// incremental step, 12-256 pixels per conv; `BENCHMARKS.md`, "Host: threads (x86-64)").
 const IM2COL_MIN_PIXELS: usize = 128;
 
 /// The weights side of [`im2col_gemm_in`]: [`pack_a`](super::gemm::pack_a) of `W[m, k]`

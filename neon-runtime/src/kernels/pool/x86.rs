@@ -1,8 +1,8 @@
 //! The x86-64 max pooling (`X86<I>`): AVX-512F (16 outputs per step) and AVX2 (8) for
 //! windows two columns wide at column stride 2 (openWakeWord's 2x2/2 and 1x2/(1,2) pools),
 //! any kernel height and row stride. Other windows run the portable kernel, whose branchy
-//! scalar maximum made openWakeWord's five pools cost about as much as its twenty convs on
-//! x86-64 (~0.7 ms per embedding before these kernels, ~10 us after).
+//! scalar maximum would make openWakeWord's five pools cost about as much as its twenty
+//! convs on x86-64 (`BENCHMARKS.md`, "Host: openWakeWord per chunk (x86-64)").
 //!
 //! Per output row, each of the `kernel_h` window rows is loaded as two vectors of
 //! consecutive columns (the two taps of 16 or 8 windows), the rows are reduced with a
