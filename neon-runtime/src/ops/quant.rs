@@ -196,7 +196,8 @@ pub enum QuantPath {
     Widening,
     /// Activations quantised to int8 per block of 32, integer dot products (`sdot` on
     /// aarch64 CPUs with the dot-product extension; [`QuantKernels::gemv_i8_dot`]):
-    /// about 7x fewer instructions, at the cost of the activations' quantisation error.
+    /// several times fewer instructions than [`Widening`](Self::Widening) (`BENCHMARKS.md`,
+    /// "Results", the int8 rows), at the cost of the activations' quantisation error.
     ///
     /// [`QuantKernels::gemv_i8_dot`]: crate::kernels::QuantKernels::gemv_i8_dot
     Dot,

@@ -158,15 +158,10 @@
 //! # Cost
 //! Per transform of `n = 2m` reals: one pass that loads the input and does two stages,
 //! `ceil((log2 m - 2) / 2)` radix-2^2 / radix-2 passes over `2m` floats, and one
-//! post-processing pass; every pass is four-wide on NEON. No scratch, no allocation.
-//!
-//! Guest instructions under qemu (`--cpu neoverse-n1`, `benches/src/bin/insn_fft.rs`, per
-//! transform): `n = 512`: NEON 5.6 k, portable 21.5 k, `realfft` 3 (`rustfft` 6 with its
-//! NEON code) 9.6 k; `n = 4096`: NEON 53 k, `realfft` 88 k; `n = 64`: NEON 0.68 k, `realfft`
-//! 0.84 k. The NEON `n = 512` transform is 14% `ldr q`, 11% `str q`, 34% vector
-//! `fadd`/`fsub`/`fmul`, 8% `fmla`/`fmls`, 5% lane permutes (`rev64`, `ext`, `ins`, `ld2`)
-//! and 18% integer address arithmetic, with no scalar floating point: every butterfly runs
-//! on `float32x4_t`. `rfft_power` adds 0.8 k for the 257 bins.
+//! post-processing pass; every pass is four-wide on NEON. No scratch, no allocation. The
+//! NEON transform has no scalar floating point: every butterfly runs on `float32x4_t`.
+//! Instruction counts against `realfft` and the NEON instruction mix: `BENCHMARKS.md`
+//! ("Results", the real-FFT rows).
 
 use super::{BackendType, Portable};
 use crate::error::{Error, ShapeError};

@@ -1,8 +1,8 @@
 //! The x86-64 FFT-family kernels (`X86<I>`): the magnitudes of a split spectrum with the
 //! SSE square root (`sqrtps`, IEEE's correctly rounded square root, part of the x86-64
 //! baseline): the portable code's bits, four lanes per instruction instead of the software
-//! square root (about 5 us of a Silero VAD window's 27 on an AVX-512 host went to the
-//! software form). Every other function runs the portable code.
+//! square root, a noticeable part of a Silero VAD window (`BENCHMARKS.md`, "Host: ours vs
+//! ONNX Runtime (x86-64, one thread)"). Every other function runs the portable code.
 
 use super::FftKernels;
 use crate::kernels::{X86Isa, X86};
