@@ -81,10 +81,11 @@ struct Job {
 /// one of them always sees the other and a wake-up is never lost. Every write of such a
 /// pair is a read-modify-write (`swap`, `fetch_add`, `fetch_sub`), not a plain store:
 /// `SeqCst` forbids a plain store and a later load from passing each other, and aarch64
-/// hardware keeps that order (`stlr` then `ldar`), but qemu-user on x86-64 hosts does not
-/// (measured with qemu 7.2: a store-then-load handshake saw neither side's write in 13% of
-/// 200,000 rounds, none with `swap`); there this team hung in CI. A read-modify-write is
-/// ordered everywhere and costs one more atomic per dispatch.
+/// hardware keeps that order (`stlr` then `ldar`), but qemu-user on x86-64 hosts does not:
+/// there a store-then-load handshake can see neither side's write, so a wake-up is lost and
+/// the team hangs, while with `swap` one side always sees the other (`BENCHMARKS.md`,
+/// "Method: instructions executed on aarch64"). A read-modify-write is ordered everywhere
+/// and costs one more atomic per dispatch.
 struct Shared {
     /// Guards parking only (no data).
     park: Mutex<()>,

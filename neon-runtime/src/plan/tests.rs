@@ -189,9 +189,9 @@ fn random_dags_never_overlap_and_stay_near_the_lower_bound() {
         total_lb += p.lower_bound_bytes;
     }
     // Greedy best fit is not optimal, and on random DAGs the lower bound is often not
-    // reachable at all; measured 1.023 in aggregate with the four orders (before scratch
-    // temps were added to the generator: 1.032, and 1.070 with greedy-by-size alone). The
-    // bound guards regressions; model plans aim at <= 1.02.
+    // reachable at all; measured 1.023 in aggregate with the four orders (earlier figures:
+    // BENCHMARKS.md, "Moonshine base-en memory"). The bound guards regressions; model plans
+    // aim at <= 1.02.
     let ratio = total_ws as f64 / total_lb as f64;
     std::println!("aggregate workspace / lower bound over 2000 random DAGs: {ratio:.4}");
     assert!(ratio < 1.10, "aggregate workspace / lower bound = {ratio}");
