@@ -3,8 +3,8 @@
 use std::ffi::{c_char, CString};
 use std::ptr::{null, null_mut};
 
-use neon_capi::*;
 use neon_audio::i16_to_f32;
+use neon_capi::*;
 use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::session::SessionOptions;
 

@@ -4,8 +4,8 @@
 use std::ffi::{c_char, CString};
 use std::ptr::{null, null_mut};
 
-use neon_capi::*;
 use neon_audio::i16_to_f32;
+use neon_capi::*;
 use neon_models::exec_plan::Family;
 use neon_models::session::SessionOptions;
 use neon_models::vad::detector::{Vad, VadModel};
