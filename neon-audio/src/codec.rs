@@ -18,7 +18,7 @@ use symphonia::core::errors::Error;
 use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 
-use super::stream::{Decode, StreamInfo};
+use super::decode::{Decode, StreamInfo};
 use super::wav::{MAX_RATE, MIN_RATE};
 use super::AudioError;
 

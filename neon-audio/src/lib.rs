@@ -25,15 +25,17 @@
 //! makes this crate panic.
 
 mod codec;
+mod decode;
 mod error;
 mod raw;
 pub mod resample;
 mod stream;
 mod wav;
 
+pub use decode::StreamInfo;
 pub use error::AudioError;
 pub use raw::RawPcmReader;
-pub use stream::{is_container, AudioStream, StreamInfo};
+pub use stream::{is_container, AudioStream};
 pub use wav::MIN_RATE;
 
 use core::fmt;

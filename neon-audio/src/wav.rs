@@ -19,7 +19,7 @@ use std::string::String;
 use std::vec::Vec;
 use std::{format, vec};
 
-use super::stream::{Decode, StreamInfo};
+use super::decode::{Decode, StreamInfo};
 use super::AudioError;
 
 /// Lowest sample rate read, in Hz (below it the resampler's FFT sizes per sample grow

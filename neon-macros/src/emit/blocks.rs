@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::step::Step;
+use super::operands::Step;
 use crate::ir::Op;
 
 /// The call of a block or spectrogram step; and whether it passes `options` on.

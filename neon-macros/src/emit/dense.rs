@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::step::Step;
+use super::operands::Step;
 use crate::ir::Op;
 
 /// The call of a linear or LSTM step; and whether it passes `options` on.

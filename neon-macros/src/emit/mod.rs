@@ -11,6 +11,7 @@ mod blocks;
 mod conv;
 mod dense;
 mod norm;
+mod operands;
 mod pointwise;
 mod sequence;
 mod step;

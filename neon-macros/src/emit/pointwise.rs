@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::step::Step;
+use super::operands::Step;
 use crate::ir::Op;
 
 /// The call of an activation or elementwise step; and whether it passes `options` on.

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::dims_ident;
-use super::step::Step;
+use super::operands::Step;
 use super::tokens::layout_tokens;
 use crate::ir::Op;
 
