@@ -1,7 +1,8 @@
 //! The attention kernel at AVX2 + FMA ([`Ymm`]: 8 lanes in `ymm` registers).
 
 use super::super::AttentionGeometry;
-use super::kernel::{self, Ptrs};
+use super::driver;
+use super::kernel::Ptrs;
 use crate::kernels::x86_simd::Ymm;
 
 /// The kernel at AVX2 + FMA.
@@ -16,5 +17,5 @@ pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // rest is the caller's contract.
     // Blocks of 2 x 8 queries x 6 keys: the fastest tile of those tried (module docs;
     // BENCHMARKS.md, "Host: attention on Moonshine's shapes (x86-64)").
-    unsafe { kernel::attention::<8, 2, 6, Ymm>(Ymm::new(), p, g) }
+    unsafe { driver::attention::<8, 2, 6, Ymm>(Ymm::new(), p, g) }
 }

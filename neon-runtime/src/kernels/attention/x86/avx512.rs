@@ -1,7 +1,8 @@
 //! The attention kernel at AVX-512F ([`Zmm`]: 16 lanes in `zmm` registers).
 
 use super::super::AttentionGeometry;
-use super::kernel::{self, Ptrs};
+use super::driver;
+use super::kernel::Ptrs;
 use crate::kernels::x86_simd::Zmm;
 
 /// The kernel at AVX-512F.
@@ -17,5 +18,5 @@ pub(super) unsafe fn attention(p: Ptrs, g: AttentionGeometry) {
     // Blocks of 16 queries x 8 keys: 16 keys (16 rows in flight) are no faster in cache and
     // slower streaming the keys from the last-level cache (BENCHMARKS.md, "Host: attention
     // on Moonshine's shapes (x86-64)").
-    unsafe { kernel::attention::<16, 1, 8, Zmm>(Zmm::new(), p, g) }
+    unsafe { driver::attention::<16, 1, 8, Zmm>(Zmm::new(), p, g) }
 }

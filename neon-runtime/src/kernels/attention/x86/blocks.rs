@@ -20,7 +20,7 @@ struct Tile<const L: usize, const QV: usize>([[[f32; L]; QV]; HD_MAX]);
 /// run with a smaller `QV` and give the same bits.
 ///
 /// # Safety
-/// As [`super::kernel::attention`], with `i0 + nq <= q_frames`, `h < heads`, `hd <=
+/// As [`super::driver::attention`], with `i0 + nq <= q_frames`, `h < heads`, `hd <=
 /// HD_MAX` and `len < 2^30`.
 #[inline(always)]
 pub(super) unsafe fn rows<const L: usize, const QV: usize, const KB: usize, S: Simd<L>>(

@@ -1,19 +1,11 @@
-//! What both x86 levels share: the [`Simd`] primitives a level implements, the kernel's
-//! driver over heads and query rows, the exponential, the scalar row helpers.
+//! What both x86 kernels (`blocks`, `single`) share: the [`Simd`] primitives a level
+//! implements, the pointers, the exponential, the scalar row helpers.
 
-use super::super::AttentionGeometry;
-use super::{blocks, single};
 use crate::kernels::activation::consts::*;
 use crate::kernels::activation::scalar;
 
 /// Largest `head_dim` of the multi-query kernel (its two tiles hold `HD_MAX` rows).
 pub(super) const HD_MAX: usize = 128;
-
-/// Fewest query rows for which a (padded) block of the multi-query kernel is used;
-/// fewer go through the single-query kernel: at both levels a block costs about as much
-/// as 5 single rows with the keys in cache, a little less streaming them from the
-/// last-level cache (`BENCHMARKS.md`, "Host: attention on Moonshine's shapes (x86-64)").
-const MIN_ROWS: usize = 5;
 
 /// Keys per chunk of the single-query kernel (its scores on the stack: 1 KiB); a
 /// multiple of both levels' lanes.
@@ -88,45 +80,6 @@ pub(super) fn exp<const L: usize, S: Simd<L>>(s: S, x: S::V) -> S::V {
     // NaN and x > EXP_HI both fail `x <= EXP_HI`: x + inf is +inf or NaN.
     let big = s.add(x, s.splat(f32::INFINITY));
     s.select(s.le(x, s.splat(EXP_HI)), y, big)
-}
-
-/// The whole kernel at level `S`: per head of `p.heads`, blocks of up to `QV * L` queries
-/// against blocks of `KB` keys (even), then single queries. A last block of at
-/// most `L` queries runs with one query vector (the same bits, see [`blocks::rows`]).
-///
-/// # Safety
-/// `p` and `g` describe a geometry the entry point accepted (`q_frames >= 1`); the heads
-/// `p.heads` are within `0..g.heads`, and their values of every output row (`out + i * c
-/// + h * head_dim .. + head_dim`) are writable and not aliased.
-#[inline(always)]
-pub(super) unsafe fn attention<const L: usize, const QV: usize, const KB: usize, S: Simd<L>>(
-    s: S,
-    p: Ptrs,
-    g: AttentionGeometry,
-) {
-    // Key indices are compared as i32 in the multi-query kernel.
-    let blocks = g.head_dim <= HD_MAX && g.len < 1 << 30;
-    for h in p.heads.0..p.heads.1 {
-        let mut i = 0;
-        while blocks && g.q_frames - i >= MIN_ROWS {
-            let nq = (QV * L).min(g.q_frames - i);
-            // SAFETY: `i + nq <= q_frames`, `h < heads`, `hd <= HD_MAX`, `len <
-            // 2^30`; the rest is the caller's contract.
-            unsafe {
-                if nq > L {
-                    blocks::rows::<L, QV, KB, S>(s, p, g, (i, nq), h)
-                } else {
-                    blocks::rows::<L, 1, KB, S>(s, p, g, (i, nq), h)
-                }
-            };
-            i += nq;
-        }
-        while i < g.q_frames {
-            // SAFETY: `i < q_frames`, `h < heads`; the caller's contract.
-            unsafe { single::row(s, p, g, i, h) };
-            i += 1;
-        }
-    }
 }
 
 /// `o[..hd] *= a`.

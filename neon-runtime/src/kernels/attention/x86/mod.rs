@@ -130,6 +130,8 @@ mod avx512;
 #[cfg(neon_x86)]
 mod blocks;
 #[cfg(neon_x86)]
+mod driver;
+#[cfg(neon_x86)]
 mod kernel;
 #[cfg(neon_x86)]
 mod single;

@@ -19,7 +19,7 @@ struct Scores([f32; KC]);
 /// previous block's maximum or output.
 ///
 /// # Safety
-/// As [`super::kernel::attention`], with `i < q_frames` and `h < heads`.
+/// As [`super::driver::attention`], with `i < q_frames` and `h < heads`.
 #[inline(always)]
 pub(super) unsafe fn row<const L: usize, S: Simd<L>>(
     s: S,
