@@ -61,6 +61,23 @@ pub(crate) unsafe fn store<T>(p: *mut T, v: T, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks the count pointer `n` and the caller-owned buffer `out` of `cap` values of `T`
+/// (which may be NULL when `cap` is 0), named `n_what` and `out_what` in errors.
+pub(crate) fn check_buffer<T>(
+    out: *const T,
+    cap: usize,
+    n: *const usize,
+    out_what: &str,
+    n_what: &str,
+) -> Result<()> {
+    check_ptr(n, n_what)?;
+    if !(out.is_null() && cap == 0) {
+        check_ptr(out, out_what)?;
+        check_len::<T>(cap, out_what)?;
+    }
+    Ok(())
+}
+
 /// Copies `values` to `out` (capacity `cap`) and stores their count in `*n`; a too small
 /// buffer is [`NeonStatus::BufferTooSmall`] (with `*n` still set). `out` may be NULL when
 /// `cap` is 0.
@@ -73,11 +90,7 @@ pub(crate) unsafe fn output<T: Copy>(
     cap: usize,
     n: *mut usize,
 ) -> Result<()> {
-    check_ptr(n, "the count pointer")?;
-    if !(out.is_null() && cap == 0) {
-        check_ptr(out, "the output buffer")?;
-        check_len::<T>(cap, "the output buffer")?;
-    }
+    check_buffer(out, cap, n, "the output buffer", "the count pointer")?;
     // SAFETY: `n` is non-NULL and aligned (checked), writable by the caller's contract.
     unsafe { n.write(values.len()) };
     if cap < values.len() {

@@ -40,6 +40,19 @@ pub(crate) trait Handle: Send + 'static {
     fn error(&mut self) -> &mut CString;
 }
 
+/// `impl Handle for $ty` of kind `$kind`, whose last error is its field `error`.
+macro_rules! impl_handle {
+    ($ty:ty, $kind:expr) => {
+        impl $crate::handle::Handle for $ty {
+            const KIND: $crate::handle::Kind = $kind;
+            fn error(&mut self) -> &mut ::std::ffi::CString {
+                &mut self.error
+            }
+        }
+    };
+}
+pub(crate) use impl_handle;
+
 /// A live handle with state: the value behind its busy flag.
 struct Slot<T> {
     busy: AtomicBool,

@@ -10,8 +10,10 @@ use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::MAX_SAMPLES;
 use neon_runtime::Team;
 
-use crate::args::{check_len, check_ptr, input, parse_options, store};
-use crate::handle::{free_handle, handle_error, handle_string, on_handle, register, Handle, Kind};
+use crate::args::{check_buffer, check_ptr, input, parse_options, store};
+use crate::handle::{
+    free_handle, handle_error, handle_string, impl_handle, on_handle, register, Kind,
+};
 use crate::status::{c_string, run, Failure, NeonStatus, Result};
 
 /// Most threads `neon_transcriber_set_threads` takes.
@@ -30,12 +32,7 @@ pub struct NeonTranscriber {
     error: CString,
 }
 
-impl Handle for NeonTranscriber {
-    const KIND: Kind = Kind::Transcriber;
-    fn error(&mut self) -> &mut CString {
-        &mut self.error
-    }
-}
+impl_handle!(NeonTranscriber, Kind::Transcriber);
 
 /// Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
 /// written by `tools/moonshine/fetch.sh`) and stores a transcriber in `*out`.
@@ -77,10 +74,9 @@ pub unsafe extern "C" fn neon_transcriber_open(
             audio: Vec::new(),
             error: CString::default(),
         };
-        let p = register(t);
-        // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
-        unsafe { out.write(p) };
-        Ok(())
+        // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
+        // the contract.
+        unsafe { store(out, register(t), "out") }
     })
 }
 
@@ -95,11 +91,7 @@ unsafe fn transcribe(
     cap: usize,
     len: *mut usize,
 ) -> Result<()> {
-    check_ptr(len, "len")?;
-    if !(text.is_null() && cap == 0) {
-        check_ptr(text, "text")?;
-        check_len::<c_char>(cap, "text")?;
-    }
+    check_buffer(text, cap, len, "text", "len")?;
     let mut segments = split(&t.audio, MAX_SAMPLES);
     if segments.is_empty() {
         segments.push(0..0); // no samples: one padded segment, as the CLI

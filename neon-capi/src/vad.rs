@@ -18,7 +18,7 @@ use neon_models::vad::segments::{SegmentConfig, SegmentError, SpeechSegment, Spe
 use neon_models::vad::{SAMPLE_RATE, WINDOW};
 
 use crate::args::{check_ptr, input, output, parse_options, store};
-use crate::handle::{free_handle, handle_error, on_handle, register, Handle, Kind};
+use crate::handle::{free_handle, handle_error, impl_handle, on_handle, register, Kind};
 use crate::status::{run, Failure, NeonStatus, Result};
 
 /// Samples per Silero VAD window (32 ms at 16 kHz): one speech probability per window. A
@@ -146,12 +146,7 @@ pub struct NeonVad {
     error: CString,
 }
 
-impl Handle for NeonVad {
-    const KIND: Kind = Kind::Vad;
-    fn error(&mut self) -> &mut CString {
-        &mut self.error
-    }
-}
+impl_handle!(NeonVad, Kind::Vad);
 
 impl NeonVad {
     /// Back to the start of a stream, without results.
@@ -163,14 +158,27 @@ impl NeonVad {
         self.segments.clear();
     }
 
-    /// Feeds finite `samples` (results appended). A failure (not expected: the plan
-    /// refusing its buffers) starts the stream over.
     /// Before a push or a finish, whatever its outcome: the last call's results go.
     fn begin(&mut self) {
         self.probabilities.clear();
         self.segments.clear();
     }
 
+    /// Starts a push ([`begin`](Self::begin)) of the `n` samples at `samples`, returned as
+    /// a slice, with room for their probabilities (one allocation at most).
+    ///
+    /// # Safety
+    /// As [`input`].
+    unsafe fn begin_push<'a, T>(&mut self, samples: *const T, n: usize) -> Result<&'a [T]> {
+        self.begin();
+        // SAFETY: the caller's contract on `samples`.
+        let samples = unsafe { input(samples, n, "samples")? };
+        self.probabilities.reserve(samples.len() / WINDOW + 1);
+        Ok(samples)
+    }
+
+    /// Feeds finite `samples` (results appended). A failure (not expected: the plan
+    /// refusing its buffers) starts the stream over.
     fn feed(&mut self, samples: &[f32]) -> Result<()> {
         let (probabilities, segmenter, segments) =
             (&mut self.probabilities, &mut self.segmenter, &mut self.segments);
@@ -288,10 +296,9 @@ pub unsafe extern "C" fn neon_vad_new(
             segments: Vec::new(),
             error: CString::default(),
         };
-        let p = register(v);
-        // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
-        unsafe { out.write(p) };
-        Ok(())
+        // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
+        // the contract.
+        unsafe { store(out, register(v), "out") }
     })
 }
 
@@ -314,10 +321,8 @@ pub unsafe extern "C" fn neon_vad_push_f32(
     n: usize,
 ) -> NeonStatus {
     let body = |v: &mut NeonVad| {
-        v.begin();
         // SAFETY: the caller's contract on `samples`.
-        let samples = unsafe { input(samples, n, "samples")? };
-        v.probabilities.reserve(samples.len() / WINDOW + 1); // one allocation at most
+        let samples = unsafe { v.begin_push(samples, n)? };
         if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
             return Err(Failure::new(
                 NeonStatus::InvalidArgument,
@@ -341,10 +346,8 @@ pub unsafe extern "C" fn neon_vad_push_i16(
     n: usize,
 ) -> NeonStatus {
     let body = |v: &mut NeonVad| {
-        v.begin();
         // SAFETY: the caller's contract on `samples`.
-        let samples = unsafe { input(samples, n, "samples")? };
-        v.probabilities.reserve(samples.len() / WINDOW + 1); // one allocation at most
+        let samples = unsafe { v.begin_push(samples, n)? };
         let mut floats = [0.0f32; WINDOW];
         for piece in samples.chunks(WINDOW) {
             let floats = &mut floats[..piece.len()];

@@ -12,7 +12,8 @@ use neon_models::openwakeword::trigger::Trigger;
 
 use crate::args::{check_ptr, input, output, parse_options, store, strings};
 use crate::handle::{
-    free_handle, handle_error, on_handle, register, register_shared, shared_handle, Handle, Kind,
+    free_handle, handle_error, impl_handle, on_handle, register, register_shared, shared_handle,
+    Kind,
 };
 use crate::status::{c_string, run, Failure, NeonStatus, Result};
 use crate::RATE;
@@ -49,12 +50,7 @@ impl NeonWake {
     }
 }
 
-impl Handle for NeonWake {
-    const KIND: Kind = Kind::Wake;
-    fn error(&mut self) -> &mut CString {
-        &mut self.error
-    }
-}
+impl_handle!(NeonWake, Kind::Wake);
 
 /// Wake-word models loaded once (opaque, immutable): the speech-embedding network and the
 /// heads, shared by every wake handle created from it with `neon_wake_new_shared`.
@@ -127,10 +123,9 @@ unsafe fn new_wake(
         detections: Vec::with_capacity(count),
         error: CString::default(),
     };
-    let p = register(wake);
-    // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
-    unsafe { out.write(p) };
-    Ok(())
+    // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
+    // the contract.
+    unsafe { store(out, register(wake), "out") }
 }
 
 /// Creates a wake-word detector with its own copy of the weights and stores it in `*out`
@@ -194,10 +189,9 @@ pub unsafe extern "C" fn neon_wake_models_open(
         check_ptr(out, "out")?;
         // SAFETY: the caller's contract on `models`.
         let models = unsafe { load_models(models, n_models)? };
-        let p = register_shared(models, Kind::WakeModels);
-        // SAFETY: `out` is non-NULL and aligned (checked) and writable by the contract.
-        unsafe { out.write(p) };
-        Ok(())
+        // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
+        // the contract.
+        unsafe { store(out, register_shared(models, Kind::WakeModels), "out") }
     })
 }
 
