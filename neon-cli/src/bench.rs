@@ -137,6 +137,15 @@ fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
 
+/// The next value of the xorshift32 generator at `state` (the benchmarks' pseudo-random
+/// audio).
+fn xorshift(state: &mut u32) -> u32 {
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    *state
+}
+
 /// Median time of one `push` of a 1280-sample chunk in steady state (pseudo-random audio,
 /// after the warm-up pushes).
 fn time_wake(d: &mut WakeDetector, team: &Team, seconds: f64) -> Result<f64, String> {
@@ -145,10 +154,7 @@ fn time_wake(d: &mut WakeDetector, team: &Team, seconds: f64) -> Result<f64, Str
     let mut chunk = [0i16; CHUNK];
     let mut next = move || {
         for s in chunk.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            *s = (state >> 20) as i16 - 2048;
+            *s = (xorshift(&mut state) >> 20) as i16 - 2048;
         }
         chunk
     };
@@ -170,10 +176,7 @@ fn time_vad(vad: &mut Vad, seconds: f64) -> Result<f64, String> {
     let mut window = [0.0f32; WINDOW];
     let mut next = move || {
         for s in window.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            *s = ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.2;
+            *s = ((xorshift(&mut state) >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.2;
         }
         window
     };
