@@ -7,11 +7,7 @@
 
 mod common;
 
-use std::process::{Command, Output};
-
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
+use common::neon;
 
 fn report(args: &[&str]) -> serde_json::Value {
     let o = neon(args);
@@ -87,10 +83,6 @@ fn bad_arguments_are_one_line_errors() {
             "neon: session option `x`: unknown session option",
         ),
     ] {
-        let o = neon(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.starts_with(message), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1);
+        common::assert_one_line_error(args, message);
     }
 }

@@ -13,10 +13,6 @@ use std::process::{Command, Output};
 
 use common::*;
 
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
-
 fn ok(o: &Output) -> String {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "neon failed: {err}");

@@ -10,6 +10,8 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::neon;
+
 fn clip(path: &str) -> Vec<i16> {
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models"));
     let mut r = hound::WavReader::open(root.join(path)).unwrap();
@@ -48,10 +50,6 @@ fn write_wav(path: &Path, samples: &[i16]) {
         w.write_sample(s).unwrap();
     }
     w.finalize().unwrap();
-}
-
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
 }
 
 fn events(o: &Output) -> Vec<serde_json::Value> {
@@ -198,11 +196,7 @@ fn bad_arguments_are_one_line_errors() {
             "neon: session option `a.b`: unknown session option",
         ),
     ] {
-        let o = neon(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.starts_with(message), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1);
+        common::assert_one_line_error(args, message);
     }
 }
 

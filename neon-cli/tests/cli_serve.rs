@@ -41,14 +41,7 @@ fn clips() -> Vec<(&'static str, PathBuf)> {
 }
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_neon"))
-        .arg("serve")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    common::neon_piped(&[&["serve"][..], args].concat())
 }
 
 /// 16 kHz mono int16 samples of `path`, with 1 s of silence after (a microphone goes on).

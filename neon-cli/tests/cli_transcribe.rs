@@ -13,10 +13,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use common::moonshine::*;
-
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
+use common::neon;
 
 fn text(o: &Output) -> String {
     assert!(o.status.success(), "neon failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -114,13 +111,7 @@ fn raw_stdin_matches_the_file() {
     let raw: Vec<u8> =
         g.audio.iter().flat_map(|&x| ((x * 32768.0).round() as i16).to_le_bytes()).collect();
     let stdin = |vad: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-            .args(["transcribe", "-", "--vad", vad])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::neon_piped(&["transcribe", "-", "--vad", vad]);
         child.stdin.take().unwrap().write_all(&raw).unwrap();
         // One line per decode window: joined, the file's one-line transcript.
         let mut o = child.wait_with_output().unwrap();
@@ -181,11 +172,8 @@ fn session_options_select_components_and_bad_ones_are_errors() {
         ("moonshine_asr.exec_plan={\"head\":\"neon\"}", "neon: session option `moonshine_asr.exec_plan`: unknown component \"head\" of moonshine_asr; valid: encoder, decoder"),
     ] {
         // A model directory that does not exist: the option is refused first.
-        let o = neon(&["transcribe", "no-such.wav", "--model-dir", "/nonexistent", "--session-option", option]);
-        assert_eq!(o.status.code(), Some(1), "{option}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.starts_with(message), "{option}: {err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let args = ["transcribe", "no-such.wav", "--model-dir", "/nonexistent", "--session-option", option];
+        common::assert_one_line_error(&args, message);
     }
     // A key of another model, and a shorthand together with its long form, are errors.
     for (args, message) in [
@@ -227,20 +215,12 @@ fn empty_stdin_is_an_error_like_an_empty_file() {
 /// written is dropped, the status is still 1 (not a panic's 101).
 #[test]
 fn a_closed_stderr_is_not_a_panic() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["transcribe", "no-such.wav", "--model-dir", "/nonexistent"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stderr.take());
-    assert_eq!(child.wait().unwrap().code(), Some(1));
-    let o = Command::new("sh")
-        .args(["-c", "\"$0\" transcribe no-such.wav --model-dir /nonexistent 2>&-"])
-        .arg(env!("CARGO_BIN_EXE_neon"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    common::assert_status_1_with_closed_stderr(&[
+        "transcribe",
+        "no-such.wav",
+        "--model-dir",
+        "/nonexistent",
+    ]);
 }
 
 #[cfg(unix)]
@@ -298,13 +278,14 @@ fn a_warning_repeated_per_segment_is_printed_once_with_a_count() {
         .collect();
     let run = |vad: &str| {
         let dir = model_dir();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-            .args(["transcribe", "-", "--model-dir", dir.to_str().unwrap(), "--vad", vad])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::neon_piped(&[
+            "transcribe",
+            "-",
+            "--model-dir",
+            dir.to_str().unwrap(),
+            "--vad",
+            vad,
+        ]);
         child.stdin.take().unwrap().write_all(&raw).unwrap();
         child.wait_with_output().unwrap()
     };

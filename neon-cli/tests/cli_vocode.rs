@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::sanotts::{first_difference, voice};
+use common::{neon, stderr};
 use neon_models::error::WeightsSource;
 use neon_models::sanotts::load::VoiceWeights;
 use neon_models::sanotts::names::index;
@@ -23,14 +24,6 @@ use neon_models::sanotts::voice::Voice;
 use neon_models::session::SessionOptions;
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;
-
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The one-line error of a failed run (exit status 1).
 fn error(o: &Output) -> String {

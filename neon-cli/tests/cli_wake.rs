@@ -9,21 +9,9 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use common::*;
-
-fn neon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The models with a detection line in default output (`   0.96 s  hey_jarvis_v0.1  0.637`).
 fn detected(o: &Output) -> Vec<String> {
@@ -211,14 +199,7 @@ fn wake_stdin(bytes: &[u8], extra: &[&str]) -> Output {
 
 /// `neon wake - EXTRA..` with piped stdin, stdout and stderr.
 fn spawn_wake_stdin(extra: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["wake", "-"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    neon_piped(&[&["wake", "-"][..], extra].concat())
 }
 
 /// As `wake_stdin`, written in pieces of `piece` bytes.
@@ -444,20 +425,8 @@ fn a_closed_stderr_is_not_a_panic() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("1 detection(s)"), "{}", stdout(&o));
     // An error message on such a pipe: status 1.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["wake", "no-such-file.wav"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stderr.take());
-    assert_eq!(child.wait().unwrap().code(), Some(1));
-    // Closed outright (`2>&-`).
-    let o = Command::new("sh")
-        .args(["-c", "\"$0\" wake no-such-file.wav 2>&-", env!("CARGO_BIN_EXE_neon")])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    // And closed outright (`2>&-`).
+    assert_status_1_with_closed_stderr(&["wake", "no-such-file.wav"]);
 }
 
 #[test]
@@ -586,13 +555,7 @@ fn json_lines_print_one_object_per_detection() {
 /// Spawns `neon wake - ARGS` with piped stdin and stdout, feeds it the hey_jarvis clip and
 /// keeps stdin open (a live stream), until `done(stdout so far)`.
 fn live(args: &[&str]) -> std::process::Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args([&["wake", "-"][..], args].concat())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_wake_stdin(args);
     let audio = neon_audio::Audio::open(clip("hey_jarvis")).unwrap().to_i16();
     let bytes: Vec<u8> = audio.iter().flat_map(|s| s.to_le_bytes()).collect();
     child.stdin.as_mut().unwrap().write_all(&bytes).unwrap();

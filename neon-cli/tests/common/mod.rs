@@ -8,6 +8,21 @@ pub use models::*;
 
 pub mod live;
 
+/// `neon ARGS` run to its end, with its output.
+pub fn neon(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_neon")).args(args).output().unwrap()
+}
+
+/// The stdout of a run, as text.
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The stderr of a run, as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// `neon ARGS` with `bytes` written to its stdin from a thread (the program may read while
 /// it writes its output, or exit without reading: a refused write is not an error).
 ///
@@ -43,6 +58,31 @@ pub fn neon_piped(args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// Asserts that `neon ARGS`, which fails, exits with status 1 (not a panic's 101) when its
+/// error message cannot be written: stderr's pipe closed before it, or stderr closed
+/// outright (`2>&-`).
+pub fn assert_status_1_with_closed_stderr(args: &[&str]) {
+    let mut child = neon_piped(args);
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{args:?}");
+    let o = std::process::Command::new("sh")
+        .args(["-c", "\"$0\" \"$@\" 2>&-", env!("CARGO_BIN_EXE_neon")])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{args:?} 2>&-");
+}
+
+/// Asserts that `neon ARGS` fails with status 1 and one line on stderr starting with
+/// `message`.
+pub fn assert_one_line_error(args: &[&str], message: &str) {
+    let o = neon(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with(message), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 /// [`neon_stdin`] with the output as the program printed it.
