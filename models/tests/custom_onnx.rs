@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use neon_audio::Audio;
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
@@ -21,19 +19,11 @@ use neon_runtime::Portable;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom").join(name)
-}
+use common::custom::{assert_prefixes_are_refused, data, parse_and_build, scores};
 
 /// The peak score of `word_path` over the padded recording `wav`.
 fn peak(word_path: &str, wav: &str) -> f32 {
-    let word = builtin::wake_word(word_path).unwrap();
-    let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("e")).unwrap();
-    let mut d = WakeDetectorOn::<Portable>::with_embedding(&embedding, vec![word]).unwrap();
-    let mut audio = vec![0i16; 16_000];
-    audio.extend(Audio::open(data(wav)).unwrap().to_i16());
-    audio.extend(vec![0i16; 16_000]);
-    audio.chunks(CHUNK).map(|c| d.push(c).unwrap()[0]).fold(0.0, f32::max)
+    common::custom::peak(&scores(word_path, wav))
 }
 
 #[test]
@@ -103,12 +93,7 @@ fn corrupt_onnx_bytes_are_errors_not_panics() {
     let source = WeightsSource::Embedded("computer_v1.onnx");
     let graph = custom::parse(&bytes, Format::Onnx, &source).unwrap();
     graph.build(&source).unwrap();
-    for end in (0..bytes.len()).step_by(97) {
-        let r = custom::parse(&bytes[..end], Format::Onnx, &source);
-        assert!(r.is_err(), "a {end}-byte prefix parsed");
-        let m = r.unwrap_err().to_string();
-        assert!(!m.contains('\n'), "one line: {m}");
-    }
+    assert_prefixes_are_refused(&bytes, Format::Onnx, &source, 97);
     let mut rng = SmallRng::seed_from_u64(0x0111);
     for _ in 0..300 {
         let mut b = bytes.clone();
@@ -117,9 +102,7 @@ fn corrupt_onnx_bytes_are_errors_not_panics() {
             b[i] = rng.gen();
         }
         // Either a clean error or a graph that validates and builds (a flipped weight).
-        if let Ok(g) = custom::parse(&b, Format::Onnx, &source) {
-            let _ = g.build(&source);
-        }
+        parse_and_build(&b, Format::Onnx, &source);
     }
     assert!(custom::parse(b"not a model", Format::Onnx, &source).is_err());
     assert!(custom::parse(&[], Format::Tflite, &source).is_err());

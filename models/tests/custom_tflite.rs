@@ -4,37 +4,16 @@
 //! refuses every truncation and seeded corruption with an error, never a panic. An ignored
 //! test loads a whole collection of community models (`NEON_COMMUNITY_DIR`).
 
+mod common;
+
 use std::path::PathBuf;
 
-use neon_audio::Audio;
 use neon_models::error::WeightsSource;
-use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom::{self, Format, HeadGraphExt};
-use neon_models::openwakeword::detector::WakeDetectorOn;
-use neon_models::openwakeword::stream::CHUNK;
-use neon_models::weights::TensorFile;
-use neon_runtime::Portable;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom").join(name)
-}
-
-/// Scores of `word_path` on every 1280-sample push of the padded recording `wav`.
-fn scores(word_path: &str, wav: &str) -> Vec<f32> {
-    let word = builtin::wake_word(word_path).unwrap();
-    let embedding = TensorFile::parse(builtin::EMBEDDING, WeightsSource::Embedded("e")).unwrap();
-    let mut d = WakeDetectorOn::<Portable>::with_embedding(&embedding, vec![word]).unwrap();
-    let mut audio = vec![0i16; 16_000];
-    audio.extend(Audio::open(data(wav)).unwrap().to_i16());
-    audio.extend(vec![0i16; 16_000]);
-    audio.chunks(CHUNK).map(|c| d.push(c).unwrap()[0]).collect()
-}
-
-fn peak(s: &[f32]) -> f32 {
-    s.iter().copied().fold(0.0, f32::max)
-}
+use common::custom::{assert_prefixes_are_refused, data, parse_and_build, peak, scores};
 
 #[test]
 fn a_community_tflite_model_detects_its_word() {
@@ -56,12 +35,7 @@ fn corrupt_tflite_bytes_are_errors_not_panics() {
     let bytes = std::fs::read(data("computer_v2.tflite")).unwrap();
     let source = WeightsSource::Embedded("computer_v2.tflite");
     custom::parse(&bytes, Format::Tflite, &source).unwrap().build(&source).unwrap();
-    for end in (0..bytes.len()).step_by(89) {
-        let r = custom::parse(&bytes[..end], Format::Tflite, &source);
-        assert!(r.is_err(), "a {end}-byte prefix parsed");
-        let m = r.unwrap_err().to_string();
-        assert!(!m.contains('\n'), "one line: {m}");
-    }
+    assert_prefixes_are_refused(&bytes, Format::Tflite, &source, 89);
     // Corrupt the structure (the first and last 4 KiB hold the tables, not the weights).
     let mut rng = SmallRng::seed_from_u64(0x7f1e);
     for round in 0..600 {
@@ -74,9 +48,7 @@ fn corrupt_tflite_bytes_are_errors_not_panics() {
             };
             b[i] = rng.gen();
         }
-        if let Ok(g) = custom::parse(&b, Format::Tflite, &source) {
-            let _ = g.build(&source);
-        }
+        parse_and_build(&b, Format::Tflite, &source);
     }
     for bad in [&b""[..], b"TFL3", b"\x08\0\0\0TFL3\0\0\0\0", b"not a model at all"] {
         assert!(custom::parse(bad, Format::Tflite, &source).is_err());

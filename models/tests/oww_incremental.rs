@@ -5,6 +5,8 @@
 //! embedding and every score. On the host every backend the CPU has; on aarch64 (qemu in
 //! CI) NEON, on shorter streams.
 
+mod common;
+
 use neon_models::error::WeightsSource;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::detector::{EmbeddingMode, WakeDetectorOn};
@@ -147,21 +149,7 @@ fn detectors_agree_on_long_streams<B: Backend>() {
     assert!(resets > 0 && big > 0, "the stream reset ({resets}) and split pushes ({big})");
 }
 
-#[cfg(not(target_arch = "aarch64"))]
-neon_runtime::backend_tests!(stage_matches_whole_window, detectors_agree_on_long_streams);
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    #[test]
-    fn stage_matches_whole_window() {
-        super::stage_matches_whole_window::<neon_runtime::Neon>()
-    }
-
-    #[test]
-    fn detectors_agree_on_long_streams() {
-        super::detectors_agree_on_long_streams::<neon_runtime::Neon>()
-    }
-}
+host_and_neon_tests!(stage_matches_whole_window, detectors_agree_on_long_streams);
 
 #[test]
 fn the_incremental_workspace_is_smaller_than_the_whole_windows() {

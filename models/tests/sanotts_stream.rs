@@ -90,15 +90,7 @@ fn streaming_equals_whole<B: Backend>() {
     }
 }
 
-#[cfg(not(target_arch = "aarch64"))]
-neon_runtime::backend_tests!(streaming_equals_whole);
-
-/// Under qemu NEON only: the portable kernels are the host's code.
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_streaming_equals_whole() {
-    streaming_equals_whole::<neon_runtime::Neon>()
-}
+host_and_neon_tests!(streaming_equals_whole);
 
 /// An utterance of 2300 frames (over the plan's 2000) streams: pushes of 700 and a random
 /// mix give the same bits, within 1e-4 of the f64 reference (measured ~1e-6). Host only:

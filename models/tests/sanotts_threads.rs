@@ -54,12 +54,4 @@ fn same_bits_on_any_team<B: Backend>() {
     }
 }
 
-#[cfg(not(target_arch = "aarch64"))]
-neon_runtime::backend_tests!(same_bits_on_any_team);
-
-/// Under qemu NEON only: the portable kernels are the host's code.
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-#[test]
-fn neon_same_bits_on_any_team() {
-    same_bits_on_any_team::<neon_runtime::Neon>()
-}
+host_and_neon_tests!(same_bits_on_any_team);

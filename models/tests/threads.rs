@@ -124,18 +124,4 @@ fn openwakeword_same_bits<B: Backend>() {
     }
 }
 
-#[cfg(not(target_arch = "aarch64"))]
-neon_runtime::backend_tests!(moonshine_same_bits, openwakeword_same_bits);
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon {
-    #[test]
-    fn moonshine_same_bits() {
-        super::moonshine_same_bits::<neon_runtime::Neon>()
-    }
-
-    #[test]
-    fn openwakeword_same_bits() {
-        super::openwakeword_same_bits::<neon_runtime::Neon>()
-    }
-}
+host_and_neon_tests!(moonshine_same_bits, openwakeword_same_bits);

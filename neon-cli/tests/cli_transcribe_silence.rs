@@ -41,14 +41,7 @@ const MAX_WER: f64 = 0.04;
 /// The committed clips, sorted by name.
 fn clips() -> Vec<PathBuf> {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("speech/clips");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no clips in {}", dir.display());
-    paths
+    common::files_with_extension(&dir, "wav", "clips")
 }
 
 /// A clip's samples (16 kHz mono 16-bit, as SOURCES.md promises).

@@ -6,6 +6,19 @@ use std::path::PathBuf;
 use neon_models::error::WeightsSource;
 use neon_models::weights::TensorFile;
 
+/// The files of `dir` named `*.<ext>`, sorted; panics when there are none (`no <what> in
+/// <dir>`) or the folder cannot be read.
+pub fn files_with_extension(dir: &std::path::Path, ext: &str, what: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no {what} in {}", dir.display());
+    paths
+}
+
 /// `models/openwakeword/<rel>`.
 pub fn oww_path(rel: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models")).join("openwakeword").join(rel)
@@ -58,6 +71,7 @@ pub fn score_tolerance(head: &str) -> f32 {
         1e-5
     }
 }
+pub mod custom;
 pub mod moonshine;
 
 /// Runs the generic test body `$body::<B>()` with the backend the `neon` program picks,
@@ -74,6 +88,25 @@ macro_rules! on_best_backend {
         }
         neon_runtime::BackendKind::best().with(Body).unwrap()
     }};
+}
+
+/// The generic tests `$body::<B>()`: on the host for every backend
+/// (`neon_runtime::backend_tests!`), on aarch64 for NEON only, in a module `neon` (under qemu
+/// the portable kernels would only run the host's code again, slowly).
+#[macro_export]
+macro_rules! host_and_neon_tests {
+    ($($body:ident),+ $(,)?) => {
+        #[cfg(not(target_arch = "aarch64"))]
+        neon_runtime::backend_tests!($($body),+);
+
+        #[cfg(all(target_arch = "aarch64", feature = "neon"))]
+        mod neon {
+            $(#[test]
+            fn $body() {
+                super::$body::<neon_runtime::Neon>()
+            })+
+        }
+    };
 }
 pub mod sanotts;
 

@@ -70,14 +70,7 @@ fn f32s(st: &safetensors::SafeTensors<'_>, name: &str) -> (Vec<f32>, Vec<usize>)
 /// Every golden clip, sorted by name.
 pub fn goldens() -> Vec<Golden> {
     let dir = model_dir().join("goldens");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "safetensors"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no goldens in {}", dir.display());
-    paths.iter().map(|p| golden(p)).collect()
+    super::files_with_extension(&dir, "safetensors", "goldens").iter().map(|p| golden(p)).collect()
 }
 
 fn golden(path: &std::path::Path) -> Golden {
