@@ -36,9 +36,9 @@
 //!
 //! # Cost
 //! A step is 5,612,544 multiply-adds, against the whole-window plan's 41,955,840 (7.5x
-//! fewer: per level 8, 4, 2 and 1 new rows instead of up to 74, 36, 14 and 3); on aarch64
-//! with NEON 2.05 M instructions against 12.89 M. Priming is 10 steps, about 1.6 whole
-//! windows. Figures: BENCHMARKS.md ("the incremental embedding").
+//! fewer: per level 8, 4, 2 and 1 new rows instead of up to 74, 36, 14 and 3). Priming is 10
+//! steps, about 1.6 whole windows. Instruction counts: BENCHMARKS.md ("the incremental
+//! embedding").
 //!
 //! # Memory
 //! All mutable memory is one [`IncrementalWorkspace`] ([`IncrementalWorkspace::BYTES`]:

@@ -23,7 +23,7 @@
 //! The convs write frame-major outputs (`[frames, channels]`, transposed back for the next
 //! conv): with only 4, 2 or 1 output frames, a channel-first output would fill a quarter or
 //! less of each vector, while frame-major rows vectorise over the 64 or 128 output channels
-//! (2.2x faster per window on x86-64, `BENCHMARKS.md`). The last conv's one frame is the
+//! (`BENCHMARKS.md`, "Silero VAD per 32 ms window"). The last conv's one frame is the
 //! LSTM's frame-major input as it is.
 
 use neon_macros::neon_plan;
