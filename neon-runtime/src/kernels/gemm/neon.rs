@@ -1,8 +1,9 @@
-//! The NEON kernels (tile shapes, register budgets and measured counts in the module docs
-//! of [`gemm`](super)) and the `Neon` overrides of the [`GemmKernels`] hooks.
+//! The NEON micro-kernels (tile shapes, register budgets and measured counts in the module
+//! docs of [`gemm`](super)) and the `Neon` overrides of the [`GemmKernels`] hooks, which run
+//! them under the shared drivers (`driver.rs`).
 
-use super::{gemv_panel_pairs, padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, MC_B};
-use super::{PACK_MR, PACK_NR};
+use super::driver::{self, ATile, BTile, KernelA, KernelB, MC_B};
+use super::{padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::aarch64::*;
 
@@ -169,49 +170,75 @@ unsafe fn tile_b<const R: usize>(
     }
 }
 
-/// Pointers to rows `i..i + R` of `a` (rows `lda` apart).
+/// Pointers to rows `0..R` of `a` (rows `lda` apart).
 ///
 /// # Safety
-/// Rows `i..i + R` must lie inside `a`'s allocation.
+/// Rows `0..R` must lie inside `a`'s allocation.
 #[inline(always)]
-unsafe fn row_ptrs<const R: usize>(a: *const f32, i: usize, lda: usize) -> [*const f32; R] {
-    core::array::from_fn(|r| a.add((i + r) * lda))
+unsafe fn row_ptrs<const R: usize>(a: *const f32, lda: usize) -> [*const f32; R] {
+    core::array::from_fn(|r| a.add(r * lda))
 }
 
-/// The NEON packed-B driver: blocks of [`MC_B`] rows, every panel over each block in 5-row
-/// tiles and one tile of the remaining 1..=4 rows.
-fn gemm_packed_b(g: GemmB, a: &[f32], b: &[f32], bias: Option<&[f32]>, mut c: StridedMut<'_>) {
-    let GemmB { m, n, k, lda, ldc } = g;
-    let panels = n.div_ceil(PACK_NR);
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    for i0 in (0..m).step_by(MC_B) {
-        let mc = (m - i0).min(MC_B);
-        for p in 0..panels {
-            let col0 = p * PACK_NR;
-            let cols = (n - col0).min(PACK_NR);
-            let bias = padded::<PACK_NR>(bias, col0, cols);
-            // SAFETY: every pointer stays inside the operands checked by the entry point:
-            // rows i < m of `a` hold k values from i*lda, panel p holds 16*k values, and
-            // the block `c` owns n >= col0 + cols values from i*ldc in each row i < m
-            // (`c.ld() == ldc`).
-            unsafe {
-                let init = ld4(bias.as_ptr());
-                let panel = bp.add(p * PACK_NR * k);
-                let mut i = i0;
-                while i + MR_B <= i0 + mc {
-                    let c = cp.add(i * ldc + col0);
-                    let rows = row_ptrs(ap, i, lda);
-                    tile_b::<5>(&g, rows, panel, &init, c, cols, Some(kernel_5x16));
-                    i += MR_B;
-                }
-                let c = cp.add(i * ldc + col0);
-                match i0 + mc - i {
-                    4 => tile_b::<4>(&g, row_ptrs(ap, i, lda), panel, &init, c, cols, None),
-                    3 => tile_b::<3>(&g, row_ptrs(ap, i, lda), panel, &init, c, cols, None),
-                    2 => tile_b::<2>(&g, row_ptrs(ap, i, lda), panel, &init, c, cols, None),
-                    1 => tile_b::<1>(&g, row_ptrs(ap, i, lda), panel, &init, c, cols, None),
-                    _ => {}
-                }
+/// The NEON micro-kernels: packed B 5 rows by one panel (the 5x16 assembly loop), packed A
+/// one panel by 12 columns (the 8x12 assembly tile, narrower tiles at the end of a row),
+/// GEMV two panels at a time.
+struct NeonKernel;
+
+impl KernelB for NeonKernel {
+    const MR: usize = MR_B;
+    const NP: usize = 1;
+    const MC: usize = MC_B;
+    const GEMV_NP: usize = 2;
+    type Init = [float32x4_t; 4];
+
+    #[inline(always)]
+    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [float32x4_t; 4] {
+        let bias = padded::<PACK_NR>(bias, col0, cols);
+        // SAFETY: `bias` holds 16 values.
+        unsafe { ld4(bias.as_ptr()) }
+    }
+
+    /// A tile of 5 rows runs the assembly inner loop, one of the last 1..=4 rows the same
+    /// steps in intrinsics.
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmB,
+        a: &[f32],
+        b: &[f32],
+        init: &[float32x4_t; 4],
+        c: &mut StridedMut<'_>,
+        t: BTile,
+    ) {
+        let (k, lda, ldc, cols) = (g.k, g.lda, g.ldc, t.cols);
+        // SAFETY: every pointer stays inside the operands the contract gives: rows
+        // i..i + rows < m of `a` hold k values from i*lda, panel col0 / 16 holds 16*k
+        // values from col0*k, and the block `c` owns n >= col0 + cols values from i*ldc
+        // in each row i < m (`c.ld() == ldc`).
+        unsafe {
+            let ap = a.as_ptr().add(t.i * lda);
+            let panel = b.as_ptr().add(t.col0 * k);
+            let c = c.as_mut_ptr().add(t.i * ldc + t.col0);
+            match t.rows {
+                5 => tile_b::<5>(g, row_ptrs(ap, lda), panel, init, c, cols, Some(kernel_5x16)),
+                4 => tile_b::<4>(g, row_ptrs(ap, lda), panel, init, c, cols, None),
+                3 => tile_b::<3>(g, row_ptrs(ap, lda), panel, init, c, cols, None),
+                2 => tile_b::<2>(g, row_ptrs(ap, lda), panel, init, c, cols, None),
+                _ => tile_b::<1>(g, row_ptrs(ap, lda), panel, init, c, cols, None),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gemv(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32], col0: usize) {
+        let k = x.len();
+        // SAFETY: x holds k values, y the group's outputs, and b the panels of 16*k
+        // values, of which col0 / 16 and (when y.len() > 16) the next exist.
+        unsafe {
+            let (xp, panel, yp) = (x.as_ptr(), b.as_ptr().add(col0 * k), y.as_mut_ptr());
+            if y.len() > PACK_NR {
+                gemv_panels::<2>(k, xp, panel, init, yp, y.len());
+            } else {
+                gemv_panels::<1>(k, xp, panel, init, yp, y.len());
             }
         }
     }
@@ -549,30 +576,37 @@ unsafe fn tail_cols<const C: usize>(
     }
 }
 
-/// The NEON packed-A driver: for each 8-row panel, 12-, 8- and 4-column tiles and the
-/// lane-loaded tail (contract checked by the caller, `m, n, k >= 1`).
-fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, mut c: StridedMut<'_>) {
-    let GemmA { m, n, rows: br, epilogue, ldc } = g;
-    let k = br.rows * br.segments;
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    // The epilogue constants for the assembly tile (a null pointer: none).
-    let ep_consts = epilogue.map(|e| [e.slope, e.min]);
-    let ep: *const f32 = ep_consts.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
-    for p in 0..m.div_ceil(PACK_MR) {
-        let row0 = p * PACK_MR;
-        let rows = (m - row0).min(PACK_MR);
-        let bias = padded::<PACK_MR>(bias, row0, rows);
-        // SAFETY: every pointer stays inside the operands checked by the entry point:
-        // panel p holds 8*k values, every row r < k of `b` holds n values from its
-        // offset (`BRows::span(n) <= b.len()`) and the tiles read columns j..j+width <=
-        // n; the block `c` owns n values from r*ldc in each row r < m, and the stores
-        // stop at row m and column n.
+impl KernelA for NeonKernel {
+    const NR: usize = 12;
+    const COLUMNS_OUTER: bool = false;
+    /// The epilogue's constants for the assembly tile.
+    type Ctx = Option<[f32; 2]>;
+
+    /// 12 columns run the assembly tile; the last 1..=11 columns of a row of tiles run
+    /// 8- and 4-column tiles in intrinsics and the column-wise tail.
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmA,
+        ep: &Option<[f32; 2]>,
+        a: &[f32],
+        b: &[f32],
+        bias: &[f32; PACK_MR],
+        c: &mut StridedMut<'_>,
+        t: ATile,
+    ) {
+        let (br, ldc, rows) = (g.rows, g.ldc, t.rows);
+        let k = br.rows * br.segments;
+        // A null pointer: no epilogue.
+        let ep: *const f32 = ep.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
+        // SAFETY: every pointer stays inside the operands the contract gives: panel
+        // row0 / 8 holds 8*k values, every row r < k of `b` holds n values from its offset
+        // (`BRows::span(n) <= b.len()`) and the tiles read columns j..j + cols <= n; the
+        // block `c` owns n values from r*ldc in each row r < m, and the stores stop at row
+        // m and column n.
         unsafe {
-            let panel = ap.add(p * PACK_MR * k);
-            let c = cp.add(row0 * ldc);
-            let mut j = 0;
-            while j + 12 <= n {
-                let (b, c) = (bp.add(j), c.add(j));
+            let panel = a.as_ptr().add(t.row0 * k);
+            let (b, c) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ldc + t.j));
+            if t.cols == 12 {
                 if rows == PACK_MR {
                     asm_tile_8x12(panel, b, br, bias.as_ptr(), ep, c, ldc);
                 } else {
@@ -584,21 +618,19 @@ fn gemm_packed_a(g: GemmA, a: &[f32], b: &[f32], bias: Option<&[f32]>, mut c: St
                         core::ptr::copy_nonoverlapping(tp.add(12 * r), c.add(r * ldc), 12);
                     }
                 }
-                j += 12;
+                return;
             }
-            if n - j >= 8 {
-                let (b, c) = (bp.add(j), c.add(j));
-                tile_a::<2>(&g, panel, b, &bias, c, rows);
+            let mut j = 0;
+            if t.cols - j >= 8 {
+                tile_a::<2>(g, panel, b.add(j), bias, c.add(j), rows);
                 j += 8;
             }
-            if n - j >= 4 {
-                let (b, c) = (bp.add(j), c.add(j));
-                tile_a::<1>(&g, panel, b, &bias, c, rows);
+            if t.cols - j >= 4 {
+                tile_a::<1>(g, panel, b.add(j), bias, c.add(j), rows);
                 j += 4;
             }
-            if j < n {
-                let (b, c) = (bp.add(j), c.add(j));
-                tile_a_tail(&g, panel, b, &bias, c, rows, n - j);
+            if j < t.cols {
+                tile_a_tail(g, panel, b.add(j), bias, c.add(j), rows, t.cols - j);
             }
         }
     }
@@ -729,37 +761,19 @@ unsafe fn gemv_panels<const P: usize>(
     core::ptr::copy_nonoverlapping(t.as_ptr(), y, cols);
 }
 
-/// The NEON GEMV: two panels (32 outputs) at a time, the last one alone (`k = x.len()`,
-/// `n = y.len()`).
-fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let k = x.len();
-    let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
-    gemv_panel_pairs(y.len(), bias, |col0, cols, init, pair| {
-        // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, and b the
-        // panels of 16*k values, of which col0 / 16 and (when `pair`) the next exist.
-        unsafe {
-            let panel = bp.add(col0 * k);
-            if pair {
-                gemv_panels::<2>(k, xp, panel, init, yp.add(col0), cols);
-            } else {
-                gemv_panels::<1>(k, xp, panel, init, yp.add(col0), cols);
-            }
-        }
-    });
-}
-
 impl GemmKernels for crate::kernels::Neon {
-    const GEMM_B_ROW_TILE: usize = MR_B;
-    const GEMM_A_COL_TILE: usize = 12;
+    const GEMM_B_ROW_TILE: usize = <NeonKernel as KernelB>::MR;
+    const GEMM_A_COL_TILE: usize = <NeonKernel as KernelA>::NR;
 
     unsafe fn gemm_packed_b_unchecked(
         g: GemmB,
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: StridedMut<'_>,
+        mut c: StridedMut<'_>,
     ) {
-        gemm_packed_b(g, a, b, bias, c)
+        // SAFETY: forwarded contract.
+        unsafe { driver::packed_b::<NeonKernel>(g, a, b, bias, &mut c) }
     }
 
     unsafe fn gemm_packed_a_unchecked(
@@ -767,12 +781,15 @@ impl GemmKernels for crate::kernels::Neon {
         a: &[f32],
         b: &[f32],
         bias: Option<&[f32]>,
-        c: StridedMut<'_>,
+        mut c: StridedMut<'_>,
     ) {
-        gemm_packed_a(g, a, b, bias, c)
+        let ctx = g.epilogue.map(|e| [e.slope, e.min]);
+        // SAFETY: forwarded contract; `ctx` holds the epilogue's constants.
+        unsafe { driver::packed_a::<NeonKernel>(g, ctx, a, b, bias, &mut c) }
     }
 
     unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-        gemv_packed_b(x, b, bias, y)
+        // SAFETY: forwarded contract.
+        unsafe { driver::gemv::<NeonKernel>(x, b, bias, y) }
     }
 }

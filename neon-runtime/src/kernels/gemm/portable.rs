@@ -1,9 +1,10 @@
-//! The portable kernels: plain Rust over fixed-size accumulator arrays that LLVM keeps in
-//! vector registers (tile shapes in the module docs of [`gemm`](super)). The bodies of the
-//! [`GemmKernels`](super::GemmKernels) hooks' provided methods: contract checked, `m, n, k
-//! >= 1`.
+//! The portable micro-kernels: plain Rust over fixed-size accumulator arrays that LLVM keeps
+//! in vector registers (tile shapes in the module docs of [`gemm`](super)), run by the
+//! drivers of `driver.rs` in the [`GemmKernels`](super::GemmKernels) hooks' provided
+//! methods.
 
-use super::{padded, GemmA, GemmB, MC_B, PACK_MR, PACK_NR};
+use super::driver::{ATile, BTile, KernelA, KernelB, MC_B};
+use super::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 
 /// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
@@ -95,68 +96,47 @@ fn tile_a<const NC: usize>(
     }
 }
 
-/// The portable packed-B driver: blocks of [`MC_B`] rows, every panel over each block.
-pub(super) fn gemm_packed_b(
-    g: GemmB,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    mut c: StridedMut<'_>,
-) {
-    let (m, n, k) = (g.m, g.n, g.k);
-    let panels = n.div_ceil(PACK_NR);
-    for i0 in (0..m).step_by(MC_B) {
-        let mc = (m - i0).min(MC_B);
-        for p in 0..panels {
-            let col0 = p * PACK_NR;
-            let cols = (n - col0).min(PACK_NR);
-            let init = padded::<PACK_NR>(bias, col0, cols);
-            let panel = &b[p * PACK_NR * k..(p + 1) * PACK_NR * k];
-            let mut i = i0;
-            while i < i0 + mc {
-                let rows = (i0 + mc - i).min(P_MR_B);
-                let (a, at) = (&a[i * g.lda..], (i, col0, cols));
-                match rows {
-                    4 => tile_b::<4>(&g, a, panel, &init, &mut c, at),
-                    3 => tile_b::<3>(&g, a, panel, &init, &mut c, at),
-                    2 => tile_b::<2>(&g, a, panel, &init, &mut c, at),
-                    _ => tile_b::<1>(&g, a, panel, &init, &mut c, at),
-                }
-                i += rows;
-            }
+/// The portable micro-kernels: packed B [`P_MR_B`] rows by one panel, packed A one panel
+/// by [`P_NC_A`] columns, GEMV one panel at a time.
+pub(super) struct PortableKernel;
+
+impl KernelB for PortableKernel {
+    const MR: usize = P_MR_B;
+    const NP: usize = 1;
+    const MC: usize = MC_B;
+    const GEMV_NP: usize = 1;
+    type Init = [f32; PACK_NR];
+
+    #[inline(always)]
+    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; PACK_NR] {
+        padded(bias, col0, cols)
+    }
+
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmB,
+        a: &[f32],
+        b: &[f32],
+        init: &[f32; PACK_NR],
+        c: &mut StridedMut<'_>,
+        t: BTile,
+    ) {
+        let k = g.k;
+        let panel = &b[t.col0 * k..(t.col0 + PACK_NR) * k];
+        let (a, at) = (&a[t.i * g.lda..], (t.i, t.col0, t.cols));
+        match t.rows {
+            4 => tile_b::<4>(g, a, panel, init, c, at),
+            3 => tile_b::<3>(g, a, panel, init, c, at),
+            2 => tile_b::<2>(g, a, panel, init, c, at),
+            _ => tile_b::<1>(g, a, panel, init, c, at),
         }
     }
-}
 
-/// The portable packed-A driver: per 8-row panel, tiles of [`P_NC_A`] columns.
-pub(super) fn gemm_packed_a(
-    g: GemmA,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    mut c: StridedMut<'_>,
-) {
-    let (m, n) = (g.m, g.n);
-    let k = g.rows.rows * g.rows.segments;
-    for p in 0..m.div_ceil(PACK_MR) {
-        let row0 = p * PACK_MR;
-        let rows = (m - row0).min(PACK_MR);
-        let init = padded::<PACK_MR>(bias, row0, rows);
-        let panel = &a[p * PACK_MR * k..(p + 1) * PACK_MR * k];
-        for j in (0..n).step_by(P_NC_A) {
-            let cols = (n - j).min(P_NC_A);
-            tile_a::<P_NC_A>(&g, panel, &b[j..], &init, &mut c, (row0, j, rows, cols));
-        }
-    }
-}
-
-/// The portable GEMV: one panel (16 outputs) at a time (`k = x.len()`).
-pub(super) fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let k = x.len();
-    for (p, y) in y.chunks_mut(PACK_NR).enumerate() {
-        let col0 = p * PACK_NR;
-        let mut acc = padded::<PACK_NR>(bias, col0, y.len());
-        let panel = &b[p * PACK_NR * k..(p + 1) * PACK_NR * k];
+    #[inline(always)]
+    unsafe fn gemv(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32], col0: usize) {
+        let k = x.len();
+        let mut acc = *init.first_chunk::<PACK_NR>().unwrap();
+        let panel = &b[col0 * k..(col0 + PACK_NR) * k];
         for (&xv, brow) in x.iter().zip(panel.chunks_exact(PACK_NR)) {
             for (acc, &bv) in acc.iter_mut().zip(brow) {
                 *acc += xv * bv;
@@ -164,5 +144,27 @@ pub(super) fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut 
         }
         let len = y.len();
         y.copy_from_slice(&acc[..len]);
+    }
+}
+
+impl KernelA for PortableKernel {
+    const NR: usize = P_NC_A;
+    const COLUMNS_OUTER: bool = false;
+    type Ctx = ();
+
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmA,
+        _: &(),
+        a: &[f32],
+        b: &[f32],
+        init: &[f32; PACK_MR],
+        c: &mut StridedMut<'_>,
+        t: ATile,
+    ) {
+        let k = g.rows.rows * g.rows.segments;
+        let panel = &a[t.row0 * k..(t.row0 + PACK_MR) * k];
+        let at = (t.row0, t.j, t.rows, t.cols);
+        tile_a::<P_NC_A>(g, panel, &b[t.j..], init, c, at);
     }
 }

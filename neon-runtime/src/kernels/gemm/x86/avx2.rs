@@ -6,6 +6,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
+use crate::kernels::gemm::driver::{self, BTile, KernelB};
 use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
@@ -578,8 +579,84 @@ unsafe fn tile_b_rows<const MASKED: bool>(
     }
 }
 
-/// The packed-B driver: blocks of [`MC_B`] rows, every panel over each block in 6-row
-/// tiles.
+/// The AVX2 micro-kernels of the shared drivers: packed B [`MR_B`] rows by one panel, GEMV
+/// one panel at a time. (The packed-A product has its own driver, [`gemm_packed_a`]: its
+/// long reductions run blocked over copies of `B`.)
+pub(crate) struct Avx2Kernel;
+
+impl KernelB for Avx2Kernel {
+    const MR: usize = MR_B;
+    const NP: usize = 1;
+    const MC: usize = MC_B;
+    const GEMV_NP: usize = 1;
+    type Init = [f32; PACK_NR];
+
+    #[inline(always)]
+    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; PACK_NR] {
+        padded(bias, col0, cols)
+    }
+
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmB,
+        a: &[f32],
+        b: &[f32],
+        init: &[f32; PACK_NR],
+        c: &mut StridedMut<'_>,
+        t: BTile,
+    ) {
+        // SAFETY: the caller's contract; the drivers run in `gemm_packed_b`, which
+        // requires AVX2 and FMA.
+        unsafe { tile_b_at(g, a, b, init, c, t) }
+    }
+
+    #[inline(always)]
+    unsafe fn gemv(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32], col0: usize) {
+        let (k, init) = (x.len(), init.first_chunk::<PACK_NR>().unwrap());
+        // SAFETY: x holds k values, panel col0 / 16 16 * k values, y the panel's outputs;
+        // stores stop at y.len() (masked); the drivers run in `gemv_packed_b`, which
+        // requires AVX2 and FMA.
+        unsafe {
+            gemv_panel(k, x.as_ptr(), b.as_ptr().add(col0 * k), init, y.as_mut_ptr(), y.len())
+        }
+    }
+}
+
+/// Packed-B tile `t` ([`KernelB::tile`]): the bias into registers, then [`tile_b`] with
+/// full or masked stores.
+///
+/// # Safety
+/// AVX2 + FMA; [`KernelB::tile`]'s contract.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_b_at(
+    g: &GemmB,
+    a: &[f32],
+    b: &[f32],
+    init: &[f32; PACK_NR],
+    c: &mut StridedMut<'_>,
+    t: BTile,
+) {
+    let init = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
+    // SAFETY: rows i..i + rows < m of `a` hold k values from i * lda, panel col0 / 16
+    // holds 16 * k values, the block `c` owns n >= col0 + cols values from i * ldc in each
+    // row i < m (`c.ld() == ldc`); masked stores stop at col0 + cols.
+    unsafe {
+        let aa = a.as_ptr().add(t.i * g.lda);
+        let panel = b.as_ptr().add(t.col0 * g.k);
+        let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
+        if t.cols == PACK_NR {
+            tile_b_rows::<false>(t.rows, g, aa, panel, &init, cc, t.cols);
+        } else {
+            tile_b_rows::<true>(t.rows, g, aa, panel, &init, cc, t.cols);
+        }
+    }
+}
+
+/// The packed-B product ([`driver::packed_b`] over [`Avx2Kernel`]).
+///
+/// # Safety
+/// AVX2 + FMA; the hook's contract (checked, `m, n, k >= 1`).
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn gemm_packed_b(
     g: GemmB,
@@ -588,32 +665,8 @@ pub(crate) unsafe fn gemm_packed_b(
     bias: Option<&[f32]>,
     c: &mut StridedMut<'_>,
 ) {
-    let GemmB { m, n, k, lda, ldc } = g;
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    for i0 in (0..m).step_by(MC_B) {
-        let mc = (m - i0).min(MC_B);
-        for p in 0..n.div_ceil(PACK_NR) {
-            let col0 = p * PACK_NR;
-            let cols = (n - col0).min(PACK_NR);
-            let init = padded::<PACK_NR>(bias, col0, cols);
-            let init = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
-            let mut i = i0;
-            // SAFETY: as in the AVX-512 driver (masked stores stop at col0 + cols).
-            unsafe {
-                let panel = bp.add(col0 * k);
-                while i < i0 + mc {
-                    let rows = (i0 + mc - i).min(MR_B);
-                    let (aa, cc) = (ap.add(i * lda), cp.add(i * ldc + col0));
-                    if cols == PACK_NR {
-                        tile_b_rows::<false>(rows, &g, aa, panel, &init, cc, cols);
-                    } else {
-                        tile_b_rows::<true>(rows, &g, aa, panel, &init, cc, cols);
-                    }
-                    i += rows;
-                }
-            }
-        }
-    }
+    // SAFETY: forwarded contract.
+    unsafe { driver::packed_b::<Avx2Kernel>(g, a, b, bias, c) }
 }
 
 /// GEMV over one panel (16 outputs, `cols` of them stored): 4 accumulator pairs take
@@ -666,17 +719,12 @@ unsafe fn gemv_panel(
     }
 }
 
-/// The GEMV driver: one panel at a time (`k = x.len()`, `n = y.len()`).
+/// The GEMV ([`driver::gemv`] over [`Avx2Kernel`]; `k = x.len()`, `n = y.len()`).
+///
+/// # Safety
+/// AVX2 + FMA; the hook's contract (checked, `n, k >= 1`).
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let (n, k) = (y.len(), x.len());
-    let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
-    for p in 0..n.div_ceil(PACK_NR) {
-        let col0 = p * PACK_NR;
-        let cols = (n - col0).min(PACK_NR);
-        let init = padded::<PACK_NR>(bias, col0, cols);
-        // SAFETY: check_gemv: x holds k values, panel p 16 * k values, y n >= col0 +
-        // cols values; stores stop at col0 + cols (masked).
-        unsafe { gemv_panel(k, xp, bp.add(col0 * k), &init, yp.add(col0), cols) };
-    }
+    // SAFETY: forwarded contract.
+    unsafe { driver::gemv::<Avx2Kernel>(x, b, bias, y) }
 }

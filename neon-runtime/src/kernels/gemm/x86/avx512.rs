@@ -7,7 +7,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::{gemv_panel_pairs, padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::driver::{self, ATile, BTile, KernelA, KernelB};
+use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -160,8 +161,73 @@ unsafe fn tile_a<const NV: usize, const MASKED: bool>(
     finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
 }
 
-/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
-/// the output stage in vector form, `ep`, instead of `g.epilogue`).
+/// The AVX-512 micro-kernels of the shared drivers: packed B [`MR_B`] rows by [`NP_B`]
+/// panels, packed A one panel by [`NR_A`] columns (column blocks outermost: the `k x 48`
+/// block of `B` is reused from L1 by every panel), GEMV two panels at a time.
+pub(crate) struct Avx512Kernel;
+
+impl KernelA for Avx512Kernel {
+    const NR: usize = NR_A;
+    const COLUMNS_OUTER: bool = true;
+    type Ctx = TileA;
+
+    #[inline(always)]
+    unsafe fn tile(
+        _: &GemmA,
+        ctx: &TileA,
+        a: &[f32],
+        b: &[f32],
+        init: &[f32; PACK_MR],
+        c: &mut StridedMut<'_>,
+        t: ATile,
+    ) {
+        // SAFETY: the caller's contract; the drivers run in `gemm_packed_a`, which
+        // requires AVX-512F.
+        unsafe { tile_a_at(ctx, a, b, init, c, t) }
+    }
+}
+
+/// Packed-A tile `t` ([`KernelA::tile`]): the widest of [`tile_a`]'s shapes that fits
+/// `t.cols`, the last vector masked when `t.cols` is not a multiple of 16.
+///
+/// # Safety
+/// AVX-512F; [`KernelA::tile`]'s contract.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_a_at(
+    ctx: &TileA,
+    a: &[f32],
+    b: &[f32],
+    init: &[f32; PACK_MR],
+    c: &mut StridedMut<'_>,
+    t: ATile,
+) {
+    let k = ctx.br.rows * ctx.br.segments;
+    let (rows, cols) = (t.rows, t.cols);
+    // SAFETY: check_packed_a: panel row0 / 8 holds 8 * k values; every row of `b` that
+    // `br` places holds n >= j + cols values from its offset (`br.span(n) <= b.len()`);
+    // the block `c` owns n values from r * ldc in each row r < m (`c.ld() == ldc`).
+    // The tile touches columns j..j + cols only (masked tail).
+    unsafe {
+        let w = a.as_ptr().add(t.row0 * k);
+        let (bb, cc) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
+        let mask = lanes((cols - 1) % 16 + 1);
+        match cols {
+            48 => tile_a::<3, false>(ctx, w, bb, init, cc, rows, mask),
+            33..=47 => tile_a::<3, true>(ctx, w, bb, init, cc, rows, mask),
+            32 => tile_a::<2, false>(ctx, w, bb, init, cc, rows, mask),
+            17..=31 => tile_a::<2, true>(ctx, w, bb, init, cc, rows, mask),
+            16 => tile_a::<1, false>(ctx, w, bb, init, cc, rows, mask),
+            _ => tile_a::<1, true>(ctx, w, bb, init, cc, rows, mask),
+        }
+    }
+}
+
+/// The packed-A product ([`driver::packed_a`] over [`Avx512Kernel`]), with the output stage
+/// in vector form, `ep`, instead of `g.epilogue`.
+///
+/// # Safety
+/// AVX-512F; the hook's contract (checked, `m, n, k >= 1`).
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn gemm_packed_a(
     g: GemmA,
@@ -171,39 +237,9 @@ pub(crate) unsafe fn gemm_packed_a(
     bias: Option<&[f32]>,
     c: &mut StridedMut<'_>,
 ) {
-    let GemmA { m, n, rows: br, ldc, .. } = g;
-    let t = TileA { br, ep, ldc, accumulate: false };
-    let k = br.rows * br.segments;
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    let panels = m.div_ceil(PACK_MR);
-    let mut j = 0;
-    // Columns outermost: the `k x 48` block of `B` is reused from L1 by every panel.
-    while j < n {
-        let cols = (n - j).min(NR_A);
-        for p in 0..panels {
-            let row0 = p * PACK_MR;
-            let rows = (m - row0).min(PACK_MR);
-            let init = padded::<PACK_MR>(bias, row0, rows);
-            // SAFETY: check_packed_a: panel p holds 8 * k values; every row of `b`
-            // that `br` places holds n >= j + cols values from its offset
-            // (`br.span(n) <= b.len()`); the block `c` owns n values from r * ldc in
-            // each row r < m (`c.ld() == ldc`).
-            // The tile touches columns j..j + cols only (masked tail).
-            unsafe {
-                let (w, bb, cc) = (ap.add(p * PACK_MR * k), bp.add(j), cp.add(row0 * ldc + j));
-                let mask = lanes((cols - 1) % 16 + 1);
-                match cols {
-                    48 => tile_a::<3, false>(&t, w, bb, &init, cc, rows, mask),
-                    33..=47 => tile_a::<3, true>(&t, w, bb, &init, cc, rows, mask),
-                    32 => tile_a::<2, false>(&t, w, bb, &init, cc, rows, mask),
-                    17..=31 => tile_a::<2, true>(&t, w, bb, &init, cc, rows, mask),
-                    16 => tile_a::<1, false>(&t, w, bb, &init, cc, rows, mask),
-                    _ => tile_a::<1, true>(&t, w, bb, &init, cc, rows, mask),
-                }
-            }
-        }
-        j += cols;
-    }
+    let t = TileA { br: g.rows, ep, ldc: g.ldc, accumulate: false };
+    // SAFETY: forwarded contract.
+    unsafe { driver::packed_a::<Avx512Kernel>(g, t, a, b, bias, c) }
 }
 
 /// Packed-B tile: `R` rows of `A` (`g.lda` apart) times `P` consecutive 16-wide panels;
@@ -304,7 +340,80 @@ unsafe fn tile_b_rows<const P: usize>(
     seq_rows!(rows, R => tile_b::<R, P>(g, a, panels, init, c, mask))
 }
 
-/// The packed-B driver: blocks of [`MC_B`] rows by pairs of panels, 8-row tiles.
+impl KernelB for Avx512Kernel {
+    const MR: usize = MR_B;
+    const NP: usize = NP_B;
+    const MC: usize = MC_B;
+    const GEMV_NP: usize = 2;
+    type Init = [f32; NP_B * PACK_NR];
+
+    #[inline(always)]
+    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; NP_B * PACK_NR] {
+        padded(bias, col0, cols)
+    }
+
+    #[inline(always)]
+    unsafe fn tile(
+        g: &GemmB,
+        a: &[f32],
+        b: &[f32],
+        init: &[f32; NP_B * PACK_NR],
+        c: &mut StridedMut<'_>,
+        t: BTile,
+    ) {
+        // SAFETY: the caller's contract; the drivers run in `gemm_packed_b`, which
+        // requires AVX-512F.
+        unsafe { tile_b_at(g, a, b, init, c, t) }
+    }
+
+    #[inline(always)]
+    unsafe fn gemv(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32], col0: usize) {
+        // SAFETY: the caller's contract; the drivers run in `gemv_packed_b`, which
+        // requires AVX-512F.
+        unsafe { gemv_at(x, b, init, y, col0) }
+    }
+}
+
+/// Packed-B tile `t` ([`KernelB::tile`]): the bias into registers, then [`tile_b`] over
+/// its one or two panels, the last one's stores masked to its valid columns.
+///
+/// # Safety
+/// AVX-512F; [`KernelB::tile`]'s contract.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_b_at(
+    g: &GemmB,
+    a: &[f32],
+    b: &[f32],
+    init: &[f32; NP_B * PACK_NR],
+    c: &mut StridedMut<'_>,
+    t: BTile,
+) {
+    let mut iv = [_mm512_setzero_ps(); NP_B];
+    for (q, iv) in iv.iter_mut().enumerate() {
+        *iv = _mm512_loadu_ps(init.as_ptr().add(16 * q));
+    }
+    let mask = lanes((t.cols - 1) % 16 + 1);
+    // SAFETY: check_packed_b: rows i..i + rows < m of `a` hold k values from i * lda,
+    // panels col0 / 16 .. + cols.div_ceil(16) exist (16 * k values each), the block `c` owns
+    // n >= col0 + cols values from i * ldc in each row i < m (`c.ld() == ldc`); the last
+    // panel's stores are limited to its valid lanes.
+    unsafe {
+        let aa = a.as_ptr().add(t.i * g.lda);
+        let pan = b.as_ptr().add(t.col0 * g.k);
+        let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
+        if t.cols > PACK_NR {
+            tile_b_rows::<2>(t.rows, g, aa, pan, &iv, cc, mask);
+        } else {
+            tile_b_rows::<1>(t.rows, g, aa, pan, &[iv[0]], cc, mask);
+        }
+    }
+}
+
+/// The packed-B product ([`driver::packed_b`] over [`Avx512Kernel`]).
+///
+/// # Safety
+/// AVX-512F; the hook's contract (checked, `m, n, k >= 1`).
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn gemm_packed_b(
     g: GemmB,
@@ -313,44 +422,8 @@ pub(crate) unsafe fn gemm_packed_b(
     bias: Option<&[f32]>,
     c: &mut StridedMut<'_>,
 ) {
-    let GemmB { m, n, k, lda, ldc } = g;
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    let panels = n.div_ceil(PACK_NR);
-    for i0 in (0..m).step_by(MC_B) {
-        let mc = (m - i0).min(MC_B);
-        let mut p = 0;
-        while p < panels {
-            let np = (panels - p).min(NP_B);
-            let col0 = p * PACK_NR;
-            let cols = (n - col0).min(np * PACK_NR);
-            let init_f = padded::<{ NP_B * PACK_NR }>(bias, col0, cols);
-            let mut init = [_mm512_setzero_ps(); NP_B];
-            for (q, init) in init.iter_mut().enumerate() {
-                *init = _mm512_loadu_ps(init_f.as_ptr().add(16 * q));
-            }
-            let mask = lanes((cols - 1) % 16 + 1);
-            let mut i = i0;
-            // SAFETY: check_packed_b: rows i < m of `a` hold k values from i * lda,
-            // panels p..p + np exist (16 * k values each), the block `c` owns
-            // n >= col0 + cols values from i * ldc in each row i < m (`c.ld() == ldc`); the last panel's stores are
-            // limited to its valid lanes.
-            unsafe {
-                let pan = bp.add(col0 * k);
-                while i < i0 + mc {
-                    let rows = (i0 + mc - i).min(MR_B);
-                    let (aa, cc) = (ap.add(i * lda), cp.add(i * ldc + col0));
-                    if np == 2 {
-                        tile_b_rows::<2>(rows, &g, aa, pan, &init, cc, mask);
-                    } else {
-                        let init = &[init[0]];
-                        tile_b_rows::<1>(rows, &g, aa, pan, init, cc, mask);
-                    }
-                    i += rows;
-                }
-            }
-            p += np;
-        }
-    }
+    // SAFETY: forwarded contract.
+    unsafe { driver::packed_b::<Avx512Kernel>(g, a, b, bias, c) }
 }
 
 /// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
@@ -402,24 +475,35 @@ unsafe fn gemv_panels<const P: usize>(
     }
 }
 
-/// The GEMV driver: two panels at a time, the last one alone (`k = x.len()`, `n =
-/// y.len()`).
+/// A GEMV group ([`KernelB::gemv`]): [`gemv_panels`] over its one or two panels, the last one's
+/// stores masked to its valid outputs.
+///
+/// # Safety
+/// AVX-512F; [`KernelB::gemv`]'s contract.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn gemv_at(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32], col0: usize) {
+    let k = x.len();
+    let mask = lanes((y.len() - 1) % 16 + 1);
+    // SAFETY: check_gemv: x holds k values, y the group's outputs, b the panels of
+    // 16 * k values, of which col0 / 16 and (when y.len() > 16) the next exist; stores stop at
+    // y.len() (masked last panel).
+    unsafe {
+        let (xp, panel, yp) = (x.as_ptr(), b.as_ptr().add(col0 * k), y.as_mut_ptr());
+        if y.len() > PACK_NR {
+            gemv_panels::<2>(k, xp, panel, init, yp, mask);
+        } else {
+            gemv_panels::<1>(k, xp, panel, init, yp, mask);
+        }
+    }
+}
+
+/// The GEMV ([`driver::gemv`] over [`Avx512Kernel`]; `k = x.len()`, `n = y.len()`).
+///
+/// # Safety
+/// AVX-512F; the hook's contract (checked, `n, k >= 1`).
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let k = x.len();
-    let (xp, bp, yp) = (x.as_ptr(), b.as_ptr(), y.as_mut_ptr());
-    gemv_panel_pairs(y.len(), bias, |col0, cols, init, pair| {
-        let mask = lanes((cols - 1) % 16 + 1);
-        // SAFETY: check_gemv: x holds k values, y n >= col0 + cols values, b the panels
-        // of 16 * k values, of which col0 / 16 and (when `pair`) the next exist; stores
-        // stop at col0 + cols (masked last panel); the caller has AVX-512F.
-        unsafe {
-            let panel = bp.add(col0 * k);
-            if pair {
-                gemv_panels::<2>(k, xp, panel, init, yp.add(col0), mask);
-            } else {
-                gemv_panels::<1>(k, xp, panel, init, yp.add(col0), mask);
-            }
-        }
-    });
+    // SAFETY: forwarded contract.
+    unsafe { driver::gemv::<Avx512Kernel>(x, b, bias, y) }
 }

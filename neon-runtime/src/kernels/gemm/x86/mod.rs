@@ -9,8 +9,98 @@
 //! the match folds). The packed-A product (segmented `B` in [`super::BRows`], the
 //! [`super::Epilogue`] fused into the tile's registers in the `vmaxps` form of `VecEpilogue`) runs
 //! one set of tiles per level for contiguous and segmented operands alike, so both give the same
-//! bits on the same level. Tile shapes, register budgets and measured speeds: the module
-//! documentation of [`gemm`](super).
+//! bits on the same level. The packed-B product, the GEMV and the AVX-512 packed-A product
+//! run the shared drivers of [`gemm`](super) over this level's micro-kernels; the AVX2
+//! packed-A product keeps a driver of its own (`avx2.rs`), as its long reductions run
+//! blocked over copies of `B`. Tile shapes, register budgets and measured speeds below.
+//!
+//! The [`X86`] backend runs hand-vectorised kernels (`x86/avx512.rs`,
+//! `x86/avx2.rs`) over the same packed layouts, so host benchmarks against peers compare
+//! like with like. The level is part of the type, `X86<Avx512>` or `X86<Avx2>`, chosen
+//! once where a component is built ([`BackendKind::best`](crate::BackendKind::best): with
+//! feature `std` by run-time detection, without it from the build's target features,
+//! `-C target-cpu=native`); under Miri and on soft-float targets its hooks are the
+//! plain-Rust ones. The tests check each level against the f64 reference and the
+//! benchmarks time each. Every level uses fused multiply-adds, so they differ from the
+//! portable code (and from each other, where the summation order differs) by rounding
+//! only. Per-register budgets (FMA latency 4 cycles at 2 per cycle needs at
+//! least 8 independent accumulators):
+//!
+//! - **AVX-512, packed A: 8x48.** 24 `zmm` accumulators (8 panel rows by 3 vectors of 16
+//!   columns); per `k`: 3 loads of row `k` of `B`, 8 `vbroadcastss` of the panel's
+//!   weights, 24 FMAs (11 loads per 24 FMAs; 24 + 3 + 2 of 32 registers). Column blocks
+//!   of 48 are the outer loop and every panel passes over a block while it is cached
+//!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2).
+//!   Tails: 32- and 16-wide tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
+//!   touches no memory outside the mask, so `B` and `C` rows need no padding).
+//! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
+//!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
+//!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile of
+//!   two panels would have fewer than 8 accumulators, consecutive `k` go to 2-4 accumulator
+//!   sets added at the end. The set count depends on the rows only, so a lone last panel
+//!   (or the first panel of a team's column block) gets the bits it would get paired, and
+//!   a team may split columns at any panel. A partial last panel is computed whole (zero
+//!   padding) and stored under a mask.
+//! - **AVX-512, GEMV:** two panels at a time, 4 accumulators per panel taking the `k`
+//!   values in turn (8 FMA chains); x broadcast from memory. Bandwidth-bound.
+//! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`
+//!   vectors + 1 broadcast fill the 16 `ymm` registers exactly; the inner loop is `asm!`
+//!   because LLVM's allocation of the same code spills an accumulator every step (the
+//!   store-to-load round trip on its chain made it 2x slower). Each `B` row is loaded
+//!   once per half panel (from L1). Tails: 16-wide tiles by half panels, and the last
+//!   1..=8 columns by whole panels (8 accumulators: by half panels, 4 FMA chains wait on
+//!   the FMA latency), lanes past `n` through `vmaskmovps`. Reductions longer than 256
+//!   run blocked: per 192 columns and 256 steps, the rows of `B` (wherever
+//!   [`super::BRows`] places them) are first copied into contiguous 24-column strips on the stack (192
+//!   KiB), the tiles of every panel then read the strips, and later blocks continue from
+//!   the partial sums in `C` (the bias on the first block, the epilogue on the last): each
+//!   output keeps its one FMA chain, so the bits are those of one pass. Reading `k` rows
+//!   of `B` one `ldb` apart in every tile had left conv2 of Moonshine's stem (832 x 256
+//!   x 2912, one im2col tile) at 45 GFLOP/s on a Zen 3 core; blocked, 76-81 (192 columns
+//!   per block; 96 or 144: 56-72; 256 steps per block the best of 128-512).
+//! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
+//!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
+//! - **Segmented `B` and the epilogue** ([`super::GemmA`], conv2d) run the same
+//!   packed-A tiles at both levels: the `k` loop is one loop per [`super::BRows`]
+//!   segment (AVX2: the assembly loop once per segment, the accumulators staying in
+//!   registers), so a segmented operand costs what a contiguous one does and gives the
+//!   same bits. The [`super::Epilogue`] is applied to the accumulators before
+//!   the stores, as `max(min, max(x, slope * x))` with `vmaxps` (3 instructions per
+//!   accumulator, as on NEON): `vmaxps` returns its second operand on a
+//!   tie or a NaN, which with `x` first and `slope * x` second, then `min` first, is IEEE
+//!   `maximum` bit for bit whenever `slope` is not NaN with its sign bit clear and `min`
+//!   is not NaN (a clamp at exactly `+0` adds a compare and a masked move for `-0`). Other
+//!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
+//!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
+//!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
+//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too, 0.36 ms with
+//!   `conv_rows` (below); see the host section of `BENCHMARKS.md`.)
+//! - **`conv_rows`** (AVX-512 only; `Conv2dKernels::conv_rows` of `X86<Avx512>`, in
+//!   `conv2d/x86.rs`): the same 8x48 tile for convs "valid" along the height
+//!   and "same" along the width (openWakeWord's 1x3 convs and its first 3x3 conv), reading
+//!   `B` straight from the input image: tap `(i, j)` of pixel `p` is `x[i * width + p + j -
+//!   pad_left]` of each channel plane, loaded under a lane mask that zeroes the columns
+//!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
+//!   image width). No im2col; the same bits as im2col + `gemm_packed_a`.
+//!
+//! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
+//! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =
+//! `2·M·N·K` / time; an FMA loop peaks at ~265 GFLOP/s on `zmm`, ~132 on `ymm`):
+//!
+//! | workload | AVX-512 | AVX2 | baseline | matrixmultiply 0.3.11 (AVX-512) |
+//! |---|---:|---:|---:|---:|
+//! | sgemm 256³, packed B | 244 | 117-120 | 50 | 192 |
+//! | sgemm 256³, packed A | 240 | 108-129 | 37 | 192 |
+//! | GEMV 1024² (4 MiB from L3) | 44 | 40-46 | 39 | 3.3 |
+//! | packed A 24x2368x72 (CNN, 1x3 conv 24 -> 24) | 236 | 108-111 | 40 | 124 |
+//! | packed A 48x512x144 | 241 | 97-118 | 40 | 145 |
+//! | packed A 72x224x216 | 206-245 | 121-123 | 46 | 149-183 |
+//! | packed A 96x40x288 | 209-212 | 112-123 | 42 | 99-110 |
+//! | packed A 24x2368x9 (first conv, 3x3 1 -> 24) | 165-191 | 110-112 | 31 | 78-86 |
+//!
+//! (GFLOP/s; ranges span two runs.) A 14x16 packed-B tile (one panel, as on NEON) measured
+//! 222-243 on sgemm 256³ against 8x32's ~265 in a separate timing loop: 8 broadcasts feed 16 FMAs
+//! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
 
 use super::GemmKernels;
 #[cfg(neon_x86)]
