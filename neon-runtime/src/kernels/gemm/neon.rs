@@ -432,15 +432,13 @@ unsafe fn asm_tile_8x12(
 
 /// Applies the epilogue to every accumulator: `max(max(x, slope * x), min)` (`fmax`).
 #[inline(always)]
-fn apply_epilogue<const NV: usize>(acc: &mut [[float32x4_t; NV]; PACK_MR], e: Epilogue) {
+fn apply_epilogue(acc: &mut [float32x4_t], e: Epilogue) {
     // SAFETY: register-only NEON arithmetic (NEON is part of the aarch64 baseline).
     unsafe {
         let lo = vdupq_n_f32(e.min);
-        for row in acc.iter_mut() {
-            for v in row.iter_mut() {
-                let t = vmulq_n_f32(*v, e.slope);
-                *v = vmaxq_f32(vmaxq_f32(*v, t), lo);
-            }
+        for v in acc.iter_mut() {
+            let t = vmulq_n_f32(*v, e.slope);
+            *v = vmaxq_f32(vmaxq_f32(*v, t), lo);
         }
     }
 }
@@ -501,7 +499,7 @@ unsafe fn tile_a<const NV: usize>(
         segment_a(&mut acc, panel, b, br.rows, br.ldb);
     }
     if let Some(e) = epilogue {
-        apply_epilogue(&mut acc, e);
+        apply_epilogue(acc.as_flattened_mut(), e);
     }
     store_a(&acc, rows, c, ldc);
 }
@@ -562,10 +560,7 @@ unsafe fn tail_cols<const C: usize>(
         }
     }
     if let Some(e) = epilogue {
-        let lo = vdupq_n_f32(e.min);
-        for v in acc.iter_mut().flatten() {
-            *v = vmaxq_f32(vmaxq_f32(*v, vmulq_n_f32(*v, e.slope)), lo);
-        }
+        apply_epilogue(acc.as_flattened_mut(), e);
     }
     for (j, acc) in acc.iter().enumerate() {
         let mut t = [0.0f32; PACK_MR];
@@ -579,15 +574,15 @@ unsafe fn tail_cols<const C: usize>(
 impl KernelA for NeonKernel {
     const NR: usize = 12;
     const COLUMNS_OUTER: bool = false;
-    /// The epilogue's constants for the assembly tile.
-    type Ctx = Option<[f32; 2]>;
+    /// The epilogue's constants `[slope, min]` for the assembly tile (null: none).
+    type Ctx = *const f32;
 
     /// 12 columns run the assembly tile; the last 1..=11 columns of a row of tiles run
     /// 8- and 4-column tiles in intrinsics and the column-wise tail.
     #[inline(always)]
     unsafe fn tile(
         g: &GemmA,
-        ep: &Option<[f32; 2]>,
+        &ep: &*const f32,
         a: &[f32],
         b: &[f32],
         bias: &[f32; PACK_MR],
@@ -596,8 +591,6 @@ impl KernelA for NeonKernel {
     ) {
         let (br, ldc, rows) = (g.rows, g.ldc, t.rows);
         let k = br.rows * br.segments;
-        // A null pointer: no epilogue.
-        let ep: *const f32 = ep.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
         // SAFETY: every pointer stays inside the operands the contract gives: panel
         // row0 / 8 holds 8*k values, every row r < k of `b` holds n values from its offset
         // (`BRows::span(n) <= b.len()`) and the tiles read columns j..j + cols <= n; the
@@ -783,9 +776,11 @@ impl GemmKernels for crate::kernels::Neon {
         bias: Option<&[f32]>,
         mut c: StridedMut<'_>,
     ) {
-        let ctx = g.epilogue.map(|e| [e.slope, e.min]);
-        // SAFETY: forwarded contract; `ctx` holds the epilogue's constants.
-        unsafe { driver::packed_a::<NeonKernel>(g, ctx, a, b, bias, &mut c) }
+        let consts = g.epilogue.map(|e| [e.slope, e.min]);
+        let ep = consts.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
+        // SAFETY: forwarded contract; `ep` points to the epilogue's constants (which
+        // outlive the call) or is null.
+        unsafe { driver::packed_a::<NeonKernel>(g, ep, a, b, bias, &mut c) }
     }
 
     unsafe fn gemv_packed_b_unchecked(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {

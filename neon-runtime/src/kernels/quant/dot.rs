@@ -29,7 +29,9 @@
 //! so Moonshine's large offsets (`|offset / scale|` up to 65) add no quantisation error.
 //! Quantised activations are held on the stack, [`DOT_KC`] at a time (2 KiB + 256 B).
 
-use super::{finish, k_padded, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, PACK_NR};
+use super::{
+    finish, k_padded, panel_pairs, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, PACK_NR,
+};
 use core::arch::aarch64::*;
 
 /// Quantises `x` (at most [`DOT_KC`] values) in blocks of 32: `xq` gets
@@ -372,7 +374,6 @@ unsafe fn kernel1(
 pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
     let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
-    let panels = n.div_ceil(PACK_NR);
     let nb = k.div_ceil(BLOCK_K);
     let mut xq = [0i8; DOT_KC];
     let mut xd = [0.0f32; DOT_KC / BLOCK_K];
@@ -380,11 +381,8 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
     for c0 in (0..k).step_by(DOT_KC) {
         let kc = (k - c0).min(DOT_KC);
         quantize(&x[c0..c0 + kc], &mut xq, &mut xd);
-        let mut p = 0;
-        while p < panels {
+        panel_pairs(n, |p, cols, two| {
             let col0 = p * PACK_NR;
-            let two = p + 2 <= panels;
-            let cols = (n - col0).min(2 * PACK_NR);
             // The partial sums of earlier chunks (y is zero before the first).
             let mut t = [0.0f32; 2 * PACK_NR];
             t[..cols].copy_from_slice(&y[col0..col0 + cols]);
@@ -421,8 +419,7 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
                 }
             }
             y[col0..col0 + cols].copy_from_slice(&t[..cols]);
-            p += 2;
-        }
+        });
     }
     finish(y, format, format.scale_shift(x).1, bias);
 }

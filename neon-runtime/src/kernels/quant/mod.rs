@@ -685,6 +685,18 @@ fn sum_f32(x: &[f32]) -> f32 {
     acc[0]
 }
 
+/// The NEON GEMVs' walk over their `n` outputs: pairs of panels (32 outputs), the last
+/// panel alone when their count is odd. `f(p, cols, two)`: the pair from panel `p` on, its
+/// `cols` outputs from `p * PACK_NR`, and whether panel `p + 1` is part of it.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[inline(always)]
+fn panel_pairs(n: usize, mut f: impl FnMut(usize, usize, bool)) {
+    let panels = n.div_ceil(PACK_NR);
+    for p in (0..panels).step_by(2) {
+        f(p, (n - p * PACK_NR).min(2 * PACK_NR), p + 2 <= panels);
+    }
+}
+
 /// The per-tensor epilogue of a row: `y = scale * y + (offset * row_sum + bias)`.
 #[inline(always)]
 fn finish_row(y: &mut [f32], scale: f32, shift: f32, bias: Option<&[f32]>) {

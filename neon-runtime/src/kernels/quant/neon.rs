@@ -36,8 +36,8 @@
 //! ([`QuantKernels::gemv_i8_dot`]), since it quantises the activations.
 
 use super::{
-    finish, gemm_converted, k_padded, Dequant, Gemv, QuantFormat, QuantGemm, QuantKernels,
-    QuantWeights, BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
+    finish, gemm_converted, k_padded, panel_pairs, Dequant, Gemv, QuantFormat, QuantGemm,
+    QuantKernels, QuantWeights, BLOCK_K, GROUP, KC, PACK_NR, QUANT_KR,
 };
 use crate::kernels::{cpu, Neon, StridedMut};
 use core::arch::aarch64::*;
@@ -352,14 +352,10 @@ unsafe fn dot_block<const P: usize>(
 pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
     let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
-    let panels = n.div_ceil(PACK_NR);
     let nb = k / BLOCK_K;
     let shift = format.scale_shift(x).1;
-    let mut p = 0;
-    while p < panels {
+    panel_pairs(n, |p, cols, two| {
         let col0 = p * PACK_NR;
-        let two = p + 2 <= panels;
-        let cols = (n - col0).min(2 * PACK_NR);
         let mut t = [0.0f32; 2 * PACK_NR];
         // SAFETY: the contract: x holds k values, b the packed panels (stride bytes each) of
         // which p and, when `two`, p + 1 exist; for blocks, the scales of those panels
@@ -382,8 +378,7 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
         let y = &mut y[col0..col0 + cols];
         y.copy_from_slice(&t[..cols]);
         finish(y, format, shift, bias.map(|b| &b[col0..col0 + cols]));
-        p += 2;
-    }
+    });
 }
 
 /// The NEON conversion of [`gemm_converted`]: per group, one 64-byte load, 16 `tbl`, 16
