@@ -34,39 +34,40 @@ pub(crate) struct BTile {
     pub(crate) cols: usize,
 }
 
+/// What the tiles of one group of panels of a packed-B product share.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BOperands<'a> {
+    /// The product's geometry.
+    pub(crate) g: GemmB,
+    /// `A`: row `i` at `a[i * g.lda..]`.
+    pub(crate) a: &'a [f32],
+    /// The packed weights ([`pack_b`](super::pack_b)).
+    pub(crate) b: &'a [f32],
+    /// The accumulators' start: the bias of the group's columns (from its first), zero
+    /// padded.
+    pub(crate) init: [f32; 2 * PACK_NR],
+}
+
 /// A packed-B micro-kernel (`C = A · W^T + bias`, `W` packed by [`pack_b`](super::pack_b)):
 /// `MR` rows of `A` by `NP` panels of 16 outputs held in registers while the panels'
 /// weights stream through once.
 pub(crate) trait KernelB {
     /// Rows of a whole tile.
     const MR: usize;
-    /// Panels (of [`PACK_NR`] outputs) of a tile.
-    const NP: usize;
+    /// Panels (of [`PACK_NR`] outputs) of a tile (1 or 2).
+    const NP: usize = 1;
     /// Rows of `A` per block of the driver (a multiple of `MR`).
-    const MC: usize;
-    /// Panels per step of the GEMV.
-    const GEMV_NP: usize;
-    /// The accumulators' start for the tiles of one group of panels (their bias, zero
-    /// padded), prepared once per group and block.
-    type Init;
+    const MC: usize = MC_B;
+    /// Panels per step of the GEMV (1 or 2).
+    const GEMV_NP: usize = 1;
 
-    /// The start of the tiles over columns `col0 .. col0 + cols` (`bias[col0..]` or zeros).
-    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> Self::Init;
-
-    /// Writes tile `t` of `C`: `C[i, j] = sum_r A[i, r] W[j, r] + init[j]`.
+    /// Writes tile `t` of `C`: `C[i, j] = sum_r A[i, r] W[j, r] + init[j - col0]`.
     ///
     /// # Safety
     /// The contract of [`GemmKernels::gemm_packed_b`](super::GemmKernels::gemm_packed_b)
-    /// holds for `g`, `a`, `b` and the block `c` (`c.ld() == g.ldc`), `g.k >= 1`, and `t`
-    /// is a tile of [`packed_b`]'s loops.
-    unsafe fn tile(
-        g: &GemmB,
-        a: &[f32],
-        b: &[f32],
-        init: &Self::Init,
-        c: &mut StridedMut<'_>,
-        t: BTile,
-    );
+    /// holds for `op.g`, `op.a`, `op.b` and the block `c` (`c.ld() == g.ldc`), `g.k >= 1`,
+    /// and `t` is a tile of [`packed_b`]'s loops.
+    unsafe fn tile(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile);
 
     /// Writes `y`, outputs `col0 .. col0 + y.len()`: `y[j] = sum_r x[r] W[col0 + j, r] +
     /// init[j]`, over the `y.len().div_ceil(PACK_NR) <= GEMV_NP` panels of `b` from
@@ -100,12 +101,12 @@ pub(crate) unsafe fn packed_b<K: KernelB>(
             let np = (panels - p).min(K::NP);
             let col0 = p * PACK_NR;
             let cols = (n - col0).min(np * PACK_NR);
-            let init = K::init(bias, col0, cols);
+            let op = BOperands { g, a, b, init: padded(bias, col0, cols) };
             let mut i = i0;
             while i < end {
                 let t = BTile { i, rows: (end - i).min(K::MR), col0, cols };
                 // SAFETY: the caller's contract; `t` is a tile of these loops.
-                unsafe { K::tile(&g, a, b, &init, c, t) };
+                unsafe { K::tile(&op, c, t) };
                 i += t.rows;
             }
             p += np;

@@ -2,8 +2,8 @@
 //! docs of [`gemm`](super)) and the `Neon` overrides of the [`GemmKernels`] hooks, which run
 //! them under the shared drivers (`driver.rs`).
 
-use super::driver::{self, ATile, BTile, KernelA, KernelB, MC_B};
-use super::{padded, BRows, Epilogue, GemmA, GemmB, GemmKernels, PACK_MR, PACK_NR};
+use super::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
+use super::{BRows, Epilogue, GemmA, GemmB, GemmKernels, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::aarch64::*;
 
@@ -186,38 +186,21 @@ struct NeonKernel;
 
 impl KernelB for NeonKernel {
     const MR: usize = MR_B;
-    const NP: usize = 1;
-    const MC: usize = MC_B;
     const GEMV_NP: usize = 2;
-    type Init = [float32x4_t; 4];
-
-    #[inline(always)]
-    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [float32x4_t; 4] {
-        let bias = padded::<PACK_NR>(bias, col0, cols);
-        // SAFETY: `bias` holds 16 values.
-        unsafe { ld4(bias.as_ptr()) }
-    }
 
     /// A tile of 5 rows runs the assembly inner loop, one of the last 1..=4 rows the same
     /// steps in intrinsics.
     #[inline(always)]
-    unsafe fn tile(
-        g: &GemmB,
-        a: &[f32],
-        b: &[f32],
-        init: &[float32x4_t; 4],
-        c: &mut StridedMut<'_>,
-        t: BTile,
-    ) {
-        let (k, lda, ldc, cols) = (g.k, g.lda, g.ldc, t.cols);
+    unsafe fn tile(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
+        let (g, cols) = (&op.g, t.cols);
         // SAFETY: every pointer stays inside the operands the contract gives: rows
         // i..i + rows < m of `a` hold k values from i*lda, panel col0 / 16 holds 16*k
         // values from col0*k, and the block `c` owns n >= col0 + cols values from i*ldc
-        // in each row i < m (`c.ld() == ldc`).
+        // in each row i < m (`c.ld() == ldc`); `init` holds 32 values.
         unsafe {
-            let ap = a.as_ptr().add(t.i * lda);
-            let panel = b.as_ptr().add(t.col0 * k);
-            let c = c.as_mut_ptr().add(t.i * ldc + t.col0);
+            let (ap, lda, init) = (op.a.as_ptr().add(t.i * g.lda), g.lda, &ld4(op.init.as_ptr()));
+            let panel = op.b.as_ptr().add(t.col0 * g.k);
+            let c = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
             match t.rows {
                 5 => tile_b::<5>(g, row_ptrs(ap, lda), panel, init, c, cols, Some(kernel_5x16)),
                 4 => tile_b::<4>(g, row_ptrs(ap, lda), panel, init, c, cols, None),

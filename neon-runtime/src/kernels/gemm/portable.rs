@@ -3,8 +3,8 @@
 //! drivers of `driver.rs` in the [`GemmKernels`](super::GemmKernels) hooks' provided
 //! methods.
 
-use super::driver::{ATile, BTile, KernelA, KernelB, MC_B};
-use super::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use super::driver::{ATile, BOperands, BTile, KernelA, KernelB};
+use super::{GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 
 /// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
@@ -102,28 +102,11 @@ pub(super) struct PortableKernel;
 
 impl KernelB for PortableKernel {
     const MR: usize = P_MR_B;
-    const NP: usize = 1;
-    const MC: usize = MC_B;
-    const GEMV_NP: usize = 1;
-    type Init = [f32; PACK_NR];
-
     #[inline(always)]
-    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; PACK_NR] {
-        padded(bias, col0, cols)
-    }
-
-    #[inline(always)]
-    unsafe fn tile(
-        g: &GemmB,
-        a: &[f32],
-        b: &[f32],
-        init: &[f32; PACK_NR],
-        c: &mut StridedMut<'_>,
-        t: BTile,
-    ) {
-        let k = g.k;
-        let panel = &b[t.col0 * k..(t.col0 + PACK_NR) * k];
-        let (a, at) = (&a[t.i * g.lda..], (t.i, t.col0, t.cols));
+    unsafe fn tile(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
+        let (g, init) = (&op.g, op.init.first_chunk::<PACK_NR>().unwrap());
+        let panel = &op.b[t.col0 * g.k..(t.col0 + PACK_NR) * g.k];
+        let (a, at) = (&op.a[t.i * g.lda..], (t.i, t.col0, t.cols));
         match t.rows {
             4 => tile_b::<4>(g, a, panel, init, c, at),
             3 => tile_b::<3>(g, a, panel, init, c, at),

@@ -6,7 +6,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::driver::{self, BTile, KernelB};
+use crate::kernels::gemm::driver::{self, BOperands, BTile, KernelB};
 use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
@@ -586,28 +586,13 @@ pub(crate) struct Avx2Kernel;
 
 impl KernelB for Avx2Kernel {
     const MR: usize = MR_B;
-    const NP: usize = 1;
     const MC: usize = MC_B;
-    const GEMV_NP: usize = 1;
-    type Init = [f32; PACK_NR];
 
     #[inline(always)]
-    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; PACK_NR] {
-        padded(bias, col0, cols)
-    }
-
-    #[inline(always)]
-    unsafe fn tile(
-        g: &GemmB,
-        a: &[f32],
-        b: &[f32],
-        init: &[f32; PACK_NR],
-        c: &mut StridedMut<'_>,
-        t: BTile,
-    ) {
+    unsafe fn tile(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         // SAFETY: the caller's contract; the drivers run in `gemm_packed_b`, which
         // requires AVX2 and FMA.
-        unsafe { tile_b_at(g, a, b, init, c, t) }
+        unsafe { tile_b_at(op, c, t) }
     }
 
     #[inline(always)]
@@ -629,21 +614,15 @@ impl KernelB for Avx2Kernel {
 /// AVX2 + FMA; [`KernelB::tile`]'s contract.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn tile_b_at(
-    g: &GemmB,
-    a: &[f32],
-    b: &[f32],
-    init: &[f32; PACK_NR],
-    c: &mut StridedMut<'_>,
-    t: BTile,
-) {
+unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
+    let (g, init) = (&op.g, &op.init);
     let init = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
     // SAFETY: rows i..i + rows < m of `a` hold k values from i * lda, panel col0 / 16
     // holds 16 * k values, the block `c` owns n >= col0 + cols values from i * ldc in each
     // row i < m (`c.ld() == ldc`); masked stores stop at col0 + cols.
     unsafe {
-        let aa = a.as_ptr().add(t.i * g.lda);
-        let panel = b.as_ptr().add(t.col0 * g.k);
+        let aa = op.a.as_ptr().add(t.i * g.lda);
+        let panel = op.b.as_ptr().add(t.col0 * g.k);
         let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
         if t.cols == PACK_NR {
             tile_b_rows::<false>(t.rows, g, aa, panel, &init, cc, t.cols);

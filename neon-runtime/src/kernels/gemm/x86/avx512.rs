@@ -7,8 +7,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::driver::{self, ATile, BTile, KernelA, KernelB};
-use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
+use crate::kernels::gemm::{GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -345,25 +345,12 @@ impl KernelB for Avx512Kernel {
     const NP: usize = NP_B;
     const MC: usize = MC_B;
     const GEMV_NP: usize = 2;
-    type Init = [f32; NP_B * PACK_NR];
 
     #[inline(always)]
-    fn init(bias: Option<&[f32]>, col0: usize, cols: usize) -> [f32; NP_B * PACK_NR] {
-        padded(bias, col0, cols)
-    }
-
-    #[inline(always)]
-    unsafe fn tile(
-        g: &GemmB,
-        a: &[f32],
-        b: &[f32],
-        init: &[f32; NP_B * PACK_NR],
-        c: &mut StridedMut<'_>,
-        t: BTile,
-    ) {
+    unsafe fn tile(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         // SAFETY: the caller's contract; the drivers run in `gemm_packed_b`, which
         // requires AVX-512F.
-        unsafe { tile_b_at(g, a, b, init, c, t) }
+        unsafe { tile_b_at(op, c, t) }
     }
 
     #[inline(always)]
@@ -381,14 +368,8 @@ impl KernelB for Avx512Kernel {
 /// AVX-512F; [`KernelB::tile`]'s contract.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn tile_b_at(
-    g: &GemmB,
-    a: &[f32],
-    b: &[f32],
-    init: &[f32; NP_B * PACK_NR],
-    c: &mut StridedMut<'_>,
-    t: BTile,
-) {
+unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
+    let (g, init) = (&op.g, &op.init);
     let mut iv = [_mm512_setzero_ps(); NP_B];
     for (q, iv) in iv.iter_mut().enumerate() {
         *iv = _mm512_loadu_ps(init.as_ptr().add(16 * q));
@@ -399,8 +380,8 @@ unsafe fn tile_b_at(
     // n >= col0 + cols values from i * ldc in each row i < m (`c.ld() == ldc`); the last
     // panel's stores are limited to its valid lanes.
     unsafe {
-        let aa = a.as_ptr().add(t.i * g.lda);
-        let pan = b.as_ptr().add(t.col0 * g.k);
+        let aa = op.a.as_ptr().add(t.i * g.lda);
+        let pan = op.b.as_ptr().add(t.col0 * g.k);
         let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
         if t.cols > PACK_NR {
             tile_b_rows::<2>(t.rows, g, aa, pan, &iv, cc, mask);
