@@ -171,6 +171,8 @@ impl KernelA for Avx512Kernel {
     const COLUMNS_OUTER: bool = true;
     type Ctx = TileA;
 
+    /// The widest of [`tile_a`]'s shapes that fits `t.cols`, the last vector masked when
+    /// `t.cols` is not a multiple of 16.
     #[inline(always)]
     unsafe fn tile(
         _: &GemmA,
@@ -181,44 +183,25 @@ impl KernelA for Avx512Kernel {
         c: &mut StridedMut<'_>,
         t: ATile,
     ) {
-        // SAFETY: the caller's contract; the drivers run in `gemm_packed_a`, which
-        // requires AVX-512F.
-        unsafe { tile_a_at(ctx, a, b, init, c, t) }
-    }
-}
-
-/// Packed-A tile `t` ([`KernelA::tile`]): the widest of [`tile_a`]'s shapes that fits
-/// `t.cols`, the last vector masked when `t.cols` is not a multiple of 16.
-///
-/// # Safety
-/// AVX-512F; [`KernelA::tile`]'s contract.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn tile_a_at(
-    ctx: &TileA,
-    a: &[f32],
-    b: &[f32],
-    init: &[f32; PACK_MR],
-    c: &mut StridedMut<'_>,
-    t: ATile,
-) {
-    let k = ctx.br.rows * ctx.br.segments;
-    let (rows, cols) = (t.rows, t.cols);
-    // SAFETY: check_packed_a: panel row0 / 8 holds 8 * k values; every row of `b` that
-    // `br` places holds n >= j + cols values from its offset (`br.span(n) <= b.len()`);
-    // the block `c` owns n values from r * ldc in each row r < m (`c.ld() == ldc`).
-    // The tile touches columns j..j + cols only (masked tail).
-    unsafe {
-        let w = a.as_ptr().add(t.row0 * k);
-        let (bb, cc) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
-        let mask = lanes((cols - 1) % 16 + 1);
-        match cols {
-            48 => tile_a::<3, false>(ctx, w, bb, init, cc, rows, mask),
-            33..=47 => tile_a::<3, true>(ctx, w, bb, init, cc, rows, mask),
-            32 => tile_a::<2, false>(ctx, w, bb, init, cc, rows, mask),
-            17..=31 => tile_a::<2, true>(ctx, w, bb, init, cc, rows, mask),
-            16 => tile_a::<1, false>(ctx, w, bb, init, cc, rows, mask),
-            _ => tile_a::<1, true>(ctx, w, bb, init, cc, rows, mask),
+        let k = ctx.br.rows * ctx.br.segments;
+        let (rows, cols) = (t.rows, t.cols);
+        // SAFETY: the drivers run in `gemm_packed_a`, which requires AVX-512F; by the
+        // contract (check_packed_a) panel row0 / 8 holds 8 * k values, every row of `b`
+        // that `br` places holds n >= j + cols values from its offset (`br.span(n) <=
+        // b.len()`), the block `c` owns n values from r * ldc in each row r < m (`c.ld()
+        // == ldc`); the tile touches columns j..j + cols only (masked tail).
+        unsafe {
+            let w = a.as_ptr().add(t.row0 * k);
+            let (bb, cc) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
+            let mask = lanes((cols - 1) % 16 + 1);
+            match cols {
+                48 => tile_a::<3, false>(ctx, w, bb, init, cc, rows, mask),
+                33..=47 => tile_a::<3, true>(ctx, w, bb, init, cc, rows, mask),
+                32 => tile_a::<2, false>(ctx, w, bb, init, cc, rows, mask),
+                17..=31 => tile_a::<2, true>(ctx, w, bb, init, cc, rows, mask),
+                16 => tile_a::<1, false>(ctx, w, bb, init, cc, rows, mask),
+                _ => tile_a::<1, true>(ctx, w, bb, init, cc, rows, mask),
+            }
         }
     }
 }
