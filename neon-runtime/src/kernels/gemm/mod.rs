@@ -207,6 +207,14 @@ impl BRows {
         self.rows.checked_mul(self.segments)
     }
 
+    /// Where each segment starts, in reduction order: the offsets of its first step in a
+    /// packed-A panel (`s * rows * PACK_MR`) and of its first row in `B` (`s *
+    /// segment_stride`).
+    #[inline(always)]
+    pub(crate) fn segment_starts(self) -> impl Iterator<Item = (usize, usize)> {
+        (0..self.segments).map(move |s| (s * self.rows * PACK_MR, s * self.segment_stride))
+    }
+
     /// Elements of `B` that `n` columns reach: `(segments - 1) * segment_stride + (rows - 1)
     /// * ldb + n` (0 when there is nothing to read), `None` on overflow.
     pub fn span(&self, n: usize) -> Option<usize> {

@@ -476,10 +476,8 @@ unsafe fn tile_a<const NV: usize>(
     let (br, epilogue, ldc) = (g.rows, g.epilogue, g.ldc);
     let mut acc: [[float32x4_t; NV]; PACK_MR] =
         core::array::from_fn(|i| [vdupq_n_f32(bias[i]); NV]);
-    for s in 0..br.segments {
-        let panel = panel.add(s * br.rows * PACK_MR);
-        let b = b.add(s * br.segment_stride);
-        segment_a(&mut acc, panel, b, br.rows, br.ldb);
+    for (wo, bo) in br.segment_starts() {
+        segment_a(&mut acc, panel.add(wo), b.add(bo), br.rows, br.ldb);
     }
     if let Some(e) = epilogue {
         apply_epilogue(acc.as_flattened_mut(), e);
@@ -528,11 +526,9 @@ unsafe fn tail_cols<const C: usize>(
     let init = vld1q_f32_x2(bias.as_ptr());
     // acc[j] = rows 0..4 and 4..8 of column j.
     let mut acc = [[init.0, init.1]; C];
-    let k = br.rows;
-    for s in 0..br.segments {
-        let panel = panel.add(s * k * PACK_MR);
-        let b = b.add(s * br.segment_stride);
-        for kk in 0..k {
+    for (wo, bo) in br.segment_starts() {
+        let (panel, b) = (panel.add(wo), b.add(bo));
+        for kk in 0..br.rows {
             let w = vld1q_f32_x2(panel.add(kk * PACK_MR));
             let row = b.add(kk * br.ldb);
             for (j, acc) in acc.iter_mut().enumerate() {

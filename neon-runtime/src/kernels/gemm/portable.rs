@@ -73,9 +73,8 @@ fn tile_a<const NC: usize>(
     }
     let br = g.rows;
     let (k, ldb) = (br.rows, br.ldb);
-    for s in 0..br.segments {
-        let panel = &panel[s * k * PACK_MR..(s + 1) * k * PACK_MR];
-        let b = &b[s * br.segment_stride..];
+    for (wo, bo) in br.segment_starts() {
+        let (panel, b) = (&panel[wo..wo + k * PACK_MR], &b[bo..]);
         if cols == NC {
             for (kk, w) in panel.chunks_exact(PACK_MR).enumerate() {
                 step(&mut acc, w, b[kk * ldb..kk * ldb + NC].try_into().unwrap());
