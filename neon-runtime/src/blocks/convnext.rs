@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "alloc")]
 use super::check_weight;
-use super::{check_run, part_error, same_padding, take_view};
+use super::{block_runs, part_error, same_padding, take_view, Composed};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
@@ -28,7 +28,7 @@ use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
 use crate::ops::elementwise::{Add, LayerScale, PerChannel};
 use crate::ops::norm::{LayerNorm, LayerNormGeometry};
-use crate::ops::{expect_dim, first_input, layout_facts, RunOptions, ShapeRule};
+use crate::ops::{RunOptions, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const NAME: &str = "convnext";
@@ -104,27 +104,7 @@ impl ConvNeXtGeometry {
     /// [`ShapeError::Geometry`] (named `convnext`) for a zero channel count, hidden size or
     /// kernel, a non-positive or non-finite eps, or sizes that overflow `usize`.
     pub fn validate<D: Dim>(&self) -> Result<(), ShapeError<D>> {
-        let geometry = |reason| ShapeError::Geometry { op: NAME, reason };
-        if self.channels == 0 {
-            return Err(geometry("channels must be >= 1"));
-        }
-        let probe = Shape::new(&[D::constant(self.channels), D::constant(1)])
-            .map_err(|_| geometry("channels must be >= 1"))?;
-        self.compose(&probe).map(drop).map_err(|e| match e {
-            ShapeError::Geometry { reason, .. } => geometry(reason),
-            e => e,
-        })
-    }
-
-    /// The parts' shape rules in the order `run` calls them.
-    fn compose<D: Dim>(&self, x: &Shape<D>) -> Result<Shape<D>, ShapeError<D>> {
-        let h = self.depthwise().output_shape(core::slice::from_ref(x))?;
-        let h = self.norm().output_shape(&[h])?;
-        let h = self.pw1().output_shape(&[h])?;
-        let h = Activation::GeluErf.output_shape(&[h])?;
-        let y = self.pw2().output_shape(&[h])?;
-        let y = self.layer_scale().output_shape(&[y])?;
-        Add.output_shape(&[y, x.clone()])
+        super::validate(self)
     }
 
     /// Scratch elements [`ConvNeXt::run`] needs for `frames` frames: one region that holds
@@ -140,23 +120,22 @@ impl ConvNeXtGeometry {
     }
 }
 
-impl ShapeRule for ConvNeXtGeometry {
-    fn name(&self) -> &'static str {
-        NAME
+impl Composed for ConvNeXtGeometry {
+    const NAME: &'static str = NAME;
+    const MISSING: &'static str = "convnext takes one input";
+    fn channels(&self) -> usize {
+        self.channels
     }
-
-    /// `[channels, frames]` -> `[channels, frames]`.
-    ///
-    /// # Errors
-    /// The geometry's errors ([`ConvNeXtGeometry::validate`]), [`ShapeError::Rank`] unless
-    /// one rank-2 input, [`ShapeError::Dim`] for another channel count (argument 0, named
-    /// `convnext`).
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        let x = first_input(NAME, self.validate(), inputs, "convnext takes one input", 2)?;
-        expect_dim(NAME, 0, x, 0, "channels", &D::constant(self.channels))?;
-        self.compose(x)
+    /// The parts' shape rules in the order `run` calls them.
+    fn compose<D: Dim>(&self, x: &Shape<D>) -> Result<Shape<D>, ShapeError<D>> {
+        let h = self.depthwise().output_shape(core::slice::from_ref(x))?;
+        let h = self.norm().output_shape(&[h])?;
+        let h = self.pw1().output_shape(&[h])?;
+        let h = Activation::GeluErf.output_shape(&[h])?;
+        let y = self.pw2().output_shape(&[h])?;
+        let y = self.layer_scale().output_shape(&[y])?;
+        Add.output_shape(&[y, x.clone()])
     }
-    layout_facts!(Layout::ChannelFirst);
 }
 
 /// The weights of a [`ConvNeXt`] block in PyTorch's layouts, for `ConvNeXt::new` (feature
@@ -320,59 +299,35 @@ impl<S: AsRef<[f32]>> ConvNeXt<S> {
         &self.gamma
     }
 
-    /// Scratch elements a run needs for `frames` frames
-    /// ([`ConvNeXtGeometry::scratch_len`]).
-    pub fn scratch_len(&self, frames: usize) -> usize {
-        self.geometry.scratch_len(frames)
-    }
-
-    /// Runs the block serially: [`ConvNeXt::run_with`] with `RunOptions::new()`.
-    ///
-    /// # Errors
-    /// As [`ConvNeXt::run_with`].
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, scratch, RunOptions::new())
-    }
-
-    /// Runs the block: `input` and `output` channel-first `[channels, frames]` (the output
-    /// is overwritten), `scratch` at least [`ConvNeXt::scratch_len`] elements (contents
-    /// ignored). The steps, in order: `d = depthwise(input)` (`scratch[..channels *
-    /// frames]`); `output = layer_norm(d)`; `hidden = pw1(output)` (`scratch[..hidden *
-    /// frames]`, over `d`, which is dead by then); GELU in place on `hidden`; `output =
-    /// pw2(hidden)`; `output *= gamma` in place; `output += input`. The convs and the GELU
-    /// run on `options.parallel()` (the same bits for any context); the norm, the layer
-    /// scale and the add on the calling thread.
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a frame-major input or output,
-    /// [`Error::Shape`] from the shape rule (rank, channels) or for an output of another
-    /// shape (argument 1), [`Error::Length`] for short scratch. Afterwards only the
-    /// context's error ([`Error::Team`]).
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let frames = check_run(g, input, output, scratch.len(), |f| g.scratch_len(f))?;
-        let (region, im2col) = scratch.split_at_mut(g.channels.max(g.hidden) * frames);
-        {
-            let (mut depthwise, _) = take_view(region, g.channels, frames)?;
-            self.dw.run_with::<B>(input, &mut depthwise, options)?;
-            self.norm.run_with::<B>(&depthwise.as_view(), output, options)?;
+    block_runs! {
+        self, ConvNeXt, ConvNeXtGeometry;
+        /// Runs the block: `input` and `output` channel-first `[channels, frames]` (the output
+        /// is overwritten), `scratch` at least [`ConvNeXt::scratch_len`] elements (contents
+        /// ignored). The steps, in order: `d = depthwise(input)` (`scratch[..channels *
+        /// frames]`); `output = layer_norm(d)`; `hidden = pw1(output)` (`scratch[..hidden *
+        /// frames]`, over `d`, which is dead by then); GELU in place on `hidden`; `output =
+        /// pw2(hidden)`; `output *= gamma` in place; `output += input`. The convs and the GELU
+        /// run on `options.parallel()` (the same bits for any context); the norm, the layer
+        /// scale and the add on the calling thread.
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a frame-major input or output,
+        /// [`Error::Shape`] from the shape rule (rank, channels) or for an output of another
+        /// shape (argument 1), [`Error::Length`] for short scratch. Afterwards only the
+        /// context's error ([`Error::Team`]).
+        run_with(g, frames, input, output, scratch, options) => {
+            let (region, im2col) = scratch.split_at_mut(g.channels.max(g.hidden) * frames);
+            {
+                let (mut depthwise, _) = take_view(region, g.channels, frames)?;
+                self.dw.run_with::<B>(input, &mut depthwise, options)?;
+                self.norm.run_with::<B>(&depthwise.as_view(), output, options)?;
+            }
+            let (mut hidden, _) = take_view(region, g.hidden, frames)?;
+            self.pw1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
+            Activation::GeluErf.run_in_place_with::<B>(&mut hidden, options)?;
+            self.pw2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
+            self.gamma.run_in_place::<B>(output)?;
+            Add.run_in_place_with::<B>(output, input, options)
         }
-        let (mut hidden, _) = take_view(region, g.hidden, frames)?;
-        self.pw1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
-        Activation::GeluErf.run_in_place_with::<B>(&mut hidden, options)?;
-        self.pw2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
-        self.gamma.run_in_place::<B>(output)?;
-        Add.run_in_place_with::<B>(output, input, options)
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! Like an operator, a block has a `Copy` *geometry* ([`ResidualConvGeometry`],
 //! [`ConvNeXtGeometry`]) implementing [`ShapeRule`], generic over
-//! [`Dim`](crate::Dim): `neon_plan!` checks a block statement with the same rule at compile
+//! [`Dim`]: `neon_plan!` checks a block statement with the same rule at compile
 //! time. The rule is the composition of the parts' own rules (after the block's own checks
 //! of the input's rank and channels, so errors name the block). Each geometry also answers
 //! `scratch_len(frames)`: the caller's scratch a run needs, which a plan places in its
@@ -38,9 +38,12 @@ pub mod residual;
 pub use convnext::{ConvNeXt, ConvNeXtGeometry, ConvNeXtWeights};
 pub use residual::{ResidualConv, ResidualConvGeometry, ResidualConvWeights};
 
+use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::ops::{check_channel_first, check_scratch, ShapeRule};
-use crate::tensor::{Layout, TensorView, TensorViewMut};
+use crate::ops::{
+    check_channel_first, check_scratch, expect_dim, first_input, layout_facts, ShapeRule,
+};
+use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 /// "Same" padding of a stride-1 window of `kernel` taps spaced `dilation` frames apart:
 /// `(pad_left, pad_right)` with `pad_left = dilation * (kernel - 1) / 2` (floor) and the
@@ -102,3 +105,104 @@ pub(crate) fn take_view(
     let (head, rest) = scratch.split_at_mut_checked(len).ok_or(short)?;
     Ok((TensorViewMut::new(head, &[channels, frames], Layout::ChannelFirst)?, rest))
 }
+
+/// What a block geometry states of its own, from which [`validate`] and its [`ShapeRule`]
+/// are written once for every block.
+pub(crate) trait Composed {
+    /// The block's name in errors (`"convnext"`).
+    const NAME: &'static str;
+    /// The reason of the [`ShapeError::Geometry`] for a call without an input.
+    const MISSING: &'static str;
+    /// Channels in and out.
+    fn channels(&self) -> usize;
+    /// The parts' shape rules in the order `run` calls them, on the input shape `x`.
+    fn compose<D: Dim>(&self, x: &Shape<D>) -> Result<Shape<D>, ShapeError<D>>;
+}
+
+/// A block geometry's own check: the parts' own rules, run on a one-frame input, with
+/// their geometry errors named after the block.
+///
+/// # Errors
+/// [`ShapeError::Geometry`] (named `G::NAME`) for zero channels or a part's geometry error;
+/// a part's other errors as they are.
+pub(crate) fn validate<G: Composed, D: Dim>(g: &G) -> Result<(), ShapeError<D>> {
+    let geometry = |reason| ShapeError::Geometry { op: G::NAME, reason };
+    if g.channels() == 0 {
+        return Err(geometry("channels must be >= 1"));
+    }
+    let probe = Shape::new(&[D::constant(g.channels()), D::constant(1)])
+        .map_err(|_| geometry("channels must be >= 1"))?;
+    g.compose(&probe).map(drop).map_err(|e| match e {
+        ShapeError::Geometry { reason, .. } => geometry(reason),
+        e => e,
+    })
+}
+
+/// A block's shape rule: channel-first in and out, never in place.
+impl<G: Composed> ShapeRule for G {
+    fn name(&self) -> &'static str {
+        G::NAME
+    }
+
+    /// `[channels, frames]` -> `[channels, frames]`.
+    ///
+    /// # Errors
+    /// The geometry's errors (its `validate`), [`ShapeError::Rank`] unless one rank-2
+    /// input, [`ShapeError::Dim`] for another channel count (argument 0, named after the
+    /// block), then the parts' rules' errors.
+    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
+        let x = first_input(G::NAME, validate(self), inputs, G::MISSING, 2)?;
+        expect_dim(G::NAME, 0, x, 0, "channels", &D::constant(self.channels()))?;
+        self.compose(x)
+    }
+    layout_facts!(Layout::ChannelFirst);
+}
+
+/// Writes a block's `scratch_len` (its geometry's), `run` and `run_with`
+/// ([`with_run_options`](crate::ops::with_run_options)): `run_with` checks the call
+/// ([`check_run`]) and runs `$body` with `$g` the geometry and `$frames` the frame count.
+/// `$self` is the caller's `self` token (macro hygiene) and `B` the backend.
+macro_rules! block_runs {
+    (
+        $self:ident, $block:ident, $geometry:ident;
+        $(#[$doc:meta])*
+        run_with(
+            $g:ident,
+            $frames:ident,
+            $input:ident,
+            $output:ident,
+            $scratch:ident,
+            $options:ident
+        ) => $body:block
+    ) => {
+        #[doc = concat!(
+            "Scratch elements a run needs for `frames` frames ([`",
+            stringify!($geometry),
+            "::scratch_len`])."
+        )]
+        pub fn scratch_len(&$self, frames: usize) -> usize {
+            $self.geometry.scratch_len(frames)
+        }
+
+        $crate::ops::with_run_options! {
+            $self;
+            #[doc = concat!(
+                "Runs the block serially: [`",
+                stringify!($block),
+                "::run_with`] with `RunOptions::new()`."
+            )]
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($block), "::run_with`].")]
+            run($input: &TensorView<'_>, $output: &mut TensorViewMut<'_>, $scratch: &mut [f32]);
+            $(#[$doc])*
+            run_with($options) => {
+                let $g = &$self.geometry;
+                let need = |f| $g.scratch_len(f);
+                let $frames = $crate::blocks::check_run($g, $input, $output, $scratch.len(), need)?;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use block_runs;

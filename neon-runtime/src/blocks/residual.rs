@@ -14,15 +14,15 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "alloc")]
 use super::check_weight;
-use super::{check_run, part_error, same_padding, take_view};
+use super::{block_runs, part_error, same_padding, take_view, Composed};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
 use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, Conv1dGeometry};
 use crate::ops::elementwise::Add;
-use crate::ops::{expect_dim, first_input, layout_facts, RunOptions, ShapeRule};
-use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
+use crate::ops::{RunOptions, ShapeRule};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
 
 const NAME: &str = "residual_conv";
 
@@ -89,26 +89,7 @@ impl ResidualConvGeometry {
     /// dilation, sizes that overflow `usize`, or an invalid activation (a non-finite leaky
     /// ReLU slope, a NaN clamp bound).
     pub fn validate<D: Dim>(&self) -> Result<(), ShapeError<D>> {
-        let geometry = |reason| ShapeError::Geometry { op: NAME, reason };
-        if self.channels == 0 {
-            return Err(geometry("channels must be >= 1"));
-        }
-        let probe = Shape::new(&[D::constant(self.channels), D::constant(1)])
-            .map_err(|_| geometry("channels must be >= 1"))?;
-        self.compose(&probe).map(drop).map_err(|e| match e {
-            ShapeError::Geometry { reason, .. } => geometry(reason),
-            e => e,
-        })
-    }
-
-    /// The parts' shape rules in the order `run` calls them: `act`, `conv1`, `act`,
-    /// `conv2`, then the skip `add` with the input.
-    fn compose<D: Dim>(&self, x: &Shape<D>) -> Result<Shape<D>, ShapeError<D>> {
-        let a = self.activation.output_shape(core::slice::from_ref(x))?;
-        let h = self.conv1().output_shape(&[a])?;
-        let h = self.activation.output_shape(&[h])?;
-        let y = self.conv2().output_shape(&[h])?;
-        Add.output_shape(&[y, x.clone()])
+        super::validate(self)
     }
 
     /// Scratch elements [`ResidualConv::run`] needs for `frames` frames: the activated
@@ -120,24 +101,21 @@ impl ResidualConvGeometry {
     }
 }
 
-impl ShapeRule for ResidualConvGeometry {
-    fn name(&self) -> &'static str {
-        NAME
+impl Composed for ResidualConvGeometry {
+    const NAME: &'static str = NAME;
+    const MISSING: &'static str = "residual_conv takes one input";
+    fn channels(&self) -> usize {
+        self.channels
     }
-
-    /// `[channels, frames]` -> `[channels, frames]`.
-    ///
-    /// # Errors
-    /// The geometry's errors ([`ResidualConvGeometry::validate`]), [`ShapeError::Rank`]
-    /// unless one rank-2 input, [`ShapeError::Dim`] for another channel count (argument
-    /// 0, named `residual_conv`).
-    fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        let missing = "residual_conv takes one input";
-        let x = first_input(NAME, self.validate(), inputs, missing, 2)?;
-        expect_dim(NAME, 0, x, 0, "channels", &D::constant(self.channels))?;
-        self.compose(x)
+    /// The parts' shape rules in the order `run` calls them: `act`, `conv1`, `act`,
+    /// `conv2`, then the skip `add` with the input.
+    fn compose<D: Dim>(&self, x: &Shape<D>) -> Result<Shape<D>, ShapeError<D>> {
+        let a = self.activation.output_shape(core::slice::from_ref(x))?;
+        let h = self.conv1().output_shape(&[a])?;
+        let h = self.activation.output_shape(&[h])?;
+        let y = self.conv2().output_shape(&[h])?;
+        Add.output_shape(&[y, x.clone()])
     }
-    layout_facts!(Layout::ChannelFirst);
 }
 
 /// The weights of a [`ResidualConv`] in PyTorch's layouts, for `ResidualConv::new` (feature
@@ -234,53 +212,29 @@ impl<S: AsRef<[f32]>> ResidualConv<S> {
         &self.conv2
     }
 
-    /// Scratch elements a run needs for `frames` frames
-    /// ([`ResidualConvGeometry::scratch_len`]).
-    pub fn scratch_len(&self, frames: usize) -> usize {
-        self.geometry.scratch_len(frames)
-    }
-
-    /// Runs the block serially: [`ResidualConv::run_with`] with `RunOptions::new()`.
-    ///
-    /// # Errors
-    /// As [`ResidualConv::run_with`].
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, scratch, RunOptions::new())
-    }
-
-    /// `output = input + conv2(act(conv1(act(input))))`: `input` and `output` channel-first
-    /// `[channels, frames]` (the output is overwritten), `scratch` at least
-    /// [`ResidualConv::scratch_len`] elements (contents ignored). The steps, in order:
-    /// `output = act(input)`; `scratch[..channels * frames] = conv1(output)` (the rest of
-    /// the scratch is the convs' im2col tile); `act` in place on it; `output =
-    /// conv2(it)`; `output += input`. The activation and both convs run on
-    /// `options.parallel()` (the same bits for any context); the add runs on the calling
-    /// thread.
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a frame-major input or output,
-    /// [`Error::Shape`] from the shape rule (rank, channels) or for an output of another
-    /// shape (argument 1), [`Error::Length`] for short scratch. Afterwards only the
-    /// context's error ([`Error::Team`]).
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let frames = check_run(g, input, output, scratch.len(), |f| g.scratch_len(f))?;
-        let (mut hidden, im2col) = take_view(scratch, g.channels, frames)?;
-        g.activation.run_with::<B>(input, output, options)?;
-        self.conv1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
-        g.activation.run_in_place_with::<B>(&mut hidden, options)?;
-        self.conv2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
-        Add.run_in_place_with::<B>(output, input, options)
+    block_runs! {
+        self, ResidualConv, ResidualConvGeometry;
+        /// `output = input + conv2(act(conv1(act(input))))`: `input` and `output` channel-first
+        /// `[channels, frames]` (the output is overwritten), `scratch` at least
+        /// [`ResidualConv::scratch_len`] elements (contents ignored). The steps, in order:
+        /// `output = act(input)`; `scratch[..channels * frames] = conv1(output)` (the rest of
+        /// the scratch is the convs' im2col tile); `act` in place on it; `output =
+        /// conv2(it)`; `output += input`. The activation and both convs run on
+        /// `options.parallel()` (the same bits for any context); the add runs on the calling
+        /// thread.
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a frame-major input or output,
+        /// [`Error::Shape`] from the shape rule (rank, channels) or for an output of another
+        /// shape (argument 1), [`Error::Length`] for short scratch. Afterwards only the
+        /// context's error ([`Error::Team`]).
+        run_with(g, frames, input, output, scratch, options) => {
+            let (mut hidden, im2col) = take_view(scratch, g.channels, frames)?;
+            g.activation.run_with::<B>(input, output, options)?;
+            self.conv1.run_with::<B>(&output.as_view(), &mut hidden, im2col, options)?;
+            g.activation.run_in_place_with::<B>(&mut hidden, options)?;
+            self.conv2.run_with::<B>(&hidden.as_view(), output, im2col, options)?;
+            Add.run_in_place_with::<B>(output, input, options)
+        }
     }
 }

@@ -46,57 +46,44 @@ impl Activation {
         Ok(())
     }
 
-    /// [`Activation::run`] with `options`: blocks of elements on `options.parallel()` (the
-    /// same bits for any context).
-    ///
-    /// # Errors
-    /// As [`Activation::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        crate::ops::check_unary(self, input, output)?;
-        B::activate_to_in(options.parallel(), *self, input.data(), output.data_mut())
+    with_run_options! {
+        self;
+        /// `output = f(input)`, serially ([`Activation::run_with`] with `RunOptions::new()`).
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
+        /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's
+        /// layout differs from the input's.
+        run(input: &TensorView<'_>, output: &mut TensorViewMut<'_>);
+        /// [`Activation::run`] with `options`: blocks of elements on `options.parallel()`
+        /// (the same bits for any context).
+        ///
+        /// # Errors
+        /// As [`Activation::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            crate::ops::check_unary(self, input, output)?;
+            B::activate_to_in(options.parallel(), *self, input.data(), output.data_mut())
+        }
     }
 
-    /// [`Activation::run_in_place`] with `options`: blocks of elements on
-    /// `options.parallel()` (the same bits for any context).
-    ///
-    /// # Errors
-    /// As [`Activation::run_in_place`], and the context's error ([`Error::Team`]) after the
-    /// checks.
-    pub fn run_in_place_with<B: Backend>(
-        &self,
-        x: &mut TensorViewMut<'_>,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        self.output_shape(&[*x.shape()])?;
-        B::activate_in(options.parallel(), *self, x.data_mut())
-    }
-
-    /// `output = f(input)`, serially ([`Activation::run_with`] with `RunOptions::new()`).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the output shape differs from the input's (argument 1), the
-    /// slope is not finite or the clamp bound is NaN; [`Error::Layout`] when the output's
-    /// layout differs from the input's.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// `x = f(x)` in place, serially ([`Activation::run_in_place_with`] with
-    /// `RunOptions::new()`).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
-    pub fn run_in_place<B: Backend>(&self, x: &mut TensorViewMut<'_>) -> Result<(), Error> {
-        self.run_in_place_with::<B>(x, RunOptions::new())
+    with_run_options! {
+        self;
+        /// `x = f(x)` in place, serially ([`Activation::run_in_place_with`] with
+        /// `RunOptions::new()`).
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for a non-finite leaky ReLU slope or a NaN clamp bound.
+        run_in_place(x: &mut TensorViewMut<'_>);
+        /// [`Activation::run_in_place`] with `options`: blocks of elements on
+        /// `options.parallel()` (the same bits for any context).
+        ///
+        /// # Errors
+        /// As [`Activation::run_in_place`], and the context's error ([`Error::Team`]) after
+        /// the checks.
+        run_in_place_with(options) => {
+            self.output_shape(&[*x.shape()])?;
+            B::activate_in(options.parallel(), *self, x.data_mut())
+        }
     }
 
     fn check_geometry<D>(&self) -> Result<(), ShapeError<D>> {

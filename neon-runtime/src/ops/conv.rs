@@ -431,93 +431,82 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
         self.geometry.scratch_len(frames)
     }
 
-    /// Runs the conv: `input` channel-first `[in_channels, frames]`, `output` `[out_channels,
-    /// out_frames]` or `[out_frames, out_channels]` per the geometry's `writes_layout` (it is
-    /// overwritten), `scratch` at least [`Conv1d::scratch_len`] elements (contents ignored).
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a frame-major input or an output in the
-    /// other layout, [`Error::Shape`] from the shape rule (rank, channels, too-short input)
-    /// or for an output of the wrong shape (argument 1), [`Error::Length`] for short scratch.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, scratch, RunOptions::new())
-    }
+    with_run_options! {
+        self;
+        /// Runs the conv: `input` channel-first `[in_channels, frames]`, `output` `[out_channels,
+        /// out_frames]` or `[out_frames, out_channels]` per the geometry's `writes_layout` (it is
+        /// overwritten), `scratch` at least [`Conv1d::scratch_len`] elements (contents ignored).
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a frame-major input or an output in the
+        /// other layout, [`Error::Shape`] from the shape rule (rank, channels, too-short input)
+        /// or for an output of the wrong shape (argument 1), [`Error::Length`] for short scratch.
+        run(input: &TensorView<'_>, output: &mut TensorViewMut<'_>, scratch: &mut [f32]);
+        /// [`Conv1d::run`] with `options`: each im2col copy (blocks of channels or frames) and
+        /// each GEMM (per group, per im2col tile: blocks of output rows) runs on
+        /// `options.parallel()`; the scratch is the same for any context, and so are the bits.
+        ///
+        /// # Errors
+        /// As [`Conv1d::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let par = options.parallel();
+            let g = &self.geometry;
+            check_input_layout(CONV1D, input, Layout::ChannelFirst)?;
+            let out_shape = g.output_shape(&[*input.shape()])?;
+            let what = match g.output_layout {
+                Layout::ChannelFirst => ["output channels", "output frames"],
+                Layout::FrameMajor => ["output frames", "output channels"],
+            };
+            check_output(CONV1D, 1, output, &out_shape, g.output_layout, what)?;
+            let frames = input.dims()[1];
+            check_scratch(g.scratch_len(frames), scratch.len())?;
+            let out_frames = match g.output_layout {
+                Layout::ChannelFirst => out_shape.dims()[1],
+                Layout::FrameMajor => out_shape.dims()[0],
+            };
 
-    /// [`Conv1d::run`] with `options`: each im2col copy (blocks of channels or frames) and
-    /// each GEMM (per group, per im2col tile: blocks of output rows) runs on
-    /// `options.parallel()`; the scratch is the same for any context, and so are the bits.
-    ///
-    /// # Errors
-    /// As [`Conv1d::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let par = options.parallel();
-        let g = &self.geometry;
-        check_input_layout(CONV1D, input, Layout::ChannelFirst)?;
-        let out_shape = g.output_shape(&[*input.shape()])?;
-        let what = match g.output_layout {
-            Layout::ChannelFirst => ["output channels", "output frames"],
-            Layout::FrameMajor => ["output frames", "output channels"],
-        };
-        check_output(CONV1D, 1, output, &out_shape, g.output_layout, what)?;
-        let frames = input.dims()[1];
-        check_scratch(g.scratch_len(frames), scratch.len())?;
-        let out_frames = match g.output_layout {
-            Layout::ChannelFirst => out_shape.dims()[1],
-            Layout::FrameMajor => out_shape.dims()[0],
-        };
-
-        let (cin, cout, k) = (g.group_in_channels(), g.group_out_channels(), g.reduction());
-        let tile = out_frames.min(IM2COL_TILE_FRAMES);
-        let group_len = self.packed.as_ref().len() / g.groups;
-        let x = input.data();
-        let y = output.data_mut();
-        let window = g.window().rows(cin, frames);
-        for grp in 0..g.groups {
-            let xg = &x[grp * cin * frames..][..cin * frames];
-            let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
-            let bias = self.bias().map(|b| &b[grp * cout..][..cout]);
-            if g.is_pointwise_fast_path() {
-                // The input rows are the GEMM's B operand `[cin, frames]` (ldb = frames).
-                let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
-                let ga = GemmA::contiguous(cout, out_frames, k, frames, out_frames);
-                B::gemm_packed_a_in(par, ga, wg, xg, bias, yg)?;
-                continue;
-            }
-            for n0 in (0..out_frames).step_by(tile) {
-                let nt = tile.min(out_frames - n0);
-                let col = &mut scratch[..k * nt];
-                match g.output_layout {
-                    Layout::ChannelFirst => {
-                        // Columns n0..n0 + nt of the group's rows: C[i, j] at
-                        // y[(grp * cout + i) * out_frames + n0 + j].
-                        B::im2col_channel_first_in(par, (xg, window), n0, nt, col)?;
-                        let yg = &mut y[grp * cout * out_frames + n0..];
-                        let ga = GemmA::contiguous(cout, nt, k, nt, out_frames);
-                        B::gemm_packed_a_in(par, ga, wg, col, bias, yg)?;
-                    }
-                    Layout::FrameMajor => {
-                        // Rows n0..n0 + nt, the group's column block: C[i, j] at
-                        // y[(n0 + i) * out_channels + grp * cout + j].
-                        B::im2col_frame_major_in(par, (xg, window), n0, nt, col)?;
-                        let yg = &mut y[n0 * g.out_channels + grp * cout..];
-                        let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
-                        B::gemm_packed_b_in(par, gb, col, wg, bias, yg)?;
+            let (cin, cout, k) = (g.group_in_channels(), g.group_out_channels(), g.reduction());
+            let tile = out_frames.min(IM2COL_TILE_FRAMES);
+            let group_len = self.packed.as_ref().len() / g.groups;
+            let x = input.data();
+            let y = output.data_mut();
+            let window = g.window().rows(cin, frames);
+            for grp in 0..g.groups {
+                let xg = &x[grp * cin * frames..][..cin * frames];
+                let wg = &self.packed.as_ref()[grp * group_len..][..group_len];
+                let bias = self.bias().map(|b| &b[grp * cout..][..cout]);
+                if g.is_pointwise_fast_path() {
+                    // The input rows are the GEMM's B operand `[cin, frames]` (ldb = frames).
+                    let yg = &mut y[grp * cout * out_frames..][..cout * out_frames];
+                    let ga = GemmA::contiguous(cout, out_frames, k, frames, out_frames);
+                    B::gemm_packed_a_in(par, ga, wg, xg, bias, yg)?;
+                    continue;
+                }
+                for n0 in (0..out_frames).step_by(tile) {
+                    let nt = tile.min(out_frames - n0);
+                    let col = &mut scratch[..k * nt];
+                    match g.output_layout {
+                        Layout::ChannelFirst => {
+                            // Columns n0..n0 + nt of the group's rows: C[i, j] at
+                            // y[(grp * cout + i) * out_frames + n0 + j].
+                            B::im2col_channel_first_in(par, (xg, window), n0, nt, col)?;
+                            let yg = &mut y[grp * cout * out_frames + n0..];
+                            let ga = GemmA::contiguous(cout, nt, k, nt, out_frames);
+                            B::gemm_packed_a_in(par, ga, wg, col, bias, yg)?;
+                        }
+                        Layout::FrameMajor => {
+                            // Rows n0..n0 + nt, the group's column block: C[i, j] at
+                            // y[(n0 + i) * out_channels + grp * cout + j].
+                            B::im2col_frame_major_in(par, (xg, window), n0, nt, col)?;
+                            let yg = &mut y[n0 * g.out_channels + grp * cout..];
+                            let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
+                            B::gemm_packed_b_in(par, gb, col, wg, bias, yg)?;
+                        }
                     }
                 }
             }
+            Ok(())
         }
-        Ok(())
     }
 }
 
@@ -670,42 +659,33 @@ impl<S: AsRef<[f32]>> DepthwiseConv1d<S> {
         bias, "The bias, `[channels]`."
     );
 
-    /// Runs the conv: `input` channel-first `[channels, frames]`, `output` channel-first
-    /// `[channels, out_frames]` (overwritten).
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a frame-major input or output,
-    /// [`Error::Shape`] from the shape rule (rank, channels, too-short input) or for an
-    /// output of the wrong shape (argument 1).
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`DepthwiseConv1d::run`] with `options`: blocks of channels run on
-    /// `options.parallel()` (the same bits for any context).
-    ///
-    /// # Errors
-    /// As [`DepthwiseConv1d::run`], and the context's error ([`Error::Team`]) after the
-    /// checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        check_input_layout(DEPTHWISE, input, Layout::ChannelFirst)?;
-        let out_shape = g.output_shape(&[*input.shape()])?;
-        let what = ["output channels", "output frames"];
-        check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;
-        let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
-        let window = g.window().rows(g.channels, frames);
-        let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
-        let par = options.parallel();
-        B::depthwise_conv1d_in(par, (x, window), (w, self.bias()), out_frames, y)
+    with_run_options! {
+        self;
+        /// Runs the conv: `input` channel-first `[channels, frames]`, `output` channel-first
+        /// `[channels, out_frames]` (overwritten).
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a frame-major input or output,
+        /// [`Error::Shape`] from the shape rule (rank, channels, too-short input) or for an
+        /// output of the wrong shape (argument 1).
+        run(input: &TensorView<'_>, output: &mut TensorViewMut<'_>);
+        /// [`DepthwiseConv1d::run`] with `options`: blocks of channels run on
+        /// `options.parallel()` (the same bits for any context).
+        ///
+        /// # Errors
+        /// As [`DepthwiseConv1d::run`], and the context's error ([`Error::Team`]) after the
+        /// checks.
+        run_with(options) => {
+            let g = &self.geometry;
+            check_input_layout(DEPTHWISE, input, Layout::ChannelFirst)?;
+            let out_shape = g.output_shape(&[*input.shape()])?;
+            let what = ["output channels", "output frames"];
+            check_output(DEPTHWISE, 1, output, &out_shape, Layout::ChannelFirst, what)?;
+            let (frames, out_frames) = (input.dims()[1], out_shape.dims()[1]);
+            let window = g.window().rows(g.channels, frames);
+            let (x, w, y) = (input.data(), self.weight.as_ref(), output.data_mut());
+            let par = options.parallel();
+            B::depthwise_conv1d_in(par, (x, window), (w, self.bias()), out_frames, y)
+        }
     }
 }

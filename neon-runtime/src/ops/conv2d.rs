@@ -387,105 +387,95 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
         self.geometry.scratch_len(height, width)
     }
 
-    /// Runs the conv: `input` channel-first `[in_channels, height, width]`, `output`
-    /// channel-first `[out_channels, out_height, out_width]` (overwritten), `scratch` at
-    /// least [`Conv2d::scratch_len`] elements (contents ignored).
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a frame-major input or output,
-    /// [`Error::Shape`] from the shape rule (rank, channels, too-small input) or for an
-    /// output of the wrong shape (argument 1), [`Error::Length`] for short scratch.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, scratch, RunOptions::new())
-    }
+    with_run_options! {
+        self;
+        /// Runs the conv: `input` channel-first `[in_channels, height, width]`, `output`
+        /// channel-first `[out_channels, out_height, out_width]` (overwritten), `scratch` at
+        /// least [`Conv2d::scratch_len`] elements (contents ignored).
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a frame-major input or output,
+        /// [`Error::Shape`] from the shape rule (rank, channels, too-small input) or for an
+        /// output of the wrong shape (argument 1), [`Error::Length`] for short scratch.
+        run(input: &TensorView<'_>, output: &mut TensorViewMut<'_>, scratch: &mut [f32]);
+        /// [`Conv2d::run`] with `options`: each GEMM (per tile of pixels) and the direct
+        /// kernel run blocks of output channels and pixels on `options.parallel()`; on the
+        /// im2col path each block of pixels is copied into its own part of the same scratch
+        /// by the task that multiplies it ([`im2col_gemm_in`]), so the scratch is the same for
+        /// any context, and so are the bits.
+        ///
+        /// # Errors
+        /// As [`Conv2d::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let par = options.parallel();
+            let g = &self.geometry;
+            let what = ["output channels", "output height", "output width"];
+            let out_shape = check_channel_first(g, input, output, &what)?;
+            let (height, width) = (input.dims()[1], input.dims()[2]);
+            check_scratch(g.scratch_len(height, width), scratch.len())?;
 
-    /// [`Conv2d::run`] with `options`: each GEMM (per tile of pixels) and the direct
-    /// kernel run blocks of output channels and pixels on `options.parallel()`; on the
-    /// im2col path each block of pixels is copied into its own part of the same scratch
-    /// by the task that multiplies it ([`im2col_gemm_in`]), so the scratch is the same for
-    /// any context, and so are the bits.
-    ///
-    /// # Errors
-    /// As [`Conv2d::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView<'_>,
-        output: &mut TensorViewMut<'_>,
-        scratch: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let par = options.parallel();
-        let g = &self.geometry;
-        let what = ["output channels", "output height", "output width"];
-        let out_shape = check_channel_first(g, input, output, &what)?;
-        let (height, width) = (input.dims()[1], input.dims()[2]);
-        check_scratch(g.scratch_len(height, width), scratch.len())?;
-
-        let (out_h, out_w) = (out_shape.dims()[1], out_shape.dims()[2]);
-        let pixels = out_h * out_w;
-        let tile = g.tile_pixels(pixels);
-        let m = g.out_channels;
-        let (a, bias, epilogue) = (self.packed.as_ref(), self.bias(), g.epilogue());
-        let x = input.data();
-        let y = output.data_mut();
-        if g.is_direct() {
-            // B = the input: segment i (tap row) starts i image rows in, its rows are the
-            // channels (see the module docs); columns p0.. of every row are block p0's.
-            let rows = BRows {
-                rows: g.in_channels,
-                ldb: height * width,
-                segments: g.kernel_h,
-                segment_stride: width,
-            };
-            for p0 in (0..pixels).step_by(tile) {
-                let nt = tile.min(pixels - p0);
-                let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
-                B::gemm_packed_a_in(par, ga, a, &x[p0..], bias, &mut y[p0..])?;
+            let (out_h, out_w) = (out_shape.dims()[1], out_shape.dims()[2]);
+            let pixels = out_h * out_w;
+            let tile = g.tile_pixels(pixels);
+            let m = g.out_channels;
+            let (a, bias, epilogue) = (self.packed.as_ref(), self.bias(), g.epilogue());
+            let x = input.data();
+            let y = output.data_mut();
+            if g.is_direct() {
+                // B = the input: segment i (tap row) starts i image rows in, its rows are the
+                // channels (see the module docs); columns p0.. of every row are block p0's.
+                let rows = BRows {
+                    rows: g.in_channels,
+                    ldb: height * width,
+                    segments: g.kernel_h,
+                    segment_stride: width,
+                };
+                for p0 in (0..pixels).step_by(tile) {
+                    let nt = tile.min(pixels - p0);
+                    let ga = GemmA { m, n: nt, rows, epilogue, ldc: pixels };
+                    B::gemm_packed_a_in(par, ga, a, &x[p0..], bias, &mut y[p0..])?;
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        if (g.stride_h, g.stride_w) == (1, 1)
-            && (g.pad_top, g.pad_bottom) == (0, 0)
-            && g.pad_left.checked_add(g.pad_right) == Some(g.kernel_w - 1)
-        {
-            // "Valid" along the height, "same" along the width: the backend may read the
-            // input directly.
-            let rc = RowConv {
+            if (g.stride_h, g.stride_w) == (1, 1)
+                && (g.pad_top, g.pad_bottom) == (0, 0)
+                && g.pad_left.checked_add(g.pad_right) == Some(g.kernel_w - 1)
+            {
+                // "Valid" along the height, "same" along the width: the backend may read the
+                // input directly.
+                let rc = RowConv {
+                    channels: g.in_channels,
+                    out_channels: m,
+                    height,
+                    width,
+                    kernel_h: g.kernel_h,
+                    kernel_w: g.kernel_w,
+                    pad_left: g.pad_left,
+                };
+                if B::conv_rows_in(par, (a, rc), x, (bias, epilogue), y)? {
+                    return Ok(());
+                }
+            }
+            let window = Window2d {
                 channels: g.in_channels,
-                out_channels: m,
                 height,
                 width,
                 kernel_h: g.kernel_h,
                 kernel_w: g.kernel_w,
+                stride_h: g.stride_h,
+                stride_w: g.stride_w,
+                pad_top: g.pad_top,
                 pad_left: g.pad_left,
+                out_height: out_h,
+                out_width: out_w,
             };
-            if B::conv_rows_in(par, (a, rc), x, (bias, epilogue), y)? {
-                return Ok(());
+            let w = PackedConv { packed: a, m, bias, epilogue };
+            for p0 in (0..pixels).step_by(tile) {
+                let nt = tile.min(pixels - p0);
+                let out = (&mut y[p0..], pixels);
+                im2col_gemm_in::<B>(par, (x, window), (p0, nt), w, scratch, out)?;
             }
+            Ok(())
         }
-        let window = Window2d {
-            channels: g.in_channels,
-            height,
-            width,
-            kernel_h: g.kernel_h,
-            kernel_w: g.kernel_w,
-            stride_h: g.stride_h,
-            stride_w: g.stride_w,
-            pad_top: g.pad_top,
-            pad_left: g.pad_left,
-            out_height: out_h,
-            out_width: out_w,
-        };
-        let w = PackedConv { packed: a, m, bias, epilogue };
-        for p0 in (0..pixels).step_by(tile) {
-            let nt = tile.min(pixels - p0);
-            im2col_gemm_in::<B>(par, (x, window), (p0, nt), w, scratch, (&mut y[p0..], pixels))?;
-        }
-        Ok(())
     }
 }

@@ -79,63 +79,44 @@ macro_rules! equal_shape_binary {
         }
 
         impl $ty {
-            #[doc = concat!("`out = a ", $op, " b`.")]
-            ///
-            /// # Errors
-            /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1, 2);
-            /// [`Error::Layout`] when their layouts differ.
-            pub fn run<B: Backend>(
-                &self,
-                a: &TensorView<'_>,
-                b: &TensorView<'_>,
-                out: &mut TensorViewMut<'_>,
-            ) -> Result<(), Error> {
-                self.run_with::<B>(a, b, out, RunOptions::new())
+            with_run_options! {
+                self;
+                #[doc = concat!("`out = a ", $op, " b`.")]
+                ///
+                /// # Errors
+                /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1,
+                /// 2); [`Error::Layout`] when their layouts differ.
+                run(a: &TensorView<'_>, b: &TensorView<'_>, out: &mut TensorViewMut<'_>);
+                #[doc = concat!("[`", stringify!($ty), "::run`] with `options`: blocks of elements")]
+                /// on `options.parallel()` (each element alone: the same bits for any context).
+                ///
+                /// # Errors
+                #[doc = concat!("As [`", stringify!($ty), "::run`], and the context's error")]
+                /// ([`Error::Team`]) after the checks.
+                run_with(options) => {
+                    check_binary(self, a, b, Some(out))?;
+                    B::$kernel_in(options.parallel(), a.data(), b.data(), out.data_mut())
+                }
             }
 
-            #[doc = concat!("[`", stringify!($ty), "::run`] with `options`: blocks of elements on")]
-            /// `options.parallel()` (each element alone: the same bits for any context).
-            ///
-            /// # Errors
-            #[doc = concat!("As [`", stringify!($ty), "::run`], and the context's error ([`Error::Team`])")]
-            /// after the checks.
-            pub fn run_with<B: Backend>(
-                &self,
-                a: &TensorView<'_>,
-                b: &TensorView<'_>,
-                out: &mut TensorViewMut<'_>,
-                options: RunOptions<'_>,
-            ) -> Result<(), Error> {
-                check_binary(self, a, b, Some(out))?;
-                B::$kernel_in(options.parallel(), a.data(), b.data(), out.data_mut())
-            }
-
-            #[doc = concat!("`acc ", $op, "= b` in place (`acc` is argument 0).")]
-            ///
-            /// # Errors
-            /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts differ.
-            pub fn run_in_place<B: Backend>(
-                &self,
-                acc: &mut TensorViewMut<'_>,
-                b: &TensorView<'_>,
-            ) -> Result<(), Error> {
-                self.run_in_place_with::<B>(acc, b, RunOptions::new())
-            }
-
-            #[doc = concat!("[`", stringify!($ty), "::run_in_place`] with `options`, split as")]
-            #[doc = concat!("[`", stringify!($ty), "::run_with`].")]
-            ///
-            /// # Errors
-            #[doc = concat!("As [`", stringify!($ty), "::run_in_place`], and the context's error")]
-            /// ([`Error::Team`]) after the checks.
-            pub fn run_in_place_with<B: Backend>(
-                &self,
-                acc: &mut TensorViewMut<'_>,
-                b: &TensorView<'_>,
-                options: RunOptions<'_>,
-            ) -> Result<(), Error> {
-                check_binary(self, &acc.as_view(), b, None)?;
-                B::$assign_in(options.parallel(), acc.data_mut(), b.data())
+            with_run_options! {
+                self;
+                #[doc = concat!("`acc ", $op, "= b` in place (`acc` is argument 0).")]
+                ///
+                /// # Errors
+                /// [`Error::Shape`] when the shapes differ; [`Error::Layout`] when the layouts
+                /// differ.
+                run_in_place(acc: &mut TensorViewMut<'_>, b: &TensorView<'_>);
+                #[doc = concat!("[`", stringify!($ty), "::run_in_place`] with `options`, split as")]
+                #[doc = concat!("[`", stringify!($ty), "::run_with`].")]
+                ///
+                /// # Errors
+                #[doc = concat!("As [`", stringify!($ty), "::run_in_place`], and the context's")]
+                /// error ([`Error::Team`]) after the checks.
+                run_in_place_with(options) => {
+                    check_binary(self, &acc.as_view(), b, None)?;
+                    B::$assign_in(options.parallel(), acc.data_mut(), b.data())
+                }
             }
         }
     };

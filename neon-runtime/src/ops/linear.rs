@@ -237,44 +237,35 @@ impl<S: AsRef<[f32]>> Linear<S> {
         bias, "The bias (`[out_features]`), if any."
     );
 
-    /// `output = input · W^T + bias` with backend `B`.
-    ///
-    /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
-    /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
-    /// runs the GEMV, several the packed GEMM. No scratch, no allocation.
-    ///
-    /// # Errors
-    /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
-    /// breaks the [`LinearGeometry`] shape rule or the output shape differs from it
-    /// (reported as argument 1); [`Error::Layout`] for a rank-2 input or output that is not
-    /// [`Layout::FrameMajor`]. `output` is untouched on error.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`Linear::run`] with `options`: the product runs on `options.parallel()` (rows of
-    /// the GEMM, pairs of output panels of the GEMV; the same bits for any context).
-    ///
-    /// # Errors
-    /// As [`Linear::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let rows = self.geometry.check_run(OP, input, output)?;
-        let (k, n) = (self.geometry.in_features, self.geometry.out_features);
-        let (w, bias) = (self.weight.as_ref(), self.bias());
-        let (x, y, par) = (input.data(), output.data_mut(), options.parallel());
-        if rows == 1 {
-            B::gemv_packed_b_in(par, (n, k), x, w, bias, y)
-        } else {
-            B::gemm_packed_b_in(par, GemmB::contiguous(rows, n, k), x, w, bias, y)
+    with_run_options! {
+        self;
+        /// `output = input · W^T + bias` with backend `B`.
+        ///
+        /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
+        /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
+        /// runs the GEMV, several the packed GEMM. No scratch, no allocation.
+        ///
+        /// # Errors
+        /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
+        /// breaks the [`LinearGeometry`] shape rule or the output shape differs from it
+        /// (reported as argument 1); [`Error::Layout`] for a rank-2 input or output that is not
+        /// [`Layout::FrameMajor`]. `output` is untouched on error.
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// [`Linear::run`] with `options`: the product runs on `options.parallel()` (rows of
+        /// the GEMM, pairs of output panels of the GEMV; the same bits for any context).
+        ///
+        /// # Errors
+        /// As [`Linear::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let rows = self.geometry.check_run(OP, input, output)?;
+            let (k, n) = (self.geometry.in_features, self.geometry.out_features);
+            let (w, bias) = (self.weight.as_ref(), self.bias());
+            let (x, y, par) = (input.data(), output.data_mut(), options.parallel());
+            if rows == 1 {
+                B::gemv_packed_b_in(par, (n, k), x, w, bias, y)
+            } else {
+                B::gemm_packed_b_in(par, GemmB::contiguous(rows, n, k), x, w, bias, y)
+            }
         }
     }
 }

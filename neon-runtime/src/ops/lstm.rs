@@ -291,46 +291,35 @@ impl<S: AsRef<[f32]>> LstmCell<S> {
         self.geometry.scratch_len()
     }
 
-    /// One step: reads `x` and `state`, writes the new cell and hidden state into `state`.
-    /// `state`: frame-major `[2, hidden]`, row 0 `c`, row 1 `h`; `x`: `[input, 1]`
-    /// channel-first or `[1, input]` frame-major, per the geometry's `layout`; `scratch`: at
-    /// least [`LstmCell::scratch_len`] elements (contents ignored).
-    ///
-    /// # Errors
-    /// Before any computation: [`Error::Layout`] for a state that is not frame-major or an
-    /// `x` not in the geometry's layout, [`Error::Shape`] from the shape rule (argument 0 the
-    /// state, 1 `x`), [`Error::Length`] for short scratch. `state` is untouched on error.
-    pub fn run<B: Backend>(
-        &self,
-        state: &mut TensorViewMut<'_>,
-        x: &TensorView<'_>,
-        scratch: &mut [f32],
-    ) -> Result<(), Error> {
-        self.run_with::<B>(state, x, scratch, RunOptions::new())
-    }
-
-    /// [`LstmCell::run`] with `options`: the GEMV (blocks of output panels) runs on
-    /// `options.parallel()`, the same bits for any context; the gates run on the calling
-    /// thread.
-    ///
-    /// # Errors
-    /// As [`LstmCell::run`], and the context's error ([`Error::Team`]) after the checks
-    /// (`state` is then unchanged).
-    pub fn run_with<B: Backend>(
-        &self,
-        state: &mut TensorViewMut<'_>,
-        x: &TensorView<'_>,
-        scratch: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let fm = Layout::FrameMajor;
-        expect_layout(OP, state.layout(), fm, layout_name(fm))?;
-        expect_layout(OP, x.layout(), g.layout, layout_name(g.layout))?;
-        g.output_shape(&[*state.shape(), *x.shape()])?;
-        check_scratch(g.scratch_len(), scratch.len())?;
-        let weights = (self.packed.as_ref(), self.bias());
-        let par = options.parallel();
-        lstm_cell_in::<B>(par, g.dims(), weights, x.data(), state.data_mut(), scratch)
+    with_run_options! {
+        self;
+        /// One step: reads `x` and `state`, writes the new cell and hidden state into `state`.
+        /// `state`: frame-major `[2, hidden]`, row 0 `c`, row 1 `h`; `x`: `[input, 1]`
+        /// channel-first or `[1, input]` frame-major, per the geometry's `layout`; `scratch`: at
+        /// least [`LstmCell::scratch_len`] elements (contents ignored).
+        ///
+        /// # Errors
+        /// Before any computation: [`Error::Layout`] for a state that is not frame-major or an
+        /// `x` not in the geometry's layout, [`Error::Shape`] from the shape rule (argument 0 the
+        /// state, 1 `x`), [`Error::Length`] for short scratch. `state` is untouched on error.
+        run(state: &mut TensorViewMut<'_>, x: &TensorView<'_>, scratch: &mut [f32]);
+        /// [`LstmCell::run`] with `options`: the GEMV (blocks of output panels) runs on
+        /// `options.parallel()`, the same bits for any context; the gates run on the calling
+        /// thread.
+        ///
+        /// # Errors
+        /// As [`LstmCell::run`], and the context's error ([`Error::Team`]) after the checks
+        /// (`state` is then unchanged).
+        run_with(options) => {
+            let g = &self.geometry;
+            let fm = Layout::FrameMajor;
+            expect_layout(OP, state.layout(), fm, layout_name(fm))?;
+            expect_layout(OP, x.layout(), g.layout, layout_name(g.layout))?;
+            g.output_shape(&[*state.shape(), *x.shape()])?;
+            check_scratch(g.scratch_len(), scratch.len())?;
+            let weights = (self.packed.as_ref(), self.bias());
+            let par = options.parallel();
+            lstm_cell_in::<B>(par, g.dims(), weights, x.data(), state.data_mut(), scratch)
+        }
     }
 }

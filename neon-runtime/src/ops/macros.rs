@@ -203,3 +203,34 @@ macro_rules! unary_runs {
         }
     };
 }
+
+/// Writes an operator's serial entry point and the one that takes [`RunOptions`]
+/// (`run` / `run_with`, `run_in_place` / `run_in_place_with`): the first calls the second
+/// with `RunOptions::new()`; the second takes the same arguments and `$options` last, and
+/// runs `$body`. `$self` is the caller's `self` token (macro hygiene) and `B` the backend.
+///
+/// [`RunOptions`]: super::RunOptions
+macro_rules! with_run_options {
+    (
+        $self:ident;
+        $(#[$doc:meta])*
+        $run:ident($($arg:ident: $ty:ty),* $(,)?);
+        $(#[$with_doc:meta])*
+        $run_with:ident($options:ident) => $body:block
+    ) => {
+        $(#[$doc])*
+        pub fn $run<B: Backend>(&$self, $($arg: $ty),*) -> Result<(), Error> {
+            $self.$run_with::<B>($($arg,)* RunOptions::new())
+        }
+
+        $(#[$with_doc])*
+        pub fn $run_with<B: Backend>(
+            &$self,
+            $($arg: $ty,)*
+            $options: RunOptions<'_>,
+        ) -> Result<(), Error> $body
+    };
+}
+
+// The blocks (`crate::blocks`) write their runs with it too.
+pub(crate) use with_run_options;

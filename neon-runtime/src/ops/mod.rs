@@ -51,7 +51,7 @@
 
 #[macro_use]
 mod macros;
-pub(crate) use macros::layout_facts;
+pub(crate) use macros::{layout_facts, with_run_options};
 
 pub mod activation;
 pub mod attention;

@@ -231,44 +231,35 @@ pub struct LayerNorm<S> {
 affine_norm_constructors!(LayerNorm, LayerNormGeometry);
 
 impl<S: AsRef<[f32]>> LayerNorm<S> {
-    /// Normalises `input` into `output` (same shape and layout).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the input does not match the geometry or the output shape
-    /// differs from the input's; [`Error::Layout`] when the input's layout is not
-    /// `geometry.layout` or the output's differs from it. Nothing is written on error.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`LayerNorm::run`] with `options`: frame-major rows run in blocks on
-    /// `options.parallel()` (each row alone: the same bits for any context); channel-first
-    /// input runs on the calling thread.
-    ///
-    /// # Errors
-    /// As [`LayerNorm::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let frames = check_call(g, g.channels, g.layout, input, output)?;
-        let (gamma, beta) = (self.packed_weight(), self.bias());
-        let p = NormParams { gamma, beta, eps: g.eps };
-        let (x, y) = (input.data(), output.data_mut());
-        match g.layout {
-            Layout::FrameMajor => {
-                B::layer_norm_rows_in(options.parallel(), (frames, g.channels), x, p, y)?
+    with_run_options! {
+        self;
+        /// Normalises `input` into `output` (same shape and layout).
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the input does not match the geometry or the output shape
+        /// differs from the input's; [`Error::Layout`] when the input's layout is not
+        /// `geometry.layout` or the output's differs from it. Nothing is written on error.
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// [`LayerNorm::run`] with `options`: frame-major rows run in blocks on
+        /// `options.parallel()` (each row alone: the same bits for any context); channel-first
+        /// input runs on the calling thread.
+        ///
+        /// # Errors
+        /// As [`LayerNorm::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let g = &self.geometry;
+            let frames = check_call(g, g.channels, g.layout, input, output)?;
+            let (gamma, beta) = (self.packed_weight(), self.bias());
+            let p = NormParams { gamma, beta, eps: g.eps };
+            let (x, y) = (input.data(), output.data_mut());
+            match g.layout {
+                Layout::FrameMajor => {
+                    B::layer_norm_rows_in(options.parallel(), (frames, g.channels), x, p, y)?
+                }
+                Layout::ChannelFirst => B::layer_norm_channels(g.channels, frames, x, p, y),
             }
-            Layout::ChannelFirst => B::layer_norm_channels(g.channels, frames, x, p, y),
+            Ok(())
         }
-        Ok(())
     }
 }
 
@@ -321,40 +312,33 @@ impl<S: AsRef<[f32]>> RmsNorm<S> {
         gamma: [f32], "The scale `gamma` (`channels` values)."
     );
 
-    /// Normalises `input` into `output` (same shape and layout).
-    ///
-    /// # Errors
-    /// As [`LayerNorm::run`].
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`RmsNorm::run`] with `options`, split as [`LayerNorm::run_with`].
-    ///
-    /// # Errors
-    /// As [`LayerNorm::run_with`].
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let frames = check_call(g, g.channels, g.layout, input, output)?;
-        let gamma = self.gamma.as_ref();
-        let (x, y) = (input.data(), output.data_mut());
-        let par = options.parallel();
-        match g.layout {
-            Layout::FrameMajor => {
-                B::rms_norm_rows_in(par, (frames, g.channels), x, (gamma, g.eps), y)?
+    with_run_options! {
+        self;
+        /// Normalises `input` into `output` (same shape and layout).
+        ///
+        /// # Errors
+        /// As [`LayerNorm::run`].
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// [`RmsNorm::run`] with `options`, split as [`LayerNorm::run_with`].
+        ///
+        /// # Errors
+        /// As [`LayerNorm::run_with`].
+        run_with(options) => {
+            let g = &self.geometry;
+            let frames = check_call(g, g.channels, g.layout, input, output)?;
+            let gamma = self.gamma.as_ref();
+            let (x, y) = (input.data(), output.data_mut());
+            let par = options.parallel();
+            match g.layout {
+                Layout::FrameMajor => {
+                    B::rms_norm_rows_in(par, (frames, g.channels), x, (gamma, g.eps), y)?
+                }
+                Layout::ChannelFirst => {
+                    B::rms_norm_channels(g.channels, frames, x, gamma, g.eps, y)
+                }
             }
-            Layout::ChannelFirst => B::rms_norm_channels(g.channels, frames, x, gamma, g.eps, y),
+            Ok(())
         }
-        Ok(())
     }
 }
 
@@ -446,37 +430,28 @@ pub struct GroupNorm<S> {
 affine_norm_constructors!(GroupNorm, GroupNormGeometry);
 
 impl<S: AsRef<[f32]>> GroupNorm<S> {
-    /// Normalises `input` into `output` (same shape, both channel-first).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the input does not match the geometry or the output shape
-    /// differs from the input's; [`Error::Layout`] when the input or the output is not
-    /// channel-first. Nothing is written on error.
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`GroupNorm::run`] with `options`: each group's statistics on the calling thread,
-    /// its channels normalised in blocks on `options.parallel()` (the same bits for any
-    /// context).
-    ///
-    /// # Errors
-    /// As [`GroupNorm::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let g = &self.geometry;
-        let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
-        let (gamma, beta) = (self.packed_weight(), self.bias());
-        let (x, y) = (input.data(), output.data_mut());
-        let p = NormParams { gamma, beta, eps: g.eps };
-        B::group_norm_in(options.parallel(), (g.channels, frames, g.groups), x, p, y)
+    with_run_options! {
+        self;
+        /// Normalises `input` into `output` (same shape, both channel-first).
+        ///
+        /// # Errors
+        /// [`Error::Shape`] when the input does not match the geometry or the output shape
+        /// differs from the input's; [`Error::Layout`] when the input or the output is not
+        /// channel-first. Nothing is written on error.
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// [`GroupNorm::run`] with `options`: each group's statistics on the calling thread,
+        /// its channels normalised in blocks on `options.parallel()` (the same bits for any
+        /// context).
+        ///
+        /// # Errors
+        /// As [`GroupNorm::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let g = &self.geometry;
+            let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
+            let (gamma, beta) = (self.packed_weight(), self.bias());
+            let (x, y) = (input.data(), output.data_mut());
+            let p = NormParams { gamma, beta, eps: g.eps };
+            B::group_norm_in(options.parallel(), (g.channels, frames, g.groups), x, p, y)
+        }
     }
 }

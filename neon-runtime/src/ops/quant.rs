@@ -347,43 +347,34 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         self.offset
     }
 
-    /// [`QuantLinear::run_with`] with the default options (single rows widen: exact
-    /// products).
-    ///
-    /// # Errors
-    /// As [`QuantLinear::run_with`].
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`; a single
-    /// row takes `options.int8_path()` ([`QuantPath`]), several rows the GEMM.
-    ///
-    /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
-    /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
-    /// runs the GEMV, several the GEMM. No scratch, no allocation (the GEMM converts
-    /// weights through a 21 KiB stack buffer, see [`crate::kernels::quant`]).
-    ///
-    /// # Errors
-    /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
-    /// breaks the shape rule or the output shape differs from it (reported as argument 1);
-    /// [`Error::Layout`] for a rank-2 input or output that is not frame-major. `output` is
-    /// untouched on error.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let linear = self.geometry.linear();
-        let rows = linear.check_run(OP, input, output)?;
-        let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
-        let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-        run_rows::<B>(&linear, rows, w, options, input.data(), output.data_mut())
+    with_run_options! {
+        self;
+        /// [`QuantLinear::run_with`] with the default options (single rows widen: exact
+        /// products).
+        ///
+        /// # Errors
+        /// As [`QuantLinear::run_with`].
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`; a single
+        /// row takes `options.int8_path()` ([`QuantPath`]), several rows the GEMM.
+        ///
+        /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
+        /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
+        /// runs the GEMV, several the GEMM. No scratch, no allocation (the GEMM converts
+        /// weights through a 21 KiB stack buffer, see [`crate::kernels::quant`]).
+        ///
+        /// # Errors
+        /// Everything is checked before any kernel runs: [`Error::Shape`] when the input
+        /// breaks the shape rule or the output shape differs from it (reported as argument 1);
+        /// [`Error::Layout`] for a rank-2 input or output that is not frame-major. `output` is
+        /// untouched on error.
+        run_with(options) => {
+            let linear = self.geometry.linear();
+            let rows = linear.check_run(OP, input, output)?;
+            let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
+            let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
+            run_rows::<B>(&linear, rows, w, options, input.data(), output.data_mut())
+        }
     }
 }
 
@@ -528,37 +519,28 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         self.scales.as_ref()
     }
 
-    /// `output = input · W^T + bias` with `W[j, k] = q[j, k] * scale[j, k / 32]`, backend
-    /// `B`. Shapes, layouts and errors as [`QuantLinear::run`].
-    ///
-    /// # Errors
-    /// As [`QuantLinear::run`] (named `block_q8_linear`).
-    pub fn run<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(input, output, RunOptions::new())
-    }
-
-    /// [`BlockQ8Linear::run`] on `options.parallel()` (the same bits for any context; the
-    /// int8 path option does not apply: block-int8 always widens).
-    ///
-    /// # Errors
-    /// As [`BlockQ8Linear::run`], and the context's error ([`Error::Team`]) after the
-    /// checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        input: &TensorView,
-        output: &mut TensorViewMut,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let linear = self.geometry.linear();
-        let rows = linear.check_run(BLOCK_OP, input, output)?;
-        let format = QuantFormat::Block(self.scales.as_ref());
-        let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-        let widen = options.with_int8_path(QuantPath::Widening);
-        run_rows::<B>(&linear, rows, w, widen, input.data(), output.data_mut())
+    with_run_options! {
+        self;
+        /// `output = input · W^T + bias` with `W[j, k] = q[j, k] * scale[j, k / 32]`, backend
+        /// `B`. Shapes, layouts and errors as [`QuantLinear::run`].
+        ///
+        /// # Errors
+        /// As [`QuantLinear::run`] (named `block_q8_linear`).
+        run(input: &TensorView, output: &mut TensorViewMut);
+        /// [`BlockQ8Linear::run`] on `options.parallel()` (the same bits for any context; the
+        /// int8 path option does not apply: block-int8 always widens).
+        ///
+        /// # Errors
+        /// As [`BlockQ8Linear::run`], and the context's error ([`Error::Team`]) after the
+        /// checks.
+        run_with(options) => {
+            let linear = self.geometry.linear();
+            let rows = linear.check_run(BLOCK_OP, input, output)?;
+            let format = QuantFormat::Block(self.scales.as_ref());
+            let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
+            let widen = options.with_int8_path(QuantPath::Widening);
+            run_rows::<B>(&linear, rows, w, widen, input.data(), output.data_mut())
+        }
     }
 }
 

@@ -131,73 +131,53 @@ impl Rotary {
         Ok((frames, channels / self.geometry.heads))
     }
 
-    /// Rotates `x` (frame-major `[frames, heads * head_dim]`) in place; frame `f` is at
-    /// position `at + f`.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry or an input the shape rule rejects;
-    /// [`Error::Layout`] unless frame-major; [`Error::OutOfRange`] (named `"at"`) when the
-    /// last position `at + frames - 1` exceeds [`MAX_POSITION`]. Nothing is written on
-    /// error.
-    pub fn run_in_place<B: Backend>(
-        &self,
-        x: &mut TensorViewMut<'_>,
-        at: usize,
-    ) -> Result<(), Error> {
-        self.run_in_place_with::<B>(x, at, RunOptions::new())
+    with_run_options! {
+        self;
+        /// Rotates `x` (frame-major `[frames, heads * head_dim]`) in place; frame `f` is at
+        /// position `at + f`.
+        ///
+        /// # Errors
+        /// [`Error::Shape`] for an invalid geometry or an input the shape rule rejects;
+        /// [`Error::Layout`] unless frame-major; [`Error::OutOfRange`] (named `"at"`) when the
+        /// last position `at + frames - 1` exceeds [`MAX_POSITION`]. Nothing is written on
+        /// error.
+        run_in_place(x: &mut TensorViewMut<'_>, at: usize);
+        /// [`Rotary::run_in_place`] with `options`: blocks of frames on `options.parallel()`
+        /// (each frame alone: the same bits for any context).
+        ///
+        /// # Errors
+        /// As [`Rotary::run_in_place`], and the context's error ([`Error::Team`]) after the
+        /// checks.
+        run_in_place_with(options) => {
+            let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
+            let g = &self.geometry;
+            let half = g.rotary_dims / 2;
+            let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
+            B::rotary_in(options.parallel(), x.data_mut(), f, &self.inv_freq[..half], g.pairs)
+        }
     }
 
-    /// [`Rotary::run_in_place`] with `options`: blocks of frames on `options.parallel()`
-    /// (each frame alone: the same bits for any context).
-    ///
-    /// # Errors
-    /// As [`Rotary::run_in_place`], and the context's error ([`Error::Team`]) after the
-    /// checks.
-    pub fn run_in_place_with<B: Backend>(
-        &self,
-        x: &mut TensorViewMut<'_>,
-        at: usize,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
-        let g = &self.geometry;
-        let half = g.rotary_dims / 2;
-        let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
-        B::rotary_in(options.parallel(), x.data_mut(), f, &self.inv_freq[..half], g.pairs)
-    }
-
-    /// Writes the rotated `x` into `out` (same shape, both frame-major).
-    ///
-    /// # Errors
-    /// As [`Rotary::run_in_place`], plus [`Error::Shape`] / [`Error::Layout`] for an output
-    /// of another shape (argument 1) or layout.
-    pub fn run<B: Backend>(
-        &self,
-        x: &TensorView<'_>,
-        out: &mut TensorViewMut<'_>,
-        at: usize,
-    ) -> Result<(), Error> {
-        self.run_with::<B>(x, out, at, RunOptions::new())
-    }
-
-    /// [`Rotary::run`] with `options`: the copy on the calling thread, the rotation as
-    /// [`Rotary::run_in_place_with`].
-    ///
-    /// # Errors
-    /// As [`Rotary::run`], and the context's error ([`Error::Team`]) after the checks.
-    pub fn run_with<B: Backend>(
-        &self,
-        x: &TensorView<'_>,
-        out: &mut TensorViewMut<'_>,
-        at: usize,
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
-        check_output(OP, x.shape(), Layout::FrameMajor, out)?;
-        out.data_mut().copy_from_slice(x.data());
-        let g = &self.geometry;
-        let half = g.rotary_dims / 2;
-        let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
-        B::rotary_in(options.parallel(), out.data_mut(), f, &self.inv_freq[..half], g.pairs)
+    with_run_options! {
+        self;
+        /// Writes the rotated `x` into `out` (same shape, both frame-major).
+        ///
+        /// # Errors
+        /// As [`Rotary::run_in_place`], plus [`Error::Shape`] / [`Error::Layout`] for an output
+        /// of another shape (argument 1) or layout.
+        run(x: &TensorView<'_>, out: &mut TensorViewMut<'_>, at: usize);
+        /// [`Rotary::run`] with `options`: the copy on the calling thread, the rotation as
+        /// [`Rotary::run_in_place_with`].
+        ///
+        /// # Errors
+        /// As [`Rotary::run`], and the context's error ([`Error::Team`]) after the checks.
+        run_with(options) => {
+            let (frames, hd) = self.check(x.shape(), x.layout(), at)?;
+            check_output(OP, x.shape(), Layout::FrameMajor, out)?;
+            out.data_mut().copy_from_slice(x.data());
+            let g = &self.geometry;
+            let half = g.rotary_dims / 2;
+            let f = RotaryFrames { frames, heads: g.heads, head_dim: hd, at };
+            B::rotary_in(options.parallel(), out.data_mut(), f, &self.inv_freq[..half], g.pairs)
+        }
     }
 }
