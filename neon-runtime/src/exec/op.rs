@@ -121,56 +121,30 @@ from_unit!(Add, Mul, Softmax);
 /// operator itself when it has no weights).
 macro_rules! with_rule {
     ($op:expr, $r:ident => $body:expr) => {
+        with_rule!(
+            $op, $r => $body;
+            geometry: Linear, LayerNorm, RmsNorm, Conv1d, DepthwiseConv1d, BiasAdd,
+                ResidualConv, ConvNeXt;
+            value: Activation, Scale, ScaleShift, Transpose, Reshape;
+            unit: Softmax, Add, Mul
+        )
+    };
+    (
+        $op:expr, $r:ident => $body:expr;
+        geometry: $($geometry:ident),*;
+        value: $($value:ident),*;
+        unit: $($unit:ident),*
+    ) => {
         match $op {
-            Op::Linear(o) => {
+            $(Op::$geometry(o) => {
                 let $r = &o.geometry();
                 $body
-            }
-            Op::LayerNorm(o) => {
-                let $r = &o.geometry();
+            })*
+            $(Op::$value($r) => $body,)*
+            $(Op::$unit => {
+                let $r = &$unit;
                 $body
-            }
-            Op::RmsNorm(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::Conv1d(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::DepthwiseConv1d(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::BiasAdd(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::ResidualConv(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::ConvNeXt(o) => {
-                let $r = &o.geometry();
-                $body
-            }
-            Op::Activation($r) => $body,
-            Op::Scale($r) => $body,
-            Op::ScaleShift($r) => $body,
-            Op::Softmax => {
-                let $r = &Softmax;
-                $body
-            }
-            Op::Add => {
-                let $r = &Add;
-                $body
-            }
-            Op::Mul => {
-                let $r = &Mul;
-                $body
-            }
-            Op::Transpose($r) => $body,
-            Op::Reshape($r) => $body,
+            })*
         }
     };
 }
