@@ -51,18 +51,19 @@ fn check_invariants(s: &Schedule, p: &MemoryPlan) {
     assert_eq!(p.workspace_bytes % ALIGN, 0);
 }
 
+/// `x(ext, 64 bytes) -> a -> b -> c -> y(ext, 64 bytes)`, the three inner values of `bytes`
+/// each; step `i` (reading value `i`, writing `i + 1`) runs in place when `in_place[i]`.
+fn chain(bytes: usize, in_place: [bool; 4]) -> Schedule {
+    Schedule {
+        values: vec![ext(64), ws(bytes), ws(bytes), ws(bytes), ext(64)],
+        steps: (0..4).map(|i| step(&[i], i + 1, in_place[i])).collect(),
+    }
+}
+
 #[test]
 fn chain_reuses_two_buffers() {
     // x(ext) -> a -> b -> c -> y(ext): a and c can share, b sits beside them.
-    let s = Schedule {
-        values: vec![ext(64), ws(100), ws(100), ws(100), ext(64)],
-        steps: vec![
-            step(&[0], 1, false),
-            step(&[1], 2, false),
-            step(&[2], 3, false),
-            step(&[3], 4, false),
-        ],
-    };
+    let s = chain(100, [false; 4]);
     let p = plan(&s).unwrap();
     check_invariants(&s, &p);
     assert_eq!(p.lower_bound_bytes, 224);
@@ -72,15 +73,7 @@ fn chain_reuses_two_buffers() {
 
 #[test]
 fn in_place_chain_uses_one_buffer() {
-    let s = Schedule {
-        values: vec![ext(64), ws(64), ws(64), ws(64), ext(64)],
-        steps: vec![
-            step(&[0], 1, false),
-            step(&[1], 2, true),
-            step(&[2], 3, true),
-            step(&[3], 4, false),
-        ],
-    };
+    let s = chain(64, [false, true, true, false]);
     let p = plan(&s).unwrap();
     check_invariants(&s, &p);
     assert_eq!(p.workspace_bytes, 64);
