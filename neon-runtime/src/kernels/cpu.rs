@@ -15,6 +15,26 @@
 //! The API has no `cfg` of its own: on another architecture every query answers `false`,
 //! so tests and benchmarks can list levels without conditional compilation.
 
+/// Whether the target features `$feature` are all there: enabled at compile time, or, with
+/// feature `std`, all reported at run time by `std::arch::$detect!`.
+#[cfg(any(neon_x86, all(target_arch = "aarch64", not(miri))))]
+macro_rules! detected {
+    ($detect:ident: $($feature:tt),+) => {{
+        if cfg!(all($(target_feature = $feature),+)) {
+            true
+        } else {
+            #[cfg(feature = "std")]
+            {
+                $(std::arch::$detect!($feature))&&+
+            }
+            #[cfg(not(feature = "std"))]
+            {
+                false
+            }
+        }
+    }};
+}
+
 /// An instruction-set level of the x86-64 kernels ([`X86`](super::X86) backend), slowest
 /// first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,33 +73,8 @@ impl X86Level {
         #[cfg(neon_x86)]
         {
             match self {
-                X86Level::Avx2 => {
-                    if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
-                        return true;
-                    }
-                    #[cfg(feature = "std")]
-                    {
-                        std::arch::is_x86_feature_detected!("avx2")
-                            && std::arch::is_x86_feature_detected!("fma")
-                    }
-                    #[cfg(not(feature = "std"))]
-                    {
-                        false
-                    }
-                }
-                X86Level::Avx512 => {
-                    if cfg!(target_feature = "avx512f") {
-                        return true;
-                    }
-                    #[cfg(feature = "std")]
-                    {
-                        std::arch::is_x86_feature_detected!("avx512f")
-                    }
-                    #[cfg(not(feature = "std"))]
-                    {
-                        false
-                    }
-                }
+                X86Level::Avx2 => detected!(is_x86_feature_detected: "avx2", "fma"),
+                X86Level::Avx512 => detected!(is_x86_feature_detected: "avx512f"),
             }
         }
         #[cfg(not(neon_x86))]
@@ -108,17 +103,7 @@ impl X86Level {
 pub fn aarch64_dotprod() -> bool {
     #[cfg(all(target_arch = "aarch64", not(miri)))]
     {
-        if cfg!(target_feature = "dotprod") {
-            return true;
-        }
-        #[cfg(feature = "std")]
-        {
-            std::arch::is_aarch64_feature_detected!("dotprod")
-        }
-        #[cfg(not(feature = "std"))]
-        {
-            false
-        }
+        detected!(is_aarch64_feature_detected: "dotprod")
     }
     #[cfg(not(all(target_arch = "aarch64", not(miri))))]
     {
@@ -132,17 +117,7 @@ pub fn aarch64_dotprod() -> bool {
 pub fn aarch64_i8mm() -> bool {
     #[cfg(all(target_arch = "aarch64", not(miri)))]
     {
-        if cfg!(target_feature = "i8mm") {
-            return true;
-        }
-        #[cfg(feature = "std")]
-        {
-            std::arch::is_aarch64_feature_detected!("i8mm")
-        }
-        #[cfg(not(feature = "std"))]
-        {
-            false
-        }
+        detected!(is_aarch64_feature_detected: "i8mm")
     }
     #[cfg(not(all(target_arch = "aarch64", not(miri))))]
     {
