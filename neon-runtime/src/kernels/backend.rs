@@ -397,27 +397,21 @@ macro_rules! backend_tests {
             }
         }
         #[cfg(target_arch = "x86_64")]
-        mod x86_avx2 {
-            $(#[test]
-            fn $body() {
-                let level = $crate::kernels::cpu::X86Level::Avx2;
-                if !level.supported() {
-                    ::std::eprintln!("skipped: this CPU (or build) lacks {}", level.requirement());
-                    return;
-                }
-                super::$body::<$crate::X86<$crate::Avx2>>()
-            })+
-        }
+        $crate::backend_tests!(@x86 x86_avx2, Avx2; $($body),+);
         #[cfg(target_arch = "x86_64")]
-        mod x86_avx512 {
+        $crate::backend_tests!(@x86 x86_avx512, Avx512; $($body),+);
+    };
+    // The module of one x86 level (`X86Level::$level`, backend `X86<$level>`).
+    (@x86 $module:ident, $level:ident; $($body:ident),+) => {
+        mod $module {
             $(#[test]
             fn $body() {
-                let level = $crate::kernels::cpu::X86Level::Avx512;
+                let level = $crate::kernels::cpu::X86Level::$level;
                 if !level.supported() {
                     ::std::eprintln!("skipped: this CPU (or build) lacks {}", level.requirement());
                     return;
                 }
-                super::$body::<$crate::X86<$crate::Avx512>>()
+                super::$body::<$crate::X86<$crate::$level>>()
             })+
         }
     };
