@@ -281,11 +281,8 @@ pub trait FftKernels: BackendType {
     /// # Panics
     /// When `spectrum.len() != 2 * power.len()`.
     fn power_spectrum(spectrum: &[f32], power: &mut [f32]) {
-        let k = power.len();
-        assert_eq!(spectrum.len(), 2 * k, "power_spectrum: spectrum length is not 2 * bins");
-        if k > 0 {
-            let (re, im) = spectrum.split_at(k);
-            // SAFETY: `re`, `im` and `power` all hold `k` values (asserted above).
+        if let Some((re, im)) = split_spectrum("power_spectrum", spectrum, power.len()) {
+            // SAFETY: `re`, `im` and `power` all hold `power.len()` values (checked).
             unsafe { Self::power_spectrum_unchecked(re, im, power) }
         }
     }
@@ -300,11 +297,8 @@ pub trait FftKernels: BackendType {
     /// # Panics
     /// When `spectrum.len() != 2 * magnitude.len()`.
     fn magnitude_spectrum(spectrum: &[f32], magnitude: &mut [f32]) {
-        let k = magnitude.len();
-        assert_eq!(spectrum.len(), 2 * k, "magnitude_spectrum: spectrum length is not 2 * bins");
-        if k > 0 {
-            let (re, im) = spectrum.split_at(k);
-            // SAFETY: `re`, `im` and `magnitude` all hold `k` values (asserted above).
+        if let Some((re, im)) = split_spectrum("magnitude_spectrum", spectrum, magnitude.len()) {
+            // SAFETY: `re`, `im` and `magnitude` all hold `magnitude.len()` values (checked).
             unsafe { Self::magnitude_spectrum_unchecked(re, im, magnitude) }
         }
     }
@@ -412,6 +406,19 @@ pub trait FftKernels: BackendType {
     unsafe fn magnitude_spectrum_unchecked(re: &[f32], im: &[f32], magnitude: &mut [f32]) {
         portable::magnitude_spectrum(re, im, magnitude)
     }
+}
+
+/// The real and imaginary rows of a `[2, bins]` `spectrum`; `None` when `bins` is 0.
+///
+/// # Panics
+/// When `spectrum.len() != 2 * bins`, naming `what`.
+fn split_spectrum<'a>(
+    what: &str,
+    spectrum: &'a [f32],
+    bins: usize,
+) -> Option<(&'a [f32], &'a [f32])> {
+    assert_eq!(spectrum.len(), 2 * bins, "{what}: spectrum length is not 2 * bins");
+    (bins > 0).then(|| spectrum.split_at(bins))
 }
 
 fn check(fft: &RealFft<'_>, x: &[f32], spectrum: &[f32]) {

@@ -412,11 +412,7 @@ pub trait NormKernels: BackendType {
 const SUM_BLOCK: usize = 4096;
 
 fn check_rows(what: &str, rows: usize, n: usize, x: &[f32], y: &[f32], gamma: &[f32]) {
-    assert!(n > 0, "{what}: n must be >= 1");
-    let len = rows.checked_mul(n).expect("rows * n overflows");
-    assert_eq!(x.len(), len, "{what}: x length");
-    assert_eq!(y.len(), len, "{what}: y length");
-    assert_eq!(gamma.len(), n, "{what}: gamma length");
+    check_lengths(what, [("rows", rows), ("n", n)], 1, (x, y, gamma));
 }
 
 fn check_beta(what: &str, beta: Option<&[f32]>, n: usize) {
@@ -426,11 +422,25 @@ fn check_beta(what: &str, beta: Option<&[f32]>, n: usize) {
 }
 
 fn check_channels(what: &str, channels: usize, frames: usize, x: &[f32], y: &[f32], g: &[f32]) {
-    assert!(channels > 0, "{what}: channels must be >= 1");
-    let len = channels.checked_mul(frames).expect("channels * frames overflows");
+    check_lengths(what, [("channels", channels), ("frames", frames)], 0, (x, y, g));
+}
+
+/// The lengths contract of a norm over `dims[norm]` (the normalised axis, at least 1) of a
+/// `dims[0] x dims[1]` tensor: `x` and `y` hold `dims[0] * dims[1]` values, `gamma` one a
+/// normalised value. Panics naming `what` and the axes.
+fn check_lengths(
+    what: &str,
+    dims: [(&str, usize); 2],
+    norm: usize,
+    (x, y, gamma): (&[f32], &[f32], &[f32]),
+) {
+    let [(a, rows), (b, cols)] = dims;
+    let (name, n) = dims[norm];
+    assert!(n > 0, "{what}: {name} must be >= 1");
+    let len = rows.checked_mul(cols).unwrap_or_else(|| panic!("{a} * {b} overflows"));
     assert_eq!(x.len(), len, "{what}: x length");
     assert_eq!(y.len(), len, "{what}: y length");
-    assert_eq!(g.len(), channels, "{what}: gamma length");
+    assert_eq!(gamma.len(), n, "{what}: gamma length");
 }
 
 /// The contract of [`NormKernels::group_norm`] (panics, as documented there).
