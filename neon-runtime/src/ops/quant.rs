@@ -369,11 +369,9 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         /// [`Error::Layout`] for a rank-2 input or output that is not frame-major. `output` is
         /// untouched on error.
         run_with(options) => {
-            let linear = self.geometry.linear();
-            let rows = linear.check_run(OP, input, output)?;
             let format = QuantFormat::PerTensor { scale: self.scale, offset: self.offset };
             let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-            run_rows::<B>(&linear, rows, w, options, input.data(), output.data_mut())
+            run_rows::<B>(self.geometry.linear(), OP, w, options, input, output)
         }
     }
 }
@@ -534,27 +532,28 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         /// As [`BlockQ8Linear::run`], and the context's error ([`Error::Team`]) after the
         /// checks.
         run_with(options) => {
-            let linear = self.geometry.linear();
-            let rows = linear.check_run(BLOCK_OP, input, output)?;
             let format = QuantFormat::Block(self.scales.as_ref());
             let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
             let widen = options.with_int8_path(QuantPath::Widening);
-            run_rows::<B>(&linear, rows, w, widen, input.data(), output.data_mut())
+            run_rows::<B>(self.geometry.linear(), BLOCK_OP, w, widen, input, output)
         }
     }
 }
 
-/// The kernel call of both operators, shapes checked: one row runs the GEMV (on the
+/// The run of both operators (named `op` in errors): checks the call against `g`'s shape
+/// rule ([`LinearGeometry::check_run`]), then one row runs the GEMV (on the
 /// [`QuantPath::Dot`] path the int8-activation one), several the GEMM, on `rows x
 /// in_features -> out_features`, on `options.parallel()`.
 fn run_rows<B: Backend>(
-    g: &LinearGeometry,
-    rows: usize,
+    g: LinearGeometry,
+    op: &'static str,
     w: QuantWeights<'_>,
     options: RunOptions<'_>,
-    x: &[f32],
-    y: &mut [f32],
+    input: &TensorView,
+    output: &mut TensorViewMut,
 ) -> Result<(), Error> {
+    let rows = g.check_run(op, input, output)?;
+    let (x, y) = (input.data(), output.data_mut());
     let (k, n, par) = (g.in_features, g.out_features, options.parallel());
     if rows == 1 && options.int8_path() == QuantPath::Dot {
         B::gemv_i8_dot_in(par, (n, k), x, w, y)
