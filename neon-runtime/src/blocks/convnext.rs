@@ -28,7 +28,7 @@ use crate::ops::activation::Activation;
 use crate::ops::conv::{Conv1d, Conv1dGeometry, DepthwiseConv1d, DepthwiseConv1dGeometry};
 use crate::ops::elementwise::{Add, LayerScale, PerChannel};
 use crate::ops::norm::{LayerNorm, LayerNormGeometry};
-use crate::ops::{RunOptions, ShapeRule};
+use crate::ops::{field_setters, RunOptions, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const NAME: &str = "convnext";
@@ -61,10 +61,9 @@ impl ConvNeXtGeometry {
         Self { channels, hidden, kernel, eps: 1e-6 }
     }
 
-    /// With LayerNorm eps `eps`.
-    pub const fn eps(mut self, eps: f32) -> Self {
-        self.eps = eps;
-        self
+    field_setters! {
+        /// With LayerNorm eps `eps`.
+        eps: f32;
     }
 
     /// The depthwise conv's geometry (what [`ConvNeXt::from_parts`] expects).

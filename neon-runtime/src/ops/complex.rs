@@ -5,7 +5,7 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
-use crate::ops::{check_channel_first, expect_rank, ShapeRule};
+use crate::ops::{check_channel_first, expect_rank, only_input, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "complex_magnitude";
@@ -37,12 +37,7 @@ impl ShapeRule for ComplexMagnitude {
     /// [`ShapeError::Geometry`] unless exactly one input; [`ShapeError::Rank`] unless it
     /// has rank 2; [`ShapeError::Indivisible`] when its channel count is odd.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry {
-                op: OP,
-                reason: "complex_magnitude takes one input",
-            });
-        };
+        let x = only_input(OP, inputs, "complex_magnitude takes one input")?;
         expect_rank(OP, 0, x, &[2], "2 ([2 * channels, frames])")?;
         let channels = &x.dims()[0];
         let half = channels.div_floor_const(2);

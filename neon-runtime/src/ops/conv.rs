@@ -132,16 +132,11 @@ impl Window {
 /// [`Window`] they describe.
 macro_rules! window_builders {
     () => {
-        /// With `stride`.
-        pub const fn stride(mut self, stride: usize) -> Self {
-            self.stride = stride;
-            self
-        }
-
-        /// With `dilation`.
-        pub const fn dilation(mut self, dilation: usize) -> Self {
-            self.dilation = dilation;
-            self
+        field_setters! {
+            /// With `stride`.
+            stride: usize;
+            /// With `dilation`.
+            dilation: usize;
         }
 
         /// With `pad_left` zeros before and `pad_right` zeros after the input.
@@ -248,16 +243,11 @@ impl Conv1dGeometry {
 
     window_builders!();
 
-    /// With `groups`.
-    pub const fn groups(mut self, groups: usize) -> Self {
-        self.groups = groups;
-        self
-    }
-
-    /// With the output in `layout`.
-    pub const fn output_layout(mut self, layout: Layout) -> Self {
-        self.output_layout = layout;
-        self
+    field_setters! {
+        /// With `groups`.
+        groups: usize;
+        /// With the output in `output_layout`.
+        output_layout: Layout;
     }
 
     /// Checks the geometry itself.

@@ -2,7 +2,7 @@
 //! frame-major `[frames, channels]` sequences, and [`Reshape`] (ONNX `Flatten` and
 //! `Reshape`), which reinterprets the row-major data under another shape.
 
-use super::{check_input_layout, check_output, expect_dim, expect_rank, ShapeRule};
+use super::{check_input_layout, check_output, expect_dim, expect_rank, only_input, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::Backend;
@@ -64,9 +64,7 @@ impl ShapeRule for Transpose {
     /// unless it has rank 2.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "expects exactly one input" });
-        };
+        let x = only_input(op, inputs, "expects exactly one input")?;
         expect_rank(op, 0, x, &[2], "2")?;
         let d = x.dims();
         // Both dims come from a valid shape, so the swapped one is valid too.
@@ -152,9 +150,7 @@ impl ShapeRule for Reshape {
     /// does not have the input's element count.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "expects exactly one input" });
-        };
+        let x = only_input(op, inputs, "expects exactly one input")?;
         let shape = match self.to {
             ReshapeTo::Flatten { axis } => {
                 if axis > x.rank() {

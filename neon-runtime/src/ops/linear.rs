@@ -9,7 +9,9 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_len, expect_dim, expect_named_shape, expect_rank, RunOptions, ShapeRule};
+use super::{
+    check_len, expect_dim, expect_named_shape, expect_rank, only_input, RunOptions, ShapeRule,
+};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::gemm::{packed_b_len, GemmB};
@@ -65,9 +67,7 @@ impl LinearGeometry {
         inputs: &[Shape<D>],
     ) -> Result<Shape<D>, ShapeError<D>> {
         self.validate_as(op)?;
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "linear takes exactly one input" });
-        };
+        let x = only_input(op, inputs, "linear takes exactly one input")?;
         expect_rank(op, 0, x, &[1, 2], "1 or 2")?;
         let last = x.rank() - 1;
         expect_dim(op, 0, x, last, "input features", &D::constant(self.in_features))?;
@@ -138,38 +138,6 @@ pub struct Linear<S> {
     bias: Option<S>,
 }
 
-#[cfg(feature = "alloc")]
-impl Linear<Vec<f32>> {
-    /// Packs `weight` (`[out_features, in_features]`, row-major, PyTorch's layout) once
-    /// and keeps `bias` (`[out_features]`, given exactly when `geometry.bias`) as given.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a zero feature count; [`Error::Length`] when `weight` does not
-    /// have `out_features * in_features` values or `bias` `out_features`, or a bias is
-    /// given without `geometry.bias` (or missing with it).
-    pub fn new(
-        geometry: LinearGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = pack(&geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`Linear::new`], from borrowed weights: packs `weight` and copies `bias`.
-    ///
-    /// # Errors
-    /// As [`Linear::new`].
-    pub fn from_slice(
-        geometry: LinearGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = pack(&geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-}
-
 /// Checks the unpacked weight against the geometry and packs it.
 #[cfg(feature = "alloc")]
 fn pack(g: &LinearGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
@@ -211,7 +179,21 @@ pub(crate) fn check_bias(g: &LinearGeometry, bias: Option<&[f32]>) -> Result<(),
     }
 }
 
-impl<S: AsRef<[f32]>> Linear<S> {
+weight_constructors! {
+    Linear, LinearGeometry, pack;
+    /// Packs `weight` (`[out_features, in_features]`, row-major, PyTorch's layout) once
+    /// and keeps `bias` (`[out_features]`, given exactly when `geometry.bias`) as given.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a zero feature count; [`Error::Length`] when `weight` does not
+    /// have `out_features * in_features` values or `bias` `out_features`, or a bias is
+    /// given without `geometry.bias` (or missing with it).
+    new;
+    /// As [`Linear::new`], from borrowed weights: packs `weight` and copies `bias`.
+    ///
+    /// # Errors
+    /// As [`Linear::new`].
+    from_slice;
     /// Wraps weights already in the packed-B layout ([`crate::kernels::gemm::pack_b`] of
     /// `W[out_features, in_features]`, [`LinearGeometry::packed_weight_len`] values) and
     /// `bias` (`[out_features]`, given exactly when `geometry.bias`), without packing or
@@ -220,17 +202,13 @@ impl<S: AsRef<[f32]>> Linear<S> {
     /// # Errors
     /// [`Error::Shape`] for a zero feature count; [`Error::Length`] for a packed weight or
     /// bias of the wrong length, or a bias that does not match `geometry.bias`.
-    pub fn from_packed(
-        geometry: LinearGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
+    from_packed(geometry, packed, bias) => {
         check_len("packed weight", checked_packed_len(&geometry)?, packed.as_ref().len())?;
         check_bias(&geometry, bias.as_ref().map(AsRef::as_ref))?;
-        Ok(Self { geometry, weight: packed, bias })
-    }
+    } -> weight
+}
 
+impl<S: AsRef<[f32]>> Linear<S> {
     weight_accessors!(
         LinearGeometry,
         weight: [f32], "The packed weights ([`crate::kernels::gemm::pack_b`] layout).",

@@ -64,10 +64,9 @@ impl LstmCellGeometry {
         Self { input, hidden, layout: Layout::ChannelFirst }
     }
 
-    /// With the input frame in `layout`.
-    pub const fn layout(mut self, layout: Layout) -> Self {
-        self.layout = layout;
-        self
+    field_setters! {
+        /// With the input frame in `layout`.
+        layout: Layout;
     }
 
     /// The kernel's sizes.
@@ -220,37 +219,7 @@ pub struct LstmCell<S> {
 
 #[cfg(feature = "alloc")]
 impl LstmCell<Vec<f32>> {
-    /// Packs `weight` (`[4 * hidden, input + hidden]`, row-major: `[W_ih | W_hh]`, row
-    /// blocks in gate order `i, f, g, o`) and takes `bias` (`[4 * hidden]`, `b_ih + b_hh`)
-    /// by value.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-    /// the wrong length.
-    pub fn new(
-        geometry: LstmCellGeometry,
-        weight: Vec<f32>,
-        bias: Option<Vec<f32>>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, &weight)?;
-        Self::from_packed(geometry, packed, bias)
-    }
-
-    /// As [`LstmCell::new`], copying the borrowed `bias` (the weight is packed into a new
-    /// buffer either way).
-    ///
-    /// # Errors
-    /// As [`LstmCell::new`].
-    pub fn from_slice(
-        geometry: LstmCellGeometry,
-        weight: &[f32],
-        bias: Option<&[f32]>,
-    ) -> Result<Self, Error> {
-        let packed = Self::pack_to_vec(geometry, weight)?;
-        Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-    }
-
-    fn pack_to_vec(geometry: LstmCellGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
+    fn pack_to_vec(geometry: &LstmCellGeometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
         geometry.validate::<usize>()?;
         // Check the weight before allocating the packed buffer.
         check_len("weight", geometry.weight_len().unwrap_or(0), weight.len())?;
@@ -260,24 +229,35 @@ impl LstmCell<Vec<f32>> {
     }
 }
 
-impl<S: AsRef<[f32]>> LstmCell<S> {
+weight_constructors! {
+    LstmCell, LstmCellGeometry, Self::pack_to_vec;
+    /// Packs `weight` (`[4 * hidden, input + hidden]`, row-major: `[W_ih | W_hh]`, row
+    /// blocks in gate order `i, f, g, o`) and takes `bias` (`[4 * hidden]`, `b_ih + b_hh`)
+    /// by value.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
+    /// the wrong length.
+    new;
+    /// As [`LstmCell::new`], copying the borrowed `bias` (the weight is packed into a new
+    /// buffer either way).
+    ///
+    /// # Errors
+    /// As [`LstmCell::new`].
+    from_slice;
     /// Wraps a weight already packed by [`LstmCellGeometry::pack_weights`] (e.g. offline,
     /// as `&'static` data) and `bias` (`[4 * hidden]`): no packing, no copy.
     ///
     /// # Errors
     /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
     /// have [`LstmCellGeometry::packed_len`] elements or `bias` is not `4 * hidden` long.
-    pub fn from_packed(
-        geometry: LstmCellGeometry,
-        packed: S,
-        bias: Option<S>,
-    ) -> Result<Self, Error> {
-        geometry.validate::<usize>()?;
+    from_packed(geometry, packed, bias) => {
         check_len("packed weight", geometry.packed_len().unwrap_or(0), packed.as_ref().len())?;
         check_bias_len(bias.as_ref(), geometry.gates())?;
-        Ok(Self { geometry, packed, bias })
-    }
+    } -> packed
+}
 
+impl<S: AsRef<[f32]>> LstmCell<S> {
     weight_accessors!(
         LstmCellGeometry,
         packed: [f32],

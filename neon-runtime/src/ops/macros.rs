@@ -57,6 +57,24 @@ macro_rules! layout_facts {
 // The blocks (`crate::blocks`) state their layouts with it too.
 pub(crate) use layout_facts;
 
+/// Writes `const` builder methods of a geometry that each set the field of their name:
+/// `$field: $ty;` writes `pub const fn $field(mut self, $field: $ty) -> Self`, with the
+/// doc comments given before it.
+macro_rules! field_setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub const fn $field(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
+// The blocks (`crate::blocks`) write their setters with it too.
+pub(crate) use field_setters;
+
 /// Writes the accessors of an operator with weights (see the [`ops` docs](super)):
 /// `geometry()` (field `geometry`), `packed_weight()` (the weights in the kernel's layout,
 /// field `$weight` of elements `$elem`) and, when the operator has one, `bias()` (field
@@ -86,6 +104,61 @@ macro_rules! weight_accessors {
     };
 }
 
+/// Writes the constructors of an f32 operator with a packed weight and an optional bias
+/// (see the [`ops` docs](super)), each with the doc comments given before its name:
+/// - `new` (feature `alloc`): packs `weight` with `$pack` (`fn(&geometry, &[f32]) ->
+///   Result<Vec<f32>, Error>`) and takes `bias` by value;
+/// - `from_slice` (feature `alloc`): packs `weight` likewise and copies `bias`;
+/// - `from_packed($geometry, $packed, $bias)`: validates the geometry, runs `$check` (on
+///   the three parameters) and builds the operator (fields `geometry`, `$field` and `bias`).
+macro_rules! weight_constructors {
+    (
+        $op:ident, $geometry_ty:ty, $pack:expr;
+        $(#[$new_doc:meta])*
+        new;
+        $(#[$slice_doc:meta])*
+        from_slice;
+        $(#[$packed_doc:meta])*
+        from_packed($geometry:ident, $packed:ident, $bias:ident) => $check:block -> $field:ident
+    ) => {
+        #[cfg(feature = "alloc")]
+        impl $op<Vec<f32>> {
+            $(#[$new_doc])*
+            pub fn new(
+                geometry: $geometry_ty,
+                weight: Vec<f32>,
+                bias: Option<Vec<f32>>,
+            ) -> Result<Self, Error> {
+                let packed = $pack(&geometry, &weight)?;
+                Self::from_packed(geometry, packed, bias)
+            }
+
+            $(#[$slice_doc])*
+            pub fn from_slice(
+                geometry: $geometry_ty,
+                weight: &[f32],
+                bias: Option<&[f32]>,
+            ) -> Result<Self, Error> {
+                let packed = $pack(&geometry, weight)?;
+                Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
+            }
+        }
+
+        impl<S: AsRef<[f32]>> $op<S> {
+            $(#[$packed_doc])*
+            pub fn from_packed(
+                $geometry: $geometry_ty,
+                $packed: S,
+                $bias: Option<S>,
+            ) -> Result<Self, Error> {
+                $geometry.validate::<usize>()?;
+                $check
+                Ok(Self { geometry: $geometry, $field: $packed, bias: $bias })
+            }
+        }
+    };
+}
+
 /// Writes `new`, `from_slice` (feature `alloc`), `from_packed` and the accessors of an f32
 /// operator whose geometry packs PyTorch-layout weights into its GEMM layout (inherent
 /// `validate`, `weight_len`, `packed_len`, `pack_weights`) and whose bias has
@@ -94,38 +167,39 @@ macro_rules! weight_accessors {
 /// docs. The operator has fields `geometry`, `packed: S` and `bias: Option<S>`.
 macro_rules! packed_conv_constructors {
     ($op:ident, $geometry:ident, $weight_shape:literal) => {
-        #[cfg(feature = "alloc")]
-        impl $op<Vec<f32>> {
+        weight_constructors! {
+            $op, $geometry, Self::pack_to_vec;
             #[doc = concat!("Packs `weight` (`", $weight_shape, "`, PyTorch's layout) and")]
             /// takes `bias` (`[out_channels]`) by value.
             ///
             /// # Errors
-            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias of
-            /// the wrong length.
-            pub fn new(
-                geometry: $geometry,
-                weight: Vec<f32>,
-                bias: Option<Vec<f32>>,
-            ) -> Result<Self, Error> {
-                let packed = Self::pack_to_vec(geometry, &weight)?;
-                Self::from_packed(geometry, packed, bias)
-            }
-
+            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias
+            /// of the wrong length.
+            new;
             #[doc = concat!("As [`", stringify!($op), "::new`], copying the borrowed `bias` (the weights")]
             /// are packed into a new buffer either way).
             ///
             /// # Errors
             #[doc = concat!("As [`", stringify!($op), "::new`].")]
-            pub fn from_slice(
-                geometry: $geometry,
-                weight: &[f32],
-                bias: Option<&[f32]>,
-            ) -> Result<Self, Error> {
-                let packed = Self::pack_to_vec(geometry, weight)?;
-                Self::from_packed(geometry, packed, bias.map(<[f32]>::to_vec))
-            }
+            from_slice;
+            #[doc = concat!("Wraps weights already packed by [`", stringify!($geometry), "::pack_weights`]")]
+            /// (e.g. offline, as `&'static` data) and `bias` (`[out_channels]`): no packing,
+            /// no copy.
+            ///
+            /// # Errors
+            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
+            #[doc = concat!("have [`", stringify!($geometry), "::packed_len`] elements or `bias` is not")]
+            /// `out_channels` long.
+            from_packed(geometry, packed, bias) => {
+                let expected = geometry.packed_len().unwrap_or(0);
+                $crate::ops::check_len("packed weight", expected, packed.as_ref().len())?;
+                $crate::ops::check_bias_len(bias.as_ref(), geometry.out_channels)?;
+            } -> packed
+        }
 
-            fn pack_to_vec(geometry: $geometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
+        #[cfg(feature = "alloc")]
+        impl $op<Vec<f32>> {
+            fn pack_to_vec(geometry: &$geometry, weight: &[f32]) -> Result<Vec<f32>, Error> {
                 geometry.validate::<usize>()?;
                 // Check the weight before allocating the packed buffer.
                 let expected = geometry.weight_len().unwrap_or(0);
@@ -139,26 +213,6 @@ macro_rules! packed_conv_constructors {
         }
 
         impl<S: AsRef<[f32]>> $op<S> {
-            #[doc = concat!("Wraps weights already packed by [`", stringify!($geometry), "::pack_weights`]")]
-            /// (e.g. offline, as `&'static` data) and `bias` (`[out_channels]`): no packing,
-            /// no copy.
-            ///
-            /// # Errors
-            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-            #[doc = concat!("have [`", stringify!($geometry), "::packed_len`] elements or `bias` is not")]
-            /// `out_channels` long.
-            pub fn from_packed(
-                geometry: $geometry,
-                packed: S,
-                bias: Option<S>,
-            ) -> Result<Self, Error> {
-                geometry.validate::<usize>()?;
-                let expected = geometry.packed_len().unwrap_or(0);
-                $crate::ops::check_len("packed weight", expected, packed.as_ref().len())?;
-                $crate::ops::check_bias_len(bias.as_ref(), geometry.out_channels)?;
-                Ok(Self { geometry, packed, bias })
-            }
-
             weight_accessors!(
                 $geometry,
                 packed: [f32],

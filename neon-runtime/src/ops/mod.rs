@@ -51,7 +51,7 @@
 
 #[macro_use]
 mod macros;
-pub(crate) use macros::{layout_facts, with_run_options};
+pub(crate) use macros::{field_setters, layout_facts, with_run_options};
 
 pub mod activation;
 pub mod attention;
@@ -285,6 +285,21 @@ pub(crate) fn expect_named_shape(
         expect_dim(op, arg, shape, axis, what, want)?;
     }
     Ok(())
+}
+
+/// The one input of a single-input shape rule.
+///
+/// # Errors
+/// [`ShapeError::Geometry`] with reason `reason` unless `inputs` holds exactly one shape.
+pub(crate) fn only_input<'a, D>(
+    op: &'static str,
+    inputs: &'a [Shape<D>],
+    reason: &'static str,
+) -> Result<&'a Shape<D>, ShapeError<D>> {
+    match inputs {
+        [x] => Ok(x),
+        _ => Err(ShapeError::Geometry { op, reason }),
+    }
 }
 
 /// The input of a single-input shape rule of rank `rank`, after the geometry's own check

@@ -11,20 +11,14 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use super::{check_input_layout, check_output, expect_dim, expect_rank, RunOptions, ShapeRule};
+use super::{
+    check_input_layout, check_output, expect_dim, expect_rank, only_input, RunOptions, ShapeRule,
+};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::norm::NormParams;
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
-
-/// The one input of a single-input rule, or a geometry error naming the arity.
-fn single<'a, D>(op: &'static str, inputs: &'a [Shape<D>]) -> Result<&'a Shape<D>, ShapeError<D>> {
-    match inputs {
-        [x] => Ok(x),
-        _ => Err(ShapeError::Geometry { op, reason: "expects exactly one input" }),
-    }
-}
 
 /// Shared geometry checks: `channels >= 1`, `eps` positive and finite.
 fn check_common<D>(op: &'static str, channels: usize, eps: f32) -> Result<(), ShapeError<D>> {
@@ -82,7 +76,7 @@ macro_rules! channel_norm_rule {
                 inputs: &[Shape<D>],
             ) -> Result<Shape<D>, ShapeError<D>> {
                 self.check()?;
-                channel_norm_shape($name, self.channels, self.layout, single($name, inputs)?)
+                channel_norm_shape($name, self.channels, self.layout, $crate::ops::only_input($name, inputs, "expects exactly one input")?)
             }
             layout_facts!(self.layout);
         }
@@ -411,7 +405,7 @@ impl ShapeRule for GroupNormGeometry {
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         let op = self.name();
         self.check()?;
-        let x = single(op, inputs)?;
+        let x = only_input(op, inputs, "expects exactly one input")?;
         expect_rank(op, 0, x, &[2, 3, 4], "2 to 4")?;
         expect_dim(op, 0, x, 0, "channels", &D::constant(self.channels))?;
         Ok(x.clone())

@@ -5,7 +5,7 @@
 
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
-use crate::ops::{check_channel_first, expect_rank, ShapeRule};
+use crate::ops::{check_channel_first, expect_rank, only_input, ShapeRule};
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
 const OP: &str = "reflect_pad";
@@ -91,9 +91,7 @@ impl ShapeRule for ReflectPad {
     /// `max(left, right)` or less.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.validate()?;
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op: OP, reason: "reflect_pad takes one input" });
-        };
+        let x = only_input(OP, inputs, "reflect_pad takes one input")?;
         expect_rank(OP, 0, x, &[2], "2 ([channels, frames])")?;
         let frames = &x.dims()[1];
         let min = self.left.max(self.right).saturating_add(1);

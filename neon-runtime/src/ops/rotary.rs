@@ -15,7 +15,8 @@ use crate::error::{Error, ShapeError};
 use crate::kernels::rotary::{inv_freq, RotaryFrames, RotaryPairs, MAX_POSITION, MAX_ROTARY_DIMS};
 use crate::kernels::Backend;
 use crate::ops::{
-    check_output, expect_layout, expect_rank, head_dim, layout_name, RunOptions, ShapeRule,
+    check_output, expect_layout, expect_rank, head_dim, layout_name, only_input, RunOptions,
+    ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -71,9 +72,7 @@ impl ShapeRule for RotaryGeometry {
     /// than `rotary_dims`.
     fn output_shape<D: Dim>(&self, inputs: &[Shape<D>]) -> Result<Shape<D>, ShapeError<D>> {
         self.validate()?;
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op: OP, reason: "rotary takes one input" });
-        };
+        let x = only_input(OP, inputs, "rotary takes one input")?;
         expect_rank(OP, 0, x, &[2], "2")?;
         let hd = head_dim(OP, 0, x, 1, self.heads)?;
         if !hd.at_least(self.rotary_dims) {

@@ -13,7 +13,8 @@
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::ops::{
-    expect_dim, expect_layout, expect_rank, expect_shape, layout_name, InPlace, ShapeRule,
+    expect_dim, expect_layout, expect_rank, expect_shape, layout_name, only_input, InPlace,
+    ShapeRule,
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
@@ -208,9 +209,7 @@ impl ShapeRule for LastFrames {
         if self.frames == 0 {
             return Err(ShapeError::Geometry { op, reason: "frames must be >= 1" });
         }
-        let [x] = inputs else {
-            return Err(ShapeError::Geometry { op, reason: "last_frames takes one input" });
-        };
+        let x = only_input(op, inputs, "last_frames takes one input")?;
         let (allowed, wording) = ranks(self.layout);
         expect_rank(op, 0, x, allowed, wording)?;
         let (_, t) = seq(self.layout, x);
