@@ -87,8 +87,9 @@ macro_rules! equal_shape_binary {
                 /// [`Error::Shape`] when the shapes of `a`, `b` and `out` differ (argument 0, 1,
                 /// 2); [`Error::Layout`] when their layouts differ.
                 run(a: &TensorView<'_>, b: &TensorView<'_>, out: &mut TensorViewMut<'_>);
-                #[doc = concat!("[`", stringify!($ty), "::run`] with `options`: blocks of elements")]
-                /// on `options.parallel()` (each element alone: the same bits for any context).
+                #[doc = concat!("[`", stringify!($ty), "::run`] with `options`: blocks of")]
+                /// elements on `options.parallel()` (each element alone: the same bits for any
+                /// context).
                 ///
                 /// # Errors
                 #[doc = concat!("As [`", stringify!($ty), "::run`], and the context's error")]

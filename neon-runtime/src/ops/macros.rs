@@ -176,20 +176,20 @@ macro_rules! packed_conv_constructors {
             /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] for a weight or bias
             /// of the wrong length.
             new;
-            #[doc = concat!("As [`", stringify!($op), "::new`], copying the borrowed `bias` (the weights")]
-            /// are packed into a new buffer either way).
+            #[doc = concat!("As [`", stringify!($op), "::new`], copying the borrowed `bias`")]
+            /// (the weights are packed into a new buffer either way).
             ///
             /// # Errors
             #[doc = concat!("As [`", stringify!($op), "::new`].")]
             from_slice;
-            #[doc = concat!("Wraps weights already packed by [`", stringify!($geometry), "::pack_weights`]")]
-            /// (e.g. offline, as `&'static` data) and `bias` (`[out_channels]`): no packing,
-            /// no copy.
+            /// Wraps weights already packed by
+            #[doc = concat!("[`", stringify!($geometry), "::pack_weights`] (e.g. offline, as")]
+            /// `&'static` data) and `bias` (`[out_channels]`): no packing, no copy.
             ///
             /// # Errors
-            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does not
-            #[doc = concat!("have [`", stringify!($geometry), "::packed_len`] elements or `bias` is not")]
-            /// `out_channels` long.
+            /// [`Error::Shape`] for an invalid geometry, [`Error::Length`] when `packed` does
+            #[doc = concat!("not have [`", stringify!($geometry), "::packed_len`] elements or")]
+            /// `bias` is not `out_channels` long.
             from_packed(geometry, packed, bias) => {
                 let expected = geometry.packed_len().unwrap_or(0);
                 $crate::ops::check_len("packed weight", expected, packed.as_ref().len())?;

@@ -76,7 +76,8 @@ macro_rules! channel_norm_rule {
                 inputs: &[Shape<D>],
             ) -> Result<Shape<D>, ShapeError<D>> {
                 self.check()?;
-                channel_norm_shape($name, self.channels, self.layout, $crate::ops::only_input($name, inputs, "expects exactly one input")?)
+                let x = $crate::ops::only_input($name, inputs, "expects exactly one input")?;
+                channel_norm_shape($name, self.channels, self.layout, x)
             }
             layout_facts!(self.layout);
         }
