@@ -1,6 +1,7 @@
 //! The x86-64 max pooling (`X86<I>`): AVX-512F (16 outputs per step) and AVX2 (8) for
 //! windows two columns wide at column stride 2 (openWakeWord's 2x2/2 and 1x2/(1,2) pools),
-//! any kernel height and row stride. Other windows run the portable kernel, whose branchy
+//! any kernel height and row stride, one body generic over the level's vectors
+//! (`kernels/x86_simd`). Other windows run the portable kernel, whose branchy
 //! scalar maximum would make openWakeWord's five pools cost about as much as its twenty
 //! convs on x86-64 (`BENCHMARKS.md`, "Host: openWakeWord per chunk (x86-64)").
 //!
@@ -49,183 +50,144 @@ impl<I: X86Isa> PoolKernels for X86<I> {
             unsafe {
                 let (p, q) = (xp.add(top), yp.add(r * n_out));
                 match (I::LEVEL, kh) {
-                    (X86Level::Avx512, 1) => avx512::row::<1>(p, width, 1, n_out, q),
-                    (X86Level::Avx512, 2) => avx512::row::<2>(p, width, 2, n_out, q),
-                    (X86Level::Avx512, _) => avx512::row::<0>(p, width, kh, n_out, q),
-                    (X86Level::Avx2, 1) => avx2::row::<1>(p, width, 1, n_out, q),
-                    (X86Level::Avx2, 2) => avx2::row::<2>(p, width, 2, n_out, q),
-                    (X86Level::Avx2, _) => avx2::row::<0>(p, width, kh, n_out, q),
+                    (X86Level::Avx512, 1) => levels::row_avx512::<1>(p, width, 1, n_out, q),
+                    (X86Level::Avx512, 2) => levels::row_avx512::<2>(p, width, 2, n_out, q),
+                    (X86Level::Avx512, _) => levels::row_avx512::<0>(p, width, kh, n_out, q),
+                    (X86Level::Avx2, 1) => levels::row_avx2::<1>(p, width, 1, n_out, q),
+                    (X86Level::Avx2, 2) => levels::row_avx2::<2>(p, width, 2, n_out, q),
+                    (X86Level::Avx2, _) => levels::row_avx2::<0>(p, width, kh, n_out, q),
                 }
             }
         }
     }
 }
 
-/// AVX-512F: 16 outputs per step.
+/// One body for both levels, generic over the level's vectors ([`Simd`]), and the two steps
+/// whose instructions differ by level ([`PoolSimd`]).
 #[cfg(neon_x86)]
-mod avx512 {
+mod levels {
+    use crate::kernels::x86_simd::{Simd, Ymm, Zmm};
     use core::arch::x86_64::*;
 
-    /// IEEE `maximum` of each lane (the scalar `fmax`): `vmaxps` gives `b` on NaN or a tie;
-    /// a NaN `a` is kept, and a tie gives `a & b` (`+0` from `-0`, `+0`).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn fmax(a: __m512, b: __m512) -> __m512 {
-        let r = _mm512_max_ps(a, b);
-        let r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), a);
-        let tie = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b);
-        let (ai, bi) = (_mm512_castps_si512(a), _mm512_castps_si512(b));
-        _mm512_castsi512_ps(_mm512_mask_and_epi32(_mm512_castps_si512(r), tie, ai, bi))
+    /// The pooling's steps on a level's vectors of `L` lanes.
+    pub(super) trait PoolSimd<const L: usize>: Simd<L> {
+        /// IEEE `maximum` of each lane (the scalar `fmax`): `vmaxps` gives `b` on NaN or a
+        /// tie; a NaN `a` is kept, and a tie gives `a & b` (`+0` from `-0`, `+0`).
+        fn fmax(self, a: Self::V, b: Self::V) -> Self::V;
+        /// The maximum of the even and odd columns of `a` (columns `0..L`) and `b`
+        /// (`L..2L`), in column order.
+        fn pairs(self, a: Self::V, b: Self::V) -> Self::V;
     }
 
-    /// The first `n` (0..=16) lanes.
-    #[inline(always)]
-    fn lanes(n: usize) -> __mmask16 {
-        ((1u32 << n) - 1) as __mmask16
-    }
-
-    /// Maximum over the `kh` window rows (`width` apart) of the 32 values from `p`, under
-    /// the masks of the two vectors.
-    ///
-    /// # Safety
-    /// AVX-512F; the masked lanes of `p.add(i * width)[..32]` readable for `i < kh`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn rows<const KH: usize>(
-        p: *const f32,
-        width: usize,
-        kh: usize,
-        (m0, m1): (__mmask16, __mmask16),
-    ) -> (__m512, __m512) {
-        let kh = if KH == 0 { kh } else { KH };
-        // Wrapping: with an empty second mask `p + 16` may be past the row.
-        let mut a = _mm512_maskz_loadu_ps(m0, p);
-        let mut b = _mm512_maskz_loadu_ps(m1, p.wrapping_add(16));
-        for i in 1..kh {
-            let r = p.add(i * width);
-            a = fmax(a, _mm512_maskz_loadu_ps(m0, r));
-            b = fmax(b, _mm512_maskz_loadu_ps(m1, r.wrapping_add(16)));
+    impl PoolSimd<16> for Zmm {
+        #[inline(always)]
+        fn fmax(self, a: __m512, b: __m512) -> __m512 {
+            // SAFETY: the level (token).
+            unsafe {
+                let r = _mm512_max_ps(a, b);
+                let r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), a);
+                let tie = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b);
+                let (ai, bi) = (_mm512_castps_si512(a), _mm512_castps_si512(b));
+                _mm512_castsi512_ps(_mm512_mask_and_epi32(_mm512_castps_si512(r), tie, ai, bi))
+            }
         }
-        (a, b)
-    }
 
-    /// The maximum of the even and odd columns of `a` (columns 0..16) and `b` (16..32).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn pairs(a: __m512, b: __m512) -> __m512 {
-        let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-        fmax(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b))
-    }
-
-    /// One output row: `q[o] = max_{i < kh, j < 2} p[i * width + 2 o + j]` for `o < n`.
-    /// `KH` is the kernel height when known at compile time (0: `kh`).
-    ///
-    /// # Safety
-    /// AVX-512F; `p.add(i * width)` readable for `2 * n` values (`i < kh`), `q` writable
-    /// for `n`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn row<const KH: usize>(
-        p: *const f32,
-        width: usize,
-        kh: usize,
-        n: usize,
-        q: *mut f32,
-    ) {
-        let mut o = 0;
-        while o + 16 <= n {
-            let (a, b) = rows::<KH>(p.add(2 * o), width, kh, (0xFFFF, 0xFFFF));
-            _mm512_storeu_ps(q.add(o), pairs(a, b));
-            o += 16;
-        }
-        if o < n {
-            let left = 2 * (n - o);
-            let masks = (lanes(left.min(16)), lanes(left.saturating_sub(16)));
-            let (a, b) = rows::<KH>(p.add(2 * o), width, kh, masks);
-            _mm512_mask_storeu_ps(q.add(o), lanes(n - o), pairs(a, b));
-        }
-    }
-}
-
-/// AVX2: 8 outputs per step.
-#[cfg(neon_x86)]
-mod avx2 {
-    use core::arch::x86_64::*;
-
-    /// IEEE `maximum` of each lane, as the AVX-512 version.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn fmax(a: __m256, b: __m256) -> __m256 {
-        let r = _mm256_max_ps(a, b);
-        let r = _mm256_blendv_ps(r, a, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a));
-        _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b))
-    }
-
-    /// A `vmaskmovps` mask of the first `n` lanes (`n` may be 0 or exceed 8).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn lanes(n: usize) -> __m256i {
-        let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(n.min(8) as i32), idx)
-    }
-
-    /// Maximum over the `kh` window rows of the 16 values from `p`, under the masks of the
-    /// two vectors (`None`: unmasked).
-    ///
-    /// # Safety
-    /// AVX2; the masked lanes of `p.add(i * width)[..16]` readable for `i < kh`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn rows<const KH: usize>(
-        p: *const f32,
-        width: usize,
-        kh: usize,
-        masks: Option<(__m256i, __m256i)>,
-    ) -> (__m256, __m256) {
-        let kh = if KH == 0 { kh } else { KH };
-        let (mut a, mut b) = load(p, masks);
-        for i in 1..kh {
-            let (c, d) = load(p.add(i * width), masks);
-            a = fmax(a, c);
-            b = fmax(b, d);
-        }
-        (a, b)
-    }
-
-    /// The 16 values from `r` as two vectors, under `masks` (`None`: unmasked).
-    ///
-    /// # Safety
-    /// AVX2; the masked lanes of `r[..16]` readable.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn load(r: *const f32, masks: Option<(__m256i, __m256i)>) -> (__m256, __m256) {
-        match masks {
-            None => (_mm256_loadu_ps(r), _mm256_loadu_ps(r.add(8))),
-            // Wrapping: with an empty second mask `r + 8` may be past the row.
-            Some((m0, m1)) => {
-                (_mm256_maskload_ps(r, m0), _mm256_maskload_ps(r.wrapping_add(8), m1))
+        #[inline(always)]
+        fn pairs(self, a: __m512, b: __m512) -> __m512 {
+            // SAFETY: the level (token).
+            unsafe {
+                let even =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+                let odd =
+                    _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+                let (e, o) =
+                    (_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b));
+                self.fmax(e, o)
             }
         }
     }
 
-    /// The maximum of the even and odd columns of `a` (columns 0..8) and `b` (8..16), in
-    /// column order.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn pairs(a: __m256, b: __m256) -> __m256 {
-        // Within each 128-bit half: [a0 a2 b0 b2 | a4 a6 b4 b6] and the odd columns.
-        let m = fmax(_mm256_shuffle_ps::<0x88>(a, b), _mm256_shuffle_ps::<0xDD>(a, b));
-        // 64-bit blocks 0, 2, 1, 3: [a0 a2 a4 a6 b0 b2 b4 b6].
-        _mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(_mm256_castps_pd(m)))
+    impl PoolSimd<8> for Ymm {
+        #[inline(always)]
+        fn fmax(self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: the level (token).
+            unsafe {
+                let r = _mm256_max_ps(a, b);
+                let r = _mm256_blendv_ps(r, a, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a));
+                _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b))
+            }
+        }
+
+        #[inline(always)]
+        fn pairs(self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: the level (token).
+            unsafe {
+                // Within each 128-bit half: [a0 a2 b0 b2 | a4 a6 b4 b6] and the odd columns.
+                let m = self.fmax(_mm256_shuffle_ps::<0x88>(a, b), _mm256_shuffle_ps::<0xDD>(a, b));
+                // 64-bit blocks 0, 2, 1, 3: [a0 a2 a4 a6 b0 b2 b4 b6].
+                _mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(_mm256_castps_pd(m)))
+            }
+        }
     }
 
-    /// One output row, as the AVX-512 version.
+    /// The `2L` values from `r` as two vectors: all of them (`n = None`), or the first
+    /// `n` (0..=`2L`), zeros after (masked loads touch no memory outside the mask).
     ///
     /// # Safety
-    /// AVX2; `p.add(i * width)` readable for `2 * n` values (`i < kh`), `q` writable for
-    /// `n`.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn row<const KH: usize>(
+    /// `r[..2L]` readable (`None`), or `r[..n]`.
+    #[inline(always)]
+    unsafe fn load<const L: usize, S: PoolSimd<L>>(
+        s: S,
+        r: *const f32,
+        n: Option<usize>,
+    ) -> (S::V, S::V) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match n {
+                None => (s.load(r), s.load(r.add(L))),
+                // Wrapping: with an empty second vector `r + L` may be past the row.
+                Some(n) => {
+                    (s.load_n(r, n.min(L)), s.load_n(r.wrapping_add(L), n.saturating_sub(L)))
+                }
+            }
+        }
+    }
+
+    /// Maximum over the `kh` window rows (`width` apart) of the `2L` values from `p` (or
+    /// the first `n`, as [`load`]).
+    ///
+    /// # Safety
+    /// [`load`]'s contract at `p.add(i * width)` for `i < kh`.
+    #[inline(always)]
+    unsafe fn rows<const L: usize, S: PoolSimd<L>, const KH: usize>(
+        s: S,
+        p: *const f32,
+        width: usize,
+        kh: usize,
+        n: Option<usize>,
+    ) -> (S::V, S::V) {
+        let kh = if KH == 0 { kh } else { KH };
+        // SAFETY: the caller's contract.
+        unsafe {
+            let (mut a, mut b) = load(s, p, n);
+            for i in 1..kh {
+                let (c, d) = load(s, p.add(i * width), n);
+                a = s.fmax(a, c);
+                b = s.fmax(b, d);
+            }
+            (a, b)
+        }
+    }
+
+    /// One output row: `q[o] = max_{i < kh, j < 2} p[i * width + 2 o + j]` for `o < n`,
+    /// `L` outputs per step, then the last `n % L` under lane masks. `KH` is the kernel
+    /// height when known at compile time (0: `kh`).
+    ///
+    /// # Safety
+    /// `p.add(i * width)` readable for `2 * n` values (`i < kh`), `q` writable for `n`.
+    #[inline(always)]
+    unsafe fn row<const L: usize, S: PoolSimd<L>, const KH: usize>(
+        s: S,
         p: *const f32,
         width: usize,
         kh: usize,
@@ -233,16 +195,52 @@ mod avx2 {
         q: *mut f32,
     ) {
         let mut o = 0;
-        while o + 8 <= n {
-            let (a, b) = rows::<KH>(p.add(2 * o), width, kh, None);
-            _mm256_storeu_ps(q.add(o), pairs(a, b));
-            o += 8;
+        // SAFETY: the caller's contract: 2 * o + 2 * L <= 2 * n values, then the last
+        // 2 * (n - o) of them.
+        unsafe {
+            while o + L <= n {
+                let (a, b) = rows::<L, S, KH>(s, p.add(2 * o), width, kh, None);
+                s.store(q.add(o), s.pairs(a, b));
+                o += L;
+            }
+            if o < n {
+                let (a, b) = rows::<L, S, KH>(s, p.add(2 * o), width, kh, Some(2 * (n - o)));
+                s.store_n(q.add(o), s.pairs(a, b), n - o);
+            }
         }
-        if o < n {
-            let left = 2 * (n - o);
-            let masks = (lanes(left), lanes(left.saturating_sub(8)));
-            let (a, b) = rows::<KH>(p.add(2 * o), width, kh, Some(masks));
-            _mm256_maskstore_ps(q.add(o), lanes(n - o), pairs(a, b));
-        }
+    }
+
+    /// [`row`] at AVX-512F: 16 outputs per step.
+    ///
+    /// # Safety
+    /// The CPU implements AVX-512F; [`row`]'s contract.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn row_avx512<const KH: usize>(
+        p: *const f32,
+        width: usize,
+        kh: usize,
+        n: usize,
+        q: *mut f32,
+    ) {
+        // SAFETY: the CPU implements AVX-512F (contract), so the token may exist; the rest
+        // is the caller's contract.
+        unsafe { row::<16, Zmm, KH>(Zmm::new(), p, width, kh, n, q) }
+    }
+
+    /// [`row`] at AVX2 + FMA: 8 outputs per step.
+    ///
+    /// # Safety
+    /// The CPU implements AVX2 and FMA; [`row`]'s contract.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn row_avx2<const KH: usize>(
+        p: *const f32,
+        width: usize,
+        kh: usize,
+        n: usize,
+        q: *mut f32,
+    ) {
+        // SAFETY: the CPU implements AVX2 and FMA (contract), so the token may exist; the
+        // rest is the caller's contract.
+        unsafe { row::<8, Ymm, KH>(Ymm::new(), p, width, kh, n, q) }
     }
 }
