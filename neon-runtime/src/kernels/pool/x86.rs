@@ -62,8 +62,8 @@ impl<I: X86Isa> PoolKernels for X86<I> {
     }
 }
 
-/// One body for both levels, generic over the level's vectors ([`Simd`]), and the two steps
-/// whose instructions differ by level ([`PoolSimd`]).
+/// One body for both levels, generic over the level's vectors (`x86_simd::Simd`), and the
+/// two steps whose instructions differ by level (`PoolSimd`).
 #[cfg(neon_x86)]
 mod levels {
     use crate::kernels::x86_simd::{Simd, Ymm, Zmm};

@@ -55,6 +55,7 @@ impl Simd<8> for Ymm {
         fn lt(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_LT_OQ>(a, b);
         fn le(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_LE_OQ>(a, b);
         fn gt(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_GT_OQ>(a, b);
+        fn eq(a: __m256, b: __m256) -> __m256 => _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b);
         fn any(m: __m256) -> bool => _mm256_movemask_ps(m) != 0;
         fn select(m: __m256, t: __m256, f: __m256) -> __m256 => _mm256_blendv_ps(f, t, m);
         fn below(lim: __m256i, j: i32) -> __m256 =>
@@ -136,6 +137,12 @@ impl Simd<8> for Ymm {
         // SAFETY: contract; masked-off lanes are not accessed; the level (token).
         unsafe { _mm256_maskload_ps(p, self.first_i32(n)) }
     }
+    /// `vmaskmovps`, on the sign bit of each lane of `m`.
+    #[inline(always)]
+    unsafe fn load_masked(self, p: *const f32, m: __m256) -> __m256 {
+        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
+        unsafe { _mm256_maskload_ps(p, _mm256_castps_si256(m)) }
+    }
     #[inline(always)]
     unsafe fn store(self, p: *mut f32, x: __m256) {
         // SAFETY: contract; the level (token).
@@ -151,6 +158,12 @@ impl Simd<8> for Ymm {
         let a = self.to_array(x);
         // SAFETY: contract: `n` values.
         unsafe { core::ptr::copy_nonoverlapping(a.as_ptr(), p, n) }
+    }
+    /// `vmaskmovps`, on the sign bit of each lane of `m`.
+    #[inline(always)]
+    unsafe fn store_masked(self, p: *mut f32, x: __m256, m: __m256) {
+        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
+        unsafe { _mm256_maskstore_ps(p, _mm256_castps_si256(m), x) }
     }
     #[inline(always)]
     unsafe fn bcast(self, p: *const f32) -> __m256 {

@@ -90,6 +90,7 @@ impl Simd<16> for Zmm {
         fn lt(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b);
         fn le(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b);
         fn gt(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b);
+        fn eq(a: __m512, b: __m512) -> __mmask16 => _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b);
         fn select(m: __mmask16, t: __m512, f: __m512) -> __m512 => _mm512_mask_mov_ps(f, m, t);
         fn below(lim: __m512i, j: i32) -> __mmask16 =>
             _mm512_cmpgt_epi32_mask(lim, _mm512_set1_epi32(j));
@@ -156,6 +157,11 @@ impl Simd<16> for Zmm {
         unsafe { _mm512_maskz_loadu_ps(first(n), p) }
     }
     #[inline(always)]
+    unsafe fn load_masked(self, p: *const f32, m: __mmask16) -> __m512 {
+        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
+        unsafe { _mm512_maskz_loadu_ps(m, p) }
+    }
+    #[inline(always)]
     unsafe fn store(self, p: *mut f32, x: __m512) {
         // SAFETY: contract; the level (token).
         unsafe { _mm512_storeu_ps(p, x) }
@@ -165,6 +171,11 @@ impl Simd<16> for Zmm {
     unsafe fn store_n(self, p: *mut f32, x: __m512, n: usize) {
         // SAFETY: contract; masked-off lanes are not accessed; the level (token).
         unsafe { _mm512_mask_storeu_ps(p, first(n), x) }
+    }
+    #[inline(always)]
+    unsafe fn store_masked(self, p: *mut f32, x: __m512, m: __mmask16) {
+        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
+        unsafe { _mm512_mask_storeu_ps(p, m, x) }
     }
     /// An embedded broadcast operand where it feeds an FMA.
     #[inline(always)]

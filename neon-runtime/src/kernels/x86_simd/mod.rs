@@ -58,6 +58,8 @@ pub(crate) trait Simd<const L: usize>: Copy {
     fn le(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// `a > b` (ordered).
     fn gt(self, a: Self::V, b: Self::V) -> Self::Mask;
+    /// `a == b` (ordered).
+    fn eq(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// Whether any lane of `m` is set.
     fn any(self, m: Self::Mask) -> bool;
     /// `t` where `m` is set, `f` elsewhere.
@@ -89,6 +91,11 @@ pub(crate) trait Simd<const L: usize>: Copy {
     /// # Safety
     /// `p` readable for `n` values.
     unsafe fn load_n(self, p: *const f32, n: usize) -> Self::V;
+    /// The lanes in `m` of the `L` values at `p`, zeros elsewhere (nothing else is read).
+    ///
+    /// # Safety
+    /// `p.add(l)` readable for every lane `l` in `m`.
+    unsafe fn load_masked(self, p: *const f32, m: Self::Mask) -> Self::V;
     /// `x` to the `L` values at `p`.
     ///
     /// # Safety
@@ -99,6 +106,11 @@ pub(crate) trait Simd<const L: usize>: Copy {
     /// # Safety
     /// `p` writable for `n` values.
     unsafe fn store_n(self, p: *mut f32, x: Self::V, n: usize);
+    /// The lanes in `m` of `x` to `p` (nothing else is written).
+    ///
+    /// # Safety
+    /// `p.add(l)` writable for every lane `l` in `m`.
+    unsafe fn store_masked(self, p: *mut f32, x: Self::V, m: Self::Mask);
     /// `*p` in every lane.
     ///
     /// # Safety

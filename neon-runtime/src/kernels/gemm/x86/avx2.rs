@@ -5,9 +5,11 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
+use super::tile::{At, Tile};
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, BOperands, BTile, KernelB};
 use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::x86_simd::{Simd, Ymm};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -25,188 +27,6 @@ pub(crate) const NR_A: usize = 24;
 fn lanes(cols: usize) -> __m256i {
     let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     _mm256_cmpgt_epi32(_mm256_set1_epi32(cols.min(8) as i32), idx)
-}
-
-/// The output stage on one accumulator (see [`VecEpilogue`]).
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn epilogue(x: __m256, slope: __m256, min: __m256, zero_fix: bool) -> __m256 {
-    let v = _mm256_max_ps(x, _mm256_mul_ps(x, slope));
-    let r = _mm256_max_ps(min, v);
-    if zero_fix {
-        _mm256_blendv_ps(r, min, _mm256_cmp_ps::<_CMP_EQ_OQ>(v, min))
-    } else {
-        r
-    }
-}
-
-/// The output stage on 4 rows of accumulators, then the stores of `rows` (0..=4) of
-/// them, the last vector of each through `mask` when `MASKED`.
-///
-/// # Safety
-/// AVX2 + FMA; `c.add(r * ldc + j)` writable (`r < rows`) for every column `j` the
-/// stores reach.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn finish<const NV: usize, const MASKED: bool>(
-    mut acc: [[__m256; NV]; 4],
-    ep: Option<VecEpilogue>,
-    c: *mut f32,
-    ldc: usize,
-    rows: usize,
-    mask: __m256i,
-) {
-    if let Some(e) = ep {
-        let (slope, min) = (_mm256_set1_ps(e.slope), _mm256_set1_ps(e.min));
-        for i in 0..4 {
-            for v in 0..NV {
-                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
-            }
-        }
-    }
-    for i in 0..4 {
-        if i < rows {
-            let ci = c.add(i * ldc);
-            for v in 0..NV {
-                if MASKED && v + 1 == NV {
-                    _mm256_maskstore_ps(ci.add(8 * v), mask, acc[i][v]);
-                } else {
-                    _mm256_storeu_ps(ci.add(8 * v), acc[i][v]);
-                }
-            }
-        }
-    }
-}
-
-/// Where the accumulators of 4 rows of a packed-A tile start: each row's `bias[i]`, or,
-/// when `t.accumulate` (a later block of a blocked reduction), the `rows` (0..=4) rows of
-/// `C` that the earlier blocks stored, the last vector of each through `mask` when
-/// `MASKED` (as [`finish`] stores them; rows past `rows` start at 0 and are not stored).
-/// Continuing from the stored sums keeps each output's chain of FMAs, so a blocked
-/// reduction gives the bits of an unblocked one.
-///
-/// # Safety
-/// AVX2 + FMA; `bias[i]` for `i < 4` when not accumulating; `c.add(r * ldc + j)`
-/// readable (`r < rows`) for every column `j` the loads reach when accumulating.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn start<const NV: usize, const MASKED: bool>(
-    t: &TileA,
-    bias: &[f32],
-    c: *const f32,
-    rows: usize,
-    mask: __m256i,
-) -> [[__m256; NV]; 4] {
-    let mut acc = [[_mm256_setzero_ps(); NV]; 4];
-    for i in 0..4 {
-        if !t.accumulate {
-            acc[i] = [_mm256_set1_ps(bias[i]); NV];
-        } else if i < rows {
-            let ci = c.add(i * t.ldc);
-            for v in 0..NV {
-                acc[i][v] = if MASKED && v + 1 == NV {
-                    _mm256_maskload_ps(ci.add(8 * v), mask)
-                } else {
-                    _mm256_loadu_ps(ci.add(8 * v))
-                };
-            }
-        }
-    }
-    acc
-}
-
-/// Packed-A tile: 4 rows of the 8-row panel (weights at `w[kk * 8 + i]`, `i < 4`)
-/// times `8 * NV` columns of `B` (rows placed by `t.br` from `b`); the last vector
-/// limited to the lanes in `mask` when `MASKED`; the output stage `t.ep`, if any, in
-/// registers. `rows` (0..=4) rows of `C` (`t.ldc` apart) are stored.
-///
-/// # Safety
-/// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k = br.rows * br.segments`,
-/// `i < 4`); `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s <
-/// br.segments`, `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for
-/// every column `j` of the tile.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn tile_a<const NV: usize, const MASKED: bool>(
-    t: &TileA,
-    w: *const f32,
-    b: *const f32,
-    bias: &[f32],
-    c: *mut f32,
-    rows: usize,
-    mask: __m256i,
-) {
-    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = start::<NV, MASKED>(t, bias, c, rows, mask);
-    let ldb = br.ldb;
-    let mut w = w;
-    for s in 0..br.segments {
-        // Wrapping: after the last step the pointers may leave the slices unused.
-        let mut row = b.wrapping_add(s * br.segment_stride);
-        for _ in 0..br.rows {
-            let mut bv = [_mm256_setzero_ps(); NV];
-            for (v, bv) in bv.iter_mut().enumerate() {
-                *bv = if MASKED && v + 1 == NV {
-                    _mm256_maskload_ps(row.add(8 * v), mask)
-                } else {
-                    _mm256_loadu_ps(row.add(8 * v))
-                };
-            }
-            for i in 0..4 {
-                let wi = _mm256_broadcast_ss(&*w.add(i));
-                for v in 0..NV {
-                    acc[i][v] = _mm256_fmadd_ps(wi, bv[v], acc[i][v]);
-                }
-            }
-            w = w.wrapping_add(PACK_MR);
-            row = row.wrapping_add(ldb);
-        }
-    }
-    finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
-}
-
-/// Packed-A tile of the whole 8-row panel (weights at `w[kk * 8 + i]`) by one vector of
-/// `B` (8 columns, the lanes in `mask` when `MASKED`): 8 accumulators, enough independent
-/// FMA chains, where a half panel by one vector would have 4 and wait on the FMA latency.
-/// For the last 1..=8 columns of a product. The output stage `t.ep`, if any, in
-/// registers; `rows` (0..=8) rows of `C` are stored.
-///
-/// # Safety
-/// As [`tile_a`] with 8 rows (`i < 8`) and 8 columns.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn tile_a_panel<const MASKED: bool>(
-    t: &TileA,
-    w: *const f32,
-    b: *const f32,
-    bias: &[f32; PACK_MR],
-    c: *mut f32,
-    rows: usize,
-    mask: __m256i,
-) {
-    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let c4 = c.wrapping_add(4 * ldc);
-    let [[a0], [a1], [a2], [a3]] = start::<1, MASKED>(t, &bias[..4], c, rows.min(4), mask);
-    let [[a4], [a5], [a6], [a7]] =
-        start::<1, MASKED>(t, &bias[4..], c4, rows.saturating_sub(4), mask);
-    let mut acc = [a0, a1, a2, a3, a4, a5, a6, a7];
-    let ldb = br.ldb;
-    let mut w = w;
-    for s in 0..br.segments {
-        // Wrapping: after the last step the pointers may leave the slices unused.
-        let mut row = b.wrapping_add(s * br.segment_stride);
-        for _ in 0..br.rows {
-            let bv = if MASKED { _mm256_maskload_ps(row, mask) } else { _mm256_loadu_ps(row) };
-            for i in 0..PACK_MR {
-                acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(&*w.add(i)), bv, acc[i]);
-            }
-            w = w.wrapping_add(PACK_MR);
-            row = row.wrapping_add(ldb);
-        }
-    }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    finish::<1, MASKED>([[a0], [a1], [a2], [a3]], ep, c, ldc, rows.min(4), mask);
-    finish::<1, MASKED>([[a4], [a5], [a6], [a7]], ep, c4, ldc, rows.saturating_sub(4), mask);
 }
 
 /// Lines of the 4x24 inner loop for row `$i`: broadcast the row's weight into ymm15
@@ -280,28 +100,24 @@ unsafe fn kernel_4x24(
     }
 }
 
-/// The full 4x24 packed-A tile (arguments as [`tile_a`]): the assembly loop once per
-/// segment of `B`.
+/// The full 4x24 packed-A tile (as [`Tile::run`] with 4 rows by 3 vectors): the assembly
+/// loop once per segment of `B`.
 ///
 /// # Safety
-/// As [`tile_a`] with 24 columns.
+/// AVX2 + FMA; [`Tile::run`]'s contract with 4 rows and 24 columns.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn tile_a_24(
-    t: &TileA,
-    w: *const f32,
-    b: *const f32,
-    bias: &[f32],
-    c: *mut f32,
-    rows: usize,
-) {
-    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = start::<3, false>(t, bias, c, rows, lanes(8));
-    for s in 0..br.segments {
-        let (ws, bs) = (w.add(s * br.rows * PACK_MR), b.add(s * br.segment_stride));
+unsafe fn tile_a_24(t: &TileA, at: At, bias: &[f32]) {
+    type T = Tile<8, Ymm, 4, 3, false>;
+    let br = t.br;
+    // SAFETY: AVX2 + FMA (contract), so the token may exist.
+    let s = unsafe { Ymm::new() };
+    let mut acc = T::start(s, t, at, bias, s.first(8));
+    for seg in 0..br.segments {
+        let (ws, bs) = (at.w.add(seg * br.rows * PACK_MR), at.b.add(seg * br.segment_stride));
         kernel_4x24(&mut acc, ws, bs, br.ldb, br.rows);
     }
-    finish::<3, false>(acc, ep, c, ldc, rows, lanes(8));
+    T::finish(s, acc, t.ep, (at.c, t.ldc), at.rows, s.first(8));
 }
 
 /// Reduction steps per block of the packed-A driver's blocked path (products with a longer
@@ -398,7 +214,9 @@ struct ABlock {
 
 /// The packed-A tiles over one block: column blocks of 24, every half panel over each
 /// block; the last 1..=8 columns of a block (a block of 1..=8, or 17..=23 after two
-/// vectors) by whole panels ([`tile_a_panel`]).
+/// vectors) by whole panels (one vector of 8 columns by 8 rows: 8 accumulators, enough
+/// independent FMA chains, where a half panel by one vector would have 4 and wait on the
+/// FMA latency).
 ///
 /// # Safety
 /// AVX2 + FMA; panel `p < m.div_ceil(8)` readable at `a.add(p * panel_stride + kk * 8 +
@@ -418,11 +236,13 @@ unsafe fn packed_a_columns(
 ) {
     let ABlock { m, n, panel_stride, strip_stride } = *blk;
     let ldc = t.ldc;
+    // SAFETY: AVX2 + FMA (contract).
+    let s = unsafe { Ymm::new() };
     let panels = m.div_ceil(PACK_MR);
     let mut j = 0;
     while j < n {
         let cols = (n - j).min(NR_A);
-        let mask = lanes((cols - 1) % 8 + 1);
+        let mask = s.first((cols - 1) % 8 + 1);
         let bj = bp.add(j / NR_A * strip_stride);
         for p in 0..panels {
             let row0 = p * PACK_MR;
@@ -437,16 +257,17 @@ unsafe fn packed_a_columns(
                 _ => (cols, 0),
             };
             if rest > 0 {
-                let mask = lanes(rest);
+                let mask = s.first(rest);
                 // SAFETY: as below, for the whole panel (offsets kk * 8 + i, i < 8) and
                 // columns j + half_cols .. j + cols.
                 unsafe {
                     let w = ap.add(p * panel_stride);
-                    let (bb, cc) = (bj.add(half_cols), cp.add(row0 * ldc + j + half_cols));
+                    let (b, c) = (bj.add(half_cols), cp.add(row0 * ldc + j + half_cols));
+                    let at = At { w, b, c, rows };
                     if rest == 8 {
-                        tile_a_panel::<false>(t, w, bb, &init, cc, rows, mask);
+                        Tile::<8, Ymm, 8, 1, false>::run(s, t, at, &init, mask);
                     } else {
-                        tile_a_panel::<true>(t, w, bb, &init, cc, rows, mask);
+                        Tile::<8, Ymm, 8, 1, true>::run(s, t, at, &init, mask);
                     }
                 }
             }
@@ -466,11 +287,12 @@ unsafe fn packed_a_columns(
                 // tails).
                 unsafe {
                     let w = ap.add(p * panel_stride + 4 * h);
-                    let cc = cp.add((row0 + 4 * h) * ldc + j);
+                    let c = cp.add((row0 + 4 * h) * ldc + j);
+                    let at = At { w, b: bj, c, rows: hrows };
                     match half_cols {
-                        24 => tile_a_24(t, w, bj, bias, cc, hrows),
-                        16 => tile_a::<2, false>(t, w, bj, bias, cc, hrows, mask),
-                        _ => tile_a::<2, true>(t, w, bj, bias, cc, hrows, mask),
+                        24 => tile_a_24(t, at, bias),
+                        16 => Tile::<8, Ymm, 4, 2, false>::run(s, t, at, bias, mask),
+                        _ => Tile::<8, Ymm, 4, 2, true>::run(s, t, at, bias, mask),
                     }
                 }
             }
@@ -632,21 +454,7 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     }
 }
 
-/// The packed-B product ([`driver::packed_b`] over [`Avx2Kernel`]).
-///
-/// # Safety
-/// AVX2 + FMA; the hook's contract (checked, `m, n, k >= 1`).
-#[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn gemm_packed_b(
-    g: GemmB,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    c: &mut StridedMut<'_>,
-) {
-    // SAFETY: forwarded contract.
-    unsafe { driver::packed_b::<Avx2Kernel>(g, a, b, bias, c) }
-}
+super::shared_drivers!(Avx2Kernel, "avx2,fma", "AVX2 + FMA");
 
 /// GEMV over one panel (16 outputs, `cols` of them stored): 4 accumulator pairs take
 /// the `k` values in turn (8 independent FMA chains).
@@ -696,14 +504,4 @@ unsafe fn gemv_panel(
         // With `cols <= 8` the mask is empty and the address may be past `y`.
         _mm256_maskstore_ps(y.wrapping_add(8), lanes(cols.saturating_sub(8)), s[1]);
     }
-}
-
-/// The GEMV ([`driver::gemv`] over [`Avx2Kernel`]; `k = x.len()`, `n = y.len()`).
-///
-/// # Safety
-/// AVX2 + FMA; the hook's contract (checked, `n, k >= 1`).
-#[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    // SAFETY: forwarded contract.
-    unsafe { driver::gemv::<Avx2Kernel>(x, b, bias, y) }
 }

@@ -6,9 +6,11 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
+use super::tile::{At, Tile};
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
 use crate::kernels::gemm::{GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::x86_simd::Zmm;
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -50,20 +52,7 @@ pub(crate) fn lanes(cols: usize) -> __mmask16 {
     (u32::MAX >> (32 - cols)) as __mmask16
 }
 
-/// The output stage on one accumulator (see [`VecEpilogue`]).
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(crate) fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) -> __m512 {
-    let v = _mm512_max_ps(x, _mm512_mul_ps(x, slope));
-    let r = _mm512_max_ps(min, v);
-    if zero_fix {
-        _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(v, min), min)
-    } else {
-        r
-    }
-}
-
-/// The end of an 8-row tile of `16 * NV` columns (the packed-A tile and conv2d's direct
+/// [`Tile::finish`] at AVX-512F on an 8-row tile of `16 * NV` columns (conv2d's direct
 /// tile): the output stage `ep`, if any, on the accumulators, then `rows` (0..=8) rows of
 /// them stored (`ldc` apart), the last vector of each through `mask` when `MASKED`.
 ///
@@ -73,92 +62,18 @@ pub(crate) fn epilogue(x: __m512, slope: __m512, min: __m512, zero_fix: bool) ->
 #[inline]
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn finish<const NV: usize, const MASKED: bool>(
-    mut acc: [[__m512; NV]; PACK_MR],
+    acc: [[__m512; NV]; PACK_MR],
     ep: Option<VecEpilogue>,
     c: *mut f32,
     ldc: usize,
     rows: usize,
     mask: __mmask16,
 ) {
-    if let Some(e) = ep {
-        let (slope, min) = (_mm512_set1_ps(e.slope), _mm512_set1_ps(e.min));
-        for i in 0..PACK_MR {
-            for v in 0..NV {
-                acc[i][v] = epilogue(acc[i][v], slope, min, e.zero_fix);
-            }
-        }
+    // SAFETY: AVX-512F (contract), so the token may exist; the rest is the caller's
+    // contract.
+    unsafe {
+        Tile::<16, Zmm, PACK_MR, NV, MASKED>::finish(Zmm::new(), acc, ep, (c, ldc), rows, mask)
     }
-    for i in 0..PACK_MR {
-        if i < rows {
-            // SAFETY: row i < rows of `c` (the caller's contract).
-            let ci = unsafe { c.add(i * ldc) };
-            for v in 0..NV {
-                // SAFETY: columns the stores reach (the caller's contract).
-                unsafe {
-                    if MASKED && v + 1 == NV {
-                        _mm512_mask_storeu_ps(ci.add(16 * v), mask, acc[i][v]);
-                    } else {
-                        _mm512_storeu_ps(ci.add(16 * v), acc[i][v]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Packed-A tile: the 8-row panel times `16 * NV` columns of `B` (its rows placed by
-/// `t.br` from `b`), the last vector limited to the lanes in `mask` when `MASKED` (masked
-/// loads and stores touch no memory outside the mask); the output stage `t.ep`, if any,
-/// in registers; `rows` (1..=8) rows of `C` (`t.ldc` apart) are stored.
-///
-/// # Safety
-/// AVX-512F; `panel` readable for `8 * k` values (`k = br.rows * br.segments`);
-/// `b.add(s * br.segment_stride + q * br.ldb + j)` readable (`s < br.segments`,
-/// `q < br.rows`) and `c.add(r * ldc + j)` writable (`r < rows`) for every column `j`
-/// of the tile.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn tile_a<const NV: usize, const MASKED: bool>(
-    t: &TileA,
-    panel: *const f32,
-    b: *const f32,
-    bias: &[f32; PACK_MR],
-    c: *mut f32,
-    rows: usize,
-    mask: __mmask16,
-) {
-    let (br, ep, ldc) = (t.br, t.ep, t.ldc);
-    let mut acc = [[_mm512_setzero_ps(); NV]; PACK_MR];
-    for i in 0..PACK_MR {
-        for v in 0..NV {
-            acc[i][v] = _mm512_set1_ps(bias[i]);
-        }
-    }
-    let ldb = br.ldb;
-    let mut w = panel;
-    for s in 0..br.segments {
-        // Wrapping: after the last step the pointers may leave the slices unused.
-        let mut row = b.wrapping_add(s * br.segment_stride);
-        for _ in 0..br.rows {
-            let mut bv = [_mm512_setzero_ps(); NV];
-            for (v, bv) in bv.iter_mut().enumerate() {
-                *bv = if MASKED && v + 1 == NV {
-                    _mm512_maskz_loadu_ps(mask, row.add(16 * v))
-                } else {
-                    _mm512_loadu_ps(row.add(16 * v))
-                };
-            }
-            for i in 0..PACK_MR {
-                let wi = _mm512_set1_ps(*w.add(i));
-                for v in 0..NV {
-                    acc[i][v] = _mm512_fmadd_ps(wi, bv[v], acc[i][v]);
-                }
-            }
-            w = w.wrapping_add(PACK_MR);
-            row = row.wrapping_add(ldb);
-        }
-    }
-    finish::<NV, MASKED>(acc, ep, c, ldc, rows, mask);
 }
 
 /// The AVX-512 micro-kernels of the shared drivers: packed B [`MR_B`] rows by [`NP_B`]
@@ -171,8 +86,9 @@ impl KernelA for Avx512Kernel {
     const COLUMNS_OUTER: bool = true;
     type Ctx = TileA;
 
-    /// The widest of [`tile_a`]'s shapes that fits `t.cols`, the last vector masked when
-    /// `t.cols` is not a multiple of 16.
+    /// The widest of the [`Tile`] shapes (the 8-row panel by 1..=3 vectors) that fits
+    /// `t.cols`, the last vector masked when `t.cols` is not a multiple of 16 (masked loads
+    /// and stores touch no memory outside the mask).
     #[inline(always)]
     unsafe fn tile(
         _: &GemmA,
@@ -185,22 +101,23 @@ impl KernelA for Avx512Kernel {
     ) {
         let k = ctx.br.rows * ctx.br.segments;
         let (rows, cols) = (t.rows, t.cols);
-        // SAFETY: the drivers run in `gemm_packed_a`, which requires AVX-512F; by the
-        // contract (check_packed_a) panel row0 / 8 holds 8 * k values, every row of `b`
-        // that `br` places holds n >= j + cols values from its offset (`br.span(n) <=
+        // SAFETY: the drivers run in `gemm_packed_a`, which requires AVX-512F (so the
+        // token may exist) and sets `ctx.accumulate` false (the tile starts from `init`);
+        // by the contract (check_packed_a) panel row0 / 8 holds 8 * k values, every row of
+        // `b` that `br` places holds n >= j + cols values from its offset (`br.span(n) <=
         // b.len()`), the block `c` owns n values from r * ldc in each row r < m (`c.ld()
         // == ldc`); the tile touches columns j..j + cols only (masked tail).
         unsafe {
             let w = a.as_ptr().add(t.row0 * k);
-            let (bb, cc) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
-            let mask = lanes((cols - 1) % 16 + 1);
+            let (b, c) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
+            let (s, at, mask) = (Zmm::new(), At { w, b, c, rows }, lanes((cols - 1) % 16 + 1));
             match cols {
-                48 => tile_a::<3, false>(ctx, w, bb, init, cc, rows, mask),
-                33..=47 => tile_a::<3, true>(ctx, w, bb, init, cc, rows, mask),
-                32 => tile_a::<2, false>(ctx, w, bb, init, cc, rows, mask),
-                17..=31 => tile_a::<2, true>(ctx, w, bb, init, cc, rows, mask),
-                16 => tile_a::<1, false>(ctx, w, bb, init, cc, rows, mask),
-                _ => tile_a::<1, true>(ctx, w, bb, init, cc, rows, mask),
+                48 => Tile::<16, Zmm, 8, 3, false>::run(s, ctx, at, init, mask),
+                33..=47 => Tile::<16, Zmm, 8, 3, true>::run(s, ctx, at, init, mask),
+                32 => Tile::<16, Zmm, 8, 2, false>::run(s, ctx, at, init, mask),
+                17..=31 => Tile::<16, Zmm, 8, 2, true>::run(s, ctx, at, init, mask),
+                16 => Tile::<16, Zmm, 8, 1, false>::run(s, ctx, at, init, mask),
+                _ => Tile::<16, Zmm, 8, 1, true>::run(s, ctx, at, init, mask),
             }
         }
     }
@@ -374,21 +291,7 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     }
 }
 
-/// The packed-B product ([`driver::packed_b`] over [`Avx512Kernel`]).
-///
-/// # Safety
-/// AVX-512F; the hook's contract (checked, `m, n, k >= 1`).
-#[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn gemm_packed_b(
-    g: GemmB,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    c: &mut StridedMut<'_>,
-) {
-    // SAFETY: forwarded contract.
-    unsafe { driver::packed_b::<Avx512Kernel>(g, a, b, bias, c) }
-}
+super::shared_drivers!(Avx512Kernel, "avx512f", "AVX-512F");
 
 /// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
 /// panel are stored). Four accumulators per panel take the `k` values in turn, so
@@ -460,14 +363,4 @@ unsafe fn gemv_at(x: &[f32], b: &[f32], init: &[f32; 2 * PACK_NR], y: &mut [f32]
             gemv_panels::<1>(k, xp, panel, init, yp, mask);
         }
     }
-}
-
-/// The GEMV ([`driver::gemv`] over [`Avx512Kernel`]; `k = x.len()`, `n = y.len()`).
-///
-/// # Safety
-/// AVX-512F; the hook's contract (checked, `n, k >= 1`).
-#[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn gemv_packed_b(x: &[f32], b: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    // SAFETY: forwarded contract.
-    unsafe { driver::gemv::<Avx512Kernel>(x, b, bias, y) }
 }

@@ -1,6 +1,7 @@
 //! The x86-64 backend's GEMM and GEMV: `impl<I: X86Isa> GemmKernels for X86<I>` over the
 //! AVX-512F (16-wide, `avx512.rs`) and AVX2 + FMA (8-wide, `avx2.rs`) kernels, on the same
-//! packed layouts as every other backend.
+//! packed layouts as every other backend; the packed-A tile (`tile.rs`) is written once over
+//! both levels' vectors.
 //!
 //! The impl exists on every target (generic code names `X86<I>` everywhere); its hook overrides are
 //! compiled for x86-64 hard-float targets outside Miri only (`cfg(neon_x86)`, set by the crate's
@@ -111,6 +112,8 @@ use crate::kernels::{X86Isa, X86};
 pub(crate) mod avx2;
 #[cfg(neon_x86)]
 pub(crate) mod avx512;
+#[cfg(neon_x86)]
+mod tile;
 
 #[cfg(neon_x86)]
 use super::{BRows, Epilogue, GemmA, GemmB};
@@ -242,3 +245,53 @@ pub(crate) struct TileA {
     /// reduction) instead of the bias (AVX2 only; the AVX-512 tiles never block).
     pub(crate) accumulate: bool,
 }
+
+/// A level's `#[target_feature]` entry points of the shared packed-B and GEMV drivers over
+/// its micro-kernel: `shared_drivers!(Kernel, "feature,list", "what the CPU needs")` in
+/// the level's module (which imports `driver`, `GemmB` and `StridedMut`) defines
+/// `gemm_packed_b` and `gemv_packed_b`.
+#[cfg(neon_x86)]
+macro_rules! shared_drivers {
+    ($kernel:ty, $features:literal, $needs:literal) => {
+        #[doc = concat!(
+                            "The packed-B product ([`driver::packed_b`] over [`",
+                            stringify!($kernel),
+                            "`])."
+                        )]
+        ///
+        /// # Safety
+        #[doc = concat!($needs, "; the hook's contract (checked, `m, n, k >= 1`).")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn gemm_packed_b(
+            g: GemmB,
+            a: &[f32],
+            b: &[f32],
+            bias: Option<&[f32]>,
+            c: &mut StridedMut<'_>,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { driver::packed_b::<$kernel>(g, a, b, bias, c) }
+        }
+
+        #[doc = concat!(
+                            "The GEMV ([`driver::gemv`] over [`",
+                            stringify!($kernel),
+                            "`]; `k = x.len()`, `n = y.len()`)."
+                        )]
+        ///
+        /// # Safety
+        #[doc = concat!($needs, "; the hook's contract (checked, `n, k >= 1`).")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn gemv_packed_b(
+            x: &[f32],
+            b: &[f32],
+            bias: Option<&[f32]>,
+            y: &mut [f32],
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { driver::gemv::<$kernel>(x, b, bias, y) }
+        }
+    };
+}
+#[cfg(neon_x86)]
+use shared_drivers;
