@@ -5,7 +5,8 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::tile::{At, Tile};
+use super::seq_rows;
+use super::tile::{tile_b, At, Tile};
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, BOperands, BTile, KernelB};
 use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
@@ -301,106 +302,6 @@ unsafe fn packed_a_columns(
     }
 }
 
-/// Packed-B tile: `R` rows of `A` times one 16-wide panel (2 vectors); `cols` (1..=16)
-/// columns are stored (`MASKED`: through lane masks; otherwise all 16).
-///
-/// # Safety
-/// AVX2 + FMA; `a.add(r * lda)` readable for `k` values (`r < R`), `panel` for
-/// `16 * k`; `c.add(r * ldc + j)` writable for `j < cols` (`k`, `lda`, `ldc` of `g`).
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn tile_b<const R: usize, const MASKED: bool>(
-    g: &GemmB,
-    a: *const f32,
-    panel: *const f32,
-    init: &[__m256; 2],
-    c: *mut f32,
-    cols: usize,
-) {
-    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
-    // Fewer than 8 accumulators cannot hide the FMA latency: then `u_sets` sets take
-    // the `k` values in turn and are added at the end.
-    let u_sets = (4 / R).clamp(1, 4);
-    let mut acc = [[[_mm256_setzero_ps(); 2]; R]; 4];
-    acc[0] = [*init; R];
-    let mut rows = [a; R];
-    for (r, row) in rows.iter_mut().enumerate() {
-        *row = a.add(r * lda);
-    }
-    #[inline(always)]
-    unsafe fn step<const R: usize>(
-        acc: &mut [[__m256; 2]; R],
-        rows: &[*const f32; R],
-        panel: *const f32,
-        kk: usize,
-    ) {
-        let b0 = _mm256_loadu_ps(panel.add(kk * PACK_NR));
-        let b1 = _mm256_loadu_ps(panel.add(kk * PACK_NR + 8));
-        for r in 0..R {
-            let av = _mm256_broadcast_ss(&*rows[r].add(kk));
-            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-        }
-    }
-    let mut kk = 0;
-    while kk + u_sets <= k {
-        for (u, acc) in acc.iter_mut().enumerate().take(u_sets) {
-            step(acc, &rows, panel, kk + u);
-        }
-        kk += u_sets;
-    }
-    while kk < k {
-        step(&mut acc[0], &rows, panel, kk);
-        kk += 1;
-    }
-    let [mut acc, a1, a2, a3] = acc;
-    if u_sets > 1 {
-        for r in 0..R {
-            for h in 0..2 {
-                let hi = _mm256_add_ps(a2[r][h], a3[r][h]);
-                acc[r][h] = _mm256_add_ps(_mm256_add_ps(acc[r][h], a1[r][h]), hi);
-            }
-        }
-    }
-    let (m0, m1) = (lanes(cols), lanes(cols.saturating_sub(8)));
-    for (r, acc) in acc.iter().enumerate() {
-        let cr = c.add(r * ldc);
-        if MASKED {
-            _mm256_maskstore_ps(cr, m0, acc[0]);
-            // With `cols <= 8` the mask is empty and the address may be past `c`.
-            _mm256_maskstore_ps(cr.wrapping_add(8), m1, acc[1]);
-        } else {
-            _mm256_storeu_ps(cr, acc[0]);
-            _mm256_storeu_ps(cr.add(8), acc[1]);
-        }
-    }
-}
-
-/// Dispatches a packed-B tile of `rows` (1..=[`MR_B`]) rows.
-///
-/// # Safety
-/// As [`tile_b`] with `R = rows`.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn tile_b_rows<const MASKED: bool>(
-    rows: usize,
-    g: &GemmB,
-    a: *const f32,
-    panel: *const f32,
-    init: &[__m256; 2],
-    c: *mut f32,
-    cols: usize,
-) {
-    match rows {
-        6 => tile_b::<6, MASKED>(g, a, panel, init, c, cols),
-        5 => tile_b::<5, MASKED>(g, a, panel, init, c, cols),
-        4 => tile_b::<4, MASKED>(g, a, panel, init, c, cols),
-        3 => tile_b::<3, MASKED>(g, a, panel, init, c, cols),
-        2 => tile_b::<2, MASKED>(g, a, panel, init, c, cols),
-        _ => tile_b::<1, MASKED>(g, a, panel, init, c, cols),
-    }
-}
-
 /// The AVX2 micro-kernels of the shared drivers: packed B [`MR_B`] rows by one panel, GEMV
 /// one panel at a time. (The packed-A product has its own driver, [`gemm_packed_a`]: its
 /// long reductions run blocked over copies of `B`.)
@@ -429,8 +330,8 @@ impl KernelB for Avx2Kernel {
     }
 }
 
-/// Packed-B tile `t` ([`KernelB::tile`]): the bias into registers, then [`tile_b`] with
-/// full or masked stores.
+/// Packed-B tile `t` ([`KernelB::tile`]): the bias into registers, then [`tile_b`] over
+/// the panel's two vectors, with full or masked stores.
 ///
 /// # Safety
 /// AVX2 + FMA; [`KernelB::tile`]'s contract.
@@ -438,7 +339,9 @@ impl KernelB for Avx2Kernel {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     let (g, init) = (&op.g, &op.init);
-    let init = [_mm256_loadu_ps(init.as_ptr()), _mm256_loadu_ps(init.as_ptr().add(8))];
+    // SAFETY: AVX2 + FMA (contract), so the token may exist.
+    let s = unsafe { Ymm::new() };
+    let init = [s.load(init.as_ptr()), s.load(init.as_ptr().add(8))];
     // SAFETY: rows i..i + rows < m of `a` hold k values from i * lda, panel col0 / 16
     // holds 16 * k values, the block `c` owns n >= col0 + cols values from i * ldc in each
     // row i < m (`c.ld() == ldc`); masked stores stop at col0 + cols.
@@ -446,10 +349,18 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         let aa = op.a.as_ptr().add(t.i * g.lda);
         let panel = op.b.as_ptr().add(t.col0 * g.k);
         let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
+        // One panel in two vectors.
+        let pp = [panel, panel.add(8)];
         if t.cols == PACK_NR {
-            tile_b_rows::<false>(t.rows, g, aa, panel, &init, cc, t.cols);
+            let masks = [s.first(8); 2];
+            seq_rows!(t.rows, R =>
+                tile_b::<8, _, R, 2, false>(s, g, aa, pp, &init, cc, masks);
+                1 2 3 4 5; 6)
         } else {
-            tile_b_rows::<true>(t.rows, g, aa, panel, &init, cc, t.cols);
+            let masks = [s.first(t.cols.min(8)), s.first(t.cols.saturating_sub(8))];
+            seq_rows!(t.rows, R =>
+                tile_b::<8, _, R, 2, true>(s, g, aa, pp, &init, cc, masks);
+                1 2 3 4 5; 6)
         }
     }
 }

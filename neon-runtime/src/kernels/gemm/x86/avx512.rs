@@ -6,11 +6,12 @@
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
-use super::tile::{At, Tile};
+use super::seq_rows;
+use super::tile::{tile_b, At, Tile};
 use super::{TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
 use crate::kernels::gemm::{GemmA, GemmB, PACK_MR, PACK_NR};
-use crate::kernels::x86_simd::Zmm;
+use crate::kernels::x86_simd::{Simd, Zmm};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
@@ -22,26 +23,6 @@ pub(crate) const NP_B: usize = 2;
 /// stays in L2 while every pair of panels passes over it, each pair (`32 * k` values)
 /// in L1 (for `k` up to ~300).
 const MC_B: usize = 10 * MR_B;
-
-/// `match $rows { 1 => { const R: usize = 1; $body } ... }` for 1..=[`MR_B`] rows (8 for
-/// any other value).
-macro_rules! seq_rows {
-    ($rows:expr, $r:ident => $body:expr) => {
-        seq_rows!(@arms $rows, $r => $body; 1 2 3 4 5 6 7)
-    };
-    (@arms $rows:expr, $r:ident => $body:expr; $($n:literal)*) => {
-        match $rows {
-            $($n => {
-                const $r: usize = $n;
-                $body
-            })*
-            _ => {
-                const $r: usize = 8;
-                $body
-            }
-        }
-    };
-}
 
 /// Columns of the packed-A tile (3 vectors) by one 8-row panel.
 pub(crate) const NR_A: usize = 48;
@@ -142,104 +123,6 @@ pub(crate) unsafe fn gemm_packed_a(
     unsafe { driver::packed_a::<Avx512Kernel>(g, t, a, b, bias, c) }
 }
 
-/// Packed-B tile: `R` rows of `A` (`g.lda` apart) times `P` consecutive 16-wide panels;
-/// the columns in `mask` of the last panel (all of the others) are stored into `R`
-/// rows of `c` (`g.ldc` apart).
-///
-/// # Safety
-/// AVX-512F; `a.add(r * lda)` readable for `k` values (`r < R`), `panels` for
-/// `16 * P * k`; `c.add(r * ldc + j)` writable for `j < 16 * (P - 1)` and the lanes
-/// `16 * (P - 1) + l` with `l` in `mask`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn tile_b<const R: usize, const P: usize>(
-    g: &GemmB,
-    a: *const f32,
-    panels: *const f32,
-    init: &[__m512; P],
-    c: *mut f32,
-    mask: __mmask16,
-) {
-    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
-    // Fewer than 8 accumulators cannot hide the FMA latency (4 cycles, 2 per cycle):
-    // then `U` sets take the `k` values in turn and are added at the end. The count
-    // depends on the rows only (as if every tile had `NP_B` panels), so a column's bits do
-    // not depend on whether its panel is paired: blocks of a team may start at any panel.
-    let u_sets = (8 / (R * NP_B)).clamp(1, 4);
-    let mut acc = [[[_mm512_setzero_ps(); P]; R]; 4];
-    acc[0] = [*init; R];
-    let mut rows = [a; R];
-    for (r, row) in rows.iter_mut().enumerate() {
-        *row = a.add(r * lda);
-    }
-    let mut pp = [panels; P];
-    for (q, pp) in pp.iter_mut().enumerate() {
-        *pp = panels.add(q * PACK_NR * k);
-    }
-    #[inline(always)]
-    unsafe fn step<const R: usize, const P: usize>(
-        acc: &mut [[__m512; P]; R],
-        rows: &[*const f32; R],
-        pp: &[*const f32; P],
-        kk: usize,
-    ) {
-        let mut bv = [_mm512_setzero_ps(); P];
-        for q in 0..P {
-            bv[q] = _mm512_loadu_ps(pp[q].add(kk * PACK_NR));
-        }
-        for r in 0..R {
-            let av = _mm512_set1_ps(*rows[r].add(kk));
-            for q in 0..P {
-                acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
-            }
-        }
-    }
-    let mut kk = 0;
-    while kk + u_sets <= k {
-        for (u, acc) in acc.iter_mut().enumerate().take(u_sets) {
-            step(acc, &rows, &pp, kk + u);
-        }
-        kk += u_sets;
-    }
-    while kk < k {
-        step(&mut acc[0], &rows, &pp, kk);
-        kk += 1;
-    }
-    let [mut acc, a1, a2, a3] = acc;
-    if u_sets > 1 {
-        for r in 0..R {
-            for q in 0..P {
-                let hi = _mm512_add_ps(a2[r][q], a3[r][q]);
-                acc[r][q] = _mm512_add_ps(_mm512_add_ps(acc[r][q], a1[r][q]), hi);
-            }
-        }
-    }
-    for (r, acc) in acc.iter().enumerate() {
-        for q in 0..P {
-            let m = if q + 1 == P { mask } else { 0xFFFF };
-            _mm512_mask_storeu_ps(c.add(r * ldc + 16 * q), m, acc[q]);
-        }
-    }
-}
-
-/// Dispatches a packed-B tile of `rows` (1..=[`MR_B`]) rows by `P` panels.
-///
-/// # Safety
-/// As [`tile_b`] with `R = rows`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn tile_b_rows<const P: usize>(
-    rows: usize,
-    g: &GemmB,
-    a: *const f32,
-    panels: *const f32,
-    init: &[__m512; P],
-    c: *mut f32,
-    mask: __mmask16,
-) {
-    seq_rows!(rows, R => tile_b::<R, P>(g, a, panels, init, c, mask))
-}
-
 impl KernelB for Avx512Kernel {
     const MR: usize = MR_B;
     const NP: usize = NP_B;
@@ -262,7 +145,8 @@ impl KernelB for Avx512Kernel {
 }
 
 /// Packed-B tile `t` ([`KernelB::tile`]): the bias into registers, then [`tile_b`] over
-/// its one or two panels, the last one's stores masked to its valid columns.
+/// its one or two panels (a vector each), the last one's stores masked to its valid
+/// columns.
 ///
 /// # Safety
 /// AVX-512F; [`KernelB::tile`]'s contract.
@@ -270,10 +154,9 @@ impl KernelB for Avx512Kernel {
 #[target_feature(enable = "avx512f")]
 unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     let (g, init) = (&op.g, &op.init);
-    let mut iv = [_mm512_setzero_ps(); NP_B];
-    for (q, iv) in iv.iter_mut().enumerate() {
-        *iv = _mm512_loadu_ps(init.as_ptr().add(16 * q));
-    }
+    // SAFETY: AVX-512F (contract), so the token may exist.
+    let s = unsafe { Zmm::new() };
+    let iv = [s.load(init.as_ptr()), s.load(init.as_ptr().add(16))];
     let mask = lanes((t.cols - 1) % 16 + 1);
     // SAFETY: check_packed_b: rows i..i + rows < m of `a` hold k values from i * lda,
     // panels col0 / 16 .. + cols.div_ceil(16) exist (16 * k values each), the block `c` owns
@@ -284,9 +167,14 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         let pan = op.b.as_ptr().add(t.col0 * g.k);
         let cc = c.as_mut_ptr().add(t.i * g.ldc + t.col0);
         if t.cols > PACK_NR {
-            tile_b_rows::<2>(t.rows, g, aa, pan, &iv, cc, mask);
+            let (pp, masks) = ([pan, pan.add(PACK_NR * g.k)], [0xFFFF, mask]);
+            seq_rows!(t.rows, R =>
+                tile_b::<16, _, R, 2, true>(s, g, aa, pp, &iv, cc, masks);
+                1 2 3 4 5 6 7; 8)
         } else {
-            tile_b_rows::<1>(t.rows, g, aa, pan, &[iv[0]], cc, mask);
+            seq_rows!(t.rows, R =>
+                tile_b::<16, _, R, 1, true>(s, g, aa, [pan], &[iv[0]], cc, [mask]);
+                1 2 3 4 5 6 7; 8)
         }
     }
 }

@@ -254,10 +254,10 @@ pub(crate) struct TileA {
 macro_rules! shared_drivers {
     ($kernel:ty, $features:literal, $needs:literal) => {
         #[doc = concat!(
-                            "The packed-B product ([`driver::packed_b`] over [`",
-                            stringify!($kernel),
-                            "`])."
-                        )]
+                                            "The packed-B product ([`driver::packed_b`] over [`",
+                                            stringify!($kernel),
+                                            "`])."
+                                        )]
         ///
         /// # Safety
         #[doc = concat!($needs, "; the hook's contract (checked, `m, n, k >= 1`).")]
@@ -274,10 +274,10 @@ macro_rules! shared_drivers {
         }
 
         #[doc = concat!(
-                            "The GEMV ([`driver::gemv`] over [`",
-                            stringify!($kernel),
-                            "`]; `k = x.len()`, `n = y.len()`)."
-                        )]
+                                            "The GEMV ([`driver::gemv`] over [`",
+                                            stringify!($kernel),
+                                            "`]; `k = x.len()`, `n = y.len()`)."
+                                        )]
         ///
         /// # Safety
         #[doc = concat!($needs, "; the hook's contract (checked, `n, k >= 1`).")]
@@ -295,3 +295,23 @@ macro_rules! shared_drivers {
 }
 #[cfg(neon_x86)]
 use shared_drivers;
+
+/// `match $rows { 1 => { const R: usize = 1; $body } ... }` over the listed row counts, the
+/// last for any other value: a packed-B tile's row count as a constant.
+#[cfg(neon_x86)]
+macro_rules! seq_rows {
+    ($rows:expr, $r:ident => $body:expr; $($n:literal)*; $last:literal) => {
+        match $rows {
+            $($n => {
+                const $r: usize = $n;
+                $body
+            })*
+            _ => {
+                const $r: usize = $last;
+                $body
+            }
+        }
+    };
+}
+#[cfg(neon_x86)]
+use seq_rows;

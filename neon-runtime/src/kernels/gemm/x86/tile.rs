@@ -1,13 +1,14 @@
-//! The packed-A tile and its output stage, written once for both levels over the level's
-//! vectors ([`Simd`]: `L` lanes): every function is `#[inline(always)]`, compiled into the
-//! level's `#[target_feature]` callers (`avx2.rs`, `avx512.rs`, conv2d's direct kernel).
+//! The packed-A tile with its output stage, and the packed-B tile, written once for both
+//! levels over the level's vectors ([`Simd`]: `L` lanes): every function is
+//! `#[inline(always)]`, compiled into the level's `#[target_feature]` callers (`avx2.rs`,
+//! `avx512.rs`, conv2d's direct kernel).
 
 // Accumulator arrays are indexed by constant loop counters on purpose: fully unrolled,
 // every element stays in its own register.
 #![allow(clippy::needless_range_loop)]
 
 use super::{TileA, VecEpilogue};
-use crate::kernels::gemm::PACK_MR;
+use crate::kernels::gemm::{GemmB, PACK_MR, PACK_NR};
 use crate::kernels::x86_simd::Simd;
 use core::marker::PhantomData;
 
@@ -179,5 +180,110 @@ impl<const L: usize, S: Simd<L>, const R: usize, const NV: usize, const MASKED: 
         }
         // SAFETY: the caller's contract.
         unsafe { Self::finish(s, acc, t.ep, (at.c, t.ldc), at.rows, mask) }
+    }
+}
+
+/// Packed-B tile: `R` rows of `A` (`g.lda` apart) times `NV` vectors of `L` columns of
+/// packed `B`, vector `q` of reduction step `kk` at `pp[q] + 16 kk` (one 16-wide panel in
+/// two `ymm` vectors, or `NV` panels in `zmm` vectors), from the bias vectors `init`;
+/// vector `q` of each row stored to `c + L q` (rows `g.ldc` apart), through `masks[q]`
+/// when `MASKED`.
+///
+/// Fewer than 8 accumulators cannot hide the FMA latency (4 cycles, 2 per cycle): then `U`
+/// sets take the `k` values in turn and are added at the end. The count depends on the
+/// rows only (as if every tile had 2 vectors per row, the full tile of both levels), so a
+/// column's bits do not depend on the tile's width: blocks of a team may start at any
+/// panel.
+///
+/// # Safety
+/// `a.add(r * g.lda)` readable for `g.k` values (`r < R`), `pp[q]` for `16 * (g.k - 1) +
+/// L` values; `c.add(r * g.ldc + L * q + l)` writable for the lanes `l` stored.
+#[inline(always)]
+pub(super) unsafe fn tile_b<
+    const L: usize,
+    S: Simd<L>,
+    const R: usize,
+    const NV: usize,
+    const MASKED: bool,
+>(
+    s: S,
+    g: &GemmB,
+    a: *const f32,
+    pp: [*const f32; NV],
+    init: &[S::V; NV],
+    c: *mut f32,
+    masks: [S::Mask; NV],
+) {
+    let (k, lda, ldc) = (g.k, g.lda, g.ldc);
+    let u_sets = (4 / R).clamp(1, 4);
+    let mut acc = [[[s.zero(); NV]; R]; 4];
+    acc[0] = [*init; R];
+    let mut rows = [a; R];
+    for (r, row) in rows.iter_mut().enumerate() {
+        *row = a.wrapping_add(r * lda);
+    }
+    let mut kk = 0;
+    // SAFETY: steps kk < k of the rows and panels (the caller's contract).
+    unsafe {
+        while kk + u_sets <= k {
+            for (u, acc) in acc.iter_mut().enumerate().take(u_sets) {
+                step_b(s, acc, &rows, &pp, kk + u);
+            }
+            kk += u_sets;
+        }
+        while kk < k {
+            step_b(s, &mut acc[0], &rows, &pp, kk);
+            kk += 1;
+        }
+    }
+    let [mut acc, a1, a2, a3] = acc;
+    if u_sets > 1 {
+        for r in 0..R {
+            for q in 0..NV {
+                let hi = s.add(a2[r][q], a3[r][q]);
+                acc[r][q] = s.add(s.add(acc[r][q], a1[r][q]), hi);
+            }
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        // Wrapping: a vector whose mask is empty may lie past `c`.
+        let cr = c.wrapping_add(r * ldc);
+        for q in 0..NV {
+            // SAFETY: the stored lanes (the caller's contract).
+            unsafe {
+                if MASKED {
+                    s.store_masked(cr.wrapping_add(L * q), acc[q], masks[q]);
+                } else {
+                    s.store(cr.add(L * q), acc[q]);
+                }
+            }
+        }
+    }
+}
+
+/// One reduction step `kk` of [`tile_b`]: the `NV` vectors of packed `B`, times each row's
+/// `A[r, kk]`, into `acc`.
+///
+/// # Safety
+/// `pp[q] + 16 kk` readable for `L` values, `rows[r] + kk` readable.
+#[inline(always)]
+unsafe fn step_b<const L: usize, S: Simd<L>, const R: usize, const NV: usize>(
+    s: S,
+    acc: &mut [[S::V; NV]; R],
+    rows: &[*const f32; R],
+    pp: &[*const f32; NV],
+    kk: usize,
+) {
+    let mut bv = [s.zero(); NV];
+    for q in 0..NV {
+        // SAFETY: the caller's contract.
+        bv[q] = unsafe { s.load(pp[q].add(kk * PACK_NR)) };
+    }
+    for r in 0..R {
+        // SAFETY: the caller's contract.
+        let av = unsafe { s.bcast(rows[r].add(kk)) };
+        for q in 0..NV {
+            acc[r][q] = s.fma(av, bv[q], acc[r][q]);
+        }
     }
 }
