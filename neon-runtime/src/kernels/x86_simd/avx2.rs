@@ -30,6 +30,17 @@ impl Ymm {
     }
 }
 
+/// The reduction of the 8 lanes of `$x` with the 4-lane operation `$op` and its scalar
+/// form `$op_ss`: the two halves, then the two pairs, then the last two lanes.
+macro_rules! reduce {
+    ($x:expr, $op:ident, $op_ss:ident) => {{
+        let x = $x;
+        let h = $op(_mm256_castps256_ps128(x), _mm256_extractf128_ps::<1>(x));
+        let h = $op(h, _mm_movehl_ps(h, h));
+        _mm_cvtss_f32($op_ss(h, _mm_shuffle_ps::<1>(h, h)))
+    }};
+}
+
 impl Simd<8> for Ymm {
     type V = __m256;
     type Mask = __m256;
@@ -60,45 +71,20 @@ impl Simd<8> for Ymm {
         fn select(m: __m256, t: __m256, f: __m256) -> __m256 => _mm256_blendv_ps(f, t, m);
         fn below(lim: __m256i, j: i32) -> __m256 =>
             _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, _mm256_set1_epi32(j)));
+        fn scale_pow2(q: __m256, v: __m256) -> __m256 => _mm256_castsi256_ps(_mm256_add_epi32(
+            _mm256_castps_si256(q),
+            _mm256_slli_epi32::<23>(_mm256_castps_si256(v)),
+        ));
+        // The array's 8 values.
+        fn limits(l: &[i32; 8]) -> __m256i => _mm256_loadu_si256(l.as_ptr().cast());
+        fn hmax(x: __m256) -> f32 => reduce!(x, _mm_max_ps, _mm_max_ss);
+        fn hsum(x: __m256) -> f32 => reduce!(x, _mm_add_ps, _mm_add_ss);
     }
 
     #[inline(always)]
     fn first(self, n: usize) -> __m256 {
         // SAFETY: the level (token).
         unsafe { _mm256_castsi256_ps(self.first_i32(n)) }
-    }
-    #[inline(always)]
-    fn scale_pow2(self, q: __m256, v: __m256) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe {
-            _mm256_castsi256_ps(_mm256_add_epi32(
-                _mm256_castps_si256(q),
-                _mm256_slli_epi32::<23>(_mm256_castps_si256(v)),
-            ))
-        }
-    }
-    #[inline(always)]
-    fn limits(self, l: &[i32; 8]) -> __m256i {
-        // SAFETY: 8 values; the level (token).
-        unsafe { _mm256_loadu_si256(l.as_ptr().cast()) }
-    }
-    #[inline(always)]
-    fn hmax(self, x: __m256) -> f32 {
-        // SAFETY: the level (token).
-        unsafe {
-            let h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps::<1>(x));
-            let h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-            _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps::<1>(h, h)))
-        }
-    }
-    #[inline(always)]
-    fn hsum(self, x: __m256) -> f32 {
-        // SAFETY: the level (token).
-        unsafe {
-            let h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps::<1>(x));
-            let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-            _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps::<1>(h, h)))
-        }
     }
     /// `vhaddps` tree.
     #[inline(always)]

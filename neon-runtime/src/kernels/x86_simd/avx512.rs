@@ -97,6 +97,12 @@ impl Simd<16> for Zmm {
         // A tree of `vmaxps`.
         fn hmax(x: __m512) -> f32 => _mm512_reduce_max_ps(x);
         fn hsum(x: __m512) -> f32 => _mm512_reduce_add_ps(x);
+        fn scale_pow2(q: __m512, v: __m512) -> __m512 => _mm512_castsi512_ps(_mm512_add_epi32(
+            _mm512_castps_si512(q),
+            _mm512_slli_epi32::<23>(_mm512_castps_si512(v)),
+        ));
+        // The array's 16 values.
+        fn limits(l: &[i32; 16]) -> __m512i => _mm512_loadu_si512(l.as_ptr().cast());
     }
 
     #[inline(always)]
@@ -106,21 +112,6 @@ impl Simd<16> for Zmm {
     #[inline(always)]
     fn first(self, n: usize) -> __mmask16 {
         first(n)
-    }
-    #[inline(always)]
-    fn scale_pow2(self, q: __m512, v: __m512) -> __m512 {
-        // SAFETY: the level (token).
-        unsafe {
-            _mm512_castsi512_ps(_mm512_add_epi32(
-                _mm512_castps_si512(q),
-                _mm512_slli_epi32::<23>(_mm512_castps_si512(v)),
-            ))
-        }
-    }
-    #[inline(always)]
-    fn limits(self, l: &[i32; 16]) -> __m512i {
-        // SAFETY: 16 values; the level (token).
-        unsafe { _mm512_loadu_si512(l.as_ptr().cast()) }
     }
     /// `vunpck{l,h}ps`, `vunpck{l,h}pd`, two rounds of `vshuff64x2`.
     #[inline(always)]
