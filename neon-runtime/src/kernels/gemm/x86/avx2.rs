@@ -130,8 +130,8 @@ pub(crate) const KC_A: usize = 256;
 /// on the stack).
 const NC_A: usize = 8 * NR_A;
 
-/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`, and
-/// the output stage in vector form, `ep`, instead of `g.epilogue`).
+/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`; `t`
+/// the tiles' `B` rows, output stage in vector form and `C` stride, not accumulating).
 ///
 /// Up to [`KC_A`] reduction steps, every tile reads `B` where it is ([`packed_a_columns`]).
 /// A longer reduction runs blocked, as GotoBLAS-style GEMMs do: per block of [`NC_A`]
@@ -143,10 +143,14 @@ const NC_A: usize = 8 * NR_A;
 /// Moonshine's stem, that no cache level kept between panels). Every output keeps its one
 /// chain of FMAs over `kk = 0..k` in order, so both paths, and any column split a team
 /// makes, give the same bits.
+///
+/// # Safety
+/// AVX2 + FMA; the hook's contract (checked, `m, n, k >= 1`); `t` as described.
+#[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn gemm_packed_a(
+unsafe fn packed_a(
     g: GemmA,
-    ep: Option<VecEpilogue>,
+    t: TileA,
     a: &[f32],
     b: &[f32],
     bias: Option<&[f32]>,
@@ -156,7 +160,6 @@ pub(crate) unsafe fn gemm_packed_a(
     let k = br.rows * br.segments;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
     if k <= KC_A {
-        let t = TileA { br, ep, ldc, accumulate: false };
         let blk = ABlock { m, n, panel_stride: PACK_MR * k, strip_stride: NR_A };
         // SAFETY: the contract of `gemm_packed_a`, checked by the caller: `a` holds the
         // m.div_ceil(8) panels of 8 * k weights, `b` the k rows `br` places with n values
@@ -189,7 +192,7 @@ pub(crate) unsafe fn gemm_packed_a(
             let last = k0 + kc == k;
             let t = TileA {
                 br: BRows::contiguous(kc, NR_A),
-                ep: if last { ep } else { None },
+                ep: if last { t.ep } else { None },
                 ldc,
                 accumulate: k0 > 0,
             };
@@ -303,7 +306,7 @@ unsafe fn packed_a_columns(
 }
 
 /// The AVX2 micro-kernels of the shared drivers: packed B [`MR_B`] rows by one panel, GEMV
-/// one panel at a time. (The packed-A product has its own driver, [`gemm_packed_a`]: its
+/// one panel at a time. (The packed-A product has its own driver, [`packed_a`]: its
 /// long reductions run blocked over copies of `B`.)
 pub(crate) struct Avx2Kernel;
 
@@ -365,7 +368,7 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     }
 }
 
-super::shared_drivers!(Avx2Kernel, "avx2,fma", "AVX2 + FMA");
+super::shared_drivers!(Avx2Kernel, packed_a, "avx2,fma", "AVX2 + FMA");
 
 /// GEMV over one panel (16 outputs, `cols` of them stored): 4 accumulator pairs take
 /// the `k` values in turn (8 independent FMA chains).

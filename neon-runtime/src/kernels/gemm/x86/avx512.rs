@@ -104,25 +104,6 @@ impl KernelA for Avx512Kernel {
     }
 }
 
-/// The packed-A product ([`driver::packed_a`] over [`Avx512Kernel`]), with the output stage
-/// in vector form, `ep`, instead of `g.epilogue`.
-///
-/// # Safety
-/// AVX-512F; the hook's contract (checked, `m, n, k >= 1`).
-#[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn gemm_packed_a(
-    g: GemmA,
-    ep: Option<VecEpilogue>,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    c: &mut StridedMut<'_>,
-) {
-    let t = TileA { br: g.rows, ep, ldc: g.ldc, accumulate: false };
-    // SAFETY: forwarded contract.
-    unsafe { driver::packed_a::<Avx512Kernel>(g, t, a, b, bias, c) }
-}
-
 impl KernelB for Avx512Kernel {
     const MR: usize = MR_B;
     const NP: usize = NP_B;
@@ -179,7 +160,7 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     }
 }
 
-super::shared_drivers!(Avx512Kernel, "avx512f", "AVX-512F");
+super::shared_drivers!(Avx512Kernel, driver::packed_a::<Avx512Kernel>, "avx512f", "AVX-512F");
 
 /// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
 /// panel are stored). Four accumulators per panel take the `k` values in turn, so

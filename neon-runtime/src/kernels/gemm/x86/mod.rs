@@ -246,13 +246,34 @@ pub(crate) struct TileA {
     pub(crate) accumulate: bool,
 }
 
-/// A level's `#[target_feature]` entry points of the shared packed-B and GEMV drivers over
-/// its micro-kernel: `shared_drivers!(Kernel, "feature,list", "what the CPU needs")` in
-/// the level's module (which imports `driver`, `GemmB` and `StridedMut`) defines
-/// `gemm_packed_b` and `gemv_packed_b`.
+/// A level's `#[target_feature]` entry points: `shared_drivers!(Kernel, packed_a,
+/// "feature,list", "what the CPU needs")` in the level's module (which imports `driver`,
+/// `GemmA`, `GemmB`, `TileA`, `VecEpilogue` and `StridedMut`) defines `gemm_packed_a` over
+/// the packed-A driver `packed_a` (the shared [`super::driver::packed_a`] over `Kernel`, or the
+/// level's own), and `gemm_packed_b` and `gemv_packed_b` over the shared drivers and
+/// `Kernel`.
 #[cfg(neon_x86)]
 macro_rules! shared_drivers {
-    ($kernel:ty, $features:literal, $needs:literal) => {
+    ($kernel:ty, $packed_a:expr, $features:literal, $needs:literal) => {
+        /// The packed-A product, with the output stage in vector form, `ep`, instead of
+        /// `g.epilogue`.
+        ///
+        /// # Safety
+        #[doc = concat!($needs, "; the hook's contract (checked, `m, n, k >= 1`).")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn gemm_packed_a(
+            g: GemmA,
+            ep: Option<VecEpilogue>,
+            a: &[f32],
+            b: &[f32],
+            bias: Option<&[f32]>,
+            c: &mut StridedMut<'_>,
+        ) {
+            let t = TileA { br: g.rows, ep, ldc: g.ldc, accumulate: false };
+            // SAFETY: forwarded contract.
+            unsafe { $packed_a(g, t, a, b, bias, c) }
+        }
+
         #[doc = concat!(
                                             "The packed-B product ([`driver::packed_b`] over [`",
                                             stringify!($kernel),
