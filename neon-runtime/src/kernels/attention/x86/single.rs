@@ -5,6 +5,39 @@ use super::super::AttentionGeometry;
 use super::kernel::{exp, raise_max, scale_row, Ptrs, Simd, KC};
 use core::mem::MaybeUninit;
 
+/// `$body` for each group of up to 4 of the `$chunks` chunks of `$l` values of a row, in
+/// order: `$ch` the group's first chunk, `$g` its chunk count (a constant), `$tail` the
+/// values of its last chunk (`$last` for the row's last group, else `$l`). A macro, not a
+/// closure: see the module docs of `kernels/x86_simd`.
+macro_rules! chunk_groups {
+    (($chunks:expr, $last:expr, $l:expr), |$ch:ident, $g:ident, $tail:ident| $body:expr) => {{
+        let mut $ch = 0;
+        while $ch < $chunks {
+            let g4 = ($chunks - $ch).min(4);
+            let $tail = if $ch + g4 == $chunks { $last } else { $l };
+            match g4 {
+                4 => {
+                    const $g: usize = 4;
+                    $body
+                }
+                3 => {
+                    const $g: usize = 3;
+                    $body
+                }
+                2 => {
+                    const $g: usize = 2;
+                    $body
+                }
+                _ => {
+                    const $g: usize = 1;
+                    $body
+                }
+            }
+            $ch += g4;
+        }
+    }};
+}
+
 /// The scores, then probabilities, of a chunk of keys.
 #[repr(C, align(64))]
 struct Scores([f32; KC]);
@@ -59,19 +92,10 @@ pub(super) unsafe fn row<const L: usize, S: Simd<L>>(
                 let nk = L.min(nc - j);
                 let kb = kc.add(j * c);
                 let mut acc = [s.zero(); L];
-                let mut ch = 0;
-                while ch < chunks {
-                    let g4 = (chunks - ch).min(4);
-                    let tail = if ch + g4 == chunks { last } else { L };
+                chunk_groups!((chunks, last, L), |ch, G, tail| {
                     let (q, k) = (qp.add(ch * L), kb.add(ch * L));
-                    match g4 {
-                        4 => dots::<L, S, 4>(s, &mut acc, q, k, (c, nk), tail, sc),
-                        3 => dots::<L, S, 3>(s, &mut acc, q, k, (c, nk), tail, sc),
-                        2 => dots::<L, S, 2>(s, &mut acc, q, k, (c, nk), tail, sc),
-                        _ => dots::<L, S, 1>(s, &mut acc, q, k, (c, nk), tail, sc),
-                    }
-                    ch += g4;
-                }
+                    dots::<L, S, G>(s, &mut acc, q, k, (c, nk), tail, sc)
+                });
                 let sv = s.hsum_rows(&acc);
                 let sv =
                     if nk < L { s.select(s.first(nk), sv, s.splat(f32::NEG_INFINITY)) } else { sv };
@@ -96,19 +120,10 @@ pub(super) unsafe fn row<const L: usize, S: Simd<L>>(
                 l = s.add(l, pv);
             }
             // Output.
-            let mut ch = 0;
-            while ch < chunks {
-                let g4 = (chunks - ch).min(4);
-                let tail = if ch + g4 == chunks { last } else { L };
+            chunk_groups!((chunks, last, L), |ch, G, tail| {
                 let (o, v) = (op.add(ch * L), vc.add(ch * L));
-                match g4 {
-                    4 => weigh::<L, S, 4>(s, o, v, (c, nc), tail, sp),
-                    3 => weigh::<L, S, 3>(s, o, v, (c, nc), tail, sp),
-                    2 => weigh::<L, S, 2>(s, o, v, (c, nc), tail, sp),
-                    _ => weigh::<L, S, 1>(s, o, v, (c, nc), tail, sp),
-                }
-                ch += g4;
-            }
+                weigh::<L, S, G>(s, o, v, (c, nc), tail, sp)
+            });
             j0 += nc;
         }
         scale_row(op, hd, 1.0 / s.hsum(l));
