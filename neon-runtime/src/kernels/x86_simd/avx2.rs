@@ -1,6 +1,6 @@
 //! The AVX2 + FMA level: 8 lanes in `ymm` registers.
 
-use super::{intrinsics, Simd};
+use super::{intrinsics, memory_intrinsics, Simd};
 use core::arch::x86_64::*;
 
 /// The AVX2 + FMA token: exists only where the CPU implements AVX2 and FMA.
@@ -18,15 +18,16 @@ impl Ymm {
     }
 }
 
-impl Ymm {
-    /// Mask of the first `n` (`<= 8`) lanes, for `vmaskmovps`.
-    #[inline(always)]
-    fn first_i32(self, n: usize) -> __m256i {
-        // SAFETY: the level (token).
-        unsafe {
-            let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), idx)
-        }
+/// Mask of the first `n` (`<= 8`) lanes, for `vmaskmovps`.
+///
+/// # Safety
+/// The CPU implements AVX2.
+#[inline(always)]
+unsafe fn first_i32(n: usize) -> __m256i {
+    // SAFETY: the level (contract).
+    unsafe {
+        let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), idx)
     }
 }
 
@@ -71,6 +72,7 @@ impl Simd<8> for Ymm {
         fn select(m: __m256, t: __m256, f: __m256) -> __m256 => _mm256_blendv_ps(f, t, m);
         fn below(lim: __m256i, j: i32) -> __m256 =>
             _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, _mm256_set1_epi32(j)));
+        fn first(n: usize) -> __m256 => _mm256_castsi256_ps(first_i32(n));
         fn scale_pow2(q: __m256, v: __m256) -> __m256 => _mm256_castsi256_ps(_mm256_add_epi32(
             _mm256_castps_si256(q),
             _mm256_slli_epi32::<23>(_mm256_castps_si256(v)),
@@ -81,11 +83,6 @@ impl Simd<8> for Ymm {
         fn hsum(x: __m256) -> f32 => reduce!(x, _mm_add_ps, _mm_add_ss);
     }
 
-    #[inline(always)]
-    fn first(self, n: usize) -> __m256 {
-        // SAFETY: the level (token).
-        unsafe { _mm256_castsi256_ps(self.first_i32(n)) }
-    }
     /// `vhaddps` tree.
     #[inline(always)]
     fn hsum_rows(self, a: &[__m256; 8]) -> __m256 {
@@ -105,34 +102,19 @@ impl Simd<8> for Ymm {
             )
         }
     }
-    #[inline(always)]
-    fn to_array(self, x: __m256) -> [f32; 8] {
-        let mut a = [0.0; 8];
-        // SAFETY: 8 values into an 8-value array; the level (token).
-        unsafe { _mm256_storeu_ps(a.as_mut_ptr(), x) };
-        a
-    }
-    #[inline(always)]
-    unsafe fn load(self, p: *const f32) -> __m256 {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm256_loadu_ps(p) }
-    }
-    /// Masked (`vmaskmovps`): nothing else is read.
-    #[inline(always)]
-    unsafe fn load_n(self, p: *const f32, n: usize) -> __m256 {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm256_maskload_ps(p, self.first_i32(n)) }
-    }
-    /// `vmaskmovps`, on the sign bit of each lane of `m`.
-    #[inline(always)]
-    unsafe fn load_masked(self, p: *const f32, m: __m256) -> __m256 {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm256_maskload_ps(p, _mm256_castps_si256(m)) }
-    }
-    #[inline(always)]
-    unsafe fn store(self, p: *mut f32, x: __m256) {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm256_storeu_ps(p, x) }
+    memory_intrinsics! {
+        unsafe fn load(p: *const f32) -> __m256 => _mm256_loadu_ps(p);
+        /// Masked (`vmaskmovps`): nothing else is read.
+        unsafe fn load_n(p: *const f32, n: usize) -> __m256 =>
+            _mm256_maskload_ps(p, first_i32(n));
+        /// `vmaskmovps`, on the sign bit of each lane of `m`.
+        unsafe fn load_masked(p: *const f32, m: __m256) -> __m256 =>
+            _mm256_maskload_ps(p, _mm256_castps_si256(m));
+        unsafe fn store(p: *mut f32, x: __m256) => _mm256_storeu_ps(p, x);
+        /// `vmaskmovps`, on the sign bit of each lane of `m`.
+        unsafe fn store_masked(p: *mut f32, x: __m256, m: __m256) =>
+            _mm256_maskstore_ps(p, _mm256_castps_si256(m), x);
+        unsafe fn bcast(p: *const f32) -> __m256 => _mm256_broadcast_ss(&*p);
     }
     /// Below 8 lanes through a stack copy: `vmaskmovps` stores are slow on some cores.
     #[inline(always)]
@@ -144,16 +126,5 @@ impl Simd<8> for Ymm {
         let a = self.to_array(x);
         // SAFETY: contract: `n` values.
         unsafe { core::ptr::copy_nonoverlapping(a.as_ptr(), p, n) }
-    }
-    /// `vmaskmovps`, on the sign bit of each lane of `m`.
-    #[inline(always)]
-    unsafe fn store_masked(self, p: *mut f32, x: __m256, m: __m256) {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm256_maskstore_ps(p, _mm256_castps_si256(m), x) }
-    }
-    #[inline(always)]
-    unsafe fn bcast(self, p: *const f32) -> __m256 {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm256_broadcast_ss(&*p) }
     }
 }

@@ -1,6 +1,6 @@
 //! The AVX-512F level: 16 lanes in `zmm` registers.
 
-use super::{intrinsics, Simd};
+use super::{intrinsics, memory_intrinsics, Simd};
 use core::arch::x86_64::*;
 
 /// The AVX-512F token: exists only where the CPU implements AVX-512F.
@@ -129,49 +129,19 @@ impl Simd<16> for Zmm {
         let (w0, w1) = (self.lanes(q[0], q[1]), self.lanes(q[2], q[3]));
         self.lanes(w0, w1)
     }
-    #[inline(always)]
-    fn to_array(self, x: __m512) -> [f32; 16] {
-        let mut a = [0.0; 16];
-        // SAFETY: 16 values into a 16-value array; the level (token).
-        unsafe { _mm512_storeu_ps(a.as_mut_ptr(), x) };
-        a
-    }
-    #[inline(always)]
-    unsafe fn load(self, p: *const f32) -> __m512 {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm512_loadu_ps(p) }
-    }
-    /// Masked: nothing else is read.
-    #[inline(always)]
-    unsafe fn load_n(self, p: *const f32, n: usize) -> __m512 {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm512_maskz_loadu_ps(first(n), p) }
-    }
-    #[inline(always)]
-    unsafe fn load_masked(self, p: *const f32, m: __mmask16) -> __m512 {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm512_maskz_loadu_ps(m, p) }
-    }
-    #[inline(always)]
-    unsafe fn store(self, p: *mut f32, x: __m512) {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm512_storeu_ps(p, x) }
-    }
-    /// Masked: nothing else is written.
-    #[inline(always)]
-    unsafe fn store_n(self, p: *mut f32, x: __m512, n: usize) {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm512_mask_storeu_ps(p, first(n), x) }
-    }
-    #[inline(always)]
-    unsafe fn store_masked(self, p: *mut f32, x: __m512, m: __mmask16) {
-        // SAFETY: contract; masked-off lanes are not accessed; the level (token).
-        unsafe { _mm512_mask_storeu_ps(p, m, x) }
-    }
-    /// An embedded broadcast operand where it feeds an FMA.
-    #[inline(always)]
-    unsafe fn bcast(self, p: *const f32) -> __m512 {
-        // SAFETY: contract; the level (token).
-        unsafe { _mm512_set1_ps(*p) }
+    memory_intrinsics! {
+        unsafe fn load(p: *const f32) -> __m512 => _mm512_loadu_ps(p);
+        /// Masked: nothing else is read.
+        unsafe fn load_n(p: *const f32, n: usize) -> __m512 => _mm512_maskz_loadu_ps(first(n), p);
+        unsafe fn load_masked(p: *const f32, m: __mmask16) -> __m512 =>
+            _mm512_maskz_loadu_ps(m, p);
+        unsafe fn store(p: *mut f32, x: __m512) => _mm512_storeu_ps(p, x);
+        /// Masked: nothing else is written.
+        unsafe fn store_n(p: *mut f32, x: __m512, n: usize) =>
+            _mm512_mask_storeu_ps(p, first(n), x);
+        unsafe fn store_masked(p: *mut f32, x: __m512, m: __mmask16) =>
+            _mm512_mask_storeu_ps(p, m, x);
+        /// An embedded broadcast operand where it feeds an FMA.
+        unsafe fn bcast(p: *const f32) -> __m512 => _mm512_set1_ps(*p);
     }
 }

@@ -80,7 +80,13 @@ pub(crate) trait Simd<const L: usize>: Copy {
     /// Lane `t` of the result: the sum of the lanes of `a[t]` (a transposing add tree).
     fn hsum_rows(self, a: &[Self::V; L]) -> Self::V;
     /// The lanes as an array.
-    fn to_array(self, x: Self::V) -> [f32; L];
+    #[inline(always)]
+    fn to_array(self, x: Self::V) -> [f32; L] {
+        let mut a = [0.0; L];
+        // SAFETY: `L` values into an `L`-value array.
+        unsafe { self.store(a.as_mut_ptr(), x) };
+        a
+    }
     /// The `L` values at `p`.
     ///
     /// # Safety
@@ -132,3 +138,24 @@ macro_rules! intrinsics {
     };
 }
 use intrinsics;
+
+/// [`Simd`] methods that access memory under the caller's contract (see each method's
+/// `# Safety`) and whose body is one expression of intrinsics, for a level's impl:
+/// `unsafe fn name(a: T, ..) -> R => expression;`, doc comments allowed.
+macro_rules! memory_intrinsics {
+    ($(
+        $(#[$m:meta])*
+        unsafe fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? => $body:expr;
+    )+) => {
+        $(
+            $(#[$m])*
+            #[inline(always)]
+            unsafe fn $name(self, $($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller's contract (masked-off lanes are not accessed); the
+                // token exists only where the CPU implements the level.
+                unsafe { $body }
+            }
+        )+
+    };
+}
+use memory_intrinsics;
