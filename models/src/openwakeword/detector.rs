@@ -14,8 +14,8 @@ use super::head::HeadNet;
 use super::incremental::{self, IncrementalWorkspace};
 use super::mel::Mel;
 use super::stream::{
-    EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM, EMBEDDING_WINDOW,
-    HEAD_FRAMES, MEL_BINS, WARMUP_PUSHES,
+    embedding_stage, EmbeddingStage, FeatureStream, MelStage, Progress, EMBEDDING_DIM,
+    EMBEDDING_WINDOW, HEAD_FRAMES, MEL_BINS, WARMUP_PUSHES,
 };
 use crate::error::Error;
 use crate::weights::TensorFile;
@@ -311,20 +311,14 @@ impl<B: Backend> DetectorEmbedding<B> {
     pub fn weights(&self) -> &SharedEmbedding {
         &self.weights
     }
-}
 
-impl<B: Backend> EmbeddingStage for DetectorEmbedding<B> {
-    fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        self.embed_in(&Serial, window, out)
-    }
-
-    fn embed_in(
+    /// One embedding with `options` (the [`EmbeddingStage`] methods).
+    fn run_stage(
         &mut self,
-        par: &dyn Parallel,
         window: &[f32],
         out: &mut [f32],
+        options: RunOptions<'_>,
     ) -> Result<(), Error> {
-        let options = RunOptions::new().with_parallel(par);
         let w = &*self.weights;
         match &mut self.state {
             EmbeddingState::Incremental(ws) => ws.embed::<B, Vec<f32>>(w, window, out, options),
@@ -335,6 +329,8 @@ impl<B: Backend> EmbeddingStage for DetectorEmbedding<B> {
         }
     }
 }
+
+embedding_stage!([B: Backend] DetectorEmbedding<B>);
 
 /// The detector with the official frontend and a speech-embedding network over shared
 /// weights, everything on backend `B` (the session-configured form is

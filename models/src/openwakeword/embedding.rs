@@ -27,86 +27,117 @@
 
 use core::borrow::BorrowMut;
 
-use neon_macros::neon_plan;
-use neon_runtime::{Backend, Parallel, RunOptions, Serial};
+use neon_runtime::{Backend, RunOptions};
 
-use super::stream::EmbeddingStage;
+use super::stream::embedding_stage;
 
-neon_plan! {
+/// Writes a `neon_plan!` of the CNN. The whole-window plan ([`EmbeddingNet`]) and its
+/// streaming twin ([`EmbeddingStep`](super::incremental::EmbeddingStep), which runs on the
+/// same [`EmbeddingNetWeights`]) share its 40 weights and its layer table, stated here once.
+///
+/// `embedding_plan!(whole | step, <doc> pub plan Name { <declarations> })`: the weights,
+/// then the caller's declarations (input `x`, output `y`, states, `weights = ..;`), then
+/// the layers. The table lists every pair of convs (a 1x3 "same" over mel, then a 3x1
+/// valid over time; `conv bias`) with the state the step keeps for the second conv's 3
+/// rows (the last conv has one too): `whole` ignores the states; `step` prepends each to
+/// its conv's input (`concat_frames`) and keeps that input's last 2 rows in it
+/// (`last_frames`). Every conv but the last has LeakyReLU (slope 0.2) and `max(x, -0.4)`.
+macro_rules! embedding_plan {
+    ($mode:ident, $(#[$attr:meta])* pub plan $name:ident { $($decl:tt)* }) => {
+        embedding_plan! {@layers $mode [$(#[$attr])* pub plan $name] [$($decl)*] []
+            push[let h = conv2d(x, conv0, conv0_b, padding = (0, 0, 1, 1), leaky_relu = 0.2, clamp_min = -0.4);]
+            pair(conv1 conv1_b, conv2 conv2_b, s2) pool(2, 2)
+            pair(conv3 conv3_b, conv4 conv4_b, s4) pair(conv5 conv5_b, conv6 conv6_b, s6) pool(1, 2)
+            pair(conv7 conv7_b, conv8 conv8_b, s8) pair(conv9 conv9_b, conv10 conv10_b, s10) pool(2, 2)
+            pair(conv11 conv11_b, conv12 conv12_b, s12) pair(conv13 conv13_b, conv14 conv14_b, s14) pool(1, 2)
+            pair(conv15 conv15_b, conv16 conv16_b, s16) pair(conv17 conv17_b, conv18 conv18_b, s18) pool(2, 2)
+            state(s19) push[y = conv2d(h, conv19, conv19_b);]
+        }
+    };
+    // Statements in order, appended to the body.
+    (@layers $mode:ident $head:tt $decl:tt [$($body:tt)*] push[$($stmt:tt)*] $($rest:tt)*) => {
+        embedding_plan! {@layers $mode $head $decl [$($body)* $($stmt)*] $($rest)*}
+    };
+    (@layers $mode:ident $head:tt $decl:tt $body:tt pair($a:ident $ab:ident, $b:ident $bb:ident, $s:ident) $($rest:tt)*) => {
+        embedding_plan! {@layers $mode $head $decl $body
+            push[let h = conv2d(h, $a, $ab, padding = same, leaky_relu = 0.2, clamp_min = -0.4);]
+            state($s)
+            push[let h = conv2d(h, $b, $bb, leaky_relu = 0.2, clamp_min = -0.4);]
+            $($rest)*}
+    };
+    (@layers $mode:ident $head:tt $decl:tt $body:tt pool($kh:tt, $kw:tt) $($rest:tt)*) => {
+        embedding_plan! {@layers $mode $head $decl $body
+            push[let h = max_pool2d(h, kernel = ($kh, $kw), stride = ($kh, $kw));] $($rest)*}
+    };
+    (@layers whole $head:tt $decl:tt $body:tt state($s:ident) $($rest:tt)*) => {
+        embedding_plan! {@layers whole $head $decl $body $($rest)*}
+    };
+    (@layers step $head:tt $decl:tt $body:tt state($s:ident) $($rest:tt)*) => {
+        embedding_plan! {@layers step $head $decl $body
+            push[let h = concat_frames($s, h); $s = last_frames(h, frames = 2);] $($rest)*}
+    };
+    (@layers $mode:ident [$($head:tt)*] [$($decl:tt)*] [$($body:tt)*]) => {
+        ::neon_macros::neon_plan! {
+            $($head)* {
+                weight conv0: f32[24, 1, 3, 3];
+                weight conv0_b: f32[24];
+                weight conv1: f32[24, 24, 1, 3];
+                weight conv1_b: f32[24];
+                weight conv2: f32[24, 24, 3, 1];
+                weight conv2_b: f32[24];
+                weight conv3: f32[48, 24, 1, 3];
+                weight conv3_b: f32[48];
+                weight conv4: f32[48, 48, 3, 1];
+                weight conv4_b: f32[48];
+                weight conv5: f32[48, 48, 1, 3];
+                weight conv5_b: f32[48];
+                weight conv6: f32[48, 48, 3, 1];
+                weight conv6_b: f32[48];
+                weight conv7: f32[72, 48, 1, 3];
+                weight conv7_b: f32[72];
+                weight conv8: f32[72, 72, 3, 1];
+                weight conv8_b: f32[72];
+                weight conv9: f32[72, 72, 1, 3];
+                weight conv9_b: f32[72];
+                weight conv10: f32[72, 72, 3, 1];
+                weight conv10_b: f32[72];
+                weight conv11: f32[96, 72, 1, 3];
+                weight conv11_b: f32[96];
+                weight conv12: f32[96, 96, 3, 1];
+                weight conv12_b: f32[96];
+                weight conv13: f32[96, 96, 1, 3];
+                weight conv13_b: f32[96];
+                weight conv14: f32[96, 96, 3, 1];
+                weight conv14_b: f32[96];
+                weight conv15: f32[96, 96, 1, 3];
+                weight conv15_b: f32[96];
+                weight conv16: f32[96, 96, 3, 1];
+                weight conv16_b: f32[96];
+                weight conv17: f32[96, 96, 1, 3];
+                weight conv17_b: f32[96];
+                weight conv18: f32[96, 96, 3, 1];
+                weight conv18_b: f32[96];
+                weight conv19: f32[96, 96, 3, 1];
+                weight conv19_b: f32[96];
+                $($decl)*
+
+                $($body)*
+            }
+        }
+    };
+}
+pub(super) use embedding_plan;
+
+embedding_plan! {
+    whole,
     /// openWakeWord's speech-embedding CNN: `[1, 76, 32]` mel features → `[96, 1, 1]`.
     pub plan EmbeddingNet {
-        weight conv0: f32[24, 1, 3, 3];
-        weight conv0_b: f32[24];
-        weight conv1: f32[24, 24, 1, 3];
-        weight conv1_b: f32[24];
-        weight conv2: f32[24, 24, 3, 1];
-        weight conv2_b: f32[24];
-        weight conv3: f32[48, 24, 1, 3];
-        weight conv3_b: f32[48];
-        weight conv4: f32[48, 48, 3, 1];
-        weight conv4_b: f32[48];
-        weight conv5: f32[48, 48, 1, 3];
-        weight conv5_b: f32[48];
-        weight conv6: f32[48, 48, 3, 1];
-        weight conv6_b: f32[48];
-        weight conv7: f32[72, 48, 1, 3];
-        weight conv7_b: f32[72];
-        weight conv8: f32[72, 72, 3, 1];
-        weight conv8_b: f32[72];
-        weight conv9: f32[72, 72, 1, 3];
-        weight conv9_b: f32[72];
-        weight conv10: f32[72, 72, 3, 1];
-        weight conv10_b: f32[72];
-        weight conv11: f32[96, 72, 1, 3];
-        weight conv11_b: f32[96];
-        weight conv12: f32[96, 96, 3, 1];
-        weight conv12_b: f32[96];
-        weight conv13: f32[96, 96, 1, 3];
-        weight conv13_b: f32[96];
-        weight conv14: f32[96, 96, 3, 1];
-        weight conv14_b: f32[96];
-        weight conv15: f32[96, 96, 1, 3];
-        weight conv15_b: f32[96];
-        weight conv16: f32[96, 96, 3, 1];
-        weight conv16_b: f32[96];
-        weight conv17: f32[96, 96, 1, 3];
-        weight conv17_b: f32[96];
-        weight conv18: f32[96, 96, 3, 1];
-        weight conv18_b: f32[96];
-        weight conv19: f32[96, 96, 3, 1];
-        weight conv19_b: f32[96];
         input x: [1, 76, 32];
         output y: [96, 1, 1];
-
-        let h = conv2d(x, conv0, conv0_b, padding = (0, 0, 1, 1), leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv1, conv1_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv2, conv2_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        let h = conv2d(h, conv3, conv3_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv4, conv4_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv5, conv5_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv6, conv6_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (1, 2), stride = (1, 2));
-        let h = conv2d(h, conv7, conv7_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv8, conv8_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv9, conv9_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv10, conv10_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        let h = conv2d(h, conv11, conv11_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv12, conv12_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv13, conv13_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv14, conv14_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (1, 2), stride = (1, 2));
-        let h = conv2d(h, conv15, conv15_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv16, conv16_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv17, conv17_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv18, conv18_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        y = conv2d(h, conv19, conv19_b);
     }
 }
 
-/// The plan as the stream's [`EmbeddingStage`]: prepared weights, a workspace and the
+/// The plan as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage): prepared weights, a workspace and the
 /// backend `B`.
 ///
 /// `W` owns or borrows the workspace ([`EmbeddingNetWorkspace`], [`EmbeddingNet::WORKSPACE_BYTES`]
@@ -124,25 +155,21 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding
     }
 }
 
-impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> EmbeddingStage
-    for Embedding<B, S, W>
-{
-    fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), crate::Error> {
-        self.embed_in(&Serial, window, out)
-    }
-
-    fn embed_in(
+impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding<B, S, W> {
+    /// One embedding with `options` (the [`EmbeddingStage`](super::stream::EmbeddingStage) methods).
+    fn run_stage(
         &mut self,
-        par: &dyn Parallel,
         window: &[f32],
         out: &mut [f32],
+        options: RunOptions<'_>,
     ) -> Result<(), crate::Error> {
-        let options = RunOptions::new().with_parallel(par);
         let ws = self.workspace.borrow_mut();
         EmbeddingNet::run_with::<B, S>(&self.weights, window, out, ws, options)?;
         Ok(())
     }
 }
+
+embedding_stage!([B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>] Embedding<B, S, W>);
 
 /// A zeroed workspace on the heap, without building the (large) value on the stack first.
 #[cfg(feature = "alloc")]

@@ -14,10 +14,11 @@
 //! conv's 3 taps, 8 new) in, the embedding out, and for every conv whose kernel spans 3
 //! rows the 2 rows before the new ones as a `state` (`concat_frames` prepends them,
 //! `last_frames` keeps the last 2 for the next step). It runs the same 20 convs and 5
-//! pools as the whole-window plan, on the same prepared operators ([`EmbeddingNetWeights`],
-//! shared through `weights = EmbeddingNetWeights;`), on 8, 4, 2 and 1 rows per level.
+//! pools as the whole-window plan (both plans are written by `embedding_plan!` from one
+//! layer table), on the same prepared operators ([`EmbeddingNetWeights`], shared through
+//! `weights = EmbeddingNetWeights;`), on 8, 4, 2 and 1 rows per level.
 //!
-//! [`IncrementalEmbedding`] is the stream's [`EmbeddingStage`]: for a window whose first
+//! [`IncrementalEmbedding`] is the stream's [`EmbeddingStage`](super::stream::EmbeddingStage): for a window whose first
 //! 68 frames are the previous window's last 68 (checked, bit for bit), one step; for any
 //! other window (the first one, after a reset, after an error) it *primes*: 10 steps
 //! through the window itself, ending 4, 12, .., 76 frames into it, from zero state. Every
@@ -48,60 +49,20 @@
 use core::borrow::BorrowMut;
 use core::marker::PhantomData;
 
-use neon_macros::neon_plan;
-use neon_runtime::{Backend, Parallel, RunOptions, Serial};
+use neon_runtime::{Backend, RunOptions};
 
-use super::embedding::EmbeddingNetWeights;
-use super::stream::{EmbeddingStage, EMBEDDING_DIM, EMBEDDING_WINDOW, FRAMES_PER_CHUNK, MEL_BINS};
+use super::embedding::{embedding_plan, EmbeddingNetWeights};
+use super::stream::{embedding_stage, EMBEDDING_DIM, EMBEDDING_WINDOW, FRAMES_PER_CHUNK, MEL_BINS};
 use crate::error::Error;
 
-neon_plan! {
+embedding_plan! {
+    step,
     /// One step of the streaming embedding: the newest 10 mel rows `[1, 10, 32]` (2 of
     /// context, 8 new) and the rows kept from the previous step (the states) → the
     /// embedding `[96, 1, 1]` of the window ending at the newest row, and the states for
     /// the next step. Runs on the whole-window plan's weights.
     pub plan EmbeddingStep {
         weights = EmbeddingNetWeights;
-        weight conv0: f32[24, 1, 3, 3];
-        weight conv0_b: f32[24];
-        weight conv1: f32[24, 24, 1, 3];
-        weight conv1_b: f32[24];
-        weight conv2: f32[24, 24, 3, 1];
-        weight conv2_b: f32[24];
-        weight conv3: f32[48, 24, 1, 3];
-        weight conv3_b: f32[48];
-        weight conv4: f32[48, 48, 3, 1];
-        weight conv4_b: f32[48];
-        weight conv5: f32[48, 48, 1, 3];
-        weight conv5_b: f32[48];
-        weight conv6: f32[48, 48, 3, 1];
-        weight conv6_b: f32[48];
-        weight conv7: f32[72, 48, 1, 3];
-        weight conv7_b: f32[72];
-        weight conv8: f32[72, 72, 3, 1];
-        weight conv8_b: f32[72];
-        weight conv9: f32[72, 72, 1, 3];
-        weight conv9_b: f32[72];
-        weight conv10: f32[72, 72, 3, 1];
-        weight conv10_b: f32[72];
-        weight conv11: f32[96, 72, 1, 3];
-        weight conv11_b: f32[96];
-        weight conv12: f32[96, 96, 3, 1];
-        weight conv12_b: f32[96];
-        weight conv13: f32[96, 96, 1, 3];
-        weight conv13_b: f32[96];
-        weight conv14: f32[96, 96, 3, 1];
-        weight conv14_b: f32[96];
-        weight conv15: f32[96, 96, 1, 3];
-        weight conv15_b: f32[96];
-        weight conv16: f32[96, 96, 3, 1];
-        weight conv16_b: f32[96];
-        weight conv17: f32[96, 96, 1, 3];
-        weight conv17_b: f32[96];
-        weight conv18: f32[96, 96, 3, 1];
-        weight conv18_b: f32[96];
-        weight conv19: f32[96, 96, 3, 1];
-        weight conv19_b: f32[96];
         input x: [1, 10, 32];
         output y: [96, 1, 1];
         // The 2 rows before the new ones of the input of every conv spanning 3 rows.
@@ -115,52 +76,6 @@ neon_plan! {
         state s16: [96, 2, 2];
         state s18: [96, 2, 2];
         state s19: [96, 2, 1];
-
-        let h = conv2d(x, conv0, conv0_b, padding = (0, 0, 1, 1), leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv1, conv1_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s2, h);
-        s2 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv2, conv2_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        let h = conv2d(h, conv3, conv3_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s4, h);
-        s4 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv4, conv4_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv5, conv5_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s6, h);
-        s6 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv6, conv6_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (1, 2), stride = (1, 2));
-        let h = conv2d(h, conv7, conv7_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s8, h);
-        s8 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv8, conv8_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv9, conv9_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s10, h);
-        s10 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv10, conv10_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        let h = conv2d(h, conv11, conv11_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s12, h);
-        s12 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv12, conv12_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv13, conv13_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s14, h);
-        s14 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv14, conv14_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (1, 2), stride = (1, 2));
-        let h = conv2d(h, conv15, conv15_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s16, h);
-        s16 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv16, conv16_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = conv2d(h, conv17, conv17_b, padding = same, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = concat_frames(s18, h);
-        s18 = last_frames(h, frames = 2);
-        let h = conv2d(h, conv18, conv18_b, leaky_relu = 0.2, clamp_min = -0.4);
-        let h = max_pool2d(h, kernel = (2, 2), stride = (2, 2));
-        let h = concat_frames(s19, h);
-        s19 = last_frames(h, frames = 2);
-        y = conv2d(h, conv19, conv19_b);
     }
 }
 
@@ -321,7 +236,7 @@ impl Default for IncrementalWorkspace {
     }
 }
 
-/// The speech-embedding CNN as the stream's [`EmbeddingStage`], computed incrementally
+/// The speech-embedding CNN as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage), computed incrementally
 /// (module docs): the whole-window plan's prepared weights, an [`IncrementalWorkspace`]
 /// and the backend `B`. Bitwise the embeddings of
 /// [`Embedding`](super::embedding::Embedding).
@@ -348,25 +263,19 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>>
     pub fn restart(&mut self) {
         self.workspace.borrow_mut().primed = false;
     }
-}
 
-impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>> EmbeddingStage
-    for IncrementalEmbedding<B, S, W>
-{
-    fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        self.embed_in(&Serial, window, out)
-    }
-
-    fn embed_in(
+    /// One embedding with `options` (the [`EmbeddingStage`](super::stream::EmbeddingStage) methods).
+    fn run_stage(
         &mut self,
-        par: &dyn Parallel,
         window: &[f32],
         out: &mut [f32],
+        options: RunOptions<'_>,
     ) -> Result<(), Error> {
-        let options = RunOptions::new().with_parallel(par);
         self.workspace.borrow_mut().embed::<B, S>(&self.weights, window, out, options)
     }
 }
+
+embedding_stage!([B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>] IncrementalEmbedding<B, S, W>);
 
 /// A zeroed [`IncrementalWorkspace`] on the heap, without building it on the stack first.
 #[cfg(feature = "alloc")]

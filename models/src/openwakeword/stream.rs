@@ -104,6 +104,31 @@ pub trait EmbeddingStage {
     }
 }
 
+/// Implements [`EmbeddingStage`] for a network that runs with `neon_runtime::RunOptions`,
+/// through its inherent `fn run_stage(&mut self, window: &[f32], out: &mut [f32],
+/// options: RunOptions<'_>) -> Result<(), Error>`: `embed` is `embed_in(&Serial, ..)`, and
+/// `embed_in` passes the context `par` in the options.
+/// `embedding_stage!([<impl generics>] Type);`
+macro_rules! embedding_stage {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> $crate::openwakeword::stream::EmbeddingStage for $ty {
+            fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), $crate::Error> {
+                self.embed_in(&::neon_runtime::Serial, window, out)
+            }
+
+            fn embed_in(
+                &mut self,
+                par: &dyn ::neon_runtime::Parallel,
+                window: &[f32],
+                out: &mut [f32],
+            ) -> Result<(), $crate::Error> {
+                self.run_stage(window, out, ::neon_runtime::RunOptions::new().with_parallel(par))
+            }
+        }
+    };
+}
+pub(super) use embedding_stage;
+
 /// What one processed piece produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
