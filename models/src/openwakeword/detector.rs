@@ -7,7 +7,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
 
-use neon_runtime::{Backend, Parallel, RunOptions, Serial};
+use neon_runtime::{Backend, Parallel, Serial};
 
 use super::embedding::{self, EmbeddingNet, EmbeddingNetWeights, EmbeddingNetWorkspace};
 use super::head::HeadNet;
@@ -311,26 +311,18 @@ impl<B: Backend> DetectorEmbedding<B> {
     pub fn weights(&self) -> &SharedEmbedding {
         &self.weights
     }
-
-    /// One embedding with `options` (the [`EmbeddingStage`] methods).
-    fn run_stage(
-        &mut self,
-        window: &[f32],
-        out: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        let w = &*self.weights;
-        match &mut self.state {
-            EmbeddingState::Incremental(ws) => ws.embed::<B, Vec<f32>>(w, window, out, options),
-            EmbeddingState::Full(ws) => {
-                EmbeddingNet::run_with::<B, Vec<f32>>(w, window, out, ws, options)?;
-                Ok(())
-            }
-        }
-    }
 }
 
-embedding_stage!([B: Backend] DetectorEmbedding<B>);
+embedding_stage!([B: Backend] DetectorEmbedding<B>, |this, window, out, options| {
+    let w = &*this.weights;
+    match &mut this.state {
+        EmbeddingState::Incremental(ws) => ws.embed::<B, Vec<f32>>(w, window, out, options),
+        EmbeddingState::Full(ws) => {
+            EmbeddingNet::run_with::<B, Vec<f32>>(w, window, out, ws, options)?;
+            Ok(())
+        }
+    }
+});
 
 /// The detector with the official frontend and a speech-embedding network over shared
 /// weights, everything on backend `B` (the session-configured form is

@@ -27,7 +27,7 @@
 
 use core::borrow::BorrowMut;
 
-use neon_runtime::{Backend, RunOptions};
+use neon_runtime::Backend;
 
 use super::stream::embedding_stage;
 
@@ -137,8 +137,8 @@ embedding_plan! {
     }
 }
 
-/// The plan as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage): prepared weights, a workspace and the
-/// backend `B`.
+/// The plan as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage): prepared
+/// weights, a workspace and the backend `B`.
 ///
 /// `W` owns or borrows the workspace ([`EmbeddingNetWorkspace`], [`EmbeddingNet::WORKSPACE_BYTES`]
 /// bytes): a `Box` on hosts, a `&'static mut` from a `static` on bare metal.
@@ -155,21 +155,14 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding
     }
 }
 
-impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>> Embedding<B, S, W> {
-    /// One embedding with `options` (the [`EmbeddingStage`](super::stream::EmbeddingStage) methods).
-    fn run_stage(
-        &mut self,
-        window: &[f32],
-        out: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), crate::Error> {
-        let ws = self.workspace.borrow_mut();
-        EmbeddingNet::run_with::<B, S>(&self.weights, window, out, ws, options)?;
+embedding_stage!(
+    [B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>] Embedding<B, S, W>,
+    |this, window, out, options| {
+        let ws = this.workspace.borrow_mut();
+        EmbeddingNet::run_with::<B, S>(&this.weights, window, out, ws, options)?;
         Ok(())
     }
-}
-
-embedding_stage!([B: Backend, S: AsRef<[f32]>, W: BorrowMut<EmbeddingNetWorkspace>] Embedding<B, S, W>);
+);
 
 /// A zeroed workspace on the heap, without building the (large) value on the stack first.
 #[cfg(feature = "alloc")]

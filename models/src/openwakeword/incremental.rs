@@ -18,15 +18,14 @@
 //! layer table), on the same prepared operators ([`EmbeddingNetWeights`], shared through
 //! `weights = EmbeddingNetWeights;`), on 8, 4, 2 and 1 rows per level.
 //!
-//! [`IncrementalEmbedding`] is the stream's [`EmbeddingStage`](super::stream::EmbeddingStage): for a window whose first
-//! 68 frames are the previous window's last 68 (checked, bit for bit), one step; for any
-//! other window (the first one, after a reset, after an error) it *primes*: 10 steps
-//! through the window itself, ending 4, 12, .., 76 frames into it, from zero state. Every
-//! row a step computes at a position inside the window then depends only on the window's
-//! frames (the zeros feed only rows before its start, which no later row inside the
-//! window reads), so the primed embedding is the whole-window one, and every later
-//! embedding too. So the stage is exact for any sequence of windows; it is fast for the
-//! stream's.
+//! [`IncrementalEmbedding`] is the stream's [`EmbeddingStage`](super::stream::EmbeddingStage):
+//! for a window whose first 68 frames are the previous window's last 68 (checked, bit for bit),
+//! one step; for any other window (the first one, after a reset, after an error) it *primes*:
+//! 10 steps through the window itself, ending 4, 12, .., 76 frames into it, from zero state.
+//! Every row a step computes at a position inside the window then depends only on the window's
+//! frames (the zeros feed only rows before its start, which no later row inside the window
+//! reads), so the primed embedding is the whole-window one, and every later embedding too. So
+//! the stage is exact for any sequence of windows; it is fast for the stream's.
 //!
 //! # Same bits as the whole-window plan
 //! Each output value of a conv is one dot product over its taps, accumulated in the same
@@ -236,9 +235,9 @@ impl Default for IncrementalWorkspace {
     }
 }
 
-/// The speech-embedding CNN as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage), computed incrementally
-/// (module docs): the whole-window plan's prepared weights, an [`IncrementalWorkspace`]
-/// and the backend `B`. Bitwise the embeddings of
+/// The speech-embedding CNN as the stream's [`EmbeddingStage`](super::stream::EmbeddingStage),
+/// computed incrementally (module docs): the whole-window plan's prepared weights, an
+/// [`IncrementalWorkspace`] and the backend `B`. Bitwise the embeddings of
 /// [`Embedding`](super::embedding::Embedding).
 ///
 /// `W` owns or borrows the workspace: a `Box` on hosts ([`boxed_workspace`]), a
@@ -263,19 +262,14 @@ impl<B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>>
     pub fn restart(&mut self) {
         self.workspace.borrow_mut().primed = false;
     }
-
-    /// One embedding with `options` (the [`EmbeddingStage`](super::stream::EmbeddingStage) methods).
-    fn run_stage(
-        &mut self,
-        window: &[f32],
-        out: &mut [f32],
-        options: RunOptions<'_>,
-    ) -> Result<(), Error> {
-        self.workspace.borrow_mut().embed::<B, S>(&self.weights, window, out, options)
-    }
 }
 
-embedding_stage!([B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>] IncrementalEmbedding<B, S, W>);
+embedding_stage!(
+    [B: Backend, S: AsRef<[f32]>, W: BorrowMut<IncrementalWorkspace>] IncrementalEmbedding<B, S, W>,
+    |this, window, out, options| {
+        this.workspace.borrow_mut().embed::<B, S>(&this.weights, window, out, options)
+    }
+);
 
 /// A zeroed [`IncrementalWorkspace`] on the heap, without building it on the stack first.
 #[cfg(feature = "alloc")]

@@ -104,13 +104,16 @@ pub trait EmbeddingStage {
     }
 }
 
-/// Implements [`EmbeddingStage`] for a network that runs with `neon_runtime::RunOptions`,
-/// through its inherent `fn run_stage(&mut self, window: &[f32], out: &mut [f32],
-/// options: RunOptions<'_>) -> Result<(), Error>`: `embed` is `embed_in(&Serial, ..)`, and
+/// Implements [`EmbeddingStage`] for a network that runs with `neon_runtime::RunOptions`:
+/// `embedding_stage!([<impl generics>] Type, |this, window, out, options| <body>);` where
+/// the body computes the embedding of `window` into `out` on `this` (`&mut Self`) with
+/// `options` and returns `Result<(), Error>`. `embed` is `embed_in(&Serial, ..)`, and
 /// `embed_in` passes the context `par` in the options.
-/// `embedding_stage!([<impl generics>] Type);`
 macro_rules! embedding_stage {
-    ([$($generics:tt)*] $ty:ty) => {
+    (
+        [$($generics:tt)*] $ty:ty,
+        |$this:ident, $window:ident, $out:ident, $options:ident| $body:expr
+    ) => {
         impl<$($generics)*> $crate::openwakeword::stream::EmbeddingStage for $ty {
             fn embed(&mut self, window: &[f32], out: &mut [f32]) -> Result<(), $crate::Error> {
                 self.embed_in(&::neon_runtime::Serial, window, out)
@@ -119,10 +122,12 @@ macro_rules! embedding_stage {
             fn embed_in(
                 &mut self,
                 par: &dyn ::neon_runtime::Parallel,
-                window: &[f32],
-                out: &mut [f32],
+                $window: &[f32],
+                $out: &mut [f32],
             ) -> Result<(), $crate::Error> {
-                self.run_stage(window, out, ::neon_runtime::RunOptions::new().with_parallel(par))
+                let $this = self;
+                let $options = ::neon_runtime::RunOptions::new().with_parallel(par);
+                $body
             }
         }
     };
