@@ -13,15 +13,13 @@ use neon_models::openwakeword::custom::{self, Format, HeadGraphExt};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use common::custom::{assert_prefixes_are_refused, data, parse_and_build, peak, scores};
+use common::custom::{
+    assert_prefixes_are_refused, computer_scores, data, parse_and_build, peak, scores,
+};
 
 #[test]
 fn a_community_tflite_model_detects_its_word() {
-    let path = data("computer_v2.tflite");
-    let word = custom::wake_word_from_file(&path).unwrap();
-    assert_eq!(word.name(), "computer", "named as wyoming-openwakeword names it");
-    assert_eq!(word.frames(), 16);
-    let s = scores(path.to_str().unwrap(), "computer.wav");
+    let s = computer_scores("computer_v2.tflite");
     let p = peak(&s);
     assert!(p > 0.9, "computer_v2.tflite peaks at {p} on computer.wav");
     // Silence before the word stays quiet: the first 15 pushes are 1.2 s of zeros.

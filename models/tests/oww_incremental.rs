@@ -25,14 +25,8 @@ use rand::{Rng, SeedableRng};
 /// costs 13 M per chunk: 60 chunks (and 12 windows) keep the suite near 30 s there; the
 /// stream logic is the same code on every target and gets its thousands of chunks on the
 /// host.
-#[cfg(not(target_arch = "aarch64"))]
-const WINDOWS: usize = 300;
-#[cfg(target_arch = "aarch64")]
-const WINDOWS: usize = 12;
-#[cfg(not(target_arch = "aarch64"))]
-const CHUNKS: usize = 2000;
-#[cfg(target_arch = "aarch64")]
-const CHUNKS: usize = 60;
+const WINDOWS: usize = common::host_or_qemu(300, 12);
+const CHUNKS: usize = common::host_or_qemu(2000, 60);
 /// Pushes between resets of the stream test (besides its seeded random ones).
 const RESET_EVERY: usize = CHUNKS / 4;
 

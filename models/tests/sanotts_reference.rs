@@ -22,10 +22,7 @@ const FRAMES: [usize; 5] = [1, 2, 7, 64, 333];
 
 /// The largest T checked on the second voice: under qemu the f64 reference of T = 333 and
 /// its two runs take a minute, so the second voice stops at 64 there.
-#[cfg(not(target_arch = "aarch64"))]
-const SECOND_VOICE_MAX: usize = 333;
-#[cfg(target_arch = "aarch64")]
-const SECOND_VOICE_MAX: usize = 64;
+const SECOND_VOICE_MAX: usize = common::host_or_qemu(333, 64);
 
 /// The bound of `sanotts.md` (see the module docs).
 const BOUND: f64 = 1e-4;

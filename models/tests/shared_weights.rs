@@ -28,22 +28,10 @@ struct Run {
 
 /// Decoder steps whose logits are compared, greedy tokens, samples per slice and wake-word
 /// chunks: smaller under qemu, which runs NEON float code at about 30 M instructions/s.
-#[cfg(not(target_arch = "aarch64"))]
-const STEPS: usize = 3;
-#[cfg(not(target_arch = "aarch64"))]
-const GREEDY: usize = 6;
-#[cfg(not(target_arch = "aarch64"))]
-const SLICE: usize = 16_000;
-#[cfg(not(target_arch = "aarch64"))]
-const WAKE_CHUNKS: usize = usize::MAX;
-#[cfg(target_arch = "aarch64")]
-const STEPS: usize = 1;
-#[cfg(target_arch = "aarch64")]
-const GREEDY: usize = 2;
-#[cfg(target_arch = "aarch64")]
-const SLICE: usize = 4_000;
-#[cfg(target_arch = "aarch64")]
-const WAKE_CHUNKS: usize = 12;
+const STEPS: usize = common::host_or_qemu(3, 1);
+const GREEDY: usize = common::host_or_qemu(6, 2);
+const SLICE: usize = common::host_or_qemu(16_000, 4_000);
+const WAKE_CHUNKS: usize = common::host_or_qemu(usize::MAX, 12);
 
 fn run(t: &mut Transcriber, audio: &[f32]) -> Run {
     t.encode(audio).unwrap();

@@ -20,24 +20,15 @@ const THREADS: [usize; 4] = [2, 3, 4, 7];
 
 /// Seconds of beckett.wav the Moonshine check encodes: 4 s on the host (160 encoder
 /// frames: two blocks of every int8 GEMM's row unit, 80 rows at AVX2), 1 s under qemu.
-#[cfg(not(target_arch = "aarch64"))]
-const MOONSHINE_SECONDS: usize = 4;
-#[cfg(target_arch = "aarch64")]
-const MOONSHINE_SECONDS: usize = 1;
+const MOONSHINE_SECONDS: usize = common::host_or_qemu(4, 1);
 
 /// Decoder steps whose logits are compared (per int8 path): fewer under qemu, where each step
 /// streams the 38.5 M int8 weights through emulated NEON.
-#[cfg(not(target_arch = "aarch64"))]
-const STEPS: usize = 4;
-#[cfg(target_arch = "aarch64")]
-const STEPS: usize = 2;
+const STEPS: usize = common::host_or_qemu(4, 2);
 
 /// Greedy tokens decoded per run: fewer under qemu, where this test (five runs of each model)
 /// took over three minutes with 12 greedy tokens and 4 steps per path.
-#[cfg(not(target_arch = "aarch64"))]
-const GREEDY: usize = 12;
-#[cfg(target_arch = "aarch64")]
-const GREEDY: usize = 3;
+const GREEDY: usize = common::host_or_qemu(12, 3);
 
 fn assert_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");

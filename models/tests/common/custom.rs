@@ -29,6 +29,17 @@ pub fn scores(word_path: &str, wav: &str) -> Vec<f32> {
     audio.chunks(CHUNK).map(|c| d.push(c).unwrap()[0]).collect()
 }
 
+/// Scores of the community "computer" model `file` (of `tests/data/custom`) on
+/// computer.wav, as [`scores`], after checking that it loads named as wyoming-openwakeword
+/// names it, on 16 frames.
+pub fn computer_scores(file: &str) -> Vec<f32> {
+    let path = data(file);
+    let word = custom::wake_word_from_file(&path).unwrap();
+    assert_eq!(word.name(), "computer", "named as wyoming-openwakeword names it");
+    assert_eq!(word.frames(), 16);
+    scores(path.to_str().unwrap(), "computer.wav")
+}
+
 /// The highest of `scores` (0 for none).
 pub fn peak(scores: &[f32]) -> f32 {
     scores.iter().copied().fold(0.0, f32::max)

@@ -114,3 +114,13 @@ pub mod sanotts;
 pub fn s16le(samples: &[i16]) -> Vec<u8> {
     samples.iter().flat_map(|s| s.to_le_bytes()).collect()
 }
+
+/// `host` on the host, `qemu` on aarch64, where the tests run under qemu (far slower): how
+/// much work a test does.
+pub const fn host_or_qemu(host: usize, qemu: usize) -> usize {
+    if cfg!(target_arch = "aarch64") {
+        qemu
+    } else {
+        host
+    }
+}
