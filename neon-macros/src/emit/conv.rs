@@ -17,11 +17,7 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
             let scr = st.scratch();
             (quote!(weights.#f.run_with::<B>(#x, #out_view, #scr, options)?;), true)
         }
-        Op::DepthwiseConv1d(_) => {
-            let f = st.field();
-            let x = st.view(0);
-            (quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;), true)
-        }
+        Op::DepthwiseConv1d(_) => st.run_prepared(),
         Op::MaxPool2d(_) => {
             let unit = st.unit();
             let x = st.view(0);

@@ -11,10 +11,7 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
     let out_view = &st.out_view;
     let f = st.field();
     match &st.s.op {
-        Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) => {
-            let x = st.view(0);
-            (quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;), true)
-        }
+        Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) => st.run_prepared(),
         Op::LstmCell(_) => {
             // The state is the output view (updated in place); `x` is input 1.
             let x = st.view(1);

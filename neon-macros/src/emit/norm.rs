@@ -12,10 +12,7 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
     let out_view = &st.out_view;
     let f = st.field();
     match &st.s.op {
-        Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => {
-            let x = st.view(0);
-            (quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;), true)
-        }
+        Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => st.run_prepared(),
         Op::PerChannel(_) if st.in_place => {
             (quote!(weights.#f.run_in_place::<B>(#out_view)?;), false)
         }

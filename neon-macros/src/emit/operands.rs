@@ -39,6 +39,15 @@ impl Step<'_> {
         &self.c.weights[self.s.weight.unwrap_or(0)].name
     }
 
+    /// The call of the step's prepared operator on input 0 with `options`, without scratch
+    /// (`weights.<field>.run_with::<B>(x, out, options)`); it passes `options` on.
+    pub fn run_prepared(&self) -> (TokenStream, bool) {
+        let f = self.field();
+        let x = self.view(0);
+        let out_view = &self.out_view;
+        (quote!(weights.#f.run_with::<B>(#x, #out_view, options)?;), true)
+    }
+
     /// The step's scratch slice (empty without one).
     pub fn scratch(&self) -> TokenStream {
         self.scratch_expr.clone().unwrap_or_else(|| quote!(&mut []))
