@@ -81,6 +81,12 @@ fn self_weights() -> SelfAttentionWeights<Vec<f32>> {
 
 const FM: Layout = Layout::FrameMajor;
 
+/// The rotary embedding of the plans' `rotary` statements: theta 10000 (written or the
+/// default).
+fn rope(heads: usize, rotary_dims: usize, pairs: RotaryPairs) -> Rotary {
+    Rotary::new(RotaryGeometry { heads, rotary_dims, theta: 10000.0, pairs })
+}
+
 fn run_linear<B: Backend>(l: &Linear<Vec<f32>>, x: &[f32], rows: usize, c: usize) -> Vec<f32> {
     let mut y = vec![0.0; rows * c];
     let xv = TensorView::new(x, &[rows, c], FM).unwrap();
@@ -98,12 +104,7 @@ fn self_reference<B: Backend>(
     kc: &mut [f32],
     vc: &mut [f32],
 ) -> Vec<f32> {
-    let rope = Rotary::new(RotaryGeometry {
-        heads: 2,
-        rotary_dims: 6,
-        theta: 10000.0,
-        pairs: RotaryPairs::Interleaved,
-    });
+    let rope = rope(2, 6, RotaryPairs::Interleaved);
     let mut q = run_linear::<B>(&wt.wq, x, frames, 16);
     rope.run_in_place::<B>(&mut TensorViewMut::new(&mut q, &[frames, 16], FM).unwrap(), pos)
         .unwrap();
@@ -189,12 +190,7 @@ fn encoder_reference<B: Backend>(
     x: &[f32],
     frames: usize,
 ) -> Vec<f32> {
-    let rope = Rotary::new(RotaryGeometry {
-        heads: 3,
-        rotary_dims: 4,
-        theta: 10000.0,
-        pairs: RotaryPairs::HalfSplit,
-    });
+    let rope = rope(3, 4, RotaryPairs::HalfSplit);
     let mut q = run_linear::<B>(&wt.wq, x, frames, 24);
     rope.run_in_place::<B>(&mut TensorViewMut::new(&mut q, &[frames, 24], FM).unwrap(), 0).unwrap();
     let v = run_linear::<B>(&wt.wv, x, frames, 24);
@@ -229,9 +225,9 @@ neon_runtime::backend_tests!(
 
 #[test]
 fn memory() {
-    println!(
-        "SelfAttention: workspace {} bytes, lower bound {} bytes",
+    common::print_memory(
+        "SelfAttention",
         SelfAttention::WORKSPACE_BYTES,
-        SelfAttention::LOWER_BOUND_BYTES
+        SelfAttention::LOWER_BOUND_BYTES,
     );
 }

@@ -93,11 +93,7 @@ fn streaming_equals_whole_and_ops_one_by_one() {
         )
         .unwrap();
     assert_eq!(whole, y);
-    println!(
-        "CausalConv: workspace {} bytes, lower bound {} bytes",
-        CausalConv::WORKSPACE_BYTES,
-        CausalConv::LOWER_BOUND_BYTES
-    );
+    common::print_memory("CausalConv", CausalConv::WORKSPACE_BYTES, CausalConv::LOWER_BOUND_BYTES);
 }
 
 #[test]

@@ -77,11 +77,7 @@ neon_runtime::backend_tests!(int8_plan_equals_operators_one_by_one);
 
 #[test]
 fn memory() {
-    println!(
-        "Mlp: workspace {} bytes, lower bound {} bytes",
-        Mlp::WORKSPACE_BYTES,
-        Mlp::LOWER_BOUND_BYTES
-    );
+    common::print_memory("Mlp", Mlp::WORKSPACE_BYTES, Mlp::LOWER_BOUND_BYTES);
 }
 
 #[test]

@@ -271,11 +271,7 @@ fn vad_shaped_plan_runs_the_operators_in_order() {
         assert!(p[0] > 0.0 && p[0] < 1.0);
     }
     assert_eq!(VadShape::STEPS, 17);
-    println!(
-        "VadShape: workspace {} bytes, lower bound {} bytes",
-        VadShape::WORKSPACE_BYTES,
-        VadShape::LOWER_BOUND_BYTES
-    );
+    common::print_memory("VadShape", VadShape::WORKSPACE_BYTES, VadShape::LOWER_BOUND_BYTES);
 }
 
 neon_plan! {

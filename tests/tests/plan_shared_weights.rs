@@ -24,14 +24,27 @@ neon_plan! {
     }
 }
 
-neon_plan! {
+/// A twin of `Whole`: a plan on `WholeWeights`, which declares `Whole`'s weights again (as
+/// `weights = ..;` requires), then the caller's declarations and statements.
+macro_rules! twin {
+    ($(#[$attr:meta])* pub plan $name:ident { $($rest:tt)* }) => {
+        neon_plan! {
+            $(#[$attr])*
+            pub plan $name {
+                weights = WholeWeights;
+                weight w0: f32[4, 2, 3, 3];
+                weight b0: f32[4];
+                weight w1: f32[3, 4, 3, 1];
+                $($rest)*
+            }
+        }
+    };
+}
+
+twin! {
     /// The same convs, 2 new rows per step (plus 2 of context): the 2 output rows that
     /// end 4 rows before the newest input row.
     pub plan Step {
-        weights = WholeWeights;
-        weight w0: f32[4, 2, 3, 3];
-        weight b0: f32[4];
-        weight w1: f32[3, 4, 3, 1];
         input x: [2, 4, 6];
         output y: [3, 2, 6];
         state s: [4, 2, 6];
@@ -43,13 +56,9 @@ neon_plan! {
     }
 }
 
-neon_plan! {
+twin! {
     /// A twin that pads differently: not the whole plan's operator.
     pub plan Mismatch {
-        weights = WholeWeights;
-        weight w0: f32[4, 2, 3, 3];
-        weight b0: f32[4];
-        weight w1: f32[3, 4, 3, 1];
         input x: [2, 4, 6];
         output y: [3, 2, 6];
 

@@ -76,9 +76,5 @@ fn workspace_in_a_static() {
     assert_eq!(y[0], 1.0);
     assert_eq!(core::mem::align_of::<AppendWorkspace>(), 16);
     assert_eq!(core::mem::size_of::<AppendWorkspace>(), Append::WORKSPACE_BYTES);
-    println!(
-        "Append: workspace {} bytes, lower bound {} bytes",
-        Append::WORKSPACE_BYTES,
-        Append::LOWER_BOUND_BYTES
-    );
+    common::print_memory("Append", Append::WORKSPACE_BYTES, Append::LOWER_BOUND_BYTES);
 }

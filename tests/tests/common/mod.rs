@@ -48,3 +48,8 @@ pub fn allocation_free<T>(f: impl FnOnce() -> T) -> T {
     assert_eq!(n, 0, "{n} heap allocation(s)");
     out
 }
+
+/// Prints a plan's workspace and the lower bound of its memory map (bytes) to the test log.
+pub fn print_memory(plan: &str, workspace_bytes: usize, lower_bound_bytes: usize) {
+    println!("{plan}: workspace {workspace_bytes} bytes, lower bound {lower_bound_bytes} bytes");
+}
