@@ -172,25 +172,16 @@ pub fn reference_frames(v: &[Vec<f32>], hidden: &[f32], t: usize) -> Vec<f64> {
             x[d * t + f] += f64::from(v[index::SPEAKER][d]);
         }
     }
-    // ResidualConv.
-    let a: Vec<f64> = x.iter().map(|&z| leaky(z)).collect();
-    let a = conv(
-        &a,
-        128,
-        t,
-        &v[index::RES_CONV1],
-        &v[index::RES_CONV1_BIAS],
-        Taps { kernel: 3, dil: 1, pad: 1 },
-    );
-    let a: Vec<f64> = a.iter().map(|&z| leaky(z)).collect();
-    let a = conv(
-        &a,
-        128,
-        t,
-        &v[index::RES_CONV2],
-        &v[index::RES_CONV2_BIAS],
-        Taps { kernel: 3, dil: 3, pad: 3 },
-    );
+    // ResidualConv: LeakyReLU and a k = 3 conv, dilation 1 then 3 ("same" padding).
+    let mut a = x.clone();
+    let res = [
+        (index::RES_CONV1, index::RES_CONV1_BIAS, 1),
+        (index::RES_CONV2, index::RES_CONV2_BIAS, 3),
+    ];
+    for (w, b, dil) in res {
+        let l: Vec<f64> = a.iter().map(|&z| leaky(z)).collect();
+        a = conv(&l, 128, t, &v[w], &v[b], Taps { kernel: 3, dil, pad: dil });
+    }
     for (xi, ai) in x.iter_mut().zip(&a) {
         *xi += ai;
     }
