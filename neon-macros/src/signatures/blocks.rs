@@ -54,7 +54,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
         "stft_magnitude" => {
             let w = w.expect("signature has a weight");
             let hop = opts.required_usize("hop", callee);
-            weight_rank(op, w, 1, "a window [n_fft]")?;
+            weight_rank(op, Some(w), 1, "a window [n_fft]")?;
             // Rule: the window's length is a size of the runtime's real FFT.
             if !neon_runtime::kernels::fft::is_valid_len(w.shape[0]) {
                 return Err(syn::Error::new(

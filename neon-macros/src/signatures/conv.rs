@@ -16,8 +16,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, callee, w, b, .. } = call;
     Ok(Some(match op {
         "conv1d" => {
-            let w = w.expect("signature has a weight");
-            weight_rank(op, w, 3, "a weight [out_channels, in_channels / groups, kernel]")?;
+            let w = weight_rank(op, w, 3, "a weight [out_channels, in_channels / groups, kernel]")?;
             let (out_c, in_g, k) = (w.shape[0], w.shape[1], w.shape[2]);
             let groups = opts.usize("groups", 1);
             let mut g = Conv1dGeometry::new(in_g.saturating_mul(groups), out_c, k)
@@ -35,8 +34,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
             Op::Conv1d(g)
         }
         "depthwise_conv1d" => {
-            let w = w.expect("signature has a weight");
-            weight_rank(op, w, 3, "a weight [channels, 1, kernel]")?;
+            let w = weight_rank(op, w, 3, "a weight [channels, 1, kernel]")?;
             if w.shape[1] != 1 {
                 return Err(syn::Error::new(
                     w.name.span(),
@@ -93,8 +91,7 @@ fn conv2d(
     b: Option<&WeightArg>,
     opts: &mut Options,
 ) -> Result<Op, syn::Error> {
-    let w = w.expect("signature has a weight");
-    weight_rank(op, w, 4, "a weight [out_channels, in_channels, kernel_h, kernel_w]")?;
+    let w = weight_rank(op, w, 4, "a weight [out_channels, in_channels, kernel_h, kernel_w]")?;
     let (out_c, in_c) = (w.shape[0], w.shape[1]);
     let mut g = Conv2dGeometry::new(in_c, out_c, (w.shape[2], w.shape[3]));
     if let Some(s) = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`") {

@@ -16,8 +16,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, w, b, tensors, .. } = call;
     Ok(Some(match op {
         "linear" => {
-            let w = w.expect("signature has a weight");
-            weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
+            let w = weight_rank(op, w, 2, "a weight [out_features, in_features]")?;
             let bias = bias_len(op, b, w.shape[0], "a bias")?;
             let (in_features, out_features) = (w.shape[1], w.shape[0]);
             match w.storage {
@@ -59,7 +58,7 @@ fn lstm_cell(
     layout: Layout,
 ) -> Result<LstmCellGeometry, syn::Error> {
     let form = "a weight [4 * hidden, input + hidden] ([W_ih | W_hh], gates i, f, g, o)";
-    weight_rank("lstm_cell", w, 2, form)?;
+    weight_rank("lstm_cell", Some(w), 2, form)?;
     let (rows, cols) = (w.shape[0], w.shape[1]);
     let from_tensors = match tensors {
         [s, x] => LstmCellGeometry::for_shapes(layout, s.shape, x.shape).map(|g| (g, s, x)),

@@ -93,10 +93,17 @@ pub struct WeightArg<'a> {
     pub storage: Storage,
 }
 
-/// Rule: a weight has the rank its operator reads.
-fn weight_rank(op: &str, w: &WeightArg, rank: usize, what: &str) -> Result<(), syn::Error> {
+/// Rule: a weight has the rank its operator reads. Returns the weight (every signature
+/// with this rule has one).
+fn weight_rank<'w, 'a>(
+    op: &str,
+    w: Option<&'w WeightArg<'a>>,
+    rank: usize,
+    what: &str,
+) -> Result<&'w WeightArg<'a>, syn::Error> {
+    let w = w.expect("signature has a weight");
     if w.shape.len() == rank {
-        Ok(())
+        Ok(w)
     } else {
         Err(syn::Error::new(
             w.name.span(),

@@ -16,8 +16,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, w, b, .. } = call;
     Ok(Some(match op {
         "layer_norm" | "rms_norm" | "group_norm" => {
-            let w = w.expect("signature has a weight");
-            weight_rank(op, w, 1, "a scale [channels]")?;
+            let w = weight_rank(op, w, 1, "a scale [channels]")?;
             let c = w.shape[0];
             let bias = bias_len(op, b, c, "a bias")?;
             let eps = opts.float("eps", 1e-5);
@@ -42,8 +41,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
             }
         }
         "layer_scale" | "bias_add" => {
-            let w = w.expect("signature has a weight");
-            weight_rank(op, w, 1, "a vector [channels]")?;
+            let w = weight_rank(op, w, 1, "a vector [channels]")?;
             Op::PerChannel(PerChannel {
                 channels: w.shape[0],
                 layout: opts.layout("layout", Layout::ChannelFirst),
