@@ -36,32 +36,34 @@ use super::stream::embedding_stage;
 /// same [`EmbeddingNetWeights`]) share its 40 weights and its layer table, stated here once.
 ///
 /// `embedding_plan!(whole | step, <doc> pub plan Name { <declarations> })`: the weights,
-/// then the caller's declarations (input `x`, output `y`, states, `weights = ..;`), then
-/// the layers. The table lists every pair of convs (a 1x3 "same" over mel, then a 3x1
-/// valid over time; `conv bias`) with the state the step keeps for the second conv's 3
-/// rows (the last conv has one too): `whole` ignores the states; `step` prepends each to
-/// its conv's input (`concat_frames`) and keeps that input's last 2 rows in it
-/// (`last_frames`). Every conv but the last has LeakyReLU (slope 0.2) and `max(x, -0.4)`.
+/// then the caller's declarations (input `x`, output `y`, `weights = ..;`), then the
+/// layers. The table lists every pair of convs (a 1x3 "same" over mel, then a 3x1 valid
+/// over time; `conv bias`) with the state the step keeps for the second conv's 3 rows (the
+/// last conv has one too): the 2 rows before the new ones of that conv's input,
+/// `[channels, 2, width]`. `whole` ignores the states; `step` declares them (in table
+/// order), prepends each to its conv's input (`concat_frames`) and keeps that input's last
+/// 2 rows in it (`last_frames`). Every conv but the last has LeakyReLU (slope 0.2) and
+/// `max(x, -0.4)`.
 macro_rules! embedding_plan {
     ($mode:ident, $(#[$attr:meta])* pub plan $name:ident { $($decl:tt)* }) => {
         embedding_plan! {@layers $mode [$(#[$attr])* pub plan $name] [$($decl)*] []
             push[let h = conv2d(x, conv0, conv0_b, padding = (0, 0, 1, 1), leaky_relu = 0.2, clamp_min = -0.4);]
-            pair(conv1 conv1_b, conv2 conv2_b, s2) pool(2, 2)
-            pair(conv3 conv3_b, conv4 conv4_b, s4) pair(conv5 conv5_b, conv6 conv6_b, s6) pool(1, 2)
-            pair(conv7 conv7_b, conv8 conv8_b, s8) pair(conv9 conv9_b, conv10 conv10_b, s10) pool(2, 2)
-            pair(conv11 conv11_b, conv12 conv12_b, s12) pair(conv13 conv13_b, conv14 conv14_b, s14) pool(1, 2)
-            pair(conv15 conv15_b, conv16 conv16_b, s16) pair(conv17 conv17_b, conv18 conv18_b, s18) pool(2, 2)
-            state(s19) push[y = conv2d(h, conv19, conv19_b);]
+            pair(conv1 conv1_b, conv2 conv2_b, s2: [24, 2, 32]) pool(2, 2)
+            pair(conv3 conv3_b, conv4 conv4_b, s4: [48, 2, 16]) pair(conv5 conv5_b, conv6 conv6_b, s6: [48, 2, 16])
+            pool(1, 2) pair(conv7 conv7_b, conv8 conv8_b, s8: [72, 2, 8]) pair(conv9 conv9_b, conv10 conv10_b, s10: [72, 2, 8])
+            pool(2, 2) pair(conv11 conv11_b, conv12 conv12_b, s12: [96, 2, 4]) pair(conv13 conv13_b, conv14 conv14_b, s14: [96, 2, 4])
+            pool(1, 2) pair(conv15 conv15_b, conv16 conv16_b, s16: [96, 2, 2]) pair(conv17 conv17_b, conv18 conv18_b, s18: [96, 2, 2])
+            pool(2, 2) state(s19: [96, 2, 1]) push[y = conv2d(h, conv19, conv19_b);]
         }
     };
     // Statements in order, appended to the body.
     (@layers $mode:ident $head:tt $decl:tt [$($body:tt)*] push[$($stmt:tt)*] $($rest:tt)*) => {
         embedding_plan! {@layers $mode $head $decl [$($body)* $($stmt)*] $($rest)*}
     };
-    (@layers $mode:ident $head:tt $decl:tt $body:tt pair($a:ident $ab:ident, $b:ident $bb:ident, $s:ident) $($rest:tt)*) => {
+    (@layers $mode:ident $head:tt $decl:tt $body:tt pair($a:ident $ab:ident, $b:ident $bb:ident, $s:ident: $shape:tt) $($rest:tt)*) => {
         embedding_plan! {@layers $mode $head $decl $body
             push[let h = conv2d(h, $a, $ab, padding = same, leaky_relu = 0.2, clamp_min = -0.4);]
-            state($s)
+            state($s: $shape)
             push[let h = conv2d(h, $b, $bb, leaky_relu = 0.2, clamp_min = -0.4);]
             $($rest)*}
     };
@@ -69,11 +71,11 @@ macro_rules! embedding_plan {
         embedding_plan! {@layers $mode $head $decl $body
             push[let h = max_pool2d(h, kernel = ($kh, $kw), stride = ($kh, $kw));] $($rest)*}
     };
-    (@layers whole $head:tt $decl:tt $body:tt state($s:ident) $($rest:tt)*) => {
+    (@layers whole $head:tt $decl:tt $body:tt state($s:ident: $shape:tt) $($rest:tt)*) => {
         embedding_plan! {@layers whole $head $decl $body $($rest)*}
     };
-    (@layers step $head:tt $decl:tt $body:tt state($s:ident) $($rest:tt)*) => {
-        embedding_plan! {@layers step $head $decl $body
+    (@layers step $head:tt [$($decl:tt)*] $body:tt state($s:ident: $shape:tt) $($rest:tt)*) => {
+        embedding_plan! {@layers step $head [$($decl)* state $s: $shape;] $body
             push[let h = concat_frames($s, h); $s = last_frames(h, frames = 2);] $($rest)*}
     };
     (@layers $mode:ident [$($head:tt)*] [$($decl:tt)*] [$($body:tt)*]) => {

@@ -59,22 +59,12 @@ embedding_plan! {
     /// One step of the streaming embedding: the newest 10 mel rows `[1, 10, 32]` (2 of
     /// context, 8 new) and the rows kept from the previous step (the states) → the
     /// embedding `[96, 1, 1]` of the window ending at the newest row, and the states for
-    /// the next step. Runs on the whole-window plan's weights.
+    /// the next step. Runs on the whole-window plan's weights. The states, `s2`, `s4`, ..,
+    /// `s18`, `s19` in this order, come from the layer table of `embedding_plan!`.
     pub plan EmbeddingStep {
         weights = EmbeddingNetWeights;
         input x: [1, 10, 32];
         output y: [96, 1, 1];
-        // The 2 rows before the new ones of the input of every conv spanning 3 rows.
-        state s2: [24, 2, 32];
-        state s4: [48, 2, 16];
-        state s6: [48, 2, 16];
-        state s8: [72, 2, 8];
-        state s10: [72, 2, 8];
-        state s12: [96, 2, 4];
-        state s14: [96, 2, 4];
-        state s16: [96, 2, 2];
-        state s18: [96, 2, 2];
-        state s19: [96, 2, 1];
     }
 }
 
