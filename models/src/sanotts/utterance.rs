@@ -183,21 +183,13 @@ impl Decoder {
                 got: audio.len(),
             });
         }
-        dispatch!(self.network.backend, B => self.decode_on::<B>(par, hidden, frames, audio))
-            .map_err(Error::Backend)?
-    }
-
-    fn decode_on<B: Backend>(
-        &mut self,
-        par: &dyn Parallel,
-        hidden: &[f32],
-        frames: usize,
-        audio: &mut [f32],
-    ) -> Result<(), Error> {
-        self.network.run::<B>(par, hidden, frames)?;
-        let y = &self.network.frames[..frames * FRAME_VALUES];
-        self.head.istft()?.run::<B>(y, &mut self.stream, audio)?;
-        Ok(())
+        dispatch!(self.network.backend, B => {
+            self.network.run::<B>(par, hidden, frames)?;
+            let y = &self.network.frames[..frames * FRAME_VALUES];
+            self.head.istft()?.run::<B>(y, &mut self.stream, audio)?;
+            Ok(())
+        })
+        .map_err(Error::Backend)?
     }
 
     /// The network alone: `hidden` `[192, frames]` → the iSTFT frames, frame-major
