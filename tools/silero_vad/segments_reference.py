@@ -4,7 +4,7 @@ probability sequences and writes models/vad/goldens/segments.json, which
 models/tests/vad_segments.rs compares with the Rust segmenter.
 
 The function is run unmodified, from the pinned wheel (fetched with `pip download --no-deps`
-into target/py/cache and sha256-checked, as tools/silero_vad/convert.py does), with real PyTorch.
+into target/py/cache and sha256-checked by sv_env.py, as for convert.py), with real PyTorch.
 The network is replaced by a stub model object that answers each call with the next given
 probability (as a float32 tensor, as the real model does): the function calls
 `model.reset_states()` once, then `model(chunk, 16000)` once per 512-sample window of the audio
@@ -44,24 +44,16 @@ import wave
 import numpy as np
 import torch
 
-TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
-GOLDENS_DIR = os.path.join(REPO_ROOT, "models", "vad", "goldens")
+# The pinned wheel, the paths and the 16 kHz window of the other Silero VAD tools.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sv_env  # noqa: E402
+from sv_env import REPO_ROOT, SAMPLE_RATE, UTILS, WINDOW  # noqa: E402
+
+GOLDENS_DIR = os.path.join(sv_env.MODELS_DIR, "goldens")
 OUTPUT = os.path.join(GOLDENS_DIR, "segments.json")
-CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
-
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
-from fetch_pinned import pinned_wheel  # noqa: E402
-
-PACKAGE = "silero-vad"
-VERSION = "6.2.3"
-WHEEL_NAME = "silero_vad-6.2.3-py3-none-any.whl"
-WHEEL_SHA256 = "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8"
-UTILS = "silero_vad/utils_vad.py"
-UTILS_SHA256 = "15d0f6b3ef9590e22ca2f146e1436f6901da356cb552d3183df4100862b333cb"
-
-SAMPLE_RATE = 16000
-WINDOW = 512
+PACKAGE = sv_env.SOURCE_PACKAGE
+VERSION = sv_env.SOURCE_VERSION
+UTILS_SHA256 = sv_env.FILE_SHA256[UTILS]
 
 # The function's parameters that shape segments, with its defaults (None: neg_threshold's
 # default max(threshold - 0.15, 0.01); max_speech_duration_s is written as null for infinity).
@@ -79,9 +71,8 @@ DEFAULTS = {
 
 def load_utils():
     """silero_vad/utils_vad.py of the pinned wheel as a module (the package's __init__ is not
-    run: it only re-exports)."""
-    root = pinned_wheel(CACHE_DIR, PACKAGE, VERSION, WHEEL_NAME, WHEEL_SHA256,
-                        {UTILS: UTILS_SHA256})
+    run: it only re-exports). The wheel is unpacked and checked as the other tools do it."""
+    root = sv_env.source_dir()
     spec = importlib.util.spec_from_file_location("silero_vad_utils_6_2_3",
                                                   os.path.join(root, UTILS))
     module = importlib.util.module_from_spec(spec)
