@@ -36,6 +36,7 @@ import shutil
 import numpy as np
 
 import ms_env  # puts tools/common on sys.path (regen_check below)
+from licence_md import read_mit_licence, write_licence_md
 from ort_graph import OrtModel, expect
 from regen_check import regen_arguments, regen_parser, same_bytes_check
 
@@ -582,9 +583,7 @@ def write_license(out_dir, pkg):
     fields, classifiers = ms_env.wheel_metadata()
     expect(fields.get("License") == LICENCE and "License :: OSI Approved :: MIT License" in
            classifiers, f"package metadata licence {fields.get('License')}")
-    with open(os.path.join(pkg, ms_env.LICENSE), encoding="utf-8") as f:
-        text = f.read()
-    expect(text.startswith("MIT License"), "the package ships an MIT LICENSE file")
+    text = read_mit_licence(os.path.join(pkg, ms_env.LICENSE), expect, "the package")
     body = (
         "# Moonshine base-en: source and licence\n\n"
         f"`base-en.safetensors`, `tokenizer.bin` and `beckett.wav` in this directory are derived "
@@ -601,12 +600,8 @@ def write_license(out_dir, pkg):
         "The clips in `clips/` and the expected outputs in `goldens/` are ours (the project's "
         "licence); the goldens are outputs of the model above.\n\n"
         "## Licence text shipped in the package (`moonshine_cpp/LICENSE`)\n\n"
-        "```text\n" + text.rstrip("\n") + "\n```\n"
     )
-    path = os.path.join(out_dir, "LICENSE.md")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(body)
-    return path
+    return write_licence_md(out_dir, body, text)
 
 
 def convert(out_dir, verify=True):

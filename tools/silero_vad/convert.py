@@ -35,6 +35,7 @@ import numpy as np
 
 import reference
 import sv_env  # puts tools/common on sys.path (regen_check below)
+from licence_md import read_mit_licence, write_licence_md
 from regen_check import regen_arguments, regen_parser, same_bytes_check
 
 CONVERTER = "tools/silero_vad/convert.py"
@@ -289,9 +290,7 @@ def write_license(out_dir, pkg):
         meta = f.read().split("\n\n")[0]
     expect("Classifier: License :: OSI Approved :: MIT License" in meta.splitlines(),
            "package metadata: MIT classifier")
-    with open(os.path.join(pkg, sv_env.LICENSE), encoding="utf-8") as f:
-        text = f.read()
-    expect(text.startswith("MIT License"), "the wheel ships an MIT LICENSE file")
+    text = read_mit_licence(os.path.join(pkg, sv_env.LICENSE), expect, "the wheel")
     body = (
         "# Silero VAD: source and licence\n\n"
         f"`silero_vad.safetensors` in this directory is converted from the PyPI package "
@@ -306,12 +305,8 @@ def write_license(out_dir, pkg):
         "The expected outputs in `goldens/` are outputs of the model above (ONNX Runtime on "
         f"`{sv_env.ONNX}` from the same wheel) on the project's own clips.\n\n"
         "## Licence text shipped in the package\n\n"
-        "```text\n" + text.rstrip("\n") + "\n```\n"
     )
-    path = os.path.join(out_dir, "LICENSE.md")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(body)
-    return path
+    return write_licence_md(out_dir, body, text)
 
 
 def metadata(facts):
