@@ -36,10 +36,11 @@ import wave
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 import onnxruntime as ort
 
-import oww_env
+import oww_env  # puts tools/common on sys.path (onnx_build below)
+from onnx_build import checked_model
 
 OUT = os.path.join(oww_env.REPO_ROOT, "models", "tests", "data", "custom", "onnx_heads")
 CLIPS = ["hey_jarvis", "weather"]
@@ -114,16 +115,9 @@ class Builder:
         return self.node("Add", [self.node("Mul", [x, gr]), shift])
 
     def model(self, out, opset):
-        graph = helper.make_graph(
-            self.nodes, self.name,
-            [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, self.frames, 96])],
-            [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 1])],
-            self.inits)
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="neon tools/openwakeword/onnx_heads.py")
-        m.ir_version = 8
-        onnx.checker.check_model(m, full_check=True)
-        return m
+        return checked_model(self.nodes, self.name, [("input", [1, self.frames, 96])],
+                             [(out, [1, 1])], self.inits, opset,
+                             "neon tools/openwakeword/onnx_heads.py")
 
 
 def build_heads():

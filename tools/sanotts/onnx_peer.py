@@ -47,12 +47,13 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
+from onnx_build import checked_model  # noqa: E402
 import safetensors_io  # noqa: E402
 import voice as voice_mod  # noqa: E402
 
@@ -209,16 +210,9 @@ def build_model(v, folded=False):
     out = g.node("Where", [small, buf, g.node("Div", [buf, env])])
     g.nodes.append(helper.make_node("Reshape", [out, g.const([1, -1], "flat", np.int64)],
                                     ["audio"]))
-    graph = helper.make_graph(
-        g.nodes, "sanotts_decoder" + ("_folded" if folded else ""),
-        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [1, 192, "T"])],
-        [helper.make_tensor_value_info("audio", TensorProto.FLOAT, [1, "samples"])],
-        g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="neon tools/sanotts/onnx_peer.py")
-    model.ir_version = 8
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return checked_model(g.nodes, "sanotts_decoder" + ("_folded" if folded else ""),
+                         [("hidden", [1, 192, "T"])], [("audio", [1, "samples"])], g.inits,
+                         OPSET, "neon tools/sanotts/onnx_peer.py")
 
 
 def session(model, threads=1):
