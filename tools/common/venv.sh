@@ -2,6 +2,7 @@
 #
 #   pinned_venv NAME [--bench] [--onnx]
 #   venv_ready NAME MODULES PACKAGE...
+#   onnx_tool_venv NAME [ARG...]
 #
 # Creates the venv target/py/NAME (build output, ignored by git) when it is missing and
 # installs the pinned packages of tools/NAME/requirements.txt (with --bench also
@@ -71,4 +72,16 @@ for module in modules:
     importlib.import_module(module)
 print(f"setup: target/py/{name} ready:", ", ".join(f"{p} {version(p)}" for p in packages))
 PY
+}
+
+# The whole setup of a tool whose environment is numpy, safetensors, onnx (with protobuf) and
+# ONNX Runtime, with no option (tools/sanotts, tools/silero_vad): pinned_venv NAME, then
+# venv_ready with those modules and packages. Any argument is a usage error.
+onnx_tool_venv() {
+  local name="$1"
+  shift
+  if [ "$#" -ne 0 ]; then echo "usage: $0" >&2; exit 2; fi
+  pinned_venv "$name"
+  venv_ready "$name" "numpy onnx onnxruntime safetensors" \
+    numpy safetensors onnx protobuf onnxruntime
 }

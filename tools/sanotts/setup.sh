@@ -9,7 +9,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
-if [ "$#" -ne 0 ]; then echo "usage: $0" >&2; exit 2; fi
-pinned_venv sanotts
-venv_ready sanotts "numpy onnx onnxruntime safetensors" \
-  numpy safetensors onnx protobuf onnxruntime
+onnx_tool_venv sanotts "$@"
