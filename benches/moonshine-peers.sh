@@ -19,6 +19,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+. benches/peer-lib.sh
 rounds="${1:-3}"
 SCALE="${SCALE:-1}"
 OUT="${OUT:-target/moonshine-peers}"
@@ -30,12 +31,8 @@ tools/moonshine/setup.sh --bench >/dev/null
 if [ ! -f "$onnx/encoder_model_f32.onnx" ] || [ ! -f "$onnx/decoder_model_merged_f32.onnx" ]; then
   "$py" tools/moonshine/convert.py models/moonshine --if-needed --onnx-f32 "$onnx"
 fi
-cargo build --release --quiet -p neon-benches --bin time_moonshine
 mkdir -p "$OUT"
-
-commit="$(git rev-parse --short HEAD)"
-git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
-echo "commit $commit; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+peer_session time_moonshine
 for clip in ${CLIPS:-beckett beckett30}; do
   for threads in ${THREADS:-1 2}; do
     pairs=()
@@ -48,7 +45,7 @@ for clip in ${CLIPS:-beckett beckett30}; do
         --json "$OUT/ort.$tag.json"
       pairs+=("$OUT/neon.$tag.json" "$OUT/ort.$tag.json")
     done
-    echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== load average: $(load_average)"
     "$py" tools/moonshine/bench_peers.py --compare "${pairs[@]}" \
       --json "$OUT/summary-$clip-t$threads.json"
   done

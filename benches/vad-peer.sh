@@ -20,6 +20,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+. benches/peer-lib.sh
 rounds="${1:-5}"
 PASSES="${PASSES:-30}"
 OUT="${OUT:-target/vad-peer}"
@@ -28,12 +29,8 @@ read -r -a backends <<<"${BACKENDS:-best portable}"
 read -r -a workloads <<<"${WORKLOADS:-push run}"
 
 tools/silero_vad/setup.sh >/dev/null
-cargo build --release --quiet -p neon-benches --bin time_vad
 mkdir -p "$OUT"
-
-commit="$(git rev-parse --short HEAD)"
-git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
-echo "commit $commit; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+peer_session time_vad
 pairs=()
 for r in $(seq 1 "$rounds"); do
   echo "== round $r / $rounds"
@@ -42,5 +39,5 @@ for r in $(seq 1 "$rounds"); do
   "$py" tools/silero_vad/bench_peer.py --passes "$PASSES" --threads 1 --json "$OUT/ort.$r.json"
   pairs+=("$OUT/neon.$r.json" "$OUT/ort.$r.json")
 done
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average: $(load_average)"
 "$py" tools/silero_vad/bench_peer.py --compare "${pairs[@]}" --json "$OUT/summary.json"
