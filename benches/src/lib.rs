@@ -71,6 +71,67 @@ pub fn workload_main(
     println!("{workload}: checksum {checksum}");
 }
 
+/// The `main` of an instruction-count binary whose arguments are a workload name, optionally
+/// prefixed `portable-`, and `N` sizes: runs `portable(workload, sizes)` (the binary's `run`
+/// for `Portable`, the prefix removed) or `fast(workload, sizes)` (for its default backend)
+/// and prints `WORKLOAD SIZES: checksum C` (the sizes joined by `sep`; the checksum keeps the
+/// computation observable). With another number of arguments it prints `usage` and exits
+/// with status 2.
+///
+/// # Panics
+/// With `usage` as the message when a size is not a whole number.
+pub fn sized_main<const N: usize>(
+    usage: &str,
+    sep: &str,
+    portable: fn(&str, [usize; N]) -> f32,
+    fast: fn(&str, [usize; N]) -> f32,
+) {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != N + 2 {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    }
+    let sizes: [usize; N] = std::array::from_fn(|i| args[i + 2].parse().expect(usage));
+    let workload = args[1].as_str();
+    let checksum = match workload.strip_prefix("portable-") {
+        Some(w) => portable(w, sizes),
+        None => fast(workload, sizes),
+    };
+    let sizes = sizes.map(|s| s.to_string()).join(sep);
+    println!("{workload} {sizes}: checksum {checksum}");
+}
+
+/// The `main` of an instruction-count binary named `name` whose arguments are a workload
+/// (read by `parse`) and an optional last `portable`: runs `portable` or `fast` (the binary's
+/// `run` for `Portable` and for its default backend) on the workload and prints
+/// `checksum C`; prints `usage` when `parse` does not know the arguments, `name: ERROR` when
+/// the run fails, and exits with status 2 after either.
+pub fn parsed_main<W>(
+    name: &str,
+    usage: &str,
+    parse: fn(&[String]) -> Option<W>,
+    portable: fn(&W) -> Result<f32, String>,
+    fast: fn(&W) -> Result<f32, String>,
+) {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let on_portable = args.last().is_some_and(|a| a == "portable");
+    if on_portable {
+        args.pop();
+    }
+    let Some(workload) = parse(&args) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let result = if on_portable { portable(&workload) } else { fast(&workload) };
+    match result {
+        Ok(checksum) => println!("checksum {checksum}"),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
 /// `n` deterministic values in [-1, 1) (a small LCG: no dependency, same data every run).
 pub fn data(n: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);

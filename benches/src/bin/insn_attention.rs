@@ -73,19 +73,10 @@ fn run<B: Backend>(workload: &str, a: usize, b: usize) -> f32 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: insn_attention [portable-]attention|attention-causal Q LEN | [portable-]rotary FRAMES AT";
-    if args.len() != 4 {
-        eprintln!("{usage}");
-        std::process::exit(2);
-    }
-    let a: usize = args[2].parse().expect(usage);
-    let b: usize = args[3].parse().expect(usage);
-    let workload = args[1].as_str();
-    let checksum = match workload.strip_prefix("portable-") {
-        Some(w) => run::<Portable>(w, a, b),
-        None => run::<Fast>(workload, a, b),
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload} {a} {b}: checksum {checksum}");
+    neon_benches::sized_main(
+        "usage: insn_attention [portable-]attention|attention-causal Q LEN | [portable-]rotary FRAMES AT",
+        " ",
+        |w, [a, b]| run::<Portable>(w, a, b),
+        |w, [a, b]| run::<Fast>(w, a, b),
+    );
 }

@@ -85,18 +85,10 @@ fn run<B: Backend>(workload: &str, n: usize) -> f32 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: insn_fft [portable-]rfft|rfft-power|log10 | realfft N";
-    if args.len() != 3 {
-        eprintln!("{usage}");
-        std::process::exit(2);
-    }
-    let n: usize = args[2].parse().expect(usage);
-    let workload = args[1].as_str();
-    let checksum = match workload.strip_prefix("portable-") {
-        Some(w) => run::<Portable>(w, n),
-        None => run::<Fast>(workload, n),
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload} {n}: checksum {checksum}");
+    neon_benches::sized_main(
+        "usage: insn_fft [portable-]rfft|rfft-power|log10 | realfft N",
+        " ",
+        |w, [n]| run::<Portable>(w, n),
+        |w, [n]| run::<Fast>(w, n),
+    );
 }

@@ -95,21 +95,5 @@ fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
 }
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let portable = args.last().is_some_and(|a| a == "portable");
-    if portable {
-        args.pop();
-    }
-    let Some(workload) = parse(&args) else {
-        eprintln!("{USAGE}");
-        std::process::exit(2);
-    };
-    let result = if portable { run::<Portable>(&workload) } else { run::<Fast>(&workload) };
-    match result {
-        Ok(checksum) => println!("checksum {checksum}"),
-        Err(e) => {
-            eprintln!("insn_moonshine: {e}");
-            std::process::exit(2);
-        }
-    }
+    neon_benches::parsed_main("insn_moonshine", USAGE, parse, run::<Portable>, run::<Fast>);
 }

@@ -84,19 +84,10 @@ fn run<B: Backend>(workload: &str, m: usize, k: usize, n: usize) -> f32 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: insn_quant [portable-]gemv-f32|gemv-i8|gemv-i8-block|gemv-i8-dot|gemv-i8-block-dot|gemm-f32|gemm-i8|gemm-i8-block M K N";
-    if args.len() != 5 {
-        eprintln!("{usage}");
-        std::process::exit(2);
-    }
-    let dims: Vec<usize> = args[2..].iter().map(|v| v.parse().expect(usage)).collect();
-    let (m, k, n) = (dims[0], dims[1], dims[2]);
-    let workload = args[1].as_str();
-    let checksum = match workload.strip_prefix("portable-") {
-        Some(w) => run::<Portable>(w, m, k, n),
-        None => run::<Fast>(workload, m, k, n),
-    };
-    // Printing the checksum keeps the computation observable.
-    println!("{workload} {m}x{k}x{n}: checksum {checksum}");
+    neon_benches::sized_main(
+        "usage: insn_quant [portable-]gemv-f32|gemv-i8|gemv-i8-block|gemv-i8-dot|gemv-i8-block-dot|gemm-f32|gemm-i8|gemm-i8-block M K N",
+        "x",
+        |w, [m, k, n]| run::<Portable>(w, m, k, n),
+        |w, [m, k, n]| run::<Fast>(w, m, k, n),
+    );
 }
