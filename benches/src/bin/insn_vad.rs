@@ -33,7 +33,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use neon_benches::vad::{clip, golden, windows, COUNTED_WINDOW, MACS_PER_WINDOW, STATE};
+use neon_benches::vad::{clip, golden, windows, COUNTED_WINDOW, INPUT, MACS_PER_WINDOW, STATE};
 use neon_benches::{region_start, region_stop};
 use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::network::{SileroVad, SileroVadWorkspace};
@@ -143,6 +143,26 @@ fn steps<B: Backend>(model: &VadModel, x: &[f32], state: &mut [f32]) -> f32 {
     p[0]
 }
 
+/// The plan run over the clip's first windows (before any region): the model inputs of all
+/// the windows, and the recurrent state, workspace and output after the first `k`.
+struct Primed {
+    inputs: Vec<[f32; INPUT]>,
+    state: [f32; STATE],
+    ws: Box<SileroVadWorkspace>,
+    p: [f32; 1],
+}
+
+fn primed<B: Backend>(model: &VadModel, samples: &[f32], k: usize) -> Primed {
+    let inputs = windows(samples);
+    let mut state = [0.0f32; STATE];
+    let mut ws = Box::new(SileroVadWorkspace::new());
+    let mut p = [0.0f32];
+    for x in &inputs[..k] {
+        SileroVad::run::<B, _>(&model.weights, x, &mut p, &mut state, &mut ws).unwrap();
+    }
+    Primed { inputs, state, ws, p }
+}
+
 /// Runs the workload on backend `B`; returns the counted window's probability.
 fn run<B: Backend>(workload: &str) -> Option<f32> {
     let model = VadModel::builtin().expect("the embedded weights load");
@@ -157,13 +177,7 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
     };
     let p = match workload {
         "window" => {
-            let inputs = windows(&samples);
-            let mut state = [0.0f32; STATE];
-            let mut ws = Box::new(SileroVadWorkspace::new());
-            let mut p = [0.0f32];
-            for x in &inputs[..k] {
-                SileroVad::run::<B, _>(&model.weights, x, &mut p, &mut state, &mut ws).unwrap();
-            }
+            let Primed { inputs, mut state, mut ws, mut p } = primed::<B>(&model, &samples, k);
             region_start(1);
             let r = SileroVad::run::<B, _>(&model.weights, &inputs[k], &mut p, &mut state, &mut ws);
             region_stop(1);
@@ -182,13 +196,7 @@ fn run<B: Backend>(workload: &str) -> Option<f32> {
             p
         }
         "steps" => {
-            let inputs = windows(&samples);
-            let mut state = [0.0f32; STATE];
-            let mut ws = Box::new(SileroVadWorkspace::new());
-            let mut p = [0.0f32];
-            for x in &inputs[..k] {
-                SileroVad::run::<B, _>(&model.weights, x, &mut p, &mut state, &mut ws).unwrap();
-            }
+            let Primed { inputs, mut state, mut ws, mut p } = primed::<B>(&model, &samples, k);
             let mut by_steps = state;
             let q = steps::<B>(&model, &inputs[k], &mut by_steps);
             SileroVad::run::<B, _>(&model.weights, &inputs[k], &mut p, &mut state, &mut ws)
