@@ -14,13 +14,21 @@ import zipfile
 
 import numpy as np
 
-# REPO_ROOT, CACHE_DIR and the shared helpers (tools/common/tool_env.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from tool_env import *  # noqa: E402,F401,F403
-from tool_env import CACHE_DIR, REPO_ROOT  # noqa: E402
-from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
-
+# Repository layout (this file lives in tools/moonshine/).
+TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
 MODELS_DIR = os.path.join(REPO_ROOT, "models", "moonshine")
+CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
+
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+from safetensors_io import (  # noqa: E402,F401
+    read_safetensors,
+    read_safetensors_metadata,
+    sha256_file,
+    write_safetensors,
+)
+from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
 
 SOURCE_PACKAGE = "moonshine-cpp"
 SOURCE_VERSION = "0.1.4"

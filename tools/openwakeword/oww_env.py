@@ -19,14 +19,17 @@ import sys
 import types
 import zipfile
 
-# REPO_ROOT, CACHE_DIR and the shared helpers (tools/common/tool_env.py): the safetensors
-# writer/reader, the file hash and the regeneration check are shared with the other tools.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from tool_env import *  # noqa: E402,F401,F403
-from tool_env import CACHE_DIR, REPO_ROOT  # noqa: E402
-from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
-
+# Repository layout (this file lives in tools/openwakeword/).
+TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
 MODELS_DIR = os.path.join(REPO_ROOT, "models", "openwakeword")
+CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
+
+# The safetensors writer/reader and the file hash are shared with the other tools.
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402,F401
+from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from regen_check import check_regenerated  # noqa: E402,F401
 
 # The source of every model file: the wyoming-openwakeword wheel (the TFLite files inside it
 # are byte-identical to openwakeword's v0.5.1 release assets that openwakeword 0.6.0 uses).

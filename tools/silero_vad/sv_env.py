@@ -12,14 +12,22 @@ import sys
 
 import numpy as np
 
-# REPO_ROOT, CACHE_DIR and the shared helpers (tools/common/tool_env.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from tool_env import *  # noqa: E402,F401,F403
-from tool_env import CACHE_DIR, REPO_ROOT  # noqa: E402
-from fetch_pinned import pinned_wheel  # noqa: E402
-from wav_io import read_pcm16_mono  # noqa: E402
-
+# Repository layout (this file lives in tools/silero_vad/).
+TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
 MODELS_DIR = os.path.join(REPO_ROOT, "models", "vad")
+CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
+
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+from fetch_pinned import pinned_wheel  # noqa: E402
+from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
+from safetensors_io import (  # noqa: E402,F401
+    read_safetensors,
+    read_safetensors_metadata,
+    sha256_file,
+    write_safetensors,
+)
+from wav_io import read_pcm16_mono  # noqa: E402
 
 SOURCE_PACKAGE = "silero-vad"
 SOURCE_VERSION = "6.2.3"
