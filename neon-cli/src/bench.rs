@@ -21,6 +21,8 @@ use neon_models::vad::WINDOW;
 use neon_runtime::Team;
 use serde_json::{json, Value};
 
+use crate::ranges::check_in;
+use crate::ranges::Interval::OpenClosed;
 use crate::{line, SessionArgs};
 
 #[derive(Args)]
@@ -58,9 +60,7 @@ struct Run {
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), String> {
-    if !(args.seconds > 0.0 && args.seconds <= 600.0) {
-        return Err(format!("--seconds must be in (0, 600], got {}", args.seconds));
-    }
+    check_in("--seconds", args.seconds, OpenClosed(0.0, 600.0))?;
     let options = args
         .session
         .options(&[Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad], None)?;

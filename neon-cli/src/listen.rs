@@ -28,6 +28,8 @@ use neon_runtime::Team;
 use serde_json::json;
 
 use crate::input::Source;
+use crate::ranges::check_in;
+use crate::ranges::Interval::{Closed, Inclusive, OpenClosed};
 use crate::{line, live, SessionArgs};
 
 /// Sample rate of everything after input conversion (Hz).
@@ -285,22 +287,15 @@ impl Listener {
 }
 
 fn check_args(args: &ListenArgs) -> Result<(), String> {
-    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
-        return Err(format!("--threshold must be in (0, 1], got {}", args.threshold));
+    check_in("--threshold", args.threshold, OpenClosed(0.0, 1.0))?;
+    check_in("--max-seconds", args.max_seconds, Closed(1.0, 30.0))?;
+    if let Some(ms) = args.pause_ms {
+        check_in("--pause-ms", ms, Inclusive(100, 10_000))?;
     }
-    if !(args.max_seconds >= 1.0 && args.max_seconds <= 30.0) {
-        return Err(format!("--max-seconds must be in [1, 30], got {}", args.max_seconds));
+    if let Some(ms) = args.no_speech_ms {
+        check_in("--no-speech-ms", ms, Inclusive(100, 30_000))?;
     }
-    if let Some(ms) = args.pause_ms.filter(|ms| !(100..=10_000).contains(ms)) {
-        return Err(format!("--pause-ms must be in 100..=10000, got {ms}"));
-    }
-    if let Some(ms) = args.no_speech_ms.filter(|ms| !(100..=30_000).contains(ms)) {
-        return Err(format!("--no-speech-ms must be in 100..=30000, got {ms}"));
-    }
-    if !(args.speech_dbfs >= -100.0 && args.speech_dbfs <= 0.0) {
-        return Err(format!("--speech-dbfs must be in [-100, 0], got {}", args.speech_dbfs));
-    }
-    Ok(())
+    check_in("--speech-dbfs", args.speech_dbfs, Closed(-100.0, 0.0))
 }
 
 /// The utterance's endpointer as the arguments ask.

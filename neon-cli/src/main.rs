@@ -19,6 +19,7 @@ mod listen;
 mod live;
 mod output;
 mod plan;
+mod ranges;
 mod serve;
 mod transcribe;
 mod vad;
@@ -238,9 +239,7 @@ const MAX_THREADS: usize = 64;
 /// calling thread included; 1 runs everything on the calling thread.
 fn team(threads: Option<usize>) -> Result<neon_runtime::Team, String> {
     let n = threads.unwrap_or_else(default_threads);
-    if !(1..=MAX_THREADS).contains(&n) {
-        return Err(format!("--threads must be in 1..={MAX_THREADS}, got {n}"));
-    }
+    ranges::check_in("--threads", n, ranges::Interval::Inclusive(1, MAX_THREADS))?;
     neon_runtime::Team::new(n).map_err(|e| format!("cannot start {n} threads: {e}"))
 }
 

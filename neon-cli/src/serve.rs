@@ -25,6 +25,9 @@ use neon_wyoming::asr::{AsrConfig, AsrModels};
 use neon_wyoming::server::{log, Server};
 use neon_wyoming::wake::{TriggerOptions, WakeModels};
 
+use crate::ranges::check_in;
+use crate::ranges::Interval::Inclusive;
+
 #[derive(Args)]
 pub struct ServeArgs {
     /// Where to listen: `tcp://HOST:PORT`, `unix://PATH` or `stdio://`.
@@ -133,16 +136,8 @@ fn check(args: &ServeArgs) -> Result<(), String> {
             return Err("--vad-endpointing needs --vad on".into());
         }
     }
-    if !(1..=3600).contains(&args.max_request_seconds) {
-        return Err(format!(
-            "--max-request-seconds must be in 1..=3600, got {}",
-            args.max_request_seconds
-        ));
-    }
-    if !(1..=16).contains(&args.asr_workers) {
-        return Err(format!("--asr-workers must be in 1..=16, got {}", args.asr_workers));
-    }
-    Ok(())
+    check_in("--max-request-seconds", args.max_request_seconds, Inclusive(1, 3600))?;
+    check_in("--asr-workers", args.asr_workers, Inclusive(1, 16))
 }
 
 pub fn run(args: &ServeArgs) -> Result<(), String> {

@@ -13,6 +13,8 @@ use neon_runtime::Team;
 use serde_json::{json, Map, Value};
 
 use crate::input::Source;
+use crate::ranges::check_in;
+use crate::ranges::Interval::{Closed, OpenClosed};
 use crate::{line, live, SessionArgs, NO_STDIN_SAMPLES};
 
 /// Sample rate of everything after input conversion (Hz).
@@ -126,19 +128,9 @@ impl Session {
 }
 
 fn check_args(args: &WakeArgs) -> Result<(), String> {
-    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
-        return Err(format!("--threshold must be in (0, 1], got {}", args.threshold));
-    }
-    if !(args.pad_seconds >= 0.0 && args.pad_seconds <= 60.0) {
-        return Err(format!("--pad-seconds must be in [0, 60], got {}", args.pad_seconds));
-    }
-    if !(args.refractory_seconds >= 0.0 && args.refractory_seconds <= 3600.0) {
-        return Err(format!(
-            "--refractory-seconds must be in [0, 3600], got {}",
-            args.refractory_seconds
-        ));
-    }
-    Ok(())
+    check_in("--threshold", args.threshold, OpenClosed(0.0, 1.0))?;
+    check_in("--pad-seconds", args.pad_seconds, Closed(0.0, 60.0))?;
+    check_in("--refractory-seconds", args.refractory_seconds, Closed(0.0, 3600.0))
 }
 
 pub fn run(args: &WakeArgs) -> Result<(), String> {
