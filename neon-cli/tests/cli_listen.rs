@@ -293,12 +293,8 @@ fn a_signal_transcribes_the_utterance(sig: i32, status: i32) {
     assert_eq!(text, reference[1]);
 }
 
-#[test]
-fn sigint_transcribes_the_utterance_then_exits_130() {
-    a_signal_transcribes_the_utterance(libc::SIGINT, 130);
-}
-
-#[test]
-fn sigterm_transcribes_the_utterance_then_exits_143() {
-    a_signal_transcribes_the_utterance(libc::SIGTERM, 143);
-}
+common::live::signal_tests!(
+    a_signal_transcribes_the_utterance,
+    sigint_transcribes_the_utterance_then_exits_130,
+    sigterm_transcribes_the_utterance_then_exits_143
+);

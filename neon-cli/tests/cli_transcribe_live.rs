@@ -138,15 +138,11 @@ fn a_signal_prints_the_open_window(sig: i32, status: i32) {
     assert_eq!(o.lines, expected[1..], "{}", o.stderr);
 }
 
-#[test]
-fn sigint_prints_the_open_window_then_exits_130() {
-    a_signal_prints_the_open_window(libc::SIGINT, 130);
-}
-
-#[test]
-fn sigterm_prints_the_open_window_then_exits_143() {
-    a_signal_prints_the_open_window(libc::SIGTERM, 143);
-}
+common::live::signal_tests!(
+    a_signal_prints_the_open_window,
+    sigint_prints_the_open_window_then_exits_130,
+    sigterm_prints_the_open_window_then_exits_143
+);
 
 /// A signal before any speech: nothing to decode; the empty transcript (one empty line, as
 /// for a file without speech), then the exit status.

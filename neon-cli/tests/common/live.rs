@@ -120,3 +120,22 @@ impl Drop for Live {
         }
     }
 }
+
+/// Two tests of how a live command ends on a signal: `$sigint` runs `$body(SIGINT, 130)` and
+/// `$sigterm` runs `$body(SIGTERM, 143)` (the exit status of a signal is 128 + its number).
+#[allow(unused_macros)] // not every live suite signals
+macro_rules! signal_tests {
+    ($body:ident, $sigint:ident, $sigterm:ident) => {
+        #[test]
+        fn $sigint() {
+            $body(libc::SIGINT, 130);
+        }
+
+        #[test]
+        fn $sigterm() {
+            $body(libc::SIGTERM, 143);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use signal_tests;
