@@ -412,15 +412,9 @@ pub(crate) fn walk(graph: &pb::GraphProto, limits: &Limits) -> Result<HeadGraph,
                     cur = out0()?;
                     continue;
                 }
-                "Gemm" if width > 0 => {
-                    let (layer, out, next) = gemm(&g, i, width)?;
-                    width = out;
-                    layers.push(layer);
-                    cur = next;
-                    continue;
-                }
-                "MatMul" if width > 0 => {
-                    let (layer, out, next) = matmul(&g, i, width)?;
+                "Gemm" | "MatMul" if width > 0 => {
+                    let dense = if op == "Gemm" { gemm } else { matmul };
+                    let (layer, out, next) = dense(&g, i, width)?;
                     width = out;
                     layers.push(layer);
                     cur = next;
