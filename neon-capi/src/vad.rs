@@ -320,18 +320,18 @@ pub unsafe extern "C" fn neon_vad_push_f32(
     samples: *const f32,
     n: usize,
 ) -> NeonStatus {
-    let body = |v: &mut NeonVad| {
-        // SAFETY: the caller's contract on `samples`.
-        let samples = unsafe { v.begin_push(samples, n)? };
-        if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
-            return Err(Failure::new(
-                NeonStatus::InvalidArgument,
-                format!("samples[{i}] is not finite ({}): nothing was pushed", samples[i]),
-            ));
-        }
-        v.feed(samples)
-    };
-    on_handle(vad, body)
+    // SAFETY: the caller's contract on `vad` and `samples`.
+    unsafe {
+        push(vad, samples, n, |v, samples| {
+            if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
+                return Err(Failure::new(
+                    NeonStatus::InvalidArgument,
+                    format!("samples[{i}] is not finite ({}): nothing was pushed", samples[i]),
+                ));
+            }
+            v.feed(samples)
+        })
+    }
 }
 
 /// `neon_vad_push_f32` on int16 samples (16 kHz mono; converted as `x / 32768`, without
@@ -345,16 +345,36 @@ pub unsafe extern "C" fn neon_vad_push_i16(
     samples: *const i16,
     n: usize,
 ) -> NeonStatus {
+    // SAFETY: the caller's contract on `vad` and `samples`.
+    unsafe {
+        push(vad, samples, n, |v, samples| {
+            let mut floats = [0.0f32; WINDOW];
+            for piece in samples.chunks(WINDOW) {
+                let floats = &mut floats[..piece.len()];
+                floats.iter_mut().zip(piece).for_each(|(f, &s)| *f = i16_to_f32(s));
+                v.feed(floats)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A push on the handle `vad` of the `n` samples at `samples`
+/// ([`begin_push`](NeonVad::begin_push)), then `feed(vad, samples)`: the conversion and
+/// checks of `neon_vad_push_f32` or `neon_vad_push_i16`.
+///
+/// # Safety
+/// As `neon_vad_push_f32`, `samples` pointing to `n` readable `T`.
+unsafe fn push<T>(
+    vad: *mut NeonVad,
+    samples: *const T,
+    n: usize,
+    feed: impl FnOnce(&mut NeonVad, &[T]) -> Result<()>,
+) -> NeonStatus {
     let body = |v: &mut NeonVad| {
         // SAFETY: the caller's contract on `samples`.
         let samples = unsafe { v.begin_push(samples, n)? };
-        let mut floats = [0.0f32; WINDOW];
-        for piece in samples.chunks(WINDOW) {
-            let floats = &mut floats[..piece.len()];
-            floats.iter_mut().zip(piece).for_each(|(f, &s)| *f = i16_to_f32(s));
-            v.feed(floats)?;
-        }
-        Ok(())
+        feed(v, samples)
     };
     on_handle(vad, body)
 }
