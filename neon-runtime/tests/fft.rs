@@ -11,7 +11,9 @@
 mod common;
 
 use common::fft64::C64;
-use common::rfft::{bound, errors, lengths, max_tested, oracle, table, U};
+use common::rfft::{
+    bound, each_plan, errors, lengths, max_tested, oracle, rfft, table, with_plan, U,
+};
 use common::{rng, tail_sizes, uniform};
 use neon_runtime::kernels::fft::{sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN};
 use neon_runtime::kernels::FftKernels;
@@ -33,22 +35,14 @@ fn direct_dft(x: &[f32]) -> Vec<C64> {
         .collect()
 }
 
-fn run<B: Backend>(fft: &RealFft<'_>, x: &[f32]) -> Vec<f32> {
-    let mut s = vec![f32::NAN; fft.spectrum_len()];
-    B::rfft(fft, x, &mut s);
-    s
-}
-
 /// Random inputs of several scales for every length: norm-wise error against the f64 FFT
 /// within [`bound`], `Im X[0] = Im X[n/2] = 0` exactly.
 fn against_f64_fft<B: Backend>() {
     let mut r = rng(41);
-    for n in lengths(max_tested()) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(max_tested()), |n, fft| {
         for (lo, hi) in [(-1.0f32, 1.0f32), (-32768.0, 32767.0), (0.0, 1.0)] {
             let x = uniform(&mut r, n, lo, hi);
-            let got = run::<B>(&fft, &x);
+            let got = rfft::<B>(fft, &x);
             let (e2, emax, norm) = errors(&got, &oracle(&x));
             let b = bound(n);
             assert!(e2 <= b * norm, "{} n={n} [{lo},{hi}): {:e} > {b:e}", B::NAME, e2 / norm);
@@ -56,15 +50,13 @@ fn against_f64_fft<B: Backend>() {
             assert_eq!(got[n / 2 + 1], 0.0, "Im X[0]");
             assert_eq!(got[n + 1], 0.0, "Im X[n/2]");
         }
-    }
+    });
 }
 
 /// Small lengths against a direct f64 DFT; the oracle agrees with it to f64 precision.
 fn against_dft<B: Backend>() {
     let mut r = rng(42);
-    for n in lengths(512) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(512), |n, fft| {
         let x = uniform(&mut r, n, -1.0, 1.0);
         let dft = direct_dft(&x);
         let o = oracle(&x);
@@ -73,26 +65,24 @@ fn against_dft<B: Backend>() {
             // Both are f64 computations: 1e-13 relative to the norm is ~500 f64 ulps.
             assert!((*a - *b).norm() <= 1e-13 * norm, "oracle vs DFT at n={n}");
         }
-        let got = run::<B>(&fft, &x);
+        let got = rfft::<B>(fft, &x);
         let (e2, _, norm) = errors(&got, &dft);
         assert!(e2 <= bound(n) * norm, "{} n={n}: {:e}", B::NAME, e2 / norm);
-    }
+    });
 }
 
 /// Cases with exact answers: an impulse (every bin exactly 1), a constant (X[0] = sum,
 /// exact for small integers), a cosine on bin k0 (n/2 there, ~0 elsewhere).
 fn exact_cases<B: Backend>() {
-    for n in lengths(4096) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(4096), |n, fft| {
         let mut x = vec![0.0f32; n];
         x[0] = 1.0;
-        let s = run::<B>(&fft, &x);
+        let s = rfft::<B>(fft, &x);
         let k = n / 2 + 1;
         assert!(s[..k].iter().all(|&v| v == 1.0), "{} impulse n={n}", B::NAME);
         assert!(s[k..].iter().all(|&v| v == 0.0), "{} impulse n={n}", B::NAME);
 
-        let s = run::<B>(&fft, &vec![3.0f32; n]);
+        let s = rfft::<B>(fft, &vec![3.0f32; n]);
         assert_eq!(s[0], 3.0 * n as f32, "constant n={n}");
         let norm = 3.0 * n as f64;
         assert!(s[1..].iter().all(|&v| (v as f64).abs() <= bound(n) * norm));
@@ -100,14 +90,14 @@ fn exact_cases<B: Backend>() {
         let k0 = n / 8 + 1;
         let x: Vec<f32> =
             (0..n).map(|j| sin_cos_turns((j * k0) as u64, n as u64).1 as f32).collect();
-        let s = run::<B>(&fft, &x);
+        let s = rfft::<B>(fft, &x);
         let norm = (n / 2) as f64;
         for i in 0..k {
             let want = if i == k0 { norm } else { 0.0 };
             assert!((s[i] as f64 - want).abs() <= bound(n) * norm, "cos re n={n} k={i}");
             assert!((s[k + i] as f64).abs() <= bound(n) * norm, "cos im n={n} k={i}");
         }
-    }
+    });
 }
 
 /// Power spectrum for every tail length: each element is `re^2 + im^2` with at most two
@@ -126,19 +116,17 @@ fn power<B: Backend>() {
             assert!((p[i] as f64 - want).abs() <= 2.0 * U * want, "{} k={k} i={i}", B::NAME);
         }
     }
-    for n in [16, 64, 512] {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan([16, 64, 512], |n, fft| {
         let x = uniform(&mut r, n, -1.0, 1.0);
-        let s = run::<B>(&fft, &x);
+        let s = rfft::<B>(fft, &x);
         let mut p1 = vec![0.0; n / 2 + 1];
         B::power_spectrum(&s, &mut p1);
         let mut p2 = vec![0.0; n / 2 + 1];
         let mut scratch = vec![0.0; n + 2];
-        B::rfft_power(&fft, &x, &mut scratch, &mut p2);
+        B::rfft_power(fft, &x, &mut scratch, &mut p2);
         assert_eq!(p1, p2);
         assert_eq!(scratch, s);
-    }
+    });
 }
 
 neon_runtime::backend_tests!(against_f64_fft, against_dft, exact_cases, power, matches_portable);
@@ -244,29 +232,23 @@ fn constructor_errors() {
 #[test]
 #[should_panic(expected = "spectrum length")]
 fn wrong_spectrum_length_panics() {
-    let t = table(32);
-    let f = RealFft::new(32, &t).unwrap();
-    Portable::rfft(&f, &[0.0; 32], &mut [0.0; 33]);
+    with_plan(32, |f| Portable::rfft(f, &[0.0; 32], &mut [0.0; 33]));
 }
 
 #[test]
 #[should_panic(expected = "input length")]
 fn wrong_input_length_panics() {
-    let t = table(32);
-    let f = RealFft::new(32, &t).unwrap();
-    Portable::rfft(&f, &[0.0; 31], &mut [0.0; 34]);
+    with_plan(32, |f| Portable::rfft(f, &[0.0; 31], &mut [0.0; 34]));
 }
 
 /// Same inputs through `B` and Portable: each is within [`bound`] of the truth, so they are
 /// within twice that of each other (norm-wise); in practice a few u.
 fn matches_portable<B: Backend>() {
     let mut r = rng(44);
-    for n in lengths(4096) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(4096), |n, fft| {
         let x = uniform(&mut r, n, -1.0, 1.0);
-        let a = run::<Portable>(&fft, &x);
-        let b = run::<B>(&fft, &x);
+        let a = rfft::<Portable>(fft, &x);
+        let b = rfft::<B>(fft, &x);
         let (d2, n2) = a.iter().zip(&b).fold((0.0f64, 0.0f64), |(d, s), (&u, &v)| {
             (d + ((u - v) as f64).powi(2), s + (v as f64).powi(2))
         });
@@ -274,5 +256,5 @@ fn matches_portable<B: Backend>() {
         if n == 16 {
             assert_eq!(a, b, "n = 16 runs the portable code on every backend");
         }
-    }
+    });
 }

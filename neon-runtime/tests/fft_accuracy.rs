@@ -11,9 +11,8 @@
 mod common;
 
 use common::fft64::C64;
-use common::rfft::{bound, errors, lengths, max_tested, oracle, table, U};
+use common::rfft::{bound, each_plan, errors, lengths, max_tested, oracle, rfft, U};
 use common::{rng, uniform};
-use neon_runtime::kernels::fft::RealFft;
 use neon_runtime::Backend;
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
@@ -32,16 +31,13 @@ fn measure<B: Backend>() {
         "n", "ours norm", "ours max", "rustfft32", "bound", "ours/u"
     );
     let mut r = rng(45);
-    for n in lengths(max_tested()) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(max_tested()), |n, fft| {
         let plan32 = FftPlanner::<f32>::new().plan_fft_forward(n);
         let (mut worst2, mut worstmax, mut worst32) = (0.0f64, 0.0f64, 0.0f64);
         for _ in 0..20 {
             let x = uniform(&mut r, n, -1.0, 1.0);
             let want = oracle(&x);
-            let mut got = vec![f32::NAN; fft.spectrum_len()];
-            B::rfft(&fft, &x, &mut got);
+            let got = rfft::<B>(fft, &x);
             let (e2, emax) = relative_errors(&got, &want);
             worst2 = worst2.max(e2);
             worstmax = worstmax.max(emax);
@@ -57,7 +53,7 @@ fn measure<B: Backend>() {
             bound(n),
             worst2 / U
         );
-    }
+    });
 }
 
 common::measurement_test!(measure_fft_accuracy, measure);

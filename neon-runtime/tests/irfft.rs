@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::rfft::{bound, lengths, table, U};
+use common::rfft::{bound, each_plan, lengths, rfft, with_plan, U};
 use common::{rng, uniform};
 use neon_runtime::kernels::fft::RealFft;
 use neon_runtime::kernels::FftKernels;
@@ -61,27 +61,19 @@ fn inverse<B: Backend>(fft: &RealFft<'_>, spec: &[f32]) -> Vec<f32> {
     x
 }
 
-fn forward<B: Backend>(fft: &RealFft<'_>, x: &[f32]) -> Vec<f32> {
-    let mut s = vec![f32::NAN; fft.spectrum_len()];
-    B::rfft(fft, x, &mut s);
-    s
-}
-
 /// Random split spectra (every bin random, including `Im X[0]`, `Im X[m]`, which must be
 /// ignored) of several scales: within [`bound`] of the direct inverse DFT, norm-wise.
 fn against_direct<B: Backend>() {
     let mut r = rng(61);
-    for n in lengths(max_direct()) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(max_direct()), |n, fft| {
         for (lo, hi) in [(-1.0f32, 1.0f32), (-1e4, 1e4), (0.0, 1.0)] {
             let spec = uniform(&mut r, n + 2, lo, hi);
-            let got = inverse::<B>(&fft, &spec);
+            let got = inverse::<B>(fft, &spec);
             let (e2, norm) = errors(&got, &direct_idft(&spec, n));
             let b = bound(n);
             assert!(e2 <= b * norm, "{} n={n} [{lo},{hi}): {:e} > {b:e}", B::NAME, e2 / norm);
         }
-    }
+    });
 }
 
 /// `irfft(rfft(x)) ~= x` for every length up to 2^16 (host) / 2^14 (qemu): within the
@@ -90,15 +82,13 @@ fn against_direct<B: Backend>() {
 fn round_trip<B: Backend>() {
     let mut r = rng(62);
     let max = if cfg!(target_arch = "aarch64") { 1 << 14 } else { 1 << 16 };
-    for n in lengths(max) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(max), |n, fft| {
         let x = uniform(&mut r, n, -1.0, 1.0);
-        let y = inverse::<B>(&fft, &forward::<B>(&fft, &x));
+        let y = inverse::<B>(fft, &rfft::<B>(fft, &x));
         let want: Vec<f64> = x.iter().map(|&v| v as f64).collect();
         let (e2, norm) = errors(&y, &want);
         assert!(e2 <= 2.0 * bound(n) * norm, "{} n={n}: {:e}", B::NAME, e2 / norm);
-    }
+    });
 }
 
 /// Exact cases: `X[0] = n` alone gives exactly 1 everywhere (products by powers of two,
@@ -106,47 +96,43 @@ fn round_trip<B: Backend>() {
 /// `Im X[n/2]` are ignored bit for bit (changing them, even to NaN, changes nothing).
 fn exact_cases<B: Backend>() {
     let mut r = rng(63);
-    for n in lengths(4096) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(4096), |n, fft| {
         let mut spec = vec![0.0f32; n + 2];
         spec[0] = n as f32;
-        let x = inverse::<B>(&fft, &spec);
+        let x = inverse::<B>(fft, &spec);
         assert!(x.iter().all(|&v| v == 1.0), "{} DC n={n}", B::NAME);
         // Nyquist alone: (-1)^j.
         let mut spec = vec![0.0f32; n + 2];
         spec[n / 2] = n as f32;
-        let x = inverse::<B>(&fft, &spec);
+        let x = inverse::<B>(fft, &spec);
         for (j, &v) in x.iter().enumerate() {
             let want = if j % 2 == 0 { 1.0 } else { -1.0 };
             assert!((v as f64 - want).abs() <= bound(n), "{} Nyquist n={n} j={j}", B::NAME);
         }
         // Imaginary parts of DC and Nyquist are ignored, bit for bit.
         let mut spec = uniform(&mut r, n + 2, -1.0, 1.0);
-        let a = inverse::<B>(&fft, &spec);
+        let a = inverse::<B>(fft, &spec);
         spec[n / 2 + 1] = r.gen_range(-1e6..1e6);
         spec[n + 1] = f32::NAN;
-        let b = inverse::<B>(&fft, &spec);
+        let b = inverse::<B>(fft, &spec);
         assert_eq!(a, b, "{} n={n}: Im X[0] / Im X[n/2] read", B::NAME);
-    }
+    });
 }
 
 /// Same inputs through `B` and Portable: each within [`bound`] of the truth.
 fn matches_portable<B: Backend>() {
     let mut r = rng(64);
-    for n in lengths(4096) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(4096), |n, fft| {
         let spec = uniform(&mut r, n + 2, -1.0, 1.0);
-        let a = inverse::<Portable>(&fft, &spec);
-        let b = inverse::<B>(&fft, &spec);
+        let a = inverse::<Portable>(fft, &spec);
+        let b = inverse::<B>(fft, &spec);
         let want: Vec<f64> = a.iter().map(|&v| v as f64).collect();
         let (d2, n2) = errors(&b, &want);
         assert!(d2 <= 2.0 * bound(n) * n2, "{} n={n}", B::NAME);
         if n == 16 {
             assert_eq!(a, b, "n = 16 runs the portable code on every backend");
         }
-    }
+    });
 }
 
 neon_runtime::backend_tests!(against_direct, round_trip, exact_cases, matches_portable);
@@ -154,17 +140,13 @@ neon_runtime::backend_tests!(against_direct, round_trip, exact_cases, matches_po
 #[test]
 #[should_panic(expected = "irfft: spectrum length")]
 fn wrong_spectrum_length_panics() {
-    let t = table(32);
-    let f = RealFft::new(32, &t).unwrap();
-    Portable::irfft(&f, &mut [0.0; 33], &mut [0.0; 32]);
+    with_plan(32, |f| Portable::irfft(f, &mut [0.0; 33], &mut [0.0; 32]));
 }
 
 #[test]
 #[should_panic(expected = "irfft: output length")]
 fn wrong_output_length_panics() {
-    let t = table(32);
-    let f = RealFft::new(32, &t).unwrap();
-    Portable::irfft(&f, &mut [0.0; 34], &mut [0.0; 31]);
+    with_plan(32, |f| Portable::irfft(f, &mut [0.0; 34], &mut [0.0; 31]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -175,19 +157,17 @@ fn measure<B: Backend>() {
     println!("backend {}: irfft error vs direct f64 inverse DFT, worst of 20", B::NAME);
     println!("{:>6} {:>12} {:>12} {:>8}", "n", "norm-wise", "bound", "ours/u");
     let mut r = rng(65);
-    for n in lengths(max_direct()) {
-        let t = table(n);
-        let fft = RealFft::new(n, &t).unwrap();
+    each_plan(lengths(max_direct()), |n, fft| {
         let mut worst = 0.0f64;
         for _ in 0..20 {
             let x = uniform(&mut r, n, -1.0, 1.0);
             // The spectrum of a real signal, rounded to f32: the inverse's input.
-            let spec = forward::<Portable>(&fft, &x);
-            let (e2, norm) = errors(&inverse::<B>(&fft, &spec), &direct_idft(&spec, n));
+            let spec = rfft::<Portable>(fft, &x);
+            let (e2, norm) = errors(&inverse::<B>(fft, &spec), &direct_idft(&spec, n));
             worst = worst.max(e2 / norm);
         }
         println!("{n:>6} {worst:>12.3e} {:>12.3e} {:>8.2}", bound(n), worst / U);
-    }
+    });
 }
 
 common::measurement_test!(measure_irfft_accuracy, measure);

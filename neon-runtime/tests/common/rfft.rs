@@ -2,7 +2,8 @@
 //! the tested lengths, twiddle tables and the f64 oracle of a real input's half-spectrum.
 
 use super::fft64::{fft64, C64};
-use neon_runtime::kernels::fft::{fill_twiddles, twiddle_len, MAX_LEN};
+use neon_runtime::kernels::fft::{fill_twiddles, twiddle_len, RealFft, MAX_LEN};
+use neon_runtime::Backend;
 
 /// Unit roundoff of f32.
 pub const U: f64 = (f32::EPSILON / 2.0) as f64;
@@ -40,6 +41,27 @@ pub fn table(n: usize) -> Vec<f32> {
     let mut t = vec![0.0f32; twiddle_len(n)];
     fill_twiddles(n, &mut t);
     t
+}
+
+/// `body(plan)` with the plan of a length-`n` transform over its own twiddle table.
+pub fn with_plan<R>(n: usize, body: impl FnOnce(&RealFft<'_>) -> R) -> R {
+    let t = table(n);
+    body(&RealFft::new(n, &t).unwrap())
+}
+
+/// `body(n, plan)` for every length `n` of `ns`, as [`with_plan`].
+pub fn each_plan(ns: impl IntoIterator<Item = usize>, mut body: impl FnMut(usize, &RealFft<'_>)) {
+    for n in ns {
+        with_plan(n, |fft| body(n, fft));
+    }
+}
+
+/// `B::rfft` of `x`: the split spectrum (`fft.spectrum_len()` values, real parts then
+/// imaginary parts) in a new vector, NaN before the call.
+pub fn rfft<B: Backend>(fft: &RealFft<'_>, x: &[f32]) -> Vec<f32> {
+    let mut s = vec![f32::NAN; fft.spectrum_len()];
+    B::rfft(fft, x, &mut s);
+    s
 }
 
 /// `X[0..=n/2]` by the f64 radix-2 FFT of the real input.
