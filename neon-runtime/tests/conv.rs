@@ -434,11 +434,7 @@ fn conv1d_from_packed_matches_new() {
 
 #[test]
 fn operators_are_send_sync() {
-    fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<Conv1d<Vec<f32>>>();
-    assert_send_sync::<Conv1d<&'static [f32]>>();
-    assert_send_sync::<DepthwiseConv1d<Vec<f32>>>();
-    assert_send_sync::<DepthwiseConv1d<&'static [f32]>>();
+    common::assert_ops_send_sync!(Conv1d, DepthwiseConv1d);
 }
 
 #[test]

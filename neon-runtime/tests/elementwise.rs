@@ -287,10 +287,7 @@ fn scalar_ops() {
 #[test]
 fn per_channel_ops() {
     use neon_runtime::ops::elementwise::{BiasAdd, LayerScale, PerChannel, PerChannelOp};
-    fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<BiasAdd<Vec<f32>>>();
-    assert_send_sync::<BiasAdd<&'static [f32]>>();
-    assert_send_sync::<LayerScale<Vec<f32>>>();
+    common::assert_ops_send_sync!(BiasAdd, LayerScale);
 
     static BIAS: [f32; 3] = [10.0, 20.0, 30.0];
     let cf = Layout::ChannelFirst;

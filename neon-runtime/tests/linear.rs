@@ -251,7 +251,5 @@ fn run_errors_leave_output_and_operator_intact() {
 
 #[test]
 fn send_sync() {
-    fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<Linear<Vec<f32>>>();
-    assert_send_sync::<Linear<&'static [f32]>>();
+    common::assert_ops_send_sync!(Linear);
 }

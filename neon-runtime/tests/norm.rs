@@ -364,14 +364,9 @@ fn sqrt_f32_is_correctly_rounded() {
 // Operators
 // ---------------------------------------------------------------------------------------
 
-fn assert_send_sync<T: Send + Sync>() {}
-
 #[test]
 fn ops_are_send_sync() {
-    assert_send_sync::<LayerNorm<Vec<f32>>>();
-    assert_send_sync::<LayerNorm<&'static [f32]>>();
-    assert_send_sync::<RmsNorm<Vec<f32>>>();
-    assert_send_sync::<GroupNorm<&'static [f32]>>();
+    common::assert_ops_send_sync!(LayerNorm, RmsNorm, GroupNorm);
 }
 
 fn ln_geom(channels: usize, bias: bool, layout: Layout) -> LayerNormGeometry {

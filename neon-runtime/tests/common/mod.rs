@@ -169,6 +169,23 @@ macro_rules! measurement_test {
 #[allow(unused_imports)]
 pub(crate) use measurement_test;
 
+/// Compiles only when `T` is `Send` and `Sync` (the operators are shared between threads).
+pub fn assert_send_sync<T: Send + Sync>() {}
+
+/// Asserts (at compile time) that every operator `$op` is `Send` and `Sync` with owned
+/// (`Vec<f32>`) and with borrowed (`&'static [f32]`) weights.
+#[allow(unused_macros)] // not every suite tests operators
+macro_rules! assert_ops_send_sync {
+    ($($op:ident),+ $(,)?) => {
+        $(
+            crate::common::assert_send_sync::<$op<Vec<f32>>>();
+            crate::common::assert_send_sync::<$op<&'static [f32]>>();
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use assert_ops_send_sync;
+
 /// Asserts that `f` out of place (`B::activate_to`) and on each element alone give the bits
 /// of `got`, `B::activate(f)` in place over all of `xs` (no lane of a vector step differs
 /// from the scalar tail).
