@@ -204,43 +204,54 @@ fn run_random(
     (x, y)
 }
 
-fn residual_conv_matches_f64<B: Backend>() {
-    let mut r = rng(1);
-    let mut worst = 0.0f64;
-    for (i, g) in residual_geometries().into_iter().enumerate() {
-        let w = residual_weights(&mut r, &g);
-        let block = ResidualConv::new(g, w.clone()).unwrap();
-        for frames in frame_counts(i, true) {
-            let (x, y) =
-                run_random(&mut r, g.channels, frames, block.scratch_len(frames), |x, y, s| {
-                    block.run::<B>(x, y, s)
-                });
-            let what = format!("{} {g:?} frames={frames}", B::NAME);
-            worst =
-                worst.max(reference::assert_within(&what, &y, &residual_ref(&g, &w, &x, frames)));
+/// The test `$name::<B>()`: block `$block` built from `$weights` (seeded with `$seed`) for
+/// every geometry of `$geometries`, run on random inputs of every frame count of
+/// `frame_counts(i, $residual)`, each output within the bound of `$reference`; prints the
+/// largest error relative to the bound, prefixed `$label`.
+macro_rules! block_matches_f64 {
+    ($name:ident, $label:literal, $seed:literal, $geometries:ident, $weights:ident,
+     $block:ident, $residual:literal, $reference:ident) => {
+        fn $name<B: Backend>() {
+            let mut r = rng($seed);
+            let mut worst = 0.0f64;
+            for (i, g) in $geometries().into_iter().enumerate() {
+                let w = $weights(&mut r, &g);
+                let block = $block::new(g, w.clone()).unwrap();
+                for frames in frame_counts(i, $residual) {
+                    let scratch = block.scratch_len(frames);
+                    let (x, y) = run_random(&mut r, g.channels, frames, scratch, |x, y, s| {
+                        block.run::<B>(x, y, s)
+                    });
+                    let what = format!("{} {g:?} frames={frames}", B::NAME);
+                    let want = $reference(&g, &w, &x, frames);
+                    worst = worst.max(reference::assert_within(&what, &y, &want));
+                }
+            }
+            println!("{} {}: largest error {worst:.4} of the bound", $label, B::NAME);
         }
-    }
-    println!("residual_conv {}: largest error {worst:.4} of the bound", B::NAME);
+    };
 }
 
-fn convnext_matches_f64<B: Backend>() {
-    let mut r = rng(2);
-    let mut worst = 0.0f64;
-    for (i, g) in convnext_geometries().into_iter().enumerate() {
-        let w = convnext_weights(&mut r, &g);
-        let block = ConvNeXt::new(g, w.clone()).unwrap();
-        for frames in frame_counts(i, false) {
-            let (x, y) =
-                run_random(&mut r, g.channels, frames, block.scratch_len(frames), |x, y, s| {
-                    block.run::<B>(x, y, s)
-                });
-            let what = format!("{} {g:?} frames={frames}", B::NAME);
-            worst =
-                worst.max(reference::assert_within(&what, &y, &convnext_ref(&g, &w, &x, frames)));
-        }
-    }
-    println!("convnext {}: largest error {worst:.4} of the bound", B::NAME);
-}
+block_matches_f64!(
+    residual_conv_matches_f64,
+    "residual_conv",
+    1,
+    residual_geometries,
+    residual_weights,
+    ResidualConv,
+    true,
+    residual_ref
+);
+block_matches_f64!(
+    convnext_matches_f64,
+    "convnext",
+    2,
+    convnext_geometries,
+    convnext_weights,
+    ConvNeXt,
+    false,
+    convnext_ref
+);
 
 /// The block gives the bits of its parts called one by one (with their own scratch), and
 /// the same block built from borrowed, already prepared parts gives them too.
