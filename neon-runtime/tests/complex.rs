@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{rng, tail_sizes, uniform};
+use common::{each_tail_spectrum, rng, uniform};
 use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::{InPlace, ShapeRule};
 use neon_runtime::{Backend, Error, Layout, Shape, ShapeError, TensorView, TensorViewMut};
@@ -36,14 +36,10 @@ fn check(what: &str, re: &[f32], im: &[f32], got: &[f32]) {
 }
 
 fn kernel_tails<B: Backend>() {
-    let mut r = rng(1);
-    for k in tail_sizes() {
-        let spectrum = uniform(&mut r, 2 * k, -100.0, 100.0);
-        let mut mag = vec![f32::NAN; k];
-        B::magnitude_spectrum(&spectrum, &mut mag);
+    each_tail_spectrum(&mut rng(1), B::magnitude_spectrum, |k, spectrum, mag| {
         let (re, im) = spectrum.split_at(k);
-        check(&format!("{} magnitude k={k}", B::NAME), re, im, &mag);
-    }
+        check(&format!("{} magnitude k={k}", B::NAME), re, im, mag);
+    });
 }
 
 fn special_values<B: Backend>() {

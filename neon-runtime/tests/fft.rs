@@ -14,7 +14,7 @@ use common::fft64::C64;
 use common::rfft::{
     bound, each_plan, errors, lengths, max_tested, oracle, rfft, table, with_plan, U,
 };
-use common::{rng, tail_sizes, uniform};
+use common::{each_tail_spectrum, rng, uniform};
 use neon_runtime::kernels::fft::{sin_cos_turns, twiddle_len, twiddles, RealFft, MAX_LEN, MIN_LEN};
 use neon_runtime::kernels::FftKernels;
 use neon_runtime::{Backend, Error, Portable, ShapeError};
@@ -106,16 +106,13 @@ fn exact_cases<B: Backend>() {
 /// cancellation). `rfft_power` = `rfft` then `power_spectrum`, bitwise.
 fn power<B: Backend>() {
     let mut r = rng(43);
-    for k in tail_sizes() {
-        let s = uniform(&mut r, 2 * k, -100.0, 100.0);
-        let mut p = vec![f32::NAN; k];
-        B::power_spectrum(&s, &mut p);
+    each_tail_spectrum(&mut r, B::power_spectrum, |k, s, p| {
         for i in 0..k {
             let (a, b) = (s[i] as f64, s[k + i] as f64);
             let want = a * a + b * b;
             assert!((p[i] as f64 - want).abs() <= 2.0 * U * want, "{} k={k} i={i}", B::NAME);
         }
-    }
+    });
     each_plan([16, 64, 512], |n, fft| {
         let x = uniform(&mut r, n, -1.0, 1.0);
         let s = rfft::<B>(fft, &x);

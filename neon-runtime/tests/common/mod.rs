@@ -45,6 +45,22 @@ pub fn tail_sizes() -> impl Iterator<Item = usize> {
     (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])
 }
 
+/// For every tail size `k` of [`tail_sizes`]: a random split spectrum of `k` bins (real
+/// parts, then imaginary parts, uniform in [-100, 100) from `r`), what the per-bin kernel
+/// `f` writes for it into `k` values (NaN before the call), and `check(k, spectrum, out)`.
+pub fn each_tail_spectrum(
+    r: &mut SmallRng,
+    f: fn(&[f32], &mut [f32]),
+    mut check: impl FnMut(usize, &[f32], &[f32]),
+) {
+    for k in tail_sizes() {
+        let spectrum = uniform(r, 2 * k, -100.0, 100.0);
+        let mut out = vec![f32::NAN; k];
+        f(&spectrum, &mut out);
+        check(k, &spectrum, &out);
+    }
+}
+
 /// Sampled (m, n, k) covering every size 1..=33 of each dimension: each dimension sweeps
 /// 1..=33 while the other two cycle through sizes that hit other tails; with `diagonal`,
 /// each step also adds the cube diagonal `(t, t, t)`.
