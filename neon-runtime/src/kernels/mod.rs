@@ -21,6 +21,19 @@
 //! holds the execution contexts and the split of an output into blocks for a worker team,
 //! [`strided`] the output blocks of columns ([`StridedMut`]).
 
+/// Compiles the module-level items inside only where the x86-64 SIMD kernels are
+/// (`cfg(neon_x86)`, set by the crate's `build.rs`): the condition stated once for a group of
+/// `mod` and `use` items instead of once per item. Defined before the kernel modules so that
+/// all of them can use it.
+macro_rules! x86_simd_items {
+    ($($item:item)*) => {
+        $(
+            #[cfg(neon_x86)]
+            $item
+        )*
+    };
+}
+
 pub mod activation;
 pub mod attention;
 pub mod backend;

@@ -123,15 +123,11 @@ impl<I: X86Isa> AttentionKernels for X86<I> {
     }
 }
 
-#[cfg(neon_x86)]
-mod avx2;
-#[cfg(neon_x86)]
-mod avx512;
-#[cfg(neon_x86)]
-mod blocks;
-#[cfg(neon_x86)]
-mod driver;
-#[cfg(neon_x86)]
-mod kernel;
-#[cfg(neon_x86)]
-mod single;
+x86_simd_items! {
+    mod avx2;
+    mod avx512;
+    mod blocks;
+    mod driver;
+    mod kernel;
+    mod single;
+}

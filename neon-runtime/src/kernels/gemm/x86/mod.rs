@@ -104,21 +104,17 @@
 //! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
 
 use super::GemmKernels;
-#[cfg(neon_x86)]
-use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
 
-#[cfg(neon_x86)]
-pub(crate) mod avx2;
-#[cfg(neon_x86)]
-pub(crate) mod avx512;
-#[cfg(neon_x86)]
-mod tile;
+x86_simd_items! {
+    pub(crate) mod avx2;
+    pub(crate) mod avx512;
+    mod tile;
 
-#[cfg(neon_x86)]
-use super::{BRows, Epilogue, GemmA, GemmB};
-#[cfg(neon_x86)]
-use crate::kernels::cpu::X86Level;
+    use super::{BRows, Epilogue, GemmA, GemmB};
+    use crate::kernels::cpu::X86Level;
+    use crate::kernels::StridedMut;
+}
 
 impl<I: X86Isa> GemmKernels for X86<I> {
     #[cfg(neon_x86)]

@@ -93,21 +93,18 @@
 //!
 //! [`KC`]: super::KC
 
-#[cfg(neon_x86)]
-mod avx2;
-#[cfg(neon_x86)]
-mod avx512;
-
 use super::QuantKernels;
-#[cfg(neon_x86)]
-use super::QUANT_KR;
-#[cfg(neon_x86)]
-use super::{gemm_converted, Gemv, QuantGemm, QuantWeights, KC};
-#[cfg(neon_x86)]
-use crate::kernels::cpu::X86Level;
-#[cfg(neon_x86)]
-use crate::kernels::StridedMut;
 use crate::kernels::{X86Isa, X86};
+
+x86_simd_items! {
+    mod avx2;
+    mod avx512;
+
+    use super::QUANT_KR;
+    use super::{gemm_converted, Gemv, QuantGemm, QuantWeights, KC};
+    use crate::kernels::cpu::X86Level;
+    use crate::kernels::StridedMut;
+}
 
 impl<I: X86Isa> QuantKernels for X86<I> {
     #[cfg(neon_x86)]
