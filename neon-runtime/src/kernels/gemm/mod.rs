@@ -23,23 +23,21 @@
 //! tile; only the activations are read unpacked, straight from the caller's rows.
 //!
 //! **NEON, packed B: 5x16.** One tile is 5 rows of `C` by one 16-wide panel: 20
-//! `float32x4_t` accumulators. Per step of 4 `k` values the kernel loads one 4-value
-//! vector from each of the 5 `A` rows (`A[i, k..k+4]`, unpacked frame-major activations)
-//! and, for each of the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80
-//! multiply-adds are `fmla v.4s, v.4s, v.s[lane]` taking `A[i, k+l]` from lane `l`.
-//! Registers: 20 accumulators + 5 `A` vectors + 4 `B` vectors = 29 of 32, no spills.
-//! The 8x12 shape (the usual choice when `A` is packed too) needs 24 + 8 + 3 = 35
-//! registers here, because each unpacked `A` row occupies a whole register for the 4 `k`
-//! values it supplies; 8x12 with the `B` rows loaded twice fits but executes ~17% more
-//! instructions per FLOP. Ideal count per 4 `k`: 80 `fmla`, 5 + 4 loads and 2 loop
-//! instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs per instruction.
-//! The inner loop is `asm!`: written with intrinsics, LLVM spends 5 more integer
-//! instructions per step on the 6 pointers and the counter (6.14 FLOPs per instruction
-//! instead of 6.90), and a `vst1q_f32_x4` of the accumulators makes it allocate each row
-//! as a register tuple and spill (3.0). Rows that do not fill a tile (`m % 5`) run the
-//! same steps in intrinsics with 1..=4 rows; a partial last panel (`n % 16`) is computed
-//! whole (its padding is zero) and only its valid columns are stored; `k % 4` trailing
-//! values use `fmla` by a broadcast scalar.
+//! `float32x4_t` accumulators. Per step of 4 `k` values the kernel loads one 4-value vector
+//! from each of the 5 `A` rows (`A[i, k..k+4]`, unpacked frame-major activations) and, for
+//! each of the 4 `k`, the panel's 16 weights with one `ld1 {4 regs}`; the 80 multiply-adds
+//! are `fmla v.4s, v.4s, v.s[lane]` taking `A[i, k+l]` from lane `l`. Registers: 20
+//! accumulators + 5 `A` vectors + 4 `B` vectors = 29 of 32, no spills. The 8x12 shape (the
+//! usual choice when `A` is packed too) needs 24 + 8 + 3 = 35 registers here, because each
+//! unpacked `A` row occupies a whole register for the 4 `k` values it supplies; 8x12 with
+//! the `B` rows loaded twice fits but executes more instructions per FLOP. Ideal count per
+//! 4 `k`: 80 `fmla`, 5 + 4 loads and 2 loop instructions, 91 for 640 FLOPs, i.e. 7.03 FLOPs
+//! per instruction. The inner loop is `asm!`: written with intrinsics, LLVM spends 5 more
+//! integer instructions per step on the 6 pointers and the counter, and a `vst1q_f32_x4` of
+//! the accumulators makes it allocate each row as a register tuple and spill. Rows that do
+//! not fill a tile (`m % 5`) run the same steps in intrinsics with 1..=4 rows; a partial
+//! last panel (`n % 16`) is computed whole (its padding is zero) and only its valid columns
+//! are stored; `k % 4` trailing values use `fmla` by a broadcast scalar.
 //!
 //! **NEON, packed A: 8x12.** One tile is an 8-row weight panel by 12 columns of `B`:
 //! 24 accumulators. Per `k` the kernel loads the panel's 8 weights (2 vectors, the lane
@@ -50,8 +48,7 @@
 //! instructions per accumulator) and 8 `st1` of 3 registers. Written with intrinsics
 //! around an assembly loop, LLVM moved the 24 accumulators into the loop's registers,
 //! spilled loop invariants around the epilogue and stored row by row with bounds checks:
-//! about 270 instructions of set-up, epilogue and stores per tile instead of about 110
-//! (openWakeWord's embedding, k = 9..288: 12.88 M instructions instead of 13.22 M).
+//! far more instructions of set-up, epilogue and stores per tile than the one block.
 //! Columns are covered by 12-wide tiles, then 8- and 4-wide tiles in intrinsics, and a
 //! column-wise tail for the last 1..=3 columns (per column two accumulators and a `B`
 //! value broadcast with `ld1r`: `B` rows are not padded, so nothing is read past them);
@@ -67,25 +64,21 @@
 //! one `x` vector of 4 `k` values as the lane source and 8 `ld1 {4 regs}` per 4 `k`
 //! (`asm!` inner loop; 43 instructions per 256 FLOPs).
 //!
-//! Measured with the qemu instruction counter (`BENCHMARKS.md`, `--cpu neoverse-n1`;
-//! cortex-a53 gives the same counts; FLOPs = `2·M·N·K` over the instructions executed in
-//! the call, weights packed beforehand): sgemm 256³ packed B **6.90**, packed A **7.01**,
-//! packing included (`pack_b` + `gemm_packed_b`) **6.44**; GEMV 1024×1024 **5.88**.
-//! matrixmultiply 0.3.11 on the same sgemm: 5.88 (GEMV, as a 1-row sgemm: 0.37).
+//! The NEON shapes, and `asm!` over intrinsics, were chosen by instruction counts
+//! (measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 //!
 //! **Portable.** The same idea in plain Rust over fixed-size accumulator arrays that LLVM
 //! keeps in vector registers: packed B uses 2 rows x 16 columns on x86-64 (its baseline
 //! SSE2 has 16 vector registers; 4 x 16 spills there) and 4 x 16 on aarch64; packed A
 //! uses 8 rows x 4 columns, vectorised along the packed weights with `B[k, j]` broadcast.
 //! Portable code is compiled without FMA contraction (a multiply-add is two
-//! instructions: ~2 FLOPs per instruction on aarch64), so the backends differ by rounding.
-//! It is the same code on every target (the reference path, "baseline" in the table of
-//! [`x86`]).
+//! instructions), so the backends differ by rounding. It is the same code on every target
+//! (the reference path, "baseline" in the host tables of BENCHMARKS.md).
 //!
 //! # x86-64: AVX-512F and AVX2 + FMA
 //!
-//! The [`X86`](crate::X86) backend's micro-kernels, their tile shapes, register budgets
-//! and measured speeds: [`x86`].
+//! The [`X86`](crate::X86) backend's micro-kernels, their tile shapes and register
+//! budgets: [`x86`].
 
 mod driver;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]

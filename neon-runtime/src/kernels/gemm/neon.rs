@@ -1,6 +1,7 @@
-//! The NEON micro-kernels (tile shapes, register budgets and measured counts in the module
-//! docs of [`gemm`](super)) and the `Neon` overrides of the [`GemmKernels`] hooks, which run
-//! them under the shared drivers (`driver.rs`).
+//! The NEON micro-kernels (tile shapes and register budgets in the module docs of
+//! [`gemm`](super); measured counts in BENCHMARKS.md, "Kernel design measurements") and the
+//! `Neon` overrides of the [`GemmKernels`] hooks, which run them under the shared drivers
+//! (`driver.rs`).
 
 use super::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
 use super::{BRows, Epilogue, GemmA, GemmB, GemmKernels, PACK_MR, PACK_NR};
@@ -320,8 +321,9 @@ macro_rules! asm_epilogue_row {
 ///
 /// Everything between the loads of the bias and the stores stays in v0..v28, so LLVM
 /// neither moves the 24 accumulators into place nor spills loop invariants around the
-/// loop (as an intrinsics tile around an assembly loop does: ~270 instructions of
-/// set-up, epilogue and stores per tile instead of ~110 here).
+/// loop (as an intrinsics tile around an assembly loop does, at a cost of far more
+/// set-up, epilogue and store instructions per tile; measured: see BENCHMARKS.md, Kernel
+/// design measurements).
 ///
 /// # Safety
 /// `panel` readable for `8 * k` values (`k = br.rows * br.segments >= 1`), every row of
@@ -645,7 +647,8 @@ macro_rules! asm_gemv_step {
 
 /// The two-panel GEMV inner loop over `blocks` steps of 4 `k` (`blocks >= 1`), in
 /// assembly for the post-incremented 4-register loads (LLVM splits them into `ldp`
-/// pairs and adds pointer arithmetic: 4.6 FLOPs per instruction instead of 5.9).
+/// pairs and adds pointer arithmetic; measured: see BENCHMARKS.md, Kernel design
+/// measurements).
 ///
 /// # Safety
 /// `x` readable for `4 * blocks` values, `p0` and `p1` for `64 * blocks` each.

@@ -8,15 +8,15 @@ use super::{GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 
 /// Rows of the portable packed-B tile (by 16 columns): 2 x 16 accumulators are 8 SSE
-/// registers of x86-64's 16 (4 x 16 spills there: 2x slower); aarch64 has 32.
+/// registers of x86-64's 16 (4 x 16 spills there); aarch64 has 32.
 #[cfg(target_arch = "aarch64")]
 pub(super) const P_MR_B: usize = 4;
 #[cfg(not(target_arch = "aarch64"))]
 pub(super) const P_MR_B: usize = 2;
 /// Columns of the portable packed-A tile (by 8 rows, vectorised along the rows): 4
 /// columns are 8 accumulator registers on x86-64 (16 SSE registers) and aarch64 alike;
-/// 8 columns make LLVM's vectoriser shuffle (1.0 instead of 2.1 FLOPs per instruction on
-/// aarch64) and spill on x86-64.
+/// 8 columns make LLVM's vectoriser shuffle on aarch64 and spill on x86-64 (measured: see
+/// BENCHMARKS.md, Kernel design measurements).
 pub(super) const P_NC_A: usize = 4;
 
 /// Portable packed-B tile: `R` rows of `a` (`g.lda` apart) times one panel, stored into

@@ -55,7 +55,8 @@ macro_rules! asm_a_row {
 /// The 4x24 inner loop over `k >= 1` steps, in assembly: 12 accumulators, 3 `B`
 /// vectors and one broadcast weight fill the 16 vector registers exactly, and LLVM's
 /// allocation of the same code spills an accumulator every step (a store-to-load
-/// round trip on that accumulator's dependency chain: 2x slower).
+/// round trip on that accumulator's dependency chain; measured: see BENCHMARKS.md,
+/// Kernel design measurements).
 ///
 /// # Safety
 /// AVX2 + FMA; `w` readable at `kk * 8 + i` (`kk < k`, `i < 4`); `b.add(kk * ldb)`

@@ -13,7 +13,7 @@
 //! bits on the same level. The packed-B product, the GEMV and the AVX-512 packed-A product
 //! run the shared drivers of [`gemm`](super) over this level's micro-kernels; the AVX2
 //! packed-A product keeps a driver of its own (`avx2.rs`), as its long reductions run
-//! blocked over copies of `B`. Tile shapes, register budgets and measured speeds below.
+//! blocked over copies of `B`. Tile shapes and register budgets below.
 //!
 //! The [`X86`] backend runs hand-vectorised kernels (`x86/avx512.rs`,
 //! `x86/avx2.rs`) over the same packed layouts, so host benchmarks against peers compare
@@ -47,18 +47,18 @@
 //! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`
 //!   vectors + 1 broadcast fill the 16 `ymm` registers exactly; the inner loop is `asm!`
 //!   because LLVM's allocation of the same code spills an accumulator every step (the
-//!   store-to-load round trip on its chain made it 2x slower). Each `B` row is loaded
-//!   once per half panel (from L1). Tails: 16-wide tiles by half panels, and the last
-//!   1..=8 columns by whole panels (8 accumulators: by half panels, 4 FMA chains wait on
-//!   the FMA latency), lanes past `n` through `vmaskmovps`. Reductions longer than 256
-//!   run blocked: per 192 columns and 256 steps, the rows of `B` (wherever
-//!   [`super::BRows`] places them) are first copied into contiguous 24-column strips on the stack (192
-//!   KiB), the tiles of every panel then read the strips, and later blocks continue from
-//!   the partial sums in `C` (the bias on the first block, the epilogue on the last): each
-//!   output keeps its one FMA chain, so the bits are those of one pass. Reading `k` rows
-//!   of `B` one `ldb` apart in every tile had left conv2 of Moonshine's stem (832 x 256
-//!   x 2912, one im2col tile) at 45 GFLOP/s on a Zen 3 core; blocked, 76-81 (192 columns
-//!   per block; 96 or 144: 56-72; 256 steps per block the best of 128-512).
+//!   store-to-load round trip on its chain is on the critical path). Each `B` row is loaded
+//!   once per half panel (from L1). Tails: 16-wide tiles by half panels, and the last 1..=8
+//!   columns by whole panels (8 accumulators: by half panels, 4 FMA chains wait on the FMA
+//!   latency), lanes past `n` through `vmaskmovps`. Reductions longer than 256 run blocked:
+//!   per 192 columns and 256 steps, the rows of `B` (wherever [`super::BRows`] places them)
+//!   are first copied into contiguous 24-column strips on the stack (192 KiB), the tiles of
+//!   every panel then read the strips, and later blocks continue from the partial sums in
+//!   `C` (the bias on the first block, the epilogue on the last): each output keeps its one
+//!   FMA chain, so the bits are those of one pass. The copy is there because `k` rows of
+//!   `B` read one `ldb` apart in every tile stay in no cache level between panels; the
+//!   block sizes (192 columns, 256 steps) were the fastest measured on conv2 of Moonshine's
+//!   stem (see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 //! - **AVX2, packed B: 6x16:** 12 accumulators + 2 panel vectors + 1 broadcast; fewer
 //!   rows use accumulator sets over `k` as above. **AVX2, GEMV:** one panel, 4 sets.
 //! - **Segmented `B` and the epilogue** ([`super::GemmA`], conv2d) run the same
@@ -72,10 +72,7 @@
 //!   `maximum` bit for bit whenever `slope` is not NaN with its sign bit clear and `min`
 //!   is not NaN (a clamp at exactly `+0` adds a compare and a masked move for `-0`). Other
 //!   epilogues (a `-0` or NaN slope, a NaN bound; conv2d rejects them) are applied by a
-//!   scalar pass after the kernel. (Segmented operands, i.e. every direct `kh x 1` conv,
-//!   used to run the plain-Rust kernel here: openWakeWord's embedding took 4.9 ms on this
-//!   host, 1.6 ms with these tiles, 0.40 ms with the x86 max pooling too, 0.36 ms with
-//!   `conv_rows` (below); see the host section of `BENCHMARKS.md`.)
+//!   scalar pass after the kernel.
 //! - **`conv_rows`** (AVX-512 only; `Conv2dKernels::conv_rows` of `X86<Avx512>`, in
 //!   `conv2d/x86.rs`): the same 8x48 tile for convs "valid" along the height
 //!   and "same" along the width (openWakeWord's 1x3 convs and its first 3x3 conv), reading
@@ -84,24 +81,10 @@
 //!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
 //!   image width). No im2col; the same bits as im2col + `gemm_packed_a`.
 //!
-//! Measured with criterion (`cargo bench -p neon-benches --bench gemm`; one core of a
-//! shared AMD EPYC (Zen 5) VM, AVX-512 with full-width FMAs; medians, GFLOP/s =
-//! `2·M·N·K` / time; an FMA loop peaks at ~265 GFLOP/s on `zmm`, ~132 on `ymm`):
-//!
-//! | workload | AVX-512 | AVX2 | baseline | matrixmultiply 0.3.11 (AVX-512) |
-//! |---|---:|---:|---:|---:|
-//! | sgemm 256³, packed B | 244 | 117-120 | 50 | 192 |
-//! | sgemm 256³, packed A | 240 | 108-129 | 37 | 192 |
-//! | GEMV 1024² (4 MiB from L3) | 44 | 40-46 | 39 | 3.3 |
-//! | packed A 24x2368x72 (CNN, 1x3 conv 24 -> 24) | 236 | 108-111 | 40 | 124 |
-//! | packed A 48x512x144 | 241 | 97-118 | 40 | 145 |
-//! | packed A 72x224x216 | 206-245 | 121-123 | 46 | 149-183 |
-//! | packed A 96x40x288 | 209-212 | 112-123 | 42 | 99-110 |
-//! | packed A 24x2368x9 (first conv, 3x3 1 -> 24) | 165-191 | 110-112 | 31 | 78-86 |
-//!
-//! (GFLOP/s; ranges span two runs.) A 14x16 packed-B tile (one panel, as on NEON) measured
-//! 222-243 on sgemm 256³ against 8x32's ~265 in a separate timing loop: 8 broadcasts feed 16 FMAs
-//! instead of 14 feeding 14. The GEMV is bandwidth-bound (weights in L2: ~105 GFLOP/s).
+//! The AVX-512 packed-B tile is 8x32 rather than one panel high (14x16, as on NEON): 8
+//! broadcasts feed 16 FMAs instead of 14 feeding 14. The GEMV is bandwidth-bound. Speeds
+//! of every level on the host, against the portable kernels and matrixmultiply, and the
+//! variants measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)".
 
 use super::GemmKernels;
 use crate::kernels::{X86Isa, X86};
