@@ -43,13 +43,13 @@ fn gemm_f32<B: GemmKernels>(
 
 /// The GEMM of every backend: converts `NP` panels at a time (`16 * NP` outputs), `KB`
 /// values of `k` at a time ([`KC`] or a multiple), into an f32 buffer in the packed-B
-/// layout and runs backend `B`'s packed f32 GEMM on it for every row, [`MC`] rows per
-/// call. The bias goes into the first GEMM call of a block of columns and the partial
-/// products of later `k` blocks are added into `c`: no pass over `c` after its last
-/// product (per tensor, a final pass applying the scale and `offset * sum(row)` to the
-/// whole output cost 3.7% of the samples of Moonshine's encoder at 2 threads, its loads
-/// missing the cache on the 413 x 1664 products). `NP = 2` suits f32 tiles two panels
-/// wide (x86 AVX-512: 8x32); the stack holds `NP * (KB + MC) * 16` f32.
+/// layout and runs backend `B`'s packed f32 GEMM on it for every row, [`MC`] rows per call.
+/// The bias goes into the first GEMM call of a block of columns and the partial products of
+/// later `k` blocks are added into `c`: no pass over `c` after its last product (per
+/// tensor, a final pass applying the scale and `offset * sum(row)` to the whole output
+/// would load the output again, missing the cache on large products; measured: see
+/// BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `NP = 2` suits f32 tiles
+/// two panels wide (x86 AVX-512: 8x32); the stack holds `NP * (KB + MC) * 16` f32.
 ///
 /// `convert(src, rows, dequant, dst)` converts `rows` consecutive `k` values of one panel
 /// (`src`: their groups, starting at a group boundary) into dequantised f32 weights in

@@ -3,23 +3,23 @@
 //!
 //! The int8-activation GEMV is opt-in (the backend's default is the widening path, so
 //! results do not depend on the CPU); [`Neon`](crate::kernels::Neon) runs this `sdot`
-//! implementation where [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod)
-//! says so (the build targets dotprod, or feature `std` detects it at run time) and the
-//! portable evaluation of the same arithmetic elsewhere. This trades accuracy for
-//! instructions: the result moves by up to `max|x_block| / 254` per activation (measured
-//! rms error / rms output 0.35-0.42% on the Moonshine shapes with uniform activations,
-//! against ~1e-7 for the widening path). `sdot` has no stable intrinsic in Rust 1.95, so it
-//! is `asm!` inside `#[target_feature(enable = "dotprod")]` functions. The GEMMs always use
-//! the widening conversion and the f32 micro-kernel.
+//! implementation where [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod) says
+//! so (the build targets dotprod, or feature `std` detects it at run time) and the portable
+//! evaluation of the same arithmetic elsewhere. This trades accuracy for instructions: the
+//! result moves by up to `max|x_block| / 254` per activation (measured errors: see
+//! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `sdot` has no stable
+//! intrinsic in Rust 1.95, so it is `asm!` inside `#[target_feature(enable = "dotprod")]`
+//! functions. The GEMMs always use the widening conversion and the f32 micro-kernel.
 //!
 //! The activations are quantised to int8 in blocks of 32 (`d = max|x| / 127` per block,
 //! `x_i = round(x / d)`, ties to even; the last block zero padded), then
-//! `sdot v.4s, w.16b, x.4b[lane]` multiplies 4 weights of 4 outputs by 4 activations
-//! and accumulates in i32, exactly. Per block, the i32 sums are converted (`scvtf`) and
-//! added times `d` (times the 16 weight block scales in block-int8) to f32 accumulators.
-//! Two panels per pass: per block of 32 `k`, 16 64-byte loads, 64 `sdot`, 8 `scvtf`, 8
-//! `fmla` and 12 other instructions, ~0.11 instructions per multiply-add (the widening
-//! path needs 0.79, the f32 GEMV 0.34).
+//! `sdot v.4s, w.16b, x.4b[lane]` multiplies 4 weights of 4 outputs by 4 activations and
+//! accumulates in i32, exactly. Per block, the i32 sums are converted (`scvtf`) and added
+//! times `d` (times the 16 weight block scales in block-int8) to f32 accumulators. Two
+//! panels per pass: per block of 32 `k`, 16 64-byte loads, 64 `sdot`, 8 `scvtf`, 8 `fmla`
+//! and 12 other instructions, ~0.11 instructions per multiply-add, a fraction of the
+//! widening path's or the f32 GEMV's (measured: see BENCHMARKS.md, "Kernel design
+//! measurements (GEMM and int8)").
 //!
 //! Accuracy: quantising the activations changes the result by at most
 //! `|scale| * sum_b d_b / 2 * sum_{k in b} |q[j, k]|` (per-tensor; block-int8: times the

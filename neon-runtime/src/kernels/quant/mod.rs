@@ -46,31 +46,16 @@
 //! by columns, in units of the panels converted together
 //! ([`QUANT_GEMM_COL_TILE`](QuantKernels::QUANT_GEMM_COL_TILE)): each task converts the
 //! weights of its outputs once and multiplies every row by them, so the team converts each
-//! weight once, as a serial call does. (Blocks of rows, the earlier split, converted every
-//! weight once per block: Moonshine's 2 s encoder executed 8.1% more instructions on 4
-//! threads than on 1, 1.5% with column blocks.) Rows are split as well only when there
-//! are too few column units for the threads to balance.
+//! weight once, as a serial call does (a split into blocks of rows would convert every
+//! weight once per block; measured: see BENCHMARKS.md, "Kernel design measurements (GEMM
+//! and int8)"). Rows are split as well only when there are too few column units for the
+//! threads to balance.
 //!
 //! # Measured
 //!
-//! Instructions executed per call (qemu instruction counter, `--cpu neoverse-n1`, weights
-//! packed beforehand, bias on; `benches/src/bin/insn_quant.rs`), and per multiply-add:
-//!
-//! | workload | f32 (`gemm` module) | int8 per-tensor | block-int8 |
-//! |---|---:|---:|---:|
-//! | GEMV 416 -> 1664, widening | 239,579 (0.346) | 552,570 (0.798) | 566,280 (0.818) |
-//! | GEMV 416 -> 1664, `sdot` | | 84,583 (0.122) | 90,269 (0.130) |
-//! | GEMV 1664 -> 416, widening | 234,392 (0.339) | 545,394 (0.788) | 560,001 (0.809) |
-//! | GEMV 1664 -> 416, `sdot` | | 84,583 (0.122) | 89,567 (0.129) |
-//! | GEMM 413 x 416 -> 1664 | 82.22 M (0.288) | 85.48 M (0.299) | 85.38 M (0.299) |
-//! | GEMM 413 x 1664 -> 416 | 81.59 M (0.285) | 85.76 M (0.300) | 85.67 M (0.300) |
-//! | Portable GEMV 416 -> 1664 | 571,146 (0.825) | 1,131,553 (1.635) | 1,732,446 (2.50) |
-//! | Portable GEMM 413 x 416 -> 1664 | 279.25 M (0.977) | 285.21 M (0.998) | |
-//!
-//! Bytes of weights read per GEMV: 692 KB (f32) against 173 KB (int8). The GEMM rows are
-//! those of the dequantising conversion (commit fa772e7): per tensor, the output pass it
-//! replaced cost 0.7% more on 413 rows (86.10 M); on few rows the conversion's `fmla` per
-//! 4 weights costs more than the pass did (a 2 s encode, 82 rows: +0.55%).
+//! Instructions per call and per multiply-add of every path on aarch64, against the f32
+//! GEMV and GEMM, and the host timings of the x86 kernels: see
+//! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)".
 //!
 //! # Accuracy
 //!
@@ -79,14 +64,12 @@
 //! 16 lanes (at most `(k / 16 + 4) * eps * sum |x|`). Multiplying by `offset` carries that
 //! error over: when `offset * sum(x)` and `scale * (x · q)` nearly cancel, the result's
 //! relative error grows, but its absolute error stays within
-//! `~(k + 3) * eps * (|scale| sum |x q| + |offset| sum |x| + |bias|)`, the bound the
-//! tests check against an f64 reference on the dequantised weights (measured errors stay
-//! below 0.16 of it). GEMM per tensor: each converted weight `w` is within
-//! `eps * (|scale q| + |offset|)` of `scale * q + offset` (one rounding with a fused
-//! multiply-add, two otherwise), and the f32 product adds at most about
-//! `k * eps * sum |x w|`: within the same bound, as `sum |x w|` is at most
-//! `|scale| sum |x q| + |offset| sum |x|` (measured errors below 0.17 of the bound). The
-//! `sdot` path (and
+//! `~(k + 3) * eps * (|scale| sum |x q| + |offset| sum |x| + |bias|)`, the bound the tests
+//! check against an f64 reference on the dequantised weights. GEMM per tensor: each
+//! converted weight `w` is within `eps * (|scale q| + |offset|)` of `scale * q + offset`
+//! (one rounding with a fused multiply-add, two otherwise), and the f32 product adds at
+//! most about `k * eps * sum |x w|`: within the same bound, as `sum |x w|` is at most
+//! `|scale| sum |x q| + |offset| sum |x|`. The `sdot` path (and
 //! [`gemv_i8_dot`](QuantKernels::gemv_i8_dot) on every backend) adds the activation
 //! quantisation error (`dot.rs`).
 
@@ -120,10 +103,11 @@ pub const KC: usize = 256;
 pub const MC: usize = 80;
 
 /// What converting a weight to f32 costs, in rows of multiply-adds on it (the GEMM's
-/// conversion against its f32 GEMM: about 0.6 instructions per weight against 0.3 per
-/// multiply-add with NEON, 0.75 against 0.2 with AVX2): how [`QuantKernels::gemm_i8_in`]
-/// weighs a split of rows, whose blocks each convert the weights of their columns, against
-/// a split of columns, which converts every weight once.
+/// conversion per weight against its f32 GEMM per multiply-add, in instructions: about 2
+/// with NEON, about 4 with AVX2; measured: see BENCHMARKS.md, "Kernel design measurements
+/// (GEMM and int8)"): how [`QuantKernels::gemm_i8_in`] weighs a split of rows, whose blocks
+/// each convert the weights of their columns, against a split of columns, which converts
+/// every weight once.
 const CONVERT_ROWS: usize = 4;
 
 /// Bytes of a group of one panel: 16 outputs x 4 `k`.

@@ -10,21 +10,23 @@
 //! (`fmla v.4s, v.4s, v.s[lane]`), accumulating `x · q` in f32.
 //!
 //! - **GEMV** (`m = 1`, the decoder step): two panels (32 outputs) at a time; per group of
-//!   4 `k`: one `ldr` of `x`, two 64-byte `ld1`, 32 `tbl`, 32 `scvtf`, 32 `fmla`. The
-//!   inner loop is `asm!` (LLVM's version keeps 8 accumulators, 4 indices and 8 packed
-//!   vectors live and spills every group: 0.84 instead of 0.79 instructions per
-//!   multiply-add). Three instructions per 4 multiply-adds is more than the f32 GEMV's one
-//!   (plus loads), but a quarter of the bytes: a decoder step is bound by memory
+//!   4 `k`: one `ldr` of `x`, two 64-byte `ld1`, 32 `tbl`, 32 `scvtf`, 32 `fmla`. The inner
+//!   loop is `asm!` (LLVM's version keeps 8 accumulators, 4 indices and 8 packed vectors
+//!   live and spills every group; measured: see BENCHMARKS.md, "Kernel design measurements
+//!   (GEMM and int8)"). Three instructions per 4 multiply-adds is more than the f32 GEMV's
+//!   one (plus loads), but a quarter of the bytes: a decoder step is bound by memory
 //!   bandwidth on real cores, and there int8 wins.
 //! - **GEMM** (`m > 1`, the encoder): each panel is converted once, [`KC`] = 256 `k` values
-//!   at a time, into an f32 buffer on the stack in the f32 packed-B layout (0.6
-//!   instructions per weight), and the f32 packed GEMM
-//!   ([`GemmKernels::gemm_packed_b`](crate::kernels::gemm::GemmKernels::gemm_packed_b),
-//!   the NEON 5x16 micro-kernel) runs on it for every row, [`MC`](super::MC) = 80 rows per
-//!   call ([`gemm_converted`]). Per tensor the conversion dequantises each weight
-//!   (`fmla`: `q * scale + offset`); the bias goes into the first call and partial sums of
-//!   later `k` blocks are added into the output. Stack: 16 KiB (buffer) + 5 KiB (partial
-//!   products). The int8 GEMM costs 4-5% more instructions than the f32 one (413 rows).
+//!   at a time, into an f32 buffer on the stack in the f32 packed-B layout, and the f32
+//!   packed GEMM
+//!   ([`GemmKernels::gemm_packed_b`](crate::kernels::gemm::GemmKernels::gemm_packed_b), the
+//!   NEON 5x16 micro-kernel) runs on it for every row, [`MC`](super::MC) = 80 rows per call
+//!   ([`gemm_converted`]). Per tensor the conversion dequantises each weight (`fmla`:
+//!   `q * scale + offset`); the bias goes into the first call and partial sums of later `k`
+//!   blocks are added into the output. Stack: 16 KiB (buffer) + 5 KiB (partial products).
+//!   The conversion is amortised over the rows: on the encoder's shapes the int8 GEMM costs
+//!   a few percent more instructions than the f32 one (measured: see BENCHMARKS.md, "Kernel
+//!   design measurements (GEMM and int8)").
 //!
 //! Block-int8 uses the same steps: the GEMV keeps per-block accumulators and adds them
 //! times the 16 block scales (`fmla` by vector) every 32 `k`; the GEMM multiplies the

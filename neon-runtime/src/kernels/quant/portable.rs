@@ -8,10 +8,9 @@
 //! backend's f32 GEMM ([`gemm_converted`](super::gemm_converted)). Portable code is
 //! compiled without FMA contraction.
 //!
-//! On one core of the AMD EPYC (Zen 5) host a whole Moonshine decoder step's GEMVs
-//! (38.5 MB of int8 weights) take 12.3 ms with this plain-Rust GEMV (SSE2, no FMA),
-//! against 1.0 ms with the AVX-512 GEMV of [`X86<Avx512>`](crate::kernels::X86), at the
-//! core's memory read bandwidth, and 3.9 ms for the f32 GEMV on f32 weights; see `x86/`.
+//! On x86-64 it is far slower than the AVX-512 and AVX2 GEMVs of
+//! [`X86`](crate::kernels::X86) (it is SSE2 with no FMA, below the memory bandwidth;
+//! measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 //!
 //! The int8-activation GEMV ([`gemv_dot`]) is the same arithmetic as the NEON `sdot` path
 //! (`dot.rs`) in plain Rust: exact i32 block sums, one f32 rounding per block and output.
@@ -73,8 +72,8 @@ fn reduce(acc: &[[f32; QUANT_KR]; PACK_NR]) -> [f32; PACK_NR] {
 /// backends' GEMV kernels (one [`Gemv`] value), this one takes the geometry
 /// and the weights' fields as separate arguments: passed as one value (a `Gemv`, a
 /// [`QuantWeights`]) or with `n`, `k` taken from the slices' lengths,
-/// LLVM compiled it to 3-35% more instructions on aarch64 (per tensor 1.13 M -> 1.52 M
-/// on 416 -> 1664, `neoverse-n1`).
+/// LLVM compiled it to more instructions on aarch64 (measured: see BENCHMARKS.md,
+/// "Kernel design measurements (GEMM and int8)").
 pub(super) fn gemv(
     k: usize,
     x: &[f32],

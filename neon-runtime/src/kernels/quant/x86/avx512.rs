@@ -12,8 +12,8 @@ use super::super::{
 use super::x_tail;
 use core::arch::x86_64::*;
 
-/// Bytes between a group and the line the GEMV prefetches while reading it (see the
-/// module documentation for the measured distances).
+/// Bytes between a group and the line the GEMV prefetches while reading it (the fastest
+/// distance measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 const PREFETCH: usize = 16384;
 
 /// `vpermps` indices putting the reduced lanes in output order: after the two

@@ -25,16 +25,16 @@
 //!   accumulators of 4 outputs x 4 `k`, AVX2 8 of 2 outputs x 4 `k`. A single sequential
 //!   stream is what the hardware prefetcher serves best: two panels at a time (8 FMA
 //!   chains, as the f32 GEMV does) ran as fast in cache but streamed a whole decoder step
-//!   at half the speed (16-18 GB/s against 37 GB/s, both before the software prefetch
-//!   below, on the machine of the table), and a second
-//!   accumulator set over alternate groups gained nothing (the loop is bound by its 3
-//!   vector instructions per 16 weights, not by FMA latency).
+//!   at half the speed, and a second accumulator set over alternate groups gained nothing
+//!   (the loop is bound by its 3 vector instructions per 16 weights, not by FMA latency;
+//!   measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 //! - **Software prefetch (AVX-512):** each group prefetches (`prefetcht0`) the line 16 KiB
 //!   ahead in the weights (panels are contiguous, so across panel ends too; never past the
-//!   packed weights). The hardware prefetcher alone keeps too few lines in flight: a
-//!   decoder step took 1.04 ms without, 0.95 ms at 4 KiB, 0.69-0.77 ms at 16-32 KiB, and
-//!   the in-cache speed did not change. The AVX2 loop is compute-bound below the memory
-//!   bandwidth (21 GB/s) and does not prefetch.
+//!   packed weights). The hardware prefetcher alone keeps too few lines in flight for a
+//!   stream from memory; the distance is the best measured, and the prefetch does not
+//!   change the in-cache speed (see BENCHMARKS.md, "Kernel design measurements (GEMM and
+//!   int8)"). The AVX2 loop is compute-bound below the memory bandwidth and does not
+//!   prefetch.
 //! - **Block-int8:** per block of 32 `k` (8 groups) the same loop fills block
 //!   accumulators, which are then multiplied by the block's 16 scales, each repeated over
 //!   its output's 4 lanes (one `vpermps` per accumulator), and added into the totals.
@@ -58,31 +58,16 @@
 //! of 8x16, and the blocks are `2 * KC` = 512 deep (64 KiB of stack), so Moonshine's
 //! `k = 416` needs no pass adding partial products; AVX2 converts the same two panels and
 //! 512-deep blocks (its tile stays 6x16: the pair halves how often a block of `A` is
-//! read). On 413 x 416 -> 1664 (AVX-512): 182 GFLOP/s with
-//! the plain-Rust conversion and one panel, 188 vectorised, 244 with two panels, 254 with
-//! 512-deep blocks; the f32 GEMM on f32 weights: 265.
+//! read). Each of the vectorised conversion, the two panels and the 512-deep blocks was
+//! measured faster (see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)").
 //!
 //! # Measured
 //!
-//! One core of a shared AMD EPYC (Zen 5) VM, criterion (`cargo bench -p neon-benches
-//! --bench quant`), medians; GB/s of int8 weights (f32: of f32 weights), weights in cache
-//! unless stated:
-//!
-//! (baseline: the plain-Rust GEMV of [`Portable`](crate::kernels::Portable), SSE2, no FMA)
-//!
-//! | workload (`k -> n`) | AVX-512 | AVX2 | baseline | f32 GEMV (AVX-512) |
-//! |---|---:|---:|---:|---:|
-//! | GEMV 416 -> 416 | 2.7 µs (65 GB/s) | 7.7-8.7 µs (21) | 55 µs (3.1) | 6.1 µs |
-//! | GEMV 416 -> 3328 | 22.4 µs (62) | 63 µs (22) | 480 µs (2.9) | 49 µs |
-//! | GEMV 1664 -> 416 | 10.5 µs (66) | 33 µs (21) | 222 µs (3.1) | 26 µs |
-//! | GEMV 416 -> 32768 (LM head) | 214 µs (64) | 614-696 µs (21) | 5.0 ms (2.7) | 1.01 ms |
-//! | decoder step, 38.5 MB streamed | 0.67 ms (57) | 1.77-1.81 ms (21) | 12.4-12.8 ms (3.1) | 3.7-3.8 ms |
-//!
-//! The decoder step (48 x 416 -> 416, 8 x 416 -> 3328, 8 x 1664 -> 416, the LM head; each
-//! matrix its own buffer) is more than the 32 MiB L3: reading the same 38.5 MB with a
-//! plain summing loop takes 0.96 ms (40 GB/s), 0.68 ms with the same prefetch (56 GB/s;
-//! part is served by L3 on each pass), 256 MB from DRAM 32-35 GB/s. The int8 step runs at
-//! that floor, 5.6x faster than the f32 GEMVs on f32 weights.
+//! GEMV timings and bandwidths of both levels against the portable GEMV and the f32 GEMV,
+//! the decoder step's memory floor, and the variants tried: see
+//! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)". A decoder step's weights
+//! (38.5 MB) exceed a 32 MiB L3, so the AVX-512 GEMV runs at the memory bandwidth, the AVX2
+//! one below it.
 //!
 //! # Accuracy
 //!
@@ -126,8 +111,8 @@ impl<I: X86Isa> QuantKernels for X86<I> {
         match I::LEVEL {
             // Two panels per conversion and blocks of 2 * KC `k` at both levels: Moonshine's
             // k = 416 in one block (no pass adding partial products) and each block of `A`
-            // read once per pair of panels. On AVX2 (Zen 3, the 413-row encoder products,
-            // best of 30 calls) 81-86 GFLOP/s against 73-81 with one panel and KC-deep blocks.
+            // read once per pair of panels (on AVX2 too: measured faster than one panel and
+            // KC-deep blocks, see BENCHMARKS.md, "Kernel design measurements").
             X86Level::Avx2 => gemm_converted::<Self, 2, { 2 * KC }>(g, a, w, c, |s, r, bs, d| {
                 // SAFETY: the CPU implements AVX2 and FMA (required above).
                 unsafe { avx2::convert(s, r, bs, d) }
