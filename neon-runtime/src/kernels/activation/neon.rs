@@ -17,28 +17,49 @@ use core::arch::aarch64::*;
 pub(crate) fn expm1_poly(r: float32x4_t) -> float32x4_t {
     // SAFETY: register-only NEON arithmetic; NEON is statically enabled (checked by the
     // compile_error! in kernels/backend.rs).
+    unsafe { vfmaq_f32(r, vmulq_f32(r, r), horner(r, &EXPM1_P)) }
+}
+
+/// `c[0] + x (c[1] + x (... + x c[N - 1]))` per lane, by Horner's rule (one fused
+/// multiply-add per coefficient after the last). `N >= 1`. The polynomial forms here and in
+/// `trig` evaluate through it.
+#[inline(always)]
+pub(crate) fn horner<const N: usize>(x: float32x4_t, c: &[f32; N]) -> float32x4_t {
+    // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
     unsafe {
-        let mut p = vdupq_n_f32(EXPM1_P[4]);
-        p = vfmaq_f32(vdupq_n_f32(EXPM1_P[3]), p, r);
-        p = vfmaq_f32(vdupq_n_f32(EXPM1_P[2]), p, r);
-        p = vfmaq_f32(vdupq_n_f32(EXPM1_P[1]), p, r);
-        p = vfmaq_f32(vdupq_n_f32(EXPM1_P[0]), p, r);
-        vfmaq_f32(r, vmulq_f32(r, r), p)
+        let mut p = vdupq_n_f32(c[N - 1]);
+        for &ci in c[..N - 1].iter().rev() {
+            p = vfmaq_f32(vdupq_n_f32(ci), p, x);
+        }
+        p
+    }
+}
+
+/// Range reduction by a constant split `hi + lo`: `(v, n, r)` with `n = round(x * inv)`
+/// (as `v = x * inv + ROUND_MAGIC`, `n` in the low bits of `v`) and `r = x - n hi - n lo`.
+/// Shared by [`reduce`] (`ln 2`) and `trig` (`pi/2`, which subtracts a third part).
+#[inline(always)]
+pub(crate) fn round_reduce(
+    x: float32x4_t,
+    inv: f32,
+    (hi, lo): (f32, f32),
+) -> (float32x4_t, float32x4_t, float32x4_t) {
+    // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
+    unsafe {
+        let magic = vdupq_n_f32(ROUND_MAGIC);
+        let v = vfmaq_f32(magic, x, vdupq_n_f32(inv));
+        let n = vsubq_f32(v, magic);
+        let r = vfmsq_f32(x, n, vdupq_n_f32(hi));
+        let r = vfmsq_f32(r, n, vdupq_n_f32(lo));
+        (v, n, r)
     }
 }
 
 /// Range reduction, as `portable::reduce`: `(v, r)`, `n` in the low bits of `v`.
 #[inline(always)]
 fn reduce(x: float32x4_t) -> (float32x4_t, float32x4_t) {
-    // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
-    unsafe {
-        let magic = vdupq_n_f32(ROUND_MAGIC);
-        let v = vfmaq_f32(magic, x, vdupq_n_f32(LOG2E));
-        let n = vsubq_f32(v, magic);
-        let r = vfmsq_f32(x, n, vdupq_n_f32(LN2_HI));
-        let r = vfmsq_f32(r, n, vdupq_n_f32(LN2_LO));
-        (v, r)
-    }
+    let (v, _, r) = round_reduce(x, LOG2E, (LN2_HI, LN2_LO));
+    (v, r)
 }
 
 /// `exp(x)`.
@@ -122,13 +143,7 @@ pub(crate) fn gelu_tanh(x: float32x4_t) -> float32x4_t {
 #[inline(always)]
 fn erf_exponent(a: float32x4_t) -> float32x4_t {
     // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
-    unsafe {
-        let mut h = vdupq_n_f32(ERF_H[10]);
-        for &c in ERF_H[..10].iter().rev() {
-            h = vfmaq_f32(vdupq_n_f32(c), h, a);
-        }
-        vmulq_f32(a, h)
-    }
+    unsafe { vmulq_f32(a, horner(a, &ERF_H)) }
 }
 
 /// `erf(z)`.
@@ -182,13 +197,7 @@ fn log_reduce(x: float32x4_t) -> (float32x4_t, float32x4_t) {
 #[inline(always)]
 fn log1p_poly(f: float32x4_t) -> float32x4_t {
     // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
-    unsafe {
-        let mut q = vdupq_n_f32(LOG_Q[8]);
-        for &c in LOG_Q[..8].iter().rev() {
-            q = vfmaq_f32(vdupq_n_f32(c), q, f);
-        }
-        vfmaq_f32(f, vmulq_f32(f, f), q)
-    }
+    unsafe { vfmaq_f32(f, vmulq_f32(f, f), horner(f, &LOG_Q)) }
 }
 
 /// Special values, as `portable::log_special`.

@@ -55,40 +55,28 @@ pub trait ElementwiseKernels: BackendType {
     /// # Panics
     /// When the three lengths differ.
     fn add(a: &[f32], b: &[f32], out: &mut [f32]) {
-        check_zip(a.len(), b.len(), out.len());
-        if !a.is_empty() {
-            Self::add_unchecked(ZipArgs::To(a, b, out));
-        }
+        zip_checked(ZipArgs::To(a, b, out), Self::add_unchecked)
     }
     /// `acc[i] += b[i]` (residual add in place).
     ///
     /// # Panics
     /// When the lengths differ.
     fn add_assign(acc: &mut [f32], b: &[f32]) {
-        check_zip(acc.len(), b.len(), acc.len());
-        if !acc.is_empty() {
-            Self::add_unchecked(ZipArgs::Assign(acc, b));
-        }
+        zip_checked(ZipArgs::Assign(acc, b), Self::add_unchecked)
     }
     /// `out[i] = a[i] * b[i]`.
     ///
     /// # Panics
     /// When the three lengths differ.
     fn mul(a: &[f32], b: &[f32], out: &mut [f32]) {
-        check_zip(a.len(), b.len(), out.len());
-        if !a.is_empty() {
-            Self::mul_unchecked(ZipArgs::To(a, b, out));
-        }
+        zip_checked(ZipArgs::To(a, b, out), Self::mul_unchecked)
     }
     /// `acc[i] *= b[i]`.
     ///
     /// # Panics
     /// When the lengths differ.
     fn mul_assign(acc: &mut [f32], b: &[f32]) {
-        check_zip(acc.len(), b.len(), acc.len());
-        if !acc.is_empty() {
-            Self::mul_unchecked(ZipArgs::Assign(acc, b));
-        }
+        zip_checked(ZipArgs::Assign(acc, b), Self::mul_unchecked)
     }
 
     /// [`add`](Self::add) on `par`, in blocks of [`ACTIVATION_BLOCK`] elements (each
@@ -100,8 +88,7 @@ pub trait ElementwiseKernels: BackendType {
     /// # Panics
     /// When the three lengths differ, before any task runs.
     fn add_in(par: &dyn Parallel, a: &[f32], b: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        check_zip(a.len(), b.len(), out.len());
-        zip_blocks(par, out, |r, out| Self::add(&a[r.clone()], &b[r], out))
+        zip_to_in(par, (a, b, out), Self::add)
     }
     /// [`add_assign`](Self::add_assign) on `par`, split as [`add_in`](Self::add_in).
     ///
@@ -111,8 +98,7 @@ pub trait ElementwiseKernels: BackendType {
     /// # Panics
     /// When the lengths differ, before any task runs.
     fn add_assign_in(par: &dyn Parallel, acc: &mut [f32], b: &[f32]) -> Result<(), Error> {
-        check_zip(acc.len(), b.len(), acc.len());
-        zip_blocks(par, acc, |r, acc| Self::add_assign(acc, &b[r]))
+        zip_assign_in(par, (acc, b), Self::add_assign)
     }
     /// [`mul`](Self::mul) on `par`, split as [`add_in`](Self::add_in).
     ///
@@ -122,8 +108,7 @@ pub trait ElementwiseKernels: BackendType {
     /// # Panics
     /// When the three lengths differ, before any task runs.
     fn mul_in(par: &dyn Parallel, a: &[f32], b: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        check_zip(a.len(), b.len(), out.len());
-        zip_blocks(par, out, |r, out| Self::mul(&a[r.clone()], &b[r], out))
+        zip_to_in(par, (a, b, out), Self::mul)
     }
     /// [`mul_assign`](Self::mul_assign) on `par`, split as [`add_in`](Self::add_in).
     ///
@@ -133,8 +118,7 @@ pub trait ElementwiseKernels: BackendType {
     /// # Panics
     /// When the lengths differ, before any task runs.
     fn mul_assign_in(par: &dyn Parallel, acc: &mut [f32], b: &[f32]) -> Result<(), Error> {
-        check_zip(acc.len(), b.len(), acc.len());
-        zip_blocks(par, acc, |r, acc| Self::mul_assign(acc, &b[r]))
+        zip_assign_in(par, (acc, b), Self::mul_assign)
     }
 
     /// `x[i] *= s`.
@@ -298,6 +282,44 @@ pub trait ElementwiseKernels: BackendType {
     fn add_mul_unchecked(acc: &mut [f32], x: &[f32], s: &[f32]) {
         portable::add_mul(acc, x, s)
     }
+}
+
+/// The body of the two-input entry points: checks the lengths of `io` (panics when they
+/// differ), then calls the hook unless the slices are empty.
+#[inline(always)]
+fn zip_checked(io: ZipArgs<'_>, hook: impl FnOnce(ZipArgs<'_>)) {
+    let (a, b, out) = match &io {
+        ZipArgs::Assign(acc, b) => (acc.len(), b.len(), acc.len()),
+        ZipArgs::To(a, b, out) => (a.len(), b.len(), out.len()),
+    };
+    check_zip(a, b, out);
+    if a != 0 {
+        hook(io);
+    }
+}
+
+/// `out[r] = f(a[r], b[r])` over the blocks of [`zip_blocks`], after the length check
+/// (panics when the lengths differ, before any task runs).
+fn zip_to_in<F>(
+    par: &dyn Parallel,
+    (a, b, out): (&[f32], &[f32], &mut [f32]),
+    f: F,
+) -> Result<(), Error>
+where
+    F: Fn(&[f32], &[f32], &mut [f32]) + Sync,
+{
+    check_zip(a.len(), b.len(), out.len());
+    zip_blocks(par, out, |r, out| f(&a[r.clone()], &b[r], out))
+}
+
+/// `f(acc[r], b[r])` over the blocks of [`zip_blocks`], after the length check (panics
+/// when the lengths differ, before any task runs).
+fn zip_assign_in<F>(par: &dyn Parallel, (acc, b): (&mut [f32], &[f32]), f: F) -> Result<(), Error>
+where
+    F: Fn(&mut [f32], &[f32]) + Sync,
+{
+    check_zip(acc.len(), b.len(), acc.len());
+    zip_blocks(par, acc, |r, acc| f(acc, &b[r]))
 }
 
 /// Runs `f(range, out[range])` over blocks of whole [`ACTIVATION_BLOCK`]s of `out` on `par`

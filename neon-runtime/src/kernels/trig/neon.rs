@@ -5,34 +5,20 @@
 
 use super::consts::*;
 use super::TrigKernels;
-use crate::kernels::activation::consts::ROUND_MAGIC;
-use crate::kernels::activation::neon::exp;
+use crate::kernels::activation::neon::{exp, horner, round_reduce};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
 /// `(sin x, cos x)` per lane.
 #[inline(always)]
 pub(crate) fn sin_cos(x: float32x4_t) -> (float32x4_t, float32x4_t) {
+    let (v, n, r) = round_reduce(x, FRAC_2_PI, (PIO2_HI, PIO2_MID));
     // SAFETY: register-only NEON arithmetic; NEON is statically enabled.
     unsafe {
-        let magic = vdupq_n_f32(ROUND_MAGIC);
-        let v = vfmaq_f32(magic, x, vdupq_n_f32(FRAC_2_PI));
-        let n = vsubq_f32(v, magic);
-        let r = vfmsq_f32(x, n, vdupq_n_f32(PIO2_HI));
-        let r = vfmsq_f32(r, n, vdupq_n_f32(PIO2_MID));
         let r = vfmsq_f32(r, n, vdupq_n_f32(PIO2_LO));
         let r2 = vmulq_f32(r, r);
-        let mut sp = vdupq_n_f32(SIN_P[3]);
-        sp = vfmaq_f32(vdupq_n_f32(SIN_P[2]), sp, r2);
-        sp = vfmaq_f32(vdupq_n_f32(SIN_P[1]), sp, r2);
-        sp = vfmaq_f32(vdupq_n_f32(SIN_P[0]), sp, r2);
-        let s = vfmaq_f32(r, vmulq_f32(r, r2), sp);
-        let mut cp = vdupq_n_f32(COS_P[4]);
-        cp = vfmaq_f32(vdupq_n_f32(COS_P[3]), cp, r2);
-        cp = vfmaq_f32(vdupq_n_f32(COS_P[2]), cp, r2);
-        cp = vfmaq_f32(vdupq_n_f32(COS_P[1]), cp, r2);
-        cp = vfmaq_f32(vdupq_n_f32(COS_P[0]), cp, r2);
-        let c = vfmaq_f32(vdupq_n_f32(1.0), r2, cp);
+        let s = vfmaq_f32(r, vmulq_f32(r, r2), horner(r2, &SIN_P));
+        let c = vfmaq_f32(vdupq_n_f32(1.0), r2, horner(r2, &COS_P));
         let q = vreinterpretq_u32_f32(v);
         let swap = vtstq_u32(q, vdupq_n_u32(1));
         let a = vbslq_f32(swap, c, s);
@@ -58,79 +44,67 @@ fn log_polar(max_log: float32x4_t, l: float32x4_t, p: float32x4_t) -> (float32x4
     }
 }
 
-/// `(out_a[i], out_b[i]) = f(a[i], b[i])` for `a`, `b` read from `ra`, `rb` (4 lanes per step,
-/// a partial vector through stack buffers). All four slices have the same length.
+/// `(wa[i], wb[i]) = f(ra[i], rb[i])` for `i < len` (4 lanes per step, a partial vector
+/// through stack buffers).
+///
+/// # Safety
+/// `ra`, `rb` are readable and `wa`, `wb` writable for `len` floats. A written range may be
+/// the same memory as a read one (in place: each step reads its block before writing it);
+/// no other overlap.
 #[inline(always)]
-fn map2(
-    ra: &[f32],
-    rb: &[f32],
-    wa: &mut [f32],
-    wb: &mut [f32],
+unsafe fn map2(
+    (ra, rb): (*const f32, *const f32),
+    (wa, wb): (*mut f32, *mut f32),
+    len: usize,
     f: impl Fn(float32x4_t, float32x4_t) -> (float32x4_t, float32x4_t),
 ) {
-    let len = ra.len();
-    assert!(rb.len() == len && wa.len() == len && wb.len() == len);
     let mut i = 0;
     while i + 4 <= len {
-        // SAFETY: i + 4 <= len for all four slices (asserted above).
+        // SAFETY: i + 4 <= len, in bounds of all four ranges (the caller's contract).
         unsafe {
-            let (a, b) = f(vld1q_f32(ra.as_ptr().add(i)), vld1q_f32(rb.as_ptr().add(i)));
-            vst1q_f32(wa.as_mut_ptr().add(i), a);
-            vst1q_f32(wb.as_mut_ptr().add(i), b);
+            let (a, b) = f(vld1q_f32(ra.add(i)), vld1q_f32(rb.add(i)));
+            vst1q_f32(wa.add(i), a);
+            vst1q_f32(wb.add(i), b);
         }
         i += 4;
     }
     if i < len {
         let k = len - i;
         let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
-        a[..k].copy_from_slice(&ra[i..]);
-        b[..k].copy_from_slice(&rb[i..]);
-        // SAFETY: `a` and `b` hold 4 floats each.
+        // SAFETY: the last `k` floats of each range (the caller's contract), and `a`, `b`
+        // hold 4 floats each on the stack (no overlap with the ranges).
         unsafe {
+            core::ptr::copy_nonoverlapping(ra.add(i), a.as_mut_ptr(), k);
+            core::ptr::copy_nonoverlapping(rb.add(i), b.as_mut_ptr(), k);
             let (va, vb) = f(vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
             vst1q_f32(a.as_mut_ptr(), va);
             vst1q_f32(b.as_mut_ptr(), vb);
+            core::ptr::copy_nonoverlapping(a.as_ptr(), wa.add(i), k);
+            core::ptr::copy_nonoverlapping(b.as_ptr(), wb.add(i), k);
         }
-        wa[i..].copy_from_slice(&a[..k]);
-        wb[i..].copy_from_slice(&b[..k]);
     }
 }
 
 impl TrigKernels for Neon {
     fn sin_cos_unchecked(x: &[f32], sin: &mut [f32], cos: &mut [f32]) {
+        let len = x.len();
+        assert!(sin.len() == len && cos.len() == len);
+        // SAFETY: the three slices hold `len` floats; `sin` and `cos` are distinct `&mut`.
         // The second input lane is unused (x twice).
-        map2(x, x, sin, cos, |v, _| sin_cos(v));
+        unsafe {
+            map2((x.as_ptr(), x.as_ptr()), (sin.as_mut_ptr(), cos.as_mut_ptr()), len, |v, _| {
+                sin_cos(v)
+            })
+        };
     }
 
     fn from_log_polar_unchecked(max_log: f32, a: &mut [f32], b: &mut [f32]) {
         // SAFETY: register-only; NEON is statically enabled.
         let mx = unsafe { vdupq_n_f32(max_log) };
         let len = a.len();
-        // In place: each 4-lane step reads a block before writing it.
         let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
-        let mut i = 0;
-        while i + 4 <= len {
-            // SAFETY: i + 4 <= len = a.len() = b.len() (the entry point's contract).
-            unsafe {
-                let (x, y) = log_polar(mx, vld1q_f32(pa.add(i)), vld1q_f32(pb.add(i)));
-                vst1q_f32(pa.add(i), x);
-                vst1q_f32(pb.add(i), y);
-            }
-            i += 4;
-        }
-        if i < len {
-            let k = len - i;
-            let (mut ta, mut tb) = ([0.0f32; 4], [0.0f32; 4]);
-            ta[..k].copy_from_slice(&a[i..]);
-            tb[..k].copy_from_slice(&b[i..]);
-            // SAFETY: `ta` and `tb` hold 4 floats each.
-            unsafe {
-                let (x, y) = log_polar(mx, vld1q_f32(ta.as_ptr()), vld1q_f32(tb.as_ptr()));
-                vst1q_f32(ta.as_mut_ptr(), x);
-                vst1q_f32(tb.as_mut_ptr(), y);
-            }
-            a[i..].copy_from_slice(&ta[..k]);
-            b[i..].copy_from_slice(&tb[..k]);
-        }
+        // SAFETY: len = a.len() = b.len() (the entry point's contract), and `a`, `b` are
+        // distinct; each is read and written in place, which `map2` allows.
+        unsafe { map2((pa, pb), (pa, pb), len, |l, p| log_polar(mx, l, p)) };
     }
 }
