@@ -32,59 +32,66 @@ fn store_partial(y: &mut [f32], v: float32x4_t) {
     y.copy_from_slice(&buf[..n]);
 }
 
+/// `out[i] = f(a[i], b[i])` for `i < n`: 16 floats per step, then vectors, then a partial
+/// vector through a stack buffer.
+///
+/// # Safety
+/// `a` and `b` are readable and `out` writable for `n` floats; `out` may be `a` (in place:
+/// each step reads its block before writing it), no other overlap.
+#[inline(always)]
+unsafe fn zip_raw(
+    (a, b, out): (*const f32, *const f32, *mut f32),
+    n: usize,
+    f: impl Fn(float32x4_t, float32x4_t) -> float32x4_t,
+) {
+    let mut i = 0;
+    while i + 16 <= n {
+        // SAFETY: i + 16 <= n (the caller's contract); NEON statically enabled.
+        unsafe {
+            let u = vld1q_f32_x4(a.add(i));
+            let v = vld1q_f32_x4(b.add(i));
+            let r = float32x4x4_t(f(u.0, v.0), f(u.1, v.1), f(u.2, v.2), f(u.3, v.3));
+            vst1q_f32_x4(out.add(i), r);
+        }
+        i += 16;
+    }
+    while i + 4 <= n {
+        // SAFETY: i + 4 <= n (the caller's contract); NEON statically enabled.
+        unsafe { vst1q_f32(out.add(i), f(vld1q_f32(a.add(i)), vld1q_f32(b.add(i)))) };
+        i += 4;
+    }
+    if i < n {
+        // SAFETY: the last `n - i < 4` floats of each range (the caller's contract); the
+        // slices of the inputs are dead before `out`'s is made.
+        unsafe {
+            let k = n - i;
+            let r = f(
+                load_partial(core::slice::from_raw_parts(a.add(i), k)),
+                load_partial(core::slice::from_raw_parts(b.add(i), k)),
+            );
+            store_partial(core::slice::from_raw_parts_mut(out.add(i), k), r);
+        }
+    }
+}
+
 /// `out[i] = f(a[i], b[i])`.
 #[inline(always)]
 fn zip(a: &[f32], b: &[f32], out: &mut [f32], f: impl Fn(float32x4_t, float32x4_t) -> float32x4_t) {
-    let mut a16 = a.chunks_exact(16);
-    let mut b16 = b.chunks_exact(16);
-    let mut o16 = out.chunks_exact_mut(16);
-    for ((x, y), o) in (&mut a16).zip(&mut b16).zip(&mut o16) {
-        // SAFETY: the three chunks have exactly 16 elements; NEON statically enabled.
-        unsafe {
-            let u = vld1q_f32_x4(x.as_ptr());
-            let v = vld1q_f32_x4(y.as_ptr());
-            let r = float32x4x4_t(f(u.0, v.0), f(u.1, v.1), f(u.2, v.2), f(u.3, v.3));
-            vst1q_f32_x4(o.as_mut_ptr(), r);
-        }
-    }
-    let mut a4 = a16.remainder().chunks_exact(4);
-    let mut b4 = b16.remainder().chunks_exact(4);
-    let mut o4 = o16.into_remainder().chunks_exact_mut(4);
-    for ((x, y), o) in (&mut a4).zip(&mut b4).zip(&mut o4) {
-        // SAFETY: the three chunks have exactly 4 elements; NEON statically enabled.
-        unsafe { vst1q_f32(o.as_mut_ptr(), f(vld1q_f32(x.as_ptr()), vld1q_f32(y.as_ptr()))) };
-    }
-    let (ar, br, or) = (a4.remainder(), b4.remainder(), o4.into_remainder());
-    if !ar.is_empty() {
-        store_partial(or, f(load_partial(ar), load_partial(br)));
-    }
+    let n = out.len();
+    assert!(a.len() == n && b.len() == n);
+    // SAFETY: the three slices hold `n` floats; `out` is a distinct `&mut`.
+    unsafe { zip_raw((a.as_ptr(), b.as_ptr(), out.as_mut_ptr()), n, f) }
 }
 
 /// `acc[i] = f(acc[i], b[i])`.
 #[inline(always)]
 fn zip_assign(acc: &mut [f32], b: &[f32], f: impl Fn(float32x4_t, float32x4_t) -> float32x4_t) {
-    let mut a16 = acc.chunks_exact_mut(16);
-    let mut b16 = b.chunks_exact(16);
-    for (x, y) in (&mut a16).zip(&mut b16) {
-        // SAFETY: both chunks have exactly 16 elements; NEON statically enabled.
-        unsafe {
-            let u = vld1q_f32_x4(x.as_ptr());
-            let v = vld1q_f32_x4(y.as_ptr());
-            let r = float32x4x4_t(f(u.0, v.0), f(u.1, v.1), f(u.2, v.2), f(u.3, v.3));
-            vst1q_f32_x4(x.as_mut_ptr(), r);
-        }
-    }
-    let mut a4 = a16.into_remainder().chunks_exact_mut(4);
-    let mut b4 = b16.remainder().chunks_exact(4);
-    for (x, y) in (&mut a4).zip(&mut b4) {
-        // SAFETY: both chunks have exactly 4 elements; NEON statically enabled.
-        unsafe { vst1q_f32(x.as_mut_ptr(), f(vld1q_f32(x.as_ptr()), vld1q_f32(y.as_ptr()))) };
-    }
-    let (ar, br) = (a4.into_remainder(), b4.remainder());
-    if !ar.is_empty() {
-        let r = f(load_partial(ar), load_partial(br));
-        store_partial(ar, r);
-    }
+    let n = acc.len();
+    assert!(b.len() == n);
+    let p = acc.as_mut_ptr();
+    // SAFETY: both slices hold `n` floats; `acc` is read and written in place, which
+    // `zip_raw` allows, and `b` is a shared borrow distinct from it.
+    unsafe { zip_raw((p, b.as_ptr(), p), n, f) }
 }
 
 /// `acc[i] = f(acc[i], x[i], s[i])` (three inputs, one of them updated).

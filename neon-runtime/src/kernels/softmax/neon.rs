@@ -6,6 +6,17 @@ use crate::kernels::activation::neon::{exp, map};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
+/// `acc[j] = f(acc[j], v.j)` for the four registers of a 16-lane step: the body shared by
+/// the reductions below (partial maxima, partial sums).
+#[inline(always)]
+fn fold4(
+    acc: &mut [float32x4_t; 4],
+    v: float32x4x4_t,
+    f: impl Fn(float32x4_t, float32x4_t) -> float32x4_t,
+) {
+    *acc = [f(acc[0], v.0), f(acc[1], v.1), f(acc[2], v.2), f(acc[3], v.3)];
+}
+
 /// Max of a row; `vmaxq` propagates NaN, so a NaN anywhere gives `m = NaN` (a NaN row).
 fn row_max(x: &[f32]) -> f32 {
     let mut c16 = x.chunks_exact(16);
@@ -13,18 +24,15 @@ fn row_max(x: &[f32]) -> f32 {
     // statically enabled (compile-time check in activation.rs).
     unsafe {
         let ninf = vdupq_n_f32(f32::NEG_INFINITY);
-        let (mut m0, mut m1, mut m2, mut m3) = (ninf, ninf, ninf, ninf);
+        let mut m4 = [ninf; 4];
         for ch in &mut c16 {
-            let v = vld1q_f32_x4(ch.as_ptr());
-            m0 = vmaxq_f32(m0, v.0);
-            m1 = vmaxq_f32(m1, v.1);
-            m2 = vmaxq_f32(m2, v.2);
-            m3 = vmaxq_f32(m3, v.3);
+            fold4(&mut m4, vld1q_f32_x4(ch.as_ptr()), |a, v| vmaxq_f32(a, v));
         }
         let mut c4 = c16.remainder().chunks_exact(4);
         for ch in &mut c4 {
-            m0 = vmaxq_f32(m0, vld1q_f32(ch.as_ptr()));
+            m4[0] = vmaxq_f32(m4[0], vld1q_f32(ch.as_ptr()));
         }
+        let [m0, m1, m2, m3] = m4;
         let mut m = vmaxvq_f32(vmaxq_f32(vmaxq_f32(m0, m1), vmaxq_f32(m2, m3)));
         for &v in c4.remainder() {
             // Same NaN propagation as vmaxq for the scalar tail.
@@ -41,7 +49,7 @@ fn exp_sum(y: &mut [f32], m: f32) -> f32 {
     unsafe {
         let mv = vdupq_n_f32(m);
         let z = vdupq_n_f32(0.0);
-        let (mut s0, mut s1, mut s2, mut s3) = (z, z, z, z);
+        let mut s = [z; 4];
         let mut c16 = y.chunks_exact_mut(16);
         for ch in &mut c16 {
             let v = vld1q_f32_x4(ch.as_ptr());
@@ -52,16 +60,13 @@ fn exp_sum(y: &mut [f32], m: f32) -> f32 {
                 exp(vsubq_f32(v.3, mv)),
             );
             vst1q_f32_x4(ch.as_mut_ptr(), e);
-            s0 = vaddq_f32(s0, e.0);
-            s1 = vaddq_f32(s1, e.1);
-            s2 = vaddq_f32(s2, e.2);
-            s3 = vaddq_f32(s3, e.3);
+            fold4(&mut s, e, |a, v| vaddq_f32(a, v));
         }
         let mut c4 = c16.into_remainder().chunks_exact_mut(4);
         for ch in &mut c4 {
             let e = exp(vsubq_f32(vld1q_f32(ch.as_ptr()), mv));
             vst1q_f32(ch.as_mut_ptr(), e);
-            s0 = vaddq_f32(s0, e);
+            s[0] = vaddq_f32(s[0], e);
         }
         let rest = c4.into_remainder();
         if !rest.is_empty() {
@@ -72,8 +77,9 @@ fn exp_sum(y: &mut [f32], m: f32) -> f32 {
             vst1q_f32(buf.as_mut_ptr(), e);
             let n = rest.len();
             rest.copy_from_slice(&buf[..n]);
-            s1 = vaddq_f32(s1, e);
+            s[1] = vaddq_f32(s[1], e);
         }
+        let [s0, s1, s2, s3] = s;
         vaddvq_f32(vaddq_f32(vaddq_f32(s0, s2), vaddq_f32(s1, s3)))
     }
 }
