@@ -3,6 +3,7 @@
 //! the slice lengths) and stated at each `unsafe` block.
 
 use super::{rev, FftKernels, RealFft, Twiddles};
+use crate::kernels::rotary::neon::rotate;
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
@@ -14,8 +15,10 @@ fn cmul(
     br: float32x4_t,
     bi: float32x4_t,
 ) -> (float32x4_t, float32x4_t) {
-    // SAFETY: register-only NEON arithmetic; NEON is statically enabled (kernels/mod.rs).
-    unsafe { (vfmaq_f32(vmulq_f32(c, br), s, bi), vfmsq_f32(vmulq_f32(c, bi), s, br)) }
+    // The rotation of `bi + i br` by `c + i s`, its parts swapped: `rotate` gives
+    // `(c bi - s br, c br + s bi)`, with the same roundings (products commute).
+    let (im, re) = rotate(bi, br, c, s);
+    (re, im)
 }
 
 /// 4x4 transpose: rows `(a, b, c, d)` -> columns.

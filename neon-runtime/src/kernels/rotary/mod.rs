@@ -48,7 +48,7 @@
 //! less). The backends agree to within `2 u (|a| + |b|)`.
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod neon;
+pub(crate) mod neon;
 mod portable;
 
 use super::parallel::{row_blocks, Parallel, Rows};

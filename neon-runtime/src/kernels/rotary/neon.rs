@@ -7,9 +7,10 @@ use super::{RotaryKernels, RotaryPairs, SinCos, HALF_MAX};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
 
-/// `(a c - b s, b c + a s)` lane by lane (one fused multiply-add each).
+/// `(a c - b s, b c + a s)` lane by lane (one fused multiply-add each): the rotation of
+/// `a + i b` by the angle of `c + i s`. The FFT's twiddle product uses it too.
 #[inline(always)]
-fn rotate(
+pub(crate) fn rotate(
     a: float32x4_t,
     b: float32x4_t,
     c: float32x4_t,
