@@ -172,6 +172,56 @@ mod portable;
 mod twiddles;
 mod x86;
 
+/// A vector of four `f32` lanes and its unaligned load and store: what [`map_pairs`] needs
+/// of a backend.
+#[cfg(any(all(target_arch = "aarch64", feature = "neon"), neon_x86))]
+trait Lanes4: Copy {
+    /// Loads 4 floats from `p`.
+    ///
+    /// # Safety
+    /// `p` is readable for 4 floats.
+    unsafe fn load(p: *const f32) -> Self;
+    /// Stores the 4 lanes at `p`.
+    ///
+    /// # Safety
+    /// `p` is writable for 4 floats.
+    unsafe fn store(p: *mut f32, v: Self);
+}
+
+/// `out[i] = step(re[i], im[i])`, four lanes at a time; the last partial vector goes through
+/// stack buffers (padding lanes are 0 and dropped), so every element is computed by the same
+/// instructions wherever it sits. The vector drivers of the NEON and x86 backends.
+///
+/// # Safety
+/// `re`, `im` and `out` have the same length.
+#[cfg(any(all(target_arch = "aarch64", feature = "neon"), neon_x86))]
+#[inline(always)]
+unsafe fn map_pairs<V: Lanes4>(re: &[f32], im: &[f32], out: &mut [f32], step: impl Fn(V, V) -> V) {
+    let k = out.len();
+    let mut i = 0;
+    while i + 4 <= k {
+        // SAFETY: i + 4 <= k = re.len() = im.len() = out.len() (the caller's contract).
+        unsafe {
+            let a = V::load(re.as_ptr().add(i));
+            let b = V::load(im.as_ptr().add(i));
+            V::store(out.as_mut_ptr().add(i), step(a, b));
+        }
+        i += 4;
+    }
+    if i < k {
+        let n = k - i;
+        let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
+        a[..n].copy_from_slice(&re[i..]);
+        b[..n].copy_from_slice(&im[i..]);
+        // SAFETY: a and b hold 4 floats each.
+        unsafe {
+            let (va, vb) = (V::load(a.as_ptr()), V::load(b.as_ptr()));
+            V::store(a.as_mut_ptr(), step(va, vb));
+        }
+        out[i..].copy_from_slice(&a[..n]);
+    }
+}
+
 pub use twiddles::{
     fill_twiddles, is_valid_len, sin_cos_turns, twiddle_len, twiddles, MAX_LEN, MIN_LEN,
 };

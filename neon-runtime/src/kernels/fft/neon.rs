@@ -2,7 +2,7 @@
 //! spectrum buffer; the bounds each one relies on are established by `rfft` (which checks
 //! the slice lengths) and stated at each `unsafe` block.
 
-use super::{rev, FftKernels, RealFft, Twiddles};
+use super::{map_pairs, rev, FftKernels, RealFft, Twiddles};
 use crate::kernels::rotary::neon::rotate;
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
@@ -347,40 +347,16 @@ impl FftKernels for Neon {
     }
 }
 
-/// `out[i] = step(re[i], im[i])`, four lanes at a time; the last partial vector goes through
-/// stack buffers (padding lanes are 0 and dropped), so every element is computed by the same
-/// instructions wherever it sits.
-///
-/// # Safety
-/// `re`, `im` and `out` have the same length.
-#[inline(always)]
-unsafe fn map_pairs(
-    re: &[f32],
-    im: &[f32],
-    out: &mut [f32],
-    step: impl Fn(float32x4_t, float32x4_t) -> float32x4_t,
-) {
-    let k = out.len();
-    let mut i = 0;
-    while i + 4 <= k {
-        // SAFETY: i + 4 <= k = re.len() = im.len() = out.len() (the caller's contract).
-        unsafe {
-            let a = vld1q_f32(re.as_ptr().add(i));
-            let b = vld1q_f32(im.as_ptr().add(i));
-            vst1q_f32(out.as_mut_ptr().add(i), step(a, b));
-        }
-        i += 4;
+impl super::Lanes4 for float32x4_t {
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: `p` is readable for 4 floats (the caller's contract); NEON is statically
+        // enabled.
+        unsafe { vld1q_f32(p) }
     }
-    if i < k {
-        let n = k - i;
-        let (mut a, mut b) = ([0.0f32; 4], [0.0f32; 4]);
-        a[..n].copy_from_slice(&re[i..]);
-        b[..n].copy_from_slice(&im[i..]);
-        // SAFETY: a and b hold 4 floats each.
-        unsafe {
-            let (va, vb) = (vld1q_f32(a.as_ptr()), vld1q_f32(b.as_ptr()));
-            vst1q_f32(a.as_mut_ptr(), step(va, vb));
-        }
-        out[i..].copy_from_slice(&a[..n]);
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self) {
+        // SAFETY: `p` is writable for 4 floats (the caller's contract).
+        unsafe { vst1q_f32(p, v) }
     }
 }
