@@ -329,6 +329,8 @@ pub struct WeightInfo {
     pub name: Ident,
     pub storage: Storage,
     pub shape: Vec<usize>,
+    /// The declared shape's span (`[64, 32, 3]`), where a size it fixes is reported.
+    pub decl: Span,
     /// The step whose prepared operator holds it, and whether it is that operator's
     /// main weight (the field of the weights struct) or its bias.
     pub used: Option<(usize, bool)>,
@@ -349,6 +351,8 @@ pub enum Home {
 pub struct Value {
     /// Name in the memory map (`h`, `h#2` for a second `let h`).
     pub label: String,
+    /// Name in messages: the user's (`h` for every `let h`).
+    pub name: String,
     pub span: Span,
     pub shape: Vec<SymDim>,
     pub home: Home,

@@ -162,14 +162,45 @@
 //! Every error is a `compile_error!` spanned on the offending token, and a block's errors
 //! are reported together: every syntax error (a malformed item is skipped up to its `;`),
 //! else the errors of all declarations and statements (per statement every argument and
-//! option error, or the first shape error; a statement that fails defines nothing, so
-//! later uses of its result are not reported again): mismatched channels or frames (naming both shapes), channels that do not split into
-//! an operator's heads, wrong ranks, unknown operators, weights or options, weight shape
-//! conflicts, block declarations without their sizes, a block's weights given to another
-//! operator (or another weight to a block), undefined values,
-//! redefining or writing an input, unbounded dims, sizes that can reach 0 within the
-//! bounds, and values computed but never used. Stable proc macros cannot emit warnings,
-//! so what would be a warning is an error.
+//! option error, or the first shape error): mismatched channels or frames (naming both
+//! shapes), channels that do not split into an operator's heads, wrong ranks, unknown
+//! operators, weights or options, weight shape conflicts, block declarations without their
+//! sizes, a block's weights given to another operator (or another weight to a block),
+//! undefined values, redefining or writing an input, unbounded or empty dims, sizes that
+//! can reach 0 within the bounds, and values computed but never used. Stable proc macros
+//! cannot emit warnings, so what would be a warning is an error.
+//!
+//! One mistake gives one error. A statement that fails (in its arguments, its options or
+//! its shapes) defines its result with an unknown shape that silences every later use of
+//! it, and a dim with a bad range is reported once and then read clamped. Messages use
+//! the names the user wrote (`h`, never the memory map's `h#2`).
+//!
+//! A size a weight's declaration fixes (conv1d's, depthwise_conv1d's and conv2d's input
+//! channels, linear's input features, the channels of the norms, `layer_scale`,
+//! `bias_add` and the blocks) that the input does not have is reported at the weight's
+//! declaration, naming the weight and still the input and its shape (a `compile_error!`
+//! has one span, and stable Rust has no notes to point at the second place):
+//!
+//! ```text
+//! error: conv1d: weight `w1` is declared [64, 32, 3], which takes 32 input channels, but `x` has 40 (`x`: [40, frames])
+//!   --> ui/weight_names_culprit.rs:10:23
+//!    |
+//! 10 |         weight w1: f32[64, 32, 3];
+//!    |                       ^^^^^^^^^^^
+//! ```
+//!
+//! A misspelt name gets the closest valid one (optimal-string-alignment distance within a
+//! third of its length, or the one name it starts) and, where the names are few, the list:
+//! operators, options (those the operator reads), item keywords, layouts and `padding`
+//! keywords, weight storages, weights, values and scalars:
+//!
+//! ```text
+//! error: conv1d has no option `paddng`: did you mean `padding`? (options: groups, stride, dilation, output, causal, padding)
+//!   --> ui/did_you_mean.rs:22:26
+//!    |
+//! 22 |         y = conv1d(x, w, paddng = 1);
+//!    |                          ^^^^^^
+//! ```
 //!
 //! Values carry shapes, not layouts: each operator reads its inputs in the layout it
 //! expects (`conv1d` channel-first, `linear` frame-major, norms as their `layout` option
@@ -210,6 +241,7 @@ mod options;
 mod parse;
 mod schedule;
 mod signatures;
+mod suggest;
 mod sym;
 
 use proc_macro::TokenStream;

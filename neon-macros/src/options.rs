@@ -8,11 +8,15 @@ use syn::{Expr, Ident, Lit};
 
 use crate::ctxt::Ctxt;
 use crate::literals::{lit_float, lit_int, path_ident};
+use crate::suggest;
 
 /// The options of one call.
 pub struct Options<'a> {
     items: &'a [(Ident, Expr)],
     used: Vec<bool>,
+    /// Every key the operator asked for, given or not: the options it reads (the
+    /// candidates of [`Options::finish`]'s suggestions).
+    asked: Vec<String>,
     cx: &'a Ctxt,
 }
 
@@ -22,15 +26,24 @@ fn as_usize(e: &Expr) -> Option<usize> {
 
 impl<'a> Options<'a> {
     pub fn new(items: &'a [(Ident, Expr)], cx: &'a Ctxt) -> Self {
-        Options { items, used: vec![false; items.len()], cx }
+        Options { items, used: vec![false; items.len()], asked: Vec::new(), cx }
+    }
+
+    /// Records that the operator reads `key`.
+    fn ask(&mut self, key: &str) {
+        if !self.asked.iter().any(|k| k == key) {
+            self.asked.push(key.to_string());
+        }
     }
 
     /// Whether the call gives `key` (without reading it).
-    pub fn has(&self, key: &str) -> bool {
+    pub fn has(&mut self, key: &str) -> bool {
+        self.ask(key);
         self.items.iter().any(|(k, _)| k == key)
     }
 
     fn get(&mut self, key: &str) -> Option<&'a Expr> {
+        self.ask(key);
         let i = self.items.iter().position(|(k, _)| k == key)?;
         self.used[i] = true;
         Some(&self.items[i].1)
@@ -119,6 +132,7 @@ impl<'a> Options<'a> {
     /// The value of `key` when it is a bare name (`padding = same`), without consuming it
     /// otherwise.
     pub fn keyword(&mut self, key: &str) -> Option<(String, &'a Expr)> {
+        self.ask(key);
         let i = self.items.iter().position(|(k, _)| k == key)?;
         let e = &self.items[i].1;
         let name = path_ident(e)?;
@@ -146,8 +160,11 @@ impl<'a> Options<'a> {
             Some(e) => match path_ident(e).as_deref() {
                 Some("channel_first") => Layout::ChannelFirst,
                 Some("frame_major") => Layout::FrameMajor,
-                _ => {
-                    let msg = format!("`{key}` takes `channel_first` or `frame_major`");
+                other => {
+                    let dym = other
+                        .map(|v| suggest::did_you_mean(v, &["channel_first", "frame_major"]))
+                        .unwrap_or_default();
+                    let msg = format!("`{key}` takes `channel_first` or `frame_major`{dym}");
                     self.cx.error_spanned_by(e, msg);
                     default
                 }
@@ -167,11 +184,15 @@ impl<'a> Options<'a> {
         }
     }
 
-    /// Reports every option nobody read.
+    /// Reports every option the operator did not read, with the closest one it reads
+    /// and the list of them. Called once the operator was resolved (an operator that
+    /// failed may not have asked for all of its options).
     pub fn finish(self, op: &str) {
+        let known: Vec<&str> = self.asked.iter().map(String::as_str).collect();
         for (i, (k, _)) in self.items.iter().enumerate() {
             if !self.used[i] {
-                self.cx.error(k.span(), format!("{op} has no option `{k}`"));
+                let hint = suggest::hint(&k.to_string(), &known, "options");
+                self.cx.error(k.span(), format!("{op} has no option `{k}`{hint}"));
             }
         }
     }

@@ -29,6 +29,7 @@ use syn::{braced, bracketed, parenthesized, Attribute, Expr, Ident, Token, Visib
 
 use crate::ctxt::Ctxt;
 use crate::ir::{self, DimDecl, Role, Stmt, TensorDecl, WeightDecl};
+use crate::suggest;
 
 mod kw {
     syn::custom_keyword!(plan);
@@ -112,6 +113,10 @@ fn parse_shape(input: ParseStream) -> syn::Result<(Vec<Expr>, Span)> {
     Ok((dims.into_iter().collect(), bracket.span.join()))
 }
 
+/// The keywords that start an item (a statement starts with `let` or a name and `=`).
+const ITEMS: &[&str] =
+    &["dim", "weight", "input", "output", "state", "scalar", "workers", "weights", "crate", "let"];
+
 fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
     let la = input.lookahead1();
     if la.peek(Token![crate]) {
@@ -178,6 +183,11 @@ fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
             return Err(syn::Error::new(ty.span(), "run-time scalars are `usize`"));
         }
         plan.scalars.push(name);
+    } else if la.peek(Ident) && !input.peek2(Token![=]) {
+        // Rule: a name not followed by `=` starts no statement: a misspelt item keyword.
+        let word: Ident = input.parse()?;
+        let hint = suggest::hint(&word.to_string(), ITEMS, "items");
+        return Err(syn::Error::new(word.span(), format!("unknown item `{word}`{hint}")));
     } else if la.peek(Token![let]) || la.peek(Ident) {
         let is_let = input.parse::<Option<Token![let]>>()?.is_some();
         let target: Ident = input.parse()?;

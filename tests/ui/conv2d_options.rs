@@ -13,7 +13,7 @@ neon_plan! {
         let c = conv2d(x, w3, leaky_relu = 1.5);
         let d = conv2d(x, w4);
         let e = max_pool2d(x, stride = 2);
-        y = clamp_min(a);
+        y = clamp_min(x);
     }
 }
 

@@ -9,6 +9,7 @@ use neon_runtime::Dim;
 use super::shapes::{max_elems, MAX_ELEMS};
 use super::{Binding, Checker};
 use crate::ir::{BlockKind, DimInfo, Home, Role, Storage, TensorInfo, Value, WeightInfo};
+use crate::suggest;
 use crate::sym::Bounds;
 
 impl Checker<'_> {
@@ -28,8 +29,9 @@ impl Checker<'_> {
     }
 
     /// Rule: a dim has a bounded, non-empty range of sizes >= 1 (the workspace is sized
-    /// for its upper bound). An unbounded dim stays resolvable (at its lower bound) so its
-    /// uses report nothing more.
+    /// for its upper bound). A dim that breaks the rule is reported once and stays
+    /// resolvable (clamped: an unbounded one at its lower bound) so its uses report
+    /// nothing more.
     pub(super) fn declare_dims(&mut self) {
         let mut bounds = Bounds::new();
         for d in &self.plan.dims {
@@ -44,16 +46,16 @@ impl Checker<'_> {
                 self.dims.push(DimInfo { name: d.name.clone(), lo, hi: lo });
                 continue;
             };
+            // A reported range is declared clamped to sizes >= 1 and to its lower bound.
             if d.lo.0 < 1 {
                 self.cx.error(d.lo.1, format!("dim `{}` must be at least 1", d.name));
-                continue;
-            }
-            if hi < d.lo.0 {
+            } else if hi < d.lo.0 {
                 self.cx.error(d.name.span(), format!("dim `{}` has an empty range", d.name));
-                continue;
             }
-            bounds.insert(d.name.to_string(), (d.lo.0, hi));
-            self.dims.push(DimInfo { name: d.name.clone(), lo: d.lo.0, hi });
+            let lo = d.lo.0.max(1);
+            let hi = hi.max(lo);
+            bounds.insert(d.name.to_string(), (lo, hi));
+            self.dims.push(DimInfo { name: d.name.clone(), lo, hi });
         }
         self.bounds = Rc::new(bounds);
     }
@@ -71,8 +73,12 @@ impl Checker<'_> {
                 other => match BlockKind::from_name(other) {
                     Some(kind) => Storage::Block(kind),
                     None => {
+                        let dym = suggest::did_you_mean(
+                            other,
+                            &["f32", "i8", "i8_block32", "residual_conv", "convnext"],
+                        );
                         let msg = format!(
-                            "unknown weight storage `{other}`: f32, i8 (per-tensor scale and offset), i8_block32 (32 weights per scale), or a block: residual_conv, convnext"
+                            "unknown weight storage `{other}`{dym} (storages: f32, i8 (per-tensor scale and offset), i8_block32 (32 weights per scale), or a block: residual_conv, convnext)"
                         );
                         self.cx.error(w.storage.span(), msg);
                         self.bind.insert(w.name.to_string(), Binding::Poisoned);
@@ -102,7 +108,13 @@ impl Checker<'_> {
                 }
             }
             self.bind.insert(w.name.to_string(), Binding::Weight(self.weights.len()));
-            self.weights.push(WeightInfo { name: w.name.clone(), storage, shape, used: None });
+            self.weights.push(WeightInfo {
+                name: w.name.clone(),
+                storage,
+                shape,
+                decl: w.shape_span,
+                used: None,
+            });
         }
     }
 
@@ -140,6 +152,7 @@ impl Checker<'_> {
             } else {
                 self.values.push(Value {
                     label: t.name.to_string(),
+                    name: t.name.to_string(),
                     span: t.name.span(),
                     max_elems: max_elems(&shape),
                     shape,

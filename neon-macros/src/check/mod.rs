@@ -60,6 +60,11 @@ enum Binding {
     Poisoned,
 }
 
+/// Whether `b` is a readable value (an input, a state or a `let`).
+fn is_value(b: &Binding) -> bool {
+    matches!(b, Binding::Value(_))
+}
+
 /// The state of the check: what is declared and bound so far.
 struct Checker<'a> {
     cx: &'a Ctxt,
@@ -99,13 +104,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The names bound as `keep` accepts, sorted (the candidates of a "did you mean").
+    fn names_of(&self, keep: impl Fn(&Binding) -> bool) -> Vec<&str> {
+        let mut names: Vec<&str> =
+            self.bind.iter().filter(|(_, b)| keep(b)).map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        names
+    }
+
     /// Rule: what is computed is used. Intermediates are read, outputs written, inputs,
     /// weights and scalars used (stable proc macros cannot warn, so these are errors).
     fn check_unused(&mut self) {
         self.readers.resize(self.values.len(), 0);
         for (v, val) in self.values.iter().enumerate() {
             if val.home == Home::Temp && self.readers[v] == 0 {
-                self.cx.error(val.span, format!("`{}` is computed but never used", val.label));
+                self.cx.error(val.span, format!("`{}` is computed but never used", val.name));
             }
         }
         for (ti, t) in self.tensors.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! Shape expressions and shape-rule messages.
 
-use neon_runtime::{Dim, ShapeError};
+use neon_runtime::{Dim, Shape, ShapeError};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident};
@@ -8,6 +8,7 @@ use syn::{BinOp, Expr, Ident};
 use super::Checker;
 use crate::ir::DimInfo;
 use crate::literals::lit_int;
+use crate::signatures;
 use crate::sym::SymDim;
 
 /// Largest tensor the workspace may hold, in f32 elements (2^40: 4 TiB).
@@ -123,6 +124,36 @@ impl Checker<'_> {
             }
         }
         ok.then_some(out)
+    }
+
+    /// Rule: a size the call's weight `w` declares (its input channels or features, see
+    /// [`signatures::weight_fixes`]) that the input does not have is reported at the
+    /// weight's declaration, naming the weight and the input with its shape. Returns
+    /// whether `e` was such a mismatch (and reported).
+    pub(super) fn report_weight_culprit(
+        &self,
+        e: &ShapeError<SymDim>,
+        callee: &Ident,
+        w: Option<usize>,
+        args: &[&Ident],
+        shapes: &[Shape<SymDim>],
+    ) -> bool {
+        let ShapeError::Dim { arg: 0, what, expected, got, .. } = e else { return false };
+        let (Some(w), Some(x), Some(shape)) = (w, args.first(), shapes.first()) else {
+            return false;
+        };
+        if !signatures::weight_fixes(&callee.to_string(), what) {
+            return false;
+        }
+        let w = &self.weights[w];
+        let msg = format!(
+            "{callee}: weight `{}` is declared {:?}, which takes {expected} {what}, but `{x}` has {got} (`{x}`: {})",
+            w.name,
+            w.shape,
+            shape_text(shape.dims())
+        );
+        self.cx.error(w.decl, msg);
+        true
     }
 
     /// Reports a shape-rule error with the user's argument names, spanned on the argument

@@ -5,10 +5,11 @@ use neon_runtime::Shape;
 use syn::Ident;
 
 use super::shapes::{max_elems, shape_text};
-use super::{Binding, Checker};
+use super::{is_value, Binding, Checker};
 use crate::ir::{Home, Op, Role, StepInfo, Stmt, Value};
 use crate::options::Options;
 use crate::signatures::{self, Slot, TensorArg, WeightArg};
+use crate::suggest;
 use crate::sym::SymDim;
 
 /// The resolved arguments of a call.
@@ -76,15 +77,26 @@ impl Checker<'_> {
             .zip(&in_shapes)
             .map(|(name, shape)| TensorArg { name, shape })
             .collect();
+        // Rule: a call whose options failed defines nothing (its output is poisoned), so a
+        // misspelt or malformed option is not followed by a shape error from its default.
+        let before = self.cx.error_count();
         let mut opts = Options::new(&options, self.cx);
         let op = signatures::resolve(callee, &wargs, &targs, &mut opts, self.cx);
-        opts.finish(&callee.to_string());
+        if op.is_some() {
+            opts.finish(&callee.to_string());
+        }
+        if self.cx.error_count() > before {
+            return None;
+        }
         let op = op?;
         self.use_scalar(&op)?;
         let out_dims = match op.output_shape(&in_shapes) {
             Ok(s) => s.dims().to_vec(),
             Err(e) => {
-                self.report_shape_error(&e, &bound.input_names, stmt.call_span);
+                let w = bound.weights.first().copied();
+                if !self.report_weight_culprit(&e, callee, w, &bound.input_names, &in_shapes) {
+                    self.report_shape_error(&e, &bound.input_names, stmt.call_span);
+                }
                 return None;
             }
         };
@@ -120,7 +132,7 @@ impl Checker<'_> {
                     " (`{callee}` is not an operator; pass it to one, e.g. `conv1d(x, {callee})`)"
                 )
             } else {
-                String::new()
+                suggest::hint(&callee.to_string(), &signatures::operator_names(), "operators")
             };
             self.cx.error(callee.span(), format!("unknown operator `{callee}`{hint}"));
         }
@@ -168,7 +180,12 @@ impl Checker<'_> {
 
     /// Rule: a tensor slot takes a defined value (not a weight, not an unwritten output),
     /// a weight slot a declared weight. Every argument is checked before giving up.
-    fn bind_args<'s>(&self, callee: &Ident, sig: &[Slot], args: &'s [Ident]) -> Option<Args<'s>> {
+    fn bind_args<'s>(
+        &mut self,
+        callee: &Ident,
+        sig: &[Slot],
+        args: &'s [Ident],
+    ) -> Option<Args<'s>> {
         let cx = self.cx;
         let mut ok = true;
         let mut out = Args {
@@ -195,7 +212,11 @@ impl Checker<'_> {
                     ok = false;
                 }
                 (Slot::Tensor, _) => {
-                    cx.error(arg.span(), format!("use of undefined value `{arg}`"));
+                    let msg = match self.suggest_binding(arg, is_value) {
+                        Some(v) => format!("use of undefined value `{arg}`: did you mean `{v}`?"),
+                        None => format!("use of undefined value `{arg}`"),
+                    };
+                    cx.error(arg.span(), msg);
                     ok = false;
                 }
                 (_, Some(Binding::Weight(w))) => {
@@ -210,14 +231,33 @@ impl Checker<'_> {
                     ok = false;
                 }
                 (_, None) => {
-                    let msg =
-                        format!("unknown weight `{arg}`: declare it with `weight {arg}: f32[..];`");
+                    let msg = match self.suggest_binding(arg, |b| matches!(b, Binding::Weight(_))) {
+                        Some(w) => format!("unknown weight `{arg}`: did you mean `{w}`?"),
+                        None => format!(
+                            "unknown weight `{arg}`: declare it with `weight {arg}: f32[..];`"
+                        ),
+                    };
                     cx.error(arg.span(), msg);
                     ok = false;
                 }
             }
         }
         ok.then_some(out)
+    }
+
+    /// The bound name (of the kind `keep` accepts) closest to the unknown `arg`, if one is
+    /// close. The suggested value counts as read and the suggested weight as claimed, so
+    /// the misspelling is not followed by "never used" for the name meant.
+    fn suggest_binding(&mut self, arg: &Ident, keep: impl Fn(&Binding) -> bool) -> Option<String> {
+        let near = suggest::closest(&arg.to_string(), &self.names_of(keep))?.to_string();
+        match self.bind.get(&near).copied() {
+            Some(Binding::Value(v)) => self.readers[v] += 1,
+            Some(Binding::Weight(w)) if self.weights[w].used.is_none() => {
+                self.weights[w].used = Some((usize::MAX, false))
+            }
+            _ => {}
+        }
+        Some(near)
     }
 
     /// Rule: the scalar a call reads (`at`, `len`) is declared.
@@ -229,7 +269,17 @@ impl Checker<'_> {
                 Some(())
             }
             None => {
-                let msg = format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)");
+                let scalars = self.names_of(|b| matches!(b, Binding::Scalar));
+                let near = suggest::closest(&at.to_string(), &scalars).map(str::to_string);
+                let msg = match near {
+                    Some(s) => {
+                        // The scalar meant counts as used (no "never used" to follow).
+                        let i = self.plan.scalars.iter().position(|d| *d == s);
+                        self.scalar_used[i.expect("a bound scalar is declared")] = true;
+                        format!("`{at}` is not a declared scalar: did you mean `{s}`?")
+                    }
+                    None => format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)"),
+                };
                 self.cx.error(at.span(), msg);
                 None
             }
@@ -246,9 +296,11 @@ impl Checker<'_> {
                 // Claimed by a statement that failed: already reported.
                 Some((usize::MAX, _)) => ok = false,
                 Some((s, _)) => {
+                    let (by, out) =
+                        (&self.steps[s].callee, &self.values[self.steps[s].output].name);
                     self.cx.error(
                         name.span(),
-                        format!("weight shape conflict: `{}` is already used by step {s} ({}); declare a separate weight", self.weights[w].name, self.steps[s].callee),
+                        format!("weight shape conflict: `{}` is already used by the {by} that defines `{out}`; declare a separate weight", self.weights[w].name),
                     );
                     ok = false;
                 }
@@ -384,6 +436,7 @@ impl Checker<'_> {
     ) -> usize {
         self.values.push(Value {
             label,
+            name: name.to_string(),
             span: target.span(),
             max_elems: max_elems(&shape),
             shape,
@@ -426,6 +479,7 @@ impl Checker<'_> {
         (len > 0).then(|| {
             self.values.push(Value {
                 label: format!("{}#scratch{}", callee, self.steps.len()),
+                name: format!("{callee}'s scratch"),
                 span: callee.span(),
                 shape: Vec::new(),
                 home: Home::Scratch,

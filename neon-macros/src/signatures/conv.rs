@@ -10,6 +10,7 @@ use super::{bias_len, conflict, weight_rank, WeightArg};
 use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
+use crate::suggest;
 
 /// The convolutions and pooling: `conv1d`, `depthwise_conv1d`, `conv2d`, `max_pool2d`.
 pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
@@ -108,11 +109,14 @@ fn conv2d(
             }
             g = g.same();
         }
-        Some((_, e)) => {
+        Some((kw, e)) => {
+            let dym = suggest::did_you_mean(&kw, &["same", "valid"]);
             return Err(syn::Error::new_spanned(
                 e,
-                "`padding` takes `n`, `(top, bottom, left, right)`, `same` or `valid`",
-            ))
+                format!(
+                    "`padding` takes `n`, `(top, bottom, left, right)`, `same` or `valid`{dym}"
+                ),
+            ));
         }
         None => {
             let form = "`n`, `(top, bottom, left, right)`, `same` or `valid`";

@@ -32,23 +32,55 @@ pub enum Slot {
     OptionalWeight,
 }
 
+/// Every builtin operator with its argument slots: the one list of operator names (the
+/// check's "unknown operator" suggestions read it too). Operators with the same slots
+/// share a row.
+const OPERATORS: &[(&[&str], &[Slot])] = {
+    use Slot::*;
+    &[
+        (
+            &["conv1d", "depthwise_conv1d", "conv2d", "linear", "layer_norm", "group_norm"],
+            &[Tensor, Weight, OptionalWeight],
+        ),
+        (
+            &["rms_norm", "layer_scale", "bias_add", "residual_conv", "convnext", "stft_magnitude"],
+            &[Tensor, Weight],
+        ),
+        (
+            &[
+                "transpose",
+                "relu",
+                "leaky_relu",
+                "clamp_min",
+                "gelu",
+                "gelu_tanh",
+                "silu",
+                "tanh",
+                "sigmoid",
+                "exp",
+                "softmax",
+                "last_frames",
+                "max_pool2d",
+                "rotary",
+                "complex_magnitude",
+                "reflect_pad",
+            ],
+            &[Tensor],
+        ),
+        (&["add", "mul", "concat_frames", "write_frames"], &[Tensor, Tensor]),
+        (&["attention"], &[Tensor, Tensor, Tensor]),
+        (&["lstm_cell"], &[Tensor, Tensor, Weight, OptionalWeight]),
+    ]
+};
+
 /// The signature of a builtin operator: argument slots and whether it has weights.
 pub fn signature(name: &str) -> Option<&'static [Slot]> {
-    use Slot::*;
-    Some(match name {
-        "conv1d" | "depthwise_conv1d" | "conv2d" | "linear" | "layer_norm" | "group_norm" => {
-            &[Tensor, Weight, OptionalWeight]
-        }
-        "rms_norm" | "layer_scale" | "bias_add" | "residual_conv" | "convnext"
-        | "stft_magnitude" => &[Tensor, Weight],
-        "transpose" | "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu"
-        | "tanh" | "sigmoid" | "exp" | "softmax" | "last_frames" | "max_pool2d" | "rotary"
-        | "complex_magnitude" | "reflect_pad" => &[Tensor],
-        "add" | "mul" | "concat_frames" | "write_frames" => &[Tensor, Tensor],
-        "attention" => &[Tensor, Tensor, Tensor],
-        "lstm_cell" => &[Tensor, Tensor, Weight, OptionalWeight],
-        _ => return None,
-    })
+    OPERATORS.iter().find(|(names, _)| names.contains(&name)).map(|&(_, slots)| slots)
+}
+
+/// The names of every builtin operator, in the table's order.
+pub fn operator_names() -> Vec<&'static str> {
+    OPERATORS.iter().flat_map(|&(names, _)| names.iter().copied()).collect()
 }
 
 /// Whether `name` is a flag of operator `op`: an option that may be written bare
@@ -59,6 +91,31 @@ pub fn is_flag(op: &str, name: &str) -> bool {
         ("conv1d" | "depthwise_conv1d" | "attention", "causal")
             | ("rotary", "half_split")
             | ("residual_conv", "relu")
+    )
+}
+
+/// Whether the size a shape rule of operator `op` expects as `what` (the runtime's
+/// [`ShapeError::Dim`](neon_runtime::ShapeError::Dim) axis name) is the one the call's
+/// main weight declares: the check then reports the mismatch at that weight's
+/// declaration. conv1d's weight gives its input channels as axis 1 times `groups`,
+/// depthwise_conv1d's as axis 0, conv2d's as axis 1; linear's weight gives its input
+/// features as axis 1; the norms', layer_scale's, bias_add's and the blocks' weights give
+/// the channels as axis 0. (lstm_cell names its weight itself.)
+pub fn weight_fixes(op: &str, what: &str) -> bool {
+    matches!(
+        (op, what),
+        ("conv1d" | "depthwise_conv1d" | "conv2d", "input channels")
+            | ("linear", "input features")
+            | (
+                "layer_norm"
+                    | "rms_norm"
+                    | "group_norm"
+                    | "layer_scale"
+                    | "bias_add"
+                    | "residual_conv"
+                    | "convnext",
+                "channels"
+            )
     )
 }
 

@@ -1,0 +1,85 @@
+//! A misspelt operator, option, keyword value, weight, storage or scalar gives one error
+//! with the closest valid name (and, where the names are few, the list of them).
+
+use neon_macros::neon_plan;
+
+neon_plan! {
+    pub plan Operator {
+        dim frames in 3..=100;
+        weight w: f32[8, 1, 3];
+        input x: [8, frames];
+        output y: [8, frames - 2];
+        y = depthwise_conv(x, w);
+    }
+}
+
+neon_plan! {
+    pub plan OptionName {
+        dim frames in 1..=100;
+        weight w: f32[8, 8, 3];
+        input x: [8, frames];
+        output y: [8, frames];
+        y = conv1d(x, w, paddng = 1);
+    }
+}
+
+neon_plan! {
+    pub plan LayoutValue {
+        dim frames in 1..=100;
+        weight g: f32[8];
+        input x: [frames, 8];
+        output y: [frames, 8];
+        y = layer_norm(x, g, layout = framemajor);
+    }
+}
+
+neon_plan! {
+    pub plan Eps {
+        dim frames in 1..=100;
+        weight g: f32[8];
+        input x: [8, frames];
+        output y: [8, frames];
+        y = layer_norm(x, g, esp = 1e-6);
+    }
+}
+
+neon_plan! {
+    pub plan WeightName {
+        weight w_typo: f32[8, 8, 1];
+        input x: [8, 10];
+        output y: [8, 10];
+        y = conv1d(x, w_tpyo);
+    }
+}
+
+neon_plan! {
+    pub plan Storage {
+        weight w: f23[8, 8, 1];
+        input x: [8, 10];
+        output y: [8, 10];
+        y = conv1d(x, w);
+    }
+}
+
+neon_plan! {
+    pub plan Scalar {
+        dim frames in 1..=16;
+        scalar pos: usize;
+        input x: [4, frames];
+        state cache: [4, 16];
+        output y: [4, 16];
+        cache = write_frames(cache, x, at = pso);
+        y = relu(cache);
+    }
+}
+
+neon_plan! {
+    pub plan Padding {
+        weight w: f32[4, 4, 3, 3];
+        input x: [4, 8, 8];
+        output y: [4, 8, 8];
+        y = conv2d(x, w, padding = sam);
+    }
+}
+
+fn main() {}
