@@ -83,6 +83,9 @@ struct Checker<'a> {
     /// `let`s per name so far (labels `h`, `h#2`, ...).
     let_count: HashMap<String, usize>,
     scalar_used: Vec<bool>,
+    /// Whether a name was reported unknown with no close name to suggest: it may have
+    /// meant any unused one, so none is reported "never used".
+    unresolved: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -101,6 +104,7 @@ impl<'a> Checker<'a> {
             readers: Vec::new(),
             let_count: HashMap::new(),
             scalar_used: vec![false; plan.scalars.len()],
+            unresolved: false,
         }
     }
 
@@ -114,10 +118,12 @@ impl<'a> Checker<'a> {
 
     /// Rule: what is computed is used. Intermediates are read, outputs written, inputs,
     /// weights and scalars used (stable proc macros cannot warn, so these are errors).
+    /// After an unknown name that suggested nothing, only unwritten outputs are reported.
     fn check_unused(&mut self) {
         self.readers.resize(self.values.len(), 0);
+        let report = !self.unresolved;
         for (v, val) in self.values.iter().enumerate() {
-            if val.home == Home::Temp && self.readers[v] == 0 {
+            if report && val.home == Home::Temp && self.readers[v] == 0 {
                 self.cx.error(val.span, format!("`{}` is computed but never used", val.name));
             }
         }
@@ -126,7 +132,7 @@ impl<'a> Checker<'a> {
                 Role::Output if !t.written => {
                     self.cx.error(t.name.span(), format!("output `{}` is never written", t.name))
                 }
-                Role::Input => {
+                Role::Input if report => {
                     let read = self
                         .values
                         .iter()
@@ -140,12 +146,12 @@ impl<'a> Checker<'a> {
             }
         }
         for w in &self.weights {
-            if w.used.is_none() {
+            if report && w.used.is_none() {
                 self.cx.error(w.name.span(), format!("weight `{}` is never used", w.name));
             }
         }
         for (s, used) in self.plan.scalars.iter().zip(&self.scalar_used) {
-            if !used {
+            if report && !used {
                 self.cx.error(s.span(), format!("scalar `{s}` is never used"));
             }
         }

@@ -247,9 +247,12 @@ impl Checker<'_> {
 
     /// The bound name (of the kind `keep` accepts) closest to the unknown `arg`, if one is
     /// close. The suggested value counts as read and the suggested weight as claimed, so
-    /// the misspelling is not followed by "never used" for the name meant.
+    /// the misspelling is not followed by "never used" for the name meant; with no
+    /// suggestion, no name is reported "never used" (see `check_unused`).
     fn suggest_binding(&mut self, arg: &Ident, keep: impl Fn(&Binding) -> bool) -> Option<String> {
-        let near = suggest::closest(&arg.to_string(), &self.names_of(keep))?.to_string();
+        let near = suggest::closest(&arg.to_string(), &self.names_of(keep)).map(str::to_string);
+        self.unresolved |= near.is_none();
+        let near = near?;
         match self.bind.get(&near).copied() {
             Some(Binding::Value(v)) => self.readers[v] += 1,
             Some(Binding::Weight(w)) if self.weights[w].used.is_none() => {
@@ -278,7 +281,10 @@ impl Checker<'_> {
                         self.scalar_used[i.expect("a bound scalar is declared")] = true;
                         format!("`{at}` is not a declared scalar: did you mean `{s}`?")
                     }
-                    None => format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)"),
+                    None => {
+                        self.unresolved = true;
+                        format!("`{at}` is not a declared scalar (`scalar {at}: usize;`)")
+                    }
                 };
                 self.cx.error(at.span(), msg);
                 None
