@@ -33,4 +33,24 @@ neon_plan! {
     }
 }
 
+neon_plan! {
+    pub plan Depthwise {
+        dim frames in 3..=100;
+        weight dw: f32[16, 1, 3];
+        input x: [24, frames];
+        output y: [16, frames - 2];
+        y = depthwise_conv1d(x, dw);
+    }
+}
+
+neon_plan! {
+    pub plan Bias {
+        dim frames in 1..=100;
+        weight b: f32[8];
+        input x: [frames, 4];
+        output y: [frames, 4];
+        y = bias_add(x, b, layout = frame_major);
+    }
+}
+
 fn main() {}
