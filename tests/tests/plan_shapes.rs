@@ -1,5 +1,6 @@
 //! Derived shapes in caller-owned tensors (valid and strided convs, frame-major outputs) and
-//! a plan without weights: the generated lengths, validation and results are right.
+//! a plan without weights: the generated lengths, validation and results are right; a flag
+//! written bare after an optional weight's place (`conv1d(x, w, causal)`).
 
 use neon_macros::neon_plan;
 use neon_runtime::ops::conv::Conv1d;
@@ -32,6 +33,24 @@ neon_plan! {
         let s = sigmoid(b);
         y = mul(a, s);
     }
+}
+
+neon_plan! {
+    /// A flag written bare where an optional weight could stand: `causal` pads the conv on
+    /// the left, so the frames are kept.
+    pub plan BareFlag {
+        dim frames in 1..=64;
+        weight w: f32[8, 4, 3];
+        input x: [4, frames];
+        output y: [8, frames];
+
+        y = conv1d(x, w, causal);
+    }
+}
+
+#[test]
+fn a_bare_flag_after_the_weight_is_a_flag() {
+    assert_eq!((BareFlag::W.pad_left, BareFlag::W.pad_right), (2, 0));
 }
 
 fn conv(

@@ -82,4 +82,22 @@ neon_plan! {
     }
 }
 
+neon_plan! {
+    pub plan Flag {
+        dim frames in 1..=100;
+        weight w: f32[8, 8, 3];
+        input x: [8, frames];
+        output y: [8, frames];
+        y = conv1d(x, w, casual);
+    }
+}
+
+neon_plan! {
+    pub plan FlagAfterTensors {
+        input q: [4, 8];
+        output y: [4, 8];
+        y = attention(q, q, q, casual, heads = 2);
+    }
+}
+
 fn main() {}

@@ -139,8 +139,9 @@ impl Checker<'_> {
         sig
     }
 
-    /// Rule: trailing names beyond the signature that are flags of the operator and not
-    /// values are flags written bare after the tensors (`attention(q, k, v, causal)`).
+    /// Rule: trailing names beyond the required arguments that are flags of the operator
+    /// and not declared names are flags written bare after the tensors
+    /// (`attention(q, k, v, causal)`, `conv1d(x, w, causal)`).
     fn split_flags<'s>(
         &self,
         stmt: &'s Stmt,
@@ -148,7 +149,8 @@ impl Checker<'_> {
     ) -> (&'s [Ident], Vec<(Ident, syn::Expr)>) {
         let mut args: &[Ident] = &stmt.args;
         let mut options = stmt.options.clone();
-        while args.len() > sig.len() {
+        let required = sig.iter().filter(|s| **s != Slot::OptionalWeight).count();
+        while args.len() > required {
             let Some((last, rest)) = args.split_last() else { break };
             let name = last.to_string();
             if !signatures::is_flag(&stmt.callee.to_string(), &name)
@@ -174,7 +176,18 @@ impl Checker<'_> {
         }
         let takes = if min == max { min.to_string() } else { format!("{min} or {max}") };
         let msg = format!("{} takes {takes} arguments, {} given", stmt.callee, args.len());
-        self.cx.error(stmt.call_span, msg);
+        // A misspelt flag written bare is one argument too many: point at it.
+        let flag = args.last().filter(|_| args.len() > max).and_then(|last| {
+            let flag =
+                suggest::closest(&last.to_string(), &signatures::flags(&stmt.callee.to_string()))?;
+            Some((last.span(), flag))
+        });
+        match flag {
+            Some((span, flag)) => {
+                self.cx.error(span, format!("{msg}: did you mean the flag `{flag}`?"))
+            }
+            None => self.cx.error(stmt.call_span, msg),
+        }
         None
     }
 
@@ -231,11 +244,20 @@ impl Checker<'_> {
                     ok = false;
                 }
                 (_, None) => {
-                    let msg = match self.suggest_binding(arg, |b| matches!(b, Binding::Weight(_))) {
-                        Some(w) => format!("unknown weight `{arg}`: did you mean `{w}`?"),
-                        None => format!(
+                    let flags = signatures::flags(&callee.to_string());
+                    let flag = suggest::closest(&arg.to_string(), &flags)
+                        .filter(|_| *slot == Slot::OptionalWeight);
+                    let msg = match flag {
+                        // A misspelt flag written bare lands in an optional weight's slot.
+                        Some(f) => format!("unknown weight `{arg}`: did you mean the flag `{f}`?"),
+                        None => {
+                            match self.suggest_binding(arg, |b| matches!(b, Binding::Weight(_))) {
+                                Some(w) => format!("unknown weight `{arg}`: did you mean `{w}`?"),
+                                None => format!(
                             "unknown weight `{arg}`: declare it with `weight {arg}: f32[..];`"
                         ),
+                            }
+                        }
                     };
                     cx.error(arg.span(), msg);
                     ok = false;

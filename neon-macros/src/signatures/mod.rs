@@ -83,15 +83,22 @@ pub fn operator_names() -> Vec<&'static str> {
     OPERATORS.iter().flat_map(|&(names, _)| names.iter().copied()).collect()
 }
 
-/// Whether `name` is a flag of operator `op`: an option that may be written bare
-/// (`causal` for `causal = true`).
+/// The flags: options that may be written bare (`causal` for `causal = true`), with the
+/// operators that take them.
+const FLAGS: &[(&[&str], &str)] = &[
+    (&["conv1d", "depthwise_conv1d", "attention"], "causal"),
+    (&["rotary"], "half_split"),
+    (&["residual_conv"], "relu"),
+];
+
+/// The flags of operator `op`.
+pub fn flags(op: &str) -> Vec<&'static str> {
+    FLAGS.iter().filter(|(ops, _)| ops.contains(&op)).map(|&(_, flag)| flag).collect()
+}
+
+/// Whether `name` is a flag of operator `op`.
 pub fn is_flag(op: &str, name: &str) -> bool {
-    matches!(
-        (op, name),
-        ("conv1d" | "depthwise_conv1d" | "attention", "causal")
-            | ("rotary", "half_split")
-            | ("residual_conv", "relu")
-    )
+    flags(op).contains(&name)
 }
 
 /// Whether the size a shape rule of operator `op` expects as `what` (the runtime's
