@@ -183,8 +183,15 @@ fn parse_item(input: ParseStream, plan: &mut ir::Plan) -> syn::Result<()> {
             return Err(syn::Error::new(ty.span(), "run-time scalars are `usize`"));
         }
         plan.scalars.push(name);
+    } else if la.peek(Ident) && input.peek2(syn::token::Paren) {
+        // Rule: a call defines a value, so a statement names its target.
+        let callee: Ident = input.parse()?;
+        let msg = format!(
+            "a call needs a target: `let NAME = {callee}(..);` or `OUTPUT = {callee}(..);`"
+        );
+        return Err(syn::Error::new(callee.span(), msg));
     } else if la.peek(Ident) && !input.peek2(Token![=]) {
-        // Rule: a name not followed by `=` starts no statement: a misspelt item keyword.
+        // Rule: a name not followed by `=` or `(` starts no item: a misspelt item keyword.
         let word: Ident = input.parse()?;
         let hint = suggest::hint(&word.to_string(), ITEMS, "items");
         return Err(syn::Error::new(word.span(), format!("unknown item `{word}`{hint}")));
