@@ -191,8 +191,8 @@
 //!
 //! A misspelt name gets the closest valid one (optimal-string-alignment distance within a
 //! third of its length, or the one name it starts) and, where the names are few, the list:
-//! operators, options (those the operator reads), item keywords, layouts and `padding`
-//! keywords, weight storages, weights, values and scalars:
+//! operators, options (those the operator reads), flags written bare, item keywords,
+//! layouts and `padding` keywords, weight storages, weights, values and scalars:
 //!
 //! ```text
 //! error: conv1d has no option `paddng`: did you mean `padding`? (options: groups, stride, dilation, output, causal, padding)
