@@ -13,7 +13,7 @@ use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pad::ReflectPad;
-use neon_runtime::ops::pool::MaxPool2d;
+use neon_runtime::ops::pool::{GlobalPool, MaxPool2d, Pool1d, PoolKind};
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
@@ -58,6 +58,10 @@ fn every_operator_states_its_facts() {
         facts(ConcatFrames { layout }, Never, l, l);
         facts(LastFrames { frames: 2, layout }, Never, l, l);
         facts(WriteFrames { layout }, Always, l, l);
+        for kind in [PoolKind::Avg, PoolKind::Max] {
+            facts(Pool1d::new(kind, 3).layout(layout), Never, l, l);
+            facts(GlobalPool { kind, layout }, Never, l, l);
+        }
     }
     facts(GroupNormGeometry { channels: 4, groups: 2, eps: 1e-5, bias: false }, Never, CF, CF);
     let to_fm = Transpose::new(Layout::FrameMajor);

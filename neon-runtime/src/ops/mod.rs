@@ -17,7 +17,7 @@
 //! # Operators
 //!
 //! [`linear`], [`quant`] (int8 linear layers), [`conv`] (conv1d, depthwise conv1d),
-//! [`conv2d`], [`pool`] (2-D max pooling), [`norm`] (LayerNorm, RMSNorm, GroupNorm),
+//! [`conv2d`], [`pool`] (2-D max pooling; 1-D and global average and max pooling), [`norm`] (LayerNorm, RMSNorm, GroupNorm),
 //! [`activation`], [`elementwise`] (add, mul, scale, per-channel bias and scale),
 //! [`softmax`], [`layout`] (transpose, reshape), [`sequence`] (frames concatenated, kept,
 //! written into a state), [`pad`] (reflection padding), [`complex`] (magnitudes of stacked

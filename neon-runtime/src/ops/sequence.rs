@@ -18,7 +18,9 @@ use crate::ops::{
 };
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
-fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
+/// `(channels, frames)` of a rank-2 sequence (or the first two axes of a channel-first
+/// image) in `layout`.
+pub(crate) fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
     let d = shape.dims();
     match layout {
         Layout::ChannelFirst => (d[0].clone(), d[1].clone()),
@@ -28,7 +30,7 @@ fn seq<D: Dim>(layout: Layout, shape: &Shape<D>) -> (D, D) {
 
 /// The shape of `frames` frames of `like` (a sequence or image in `layout`): `like` with
 /// its frame axis replaced.
-fn make<D: Dim>(
+pub(crate) fn make<D: Dim>(
     op: &'static str,
     layout: Layout,
     like: &Shape<D>,

@@ -461,13 +461,18 @@ fn check_group_norm(
     );
 }
 
+/// `sum(x - shift)` with the row reduction of `B` ([`NormKernels::sum_shifted`]) on blocks
+/// of [`SUM_BLOCK`] values, the blocks added in f64 (also the global mean pool's sum).
+pub(crate) fn sum_shifted_blocks<B: NormKernels>(x: &[f32], shift: f32) -> f64 {
+    x.chunks(SUM_BLOCK).map(|b| B::sum_shifted(b, shift) as f64).sum()
+}
+
 /// Two-pass shifted mean and population variance of `x` (non-empty) with the row
 /// reductions of `B`, blocks of [`SUM_BLOCK`] added in f64: `(mean, var)`.
 fn mean_var<B: NormKernels>(x: &[f32]) -> (ShiftedMean, f32) {
     let n = x.len() as f64;
     let shift = x[0];
-    let sum: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_shifted(b, shift) as f64).sum();
-    let m = (sum / n) as f32;
+    let m = (sum_shifted_blocks::<B>(x, shift) / n) as f32;
     let mean = ShiftedMean { shift, m };
     let ss: f64 = x.chunks(SUM_BLOCK).map(|b| B::sum_sq_dev(b, mean) as f64).sum();
     (mean, (ss / n) as f32)
