@@ -444,7 +444,9 @@ fn pool_operators<B: Backend>() {
     assert!(geometry(avg.stride(3).padding(0, 1).ceil_mode(true)));
     assert!(!geometry(avg.stride(2).padding(0, 1).ceil_mode(true)));
     let e = Pool1d::new(PoolKind::Max, 5).output_shape(&[s(&[4, 3])]).unwrap_err();
-    assert_eq!(e.to_string(), "max_pool1d: padded input frames = 3 can be smaller than 5");
+    assert_eq!(e.to_string(), "max_pool1d: input frames = 3 can be smaller than 5");
+    let e = avg.padding(1, 0).output_shape(&[s(&[4, 1])]).unwrap_err();
+    assert_eq!(e.to_string(), "avg_pool1d: padded input frames = 2 can be smaller than 3");
     assert!(matches!(avg.output_shape(&[s(&[4, 10, 2])]), Err(ShapeError::Rank { got: 3, .. })));
     let global = GlobalPool { kind: PoolKind::Avg, layout: Layout::ChannelFirst };
     assert_eq!(global.name(), "global_avg_pool");

@@ -6,6 +6,8 @@
 //! reference, run the activations in place, and allocate nothing.
 
 mod common;
+#[path = "../../neon-runtime/tests/common/pool64.rs"]
+mod pool_ref;
 
 use neon_macros::neon_plan;
 use neon_runtime::ops::activation::Activation;
@@ -158,24 +160,10 @@ fn conv64(
     T64 { d: [cout, oh, ow], v }
 }
 
-fn pool64(x: &T64, (kh, kw): (usize, usize), (sh, sw): (usize, usize)) -> T64 {
+fn pool64(x: &T64, k: (usize, usize), s: (usize, usize)) -> T64 {
     let [c, h, w] = x.d;
-    let (oh, ow) = ((h - kh) / sh + 1, (w - kw) / sw + 1);
-    let mut v = Vec::new();
-    for ch in 0..c {
-        for r in 0..oh {
-            for q in 0..ow {
-                let mut m = f64::NEG_INFINITY;
-                for i in 0..kh {
-                    for j in 0..kw {
-                        m = m.max(x.v[(ch * h + r * sh + i) * w + q * sw + j]);
-                    }
-                }
-                v.push(m);
-            }
-        }
-    }
-    T64 { d: [c, oh, ow], v }
+    let (oh, ow) = ((h - k.0) / s.0 + 1, (w - k.1) / s.1 + 1);
+    T64 { d: [c, oh, ow], v: pool_ref::max_pool2d(&x.v, c, (h, w), k, s) }
 }
 
 fn reference64(r: &Raw, x: &[f32], frames: usize) -> Vec<f64> {

@@ -244,10 +244,11 @@ impl ShapeRule for Pool1d {
         let x = first_input(op, self.validate(), inputs, "a pool takes one input", 2)?;
         let (_, t) = seq(self.layout, x);
         let (k, s, pad) = (self.kernel, self.stride, self.pad_left + self.pad_right);
-        let mut out = window_output(op, "padded input frames", &t, pad, k, s)?;
+        let what = if pad == 0 { "input frames" } else { "padded input frames" };
+        let mut out = window_output(op, what, &t, pad, k, s)?;
         if self.ceil_mode {
             // floor((T + pad - k + s - 1) / s) + 1; cannot fail after the floor rule.
-            out = window_output(op, "padded input frames", &t, pad + s - 1, k, s)?;
+            out = window_output(op, what, &t, pad + s - 1, k, s)?;
         }
         make(op, self.layout, x, out)
     }
