@@ -16,7 +16,7 @@ use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::ops::pad::ReflectPad;
-use neon_runtime::ops::pool::MaxPool2d;
+use neon_runtime::ops::pool::{GlobalPool, MaxPool2d, Pool1d};
 use neon_runtime::ops::quant::{BlockQ8LinearGeometry, QuantLinearGeometry};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
@@ -181,6 +181,10 @@ pub enum Op {
     DepthwiseConv1d(DepthwiseConv1dGeometry),
     Conv2d(Conv2dGeometry),
     MaxPool2d(MaxPool2d),
+    /// `avg_pool1d` / `max_pool1d`.
+    Pool1d(Pool1d),
+    /// `global_avg_pool` / `global_max_pool`.
+    GlobalPool(GlobalPool),
     Linear(LinearGeometry),
     QuantLinear(QuantLinearGeometry),
     BlockQ8Linear(BlockQ8LinearGeometry),
@@ -223,6 +227,8 @@ macro_rules! with_rule {
             Op::DepthwiseConv1d($r) => $body,
             Op::Conv2d($r) => $body,
             Op::MaxPool2d($r) => $body,
+            Op::Pool1d($r) => $body,
+            Op::GlobalPool($r) => $body,
             Op::Linear($r) => $body,
             Op::QuantLinear($r) => $body,
             Op::BlockQ8Linear($r) => $body,

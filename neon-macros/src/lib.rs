@@ -82,6 +82,8 @@
 //! | `depthwise_conv1d(x, w[, b])` | `[C, T]` -> `[C, T']` (w: `[C, 1, K]`) | `stride`, `dilation`, `padding`, `causal` |
 //! | `conv2d(x, w[, b])` | `[Cin, H, W]` -> `[Cout, H', W']` (w: `[Cout, Cin, KH, KW]`, PyTorch's OIHW) | `stride = n \| (sh, sw)`, `padding = n \| (top, bottom, left, right) \| same \| valid`, fused output stage `leaky_relu = slope` (in `[0, 1]`) and/or `clamp_min = min` (applied in that order) |
 //! | `max_pool2d(x)` | `[C, H, W]` -> `[C, H', W']` (no padding; last rows / columns that do not fill a window are dropped) | `kernel = n \| (kh, kw)` (required), `stride = n \| (sh, sw)` (default: the kernel) |
+//! | `avg_pool1d(x)`, `max_pool1d(x)` | `[C, T]` -> `[C, T']`, `T' = floor((T + l + r - k) / s) + 1` (PyTorch's `AvgPool1d` / `MaxPool1d`; max pads with `-inf`, NaN propagates) | `kernel = k` (required), `stride = s` (default: the kernel), `padding = n \| (l, r)` (default 0; each at most `k / 2`), `ceil_mode` (rounds `T'` up; needs `s <= k - r`), `count_include_pad = false` (avg_pool1d only; default true: the mean divides by `k`), `layout = channel_first \| frame_major` (`[T, C]` -> `[T', C]`) |
+//! | `global_avg_pool(x)`, `global_max_pool(x)` | `[C, T]` -> `[C, 1]`: the mean or maximum over all frames | `layout` (frame-major: `[T, C]` -> `[1, C]`) |
 //! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`; f32, i8 or i8_block32) | |
 //! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
 //! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |

@@ -42,6 +42,11 @@ impl<'a> Options<'a> {
         self.items.iter().any(|(k, _)| k == key)
     }
 
+    /// The value of `key` without reading it (for the span of a rule on several options).
+    pub fn peek(&self, key: &str) -> Option<&'a Expr> {
+        self.items.iter().find(|(k, _)| k == key).map(|(_, e)| e)
+    }
+
     fn get(&mut self, key: &str) -> Option<&'a Expr> {
         self.ask(key);
         let i = self.items.iter().position(|(k, _)| k == key)?;

@@ -1,5 +1,5 @@
 //! Calls of the convolutions and pooling: `conv1d`, `depthwise_conv1d`, `conv2d`,
-//! `max_pool2d`.
+//! `max_pool2d`, `avg_pool1d`, `max_pool1d`, `global_avg_pool`, `global_max_pool`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,7 +18,7 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
             (quote!(weights.#f.run_with::<B>(#x, #out_view, #scr, options)?;), true)
         }
         Op::DepthwiseConv1d(_) => st.run_prepared(),
-        Op::MaxPool2d(_) => {
+        Op::MaxPool2d(_) | Op::Pool1d(_) | Op::GlobalPool(_) => {
             let unit = st.unit();
             let x = st.view(0);
             (quote!(#unit.run::<B>(#x, #out_view)?;), false)

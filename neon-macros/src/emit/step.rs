@@ -107,7 +107,12 @@ fn step(c: &Checked, mp: &MemoryPlan, krate: &TokenStream, s: &StepInfo) -> (Tok
 /// The call of a step's operator, by operator group; and whether it passes `options` on.
 fn call(st: &Step) -> (TokenStream, bool) {
     match &st.s.op {
-        Op::Conv1d(_) | Op::DepthwiseConv1d(_) | Op::Conv2d(_) | Op::MaxPool2d(_) => conv::call(st),
+        Op::Conv1d(_)
+        | Op::DepthwiseConv1d(_)
+        | Op::Conv2d(_)
+        | Op::MaxPool2d(_)
+        | Op::Pool1d(_)
+        | Op::GlobalPool(_) => conv::call(st),
         Op::Linear(_) | Op::QuantLinear(_) | Op::BlockQ8Linear(_) | Op::LstmCell(_) => {
             dense::call(st)
         }

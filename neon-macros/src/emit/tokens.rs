@@ -11,7 +11,7 @@ use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
-use neon_runtime::ops::pool::MaxPool2d;
+use neon_runtime::ops::pool::{GlobalPool, MaxPool2d, Pool1d, PoolKind};
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::stft::StftMagnitudeGeometry;
 use neon_runtime::Layout;
@@ -255,6 +255,29 @@ pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
                 kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
             })
         }
+        Op::Pool1d(p) => {
+            let Pool1d {
+                kind,
+                kernel,
+                stride,
+                pad_left,
+                pad_right,
+                ceil_mode,
+                count_include_pad,
+                layout,
+            } = *p;
+            let (kind, layout) = (pool_kind_tokens(kind, krate), layout_tokens(krate, layout));
+            quote!(#krate::ops::pool::Pool1d {
+                kind: #kind, kernel: #kernel, stride: #stride, pad_left: #pad_left,
+                pad_right: #pad_right, ceil_mode: #ceil_mode,
+                count_include_pad: #count_include_pad, layout: #layout,
+            })
+        }
+        Op::GlobalPool(p) => {
+            let GlobalPool { kind, layout } = *p;
+            let (kind, layout) = (pool_kind_tokens(kind, krate), layout_tokens(krate, layout));
+            quote!(#krate::ops::pool::GlobalPool { kind: #kind, layout: #layout })
+        }
         Op::Add(_) => quote!(#krate::ops::elementwise::Add),
         Op::Mul(_) => quote!(#krate::ops::elementwise::Mul),
         Op::Softmax(_) => quote!(#krate::ops::softmax::Softmax),
@@ -284,4 +307,12 @@ pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
         }
         _ => return None,
     })
+}
+
+/// The runtime expression of a pool's reduction.
+fn pool_kind_tokens(kind: PoolKind, krate: &TokenStream) -> TokenStream {
+    match kind {
+        PoolKind::Avg => quote!(#krate::ops::pool::PoolKind::Avg),
+        PoolKind::Max => quote!(#krate::ops::pool::PoolKind::Max),
+    }
 }

@@ -1,9 +1,8 @@
-//! Resolving the convolutions and pooling (`conv1d`, `depthwise_conv1d`, `conv2d`,
-//! `max_pool2d`) into their geometry.
+//! Resolving the convolutions (`conv1d`, `depthwise_conv1d`, `conv2d`) into their
+//! geometry.
 
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
-use neon_runtime::ops::pool::MaxPool2d;
 use neon_runtime::Layout;
 
 use super::{bias_len, conflict, weight_rank, WeightArg};
@@ -12,7 +11,7 @@ use crate::ir::Op;
 use crate::options::Options;
 use crate::suggest;
 
-/// The convolutions and pooling: `conv1d`, `depthwise_conv1d`, `conv2d`, `max_pool2d`.
+/// The convolutions: `conv1d`, `depthwise_conv1d`, `conv2d`.
 pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, callee, w, b, .. } = call;
     Ok(Some(match op {
@@ -61,25 +60,6 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
             Op::DepthwiseConv1d(g)
         }
         "conv2d" => conv2d(op, w, b, opts)?,
-        "max_pool2d" => {
-            let stride = opts.tuple("stride", 2, "`n` or `(stride_h, stride_w)`");
-            let form = "`n` or `(kernel_h, kernel_w)`";
-            let given = opts.has("kernel");
-            let Some(k) = opts.tuple("kernel", 2, form) else {
-                if !given {
-                    return Err(syn::Error::new(
-                        callee.span(),
-                        "max_pool2d needs `kernel = (kernel_h, kernel_w)`",
-                    ));
-                }
-                return Ok(None);
-            };
-            let mut p = MaxPool2d::new((k[0], k[1]));
-            if let Some(s) = stride {
-                p = p.stride(s[0], s[1]);
-            }
-            Op::MaxPool2d(p)
-        }
         _ => unreachable!("dispatched by operator group"),
     }))
 }

@@ -6,8 +6,8 @@
 //! rule, an in-place fact or a layout.
 //!
 //! [`resolve`] checks the storage of the call's weights, then dispatches by operator group
-//! as the check and emit phases group them: [`conv`], [`dense`], [`norm`], [`pointwise`],
-//! [`sequence`], [`blocks`].
+//! as the check and emit phases group them: [`conv`], [`pool`], [`dense`], [`norm`],
+//! [`pointwise`], [`sequence`], [`blocks`].
 
 use neon_runtime::Shape;
 use syn::Ident;
@@ -17,6 +17,7 @@ mod conv;
 mod dense;
 mod norm;
 mod pointwise;
+mod pool;
 mod sequence;
 
 use crate::ctxt::Ctxt;
@@ -64,6 +65,10 @@ const OPERATORS: &[(&[&str], &[Slot])] = {
                 "rotary",
                 "complex_magnitude",
                 "reflect_pad",
+                "avg_pool1d",
+                "max_pool1d",
+                "global_avg_pool",
+                "global_max_pool",
             ],
             &[Tensor],
         ),
@@ -89,6 +94,8 @@ const FLAGS: &[(&[&str], &str)] = &[
     (&["conv1d", "depthwise_conv1d", "attention"], "causal"),
     (&["rotary"], "half_split"),
     (&["residual_conv"], "relu"),
+    (&["avg_pool1d", "max_pool1d"], "ceil_mode"),
+    (&["avg_pool1d"], "count_include_pad"),
 ];
 
 /// The flags of operator `op`.
@@ -250,7 +257,10 @@ fn resolve_op(
     storage_rules(op, weights)?;
     let call = Call { op, callee, w: weights.first(), b: weights.get(1), tensors };
     match op {
-        "conv1d" | "depthwise_conv1d" | "conv2d" | "max_pool2d" => conv::resolve(call, opts),
+        "conv1d" | "depthwise_conv1d" | "conv2d" => conv::resolve(call, opts),
+        "max_pool2d" | "avg_pool1d" | "max_pool1d" | "global_avg_pool" | "global_max_pool" => {
+            pool::resolve(call, opts)
+        }
         "linear" | "lstm_cell" => dense::resolve(call, opts),
         "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" => {
             norm::resolve(call, opts)
