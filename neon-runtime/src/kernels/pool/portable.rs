@@ -56,16 +56,16 @@ fn window(g: &Pool1dGeometry, out: usize) -> (usize, usize, f32) {
 /// a real frame, which the geometry's rules ensure).
 pub(crate) fn pool1d(x: &[f32], g: &Pool1dGeometry, y: &mut [f32]) {
     let (frames, out_frames, c) = (g.frames, g.out_frames(), g.channels);
-    let reduce = |taps: &mut dyn Iterator<Item = f32>, count: f32| match g.kind {
-        PoolKind::Avg => taps.sum::<f32>() / count,
-        PoolKind::Max => taps.fold(f32::NEG_INFINITY, fmax),
+    let reduce = |taps: &[f32], count: f32| match g.kind {
+        PoolKind::Avg => taps.iter().sum::<f32>() / count,
+        PoolKind::Max => taps.iter().fold(f32::NEG_INFINITY, |m, &v| fmax(m, v)),
     };
     match g.layout {
         Layout::ChannelFirst => {
             for (xr, yr) in x.chunks_exact(frames).zip(y.chunks_exact_mut(out_frames)) {
                 for (o, v) in yr.iter_mut().enumerate() {
                     let (first, end, count) = window(g, o);
-                    *v = reduce(&mut xr[first..end].iter().copied(), count);
+                    *v = reduce(&xr[first..end], count);
                 }
             }
         }
