@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{check_sum, rng, uniform};
+use common::{check_sum, rng, uniform, window2d};
 use neon_runtime::error::ShapeError;
 use neon_runtime::kernels::conv2d::{RowConv, Window2d, ROW_CONV_MAX_KW};
 use neon_runtime::kernels::gemm::{pack_a, packed_a_len, Epilogue, GemmA};
@@ -55,19 +55,8 @@ fn window(
     (sh, sw): (usize, usize),
     (pt, pb, pl, pr): (usize, usize, usize, usize),
 ) -> Option<Window2d> {
-    Some(Window2d {
-        channels: ch,
-        height: h,
-        width: w,
-        kernel_h: kh,
-        kernel_w: kw,
-        stride_h: sh,
-        stride_w: sw,
-        pad_top: pt,
-        pad_left: pl,
-        out_height: out_len(h, pt + pb, kh, sh)?,
-        out_width: out_len(w, pl + pr, kw, sw)?,
-    })
+    let out = (out_len(h, pt + pb, kh, sh)?, out_len(w, pl + pr, kw, sw)?);
+    Some(window2d(ch, (h, w), (kh, kw), (sh, sw), (pt, pl), out))
 }
 
 /// im2col reference: `[c * kh * kw, count]` for pixels `first..first + count`.
@@ -222,19 +211,7 @@ fn check_im2col_wide<B: Backend>() {
 #[test]
 #[should_panic(expected = "im2col_2d: tile")]
 fn im2col_contract_tile() {
-    let w = Window2d {
-        channels: 1,
-        height: 2,
-        width: 2,
-        kernel_h: 1,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        pad_top: 0,
-        pad_left: 0,
-        out_height: 2,
-        out_width: 2,
-    };
+    let w = window2d(1, (2, 2), (1, 1), (1, 1), (0, 0), (2, 2));
     Portable::im2col_2d(&[0.0; 4], w, 3, 2, &mut [0.0; 2]);
 }
 
@@ -410,19 +387,8 @@ fn rows_case<B: Backend>(r: &mut SmallRng, g: RowConv, bias: bool, e: Option<Epi
         return false;
     }
     assert!(y[m * n..].iter().all(|&v| v == SENTINEL), "{g:?}: written past the output");
-    let window = Window2d {
-        channels: g.channels,
-        height: g.height,
-        width: g.width,
-        kernel_h: kh,
-        kernel_w: kw,
-        stride_h: 1,
-        stride_w: 1,
-        pad_top: 0,
-        pad_left: g.pad_left,
-        out_height: oh,
-        out_width: g.width,
-    };
+    let (image, pad) = ((g.height, g.width), (0, g.pad_left));
+    let window = window2d(g.channels, image, (kh, kw), (1, 1), pad, (oh, g.width));
     let mut col = vec![0.0; k * n];
     B::im2col_2d(&x, window, 0, n, &mut col);
     let mut want = vec![SENTINEL; m * n];

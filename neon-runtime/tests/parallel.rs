@@ -8,10 +8,10 @@
 mod common;
 
 use common::recording::Recording;
-use common::{rng, uniform};
+use common::{rng, uniform, window2d};
 use neon_runtime::kernels::attention::AttentionGeometry;
 use neon_runtime::kernels::conv::Window1d;
-use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, RowConv, Window2d};
+use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, RowConv};
 use neon_runtime::kernels::gemm::{
     pack_a, pack_b, packed_a_len, packed_b_len, BRows, Epilogue, GemmA, GemmB,
 };
@@ -279,19 +279,7 @@ fn im2col_gemm_same_bits<B: Conv2dKernels + GemmKernels>() {
         (7, 9, 40, (2, 5), (1, 2), (0, 2), (8, 20), 37, 11, 149),
         (3, 4, 4, (1, 1), (1, 1), (0, 0), (4, 4), 3, 0, 16),
     ] {
-        let window = Window2d {
-            channels: c,
-            height: h,
-            width: w,
-            kernel_h: kh,
-            kernel_w: kw,
-            stride_h: sh,
-            stride_w: sw,
-            pad_top: pt,
-            pad_left: pl,
-            out_height: oh,
-            out_width: ow,
-        };
+        let window = window2d(c, (h, w), (kh, kw), (sh, sw), (pt, pl), (oh, ow));
         let k = c * kh * kw;
         let x = uniform(&mut r, c * h * w, -1.0, 1.0);
         let wts = uniform(&mut r, m * k, -1.0, 1.0);

@@ -13,6 +13,32 @@ pub fn rng(seed: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed)
 }
 
+/// The im2col window of a `ch x h x w` image (`(height, width)`), kernel `(kh, kw)`, strides
+/// `(sh, sw)`, top and left padding `(pt, pl)` and output `(out_height, out_width)` as given
+/// (no check that they agree).
+pub fn window2d(
+    ch: usize,
+    (h, w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (pt, pl): (usize, usize),
+    (oh, ow): (usize, usize),
+) -> neon_runtime::kernels::conv2d::Window2d {
+    neon_runtime::kernels::conv2d::Window2d {
+        channels: ch,
+        height: h,
+        width: w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        pad_top: pt,
+        pad_left: pl,
+        out_height: oh,
+        out_width: ow,
+    }
+}
+
 /// `n` values uniform in `[lo, hi)`.
 pub fn uniform(rng: &mut SmallRng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
     (0..n).map(|_| rng.gen_range(lo..hi)).collect()
