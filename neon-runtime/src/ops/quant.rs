@@ -39,33 +39,54 @@ use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 const OP: &str = "quant_linear";
 const BLOCK_OP: &str = "block_q8_linear";
 
-/// The geometry of a [`QuantLinear`] layer: feature counts and whether it has a bias.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QuantLinearGeometry {
-    /// Input features (`K`, the last axis of the input).
-    pub in_features: usize,
-    /// Output features (`N`, the last axis of the output).
-    pub out_features: usize,
-    /// Whether a bias of `out_features` values is added.
-    pub bias: bool,
+/// A linear geometry type `$name` (feature counts and whether it has a bias; `$k_doc`
+/// documents `in_features`) with the methods both int8 formats share: `linear` (the f32
+/// [`LinearGeometry`] of the same sizes, whose shape rule the layer uses) and
+/// `packed_weight_len`, then the items `$extra` (its own methods).
+macro_rules! quant_linear_geometry {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $k_doc:literal, $packed_doc:literal;
+        $($extra:item)*
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name {
+            #[doc = $k_doc]
+            pub in_features: usize,
+            /// Output features (`N`, the last axis of the output).
+            pub out_features: usize,
+            /// Whether a bias of `out_features` values is added.
+            pub bias: bool,
+        }
+
+        impl $name {
+            /// The same sizes as an f32 [`LinearGeometry`], whose shape rule this layer uses.
+            pub const fn linear(&self) -> LinearGeometry {
+                LinearGeometry {
+                    in_features: self.in_features,
+                    out_features: self.out_features,
+                    bias: self.bias,
+                }
+            }
+
+            #[doc = $packed_doc]
+            pub const fn packed_weight_len(&self) -> usize {
+                packed_i8_len(self.out_features, self.in_features)
+            }
+
+            $($extra)*
+        }
+    };
 }
 
-impl QuantLinearGeometry {
-    /// The same sizes as an f32 [`LinearGeometry`], whose shape rule this layer uses.
-    pub const fn linear(&self) -> LinearGeometry {
-        LinearGeometry {
-            in_features: self.in_features,
-            out_features: self.out_features,
-            bias: self.bias,
-        }
-    }
-
-    /// Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout), as
-    /// [`QuantLinear::from_packed`] expects them (sizes whose buffer would not fit in
-    /// memory overflow; the constructors check that case and return an error).
-    pub const fn packed_weight_len(&self) -> usize {
-        packed_i8_len(self.out_features, self.in_features)
-    }
+quant_linear_geometry! {
+    /// The geometry of a [`QuantLinear`] layer: feature counts and whether it has a bias.
+    QuantLinearGeometry,
+    "Input features (`K`, the last axis of the input).",
+    "Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout), as \
+     [`QuantLinear::from_packed`] expects them (sizes whose buffer would not fit in \
+     memory overflow; the constructors check that case and return an error).";
 
     /// Checks the geometry itself.
     ///
@@ -92,31 +113,11 @@ impl ShapeRule for QuantLinearGeometry {
     layout_facts!(Layout::FrameMajor);
 }
 
-/// The geometry of a [`BlockQ8Linear`] layer: feature counts and whether it has a bias.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockQ8LinearGeometry {
-    /// Input features (`K`, the last axis of the input); a multiple of 32.
-    pub in_features: usize,
-    /// Output features (`N`, the last axis of the output).
-    pub out_features: usize,
-    /// Whether a bias of `out_features` values is added.
-    pub bias: bool,
-}
-
-impl BlockQ8LinearGeometry {
-    /// The same sizes as an f32 [`LinearGeometry`], whose shape rule this layer uses.
-    pub const fn linear(&self) -> LinearGeometry {
-        LinearGeometry {
-            in_features: self.in_features,
-            out_features: self.out_features,
-            bias: self.bias,
-        }
-    }
-
-    /// Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout).
-    pub const fn packed_weight_len(&self) -> usize {
-        packed_i8_len(self.out_features, self.in_features)
-    }
+quant_linear_geometry! {
+    /// The geometry of a [`BlockQ8Linear`] layer: feature counts and whether it has a bias.
+    BlockQ8LinearGeometry,
+    "Input features (`K`, the last axis of the input); a multiple of 32.",
+    "Bytes of the packed weights ([`crate::kernels::quant::pack_i8`] layout).";
 
     /// Values of the packed block scales ([`crate::kernels::quant::pack_block_scales`]
     /// layout).
