@@ -16,14 +16,10 @@
 # venv (setup.sh --bench) and the f32 ONNX copies (convert.py --onnx-f32
 # target/py/moonshine-onnx). neon: benches/src/bin/time_moonshine.rs (FastBackend, release
 # build); ONNX Runtime: tools/moonshine/bench_peers.py (see their docs for the workloads).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-. benches/peer-lib.sh
-rounds="${1:-3}"
+. "$(dirname "${BASH_SOURCE[0]}")/peer-lib.sh"
+peer_args moonshine 3 "$@"
 SCALE="${SCALE:-1}"
 OUT="${OUT:-target/moonshine-peers}"
-py=target/py/moonshine/bin/python
 onnx=target/py/moonshine-onnx
 
 tools/moonshine/fetch.sh >/dev/null

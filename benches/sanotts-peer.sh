@@ -11,14 +11,10 @@
 # benches/src/bin/time_sanotts.rs (`neon vocode`'s backend, release build; `decode` is the
 # network and the iSTFT, what the peer times); ONNX Runtime: tools/sanotts/bench_peer.py
 # (the voice as onnx_peer.py writes it, unfolded and folded graphs, intra_op_num_threads 1).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-. benches/peer-lib.sh
-rounds="${1:-3}"
+. "$(dirname "${BASH_SOURCE[0]}")/peer-lib.sh"
+peer_args sanotts 3 "$@"
 FRAMES="${FRAMES:-125}"
 REPS="${REPS:-50}"
-py=target/py/sanotts/bin/python
 
 tools/sanotts/setup.sh >/dev/null
 peer_session time_sanotts

@@ -17,14 +17,10 @@
 # (session as OnnxWrapper opens it, intra_op_num_threads 1; `call` = session.run as
 # OnnxWrapper, `bare` = run_with_iobinding). Sets up the Python environment first
 # (tools/silero_vad/setup.sh).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-. benches/peer-lib.sh
-rounds="${1:-5}"
+. "$(dirname "${BASH_SOURCE[0]}")/peer-lib.sh"
+peer_args silero_vad 5 "$@"
 PASSES="${PASSES:-30}"
 OUT="${OUT:-target/vad-peer}"
-py=target/py/silero_vad/bin/python
 read -r -a backends <<<"${BACKENDS:-best portable}"
 read -r -a workloads <<<"${WORKLOADS:-push run}"
 
