@@ -123,11 +123,20 @@ fn check_call<R: ShapeRule>(
     Ok(input.data().len() / channels)
 }
 
-/// `new`, `from_slice` (feature `alloc`), `from_packed` and the accessors of a norm with a
-/// scale `gamma` and an optional bias `beta` (fields `geometry`, `gamma`, `beta`; the
-/// geometry has `channels`, `bias` and its `check`).
-macro_rules! affine_norm_constructors {
-    ($ty:ident, $geometry:ident) => {
+/// A norm `$ty` with a scale `gamma` and an optional bias `beta` (fields `geometry`,
+/// `gamma`, `beta`; the geometry has `channels`, `bias`, `eps` and its `check`): the struct,
+/// `new`, `from_slice` (feature `alloc`), `from_packed`, the accessors and `params` (what
+/// the kernels read).
+macro_rules! affine_norm {
+    ($(#[$doc:meta])* $ty:ident, $geometry:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $ty<S> {
+            geometry: $geometry,
+            gamma: S,
+            beta: Option<S>,
+        }
+
         impl<S: AsRef<[f32]>> $ty<S> {
             /// From `gamma` (`channels` values) and `beta` (`channels` values, given exactly when
             /// `geometry.bias`) as stored (the kernel's layout). No copy.
@@ -147,6 +156,11 @@ macro_rules! affine_norm_constructors {
                 gamma: [f32], "The scale `gamma` (`channels` values).",
                 beta, "The bias `beta` (`channels` values), if any."
             );
+
+            /// The kernels' parameters: `gamma`, `beta` and the geometry's `eps`.
+            fn params(&self) -> NormParams<'_> {
+                NormParams { gamma: self.packed_weight(), beta: self.bias(), eps: self.geometry.eps }
+            }
         }
 
         #[cfg(feature = "alloc")]
@@ -215,15 +229,11 @@ channel_norm_rule!(
     /// not `[.., channels]` (frame-major) or `[channels, frames]` (channel-first).
 );
 
-/// Prepared LayerNorm: geometry plus `gamma` and `beta` (see [`LayerNormGeometry`]).
-#[derive(Clone, Debug)]
-pub struct LayerNorm<S> {
-    geometry: LayerNormGeometry,
-    gamma: S,
-    beta: Option<S>,
-}
-
-affine_norm_constructors!(LayerNorm, LayerNormGeometry);
+affine_norm!(
+    /// Prepared LayerNorm: geometry plus `gamma` and `beta` (see [`LayerNormGeometry`]).
+    LayerNorm,
+    LayerNormGeometry
+);
 
 impl<S: AsRef<[f32]>> LayerNorm<S> {
     with_run_options! {
@@ -244,9 +254,7 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         run_with(options) => {
             let g = &self.geometry;
             let frames = check_call(g, g.channels, g.layout, input, output)?;
-            let (gamma, beta) = (self.packed_weight(), self.bias());
-            let p = NormParams { gamma, beta, eps: g.eps };
-            let (x, y) = (input.data(), output.data_mut());
+            let (p, x, y) = (self.params(), input.data(), output.data_mut());
             match g.layout {
                 Layout::FrameMajor => {
                     B::layer_norm_rows_in(options.parallel(), (frames, g.channels), x, p, y)?
@@ -414,15 +422,11 @@ impl ShapeRule for GroupNormGeometry {
     layout_facts!(Layout::ChannelFirst);
 }
 
-/// Prepared GroupNorm: geometry plus `gamma` and `beta` (see [`GroupNormGeometry`]).
-#[derive(Clone, Debug)]
-pub struct GroupNorm<S> {
-    geometry: GroupNormGeometry,
-    gamma: S,
-    beta: Option<S>,
-}
-
-affine_norm_constructors!(GroupNorm, GroupNormGeometry);
+affine_norm!(
+    /// Prepared GroupNorm: geometry plus `gamma` and `beta` (see [`GroupNormGeometry`]).
+    GroupNorm,
+    GroupNormGeometry
+);
 
 impl<S: AsRef<[f32]>> GroupNorm<S> {
     with_run_options! {
@@ -443,9 +447,7 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         run_with(options) => {
             let g = &self.geometry;
             let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
-            let (gamma, beta) = (self.packed_weight(), self.bias());
-            let (x, y) = (input.data(), output.data_mut());
-            let p = NormParams { gamma, beta, eps: g.eps };
+            let (p, x, y) = (self.params(), input.data(), output.data_mut());
             B::group_norm_in(options.parallel(), (g.channels, frames, g.groups), x, p, y)
         }
     }
