@@ -399,20 +399,7 @@ impl ShapeRule for Conv1dGeometry {
     }
 }
 
-/// A prepared conv1d: weights packed for the GEMM once, at construction. See the
-/// [module docs](self) for the computation and [`Conv1dGeometry`] for the shapes.
-///
-/// `S` is the storage of the packed weights and of the bias: `Vec<f32>` (feature `alloc`),
-/// `&'static [f32]` for data packed offline ([`Conv1d::from_packed`]), or any
-/// `AsRef<[f32]>`.
-#[derive(Clone, Debug)]
-pub struct Conv1d<S> {
-    geometry: Conv1dGeometry,
-    packed: S,
-    bias: Option<S>,
-}
-
-packed_conv_constructors!(Conv1d, Conv1dGeometry, "[out_channels, in_channels / groups, kernel]");
+packed_conv!(Conv1d, "conv1d", Conv1dGeometry, "[out_channels, in_channels / groups, kernel]");
 
 impl<S: AsRef<[f32]>> Conv1d<S> {
     /// Scratch elements [`Conv1d::run`] needs for `frames` input frames

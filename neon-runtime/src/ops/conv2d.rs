@@ -361,24 +361,7 @@ impl ShapeRule for Conv2dGeometry {
     layout_facts!(Layout::ChannelFirst);
 }
 
-/// A prepared conv2d: weights packed for the GEMM once, at construction. See the
-/// [module docs](self) for the computation and [`Conv2dGeometry`] for the shapes.
-///
-/// `S` is the storage of the packed weights and of the bias: `Vec<f32>` (feature `alloc`),
-/// `&'static [f32]` for data packed offline ([`Conv2d::from_packed`]), or any
-/// `AsRef<[f32]>`.
-#[derive(Clone, Debug)]
-pub struct Conv2d<S> {
-    geometry: Conv2dGeometry,
-    packed: S,
-    bias: Option<S>,
-}
-
-packed_conv_constructors!(
-    Conv2d,
-    Conv2dGeometry,
-    "[out_channels, in_channels, kernel_h, kernel_w]"
-);
+packed_conv!(Conv2d, "conv2d", Conv2dGeometry, "[out_channels, in_channels, kernel_h, kernel_w]");
 
 impl<S: AsRef<[f32]>> Conv2d<S> {
     /// Scratch elements [`Conv2d::run`] needs for a `height x width` input

@@ -159,14 +159,27 @@ macro_rules! weight_constructors {
     };
 }
 
-/// Writes `new`, `from_slice` (feature `alloc`), `from_packed` and the accessors of an f32
-/// operator whose geometry packs PyTorch-layout weights into its GEMM layout (inherent
-/// `validate`, `weight_len`, `packed_len`, `pack_weights`) and whose bias has
-/// `out_channels` values: [`Conv1d`](super::conv::Conv1d) and
-/// [`Conv2d`](super::conv2d::Conv2d). `$weight_shape` is the PyTorch weight shape for the
-/// docs. The operator has fields `geometry`, `packed: S` and `bias: Option<S>`.
-macro_rules! packed_conv_constructors {
-    ($op:ident, $geometry:ident, $weight_shape:literal) => {
+/// Writes the struct `$op` (fields `geometry`, `packed: S` and `bias: Option<S>`), `new`,
+/// `from_slice` (feature `alloc`), `from_packed` and the accessors of an f32 operator whose
+/// geometry packs PyTorch-layout weights into its GEMM layout (inherent `validate`,
+/// `weight_len`, `packed_len`, `pack_weights`) and whose bias has `out_channels` values:
+/// [`Conv1d`](super::conv::Conv1d) and [`Conv2d`](super::conv2d::Conv2d). `$name` is the
+/// operator's name and `$weight_shape` the PyTorch weight shape, for the docs.
+macro_rules! packed_conv {
+    ($op:ident, $name:literal, $geometry:ident, $weight_shape:literal) => {
+        #[doc = concat!("A prepared ", $name, ": weights packed for the GEMM once, at construction. See the")]
+        #[doc = concat!("[module docs](self) for the computation and [`", stringify!($geometry), "`] for the shapes.")]
+        ///
+        /// `S` is the storage of the packed weights and of the bias: `Vec<f32>` (feature `alloc`),
+        #[doc = concat!("`&'static [f32]` for data packed offline ([`", stringify!($op), "::from_packed`]), or any")]
+        /// `AsRef<[f32]>`.
+        #[derive(Clone, Debug)]
+        pub struct $op<S> {
+            geometry: $geometry,
+            packed: S,
+            bias: Option<S>,
+        }
+
         weight_constructors! {
             $op, $geometry, Self::pack_to_vec;
             #[doc = concat!("Packs `weight` (`", $weight_shape, "`, PyTorch's layout) and")]
