@@ -50,6 +50,18 @@ pub(crate) unsafe fn input<'a, T>(p: *const T, n: usize, what: &str) -> Result<&
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// Checks that every sample is finite; the error names the first that is not, its value,
+/// then `consequence` (e.g. `": nothing was pushed"`, or `""`).
+pub(crate) fn check_finite(samples: &[f32], consequence: &str) -> Result<()> {
+    match samples.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Failure::new(
+            NeonStatus::InvalidArgument,
+            format!("samples[{i}] is not finite ({}){consequence}", samples[i]),
+        )),
+    }
+}
+
 /// Stores `v` through `p` after checking the pointer.
 ///
 /// # Safety

@@ -10,7 +10,7 @@ use neon_models::moonshine::transcriber::Transcriber;
 use neon_models::moonshine::MAX_SAMPLES;
 use neon_runtime::Team;
 
-use crate::args::{check_buffer, check_ptr, input, parse_options, store};
+use crate::args::{check_buffer, check_finite, check_ptr, input, parse_options, store};
 use crate::handle::{
     free_handle, handle_error, handle_string, impl_handle, on_handle, register, Kind,
 };
@@ -132,6 +132,55 @@ unsafe fn transcribe(
     Ok(())
 }
 
+/// A sample type `neon_transcribe_*` takes: its checks and its conversion to f32.
+trait Sample: Copy {
+    /// Refuses samples the model cannot take.
+    fn check(samples: &[Self]) -> Result<()>;
+    /// The sample in [-1, 1].
+    fn to_f32(self) -> f32;
+}
+
+impl Sample for f32 {
+    fn check(samples: &[f32]) -> Result<()> {
+        check_finite(samples, "")
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl Sample for i16 {
+    fn check(_: &[i16]) -> Result<()> {
+        Ok(())
+    }
+    fn to_f32(self) -> f32 {
+        i16_to_f32(self)
+    }
+}
+
+/// The call of `neon_transcribe_f32` / `neon_transcribe_i16` on the handle `t`: the `n`
+/// samples at `samples`, checked and converted to f32 ([`Sample`]), replace `t.audio`,
+/// which is then transcribed into `text` (room for `cap` bytes; the length in `*len`).
+///
+/// # Safety
+/// As [`neon_transcribe_f32`] for `samples`, `n`, `text`, `cap` and `len`.
+unsafe fn transcribe_samples<T: Sample>(
+    t: *mut NeonTranscriber,
+    (samples, n): (*const T, usize),
+    (text, cap, len): (*mut c_char, usize, *mut usize),
+) -> NeonStatus {
+    let body = |t: &mut NeonTranscriber| {
+        // SAFETY: the caller's contract on `samples`.
+        let samples = unsafe { input(samples, n, "samples")? };
+        T::check(samples)?;
+        t.audio.clear();
+        t.audio.extend(samples.iter().map(|&v| v.to_f32()));
+        // SAFETY: the caller's contract on `text`, `cap` and `len`.
+        unsafe { transcribe(t, text, cap, len) }
+    };
+    on_handle(t, body)
+}
+
 /// Transcribes `n` samples of 16 kHz mono audio in [-1, 1] (any length: audio over 30 s is
 /// cut at pauses into segments, transcribed one after another and joined with a space) and
 /// copies the text, NUL-terminated, to `text` (room for `cap` bytes). On success `*len` is
@@ -155,21 +204,8 @@ pub unsafe extern "C" fn neon_transcribe_f32(
     cap: usize,
     len: *mut usize,
 ) -> NeonStatus {
-    let body = |t: &mut NeonTranscriber| {
-        // SAFETY: the caller's contract on `samples`.
-        let samples = unsafe { input(samples, n, "samples")? };
-        if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
-            return Err(Failure::new(
-                NeonStatus::InvalidArgument,
-                format!("samples[{i}] is not finite ({})", samples[i]),
-            ));
-        }
-        t.audio.clear();
-        t.audio.extend_from_slice(samples);
-        // SAFETY: the caller's contract on `text`, `cap` and `len`.
-        unsafe { transcribe(t, text, cap, len) }
-    };
-    on_handle(t, body)
+    // SAFETY: the caller's contract on `t`, `samples`, `text`, `cap` and `len`.
+    unsafe { transcribe_samples(t, (samples, n), (text, cap, len)) }
 }
 
 /// `neon_transcribe_f32` on int16 samples (16 kHz mono; converted as `x / 32768`).
@@ -185,15 +221,8 @@ pub unsafe extern "C" fn neon_transcribe_i16(
     cap: usize,
     len: *mut usize,
 ) -> NeonStatus {
-    let body = |t: &mut NeonTranscriber| {
-        // SAFETY: the caller's contract on `samples`.
-        let samples = unsafe { input(samples, n, "samples")? };
-        t.audio.clear();
-        t.audio.extend(samples.iter().map(|&v| i16_to_f32(v)));
-        // SAFETY: the caller's contract on `text`, `cap` and `len`.
-        unsafe { transcribe(t, text, cap, len) }
-    };
-    on_handle(t, body)
+    // SAFETY: the caller's contract on `t`, `samples`, `text`, `cap` and `len`.
+    unsafe { transcribe_samples(t, (samples, n), (text, cap, len)) }
 }
 
 /// Sets the threads the transcriptions of `t` run on: `threads` in all, the calling thread

@@ -17,7 +17,7 @@ use neon_models::vad::detector::{Vad, VadModel};
 use neon_models::vad::segments::{SegmentConfig, SegmentError, SpeechSegment, SpeechSegmenter};
 use neon_models::vad::{SAMPLE_RATE, WINDOW};
 
-use crate::args::{check_ptr, input, output, parse_options, store};
+use crate::args::{check_finite, check_ptr, input, output, parse_options, store};
 use crate::handle::{free_handle, handle_error, impl_handle, on_handle, register, Kind};
 use crate::status::{run, Failure, NeonStatus, Result};
 
@@ -323,12 +323,7 @@ pub unsafe extern "C" fn neon_vad_push_f32(
     // SAFETY: the caller's contract on `vad` and `samples`.
     unsafe {
         push(vad, samples, n, |v, samples| {
-            if let Some(i) = samples.iter().position(|x| !x.is_finite()) {
-                return Err(Failure::new(
-                    NeonStatus::InvalidArgument,
-                    format!("samples[{i}] is not finite ({}): nothing was pushed", samples[i]),
-                ));
-            }
+            check_finite(samples, ": nothing was pushed")?;
             v.feed(samples)
         })
     }

@@ -60,11 +60,17 @@ pub struct NeonWakeModels {
 }
 
 /// The models of `n_models` names or paths at `models` (every built-in model for none), with
-/// the built-in embedding network.
+/// the built-in embedding network, for a handle to be stored in `*out`: `out` is checked
+/// first, so nothing is loaded for a bad one.
 ///
 /// # Safety
 /// As `neon_wake_new` for `models` and `n_models`.
-unsafe fn load_models(models: *const *const c_char, n_models: usize) -> Result<NeonWakeModels> {
+unsafe fn load_models<T>(
+    models: *const *const c_char,
+    n_models: usize,
+    out: *mut *mut T,
+) -> Result<NeonWakeModels> {
+    check_ptr(out, "out")?;
     // SAFETY: the caller's contract on `models`.
     let names = unsafe { strings(models, n_models, "models")? };
     let names: Vec<String> = if names.is_empty() {
@@ -156,9 +162,8 @@ pub unsafe extern "C" fn neon_wake_new(
     out: *mut *mut NeonWake,
 ) -> NeonStatus {
     run(|| {
-        check_ptr(out, "out")?;
         // SAFETY: the caller's contract on `models`.
-        let models = unsafe { load_models(models, n_models)? };
+        let models = unsafe { load_models(models, n_models, out)? };
         // SAFETY: the caller's contract on `session_options` and `out`.
         unsafe { new_wake(&models, threshold, session_options, n_options, out) }
     })
@@ -186,9 +191,8 @@ pub unsafe extern "C" fn neon_wake_models_open(
     out: *mut *mut NeonWakeModels,
 ) -> NeonStatus {
     run(|| {
-        check_ptr(out, "out")?;
         // SAFETY: the caller's contract on `models`.
-        let models = unsafe { load_models(models, n_models)? };
+        let models = unsafe { load_models(models, n_models, out)? };
         // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
         // the contract.
         unsafe { store(out, register_shared(models, Kind::WakeModels), "out") }
