@@ -309,19 +309,16 @@ fn blocks_equal_their_parts<B: Backend>() {
     block.run::<B>(&view(&x, c, frames), &mut view_mut(&mut y, c, frames), &mut scratch).unwrap();
     let mut a = vec![0.0; c * frames];
     g.activation.run::<B>(&view(&x, c, frames), &mut view_mut(&mut a, c, frames)).unwrap();
-    let mut h = vec![0.0; c * frames];
-    let mut s1 = vec![0.0; block.conv1().scratch_len(frames)];
-    block
-        .conv1()
-        .run::<B>(&view(&a, c, frames), &mut view_mut(&mut h, c, frames), &mut s1)
-        .unwrap();
+    // One conv of the block alone (channel-first `[c, frames]` in and out).
+    let conv_alone = |conv: &Conv1d<Vec<f32>>, x: &[f32]| {
+        let mut y = vec![0.0; c * frames];
+        let mut s = vec![0.0; conv.scratch_len(frames)];
+        conv.run::<B>(&view(x, c, frames), &mut view_mut(&mut y, c, frames), &mut s).unwrap();
+        y
+    };
+    let mut h = conv_alone(block.conv1(), &a);
     g.activation.run_in_place::<B>(&mut view_mut(&mut h, c, frames)).unwrap();
-    let mut d = vec![0.0; c * frames];
-    let mut s2 = vec![0.0; block.conv2().scratch_len(frames)];
-    block
-        .conv2()
-        .run::<B>(&view(&h, c, frames), &mut view_mut(&mut d, c, frames), &mut s2)
-        .unwrap();
+    let d = conv_alone(block.conv2(), &h);
     let want: Vec<f32> = d.iter().zip(&x).map(|(d, x)| d + x).collect();
     assert_eq!(y, want, "residual_conv = its parts");
 }
@@ -433,17 +430,22 @@ fn shape_rule_errors_name_the_block() {
     }
 }
 
+/// A copy of `good` changed by `edit` (whose result is dropped).
+fn edited<W: Clone, R>(good: &W, edit: impl FnOnce(&mut W) -> R) -> W {
+    let mut w = good.clone();
+    edit(&mut w);
+    w
+}
+
 #[test]
 fn bad_weights_are_errors() {
     let mut r = rng(5);
     let gr = ResidualConvGeometry::new(5, 3, Activation::Relu).kernels(3, 5);
     let good = residual_weights(&mut r, &gr);
     let len = |what, expected, got| Err(Error::Length { what, expected, got });
-    let mut w = good.clone();
-    w.conv2_weight.pop();
+    let w = edited(&good, |w| w.conv2_weight.pop());
     assert_eq!(ResidualConv::new(gr, w).map(drop), len("conv2_weight", 125, 124));
-    let mut w = good.clone();
-    w.conv1_bias.push(0.0);
+    let w = edited(&good, |w| w.conv1_bias.push(0.0));
     assert_eq!(ResidualConv::new(gr, w).map(drop), len("conv1_bias", 5, 6));
     let bad = ResidualConvGeometry::new(5, 0, Activation::Relu);
     assert!(matches!(ResidualConv::new(bad, good.clone()), Err(Error::Shape(_))));
@@ -459,14 +461,11 @@ fn bad_weights_are_errors() {
 
     let gc = ConvNeXtGeometry::new(5, 15, 7);
     let good = convnext_weights(&mut r, &gc);
-    let mut w = good.clone();
-    w.gamma.pop();
+    let w = edited(&good, |w| w.gamma.pop());
     assert_eq!(ConvNeXt::new(gc, w).map(drop), len("gamma", 5, 4));
-    let mut w = good.clone();
-    w.pw1_weight.push(0.0);
+    let w = edited(&good, |w| w.pw1_weight.push(0.0));
     assert_eq!(ConvNeXt::new(gc, w).map(drop), len("pw1_weight", 75, 76));
-    let mut w = good.clone();
-    w.dw_weight.pop();
+    let w = edited(&good, |w| w.dw_weight.pop());
     assert_eq!(ConvNeXt::new(gc, w).map(drop), len("dw_weight", 35, 34));
     assert!(matches!(ConvNeXt::new(gc.eps(0.0), good.clone()), Err(Error::Shape(_))));
     // A part built for another block (eps 1e-5 instead of 1e-6).
