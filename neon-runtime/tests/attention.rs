@@ -239,20 +239,28 @@ fn matches_portable<B: AttentionKernels>() {
     }
 }
 
+/// `Portable::attention` of one head of 4 dimensions (scale 1) on zeros: `q_frames` query
+/// frames over `len` key frames, `causal` or not, with `q_len` values of `q` and of the
+/// output and `kv_len` values of `k` and of `v`.
+fn one_head_on_zeros(
+    (q_frames, len, causal): (usize, usize, bool),
+    (q_len, kv_len): (usize, usize),
+) {
+    let g = AttentionGeometry { q_frames, len, heads: 1, head_dim: 4, scale: 1.0, causal };
+    let kv = vec![0.0; kv_len];
+    Portable::attention(&vec![0.0; q_len], &kv, &kv, &mut vec![0.0; q_len], g);
+}
+
 #[test]
 #[should_panic(expected = "causal needs len >= q_frames")]
 fn causal_short_cache_panics() {
-    let g =
-        AttentionGeometry { q_frames: 2, len: 1, heads: 1, head_dim: 4, scale: 1.0, causal: true };
-    Portable::attention(&[0.0; 8], &[0.0; 4], &[0.0; 4], &mut [0.0; 8], g);
+    one_head_on_zeros((2, 1, true), (8, 4));
 }
 
 #[test]
 #[should_panic(expected = "fewer than len rows")]
 fn short_kv_panics() {
-    let g =
-        AttentionGeometry { q_frames: 1, len: 2, heads: 1, head_dim: 4, scale: 1.0, causal: false };
-    Portable::attention(&[0.0; 4], &[0.0; 4], &[0.0; 4], &mut [0.0; 4], g);
+    one_head_on_zeros((1, 2, false), (4, 4));
 }
 
 fn s(d: &[usize]) -> Shape {

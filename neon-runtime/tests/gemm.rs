@@ -320,30 +320,27 @@ fn gemm_suite<B: GemmKernels>() {
 /// Backend `B` and portable agree on the same inputs (both also checked against f64 by
 /// `gemm_suite`).
 fn matches_portable<B: GemmKernels>() {
+    // The backends round differently (fused vs separate multiply-add, summation order):
+    // both are within the f64 tolerance of `p`, so within twice it of each other. Returns
+    // the tolerance.
+    let agree = |what: &str, p: &Problem| {
+        let (_, tol) = p.reference();
+        let packed = p.packed();
+        assert_close_f32(
+            &format!("{} vs portable, {what}", B::NAME),
+            &p.run::<B>(&packed),
+            &p.run::<Portable>(&packed),
+            2.0 * tol as f32,
+            0.0,
+        );
+        tol
+    };
     let mut r = rng(7);
     for (m, n, k) in tail_shapes().into_iter().step_by(3).chain([(37, 100, 300), (5, 1664, 416)]) {
-        // The backends round differently (fused vs separate multiply-add, summation
-        // order): both are within the f64 tolerance, so within twice it of each other.
         let pb = Problem::new(&mut r, Packed::B, (m, n, k), (k + 1, n + 1), true);
-        let (_, tol) = pb.reference();
-        let packed = pb.packed();
-        assert_close_f32(
-            &format!("{} vs portable, packed b", B::NAME),
-            &pb.run::<B>(&packed),
-            &pb.run::<Portable>(&packed),
-            2.0 * tol as f32,
-            0.0,
-        );
+        agree("packed b", &pb);
         let pa = Problem::new(&mut r, Packed::A, (m, n, k), (n + 2, n), false);
-        let (_, tol) = pa.reference();
-        let packed = pa.packed();
-        assert_close_f32(
-            &format!("{} vs portable, packed a", B::NAME),
-            &pa.run::<B>(&packed),
-            &pa.run::<Portable>(&packed),
-            2.0 * tol as f32,
-            0.0,
-        );
+        let tol = agree("packed a", &pa);
         let mut yn = vec![0.0; n];
         let mut yp = vec![0.0; n];
         let x = &pb.x[..k];
@@ -370,28 +367,34 @@ fn pack_layouts() {
     assert_panels(&p, &w, m, k, PACK_MR, 2);
 }
 
+/// `B::gemm_packed_b(g, ..)` on zeros: `a_len` values of A, one panel of `g.k` packed B
+/// (`g.n <= PACK_NR`), `c_len` values of C, no bias.
+fn packed_b_on_zeros<B: GemmKernels>(g: GemmB, a_len: usize, c_len: usize) {
+    B::gemm_packed_b(g, &vec![0.0; a_len], &vec![0.0; PACK_NR * g.k], None, &mut vec![0.0; c_len]);
+}
+
+/// `B::gemm_packed_a(g, ..)` on zeros: `a_len` values of packed A, `b_len` of B, `c_len` of
+/// C, no bias.
+fn packed_a_on_zeros<B: GemmKernels>(g: GemmA, (a_len, b_len): (usize, usize), c_len: usize) {
+    B::gemm_packed_a(g, &vec![0.0; a_len], &vec![0.0; b_len], None, &mut vec![0.0; c_len]);
+}
+
 #[test]
 #[should_panic(expected = "lda < k")]
 fn contract_lda() {
-    let mut c = [0.0; 4];
-    let g = GemmB { m: 1, n: 4, k: 4, lda: 3, ldc: 4 };
-    Portable::gemm_packed_b(g, &[0.0; 4], &[0.0; PACK_NR * 4], None, &mut c);
+    packed_b_on_zeros::<Portable>(GemmB { m: 1, n: 4, k: 4, lda: 3, ldc: 4 }, 4, 4);
 }
 
 #[test]
 #[should_panic(expected = "a too short")]
 fn contract_a_len() {
-    let mut c = [0.0; 8];
-    let g = GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 };
-    Portable::gemm_packed_b(g, &[0.0; 7], &[0.0; PACK_NR * 4], None, &mut c);
+    packed_b_on_zeros::<Portable>(GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 }, 7, 8);
 }
 
 #[test]
 #[should_panic(expected = "b too short")]
 fn contract_b_len() {
-    let mut c = [0.0; 8];
-    let g = GemmA::contiguous(2, 4, 2, 4, 4);
-    Portable::gemm_packed_a(g, &[0.0; PACK_MR * 2], &[0.0; 7], None, &mut c);
+    packed_a_on_zeros::<Portable>(GemmA::contiguous(2, 4, 2, 4, 4), (PACK_MR * 2, 7), 8);
 }
 
 #[test]
@@ -405,9 +408,7 @@ fn contract_gemv_y() {
 #[test]
 #[should_panic(expected = "c too short")]
 fn contract_neon_c_len() {
-    let mut c = [0.0; 7];
-    let g = GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 };
-    neon_runtime::Neon::gemm_packed_b(g, &[0.0; 8], &[0.0; PACK_NR * 4], None, &mut c);
+    packed_b_on_zeros::<neon_runtime::Neon>(GemmB { m: 2, n: 4, k: 4, lda: 4, ldc: 4 }, 8, 7);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -688,9 +689,8 @@ mod rows {
     fn contract_rows_b_len() {
         let br = BRows { rows: 2, ldb: 4, segments: 2, segment_stride: 3 };
         // span(4) = 3 + 4 + 4 = 11.
-        let mut c = [0.0; 4];
         let g = GemmA { m: 1, n: 4, rows: br, epilogue: None, ldc: 4 };
-        Portable::gemm_packed_a(g, &[0.0; 32], &[0.0; 10], None, &mut c);
+        packed_a_on_zeros::<Portable>(g, (32, 10), 4);
     }
 }
 
