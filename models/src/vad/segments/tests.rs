@@ -225,14 +225,21 @@ fn random_total(rng: &mut Rng, windows: usize) -> u64 {
     }
 }
 
+/// A random case: a configuration ([`random_config`]), fewer than `max_windows`
+/// probabilities ([`random_probs`]) and the stream's total samples ([`random_total`]).
+fn random_case(rng: &mut Rng, max_windows: u64) -> (SegmentConfig, Vec<f32>, u64) {
+    let c = random_config(rng);
+    let windows = rng.below(max_windows) as usize;
+    let probs = random_probs(rng, &c, windows);
+    let total = random_total(rng, windows);
+    (c, probs, total)
+}
+
 #[test]
 fn stream_equals_literal_rule_on_random_sequences() {
     let mut rng = Rng(0x5eed_0001);
     for _ in 0..3000 {
-        let c = random_config(&mut rng);
-        let windows = rng.below(300) as usize;
-        let probs = random_probs(&mut rng, &c, windows);
-        let total = random_total(&mut rng, windows);
+        let (c, probs, total) = random_case(&mut rng, 300);
         let want = literal(&probs, total, &c);
         assert_eq!(stream(&probs, total, &c), want, "{c:?} {probs:?} {total}");
         assert_eq!(speech_segments(&probs, total, &c).unwrap(), want);
@@ -264,10 +271,8 @@ fn continuations(prefix: &[f32]) -> Vec<(Vec<f32>, u64)> {
 fn segments_come_out_exactly_when_final() {
     let mut rng = Rng(0x5eed_0002);
     for _ in 0..2000 {
-        let c = random_config(&mut rng);
-        let windows = rng.below(160) as usize;
-        let probs = random_probs(&mut rng, &c, windows);
-        let total = random_total(&mut rng, windows);
+        let (c, probs, total) = random_case(&mut rng, 160);
+        let windows = probs.len();
         let mut s = SpeechSegmenter::new(&c).unwrap();
         let mut released = 0usize;
         let mut highest_bound = 0;
