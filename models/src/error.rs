@@ -59,6 +59,22 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Checks that every value is finite; otherwise [`Error::Input`] with the index of the
+    /// first NaN or infinite one, `what` naming that index (e.g. "index of the first NaN or
+    /// infinite sample") and `expected` the rule.
+    pub(crate) fn check_finite(
+        values: &[f32],
+        what: &'static str,
+        expected: &'static str,
+    ) -> Result<(), Error> {
+        match values.iter().position(|v| !v.is_finite()) {
+            None => Ok(()),
+            Some(got) => Err(Error::Input { what, expected, got }),
+        }
+    }
+}
+
 /// Where a weights file came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WeightsSource {

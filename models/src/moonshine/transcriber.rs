@@ -248,13 +248,11 @@ impl Transcriber {
                 got: samples.len(),
             });
         }
-        if let Some(i) = samples.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Input {
-                what: "index of the first NaN or infinite sample",
-                expected: "none (finite samples only)",
-                got: i,
-            });
-        }
+        Error::check_finite(
+            samples,
+            "index of the first NaN or infinite sample",
+            "none (finite samples only)",
+        )?;
         let audio = if samples.len() < MIN_SAMPLES {
             self.padded.fill(0.0);
             self.padded[..samples.len()].copy_from_slice(samples);

@@ -81,13 +81,11 @@ pub(crate) fn check_hidden(hidden: &[f32], frames: usize) -> Result<(), Error> {
             got: hidden.len(),
         });
     }
-    if let Some(i) = hidden.iter().position(|v| !v.is_finite()) {
-        return Err(Error::Input {
-            what: "index of the first NaN or infinite hidden value",
-            expected: "none (finite values only)",
-            got: i,
-        });
-    }
+    Error::check_finite(
+        hidden,
+        "index of the first NaN or infinite hidden value",
+        "none (finite values only)",
+    )?;
     Ok(())
 }
 

@@ -132,13 +132,11 @@ impl Vad {
     /// used and the stream is as before the call. [`Error::Runtime`] if the plan rejects
     /// its buffers (not expected).
     pub fn push(&mut self, samples: &[f32], mut on_window: impl FnMut(f32)) -> Result<(), Error> {
-        if let Some(i) = samples.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Input {
-                what: "index of the first NaN or infinite sample",
-                expected: "none (finite samples only)",
-                got: i,
-            });
-        }
+        Error::check_finite(
+            samples,
+            "index of the first NaN or infinite sample",
+            "none (finite samples only)",
+        )?;
         let mut rest = samples;
         while !rest.is_empty() {
             let take = rest.len().min(WINDOW - self.filled);
