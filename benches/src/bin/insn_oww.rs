@@ -210,32 +210,33 @@ fn push<B: Backend>(chunk: usize, setup: PushSetup) -> f32 {
     score
 }
 
+/// `fill` (one call writing `N` outputs, which must succeed; what it returns besides is
+/// dropped) counted as region 1, into zeros; its outputs.
+fn in_region<const N: usize, T, E: std::fmt::Debug>(
+    fill: impl FnOnce(&mut [f32; N]) -> Result<T, E>,
+) -> [f32; N] {
+    let mut y = [0.0f32; N];
+    region_start(1);
+    fill(&mut y).unwrap();
+    region_stop(1);
+    y
+}
+
 fn run<B: Backend>(workload: &str) -> Option<f32> {
     let x = inputs();
     Some(match workload {
         "mel" => {
-            let mut mel = [0.0f32; 8 * 32];
-            region_start(1);
-            FRONTEND.run::<B>(&x.samples, &mut mel).unwrap();
-            region_stop(1);
+            let mel = in_region(|mel: &mut [f32; 8 * 32]| FRONTEND.run::<B>(&x.samples, mel));
             check_mel(&mel);
             mel.iter().sum()
         }
         "embedding" => {
             let mut net = embedding::<B>();
-            let mut y = [0.0f32; 96];
-            region_start(1);
-            net.embed(&x.window, &mut y).unwrap();
-            region_stop(1);
-            y.iter().sum()
+            in_region(|y: &mut [f32; 96]| net.embed(&x.window, y)).iter().sum()
         }
         "embedding-prime" => {
             let mut net = incremental_embedding::<B>();
-            let mut y = [0.0f32; 96];
-            region_start(1);
-            net.embed(&x.window, &mut y).unwrap();
-            region_stop(1);
-            y.iter().sum()
+            in_region(|y: &mut [f32; 96]| net.embed(&x.window, y)).iter().sum()
         }
         "embedding-step" => {
             let mut net = incremental_embedding::<B>();
