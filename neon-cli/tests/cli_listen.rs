@@ -170,33 +170,20 @@ fn a_pause_after_the_wake_word_keeps_the_command() {
 
 #[test]
 fn bad_arguments_are_one_line_errors() {
-    for (args, message) in [
+    // `neon listen x.wav OPTION VALUE`.
+    for (option, value, message) in [
+        ("--max-seconds", "40", "neon: --max-seconds must be in [1, 30], got 40"),
+        ("--pause-ms", "5", "neon: --pause-ms must be in 100..=10000, got 5"),
+        ("--no-speech-ms", "50", "neon: --no-speech-ms must be in 100..=30000, got 50"),
+        ("--threshold", "0", "neon: --threshold must be in (0, 1], got 0"),
         (
-            &["listen", "x.wav", "--max-seconds", "40"][..],
-            "neon: --max-seconds must be in [1, 30], got 40",
-        ),
-        (
-            &["listen", "x.wav", "--pause-ms", "5"][..],
-            "neon: --pause-ms must be in 100..=10000, got 5",
-        ),
-        (
-            &["listen", "x.wav", "--no-speech-ms", "50"][..],
-            "neon: --no-speech-ms must be in 100..=30000, got 50",
-        ),
-        (
-            &["listen", "x.wav", "--threshold", "0"][..],
-            "neon: --threshold must be in (0, 1], got 0",
-        ),
-        (
-            &["listen", "x.wav", "--model-dir", "/nonexistent"][..],
+            "--model-dir",
+            "/nonexistent",
             "neon: no Moonshine weights at /nonexistent/base-en.safetensors",
         ),
-        (
-            &["listen", "x.wav", "--session-option", "a.b=c"][..],
-            "neon: session option `a.b`: unknown session option",
-        ),
+        ("--session-option", "a.b=c", "neon: session option `a.b`: unknown session option"),
     ] {
-        common::assert_one_line_error(args, message);
+        common::assert_one_line_error(&["listen", "x.wav", option, value], message);
     }
 }
 
