@@ -387,33 +387,18 @@ mod tests {
 
     #[test]
     fn grid_prefers_columns_when_blocks_convert_weights() {
-        // Moonshine's 416 outputs, 82 frames: 13 pairs of panels on 4 threads.
-        let grid = Grid {
-            shape: (82, 416, 416),
-            tile: (8, 32),
-            work_per_value: 416,
-            fixed_rows: 4,
-            join_tail: false,
-        };
-        assert_eq!(grid.split(4), (1, 4));
-        // Few columns, many rows: rows too.
-        let grid = Grid {
-            shape: (413, 32, 32),
-            tile: (8, 16),
-            work_per_value: 416,
-            fixed_rows: 4,
-            join_tail: false,
-        };
-        assert_eq!(grid.split(4), (2, 2));
-        // openWakeWord's 24 output channels (3 panels) over 2368 pixels, 2 threads.
-        let grid = Grid {
-            shape: (24, 2368, 2368),
-            tile: (8, 12),
-            work_per_value: 72,
-            fixed_rows: 0,
-            join_tail: false,
-        };
-        assert_eq!(grid.split(2), (1, 2));
+        // (shape, tile, work per value, fixed rows, threads) -> (row blocks, column blocks).
+        for (shape, tile, work_per_value, fixed_rows, threads, want) in [
+            // Moonshine's 416 outputs, 82 frames: 13 pairs of panels on 4 threads.
+            ((82, 416, 416), (8, 32), 416, 4, 4, (1, 4)),
+            // Few columns, many rows: rows too.
+            ((413, 32, 32), (8, 16), 416, 4, 4, (2, 2)),
+            // openWakeWord's 24 output channels (3 panels) over 2368 pixels, 2 threads.
+            ((24, 2368, 2368), (8, 12), 72, 0, 2, (1, 2)),
+        ] {
+            let grid = Grid { shape, tile, work_per_value, fixed_rows, join_tail: false };
+            assert_eq!(grid.split(threads), want, "{grid:?}");
+        }
     }
 
     #[test]
