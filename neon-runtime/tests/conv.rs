@@ -413,10 +413,7 @@ fn conv1d_from_packed_matches_new() {
         let g = Conv1dGeometry::new(6, 9, 3).groups(3).padding(2, 0).output_layout(layout);
         let w = uniform(&mut r, g.weight_len().unwrap(), -1.0, 1.0);
         let b = uniform(&mut r, 9, -1.0, 1.0);
-        let owned = Conv1d::new(g, w.clone(), Some(b.clone())).unwrap();
-        let mut packed = vec![0.0; g.packed_len().unwrap()];
-        g.pack_weights(&w, &mut packed).unwrap();
-        assert_eq!(packed, owned.packed_weight());
+        let (owned, packed) = common::new_and_packed!(Conv1d, g, w, b);
         let borrowed = Conv1d::from_packed(g, &packed[..], Some(&b[..])).unwrap();
         let x = uniform(&mut r, 6 * 20, -1.0, 1.0);
         let input = TensorView::new(&x, &[6, 20], Layout::ChannelFirst).unwrap();

@@ -547,10 +547,7 @@ fn from_packed_matches_new() {
     for g in [Conv2dGeometry::new(5, 9, (3, 1)), Conv2dGeometry::new(5, 9, (2, 3)).same()] {
         let wt = uniform(&mut r, g.weight_len().unwrap(), -1.0, 1.0);
         let b = uniform(&mut r, 9, -1.0, 1.0);
-        let op = Conv2d::new(g, wt.clone(), Some(b.clone())).unwrap();
-        let mut packed = vec![0.0; g.packed_len().unwrap()];
-        g.pack_weights(&wt, &mut packed).unwrap();
-        assert_eq!(packed, op.packed_weight());
+        let (op, packed) = common::new_and_packed!(Conv2d, g, wt, b);
         let borrowed = Conv2d::from_packed(g, &packed[..], Some(&b[..])).unwrap();
         let sliced = Conv2d::from_slice(g, &wt, Some(&b)).unwrap();
         assert_eq!(sliced.packed_weight(), op.packed_weight());

@@ -211,6 +211,22 @@ macro_rules! measurement_test {
 #[allow(unused_imports)]
 pub(crate) use measurement_test;
 
+/// `$op::new($g, $w, Some($b))` (a conv op taking PyTorch-layout weights and a bias) and
+/// `$w` packed by `$g.pack_weights` into a new buffer, checked to equal the op's packed
+/// weights: `(op, packed)`, for the tests of `$op::from_packed`.
+#[allow(unused_macros)] // the conv suites only
+macro_rules! new_and_packed {
+    ($op:ident, $g:expr, $w:expr, $b:expr) => {{
+        let op = $op::new($g, $w.clone(), Some($b.clone())).unwrap();
+        let mut packed = vec![0.0; $g.packed_len().unwrap()];
+        $g.pack_weights(&$w, &mut packed).unwrap();
+        assert_eq!(packed, op.packed_weight());
+        (op, packed)
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use new_and_packed;
+
 /// Compiles only when `T` is `Send` and `Sync` (the operators are shared between threads).
 pub fn assert_send_sync<T: Send + Sync>() {}
 
