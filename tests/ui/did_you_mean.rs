@@ -3,6 +3,10 @@
 
 use neon_macros::neon_plan;
 
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
 neon_plan! {
     pub plan Operator {
         dim frames in 3..=100;
@@ -13,14 +17,9 @@ neon_plan! {
     }
 }
 
-neon_plan! {
-    pub plan OptionName {
-        dim frames in 1..=100;
-        weight w: f32[8, 8, 3];
-        input x: [8, frames];
-        output y: [8, frames];
-        y = conv1d(x, w, paddng = 1);
-    }
+conv_plan! {
+    OptionName;
+    y = conv1d(x, w, paddng = 1);
 }
 
 neon_plan! {
@@ -43,22 +42,16 @@ neon_plan! {
     }
 }
 
-neon_plan! {
-    pub plan WeightName {
-        weight w_typo: f32[8, 8, 1];
-        input x: [8, 10];
-        output y: [8, 10];
-        y = conv1d(x, w_tpyo);
-    }
+fixed_plan! {
+    WeightName;
+    weight w_typo: f32[8, 8, 1];
+    y = conv1d(x, w_tpyo);
 }
 
-neon_plan! {
-    pub plan Storage {
-        weight w: f23[8, 8, 1];
-        input x: [8, 10];
-        output y: [8, 10];
-        y = conv1d(x, w);
-    }
+fixed_plan! {
+    Storage;
+    weight w: f23[8, 8, 1];
+    y = conv1d(x, w);
 }
 
 neon_plan! {
@@ -82,14 +75,9 @@ neon_plan! {
     }
 }
 
-neon_plan! {
-    pub plan Flag {
-        dim frames in 1..=100;
-        weight w: f32[8, 8, 3];
-        input x: [8, frames];
-        output y: [8, frames];
-        y = conv1d(x, w, casual);
-    }
+conv_plan! {
+    Flag;
+    y = conv1d(x, w, casual);
 }
 
 neon_plan! {

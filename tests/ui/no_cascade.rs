@@ -4,15 +4,14 @@
 
 use neon_macros::neon_plan;
 
-neon_plan! {
-    pub plan MisspeltOption {
-        dim frames in 3..=100;
-        weight w: f32[8, 8, 3];
-        input x: [8, frames];
-        output y: [8, frames];
-        let h = conv1d(x, w, paddng = 1);
-        y = relu(h);
-    }
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
+conv_plan! {
+    MisspeltOption;
+    let h = conv1d(x, w, paddng = 1);
+    y = relu(h);
 }
 
 neon_plan! {

@@ -1,41 +1,33 @@
 use neon_macros::neon_plan;
 
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
 // One mistake per plan: each shows exactly one error.
 
-neon_plan! {
-    pub plan MissingKernel {
-        dim frames in 4..=64;
-        input x: [8, frames];
-        output y: [8, frames];
-        y = avg_pool1d(x);
-    }
+pool_plan! {
+    MissingKernel;
+    output y: [8, frames];
+    y = avg_pool1d(x);
 }
 
-neon_plan! {
-    pub plan PaddingAboveHalfKernel {
-        dim frames in 4..=64;
-        input x: [8, frames];
-        output y: [8, frames / 3 + 1];
-        y = avg_pool1d(x, kernel = 3, padding = 2);
-    }
+pool_plan! {
+    PaddingAboveHalfKernel;
+    output y: [8, frames / 3 + 1];
+    y = avg_pool1d(x, kernel = 3, padding = 2);
 }
 
-neon_plan! {
-    pub plan CeilModeLimit {
-        dim frames in 4..=64;
-        input x: [8, frames];
-        output y: [8, frames / 4 + 1];
-        y = max_pool1d(x, kernel = 3, stride = 4, ceil_mode);
-    }
+pool_plan! {
+    CeilModeLimit;
+    output y: [8, frames / 4 + 1];
+    y = max_pool1d(x, kernel = 3, stride = 4, ceil_mode);
 }
 
-neon_plan! {
-    pub plan GlobalPoolKernel {
-        dim frames in 4..=64;
-        input x: [8, frames];
-        output y: [8, 1];
-        y = global_avg_pool(x, kernel = 2);
-    }
+pool_plan! {
+    GlobalPoolKernel;
+    output y: [8, 1];
+    y = global_avg_pool(x, kernel = 2);
 }
 
 neon_plan! {

@@ -3,23 +3,18 @@
 
 use neon_macros::neon_plan;
 
-neon_plan! {
-    pub plan A {
-        dim frames in 1..=100;
-        weight w: f32[8, 8, 1];
-        input x: [8, frames];
-        output y: [8, frames];
-        y = conv1d(h, w);
-    }
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
+pointwise_plan! {
+    A;
+    y = conv1d(h, w);
 }
 
-neon_plan! {
-    pub plan B {
-        weight w: f32[8, 8, 1];
-        input x: [8, 10];
-        output y: [8, 10];
-        y = conv1d(x, w_typo);
-    }
+pointwise_plan! {
+    B;
+    y = conv1d(x, w_typo);
 }
 
 neon_plan! {
@@ -32,24 +27,16 @@ neon_plan! {
     }
 }
 
-neon_plan! {
-    pub plan D {
-        weight w: f32[8, 8, 1];
-        input x: [8, 10];
-        output y: [8, 10];
-        let h = conv1d(x, w);
-        y = relu(x);
-    }
+pointwise_plan! {
+    D;
+    let h = conv1d(x, w);
+    y = relu(x);
 }
 
-neon_plan! {
-    pub plan E {
-        weight w: f32[8, 8, 1];
-        input x: [8, 10];
-        output y: [8, 10];
-        let h = conv1d(x, w);
-        y = conv1d(h, w, stride = 1, dilation = 2);
-    }
+pointwise_plan! {
+    E;
+    let h = conv1d(x, w);
+    y = conv1d(h, w, stride = 1, dilation = 2);
 }
 
 fn main() {}

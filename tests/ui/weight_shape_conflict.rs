@@ -1,13 +1,11 @@
-use neon_macros::neon_plan;
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
 
-neon_plan! {
-    pub plan P {
-        weight w: f32[8, 8, 1];
-        weight b: f32[7];
-        input x: [8, 10];
-        output y: [8, 10];
-        y = conv1d(x, w, b);
-    }
+pointwise_plan! {
+    P;
+    weight b: f32[7];
+    y = conv1d(x, w, b);
 }
 
 fn main() {}
