@@ -6,6 +6,11 @@ use neon_macros::neon_plan;
 use neon_runtime::ops::conv::Conv1d;
 use neon_runtime::Portable;
 
+// The plan skeletons of the compile-fail cases (`conv_plan!`).
+#[macro_use]
+#[path = "../ui/fixtures/plans.rs"]
+mod fixtures;
+
 neon_plan! {
     /// A valid conv then a strided one; both outputs have derived frame counts.
     pub plan Strided {
@@ -35,17 +40,11 @@ neon_plan! {
     }
 }
 
-neon_plan! {
+conv_plan! {
     /// A flag written bare where an optional weight could stand: `causal` pads the conv on
-    /// the left, so the frames are kept.
-    pub plan BareFlag {
-        dim frames in 1..=64;
-        weight w: f32[8, 4, 3];
-        input x: [4, frames];
-        output y: [8, frames];
-
-        y = conv1d(x, w, causal);
-    }
+    /// the left, so the frames are kept (the ui case `did_you_mean.rs` misspells it).
+    BareFlag;
+    y = conv1d(x, w, causal);
 }
 
 #[test]
