@@ -7,14 +7,10 @@ use neon_macros::neon_plan;
 #[path = "fixtures/plans.rs"]
 mod fixtures;
 
-neon_plan! {
-    pub plan Operator {
-        dim frames in 3..=100;
-        weight w: f32[8, 1, 3];
-        input x: [8, frames];
-        output y: [8, frames - 2];
-        y = depthwise_conv(x, w);
-    }
+fixed_plan! {
+    Operator;
+    weight w: f32[8, 1, 1];
+    y = depthwise_conv(x, w);
 }
 
 conv_plan! {
@@ -22,24 +18,18 @@ conv_plan! {
     y = conv1d(x, w, paddng = 1);
 }
 
-neon_plan! {
-    pub plan LayoutValue {
-        dim frames in 1..=100;
-        weight g: f32[8];
-        input x: [frames, 8];
-        output y: [frames, 8];
-        y = layer_norm(x, g, layout = framemajor);
-    }
+norm_plan! {
+    LayoutValue;
+    input x: [frames, 8];
+    output y: [frames, 8];
+    y = layer_norm(x, g, layout = framemajor);
 }
 
-neon_plan! {
-    pub plan Eps {
-        dim frames in 1..=100;
-        weight g: f32[8];
-        input x: [8, frames];
-        output y: [8, frames];
-        y = layer_norm(x, g, esp = 1e-6);
-    }
+norm_plan! {
+    Eps;
+    input x: [8, frames];
+    output y: [8, frames];
+    y = layer_norm(x, g, esp = 1e-6);
 }
 
 fixed_plan! {
