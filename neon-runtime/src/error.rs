@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::dim::Dim;
+use crate::kernels::Unavailable;
 
 /// A shape rule violation, generic over the dimension type so the `neon_plan!` macro can
 /// report the same violation with symbolic sizes at compile time.
@@ -170,6 +171,17 @@ pub enum Error {
         /// Which rule was broken.
         reason: &'static str,
     },
+    /// The backend asked for cannot run in this build or on this CPU (see
+    /// [`BackendKind::availability`](crate::BackendKind::availability)); returned before
+    /// any kernel runs. Without feature `std` an `X86` level runs only where its target
+    /// features are enabled at compile time.
+    Backend(Unavailable),
+}
+
+impl From<Unavailable> for Error {
+    fn from(e: Unavailable) -> Self {
+        Error::Backend(e)
+    }
 }
 
 impl From<ShapeError<usize>> for Error {
@@ -195,6 +207,7 @@ impl fmt::Display for Error {
             }
             Error::Team(e) => fmt::Display::fmt(e, f),
             Error::Plan { reason } => write!(f, "execution plan: {reason}"),
+            Error::Backend(e) => fmt::Display::fmt(e, f),
         }
     }
 }

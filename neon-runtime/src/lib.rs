@@ -58,7 +58,7 @@ pub use error::{Error, ShapeError, TeamError};
 pub use kernels::Neon;
 pub use kernels::{
     Avx2, Avx512, Backend, BackendKind, BackendType, FastBackend, Parallel, Portable, Serial,
-    WithBackend, X86Isa, X86,
+    Unavailable, WithBackend, X86Isa, X86,
 };
 pub use ops::RunOptions;
 #[cfg(feature = "std")]

@@ -80,13 +80,15 @@ fn geometries() -> Vec<(usize, usize)> {
 }
 
 /// Per-channel kernels in both layouts against f64 references (bias add and scale: one
-/// rounding, <= U relative; residual with layer scale: <= U |s x| + U |want|).
+/// rounding, <= U relative; residual with layer scale and scale-and-shift: <= U |s x| +
+/// U |want|).
 fn per_channel<B: Backend>() {
     let mut r = rng(22);
     for (c, t) in geometries() {
         let x = uniform(&mut r, c * t, -3.0, 3.0);
         let v = uniform(&mut r, c, -2.0, 2.0);
         let acc0 = uniform(&mut r, c * t, -3.0, 3.0);
+        let w = uniform(&mut r, c, -2.0, 2.0);
         // Channel first: x[ch * t + f]; frame major: x[f * c + ch]. Same random data read
         // both ways.
         for layout in [Layout::ChannelFirst, Layout::FrameMajor] {
@@ -110,18 +112,34 @@ fn per_channel<B: Backend>() {
                 .map(|(i, (&e, w))| U * (e as f64 * v[ch_of(i)] as f64).abs() + U * w.abs())
                 .collect();
 
+            // Scale and shift: x * v[c] + w[c], rounded once (fused) or twice.
+            let ss_want: Vec<f64> = x
+                .iter()
+                .enumerate()
+                .map(|(i, &e)| e as f64 * v[ch_of(i)] as f64 + w[ch_of(i)] as f64)
+                .collect();
+            let ss_bound: Vec<f64> = x
+                .iter()
+                .zip(&ss_want)
+                .enumerate()
+                .map(|(i, (&e, want))| U * (e as f64 * v[ch_of(i)] as f64).abs() + U * want.abs())
+                .collect();
+
             let mut y = x.clone();
             let mut y2 = x.clone();
+            let mut y3 = x.clone();
             let mut a = acc0.clone();
             match layout {
                 Layout::ChannelFirst => {
                     B::add_bias_channel_first(&mut y, &v, c, t);
                     B::scale_channels_channel_first(&mut y2, &v, c, t);
+                    B::scale_shift_channels_channel_first(&mut y3, (&v, &w), c, t);
                     B::add_scaled_channels_channel_first(&mut a, &x, &v, c, t);
                 }
                 Layout::FrameMajor => {
                     B::add_bias_frame_major(&mut y, &v, t, c);
                     B::scale_channels_frame_major(&mut y2, &v, t, c);
+                    B::scale_shift_channels_frame_major(&mut y3, (&v, &w), t, c);
                     B::add_scaled_channels_frame_major(&mut a, &x, &v, t, c);
                 }
             }
@@ -129,6 +147,7 @@ fn per_channel<B: Backend>() {
             assert_close(&format!("add_bias {what}"), &y, &bias_want, 0.0, U);
             assert_close(&format!("scale_channels {what}"), &y2, &scale_want, 0.0, U);
             assert_within(&format!("add_scaled_channels {what}"), &a, &res_want, &res_bound);
+            assert_within(&format!("scale_shift_channels {what}"), &y3, &ss_want, &ss_bound);
         }
     }
 }
@@ -137,6 +156,12 @@ fn per_channel<B: Backend>() {
 #[should_panic(expected = "lengths differ")]
 fn add_length_mismatch_panics() {
     Portable::add(&[1.0, 2.0], &[1.0], &mut [0.0; 2]);
+}
+
+#[test]
+#[should_panic(expected = "vector length")]
+fn scale_shift_channels_shift_length_panics() {
+    Portable::scale_shift_channels_channel_first(&mut [0.0; 6], (&[1.0, 2.0], &[1.0]), 2, 3);
 }
 
 #[test]
@@ -187,6 +212,21 @@ fn matches_portable<B: Backend>() {
         Portable::scale_channels_frame_major(&mut p, &v, t, c);
         B::scale_channels_frame_major(&mut q, &v, t, c);
         assert_eq!(p, q);
+        let w = uniform(&mut r, c, -2.0, 2.0);
+        for layout in [Layout::ChannelFirst, Layout::FrameMajor] {
+            let (mut p, mut q) = (x.clone(), x.clone());
+            if layout == Layout::ChannelFirst {
+                Portable::scale_shift_channels_channel_first(&mut p, (&v, &w), c, t);
+                B::scale_shift_channels_channel_first(&mut q, (&v, &w), c, t);
+            } else {
+                Portable::scale_shift_channels_frame_major(&mut p, (&v, &w), t, c);
+                B::scale_shift_channels_frame_major(&mut q, (&v, &w), t, c);
+            }
+            for i in 0..c * t {
+                let tol = 3.0 * U * (x[i].abs() * 2.0 + p[i].abs()) as f64;
+                assert!((p[i] - q[i]).abs() as f64 <= tol, "{layout:?} {i}: {} vs {}", p[i], q[i]);
+            }
+        }
     }
 }
 
@@ -361,4 +401,51 @@ fn per_channel_ops() {
     let s = Shape::new(&[3usize, 4]).unwrap();
     let g = PerChannel { channels: 0, layout: cf, op: PerChannelOp::Scale };
     assert!(matches!(g.output_shape(&[s]), Err(ShapeError::Geometry { .. })));
+}
+
+#[cfg(feature = "alloc")]
+#[test]
+fn channel_scale_shift_op() {
+    use neon_runtime::ops::elementwise::{ChannelScaleShift, PerChannel, PerChannelOp};
+    common::assert_ops_send_sync!(ChannelScaleShift);
+
+    static SCALE: [f32; 3] = [2.0, -1.0, 0.5];
+    static SHIFT: [f32; 3] = [10.0, 20.0, 30.0];
+    let (cf, fm) = (Layout::ChannelFirst, Layout::FrameMajor);
+    let g_cf = PerChannel::scale_shift(3, cf);
+    let ss_cf = ChannelScaleShift::from_packed(g_cf, &SCALE[..], &SHIFT[..]).unwrap();
+    let ss_fm =
+        ChannelScaleShift::from_slice(PerChannel::scale_shift(3, fm), &SCALE, &SHIFT).unwrap();
+    assert_eq!(ss_cf.geometry(), g_cf);
+    assert_eq!((ss_cf.packed_weight(), ss_cf.bias()), (&SCALE[..], &SHIFT[..]));
+    assert_eq!(g_cf.name(), "scale_shift");
+    let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+
+    // [3, 4] channel first: channel = row; x[5] is channel 1.
+    let mut o = vec![0.0; 12];
+    let mut out = TensorViewMut::new(&mut o, &[3, 4], cf).unwrap();
+    ss_cf.run::<Portable>(&view(&x, &[3, 4], cf), &mut out).unwrap();
+    assert_eq!(out.data()[5], -5.0 + 20.0, "x * -1 + 20");
+    // [2, 2, 3] frame major: channel = last axis; x[5] is channel 2.
+    let mut y = x.clone();
+    let mut vy = TensorViewMut::new(&mut y, &[2, 2, 3], fm).unwrap();
+    ss_fm.run_in_place::<Portable>(&mut vy).unwrap();
+    assert_eq!(y[5], 5.0 * 0.5 + 30.0);
+
+    // Errors before any write: channels, layout, vector lengths, geometry op.
+    let mut y = x.clone();
+    let mut wrong = TensorViewMut::new(&mut y, &[4, 3], cf).unwrap();
+    let err = ss_cf.run_in_place::<Portable>(&mut wrong).unwrap_err();
+    assert!(
+        matches!(err, Error::Shape(ShapeError::Dim { op: "scale_shift", expected: 3, got: 4, .. })),
+        "{err:?}"
+    );
+    let err = ss_fm.run_in_place::<Portable>(&mut wrong).unwrap_err();
+    assert!(matches!(err, Error::Layout { op: "scale_shift", .. }), "{err:?}");
+    assert!(y == x, "untouched on error");
+    let short = ChannelScaleShift::new(g_cf, vec![1.0; 3], vec![0.0; 2]);
+    assert!(matches!(short, Err(Error::Length { expected: 3, got: 2, .. })), "{short:?}");
+    let other = ChannelScaleShift::new(PerChannel::bias_add(3, cf), vec![1.0; 3], vec![0.0; 3]);
+    assert!(matches!(other, Err(Error::Shape(ShapeError::Geometry { .. }))));
+    assert_eq!(PerChannel { op: PerChannelOp::ScaleShift, ..g_cf }, g_cf);
 }

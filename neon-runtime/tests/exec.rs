@@ -44,6 +44,27 @@ fn contract_example() {
     assert_eq!((out.dims(), out.layout()), (&[2, 2][..], Layout::FrameMajor));
 }
 
+/// A backend this build or CPU cannot run is `Error::Backend` before any kernel, never a
+/// panic; the plan stays usable. Only levels that are unavailable here are checked (on an
+/// x86-64 host with every level, none; under qemu-aarch64, both x86 levels).
+#[test]
+fn unavailable_backend_is_an_error() {
+    use neon_runtime::{Avx2, Avx512, BackendType, X86};
+    let mut plan = ExecutionPlan::new();
+    let x = plan.input();
+    let y = plan.add(Activation::Relu, &[x]).unwrap();
+    plan.set_output(y, Layout::ChannelFirst).unwrap();
+    let input = TensorView::new(&[-1.0, 2.0], &[1, 2], Layout::ChannelFirst).unwrap();
+    let runs = [
+        (X86::<Avx2>::KIND, plan.run::<X86<Avx2>>(&[input]).map(|_| ())),
+        (X86::<Avx512>::KIND, plan.run::<X86<Avx512>>(&[input]).map(|_| ())),
+    ];
+    for (kind, result) in runs {
+        assert_eq!(result, kind.availability().map_err(Error::Backend), "{}", kind.name());
+    }
+    assert_eq!(plan.run::<Portable>(&[input]).unwrap().data(), &[0.0, 2.0]);
+}
+
 /// One step of a random graph: what it computes and the indices of its inputs.
 enum Kind {
     Linear(Arc<Linear<Vec<f32>>>),

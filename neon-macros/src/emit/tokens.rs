@@ -55,6 +55,9 @@ pub fn weight_type(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
         Op::PerChannel(PerChannel { op: PerChannelOp::Scale, .. }) => {
             quote!(#krate::ops::elementwise::LayerScale)
         }
+        Op::PerChannel(PerChannel { op: PerChannelOp::ScaleShift, .. }) => {
+            quote!(#krate::ops::elementwise::ChannelScaleShift)
+        }
         Op::PerChannel(_) => quote!(#krate::ops::elementwise::BiasAdd),
         Op::LstmCell(_) => quote!(#krate::ops::lstm::LstmCell),
         Op::StftMagnitude(_) => quote!(#krate::ops::stft::StftMagnitude),
@@ -177,6 +180,9 @@ pub fn geometry_tokens(op: &Op, krate: &TokenStream) -> Option<(TokenStream, Tok
                 }
                 PerChannelOp::AddScaled => {
                     quote!(#krate::ops::elementwise::PerChannelOp::AddScaled)
+                }
+                PerChannelOp::ScaleShift => {
+                    quote!(#krate::ops::elementwise::PerChannelOp::ScaleShift)
                 }
             };
             (

@@ -314,8 +314,10 @@ impl ExecutionPlan {
     /// the same shapes allocate nothing.
     ///
     /// # Errors
-    /// Before any kernel runs, leaving the plan usable: [`Error::Plan`] when no output was
-    /// set; [`Error::Length`] (`"plan inputs"`) for the wrong number of inputs;
+    /// Before any kernel runs, leaving the plan usable: [`Error::Backend`] when `B` cannot
+    /// run here ([`BackendKind::availability`](crate::BackendKind::availability); e.g. an
+    /// `X86` level in a build without feature `std` and without its target features);
+    /// [`Error::Plan`] when no output was set; [`Error::Length`] (`"plan inputs"`) for the wrong number of inputs;
     /// [`Error::Shape`] for the first step whose shape rule the inferred shapes break;
     /// [`Error::Layout`] for an input of a step in a layout it does not read (see the
     /// [module docs](self)); [`Error::BadShape`] when the workspace size overflows `usize`.
@@ -323,6 +325,7 @@ impl ExecutionPlan {
     /// or a task panicked (during it; the next run starts afresh).
     pub fn run<B: Backend>(&mut self, inputs: &[TensorView<'_>]) -> Result<TensorView<'_>, Error> {
         self.ran = false;
+        B::KIND.availability()?;
         self.prepare(inputs)?;
         #[cfg(feature = "std")]
         self.replace_team()?;

@@ -102,9 +102,16 @@ impl X86Isa for Avx512 {
 /// the same packed layouts as every other backend, with fused multiply-adds.
 ///
 /// The type exists on every target so that generic code can name it; its kernels run only
-/// where [`X86Level::supported`] says so. Calling a kernel of a level the CPU lacks is a
+/// where [`X86Level::supported`] says so. With feature `std` that is a run-time question
+/// about the CPU; without `std` there is no run-time detection, so a level is usable only
+/// when its target features are enabled at compile time (`-C target-feature=+avx2,+fma`,
+/// `+avx512f`, or a `-C target-cpu` that has them), even on a CPU that has them.
+///
+/// Calling a kernel (or an operator's own `run`) of a level that is not supported is a
 /// contract violation and panics (it never executes an unsupported instruction): choose
-/// the level with [`BackendKind::best`] or check [`X86Level::supported`] first.
+/// the level with [`BackendKind::best`] or check [`BackendKind::availability`] first.
+/// `neon_plan!` plans and `exec::ExecutionPlan::run` (feature `alloc`) do that check
+/// themselves and return [`Error::Backend`](crate::Error::Backend) instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct X86<I: X86Isa>(PhantomData<I>);
 
@@ -213,6 +220,25 @@ impl fmt::Display for Unavailable {
     }
 }
 
+/// Why `level` is not supported: with feature `std` the CPU lacks it; without `std` there
+/// is no run-time detection, so the build lacks its target features (and the fix says so).
+fn x86_missing(level: X86Level) -> &'static str {
+    match (level, cfg!(feature = "std")) {
+        (X86Level::Avx2, true) => "this CPU lacks AVX2 and FMA",
+        (X86Level::Avx512, true) => "this CPU lacks AVX-512F",
+        (X86Level::Avx2, false) => {
+            "built without feature `std` (no run-time CPU detection) and without the AVX2+FMA \
+             target features: enable `neon-runtime/std` or compile with \
+             `-C target-feature=+avx2,+fma`"
+        }
+        (X86Level::Avx512, false) => {
+            "built without feature `std` (no run-time CPU detection) and without the AVX-512F \
+             target feature: enable `neon-runtime/std` or compile with \
+             `-C target-feature=+avx512f`"
+        }
+    }
+}
+
 /// Code generic over the backend, run by [`BackendKind::with`] with the type the value
 /// names: the one place a run-time choice becomes a monomorphised call.
 pub trait WithBackend {
@@ -271,10 +297,7 @@ impl BackendKind {
                 } else if level.supported() {
                     Ok(())
                 } else {
-                    match level {
-                        X86Level::Avx2 => fail("this CPU (or build) lacks AVX2 and FMA"),
-                        X86Level::Avx512 => fail("this CPU (or build) lacks AVX-512F"),
-                    }
+                    fail(x86_missing(level))
                 }
             }
         }

@@ -5,7 +5,10 @@
 //! `is_aarch64_feature_detected!`. The answers combine two sources:
 //! - **compile time**: the build's target features (`-C target-cpu=...`,
 //!   `-C target-feature=+avx512f`, `+dotprod`). This is the only source without feature
-//!   `std` (bare metal), so a `no_std` build uses exactly the extensions it was compiled for;
+//!   `std` (bare metal), so a `no_std` build uses exactly the extensions it was compiled for:
+//!   there `X86<Avx2>` is unsupported even on an AVX2 CPU unless the build enables `avx2`
+//!   and `fma` ([`BackendKind::availability`](super::BackendKind::availability) says so, and
+//!   plans return [`Error::Backend`](crate::Error::Backend) for it);
 //! - **run time**, with feature `std`: the standard library's detection (cached by `std`,
 //!   so a query costs an atomic load).
 //!

@@ -1,6 +1,6 @@
 //! Elementwise operators: [`Add`] and [`Mul`] of equal shapes (residuals, gating), scalar
-//! [`Scale`] and [`ScaleShift`], and per-channel broadcasts with weights: [`BiasAdd`] and
-//! [`LayerScale`] (also fused with a residual add, as in ConvNeXt's `x + gamma * f(x)`).
+//! [`Scale`] and [`ScaleShift`], and per-channel broadcasts with weights: [`BiasAdd`],
+//! [`ChannelScaleShift`] (a folded BatchNorm) and [`LayerScale`] (also fused with a residual add, as in ConvNeXt's `x + gamma * f(x)`).
 //!
 //! None of these change the shape. Operators without weights are their own geometry (they
 //! implement [`ShapeRule`] directly). Every `run*` method validates shapes and layouts first
@@ -216,6 +216,8 @@ pub enum PerChannelOp {
     Scale,
     /// `acc = acc + v[c] * x` ([`LayerScale::run_residual`]); two inputs `(acc, x)`.
     AddScaled,
+    /// `y = x * v[c] + w[c]` ([`ChannelScaleShift`], two vectors); one input.
+    ScaleShift,
 }
 
 /// Geometry of a per-channel broadcast: the number of channels, the layout that says which
@@ -245,6 +247,11 @@ impl PerChannel {
     /// The geometry of a [`LayerScale`] over `channels` in `layout`.
     pub const fn layer_scale(channels: usize, layout: Layout) -> Self {
         PerChannel { channels, layout, op: PerChannelOp::Scale }
+    }
+
+    /// The geometry of a [`ChannelScaleShift`] over `channels` in `layout`.
+    pub const fn scale_shift(channels: usize, layout: Layout) -> Self {
+        PerChannel { channels, layout, op: PerChannelOp::ScaleShift }
     }
 
     /// The channel axis of a tensor of rank `rank` in this geometry's layout.
@@ -280,6 +287,7 @@ impl ShapeRule for PerChannel {
             PerChannelOp::AddBias => "bias_add",
             PerChannelOp::Scale => "layer_scale",
             PerChannelOp::AddScaled => "layer_scale_residual",
+            PerChannelOp::ScaleShift => "scale_shift",
         }
     }
     fn arity(&self) -> usize {
@@ -340,6 +348,22 @@ pub struct BiasAdd<S> {
     layout: Layout,
 }
 
+/// Per-channel scale and shift, a BatchNorm folded for inference:
+/// `y[.., c, ..] = x[.., c, ..] * scale[c] + shift[c]`, channel axis given by the layout
+/// (see [`PerChannel`]); fused multiply-add on NEON.
+///
+/// Folding (PyTorch `BatchNorm1d` / `BatchNorm2d` in eval mode, `y = (x - mean) /
+/// sqrt(var + eps) * weight + bias`): `scale = weight / sqrt(running_var + eps)`,
+/// `shift = bias - running_mean * scale`. Storage `S` holds the two vectors of `channels`
+/// values each ([`packed_weight`](Self::packed_weight) is `scale`, [`bias`](Self::bias) is
+/// `shift`). For one scalar pair over the whole tensor use [`ScaleShift`].
+#[derive(Clone, Debug)]
+pub struct ChannelScaleShift<S> {
+    scale: S,
+    shift: S,
+    layout: Layout,
+}
+
 /// Per-channel multiply (layer scale, as in ConvNeXt / CaiT): `y[.., c, ..] = x[.., c, ..] *
 /// gamma[c]`, channel axis given by the layout (see [`PerChannel`]); also fused with a
 /// residual add ([`LayerScale::run_residual`]).
@@ -371,11 +395,12 @@ fn check_vector(geometry: &PerChannel, op: PerChannelOp, len: usize) -> Result<(
 }
 
 /// Constructors, accessors, `geometry`, `run` and `run_in_place` of a per-channel operator
-/// (`$field`: its vector, `$op`: its [`PerChannelOp`], `$cf` / `$fm`: the backend's kernels
-/// for the channel-first and frame-major layouts; the doc texts given).
+/// (`[$first, $rest..]`: its vectors, each of `channels` values, in constructor order and in
+/// the order the kernels take them; `$op`: its [`PerChannelOp`]; `$cf` / `$fm`: the
+/// backend's kernels for the channel-first and frame-major layouts; the doc texts given).
 macro_rules! per_channel_operator {
     (
-        $ty:ident, $field:ident, $op:ident, $what:literal,
+        $ty:ident, [$first:ident $(, $rest:ident)*], $op:ident, $what:literal,
         geometry: $geometry_doc:literal,
         run: $run_doc:literal,
         in_place: $in_place_doc:literal,
@@ -383,47 +408,57 @@ macro_rules! per_channel_operator {
     ) => {
         #[cfg(feature = "alloc")]
         impl $ty<Vec<f32>> {
-            #[doc = concat!("Takes the ", $what, " vector (`geometry.channels` values) by value.")]
+            #[doc = concat!("Takes the ", $what, " (`geometry.channels` values each) by value.")]
             ///
             /// # Errors
             /// As [`Self::from_packed`].
-            pub fn new(geometry: PerChannel, $field: Vec<f32>) -> Result<Self, Error> {
-                Self::from_packed(geometry, $field)
+            pub fn new(
+                geometry: PerChannel,
+                $first: Vec<f32>,
+                $($rest: Vec<f32>,)*
+            ) -> Result<Self, Error> {
+                Self::from_packed(geometry, $first, $($rest,)*)
             }
 
-            #[doc = concat!("Copies the ", $what, " vector (`geometry.channels` values).")]
+            #[doc = concat!("Copies the ", $what, " (`geometry.channels` values each).")]
             ///
             /// # Errors
             /// As [`Self::from_packed`].
-            pub fn from_slice(geometry: PerChannel, $field: &[f32]) -> Result<Self, Error> {
-                check_vector(&geometry, PerChannelOp::$op, $field.len())?;
-                Self::from_packed(geometry, $field.to_vec())
+            pub fn from_slice(
+                geometry: PerChannel,
+                $first: &[f32],
+                $($rest: &[f32],)*
+            ) -> Result<Self, Error> {
+                check_vector(&geometry, PerChannelOp::$op, $first.len())?;
+                $(check_vector(&geometry, PerChannelOp::$op, $rest.len())?;)*
+                Self::from_packed(geometry, $first.to_vec(), $($rest.to_vec(),)*)
             }
         }
 
         impl<S: AsRef<[f32]>> $ty<S> {
-            #[doc = concat!("Uses `", stringify!($field), "` (`geometry.channels` values) as stored: ")]
+            #[doc = concat!("Uses the ", $what, " (`geometry.channels` values each) as stored: ")]
             /// the kernel layout of a per-channel vector is the plain vector, so this is the
             /// zero-copy constructor for `&'static` or shared storage.
             ///
             /// # Errors
             #[doc = concat!("[`Error::Shape`] when `geometry.op` is not [`PerChannelOp::", stringify!($op), "`]")]
-            /// or `channels` is 0; [`Error::Length`] when the vector does not hold
-            /// `channels` values.
-            pub fn from_packed(geometry: PerChannel, $field: S) -> Result<Self, Error> {
-                check_vector(&geometry, PerChannelOp::$op, $field.as_ref().len())?;
-                Ok(Self { $field, layout: geometry.layout })
+            /// or `channels` is 0; [`Error::Length`] when a vector does not hold `channels`
+            /// values.
+            pub fn from_packed(geometry: PerChannel, $first: S, $($rest: S,)*) -> Result<Self, Error> {
+                check_vector(&geometry, PerChannelOp::$op, $first.as_ref().len())?;
+                $(check_vector(&geometry, PerChannelOp::$op, $rest.as_ref().len())?;)*
+                Ok(Self { $first, $($rest,)* layout: geometry.layout })
             }
 
-            #[doc = concat!("The ", $what, " vector (`channels` values, as stored).")]
+            #[doc = concat!("The `", stringify!($first), "` vector (`channels` values, as stored).")]
             pub fn packed_weight(&self) -> &[f32] {
-                self.$field.as_ref()
+                self.$first.as_ref()
             }
 
             #[doc = $geometry_doc]
             pub fn geometry(&self) -> PerChannel {
                 PerChannel {
-                    channels: self.$field.as_ref().len(),
+                    channels: self.$first.as_ref().len(),
                     layout: self.layout,
                     op: PerChannelOp::$op,
                 }
@@ -458,9 +493,10 @@ macro_rules! per_channel_operator {
                 Ok(())
             }
 
+            /// The kernel of the layout; one vector is passed as a slice, several as a tuple.
             fn apply<B: Backend>(&self, geo: &PerChannel, x: &mut TensorViewMut<'_>) {
                 let (outer, inner) = geo.split(x.shape());
-                let v = self.$field.as_ref();
+                let v = (self.$first.as_ref() $(, self.$rest.as_ref())*);
                 match geo.layout {
                     Layout::ChannelFirst => B::$cf(x.data_mut(), v, outer, inner),
                     Layout::FrameMajor => B::$fm(x.data_mut(), v, outer, inner),
@@ -471,19 +507,33 @@ macro_rules! per_channel_operator {
 }
 
 per_channel_operator!(
-    BiasAdd, bias, AddBias, "bias",
+    BiasAdd, [bias], AddBias, "bias vector",
     geometry: "The geometry (channels, layout, [`PerChannelOp::AddBias`]).",
     run: "`output = input + bias[c]`.",
     in_place: "`x += bias[c]` in place.",
     kernels: add_bias_channel_first, add_bias_frame_major
 );
 per_channel_operator!(
-    LayerScale, gamma, Scale, "layer scale",
+    LayerScale, [gamma], Scale, "layer scale vector",
     geometry: "The geometry of [`LayerScale::run`] (channels, layout, [`PerChannelOp::Scale`]).",
     run: "`output = input * gamma[c]`.",
     in_place: "`x *= gamma[c]` in place.",
     kernels: scale_channels_channel_first, scale_channels_frame_major
 );
+per_channel_operator!(
+    ChannelScaleShift, [scale, shift], ScaleShift, "scale and shift vectors",
+    geometry: "The geometry (channels, layout, [`PerChannelOp::ScaleShift`]).",
+    run: "`output = input * scale[c] + shift[c]`.",
+    in_place: "`x = x * scale[c] + shift[c]` in place.",
+    kernels: scale_shift_channels_channel_first, scale_shift_channels_frame_major
+);
+
+impl<S: AsRef<[f32]>> ChannelScaleShift<S> {
+    /// The `shift` vector (`channels` values, as stored): the operator's bias.
+    pub fn bias(&self) -> &[f32] {
+        self.shift.as_ref()
+    }
+}
 
 impl<S: AsRef<[f32]>> LayerScale<S> {
     /// The geometry of [`LayerScale::run_residual`] ([`PerChannelOp::AddScaled`]).

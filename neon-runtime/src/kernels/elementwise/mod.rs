@@ -1,12 +1,13 @@
 //! Elementwise kernels: sums and products of equal-length slices (residuals), scalar scale and
-//! scale-and-shift, and per-channel broadcasts (bias add, layer scale, fused residual with
-//! layer scale) over channel-first `[channels, frames]` or frame-major `[frames, channels]`
+//! scale-and-shift, and per-channel broadcasts (bias add, layer scale, scale and shift,
+//! fused residual with layer scale) over channel-first `[channels, frames]` or frame-major `[frames, channels]`
 //! data.
 //!
 //! Results are those of IEEE f32 arithmetic, one rounding per operation, except where a
 //! kernel computes `a * b + c`: NEON fuses it (`fmla`, one rounding) and the portable code
 //! rounds twice, so those results may differ by 1 ulp between the backends
-//! ([`ElementwiseKernels::scale_shift`], [`ElementwiseKernels::add_scaled_channels_channel_first`],
+//! ([`ElementwiseKernels::scale_shift`], the per-channel `scale_shift_channels_*`,
+//! [`ElementwiseKernels::add_scaled_channels_channel_first`],
 //! [`ElementwiseKernels::add_scaled_channels_frame_major`]). Everything else is bitwise
 //! identical across backends. `X86<I>` runs the portable code.
 //!
@@ -204,6 +205,50 @@ pub trait ElementwiseKernels: BackendType {
             }
         }
     }
+    /// Per-channel scale and shift (a folded BatchNorm), channel first:
+    /// `x[c, t] = x[c, t] * scale[c] + shift[c]` for `x` = `[channels, frames]` (fused on
+    /// NEON).
+    ///
+    /// # Panics
+    /// When `x.len() != channels * frames`, or `scale` or `shift` does not hold `channels`
+    /// values.
+    fn scale_shift_channels_channel_first(
+        x: &mut [f32],
+        (scale, shift): (&[f32], &[f32]),
+        channels: usize,
+        frames: usize,
+    ) {
+        let what = "scale_shift_channels_channel_first";
+        check_geometry(what, x.len(), channels, frames, scale.len(), channels);
+        check_geometry(what, x.len(), channels, frames, shift.len(), channels);
+        if !x.is_empty() {
+            for ((row, &s), &b) in x.chunks_exact_mut(frames).zip(scale).zip(shift) {
+                Self::scale_shift_unchecked(MapArgs::InPlace(row), s, b);
+            }
+        }
+    }
+    /// Per-channel scale and shift (a folded BatchNorm), frame major:
+    /// `x[t, c] = x[t, c] * scale[c] + shift[c]` for `x` = `[frames, channels]` (fused on
+    /// NEON).
+    ///
+    /// # Panics
+    /// When `x.len() != frames * channels`, or `scale` or `shift` does not hold `channels`
+    /// values.
+    fn scale_shift_channels_frame_major(
+        x: &mut [f32],
+        (scale, shift): (&[f32], &[f32]),
+        frames: usize,
+        channels: usize,
+    ) {
+        let what = "scale_shift_channels_frame_major";
+        check_geometry(what, x.len(), frames, channels, scale.len(), channels);
+        check_geometry(what, x.len(), frames, channels, shift.len(), channels);
+        if !x.is_empty() {
+            for row in x.chunks_exact_mut(channels) {
+                Self::mul_add_unchecked(row, scale, shift);
+            }
+        }
+    }
     /// Residual with layer scale, channel first: `acc[c, t] += scale[c] * x[c, t]`
     /// (`[channels, frames]`; fused on NEON).
     ///
@@ -281,6 +326,11 @@ pub trait ElementwiseKernels: BackendType {
     /// [`add_unchecked`](Self::add_unchecked)).
     fn add_mul_unchecked(acc: &mut [f32], x: &[f32], s: &[f32]) {
         portable::add_mul(acc, x, s)
+    }
+    /// Hook: `x[i] = x[i] * s[i] + b[i]`, fused where the backend fuses (contract as
+    /// [`add_unchecked`](Self::add_unchecked); the three slices have one length).
+    fn mul_add_unchecked(x: &mut [f32], s: &[f32], b: &[f32]) {
+        portable::mul_add(x, s, b)
     }
 }
 

@@ -175,4 +175,8 @@ impl ElementwiseKernels for Neon {
         // SAFETY: register-only NEON arithmetic, NEON statically enabled.
         zip3_assign(acc, x, s, |a, v, s| unsafe { vfmaq_f32(a, v, s) })
     }
+    fn mul_add_unchecked(x: &mut [f32], s: &[f32], b: &[f32]) {
+        // SAFETY: register-only NEON arithmetic, NEON statically enabled.
+        zip3_assign(x, s, b, |v, s, b| unsafe { vfmaq_f32(b, v, s) })
+    }
 }

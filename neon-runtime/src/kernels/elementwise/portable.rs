@@ -46,18 +46,30 @@ pub(super) fn zip_args(io: ZipArgs<'_>, f: impl Fn(f32, f32) -> f32) {
     }
 }
 
-/// `acc[i] += s[i] * x[i]`.
-pub(super) fn add_mul(acc: &mut [f32], x: &[f32], s: &[f32]) {
+/// `acc[i] = f(acc[i], x[i], s[i])` (three inputs, one of them updated), LANES-wide chunks
+/// then the scalar tail.
+#[inline(always)]
+fn zip3_assign(acc: &mut [f32], x: &[f32], s: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
     let mut ac = acc.chunks_exact_mut(LANES);
     let mut xc = x.chunks_exact(LANES);
     let mut sc = s.chunks_exact(LANES);
     for ((a, v), s) in (&mut ac).zip(&mut xc).zip(&mut sc) {
         for i in 0..LANES {
-            a[i] += s[i] * v[i];
+            a[i] = f(a[i], v[i], s[i]);
         }
     }
     let rest = ac.into_remainder().iter_mut().zip(xc.remainder()).zip(sc.remainder());
     for ((a, v), s) in rest {
-        *a += s * v;
+        *a = f(*a, *v, *s);
     }
+}
+
+/// `acc[i] += s[i] * x[i]`.
+pub(super) fn add_mul(acc: &mut [f32], x: &[f32], s: &[f32]) {
+    zip3_assign(acc, x, s, |a, v, s| a + s * v)
+}
+
+/// `x[i] = x[i] * s[i] + b[i]`.
+pub(super) fn mul_add(x: &mut [f32], s: &[f32], b: &[f32]) {
+    zip3_assign(x, s, b, |v, s, b| v * s + b)
 }
