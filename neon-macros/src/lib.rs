@@ -153,7 +153,11 @@
 //! - `struct NameWorkspace`: `[f32; WORKSPACE_BYTES / 4]`, 16-byte aligned, `const fn new`,
 //!   so it can be a `static`.
 //!
-//! `run` validates dims against their bounds, every tensor's length, every weight's
+//! `run` first checks that backend `B` can run here (`B::KIND.availability()`; otherwise
+//! `neon_runtime::Error::Backend`, never a panic: without the runtime's feature `std` there
+//! is no run-time CPU detection, so `X86<Avx2>` and `X86<Avx512>` run only where their
+//! target features are enabled at compile time, e.g. `-C target-feature=+avx2,+fma`), then
+//! validates dims against their bounds, every tensor's length, every weight's
 //! geometry and every scalar's range (`at` of `write_frames` and `rotary`, `len` of
 //! `attention`; the error names the scalar), returning `neon_runtime::Error` before the
 //! first kernel runs. The generated

@@ -100,3 +100,27 @@ fn layouts_follow_the_runtime_facts() {
     weights.wl.run::<Portable>(&hv, &mut wv).unwrap();
     assert_eq!(y, want);
 }
+
+/// A backend this build or CPU cannot run is `Error::Backend` before any kernel, never a
+/// panic (`run_with` checks `B::KIND.availability()` first). Both x86 levels are run: on a
+/// machine (and build) that has them they must succeed, elsewhere fail with the reason.
+#[test]
+fn unavailable_backend_is_an_error() {
+    use neon_runtime::{Avx2, Avx512, BackendType, Error, X86};
+    let frames = 3;
+    let weights = ChainWeights {
+        w: Conv1d::new(Chain::W, values(8 * 8, 1), None).unwrap(),
+        wl: Linear::new(Chain::WL, values(4 * 8, 2), None).unwrap(),
+    };
+    let x = values(8 * frames, 3);
+    let mut y = vec![0.0; Chain::y_len(frames)];
+    let mut ws = Box::new(ChainWorkspace::new());
+    let runs = [
+        (X86::<Avx2>::KIND, Chain::run::<X86<Avx2>, _>(&weights, &x, &mut y, frames, &mut ws)),
+        (X86::<Avx512>::KIND, Chain::run::<X86<Avx512>, _>(&weights, &x, &mut y, frames, &mut ws)),
+    ];
+    for (kind, result) in runs {
+        assert_eq!(result, kind.availability().map_err(Error::Backend), "{}", kind.name());
+    }
+    Chain::run::<Portable, _>(&weights, &x, &mut y, frames, &mut ws).unwrap();
+}

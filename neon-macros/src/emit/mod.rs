@@ -162,6 +162,7 @@ pub fn emit(c: &Checked, mp: &MemoryPlan) -> TokenStream {
                 workspace: &mut #ws_name,
                 #options: #krate::RunOptions<'_>,
             ) -> ::core::result::Result<(), #krate::Error> {
+                <B as #krate::BackendType>::KIND.availability().map_err(#krate::Error::Backend)?;
                 #workers_check
                 #(#dim_checks)*
                 #(#len_checks)*
@@ -242,7 +243,7 @@ impl Docs {
         " Runs the plan with backend `B` and the default options: [`{name}::run_with`] with `RunOptions::new()`."
     );
         let run_with_doc = format!(
-        " Runs the plan with backend `B` and `options` (the int8 path of `i8` linear layers; the execution context, e.g. a worker team, of linear, conv and attention steps: the same bits for any context). Validates the dims against their bounds, every tensor's length and every weight's geometry before the first kernel; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
+        " Runs the plan with backend `B` and `options` (the int8 path of `i8` linear layers; the execution context, e.g. a worker team, of linear, conv and attention steps: the same bits for any context). Before the first kernel it checks that `B` can run here (`Error::Backend` otherwise, e.g. `X86<Avx2>` in a build without feature `std` and without the AVX2 and FMA target features), then validates the dims against their bounds, every tensor's length and every weight's geometry; returns the first violation as an error and leaves the workspace reusable. Steps: {n_steps}."
     );
         let max_workers_doc = match c.workers {
         Some(n) => format!(" The largest execution context `run_with` accepts (`workers {n};`): a larger team is `Error::OutOfRange` named `workers`, before any kernel runs. The workspace has no per-worker part: its size is the same for any team."),
