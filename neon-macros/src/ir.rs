@@ -10,8 +10,8 @@ use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::complex::ComplexMagnitude;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
-use neon_runtime::ops::elementwise::{Add, Mul, PerChannel};
-use neon_runtime::ops::layout::Transpose;
+use neon_runtime::ops::elementwise::{Add, Mul, PerChannel, ScaleShift};
+use neon_runtime::ops::layout::{Reshape, Transpose};
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
@@ -196,8 +196,13 @@ pub enum Op {
     Add(Add),
     Mul(Mul),
     Softmax(Softmax),
-    /// `layer_scale` (`PerChannelOp::Scale`) or `bias_add` (`PerChannelOp::AddBias`).
+    /// `layer_scale` (`PerChannelOp::Scale`), `bias_add` (`PerChannelOp::AddBias`) or
+    /// per-channel `scale_shift` (`PerChannelOp::ScaleShift`).
     PerChannel(PerChannel),
+    /// `scale_shift` by scalars (no weights).
+    ScaleShift(ScaleShift),
+    /// `reshape` to constant dims (aliases its input when the planner allows).
+    Reshape(Reshape),
     ConcatFrames(ConcatFrames),
     LastFrames(LastFrames),
     ReflectPad(ReflectPad),
@@ -241,6 +246,8 @@ macro_rules! with_rule {
             Op::Mul($r) => $body,
             Op::Softmax($r) => $body,
             Op::PerChannel($r) => $body,
+            Op::ScaleShift($r) => $body,
+            Op::Reshape($r) => $body,
             Op::ConcatFrames($r) => $body,
             Op::LastFrames($r) => $body,
             Op::ReflectPad($r) => $body,

@@ -88,11 +88,15 @@
 //! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
 //! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |
 //! | `layer_scale(x, g)` | same shape, times `g[c]` per channel | `layout` |
+//! | `bias_add(x, b)` | same shape, plus `b[c]` per channel (b: `[C]`) | `layout` |
+//! | `scale_shift(x, g, b)` | same shape, `x * g[c] + b[c]` per channel: a BatchNorm folded for inference (g, b: `[C]`; `g = weight / sqrt(var + eps)`, `b = bias - mean * g`) | `layout` |
+//! | `scale_shift(x, scale = a, shift = b)` | same shape, `x * a + b` (no weights) | `scale` (1), `shift` (0); at least one |
 //! | `relu`, `leaky_relu`, `gelu` (erf), `gelu_tanh`, `silu`, `tanh`, `sigmoid`, `exp` | same shape | `slope` (leaky_relu) |
 //! | `clamp_min(x, min = v)` | same shape, `max(x, v)` | `min` (required; negative numbers as `-0.4`) |
 //! | `add(a, b)`, `mul(a, b)` | equal shapes | |
 //! | `softmax(x)` | same shape, over the last axis | |
 //! | `transpose(x)` | `[a, b]` -> `[b, a]` | `to = frame_major \| channel_first` |
+//! | `reshape(x, to = [d0, ..])` | the same elements under constant dims `[d0, ..]` (rank 1..=4; the element count must match over the whole range of the dims); takes the input's storage when the planner allows (nothing runs), else copies | `to` (required), `layout` (of the output) |
 //! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]`; channel-first images along their rows: `[C, Ta, W]`, `[C, Tb, W]` -> `[C, Ta + Tb, W]` | `layout` |
 //! | `last_frames(x)` | `[C, T]` -> `[C, n]`; images `[C, T, W]` -> `[C, n, W]` | `frames = n`, `layout` |
 //! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |

@@ -189,6 +189,33 @@ impl<'a> Options<'a> {
         }
     }
 
+    /// Constant dims `[d0, d1, ..]` (rank 1..=4, integers >= 1); `None` (reported) when
+    /// absent or malformed.
+    pub fn dims(&mut self, key: &str, callee: &Ident) -> Option<Vec<usize>> {
+        let Some(e) = self.get(key) else {
+            self.cx.error(callee.span(), format!("{callee} needs `{key} = [d0, d1, ..]`"));
+            return None;
+        };
+        if let Expr::Array(a) = e {
+            let v: Option<Vec<usize>> = a.elems.iter().map(as_usize).collect();
+            if let Some(v) = v.filter(|v| (1..=4).contains(&v.len()) && !v.contains(&0)) {
+                return Some(v);
+            }
+        }
+        let msg = format!("`{key}` takes constant dims `[d0, d1, ..]`: 1 to 4 integers >= 1");
+        self.cx.error_spanned_by(e, msg);
+        None
+    }
+
+    /// Reports `key`, if given, with `msg` at its name (an option of another form of the
+    /// operator), and marks it read.
+    pub fn reject(&mut self, key: &str, msg: String) {
+        if let Some(i) = self.items.iter().position(|(k, _)| k == key) {
+            self.used[i] = true;
+            self.cx.error(self.items[i].0.span(), msg);
+        }
+    }
+
     /// Reports every option the operator did not read, with the closest one it reads
     /// and the list of them. Called once the operator was resolved (an operator that
     /// failed may not have asked for all of its options).

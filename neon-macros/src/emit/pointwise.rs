@@ -1,5 +1,5 @@
 //! Calls of the activations and elementwise operators: `relu` .. `exp`, `add`,
-//! `mul`, `softmax`, `complex_magnitude`.
+//! `mul`, `softmax`, `complex_magnitude`, scalar `scale_shift`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -28,6 +28,11 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
                 let x = st.view(0);
                 (quote!(#unit.run_with::<B>(#x #(, #rest)*, #out_view, options)?;), true)
             }
+        }
+        Op::ScaleShift(_) if st.in_place => (quote!(#unit.run_in_place::<B>(#out_view)?;), false),
+        Op::ScaleShift(_) => {
+            let x = st.view(0);
+            (quote!(#unit.run::<B>(#x, #out_view)?;), false)
         }
         Op::Softmax(_) => {
             let rest: Vec<TokenStream> = (1..st.s.inputs.len()).map(|k| st.view(k)).collect();

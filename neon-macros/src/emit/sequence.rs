@@ -1,6 +1,7 @@
-//! Calls of the layout, sequence and attention operators: `transpose`, `concat_frames`,
-//! `last_frames`, `write_frames`, `reflect_pad`, `rotary`, `attention`.
+//! Calls of the layout, sequence and attention operators: `transpose`, `reshape`,
+//! `concat_frames`, `last_frames`, `write_frames`, `reflect_pad`, `rotary`, `attention`.
 
+use neon_runtime::ops::layout::ReshapeTo;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -18,6 +19,21 @@ pub(super) fn call(st: &Step) -> (TokenStream, bool) {
             let to = layout_tokens(krate, t.to);
             let x = st.view(0);
             (quote!(#krate::ops::layout::Transpose { to: #to }.run::<B>(#x, #out_view)?;), false)
+        }
+        // Aliased by the planner: the output is the input's storage, nothing to run; the
+        // view still checks the output's length.
+        Op::Reshape(_) if st.in_place => (quote!(let _ = #out_view;), false),
+        Op::Reshape(r) => {
+            let l = layout_tokens(krate, r.layout);
+            let dims = match r.to {
+                ReshapeTo::Dims(s) => s.dims().to_vec(),
+                ReshapeTo::Flatten { .. } => unreachable!("neon_plan! reshapes to dims"),
+            };
+            let x = st.view(0);
+            (
+                quote!(#krate::ops::layout::Reshape::to_dims(&[#(#dims),*], #l)?.run(#x, #out_view)?;),
+                false,
+            )
         }
         Op::ConcatFrames(g) => {
             let l = layout_tokens(krate, g.layout);

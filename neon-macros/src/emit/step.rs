@@ -120,6 +120,8 @@ fn call(st: &Step) -> (TokenStream, bool) {
         Op::Act(_) | Op::Add(_) | Op::Mul(_) | Op::Softmax(_) | Op::ComplexMagnitude(_) => {
             pointwise::call(st)
         }
+        Op::ScaleShift(_) => pointwise::call(st),
+        Op::Reshape(_) => sequence::call(st),
         Op::Transpose(_)
         | Op::ConcatFrames(_)
         | Op::LastFrames(_)

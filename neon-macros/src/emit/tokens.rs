@@ -7,7 +7,7 @@ use neon_runtime::ops::activation::Activation;
 use neon_runtime::ops::attention::Attention;
 use neon_runtime::ops::conv::{Conv1dGeometry, DepthwiseConv1dGeometry};
 use neon_runtime::ops::conv2d::Conv2dGeometry;
-use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
+use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp, ScaleShift};
 use neon_runtime::ops::linear::LinearGeometry;
 use neon_runtime::ops::lstm::LstmCellGeometry;
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
@@ -287,6 +287,9 @@ pub fn unit_tokens(op: &Op, krate: &TokenStream) -> Option<TokenStream> {
         Op::Add(_) => quote!(#krate::ops::elementwise::Add),
         Op::Mul(_) => quote!(#krate::ops::elementwise::Mul),
         Op::Softmax(_) => quote!(#krate::ops::softmax::Softmax),
+        Op::ScaleShift(ScaleShift { scale, shift }) => {
+            quote!(#krate::ops::elementwise::ScaleShift { scale: #scale, shift: #shift })
+        }
         Op::ComplexMagnitude(_) => quote!(#krate::ops::complex::ComplexMagnitude),
         Op::ReflectPad(p) => {
             let (left, right) = (p.left, p.right);

@@ -69,12 +69,15 @@ const OPERATORS: &[(&[&str], &[Slot])] = {
                 "max_pool1d",
                 "global_avg_pool",
                 "global_max_pool",
+                "reshape",
             ],
             &[Tensor],
         ),
         (&["add", "mul", "concat_frames", "write_frames"], &[Tensor, Tensor]),
         (&["attention"], &[Tensor, Tensor, Tensor]),
         (&["lstm_cell"], &[Tensor, Tensor, Weight, OptionalWeight]),
+        // No weights: the scalar form; two: per channel (one is an error naming both).
+        (&["scale_shift"], &[Tensor, OptionalWeight, OptionalWeight]),
     ]
 };
 
@@ -113,8 +116,9 @@ pub fn is_flag(op: &str, name: &str) -> bool {
 /// main weight declares: the check then reports the mismatch at that weight's
 /// declaration. conv1d's weight gives its input channels as axis 1 times `groups`,
 /// depthwise_conv1d's as axis 0, conv2d's as axis 1; linear's weight gives its input
-/// features as axis 1; the norms', layer_scale's, bias_add's and the blocks' weights give
-/// the channels as axis 0. (lstm_cell names its weight itself.)
+/// features as axis 1; the norms', layer_scale's, bias_add's, the per-channel
+/// scale_shift's and the blocks' weights give the channels as axis 0. (lstm_cell names its
+/// weight itself.)
 pub fn weight_fixes(op: &str, what: &str) -> bool {
     matches!(
         (op, what),
@@ -126,6 +130,7 @@ pub fn weight_fixes(op: &str, what: &str) -> bool {
                     | "group_norm"
                     | "layer_scale"
                     | "bias_add"
+                    | "scale_shift"
                     | "residual_conv"
                     | "convnext",
                 "channels"
@@ -262,15 +267,15 @@ fn resolve_op(
             pool::resolve(call, opts)
         }
         "linear" | "lstm_cell" => dense::resolve(call, opts),
-        "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" => {
+        "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" | "scale_shift" => {
             norm::resolve(call, opts)
         }
         "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu" | "tanh"
         | "sigmoid" | "exp" | "add" | "mul" | "softmax" | "complex_magnitude" => {
             pointwise::resolve(call, opts)
         }
-        "transpose" | "concat_frames" | "last_frames" | "write_frames" | "reflect_pad"
-        | "rotary" | "attention" => sequence::resolve(call, opts),
+        "transpose" | "reshape" | "concat_frames" | "last_frames" | "write_frames"
+        | "reflect_pad" | "rotary" | "attention" => sequence::resolve(call, opts),
         "residual_conv" | "convnext" | "stft_magnitude" => blocks::resolve(call, opts),
         _ => unreachable!("resolve is only called for operators with a signature"),
     }

@@ -1,7 +1,7 @@
 //! Resolving the norms and per-channel operators (`layer_norm`, `rms_norm`, `group_norm`,
-//! `layer_scale`, `bias_add`) into their geometry.
+//! `layer_scale`, `bias_add`, `scale_shift`) into their geometry.
 
-use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp};
+use neon_runtime::ops::elementwise::{PerChannel, PerChannelOp, ScaleShift};
 use neon_runtime::ops::norm::{GroupNormGeometry, LayerNormGeometry, RmsNormGeometry};
 use neon_runtime::Layout;
 
@@ -11,9 +11,12 @@ use crate::ir::Op;
 use crate::options::Options;
 
 /// The norms and per-channel operators: `layer_norm`, `rms_norm`, `group_norm`,
-/// `layer_scale`, `bias_add`.
+/// `layer_scale`, `bias_add`, `scale_shift`.
 pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, w, b, .. } = call;
+    if op == "scale_shift" {
+        return scale_shift(call, opts);
+    }
     Ok(Some(match op {
         "layer_norm" | "rms_norm" | "group_norm" => {
             let w = weight_rank(op, w, 1, "a scale [channels]")?;
@@ -50,4 +53,48 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
         }
         _ => unreachable!("dispatched by operator group"),
     }))
+}
+
+/// How `scale_shift` is written, for its errors.
+const SCALE_SHIFT_FORMS: &str = "`scale_shift(x, g, b)` (per channel: two weights `[C]`) or \
+     `scale_shift(x, scale = a, shift = b)` (scalars)";
+
+/// `scale_shift`: with two weights `g`, `b` (`[C]` each) the per-channel form
+/// `x * g[c] + b[c]` (a folded BatchNorm, option `layout`); without weights the scalar form
+/// `x * scale + shift` (`scale` default 1, `shift` default 0, at least one given). One
+/// weight is an error that names both forms.
+fn scale_shift(call: Call, opts: &mut Options) -> Resolved {
+    let Call { op, callee, w, b, .. } = call;
+    // Read first, so that an error below does not also report `layout` as unknown.
+    let layout = w.is_some().then(|| opts.layout("layout", Layout::ChannelFirst));
+    match (w, b, layout) {
+        (Some(_), Some(_), Some(layout)) => {
+            // Rule: the scalars belong to the other form.
+            for key in ["scale", "shift"] {
+                let msg = format!(
+                    "scale_shift with weights is per channel (`x * g[c] + b[c]`): drop \
+                     `{key}`, or drop the weights for the scalar form \
+                     `scale_shift(x, scale = a, shift = b)`"
+                );
+                opts.reject(key, msg);
+            }
+            let w = weight_rank(op, w, 1, "a scale [channels]")?;
+            let c = w.shape[0];
+            bias_len(op, b, c, "a shift")?;
+            Ok(Some(Op::PerChannel(PerChannel::scale_shift(c, layout))))
+        }
+        (Some(w), _, _) => Err(syn::Error::new(
+            w.name.span(),
+            format!("scale_shift takes two weights or none: {SCALE_SHIFT_FORMS}"),
+        )),
+        _ => {
+            if !opts.has("scale") && !opts.has("shift") {
+                let msg = format!("scale_shift needs weights or options: {SCALE_SHIFT_FORMS}");
+                return Err(syn::Error::new(callee.span(), msg));
+            }
+            let scale = opts.float("scale", 1.0);
+            let shift = opts.float("shift", 0.0);
+            Ok(Some(Op::ScaleShift(ScaleShift { scale, shift })))
+        }
+    }
 }

@@ -1,9 +1,9 @@
-//! Resolving the layout, sequence and attention operators (`transpose`,
+//! Resolving the layout, sequence and attention operators (`transpose`, `reshape`,
 //! `concat_frames`, `last_frames`, `write_frames`, `reflect_pad`, `rotary`, `attention`).
 
 use neon_runtime::kernels::rotary::RotaryPairs;
 use neon_runtime::ops::attention::Attention;
-use neon_runtime::ops::layout::Transpose;
+use neon_runtime::ops::layout::{Reshape, Transpose};
 use neon_runtime::ops::pad::ReflectPad;
 use neon_runtime::ops::rotary::RotaryGeometry;
 use neon_runtime::ops::sequence::{ConcatFrames, LastFrames, WriteFrames};
@@ -13,12 +13,25 @@ use super::{Call, Resolved};
 use crate::ir::Op;
 use crate::options::Options;
 
-/// The layout, sequence and attention operators: `transpose`, `concat_frames`,
+/// The layout, sequence and attention operators: `transpose`, `reshape`, `concat_frames`,
 /// `last_frames`, `write_frames`, `reflect_pad`, `rotary`, `attention`.
 pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
     let Call { op, callee, .. } = call;
     Ok(Some(match op {
         "transpose" => Op::Transpose(Transpose { to: opts.layout("to", Layout::FrameMajor) }),
+        // Constant targets only: the shape rule then compares element counts (`reshape
+        // expects 64 elements, `h` has 64 * frames`).
+        "reshape" => {
+            let layout = opts.layout("layout", Layout::ChannelFirst);
+            let Some(dims) = opts.dims("to", callee) else {
+                return Ok(None);
+            };
+            match Reshape::to_dims(&dims, layout) {
+                Ok(r) => Op::Reshape(r),
+                // `Options::dims` gives rank 1..=4 and dims >= 1.
+                Err(_) => return Ok(None),
+            }
+        }
         "concat_frames" => {
             Op::ConcatFrames(ConcatFrames { layout: opts.layout("layout", Layout::ChannelFirst) })
         }
