@@ -41,4 +41,15 @@ neon_plan! {
     }
 }
 
+// Weights of 6 channels for an 8-channel input: the error names the weight.
+neon_plan! {
+    pub plan WrongChannels {
+        weight g: f32[6];
+        weight b: f32[6];
+        input x: [8, 4];
+        output y: [8, 4];
+        y = scale_shift(x, g, b);
+    }
+}
+
 fn main() {}
