@@ -55,6 +55,7 @@ fn every_operator_states_its_facts() {
         facts(RmsNormGeometry { channels: 4, eps: 1e-5, layout }, Never, l, l);
         facts(PerChannel::bias_add(4, layout), Allowed, l, l);
         facts(PerChannel::layer_scale(4, layout), Allowed, l, l);
+        facts(PerChannel::scale_shift(4, layout), Allowed, l, l);
         facts(ConcatFrames { layout }, Never, l, l);
         facts(LastFrames { frames: 2, layout }, Never, l, l);
         facts(WriteFrames { layout }, Always, l, l);
