@@ -317,10 +317,10 @@ impl ExecutionPlan {
     /// Before any kernel runs, leaving the plan usable: [`Error::Backend`] when `B` cannot
     /// run here ([`BackendKind::availability`](crate::BackendKind::availability); e.g. an
     /// `X86` level in a build without feature `std` and without its target features);
-    /// [`Error::Plan`] when no output was set; [`Error::Length`] (`"plan inputs"`) for the wrong number of inputs;
-    /// [`Error::Shape`] for the first step whose shape rule the inferred shapes break;
-    /// [`Error::Layout`] for an input of a step in a layout it does not read (see the
-    /// [module docs](self)); [`Error::BadShape`] when the workspace size overflows `usize`.
+    /// [`Error::Plan`] when no output was set; [`Error::Length`] (`"plan inputs"`) for the
+    /// wrong number of inputs; [`Error::Shape`] for the first step whose shape rule the
+    /// inferred shapes break; [`Error::Layout`] for an input of a step in a layout it does
+    /// not read (see the [module docs](self)); [`Error::BadShape`] when the workspace size overflows `usize`.
     /// With feature `std`, [`Error::Team`] when a new team cannot start (before dispatch)
     /// or a task panicked (during it; the next run starts afresh).
     pub fn run<B: Backend>(&mut self, inputs: &[TensorView<'_>]) -> Result<TensorView<'_>, Error> {

@@ -1,6 +1,7 @@
 //! Elementwise operators: [`Add`] and [`Mul`] of equal shapes (residuals, gating), scalar
 //! [`Scale`] and [`ScaleShift`], and per-channel broadcasts with weights: [`BiasAdd`],
-//! [`ChannelScaleShift`] (a folded BatchNorm) and [`LayerScale`] (also fused with a residual add, as in ConvNeXt's `x + gamma * f(x)`).
+//! [`ChannelScaleShift`] (a folded BatchNorm) and [`LayerScale`] (also fused with a residual
+//! add, as in ConvNeXt's `x + gamma * f(x)`).
 //!
 //! None of these change the shape. Operators without weights are their own geometry (they
 //! implement [`ShapeRule`] directly). Every `run*` method validates shapes and layouts first

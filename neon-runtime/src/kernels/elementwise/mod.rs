@@ -1,7 +1,7 @@
 //! Elementwise kernels: sums and products of equal-length slices (residuals), scalar scale and
 //! scale-and-shift, and per-channel broadcasts (bias add, layer scale, scale and shift,
-//! fused residual with layer scale) over channel-first `[channels, frames]` or frame-major `[frames, channels]`
-//! data.
+//! fused residual with layer scale) over channel-first `[channels, frames]` or frame-major
+//! `[frames, channels]` data.
 //!
 //! Results are those of IEEE f32 arithmetic, one rounding per operation, except where a
 //! kernel computes `a * b + c`: NEON fuses it (`fmla`, one rounding) and the portable code
