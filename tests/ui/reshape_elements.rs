@@ -1,5 +1,12 @@
 use neon_macros::neon_plan;
 
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
+// One mistake per plan: each shows exactly one error. The first two name `x`'s shape, so
+// their plans are written out.
+
 // The element count changes.
 neon_plan! {
     pub plan Fewer {
@@ -20,12 +27,9 @@ neon_plan! {
 }
 
 // A zero dimension.
-neon_plan! {
-    pub plan Zero {
-        input x: [4, 2];
-        output y: [8];
-        y = reshape(x, to = [0]);
-    }
+fixed_plan! {
+    Zero;
+    y = reshape(x, to = [0]);
 }
 
 fn main() {}

@@ -1,47 +1,42 @@
 use neon_macros::neon_plan;
 
+#[macro_use]
+#[path = "fixtures/plans.rs"]
+mod fixtures;
+
+// One mistake per plan: each shows exactly one error.
+
 // One weight: neither form.
-neon_plan! {
-    pub plan OneWeight {
-        weight g: f32[8];
-        input x: [8, 4];
-        output y: [8, 4];
-        y = scale_shift(x, g);
-    }
+fixed_plan! {
+    OneWeight;
+    weight g: f32[8];
+    y = scale_shift(x, g);
 }
 
 // Weights and a scalar option: two forms at once.
-neon_plan! {
-    pub plan Both {
-        weight g: f32[8];
-        weight b: f32[8];
-        input x: [8, 4];
-        output y: [8, 4];
-        y = scale_shift(x, g, b, scale = 2.0);
-    }
+fixed_plan! {
+    Both;
+    weight g: f32[8];
+    weight b: f32[8];
+    y = scale_shift(x, g, b, scale = 2.0);
 }
 
 // Neither weights nor options.
-neon_plan! {
-    pub plan Nothing {
-        input x: [8, 4];
-        output y: [8, 4];
-        y = scale_shift(x);
-    }
+fixed_plan! {
+    Nothing;
+    y = scale_shift(x);
 }
 
 // A shift vector of the wrong length.
-neon_plan! {
-    pub plan ShortShift {
-        weight g: f32[8];
-        weight b: f32[7];
-        input x: [8, 4];
-        output y: [8, 4];
-        y = scale_shift(x, g, b);
-    }
+fixed_plan! {
+    ShortShift;
+    weight g: f32[8];
+    weight b: f32[7];
+    y = scale_shift(x, g, b);
 }
 
-// Weights of 6 channels for an 8-channel input: the error names the weight.
+// Weights of 6 channels for an 8-channel input: the error names the weight (and `x`, so the
+// plan is written out).
 neon_plan! {
     pub plan WrongChannels {
         weight g: f32[6];
