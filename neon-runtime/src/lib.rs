@@ -54,6 +54,8 @@ pub mod workspace;
 
 pub use dim::Dim;
 pub use error::{Error, ShapeError, TeamError};
+/// The x86 levels a [`BackendKind::X86`] names.
+pub use kernels::cpu::X86Level;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use kernels::Neon;
 pub use kernels::{

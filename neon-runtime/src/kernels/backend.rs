@@ -220,6 +220,8 @@ impl fmt::Display for Unavailable {
     }
 }
 
+impl core::error::Error for Unavailable {}
+
 /// Why `level` is not supported: with feature `std` the CPU lacks it; without `std` there
 /// is no run-time detection, so the build lacks its target features (and the fix says so).
 fn x86_missing(level: X86Level) -> &'static str {
