@@ -118,6 +118,20 @@ step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
 QEMU_CPU=cortex-a72 python3 scripts/qemu_tests.py --jobs 2 --package neon-runtime <"$aarch64_json"
 rm -f "$aarch64_json"
 
+# The guide's example (docs/neon-plan.md) as a porter's crate outside the workspace, on path
+# dependencies: it must build and run from its own manifest with the pools, scale_shift and
+# reshape; without feature `std` an x86 level the build cannot run must be Error::Backend,
+# not a panic. Budget: ~1 min (its own target directory: syn and the runtime build again).
+step "neon_plan! from an outside crate: examples/kws (cargo run, tests with and without std)"
+(
+  cd examples/kws
+  cargo fmt --check
+  cargo clippy --all-targets -- -D warnings
+  cargo run
+  cargo test
+  cargo test --no-default-features
+)
+
 step "C API example (host: static library, cc)"
 examples/c/run.sh
 
