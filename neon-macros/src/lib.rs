@@ -206,9 +206,9 @@
 //!
 //! ```text
 //! error: conv1d has no option `paddng`: did you mean `padding`? (options: groups, stride, dilation, output, causal, padding)
-//!   --> ui/did_you_mean.rs:22:26
+//!   --> ui/no_cascade.rs:13:26
 //!    |
-//! 22 |         y = conv1d(x, w, paddng = 1);
+//! 13 |     let h = conv1d(x, w, paddng = 1);
 //!    |                          ^^^^^^
 //! ```
 //!
