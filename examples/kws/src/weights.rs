@@ -45,17 +45,10 @@ pub struct RawWeights {
     pub fc_b: Vec<f32>,
 }
 
-/// `n` deterministic pseudo-random values in `[-scale, scale)` (xorshift64 from `seed`).
+/// `n` deterministic values in `[-scale, scale]` that look random enough for an example
+/// (`sin` of a stride by the golden ratio, offset by `seed`).
 pub fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
-        })
-        .collect()
+    (0..n).map(|i| (i as f32 * 0.618_034 + seed as f32 * 1.7).sin() * scale).collect()
 }
 
 impl RawWeights {
