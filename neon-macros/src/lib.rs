@@ -76,38 +76,7 @@
 //!
 //! # Operators
 //!
-//! | call | input -> output | options |
-//! |---|---|---|
-//! | `conv1d(x, w[, b])` | `[Cin, T]` -> `[Cout, T']` (w: `[Cout, Cin/groups, K]`) | `stride`, `dilation`, `groups`, `padding = n \| (l, r)`, `causal = true`, `output = frame_major` |
-//! | `depthwise_conv1d(x, w[, b])` | `[C, T]` -> `[C, T']` (w: `[C, 1, K]`) | `stride`, `dilation`, `padding`, `causal` |
-//! | `conv2d(x, w[, b])` | `[Cin, H, W]` -> `[Cout, H', W']` (w: `[Cout, Cin, KH, KW]`, PyTorch's OIHW) | `stride = n \| (sh, sw)`, `padding = n \| (top, bottom, left, right) \| same \| valid`, fused output stage `leaky_relu = slope` (in `[0, 1]`) and/or `clamp_min = min` (applied in that order) |
-//! | `max_pool2d(x)` | `[C, H, W]` -> `[C, H', W']` (no padding; last rows / columns that do not fill a window are dropped) | `kernel = n \| (kh, kw)` (required), `stride = n \| (sh, sw)` (default: the kernel) |
-//! | `avg_pool1d(x)`, `max_pool1d(x)` | `[C, T]` -> `[C, T']`, `T' = floor((T + l + r - k) / s) + 1` (PyTorch's `AvgPool1d` / `MaxPool1d`; max pads with `-inf`, NaN propagates) | `kernel = k` (required), `stride = s` (default: the kernel), `padding = n \| (l, r)` (default 0; each at most `k / 2`), `ceil_mode` (rounds `T'` up; needs `s <= k - r`), `count_include_pad = false` (avg_pool1d only; default true: the mean divides by `k`), `layout = channel_first \| frame_major` (`[T, C]` -> `[T', C]`) |
-//! | `global_avg_pool(x)`, `global_max_pool(x)` | `[C, T]` -> `[C, 1]`: the mean or maximum over all frames | `layout` (frame-major: `[T, C]` -> `[1, C]`) |
-//! | `linear(x, w[, b])` | `[T, In]` -> `[T, Out]` frame-major (w: `[Out, In]`; f32, i8 or i8_block32) | |
-//! | `layer_norm(x, g[, b])`, `rms_norm(x, g)` | same shape (g: `[C]`) | `eps`, `layout = channel_first \| frame_major` |
-//! | `group_norm(x, g[, b])` | `[C, T]` | `groups`, `eps` |
-//! | `layer_scale(x, g)` | same shape, times `g[c]` per channel | `layout` |
-//! | `bias_add(x, b)` | same shape, plus `b[c]` per channel (b: `[C]`) | `layout` |
-//! | `scale_shift(x, g, b)` | same shape, `x * g[c] + b[c]` per channel: a BatchNorm folded for inference (g, b: `[C]`; `g = weight / sqrt(var + eps)`, `b = bias - mean * g`) | `layout` |
-//! | `scale_shift(x, scale = a, shift = b)` | same shape, `x * a + b` (no weights) | `scale` (1), `shift` (0); at least one |
-//! | `relu`, `leaky_relu`, `gelu` (erf), `gelu_tanh`, `silu`, `tanh`, `sigmoid`, `exp` | same shape | `slope` (leaky_relu) |
-//! | `clamp_min(x, min = v)` | same shape, `max(x, v)` | `min` (required; negative numbers as `-0.4`) |
-//! | `add(a, b)`, `mul(a, b)` | equal shapes | |
-//! | `softmax(x)` | same shape, over the last axis | |
-//! | `transpose(x)` | `[a, b]` -> `[b, a]` | `to = frame_major \| channel_first` |
-//! | `reshape(x, to = [d0, ..])` | the same elements under constant dims `[d0, ..]` (rank 1..=4; the element count must match over the whole range of the dims); takes the input's storage when the planner allows (nothing runs), else copies | `to` (required), `layout` (of the output) |
-//! | `concat_frames(a, b)` | `[C, Ta]`, `[C, Tb]` -> `[C, Ta + Tb]`; channel-first images along their rows: `[C, Ta, W]`, `[C, Tb, W]` -> `[C, Ta + Tb, W]` | `layout` |
-//! | `last_frames(x)` | `[C, T]` -> `[C, n]`; images `[C, T, W]` -> `[C, n, W]` | `frames = n`, `layout` |
-//! | `s = write_frames(s, x, at = pos)` | writes `x` into state `s` at frame `pos` | `layout` |
-//! | `reflect_pad(x)` | `[C, T]` -> `[C, l + T + r]`: each row padded by its reflection without repeating the edge sample (PyTorch's `F.pad(mode="reflect")`); `T > max(l, r)` over the whole range of `T` | `left = l`, `right = r` (default 0; at least one >= 1) |
-//! | `complex_magnitude(x)` | `[2C, T]` -> `[C, T]`: `sqrt(re^2 + im^2)` with the real parts in the first `C` channels and the imaginary parts in the last `C` (an STFT as a conv1d); f32 square, square, add, sqrt | |
-//! | `stft_magnitude(x, w)` | `[1, T]` -> `[n/2 + 1, (T - n) / hop + 1]`: per frame of `n` samples every `hop`, times the window `w` `[n]`, real FFT, `sqrt(re^2 + im^2)` (f32 square, square, add, sqrt); `n` a power of two in 16..=65536; `T >= n` over the whole range of `T`; samples after the last whole frame unused | `hop = h` (required, >= 1) |
-//! | `s = lstm_cell(s, x, w[, b])` | one step of an LSTM cell (PyTorch's `nn.LSTMCell`, gates `i, f, g, o`) on state `s` `[2, H]`, updated in place: row 0 the cell `c`, row 1 the hidden state `h` (frame-major, so `last_frames(s, frames = 1, layout = frame_major)` reads `h` as `[1, H]`); `x` one frame `[In, 1]` (w: `[4H, In + H]` = `[W_ih \| W_hh]`, b: `[4H]` = `b_ih + b_hh`) | `layout = frame_major` (`x` `[1, In]`) |
-//! | `rotary(x, heads = h, dims = d)` | `[T, C]` frame-major, same shape: rotary position embedding (in place) on the first `d` values of each of the `h` heads, frame `t` at position `pos + t` | `heads`, `dims` (required; `d` even, at most `C / h`), `theta` (10000), `at = pos` (a scalar; default 0), `half_split` (pairs `(i, i + d/2)` instead of `(2i, 2i + 1)`) |
-//! | `attention(q, k, v, heads = h)` | `q` `[Tq, C]`, `k` and `v` `[Tk, C]` (frame-major; inputs, states or intermediates) -> `[Tq, C]`: per head `softmax(q k^T scale) v` over the first `n` frames of `k` and `v` | `heads` (required, divides `C`), `causal` (query `i` sees keys `<= n - Tq + i`), `len = n` (a scalar, `1..=Tk`, with `causal` `Tq..=Tk`; default `Tk`), `scale` (default `1/sqrt(C / h)`) |
-//! | `residual_conv(x, r)` | `[C, T]` -> `[C, T]`: `x + conv2(act(conv1(act(x))))`, both convs `[C, C, K]` with bias, "same" padding (r: `residual_conv[C, K]` or `[C, K1, K2]`) | `slope = s` (act = leaky ReLU) or `relu` (one is required), `dilations = n \| (d1, d2)` (default 1) |
-//! | `convnext(x, b)` | `[C, T]` -> `[C, T]`: depthwise conv K ("same" padding) -> LayerNorm over channels -> pointwise `C -> E` -> GELU (erf) -> pointwise `E -> C` -> layer scale -> `+ x` (b: `convnext[C, E, K]`) | `eps` (LayerNorm, default 1e-6) |
+#![doc = include_str!("../docs/operators.md")]
 //!
 //! # Blocks
 //!
@@ -232,8 +201,10 @@
 //! planner facts -> `ir::Checked`) -> `schedule` (the runtime's planner: liveness,
 //! in-place, offsets) -> `emit` (straight-line Rust). Every phase reports into one error
 //! context (`ctxt`, serde_derive's pattern), so all of a block's errors are reported at
-//! once: every syntax error, else every check error. `signatures` is the operator table
-//! (argument slots, flags, options -> the runtime geometry, read through `options`).
+//! once: every syntax error, else every check error. `signatures` holds the operator table
+//! (`signatures/table.rs`: argument slots, call form, shape text, options and their
+//! defaults; the operator table above is rendered from it) and turns a call's options into
+//! the runtime geometry (read through `options`, which checks them against the table).
 //!
 //! Operator facts are the runtime's: the shape rule, whether an operator may run in place
 //! on its first input and which layouts it reads and writes are stated once, next to each

@@ -2,21 +2,27 @@
 //! checked off as the operator table reads them, so the ones nobody read can be reported
 //! ([`Options::finish`]). Every malformed value is reported into the shared [`Ctxt`] and
 //! replaced by the default, so the other options of the call are still checked.
+//!
+//! The options and defaults are the operator table's
+//! ([`OpSpec::options`](crate::signatures::OpSpec)): in debug builds (the UI and plan
+//! tests, which run every resolver path) reading an option the operator's row does not
+//! list, or using a default other than the row's, is a panic, so the documentation
+//! rendered from the table cannot drift from what the resolvers read.
 
 use neon_runtime::Layout;
 use syn::{Expr, Ident, Lit};
 
 use crate::ctxt::Ctxt;
 use crate::literals::{lit_float, lit_int, path_ident};
+use crate::signatures::{DefaultValue, OpSpec};
 use crate::suggest;
 
 /// The options of one call.
 pub struct Options<'a> {
     items: &'a [(Ident, Expr)],
     used: Vec<bool>,
-    /// Every key the operator asked for, given or not: the options it reads (the
-    /// candidates of [`Options::finish`]'s suggestions).
-    asked: Vec<String>,
+    /// The operator's row of the table: the options it may read, with their defaults.
+    spec: &'static OpSpec,
     cx: &'a Ctxt,
 }
 
@@ -25,15 +31,39 @@ fn as_usize(e: &Expr) -> Option<usize> {
 }
 
 impl<'a> Options<'a> {
-    pub fn new(items: &'a [(Ident, Expr)], cx: &'a Ctxt) -> Self {
-        Options { items, used: vec![false; items.len()], asked: Vec::new(), cx }
+    /// The options `items` of a call of the operator `spec`.
+    pub fn new(items: &'a [(Ident, Expr)], spec: &'static OpSpec, cx: &'a Ctxt) -> Self {
+        Options { items, used: vec![false; items.len()], spec, cx }
     }
 
-    /// Records that the operator reads `key`.
-    fn ask(&mut self, key: &str) {
-        if !self.asked.iter().any(|k| k == key) {
-            self.asked.push(key.to_string());
-        }
+    /// The operator's row of the table.
+    pub fn spec(&self) -> &'static OpSpec {
+        self.spec
+    }
+
+    /// Rule (debug builds): the operator reads only the options of its row; returns the
+    /// row's default of `key`.
+    fn ask(&self, key: &str) -> Option<DefaultValue> {
+        let default = self.spec.option(key).map(|o| o.default);
+        debug_assert!(
+            default.is_some(),
+            "{} reads option `{key}`, which the operator table does not list",
+            self.spec.name
+        );
+        default
+    }
+
+    /// Rule (debug builds): a resolver's default of `key` is the table's, or one the table
+    /// describes in words ([`DefaultValue::Text`], e.g. a pool's stride: the kernel).
+    fn check_default(&self, key: &str, default: DefaultValue) {
+        let documented = self.ask(key);
+        debug_assert!(
+            documented.is_none()
+                || documented == Some(default)
+                || matches!(documented, Some(DefaultValue::Text(_))),
+            "{}: the default of `{key}` is {default:?}, the operator table says {documented:?}",
+            self.spec.name
+        );
     }
 
     /// Whether the call gives `key` (without reading it).
@@ -44,6 +74,7 @@ impl<'a> Options<'a> {
 
     /// The value of `key` without reading it (for the span of a rule on several options).
     pub fn peek(&self, key: &str) -> Option<&'a Expr> {
+        self.ask(key);
         self.items.iter().find(|(k, _)| k == key).map(|(_, e)| e)
     }
 
@@ -56,6 +87,12 @@ impl<'a> Options<'a> {
 
     /// An integer >= 0 (`default` when absent or malformed).
     pub fn usize(&mut self, key: &str, default: usize) -> usize {
+        self.check_default(key, DefaultValue::Int(default));
+        self.read_usize(key, default)
+    }
+
+    /// [`Options::usize`] without the default's check (for a required option).
+    fn read_usize(&mut self, key: &str, default: usize) -> usize {
         match self.get(key) {
             None => default,
             Some(e) => as_usize(e).unwrap_or_else(|| {
@@ -67,6 +104,12 @@ impl<'a> Options<'a> {
 
     /// A number (`default` when absent or malformed).
     pub fn float(&mut self, key: &str, default: f32) -> f32 {
+        self.check_default(key, DefaultValue::Float(default));
+        self.read_float(key, default)
+    }
+
+    /// [`Options::float`] without the default's check (for a required option).
+    fn read_float(&mut self, key: &str, default: f32) -> f32 {
         match self.get(key) {
             None => default,
             Some(e) => match lit_float(e) {
@@ -114,9 +157,10 @@ impl<'a> Options<'a> {
 
     /// An integer the call must give; `None` (reported) when absent or malformed.
     pub fn required_usize(&mut self, key: &str, callee: &Ident) -> Option<usize> {
+        self.check_default(key, DefaultValue::Required);
         if self.has(key) {
             let before = self.cx.error_count();
-            let v = self.usize(key, 0);
+            let v = self.read_usize(key, 0);
             (self.cx.error_count() == before).then_some(v)
         } else {
             self.cx.error(callee.span(), format!("{callee} needs `{key} = <integer>`"));
@@ -126,8 +170,9 @@ impl<'a> Options<'a> {
 
     /// A number the call must give; `None` (reported) when absent.
     pub fn required_float(&mut self, key: &str, callee: &Ident) -> Option<f32> {
+        self.check_default(key, DefaultValue::Required);
         if self.has(key) {
-            Some(self.float(key, 0.0))
+            Some(self.read_float(key, 0.0))
         } else {
             self.cx.error(callee.span(), format!("{callee} needs `{key} = <number>`"));
             None
@@ -147,6 +192,11 @@ impl<'a> Options<'a> {
 
     /// `true` / `false` (a bare flag reads `true`); `false` when absent or malformed.
     pub fn flag(&mut self, key: &str) -> bool {
+        debug_assert!(
+            matches!(self.ask(key), None | Some(DefaultValue::Flag(_))),
+            "{}: `{key}` is read as a flag, the operator table does not list it as one",
+            self.spec.name
+        );
         match self.get(key) {
             None => false,
             Some(Expr::Lit(l)) if matches!(&l.lit, Lit::Bool(b) if b.value) => true,
@@ -160,6 +210,7 @@ impl<'a> Options<'a> {
 
     /// `channel_first` or `frame_major` (`default` when absent or malformed).
     pub fn layout(&mut self, key: &str, default: Layout) -> Layout {
+        self.check_default(key, DefaultValue::Layout(default));
         match self.get(key) {
             None => default,
             Some(e) => match path_ident(e).as_deref() {
@@ -216,11 +267,12 @@ impl<'a> Options<'a> {
         }
     }
 
-    /// Reports every option the operator did not read, with the closest one it reads
-    /// and the list of them. Called once the operator was resolved (an operator that
-    /// failed may not have asked for all of its options).
-    pub fn finish(self, op: &str) {
-        let known: Vec<&str> = self.asked.iter().map(String::as_str).collect();
+    /// Reports every option the operator did not read, with the closest of its options
+    /// (the table's) and the list of them. Called once the operator was resolved (an
+    /// operator that failed may not have read all of the options given).
+    pub fn finish(self) {
+        let op = self.spec.name;
+        let known: Vec<&str> = self.spec.options.iter().map(|o| o.name).collect();
         for (i, (k, _)) in self.items.iter().enumerate() {
             if !self.used[i] {
                 let hint = suggest::hint(&k.to_string(), &known, "options");

@@ -80,10 +80,11 @@ impl Checker<'_> {
         // Rule: a call whose options failed defines nothing (its output is poisoned), so a
         // misspelt or malformed option is not followed by a shape error from its default.
         let before = self.cx.error_count();
-        let mut opts = Options::new(&options, self.cx);
+        let spec = signatures::lookup(&callee.to_string()).expect("the callee has a signature");
+        let mut opts = Options::new(&options, spec, self.cx);
         let op = signatures::resolve(callee, &wargs, &targs, &mut opts, self.cx);
         if op.is_some() {
-            opts.finish(&callee.to_string());
+            opts.finish();
         }
         if self.cx.error_count() > before {
             return None;

@@ -1,12 +1,12 @@
-//! The operator table of `neon_plan!`: the argument slots of every builtin call, its
-//! flags, and how a call such as `conv1d(x, w, b, stride = 2)` becomes the runtime's own
+//! The operators of `neon_plan!`: the operator table ([`table`]: argument slots, flags,
+//! options and defaults of every builtin call, and the documentation's operator table), and how a call such as `conv1d(x, w, b, stride = 2)` becomes the runtime's own
 //! geometry ([`Op`]), whose shape rule and planner facts the check phase then reads.
 //!
 //! Every geometry here is a `neon_runtime::ops` type: the macro never restates a shape
 //! rule, an in-place fact or a layout.
 //!
-//! [`resolve`] checks the storage of the call's weights, then dispatches by operator group
-//! as the check and emit phases group them: [`conv`], [`pool`], [`dense`], [`norm`],
+//! [`resolve`] checks the storage of the call's weights, then dispatches by the table's
+//! operator group, as the check and emit phases group them: [`conv`], [`pool`], [`dense`], [`norm`],
 //! [`pointwise`], [`sequence`], [`blocks`].
 
 use neon_runtime::Shape;
@@ -19,6 +19,10 @@ mod norm;
 mod pointwise;
 mod pool;
 mod sequence;
+mod table;
+
+pub use table::{lookup, DefaultValue, OpSpec};
+use table::{Group, OPERATORS};
 
 use crate::ctxt::Ctxt;
 use crate::ir::{BlockKind, Op, Storage};
@@ -33,77 +37,21 @@ pub enum Slot {
     OptionalWeight,
 }
 
-/// Every builtin operator with its argument slots: the one list of operator names (the
-/// check's "unknown operator" suggestions read it too). Operators with the same slots
-/// share a row.
-const OPERATORS: &[(&[&str], &[Slot])] = {
-    use Slot::*;
-    &[
-        (
-            &["conv1d", "depthwise_conv1d", "conv2d", "linear", "layer_norm", "group_norm"],
-            &[Tensor, Weight, OptionalWeight],
-        ),
-        (
-            &["rms_norm", "layer_scale", "bias_add", "residual_conv", "convnext", "stft_magnitude"],
-            &[Tensor, Weight],
-        ),
-        (
-            &[
-                "transpose",
-                "relu",
-                "leaky_relu",
-                "clamp_min",
-                "gelu",
-                "gelu_tanh",
-                "silu",
-                "tanh",
-                "sigmoid",
-                "exp",
-                "softmax",
-                "last_frames",
-                "max_pool2d",
-                "rotary",
-                "complex_magnitude",
-                "reflect_pad",
-                "avg_pool1d",
-                "max_pool1d",
-                "global_avg_pool",
-                "global_max_pool",
-                "reshape",
-            ],
-            &[Tensor],
-        ),
-        (&["add", "mul", "concat_frames", "write_frames"], &[Tensor, Tensor]),
-        (&["attention"], &[Tensor, Tensor, Tensor]),
-        (&["lstm_cell"], &[Tensor, Tensor, Weight, OptionalWeight]),
-        // No weights: the scalar form; two: per channel (one is an error naming both).
-        (&["scale_shift"], &[Tensor, OptionalWeight, OptionalWeight]),
-    ]
-};
-
 /// The signature of a builtin operator: argument slots and whether it has weights.
 pub fn signature(name: &str) -> Option<&'static [Slot]> {
-    OPERATORS.iter().find(|(names, _)| names.contains(&name)).map(|&(_, slots)| slots)
+    table::lookup(name).map(|op| op.slots)
 }
 
 /// The names of every builtin operator, in the table's order.
 pub fn operator_names() -> Vec<&'static str> {
-    OPERATORS.iter().flat_map(|&(names, _)| names.iter().copied()).collect()
+    OPERATORS.iter().map(|op| op.name).collect()
 }
 
-/// The flags: options that may be written bare (`causal` for `causal = true`), with the
-/// operators that take them.
-const FLAGS: &[(&[&str], &str)] = &[
-    (&["conv1d", "depthwise_conv1d", "attention"], "causal"),
-    (&["rotary"], "half_split"),
-    (&["residual_conv"], "relu"),
-    (&["avg_pool1d", "max_pool1d"], "ceil_mode"),
-    (&["avg_pool1d"], "count_include_pad"),
-];
-
-/// The flags of operator `op`.
+/// The flags of operator `op`: its options that may be written bare (`causal` for
+/// `causal = true`).
 pub fn flags(op: &str) -> Vec<&'static str> {
-    FLAGS.iter().filter(|(ops, _)| ops.contains(&op)).map(|&(_, flag)| flag).collect()
+    let options = table::lookup(op).map_or(&[][..], |op| op.options);
+    options.iter().filter(|o| matches!(o.default, DefaultValue::Flag(_))).map(|o| o.name).collect()
 }
 
 /// Whether `name` is a flag of operator `op`.
@@ -261,23 +209,15 @@ fn resolve_op(
     let op = name.as_str();
     storage_rules(op, weights)?;
     let call = Call { op, callee, w: weights.first(), b: weights.get(1), tensors };
-    match op {
-        "conv1d" | "depthwise_conv1d" | "conv2d" => conv::resolve(call, opts),
-        "max_pool2d" | "avg_pool1d" | "max_pool1d" | "global_avg_pool" | "global_max_pool" => {
-            pool::resolve(call, opts)
-        }
-        "linear" | "lstm_cell" => dense::resolve(call, opts),
-        "layer_norm" | "rms_norm" | "group_norm" | "layer_scale" | "bias_add" | "scale_shift" => {
-            norm::resolve(call, opts)
-        }
-        "relu" | "leaky_relu" | "clamp_min" | "gelu" | "gelu_tanh" | "silu" | "tanh"
-        | "sigmoid" | "exp" | "add" | "mul" | "softmax" | "complex_magnitude" => {
-            pointwise::resolve(call, opts)
-        }
-        "transpose" | "reshape" | "concat_frames" | "last_frames" | "write_frames"
-        | "reflect_pad" | "rotary" | "attention" => sequence::resolve(call, opts),
-        "residual_conv" | "convnext" | "stft_magnitude" => blocks::resolve(call, opts),
-        _ => unreachable!("resolve is only called for operators with a signature"),
+    debug_assert_eq!(opts.spec().name, op, "the options are read against the callee's row");
+    match opts.spec().group {
+        Group::Conv => conv::resolve(call, opts),
+        Group::Pool => pool::resolve(call, opts),
+        Group::Dense => dense::resolve(call, opts),
+        Group::Norm => norm::resolve(call, opts),
+        Group::Pointwise => pointwise::resolve(call, opts),
+        Group::Sequence => sequence::resolve(call, opts),
+        Group::Blocks => blocks::resolve(call, opts),
     }
 }
 
