@@ -192,10 +192,15 @@ impl<'a> Options<'a> {
 
     /// `true` / `false` (a bare flag reads `true`); `false` when absent or malformed.
     pub fn flag(&mut self, key: &str) -> bool {
+        // Rule (debug builds): a flag absent reads `false`, so its row says `false`, or the
+        // resolver reads it only when given (`count_include_pad`, default `true`).
+        let given = self.items.iter().any(|(k, _)| k == key);
         debug_assert!(
-            matches!(self.ask(key), None | Some(DefaultValue::Flag(_))),
-            "{}: `{key}` is read as a flag, the operator table does not list it as one",
-            self.spec.name
+            matches!(self.ask(key), None | Some(DefaultValue::Flag(false)))
+                || (given && matches!(self.ask(key), Some(DefaultValue::Flag(true)))),
+            "{}: `{key}` is read as a flag defaulting to `false`, the operator table says {:?}",
+            self.spec.name,
+            self.ask(key)
         );
         match self.get(key) {
             None => false,
@@ -279,5 +284,56 @@ impl<'a> Options<'a> {
                 self.cx.error(k.span(), format!("{op} has no option `{k}`{hint}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `read` from an empty option list of operator `op` (debug builds panic on a
+    /// read the table does not document).
+    fn read(op: &str, read: impl FnOnce(&mut Options)) {
+        let cx = Ctxt::new();
+        let spec = crate::signatures::lookup(op).expect("a builtin operator");
+        read(&mut Options::new(&[], spec, &cx));
+        assert!(cx.check().is_ok());
+    }
+
+    #[test]
+    fn documented_reads_pass() {
+        read("conv1d", |o| {
+            assert_eq!(o.usize("stride", 1), 1);
+            assert_eq!(o.layout("output", Layout::ChannelFirst), Layout::ChannelFirst);
+            assert!(!o.flag("causal"));
+        });
+        read("avg_pool1d", |o| assert_eq!(o.usize("stride", 3), 3));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "the operator table says")]
+    fn an_undocumented_default_panics() {
+        read("conv1d", |o| {
+            o.usize("stride", 2);
+        });
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "does not list")]
+    fn an_undocumented_option_panics() {
+        read("relu", |o| {
+            o.float("slope", 0.01);
+        });
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "the operator table says")]
+    fn a_flag_defaulting_to_true_is_read_only_when_given() {
+        read("avg_pool1d", |o| {
+            o.flag("count_include_pad");
+        });
     }
 }
