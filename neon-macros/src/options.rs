@@ -53,14 +53,18 @@ impl<'a> Options<'a> {
         default
     }
 
-    /// Rule (debug builds): a resolver's default of `key` is the table's, or one the table
-    /// describes in words ([`DefaultValue::Text`], e.g. a pool's stride: the kernel).
+    /// Rule (debug builds): a resolver's default of `key` is the table's, or (an integer
+    /// only) one the table describes in words ([`DefaultValue::Text`], e.g. a pool's
+    /// stride: the kernel).
     fn check_default(&self, key: &str, default: DefaultValue) {
         let documented = self.ask(key);
         debug_assert!(
             documented.is_none()
                 || documented == Some(default)
-                || matches!(documented, Some(DefaultValue::Text(_))),
+                || matches!(
+                    (documented, default),
+                    (Some(DefaultValue::Text(_)), DefaultValue::Int(_))
+                ),
             "{}: the default of `{key}` is {default:?}, the operator table says {documented:?}",
             self.spec.name
         );
@@ -153,6 +157,21 @@ impl<'a> Options<'a> {
         }
         self.cx.error_spanned_by(e, format!("`{key}` takes {form}"));
         None
+    }
+
+    /// A number when the call gives one (0 when malformed, reported); `None` when absent
+    /// (the table's default is then [`DefaultValue::Text`]: what the operator does
+    /// without it).
+    pub fn given_float(&mut self, key: &str) -> Option<f32> {
+        debug_assert!(
+            matches!(self.ask(key), None | Some(DefaultValue::Text(_))),
+            "{}: `{key}` is read without a default, the operator table says {:?}",
+            self.spec.name,
+            self.ask(key)
+        );
+        // A malformed value is reported and reads 0: the call is given the option (no
+        // second error for a missing one) and fails on the reported error.
+        self.has(key).then(|| self.read_float(key, 0.0))
     }
 
     /// An integer the call must give; `None` (reported) when absent or malformed.

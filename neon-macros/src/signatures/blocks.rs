@@ -24,7 +24,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
             let d = opts.tuple("dilations", 2, "`n` or `(first, second)`");
             let d = d.unwrap_or_else(|| vec![1, 1]);
             let relu = opts.flag("relu");
-            let slope = opts.has("slope").then(|| opts.float("slope", 0.0));
+            let slope = opts.given_float("slope");
             let activation = match (slope, relu) {
                 (Some(slope), false) => Activation::LeakyRelu { slope },
                 (None, true) => Activation::Relu,

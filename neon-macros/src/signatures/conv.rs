@@ -105,11 +105,11 @@ fn conv2d(
             }
         }
     }
-    if opts.has("leaky_relu") {
-        g = g.leaky_relu(opts.float("leaky_relu", 0.0));
+    if let Some(slope) = opts.given_float("leaky_relu") {
+        g = g.leaky_relu(slope);
     }
-    if opts.has("clamp_min") {
-        g = g.clamp_min(opts.float("clamp_min", 0.0));
+    if let Some(min) = opts.given_float("clamp_min") {
+        g = g.clamp_min(min);
     }
     bias_len(op, b, out_c, "a bias")?;
     Ok(Op::Conv2d(g))

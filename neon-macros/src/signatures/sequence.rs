@@ -64,7 +64,7 @@ pub(super) fn resolve(call: Call, opts: &mut Options) -> Resolved {
         "attention" => {
             let heads = opts.required_usize("heads", callee);
             let causal = opts.flag("causal");
-            let scale = opts.has("scale").then(|| opts.float("scale", 1.0));
+            let scale = opts.given_float("scale");
             let len = opts.ident("len");
             let Some(heads) = heads else {
                 return Ok(None);
