@@ -46,33 +46,7 @@
 //!
 //! # Grammar
 //!
-//! ```text
-//! [attributes] [pub] plan Name {
-//!     crate = ::path::to::neon_runtime;          // optional, default ::neon_runtime
-//!     weights = path::OtherWeights;               // optional: run on another plan's weights
-//!                                                 // struct instead of generating one
-//!     dim NAME in LO..=HI;                        // symbolic dimension, LO >= 1
-//!     weight NAME: f32[d0, d1, ..];               // weight tensor, constant shape; storage
-//!                                                 // f32, i8 (per-tensor scale and offset)
-//!                                                 // or i8_block32 (one scale per 32 weights)
-//!     weight NAME: convnext[C, E, K];             // a block's weights (see Blocks below):
-//!     weight NAME: residual_conv[C, K];           // the sizes of a ConvNeXt or residual
-//!     weight NAME: residual_conv[C, K1, K2];      // conv block (K1, K2: per conv)
-//!     input NAME: [shape];                        // caller's tensor, read-only
-//!     output NAME: [shape];                       // caller's tensor, written once
-//!     state NAME: [shape];                        // caller's tensor, read and written
-//!     scalar NAME: usize;                         // run-time scalar (e.g. a position)
-//!     workers N;                                  // optional: the largest team run_with
-//!                                                 // accepts (N >= 1)
-//!     let NAME = op(args.., option = value, ..);  // a new intermediate (may shadow);
-//!                                                 // a flag is `flag = true` or bare `flag`
-//!     NAME = op(args..);                          // writes an output or a state
-//! }
-//! ```
-//!
-//! Shapes are outermost first (images: `[channels, height, width]`); shape expressions use
-//! integers, dims, `+ - *` and floor division by positive constants. Every dimension, declared or derived, must be >= 1 over
-//! the whole range of its dims, or the plan does not compile.
+#![doc = include_str!("../docs/grammar.md")]
 //!
 //! # Operators
 //!
@@ -215,6 +189,8 @@
 
 mod check;
 mod ctxt;
+#[cfg(test)]
+mod docs;
 mod emit;
 mod ir;
 mod literals;

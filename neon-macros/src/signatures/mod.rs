@@ -19,7 +19,7 @@ mod norm;
 mod pointwise;
 mod pool;
 mod sequence;
-mod table;
+pub(crate) mod table;
 
 pub use table::{lookup, DefaultValue, OpSpec};
 use table::{Group, OPERATORS};
