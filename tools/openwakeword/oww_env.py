@@ -20,15 +20,15 @@ import types
 
 # Repository layout (this file lives in tools/openwakeword/).
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
-MODELS_DIR = os.path.join(REPO_ROOT, "models", "openwakeword")
-CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
 
 # The safetensors writer/reader and the file hash are shared with the other tools.
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+sys.path.insert(0, os.path.join(os.path.dirname(TOOLS_DIR), "common"))
+from repo_paths import CACHE_DIR, REPO_ROOT, models_dir  # noqa: E402,F401
 from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402,F401
 from fetch_pinned import download_once, expect_sha256, expect_sha256s, pinned_wheel  # noqa: E402
 from regen_check import check_regenerated  # noqa: E402,F401
+
+MODELS_DIR = models_dir("openwakeword")
 
 # The source of every model file: the wyoming-openwakeword wheel (the TFLite files inside it
 # are byte-identical to openwakeword's v0.5.1 release assets that openwakeword 0.6.0 uses).

@@ -14,11 +14,9 @@ import numpy as np
 
 # Repository layout (this file lives in tools/silero_vad/).
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.abspath(os.path.join(TOOLS_DIR, "..", ".."))
-MODELS_DIR = os.path.join(REPO_ROOT, "models", "vad")
-CACHE_DIR = os.path.join(REPO_ROOT, "target", "py", "cache")
 
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "common"))
+sys.path.insert(0, os.path.join(os.path.dirname(TOOLS_DIR), "common"))
+from repo_paths import CACHE_DIR, REPO_ROOT, models_dir  # noqa: E402,F401
 from fetch_pinned import pinned_wheel  # noqa: E402
 from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
 from safetensors_io import (  # noqa: E402,F401
@@ -28,6 +26,8 @@ from safetensors_io import (  # noqa: E402,F401
     write_safetensors,
 )
 from wav_io import read_pcm16_mono  # noqa: E402
+
+MODELS_DIR = models_dir("vad")
 
 SOURCE_PACKAGE = "silero-vad"
 SOURCE_VERSION = "6.2.3"
