@@ -24,6 +24,12 @@ fn assert_within(what: &str, got: &[f32], want: &[f64], bound: &[f64]) {
     }
 }
 
+/// The bound of a multiply-add `p + c` rounded twice or once (fused), per element: `U |p|
+/// + U |want|` for the exact products `p` and results `want`.
+fn mul_add_bound(products: impl IntoIterator<Item = f64>, want: &[f64]) -> Vec<f64> {
+    products.into_iter().zip(want).map(|(p, w)| U * p.abs() + U * w.abs()).collect()
+}
+
 /// Binary ops and scalar maps on every length. One IEEE operation is correctly rounded:
 /// relative error <= U against the exact (f64) result of the same f32 inputs. `x * s + b`
 /// rounds twice (portable) or once (NEON, fused): error <= U |x s| + U |x s + b|.
@@ -58,8 +64,7 @@ fn flat<B: Backend>() {
 
         let (s, sh) = (0.37f32, -1.25f32);
         let want: Vec<f64> = a64.iter().map(|x| x * s as f64 + sh as f64).collect();
-        let bound: Vec<f64> =
-            a64.iter().zip(&want).map(|(x, w)| U * (x * s as f64).abs() + U * w.abs()).collect();
+        let bound = mul_add_bound(a64.iter().map(|x| x * s as f64), &want);
         let mut x = a.clone();
         B::scale_shift(&mut x, s, sh);
         assert_within("scale_shift", &x, &want, &bound);
@@ -98,32 +103,17 @@ fn per_channel<B: Backend>() {
             };
             let bias_want: Vec<f64> =
                 x.iter().enumerate().map(|(i, &e)| e as f64 + v[ch_of(i)] as f64).collect();
+            // x[i] * v[ch], exact in f64 (a product of two f32).
             let scale_want: Vec<f64> =
                 x.iter().enumerate().map(|(i, &e)| e as f64 * v[ch_of(i)] as f64).collect();
-            let res_want: Vec<f64> = x
-                .iter()
-                .enumerate()
-                .map(|(i, &e)| acc0[i] as f64 + e as f64 * v[ch_of(i)] as f64)
-                .collect();
-            let res_bound: Vec<f64> = x
-                .iter()
-                .zip(&res_want)
-                .enumerate()
-                .map(|(i, (&e, w))| U * (e as f64 * v[ch_of(i)] as f64).abs() + U * w.abs())
-                .collect();
+            let res_want: Vec<f64> =
+                scale_want.iter().zip(&acc0).map(|(p, &a)| a as f64 + p).collect();
+            let res_bound = mul_add_bound(scale_want.iter().copied(), &res_want);
 
             // Scale and shift: x * v[c] + w[c], rounded once (fused) or twice.
-            let ss_want: Vec<f64> = x
-                .iter()
-                .enumerate()
-                .map(|(i, &e)| e as f64 * v[ch_of(i)] as f64 + w[ch_of(i)] as f64)
-                .collect();
-            let ss_bound: Vec<f64> = x
-                .iter()
-                .zip(&ss_want)
-                .enumerate()
-                .map(|(i, (&e, want))| U * (e as f64 * v[ch_of(i)] as f64).abs() + U * want.abs())
-                .collect();
+            let ss_want: Vec<f64> =
+                scale_want.iter().enumerate().map(|(i, p)| p + w[ch_of(i)] as f64).collect();
+            let ss_bound = mul_add_bound(scale_want.iter().copied(), &ss_want);
 
             let mut y = x.clone();
             let mut y2 = x.clone();
