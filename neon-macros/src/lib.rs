@@ -117,7 +117,7 @@
 //! else the errors of all declarations and statements (per statement every argument and
 //! option error, or the first shape error): mismatched channels or frames (naming both
 //! shapes), channels that do not split into an operator's heads, wrong ranks, unknown
-//! operators, weights or options, weight shape conflicts, block declarations without their
+//! operators, weights or options, a weight used by two statements, block declarations without their
 //! sizes, a block's weights given to another operator (or another weight to a block),
 //! undefined values, redefining or writing an input, unbounded or empty dims, sizes that
 //! can reach 0 within the bounds, and values computed but never used. Stable proc macros

@@ -182,7 +182,7 @@ impl<'a> Options<'a> {
             let v = self.read_usize(key, 0);
             (self.cx.error_count() == before).then_some(v)
         } else {
-            self.cx.error(callee.span(), format!("{callee} needs `{key} = <integer>`"));
+            self.missing(key, callee, "<integer>");
             None
         }
     }
@@ -193,8 +193,29 @@ impl<'a> Options<'a> {
         if self.has(key) {
             Some(self.read_float(key, 0.0))
         } else {
-            self.cx.error(callee.span(), format!("{callee} needs `{key} = <number>`"));
+            self.missing(key, callee, "<number>");
             None
+        }
+    }
+
+    /// Reports a required option that is absent: at the given option that misspells it
+    /// (`kernel_size` for `kernel`; one error for one mistake, that option then counts as
+    /// read), else at the operator.
+    fn missing(&mut self, key: &str, callee: &Ident, form: &str) {
+        let misspelt = self.items.iter().position(|(k, _)| {
+            let k = k.to_string();
+            self.spec.option(&k).is_none() && suggest::closest(&k, &[key]).is_some()
+        });
+        match misspelt {
+            Some(i) => {
+                self.used[i] = true;
+                let k = &self.items[i].0;
+                let msg = format!(
+                    "{callee} has no option `{k}`: did you mean `{key}`? (`{key}` is required)"
+                );
+                self.cx.error(k.span(), msg);
+            }
+            None => self.cx.error(callee.span(), format!("{callee} needs `{key} = {form}`")),
         }
     }
 
@@ -268,16 +289,24 @@ impl<'a> Options<'a> {
     /// absent or malformed.
     pub fn dims(&mut self, key: &str, callee: &Ident) -> Option<Vec<usize>> {
         let Some(e) = self.get(key) else {
-            self.cx.error(callee.span(), format!("{callee} needs `{key} = [d0, d1, ..]`"));
+            self.missing(key, callee, "[d0, d1, ..]");
             return None;
         };
         if let Expr::Array(a) = e {
             let v: Option<Vec<usize>> = a.elems.iter().map(as_usize).collect();
-            if let Some(v) = v.filter(|v| (1..=4).contains(&v.len()) && !v.contains(&0)) {
+            // At most 2^40 elements, the limit of a declared tensor.
+            let fits = |v: &Vec<usize>| {
+                v.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= 1 << 40)
+            };
+            if let Some(v) = v.filter(|v| (1..=4).contains(&v.len()) && !v.contains(&0) && fits(v))
+            {
                 return Some(v);
             }
         }
-        let msg = format!("`{key}` takes constant dims `[d0, d1, ..]`: 1 to 4 integers >= 1");
+        let msg = format!(
+            "`{key}` takes constant dims `[d0, d1, ..]`: 1 to 4 integers >= 1, at most 2^40 \
+             elements in all"
+        );
         self.cx.error_spanned_by(e, msg);
         None
     }
@@ -292,13 +321,16 @@ impl<'a> Options<'a> {
     }
 
     /// Reports every option the operator did not read, with the closest of its options
-    /// (the table's) and the list of them. Called once the operator was resolved (an
-    /// operator that failed may not have read all of the options given).
-    pub fn finish(self) {
+    /// (the table's) and the list of them, and every option given twice. When the operator
+    /// did not resolve (`resolved` false: it may have stopped before reading all of its
+    /// options), only the options its row does not have.
+    pub fn finish(self, resolved: bool) {
         let op = self.spec.name;
         let known: Vec<&str> = self.spec.options.iter().map(|o| o.name).collect();
         for (i, (k, _)) in self.items.iter().enumerate() {
-            if !self.used[i] {
+            if self.items[..i].iter().any(|(first, _)| first == k) {
+                self.cx.error(k.span(), format!("{op}: option `{k}` is given twice"));
+            } else if !self.used[i] && (resolved || self.spec.option(&k.to_string()).is_none()) {
                 let hint = suggest::hint(&k.to_string(), &known, "options");
                 self.cx.error(k.span(), format!("{op} has no option `{k}`{hint}"));
             }

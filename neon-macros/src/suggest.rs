@@ -32,7 +32,8 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The candidate closest to `word`, if one is close enough (see the module docs); the
 /// first of equally close ones. A word that is the start of exactly one candidate (3
-/// characters or more) picks it when no candidate is close by distance.
+/// characters or more), or that starts with exactly one (PyTorch's `kernel_size` for
+/// `kernel`), picks it when no candidate is close by distance.
 pub fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let limit = (word.chars().count() / 3).max(1);
     let by_distance = candidates
@@ -41,14 +42,23 @@ pub fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
         .filter(|&(d, c)| d <= limit && d < word.chars().count() && c != word)
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c);
-    by_distance.or_else(|| {
-        let mut extending =
-            candidates.iter().filter(|c| word.len() >= 3 && c.starts_with(word) && **c != word);
-        match (extending.next(), extending.next()) {
-            (Some(&c), None) => Some(c),
-            _ => None,
-        }
-    })
+    by_distance
+        .or_else(|| {
+            let mut extending =
+                candidates.iter().filter(|c| word.len() >= 3 && c.starts_with(word) && **c != word);
+            match (extending.next(), extending.next()) {
+                (Some(&c), None) => Some(c),
+                _ => None,
+            }
+        })
+        .or_else(|| {
+            let mut prefixes =
+                candidates.iter().filter(|c| c.len() >= 3 && word.starts_with(**c) && **c != word);
+            match (prefixes.next(), prefixes.next()) {
+                (Some(&c), None) => Some(c),
+                _ => None,
+            }
+        })
 }
 
 /// `: did you mean `x`?` when a candidate is close to `word`, else nothing.
@@ -112,6 +122,12 @@ mod tests {
         assert_eq!(closest("global", &names), None);
         // Too short to extend.
         assert_eq!(closest("st", &["stft_magnitude"]), None);
+    }
+
+    #[test]
+    fn a_unique_prefix_is_a_suggestion() {
+        assert_eq!(closest("kernel_size", &["kernel", "stride"]), Some("kernel"));
+        assert_eq!(closest("kernel_size", &["kernel", "kern"]), None);
     }
 
     #[test]

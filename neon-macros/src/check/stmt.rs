@@ -83,9 +83,7 @@ impl Checker<'_> {
         let spec = signatures::lookup(&callee.to_string()).expect("the callee has a signature");
         let mut opts = Options::new(&options, spec, self.cx);
         let op = signatures::resolve(callee, &wargs, &targs, &mut opts, self.cx);
-        if op.is_some() {
-            opts.finish();
-        }
+        opts.finish(op.is_some());
         if self.cx.error_count() > before {
             return None;
         }
@@ -102,11 +100,11 @@ impl Checker<'_> {
             }
         };
         self.check_in_place_target(stmt, &op, bound.inputs[0])?;
-        let claimed = self.claim_weights(&bound);
-        let output = self.bind_target(stmt, &op, &bound, args, out_dims)?;
-        if !claimed {
+        // A failed claim defines nothing (the target is poisoned, its inputs count as read).
+        if !self.claim_weights(&bound) {
             return None;
         }
+        let output = self.bind_target(stmt, &op, &bound, args, out_dims)?;
         let max_in: Vec<usize> = in_shapes
             .first()
             .map(|s| s.dims().iter().map(|d| d.range().1.max(1) as usize).collect())
@@ -329,11 +327,25 @@ impl Checker<'_> {
                         (&self.steps[s].callee, &self.values[self.steps[s].output].name);
                     self.cx.error(
                         name.span(),
-                        format!("weight shape conflict: `{}` is already used by the {by} that defines `{out}`; declare a separate weight", self.weights[w].name),
+                        format!(
+                            "weight `{}` is already used by the {by} that defines `{out}`: a \
+                             weight belongs to one statement (it is packed for that statement's \
+                             geometry); declare a separate weight",
+                            self.weights[w].name
+                        ),
                     );
                     ok = false;
                 }
                 None => self.weights[w].used = Some((step, k == 0)),
+            }
+        }
+        if !ok {
+            // The step is not created: the weights it claimed are marked claimed by a
+            // failed statement, so a later use reports nothing more.
+            for &w in &bound.weights {
+                if self.weights[w].used.is_some_and(|(s, _)| s == step) {
+                    self.weights[w].used = Some((usize::MAX, false));
+                }
             }
         }
         ok

@@ -80,6 +80,16 @@ fn scale_shift(call: Call, opts: &mut Options) -> Resolved {
             }
             let w = weight_rank(op, w, 1, "a scale [channels]")?;
             let c = w.shape[0];
+            // Rule: scale and shift have one value per channel each; when their lengths
+            // differ, either may be the wrong one, so the message names both.
+            if let Some(b) = b.filter(|b| b.shape.len() == 1 && b.shape[0] != c) {
+                let msg = format!(
+                    "scale_shift: the scale `{}` has {c} values and the shift `{}` has {}: \
+                     both hold one value per channel",
+                    w.name, b.name, b.shape[0]
+                );
+                return Err(syn::Error::new(b.name.span(), msg));
+            }
             bias_len(op, b, c, "a shift")?;
             Ok(Some(Op::PerChannel(PerChannel::scale_shift(c, layout))))
         }
