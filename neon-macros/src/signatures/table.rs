@@ -353,8 +353,10 @@ pub const OPERATORS: &[OpSpec] = &[
             opt("stride", "s", Text("the kernel")),
             opt("padding", "n | (l, r)", Int(0)).note("each at most `k / 2`"),
             opt("ceil_mode", "", Flag(false)).note("rounds `T'` up; needs `s <= k - r`"),
-            opt("count_include_pad", "", Flag(true))
-                .note("the mean divides by `k`; `false`: by the samples inside `x`"),
+            opt("count_include_pad", "", Flag(true)).note(
+                "the mean divides by the window's length over the padded input (`k`, less for \
+                     a `ceil_mode` last window); `false`: by the samples inside `x`",
+            ),
             opt("layout", LAYOUT, CF).note("frame-major: `[T, C]` -> `[T', C]`"),
         ],
     },
