@@ -149,9 +149,9 @@
 //!
 //! ```text
 //! error: conv1d has no option `paddng`: did you mean `padding`? (options: groups, stride, dilation, output, causal, padding)
-//!   --> ui/no_cascade.rs:13:26
+//!   --> ui/no_cascade.rs:14:26
 //!    |
-//! 13 |     let h = conv1d(x, w, paddng = 1);
+//! 14 |     let h = conv1d(x, w, paddng = 1);
 //!    |                          ^^^^^^
 //! ```
 //!

@@ -1,6 +1,7 @@
 //! One mistake, one error: a call whose options failed defines its output poisoned (the
 //! statements reading it and the declared output report nothing more), and a dim with an
-//! empty range is reported once, not at each use.
+//! empty range is reported once, not at each use. Two mistakes are still two errors: a
+//! statement silenced by a poisoned argument reports its unknown operator or option.
 
 use neon_macros::neon_plan;
 
@@ -32,6 +33,14 @@ neon_plan! {
         output y: [8, frames];
         y = relu(x);
     }
+}
+
+pool_plan! {
+    TwoMistakes;
+    output y: [1, 8];
+    let h = avg_pool1d(x, kernel = 3, padding = 2);
+    let h = global_avgpool(h);
+    y = reshape(h, to = [1, 8], layuot = frame_major);
 }
 
 fn main() {}

@@ -27,7 +27,12 @@ impl Checker<'_> {
     /// its arguments count as used and its target as defined (`Poisoned` for a `let`), so
     /// its error is not followed by "never used" / "undefined" noise.
     pub(super) fn check_stmt(&mut self, stmt: &Stmt) {
-        let step = if self.reads_poisoned(stmt) { None } else { self.check_call(stmt) };
+        let step = if self.reads_poisoned(stmt) {
+            self.check_names(stmt);
+            None
+        } else {
+            self.check_call(stmt)
+        };
         match step {
             Some(step) => {
                 self.readers.resize(self.values.len(), 0);
@@ -44,6 +49,16 @@ impl Checker<'_> {
     /// statement.
     fn reads_poisoned(&self, stmt: &Stmt) -> bool {
         stmt.args.iter().any(|a| matches!(self.bind.get(&a.to_string()), Some(Binding::Poisoned)))
+    }
+
+    /// A statement silenced by a poisoned argument still reports the mistakes that do not
+    /// depend on shapes: an unknown operator, an option the operator does not have, an
+    /// option given twice.
+    fn check_names(&self, stmt: &Stmt) {
+        if self.operator(&stmt.callee).is_some() {
+            let spec = signatures::lookup(&stmt.callee.to_string()).expect("a known operator");
+            Options::new(&stmt.options, spec, self.cx).finish(false);
+        }
     }
 
     fn check_call(&mut self, stmt: &Stmt) -> Option<StepInfo> {
