@@ -1,7 +1,7 @@
 //! Resolving the pools (`max_pool2d`, `avg_pool1d`, `max_pool1d`, `global_avg_pool`,
 //! `global_max_pool`) into the runtime's own pool operators.
 
-use neon_runtime::ops::pool::{GlobalPool, MaxPool2d, Pool1d, PoolKind};
+use neon_runtime::ops::pool::{GlobalPool, MaxPool2d, Pool1d, Pool1dRule, PoolKind};
 use neon_runtime::Layout;
 use syn::Ident;
 
@@ -69,23 +69,29 @@ fn pool1d(
     if kind == PoolKind::Avg && opts.has("count_include_pad") {
         p = p.count_include_pad(opts.flag("count_include_pad"));
     }
-    // Rule: each pad is at most half the kernel (PyTorch's own rule).
-    if let Some(e) = opts.peek("padding").filter(|_| pad_left.max(pad_right) > k / 2) {
-        let msg = format!(
-            "{callee}: each padding must be at most kernel / 2 = {} (PyTorch's rule)",
-            k / 2
-        );
-        return Err(syn::Error::new_spanned(e, msg));
+    // The runtime's geometry rules, reported at the option that breaks them (a zero kernel
+    // or stride is left to the shape rule, at the call).
+    let (key, msg) = match p.broken_rule() {
+        Some(Pool1dRule::Padding) => (
+            "padding",
+            format!(
+                "{callee}: each padding must be at most kernel / 2 = {} (PyTorch's rule)",
+                k / 2
+            ),
+        ),
+        Some(Pool1dRule::CeilMode) => (
+            "ceil_mode",
+            format!(
+                "{callee}: `ceil_mode` needs stride <= kernel - right padding, here {} > {k} - \
+                 {pad_right} (PyTorch would drop a last window starting in the padding for some \
+                 lengths)",
+                p.stride
+            ),
+        ),
+        _ => return Ok(Some(p)),
+    };
+    match opts.peek(key) {
+        Some(e) => Err(syn::Error::new_spanned(e, msg)),
+        None => Ok(Some(p)),
     }
-    // Rule: `ceil_mode` only where PyTorch never drops a last window, so the output length
-    // stays one expression.
-    if let Some(e) = opts.peek("ceil_mode").filter(|_| p.ceil_mode && p.stride + pad_right > k) {
-        let msg = format!(
-            "{callee}: `ceil_mode` needs stride <= kernel - right padding, here {} > {k} - {pad_right} \
-             (PyTorch would drop a last window starting in the padding for some lengths)",
-            p.stride
-        );
-        return Err(syn::Error::new_spanned(e, msg));
-    }
-    Ok(Some(p))
 }

@@ -208,21 +208,55 @@ impl Pool1d {
         Ok(())
     }
 
-    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
-        let op = self.name();
+    /// The first geometry rule this pool breaks, if any (what
+    /// [`output_shape`](ShapeRule::output_shape) reports as [`ShapeError::Geometry`]):
+    /// `neon_plan!` asks it to point at the option that breaks the rule.
+    pub const fn broken_rule(&self) -> Option<Pool1dRule> {
         let (k, s) = (self.kernel, self.stride);
-        let reason = if k == 0 {
-            "kernel must be >= 1"
+        if k == 0 {
+            Some(Pool1dRule::Kernel)
         } else if s == 0 {
-            "stride must be >= 1"
+            Some(Pool1dRule::Stride)
         } else if self.pad_left > k / 2 || self.pad_right > k / 2 {
-            "padding must be at most kernel / 2 on each side (PyTorch)"
+            Some(Pool1dRule::Padding)
         } else if self.ceil_mode && s > k - self.pad_right {
-            "ceil_mode needs stride <= kernel - right padding"
+            Some(Pool1dRule::CeilMode)
         } else {
-            return Ok(());
-        };
-        Err(ShapeError::Geometry { op, reason })
+            None
+        }
+    }
+
+    fn validate<D>(&self) -> Result<(), ShapeError<D>> {
+        match self.broken_rule() {
+            None => Ok(()),
+            Some(rule) => Err(ShapeError::Geometry { op: self.name(), reason: rule.reason() }),
+        }
+    }
+}
+
+/// A geometry rule of [`Pool1d`] (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool1dRule {
+    /// `kernel >= 1`.
+    Kernel,
+    /// `stride >= 1`.
+    Stride,
+    /// Each pad at most `kernel / 2` (PyTorch's rule).
+    Padding,
+    /// `ceil_mode` only with `stride <= kernel - pad_right`, where PyTorch never drops a
+    /// last window, so the output length stays one expression.
+    CeilMode,
+}
+
+impl Pool1dRule {
+    /// The rule as an error's reason.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Pool1dRule::Kernel => "kernel must be >= 1",
+            Pool1dRule::Stride => "stride must be >= 1",
+            Pool1dRule::Padding => "padding must be at most kernel / 2 on each side (PyTorch)",
+            Pool1dRule::CeilMode => "ceil_mode needs stride <= kernel - right padding",
+        }
     }
 }
 
