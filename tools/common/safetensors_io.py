@@ -10,7 +10,14 @@ import os
 import numpy as np
 
 # numpy dtype (little endian) -> safetensors dtype name.
-DTYPES = {np.dtype("<f4"): "F32", np.dtype("<i4"): "I32", np.dtype("i1"): "I8"}
+DTYPES = {
+    np.dtype("<f4"): "F32",
+    np.dtype("<f8"): "F64",
+    np.dtype("<i4"): "I32",
+    np.dtype("<u2"): "U16",
+    np.dtype("i1"): "I8",
+    np.dtype("u1"): "U8",
+}
 
 
 def sha256_file(path):
@@ -25,7 +32,7 @@ def sha256_file(path):
 def write_safetensors(path, tensors, metadata):
     """Writes a safetensors file deterministically (same inputs -> same bytes).
 
-    `tensors`: dict name -> numpy array (f32, i32 or i8), written in the dict's order, little
+    `tensors`: dict name -> numpy array (f32, f64, i32, u16, i8 or u8), written in the dict's order, little
     endian, C order. `metadata`: dict str -> str, written with sorted keys. The header is padded
     with spaces to a multiple of 8 bytes. (The safetensors package writes its metadata map in a
     per-process random order, so its files are not byte-reproducible; reading uses it.)
