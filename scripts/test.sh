@@ -3,7 +3,8 @@
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
 # NEON, the no_std bare-metal build and the bare-metal openWakeWord program under
 # qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
-# committed weights and goldens regenerate from the official model files), the Moonshine fetch
+# committed weights and goldens regenerate from the official model files), the microWakeWord
+# golden check (the official Python pipeline reproduces them bit for bit), the Moonshine fetch
 # and converter check (downloads and converts the official model once into models/moonshine:
 # the Moonshine tests and the models tarball need it), the aarch64 release tarballs
 # (scripts/release.sh: glibc and static musl builds and the models tarball, the static binary
@@ -65,6 +66,9 @@ step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64
 
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
 tools/openwakeword/check.sh
+
+step "microWakeWord: goldens of the pymicro-wakeword/pymicro-features pipeline reproduce bit for bit (tools/microwakeword/check.sh, ~2-3 s warm, ~15-19 s from no venv)"
+tools/microwakeword/check.sh
 
 step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"
 tools/moonshine/check.sh
