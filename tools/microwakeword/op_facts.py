@@ -23,7 +23,9 @@ the C library's) it prints:
   observed (input, output) pair, and each entry's margin from its rounding boundary;
 * QUANTIZE / DEQUANTIZE / CONCATENATION scales, STRIDED_SLICE and SPLIT_V forms.
 
-Usage: op_facts.py [--root DIR] [--model NAME ...] [--all-clips]
+Usage: op_facts.py [--root DIR] [--model NAME ...] [--model-json PATH ...] [--all-clips]
+  --model-json  also measure a model outside the repository (its JSON next to its .tflite),
+                on okay_nabu.wav and hey_jarvis.wav of models/tests/data/microwakeword/
   --all-clips   measure on every recording of models/tests/data/microwakeword/ and
                 models/tests/data/wyoming/ instead of dump_ops.py's 2 clips per model
 """
@@ -192,7 +194,7 @@ def expf_glibc():
 
 EXPS = {
     "glibc expf": expf_glibc(),
-    "f64 exp to f32": lambda v: np.float32(math.exp(float(v))),
+    "f64 exp to f32": lambda v: np.float32(math.exp(float(v)) if v < 709 else math.inf),
     "numpy f32 exp": lambda v: np.exp(np.float32(v)),
 }
 
@@ -204,7 +206,8 @@ def logistic_lut(in_s, in_zp, out_s, out_zp, exp):
     lut, margin = {}, {}
     for q in range(-128, 128):
         deq = f32(f32(in_s) * f32(q - in_zp))
-        y = f32(f32(1) / f32(f32(1) + exp(f32(-deq))))
+        with np.errstate(over="ignore"):  # exp overflows to inf; 1 / (1 + inf) is 0 as in C
+            y = f32(f32(1) / f32(f32(1) + exp(f32(-deq))))
         r = f32(y * inv)
         rounded = math.copysign(math.floor(abs(float(r)) + 0.5), float(r))
         v = int(f32(f32(rounded) + f32(out_zp)))
@@ -213,6 +216,41 @@ def logistic_lut(in_s, in_zp, out_s, out_zp, exp):
         bits = lambda z: int(np.array(z, np.float32).view(np.int32))
         margin[q] = abs(bits(r) - bits(f32(boundary)))
     return lut, margin
+
+
+def round_away(v):
+    v = v.astype(np.float64)
+    return np.where(v >= 0, np.floor(v + 0.5), -np.floor(-v + 0.5))
+
+
+def float_op(sg, op, per_clips, counts):
+    """f32 QUANTIZE (x / s vs x * (1 / s), half away from zero) and DEQUANTIZE (one rounding
+    f32(q - zp) * s vs two, f32(q * s) + f32(-zp * s), vs an FMA of them) candidates."""
+    f32 = np.float32
+    kind = op["op"]
+    for per in per_clips:
+        x, y = per[op["inputs"][0]], per[op["outputs"][0]]
+        if kind == "QUANTIZE":
+            t = sg["tensors"][op["outputs"][0]]
+            s, zp = f32(t["scale"][0]), t["zero_point"][0]
+            xf = x.astype(f32)
+            div = np.clip(round_away(xf / s) + zp, -128, 127)
+            mul = np.clip(round_away(xf * (f32(1) / s)) + zp, -128, 127)
+            counts["QUANTIZE f32 elements"] += x.size
+            counts["QUANTIZE x/s"] += int((div != y).sum())
+            counts["QUANTIZE x*(1/s)"] += int((mul != y).sum())
+            counts["QUANTIZE x/s != x*(1/s)"] += int((div != mul).sum())
+        else:
+            t = sg["tensors"][op["inputs"][0]]
+            s, zp = f32(t["scale"][0]), t["zero_point"][0]
+            q = x.astype(np.int64)
+            one = (q - zp).astype(f32) * s
+            two = q.astype(f32) * s + f32(f32(-zp) * s)
+            fma = (q.astype(np.float64) * np.float64(s) + np.float64(f32(f32(-zp) * s))).astype(f32)
+            counts["DEQUANTIZE elements"] += x.size
+            counts["DEQUANTIZE f32(q-zp)*s"] += int((one != y).sum())
+            counts["DEQUANTIZE f32(q*s)+f32(-zp*s)"] += int((two != y).sum())
+            counts["DEQUANTIZE fma(q,s,-zp*s)"] += int((fma != y).sum())
 
 
 def model_facts(name, cfg, model, per_clips):
@@ -288,6 +326,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=os.path.abspath(os.path.join(HERE, "..", "..")))
     ap.add_argument("--model", action="append", choices=dump_ops.OFFICIAL + dump_ops.COMMUNITY)
+    ap.add_argument("--model-json", action="append", default=[])
     ap.add_argument("--all-clips", action="store_true")
     args = ap.parse_args()
     data = os.path.join(args.root, "models", "tests", "data")
@@ -295,8 +334,15 @@ def main():
                    + glob.glob(os.path.join(data, "wyoming", "*.wav")))
     tally = Tally()
     lut_report = []
-    for name in args.model or dump_ops.OFFICIAL + dump_ops.COMMUNITY:
-        cfg, wav_a, wav_b = dump_ops.paths(args.root, name)
+    floats = Counter()
+    jobs = [(name, dump_ops.paths(args.root, name))
+            for name in (args.model or ([] if args.model_json else
+                                        dump_ops.OFFICIAL + dump_ops.COMMUNITY))]
+    for path in args.model_json:
+        wav = os.path.join(data, "microwakeword", "{}.wav")
+        jobs.append((os.path.basename(path)[:-5], (path, wav.format("okay_nabu"),
+                                                   wav.format("hey_jarvis"))))
+    for name, (cfg, wav_a, wav_b) in jobs:
         tflite = os.path.join(os.path.dirname(cfg), json.load(open(cfg))["model"])
         model = tflite_model.load(tflite)
         per_clips = []
@@ -325,7 +371,10 @@ def main():
                                       f"inputs, mismatches {bad if bad else 'none'}; min margin "
                                       f"{min(margin.values())} ulps, entries within 2 ulps "
                                       f"{[q for q, m in margin.items() if m <= 2]}")
-            if op["op"] == "QUANTIZE":
+            if op["op"] == "DEQUANTIZE" or (op["op"] == "QUANTIZE" and main_sg["tensors"][
+                    op["inputs"][0]]["type"] == "FLOAT32"):
+                float_op(main_sg, op, per_clips, floats)
+            elif op["op"] == "QUANTIZE":
                 a = np.concatenate([p[op["inputs"][0]].ravel() for p in per_clips])
                 b = np.concatenate([p[op["outputs"][0]].ravel() for p in per_clips])
                 same = bool(np.array_equal(a.astype(np.int64) + 128, b.astype(np.int64)))
@@ -339,6 +388,9 @@ def main():
               f"{tally.ties[(kind, 'gemmlowp!=single')]}")
     print("- multipliers equal with f64 and f32 scale products (op kind, equal): "
           + ", ".join(f"{k}: {v}" for k, v in sorted(tally.mult_variants.items())))
+    if floats:
+        print("- f32 QUANTIZE / DEQUANTIZE (mismatch counts per candidate): "
+              + ", ".join(f"{k}: {v}" for k, v in sorted(floats.items())))
     print("\n### LOGISTIC and QUANTIZE")
     print("\n".join("- " + line for line in lut_report))
 
