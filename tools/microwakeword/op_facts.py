@@ -21,7 +21,8 @@ the C library's) it prints:
   1 / (1 + exp(-x)) in f32, round half away from zero of x * (1 / out_scale), + zp, clamp)
   with three exps (glibc expf, f64 exp rounded to f32, numpy f32 exp), compared with every
   observed (input, output) pair, and each entry's margin from its rounding boundary;
-* QUANTIZE / DEQUANTIZE / CONCATENATION scales, STRIDED_SLICE and SPLIT_V forms.
+* QUANTIZE / DEQUANTIZE / CONCATENATION scales, STRIDED_SLICE and SPLIT_V forms;
+* whether the C library creates an XNNPACK delegate (its log line, with a positive control).
 
 Usage: op_facts.py [--root DIR] [--model NAME ...] [--model-json PATH ...] [--all-clips]
   --model-json  also measure a model outside the repository (its JSON next to its .tflite),
@@ -322,6 +323,35 @@ def model_facts(name, cfg, model, per_clips):
     return lines
 
 
+XNNPACK_LINE = "Created TensorFlow Lite XNNPACK delegate"
+XNNPACK_PROBE = """
+import ctypes, sys
+import numpy as np
+from pymicro_wakeword import MicroWakeWord
+m = MicroWakeWord.from_config(sys.argv[1])
+for _ in range(6):
+    m.process_streaming(np.zeros((1, 1, 40)))
+sys.stderr.write("PROBE-RAN\\n")
+sys.stderr.flush()
+m.lib.TfLiteXNNPackDelegateCreate.restype = ctypes.c_void_p
+m.lib.TfLiteXNNPackDelegateCreate.argtypes = [ctypes.c_void_p]
+m.lib.TfLiteXNNPackDelegateCreate(None)
+"""
+
+
+def xnnpack_report(cfg):
+    """Runs the detector in a child process (TF_CPP_MIN_LOG_LEVEL=0) and reports whether the
+    C library logged XNNPACK's creation line before its own positive control creates one."""
+    import subprocess
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+    err = subprocess.run([sys.executable, "-c", XNNPACK_PROBE, cfg], env=env, check=True,
+                         capture_output=True, text=True).stderr
+    before, _, after = err.partition("PROBE-RAN")
+    return (f"XNNPACK: the detector's run logged the creation line: {XNNPACK_LINE in before}; "
+            f"the positive control (TfLiteXNNPackDelegateCreate) logged it: "
+            f"{XNNPACK_LINE in after}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=os.path.abspath(os.path.join(HERE, "..", "..")))
@@ -391,6 +421,8 @@ def main():
     if floats:
         print("- f32 QUANTIZE / DEQUANTIZE (mismatch counts per candidate): "
               + ", ".join(f"{k}: {v}" for k, v in sorted(floats.items())))
+    print("\n### Delegates")
+    print("- " + xnnpack_report(jobs[0][1][0]))
     print("\n### LOGISTIC and QUANTIZE")
     print("\n".join("- " + line for line in lut_report))
 
