@@ -11,6 +11,8 @@
 # step_driver.c for both machines against each wheel's libtensorflowlite_c.so, and runs the
 # aarch64 one under qemu-aarch64 once per QEMU_CPU. Exit status 1 when a run differs.
 # The Python is $MWW_PYTHON, default the venv of tools/microwakeword/setup.sh.
+# MWW_EXTRA_MODELS: model JSON paths (space-separated, .tflite beside each) to check as well,
+# e.g. models that are not committed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="${MWW_PYTHON:-target/py/microwakeword/bin/python}"
@@ -35,7 +37,8 @@ aarch64-linux-gnu-gcc -O2 -Wall -Wextra -o "$dir/step_driver_aarch64" \
   tools/microwakeword/step_driver.c -L"$arm_lib" -ltensorflowlite_c
 work="$dir/work"
 rm -rf "$work"
-"$py" tools/microwakeword/cross_check.py prepare "$work"
+# shellcheck disable=SC2086 # MWW_EXTRA_MODELS is a space-separated list of model JSON paths
+"$py" tools/microwakeword/cross_check.py prepare "$work" ${MWW_EXTRA_MODELS:-}
 run() { # run NAME COMMAND...: every model and clip into $work/NAME/
   local name="$1" input model step clip
   shift

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Prepares and compares arm64_check.sh's runs of the TFLite C library on two machines.
 
-  cross_check.py prepare DIR    writes into DIR, per model of dump_ops.py and per clip of
+  cross_check.py prepare DIR [JSON ...]
+                                writes into DIR, per model of dump_ops.py (and per model JSON
+                                given, its .tflite beside it) and per clip of
                                 models/tests/data/{microwakeword,wyoming}/*.wav:
                                   <model>.tflite   the model with every computing op's output
                                                    (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
@@ -78,11 +80,13 @@ def fc_entry(sg, op):
             "bias": b["data"].tolist(), "real": real}
 
 
-def prepare(out_dir):
+def prepare(out_dir, extra_json):
     os.makedirs(out_dir, exist_ok=True)
     manifest = {}
-    for name in dump_ops.OFFICIAL + dump_ops.COMMUNITY:
-        cfg, _, _ = dump_ops.paths(ROOT, name)
+    models = [(name, dump_ops.paths(ROOT, name)[0])
+              for name in dump_ops.OFFICIAL + dump_ops.COMMUNITY]
+    models += [(os.path.basename(p)[:-len(".json")], p) for p in extra_json]
+    for name, cfg in models:
         tflite = os.path.join(os.path.dirname(cfg), json.load(open(cfg))["model"])
         model = tflite_model.load(tflite)
         sg = model["subgraphs"][0]
@@ -180,8 +184,8 @@ def compare(work, a, b):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "prepare":
-        prepare(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
+        prepare(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) == 5 and sys.argv[1] == "compare":
         sys.exit(compare(*sys.argv[2:]))
     else:
