@@ -391,9 +391,11 @@ def main():
                 for per in per_clips:
                     pairs |= set(zip(per[op["inputs"][0]].ravel().tolist(),
                                      per[op["outputs"][0]].ravel().tolist()))
+                luts = []
                 for ename, exp in EXPS.items():
                     lut, margin = logistic_lut(x["scale"][0], x["zero_point"][0], y["scale"][0],
                                                y["zero_point"][0], exp)
+                    luts.append(lut)
                     bad = [(a, b, lut[a]) for a, b in pairs if lut[a] != b]
                     lut_report.append(f"{name} LOGISTIC with {ename}: in scale {x['scale'][0]} "
                                       f"zp {x['zero_point'][0]}, out scale {y['scale'][0]} zp "
@@ -401,6 +403,8 @@ def main():
                                       f"inputs, mismatches {bad if bad else 'none'}; min margin "
                                       f"{min(margin.values())} ulps, entries within 2 ulps "
                                       f"{[q for q, m in margin.items() if m <= 2]}")
+                lut_report.append(f"{name} LOGISTIC: the {len(luts)} LUTs are identical: "
+                                  f"{all(t == luts[0] for t in luts)}")
             if op["op"] == "DEQUANTIZE" or (op["op"] == "QUANTIZE" and main_sg["tensors"][
                     op["inputs"][0]]["type"] == "FLOAT32"):
                 float_op(main_sg, op, per_clips, floats)
