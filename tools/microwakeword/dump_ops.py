@@ -30,7 +30,8 @@ zeros), it
      <clip>.after.t<i> [*shape]    ASSIGN_VARIABLE value input i at the last step: its value
                                    after the window
    and one metadata entry "dump": JSON with the model, clips, step ranges, package versions,
-   and per dumped tensor its name, type, shape, scale, zero point and producing op.
+   per variable (shared_name) its READ_VARIABLE output and ASSIGN_VARIABLE value tensors, and
+   per dumped tensor its name, type, shape, scale, zero point and producing op.
 
 Usage: dump_ops.py [--check] [--root DIR] [--model NAME ...]
   --check   regenerate into a temporary directory and require byte-identical files
@@ -203,8 +204,16 @@ def dump_model(root, name, out_dir):
                        f"(max output {int(c_out.max())}), {nvars} variables consistent, "
                        f"max raw feature {raw_max} (a quantised input wraps above 667), "
                        f"input range [{int(qs.min())}, {int(qs.max())}]")
+    handles = tflite_model.variable_names(sg)
+    variables = {}
+    for op in sg["ops"]:
+        if op["op"] == "READ_VARIABLE":
+            variables.setdefault(handles[op["inputs"][0]], {})["read"] = op["outputs"][0]
+        elif op["op"] == "ASSIGN_VARIABLE":
+            variables.setdefault(handles[op["inputs"][0]], {})["assign"] = op["inputs"][1]
     meta = {
         "model": name,
+        "variables": variables,
         "clips": meta_clips,
         "versions": {p: version(p) for p in ("pymicro-wakeword", "pymicro-features",
                                              "ai-edge-litert", "numpy")},
