@@ -30,7 +30,8 @@ if [ ! -f "$arm_lib/pymicro_wakeword/lib/libtensorflowlite_c.so" ]; then
   "$py" -m zipfile -e "$wheel" "$arm_lib"
 fi
 arm_lib="$arm_lib/pymicro_wakeword/lib"
-x86_lib="$("$py" -c 'import os, pymicro_wakeword as p; print(os.path.join(os.path.dirname(p.__file__), "lib"))')"
+x86_lib="$("$py" -c 'import os, pymicro_wakeword as p
+print(os.path.join(os.path.dirname(p.__file__), "lib"))')"
 gcc -O2 -Wall -Wextra -o "$dir/step_driver_x86_64" tools/microwakeword/step_driver.c \
   -L"$x86_lib" -ltensorflowlite_c -Wl,-rpath,"$x86_lib"
 aarch64-linux-gnu-gcc -O2 -Wall -Wextra -o "$dir/step_driver_aarch64" \
@@ -46,7 +47,8 @@ run() { # run NAME COMMAND...: every model and clip into $work/NAME/
   for input in "$work"/*.in; do
     clip="$(basename "${input%.in}")"
     model="$work/${clip%%.*}.tflite"
-    step="$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["step_bytes"])' \
+    step="$("$py" -c 'import json, sys
+print(json.load(open(sys.argv[1]))[sys.argv[2]]["step_bytes"])' \
       "$work/manifest.json" "${clip%%.*}")"
     "$@" "$model" "$input" "$step" >"$work/$name/$clip.out"
   done

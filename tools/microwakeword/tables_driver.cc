@@ -77,7 +77,8 @@ void Configure(FrontendConfig* cfg) {
   cfg->log_scale.scale_shift = 6;
 }
 
-// window_util.cc: v = 0.5 - 0.5 cos(2 pi (i + 0.5) / size) in f32, coefficient floorf(v 2^12 + 0.5f).
+// window_util.cc: v = 0.5 - 0.5 cos(2 pi (i + 0.5) / size) in f32; coefficient
+// floorf(v 2^12 + 0.5f).
 void PrintWindow(const WindowState& w) {
   std::printf("  \"window_size\": %zu,\n  \"window_step\": %zu,\n", w.size, w.step);
   PrintInts("window_coefficients", w.coefficients, w.size);
