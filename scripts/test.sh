@@ -67,7 +67,7 @@ step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
 tools/openwakeword/check.sh
 
-step "microWakeWord: goldens of the pymicro-wakeword/pymicro-features pipeline reproduce bit for bit (tools/microwakeword/check.sh, ~2-3 s warm, ~15-19 s from no venv)"
+step "microWakeWord: goldens of the pymicro-wakeword/pymicro-features pipeline reproduce bit for bit and the frontend tables and per-op tensors regenerate (tools/microwakeword/check.sh, ~15 s warm, ~45 s from no venv)"
 tools/microwakeword/check.sh
 
 step "Moonshine: converter check (fetches and converts the official model once, then regenerates and compares)"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Regenerates models/microwakeword/goldens/ into a temporary directory and requires every tensor,
-# its metadata and SUMMARY.md to be bit-identical to the committed files (goldens.py --check).
-# Then, when tools/microwakeword/dump_tables.sh exists, checks the frontend's start-up tables
-# the same way. Runs setup.sh first.
+# Regenerates the microWakeWord oracle files into temporary directories and requires them to be
+# bit-identical to the committed ones:
+# - models/microwakeword/goldens/<clip>.safetensors and SUMMARY.md (goldens.py --check);
+# - the frontend's start-up tables, models/microwakeword/frontend_tables.json, built from
+#   pymicro-features' own C sources (dump_tables.sh --check);
+# - the per-op tensors, models/microwakeword/goldens/ops_<model>.safetensors (dump_ops.py
+#   --check).
+# Runs setup.sh first. Needs g++ (scripts/setup.sh installs build-essential).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/microwakeword/setup.sh
 py=target/py/microwakeword/bin/python
 "$py" tools/microwakeword/goldens.py --check
-# The frontend tables (models/microwakeword/frontend_tables.json), from pymicro-features' own C
-# code; the script is added by the frontend-tables change.
-if [ -x tools/microwakeword/dump_tables.sh ]; then
-  tools/microwakeword/dump_tables.sh --check
-fi
+tools/microwakeword/dump_tables.sh --check
+"$py" tools/microwakeword/dump_ops.py --check
