@@ -1,6 +1,7 @@
 //! neon-models: the models of neon as `neon_plan!` plans (openWakeWord, Moonshine base-en,
-//! Silero VAD, the sanoTTS decoder), their weight loading and folding, frontends, streaming
-//! state and component selection; depends on neon-runtime and neon-macros only (neon-import
+//! Silero VAD, the sanoTTS decoder), their weight loading and folding, frontends (among them
+//! microWakeWord's integer audio frontend, [`microwakeword::frontend`]), streaming state and
+//! component selection; depends on neon-runtime and neon-macros only (neon-import
 //! with feature `import`).
 //!
 //! The crate is `no_std` at its core (plans, frontends, streaming state, weights borrowed from
@@ -26,6 +27,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", feature = "synthetic", test))]
 extern crate std;
 
+pub mod microwakeword;
 pub mod moonshine;
 pub mod openwakeword;
 pub mod plans;
