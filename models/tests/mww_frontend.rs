@@ -1,8 +1,8 @@
 //! microWakeWord frontend (`neon_models::microwakeword::frontend`) against pymicro-features
-//! 2.0.2: start-up tables equal those its C code prints, features bit-exact on real clips for
-//! any chunking, `reset`, no allocation in `push`.
+//! 2.0.2: start-up tables equal those its C code prints, features bit-exact on real clips and
+//! extreme signals for any chunking, `reset`, no allocation in `push`.
 //!
-//! References (models/tests/data/microwakeword/, see its README): `frontend_<clip>.safetensors`
+//! References (models/tests/data/microwakeword/, see frontend_fixtures.md): `frontend_<clip>.safetensors`
 //! and `frontend_digests.json` from `tools/microwakeword/frontend_features.py`;
 //! `frontend_c_tables.json` printed from the package's own C sources.
 
@@ -86,6 +86,52 @@ fn features_match_pymicro_features_on_every_clip() {
             "{clip}: first difference at frame {:?}",
             first_diff.map(|i| i / 40)
         );
+    }
+}
+
+/// Extreme signals (the formulas of `synthetic()` in `tools/microwakeword/frontend_features.py`):
+/// they reach the wrapping and saturating paths that speech does not.
+fn synthetic() -> Vec<(&'static str, Vec<i16>)> {
+    let mut state = 39u64;
+    let (mut noise, mut quiet) = (Vec::new(), Vec::new());
+    for _ in 0..48_000 {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        noise.push((state >> 48) as u16 as i16);
+        quiet.push(((state >> 33) % 5) as i16 - 2);
+    }
+    let square = (0..16_000).map(|i| if (i / 7) % 2 == 1 { i16::MIN } else { i16::MAX }).collect();
+    let impulses = (0..16_000)
+        .map(|i| {
+            if i % 480 == 240 {
+                i16::MIN
+            } else if i % 333 == 0 {
+                i16::MAX
+            } else {
+                0
+            }
+        })
+        .collect();
+    vec![
+        ("full_scale_noise", noise),
+        ("quiet_noise", quiet),
+        ("min_value", vec![i16::MIN; 16_000]),
+        ("square_min_max", square),
+        ("impulses", impulses),
+    ]
+}
+
+#[test]
+fn features_match_pymicro_features_on_extreme_signals() {
+    let digests: Value = serde_json::from_slice(
+        &std::fs::read(data("microwakeword/frontend_digests.json")).unwrap(),
+    )
+    .unwrap();
+    for (name, audio) in synthetic() {
+        let got = whole(&audio);
+        let want = &digests[format!("synthetic/{name}")];
+        assert_eq!(want["frames"].as_u64(), Some((got.len() / FEATURES) as u64), "{name}: frames");
+        assert_eq!(format!("{:016x}", fnv1a64(&got)), want["fnv1a64"].as_str().unwrap(), "{name}");
     }
 }
 
