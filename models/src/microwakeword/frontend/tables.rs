@@ -2,11 +2,14 @@
 //!
 //! TFLite Micro's frontend (as built by pymicro-features 2.0.2) computes them when a frontend
 //! is created: the window and filterbank in `f32` with C's `cosf` and `log1pf`, the PCAN gain
-//! table with `powf`, each scaled to fixed point by `floorf(v * 2^bits + 0.5f)`; kissfft's
-//! twiddles in `f64` with `cos`/`sin` as `floor(0.5 + 32767 * cos(phase))`. Here every such
-//! library call is evaluated in `f64` (the `const fn`s below and
-//! [`neon_runtime::constmath`]) and rounded to `f32` where the C function returns `f32`; the
-//! arithmetic around it is the C code's, in the same types and order.
+//! table with `powf`, each rounded to fixed point (`floorf(v * 2^bits + 0.5f)`, or a
+//! truncation of `v + 0.5f`); kissfft's twiddles in `f64` with `cos`/`sin` as
+//! `floor(0.5 + 32767 * cos(phase))`. Here every such library call is evaluated in `f64` (the
+//! `const fn`s below and [`neon_runtime::constmath`]) and rounded to `f32` where the C
+//! function returns `f32`; the arithmetic around it is the C code's, in the same types and
+//! order. One exception: glibc 2.36's `log1pf` is not correctly rounded, and its results on
+//! the filterbank's arguments are pinned where they differ (`GLIBC_LOG1PF` in
+//! [`super::filterbank`]).
 //!
 //! A libm result may differ from the correctly rounded one by an ulp. [`Tables::build`] takes
 //! an `ulps` offset added to every such result, so a test can show how far each table is
