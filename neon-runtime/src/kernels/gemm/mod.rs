@@ -268,6 +268,11 @@ pub(crate) fn fmax(a: f32, b: f32) -> f32 {
     }
 }
 
+/// The inputs of the GEMM hooks ([`GemmKernels::gemm_packed_b_unchecked`],
+/// [`GemmKernels::gemm_packed_a_unchecked`]): `(a, b, bias)`, each as the entry point
+/// takes it.
+pub type Operands<'a> = (&'a [f32], &'a [f32], Option<&'a [f32]>);
+
 /// The geometry of [`GemmKernels::gemm_packed_b`]: `C[m, n] = A[m, k] · W^T + bias`, rows
 /// of `A` `lda` apart, rows of `C` `ldc` apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -386,7 +391,7 @@ pub trait GemmKernels: BackendType {
             return bias_only_b(bias, &mut c);
         }
         // SAFETY: the contract was checked above and every size is at least 1.
-        unsafe { Self::gemm_packed_b_unchecked(g, a, b, bias, c) }
+        unsafe { Self::gemm_packed_b_unchecked(g, (a, b, bias), c) }
     }
 
     /// `C[i, j] = e(sum_r W[i, r] * B[r, j] + bias[i])` for `i < m`, `j < n` (geometry `g`),
@@ -428,7 +433,7 @@ pub trait GemmKernels: BackendType {
             return bias_only_a(bias, g.epilogue, &mut c);
         }
         // SAFETY: the contract was checked above and every size is at least 1.
-        unsafe { Self::gemm_packed_a_unchecked(g, a, b, bias, c) }
+        unsafe { Self::gemm_packed_a_unchecked(g, (a, b, bias), c) }
     }
 
     /// GEMV (M = 1): `y[j] = sum_k x[k] * W[j, k] + bias[j]` with `b` = [`pack_b`] of
@@ -492,7 +497,7 @@ pub trait GemmKernels: BackendType {
             // least 1; rows `rows` of `A` times the panels from `cols.start / PACK_NR` on
             // (starting at `cols.start * k` of the packed `b`) into the block `c` are a
             // product of the same contract.
-            unsafe { Self::gemm_packed_b_unchecked(gs, a, b, bias, c) }
+            unsafe { Self::gemm_packed_b_unchecked(gs, (a, b, bias), c) }
         })
     }
 
@@ -534,7 +539,7 @@ pub trait GemmKernels: BackendType {
             // least 1; panel `rows.start / PACK_MR` starts at `rows.start * k` of the
             // packed `a`, and columns `cols` of `B` are `cols.len()` columns from
             // `b[cols.start]` under the same row map (its span shrinks by `cols.start`).
-            unsafe { Self::gemm_packed_a_unchecked(gs, a, &b[cols.start..], bias, c) }
+            unsafe { Self::gemm_packed_a_unchecked(gs, (a, &b[cols.start..], bias), c) }
         })
     }
 
@@ -574,13 +579,7 @@ pub trait GemmKernels: BackendType {
     ///
     /// # Safety
     /// The contract of `gemm_packed_b` holds (checked) and `m, n, k >= 1`.
-    unsafe fn gemm_packed_b_unchecked(
-        g: GemmB,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_b_unchecked(g: GemmB, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         // SAFETY: forwarded contract.
         unsafe { driver::packed_b::<portable::PortableKernel>(g, a, b, bias, &mut c) }
     }
@@ -591,13 +590,7 @@ pub trait GemmKernels: BackendType {
     ///
     /// # Safety
     /// The contract of `gemm_packed_a` holds (checked) and `m, n, k >= 1`.
-    unsafe fn gemm_packed_a_unchecked(
-        g: GemmA,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_a_unchecked(g: GemmA, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         // SAFETY: forwarded contract.
         unsafe { driver::packed_a::<portable::PortableKernel>(g, (), a, b, bias, &mut c) }
     }

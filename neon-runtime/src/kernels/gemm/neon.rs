@@ -4,7 +4,7 @@
 //! (`driver.rs`).
 
 use super::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
-use super::{BRows, Epilogue, GemmA, GemmB, GemmKernels, PACK_MR, PACK_NR};
+use super::{BRows, Epilogue, GemmA, GemmB, GemmKernels, Operands, PACK_MR, PACK_NR};
 use crate::kernels::StridedMut;
 use core::arch::aarch64::*;
 
@@ -458,33 +458,50 @@ unsafe fn segment_a<const NV: usize>(
     }
 }
 
+/// The operands of one packed-A tile narrower than 12 columns: the 8-row weight panel
+/// (`8 * k` values, `k = g.rows.rows * g.rows.segments`), `B` and `C` at the tile's first
+/// column, the panel's bias and how many of its rows are stored.
+#[derive(Clone, Copy)]
+struct NarrowTile<'a> {
+    g: &'a GemmA,
+    panel: *const f32,
+    b: *const f32,
+    bias: &'a [f32; PACK_MR],
+    c: *mut f32,
+    rows: usize,
+}
+
+impl NarrowTile<'_> {
+    /// The same tile `j` columns further right.
+    ///
+    /// # Safety
+    /// `b.add(j)` and `c.add(j)` stay inside their operands.
+    #[inline(always)]
+    unsafe fn right(self, j: usize) -> Self {
+        Self { b: self.b.add(j), c: self.c.add(j), ..self }
+    }
+}
+
 /// The packed-A micro-kernel in intrinsics for 8 or 4 columns (`NV = 2, 1`): the
 /// 8-row weight panel times `4 * NV` columns of `B` (rows placed by `g.rows` from `b`),
 /// then the epilogue, then `rows` rows stored. (12 columns: [`asm_tile_8x12`].)
 ///
 /// # Safety
-/// `panel` must hold `8 * k` values (`k = br.rows * br.segments`, `br = g.rows`);
-/// `b.add(offset(r) + j)` readable for every row `r < k` and `j < 4 * NV`;
-/// `c.add(r * g.ldc + j)` writable for `r < rows`, `j < 4 * NV`.
+/// `panel` must hold `8 * k` values; `b.add(offset(r) + j)` readable for every row
+/// `r < k` and `j < 4 * NV`; `c.add(r * g.ldc + j)` writable for `r < rows`,
+/// `j < 4 * NV`.
 #[inline(always)]
-unsafe fn tile_a<const NV: usize>(
-    g: &GemmA,
-    panel: *const f32,
-    b: *const f32,
-    bias: &[f32; PACK_MR],
-    c: *mut f32,
-    rows: usize,
-) {
-    let (br, epilogue, ldc) = (g.rows, g.epilogue, g.ldc);
+unsafe fn tile_a<const NV: usize>(t: NarrowTile<'_>) {
+    let (br, epilogue) = (t.g.rows, t.g.epilogue);
     let mut acc: [[float32x4_t; NV]; PACK_MR] =
-        core::array::from_fn(|i| [vdupq_n_f32(bias[i]); NV]);
+        core::array::from_fn(|i| [vdupq_n_f32(t.bias[i]); NV]);
     for (wo, bo) in br.segment_starts() {
-        segment_a(&mut acc, panel.add(wo), b.add(bo), br.rows, br.ldb);
+        segment_a(&mut acc, t.panel.add(wo), t.b.add(bo), br.rows, br.ldb);
     }
     if let Some(e) = epilogue {
         apply_epilogue(acc.as_flattened_mut(), e);
     }
-    store_a(&acc, rows, c, ldc);
+    store_a(&acc, t.rows, t.c, t.g.ldc);
 }
 
 /// The packed-A tail for the last `cols < 4` columns, one column at a time: the 8
@@ -495,19 +512,11 @@ unsafe fn tile_a<const NV: usize>(
 /// # Safety
 /// As [`tile_a`] with `cols` in place of `4 * NV`.
 #[inline(never)]
-unsafe fn tile_a_tail(
-    g: &GemmA,
-    panel: *const f32,
-    b: *const f32,
-    bias: &[f32; PACK_MR],
-    c: *mut f32,
-    rows: usize,
-    cols: usize,
-) {
+unsafe fn tile_a_tail(t: NarrowTile<'_>, cols: usize) {
     match cols {
-        1 => tail_cols::<1>(g, panel, b, bias, c, rows),
-        2 => tail_cols::<2>(g, panel, b, bias, c, rows),
-        _ => tail_cols::<3>(g, panel, b, bias, c, rows),
+        1 => tail_cols::<1>(t),
+        2 => tail_cols::<2>(t),
+        _ => tail_cols::<3>(t),
     }
 }
 
@@ -516,20 +525,13 @@ unsafe fn tile_a_tail(
 /// # Safety
 /// As [`tile_a`] with `C` in place of `4 * NV`.
 #[inline(always)]
-unsafe fn tail_cols<const C: usize>(
-    g: &GemmA,
-    panel: *const f32,
-    b: *const f32,
-    bias: &[f32; PACK_MR],
-    c: *mut f32,
-    rows: usize,
-) {
-    let (br, epilogue, ldc) = (g.rows, g.epilogue, g.ldc);
-    let init = vld1q_f32_x2(bias.as_ptr());
+unsafe fn tail_cols<const C: usize>(t: NarrowTile<'_>) {
+    let (br, epilogue, ldc) = (t.g.rows, t.g.epilogue, t.g.ldc);
+    let init = vld1q_f32_x2(t.bias.as_ptr());
     // acc[j] = rows 0..4 and 4..8 of column j.
     let mut acc = [[init.0, init.1]; C];
     for (wo, bo) in br.segment_starts() {
-        let (panel, b) = (panel.add(wo), b.add(bo));
+        let (panel, b) = (t.panel.add(wo), t.b.add(bo));
         for kk in 0..br.rows {
             let w = vld1q_f32_x2(panel.add(kk * PACK_MR));
             let row = b.add(kk * br.ldb);
@@ -544,10 +546,10 @@ unsafe fn tail_cols<const C: usize>(
         apply_epilogue(acc.as_flattened_mut(), e);
     }
     for (j, acc) in acc.iter().enumerate() {
-        let mut t = [0.0f32; PACK_MR];
-        vst1q_f32_x2(t.as_mut_ptr(), float32x4x2_t(acc[0], acc[1]));
-        for (r, &v) in t.iter().enumerate().take(rows) {
-            *c.add(r * ldc + j) = v;
+        let mut tmp = [0.0f32; PACK_MR];
+        vst1q_f32_x2(tmp.as_mut_ptr(), float32x4x2_t(acc[0], acc[1]));
+        for (r, &v) in tmp.iter().enumerate().take(t.rows) {
+            *t.c.add(r * ldc + j) = v;
         }
     }
 }
@@ -594,17 +596,18 @@ impl KernelA for NeonKernel {
                 }
                 return;
             }
+            let narrow = NarrowTile { g, panel, b, bias, c, rows };
             let mut j = 0;
             if t.cols - j >= 8 {
-                tile_a::<2>(g, panel, b.add(j), bias, c.add(j), rows);
+                tile_a::<2>(narrow.right(j));
                 j += 8;
             }
             if t.cols - j >= 4 {
-                tile_a::<1>(g, panel, b.add(j), bias, c.add(j), rows);
+                tile_a::<1>(narrow.right(j));
                 j += 4;
             }
             if j < t.cols {
-                tile_a_tail(g, panel, b.add(j), bias, c.add(j), rows, t.cols - j);
+                tile_a_tail(narrow.right(j), t.cols - j);
             }
         }
     }
@@ -740,24 +743,12 @@ impl GemmKernels for crate::kernels::Neon {
     const GEMM_B_ROW_TILE: usize = <NeonKernel as KernelB>::MR;
     const GEMM_A_COL_TILE: usize = <NeonKernel as KernelA>::NR;
 
-    unsafe fn gemm_packed_b_unchecked(
-        g: GemmB,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_b_unchecked(g: GemmB, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         // SAFETY: forwarded contract.
         unsafe { driver::packed_b::<NeonKernel>(g, a, b, bias, &mut c) }
     }
 
-    unsafe fn gemm_packed_a_unchecked(
-        g: GemmA,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_a_unchecked(g: GemmA, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         let consts = g.epilogue.map(|e| [e.slope, e.min]);
         let ep = consts.as_ref().map_or(core::ptr::null(), |e| e.as_ptr());
         // SAFETY: forwarded contract; `ep` points to the epilogue's constants (which

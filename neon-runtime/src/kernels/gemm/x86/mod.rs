@@ -94,7 +94,7 @@ x86_simd_items! {
     pub(crate) mod avx512;
     mod tile;
 
-    use super::{BRows, Epilogue, GemmA, GemmB};
+    use super::{BRows, Epilogue, GemmA, GemmB, Operands};
     use crate::kernels::cpu::X86Level;
     use crate::kernels::StridedMut;
 }
@@ -113,13 +113,7 @@ impl<I: X86Isa> GemmKernels for X86<I> {
     };
 
     #[cfg(neon_x86)]
-    unsafe fn gemm_packed_b_unchecked(
-        g: GemmB,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_b_unchecked(g: GemmB, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         Self::require();
         // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted level I.
         unsafe {
@@ -131,13 +125,7 @@ impl<I: X86Isa> GemmKernels for X86<I> {
     }
 
     #[cfg(neon_x86)]
-    unsafe fn gemm_packed_a_unchecked(
-        g: GemmA,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        mut c: StridedMut<'_>,
-    ) {
+    unsafe fn gemm_packed_a_unchecked(g: GemmA, (a, b, bias): Operands<'_>, mut c: StridedMut<'_>) {
         Self::require();
         with_vec_epilogue(g.epilogue, &mut c, |ep, c| {
             // SAFETY: the caller checked the contract (sizes >= 1); `require` asserted
