@@ -165,7 +165,31 @@ macro_rules! scale_block {
     };
 }
 
-/// Two panels (32 outputs) over `blocks` blocks of 32 `k` (`blocks >= 1`): `acc[4q + i]`
+/// The `sdot` loop over `{n}` blocks of 32 `k` (`n >= 1`) for `$p` panels: per block
+/// [`sdot_block!`] into the i32 accumulators `$i`, then `$scale` adds them to the f32
+/// accumulators. `[$ptr]` are the pointers the loop advances (`inout` registers of the
+/// same names); the accumulator operands follow, then the clobbers beyond those every
+/// kernel has (`$i`, v16..v18 and v21..v24).
+macro_rules! sdot_loop {
+    ($p:tt, [$($i:tt),*], $scale:expr, $n:expr, [$($ptr:ident),*], $($operands:tt)*) => {
+        core::arch::asm!(
+            "2:",
+            sdot_block!($p, $($i),*),
+            $scale,
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            $($ptr = inout(reg) $ptr => _,)*
+            n = inout(reg) $n => _,
+            $($operands)*
+            $(out($i) _,)*
+            out("v16") _, out("v17") _, out("v18") _,
+            out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+            options(nostack, readonly),
+        )
+    };
+}
+
+/// Two panels (32 outputs) over `blocks` blocks of 32 `k` (`blocks >= 1`): `acc[q][i]`
 /// accumulates outputs `4i..4i + 4` of panel `q` in f32. `ws`: the block-int8 weight
 /// scales of the two panels from the first block on, `None` per tensor.
 ///
@@ -175,37 +199,22 @@ macro_rules! scale_block {
 /// `16 * blocks` values each.
 #[target_feature(enable = "dotprod")]
 unsafe fn sdot_2x16(
-    acc: &mut [float32x4_t; 8],
+    acc: &mut [[float32x4_t; 4]; 2],
     xq: *const i8,
     xd: *const f32,
     [p0, p1]: [*const i8; 2],
     ws: Option<[*const f32; 2]>,
     blocks: usize,
 ) {
-    // The loop, with the lines scaling a block's sums (`$scale`) and the weight scales'
-    // pointers (`$s`) of the format.
-    macro_rules! sdot_loop {
+    // The loop with the lines scaling a block's sums and the pointers of the format.
+    macro_rules! two_panels {
         ($scale:expr $(, $s:ident)*) => {
-            core::arch::asm!(
-                "2:",
-                sdot_block!(2, "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"),
-                $scale,
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                p1 = inout(reg) p1 => _,
-                $($s = inout(reg) $s => _,)*
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                inout("v12") acc[4], inout("v13") acc[5], inout("v14") acc[6], inout("v15") acc[7],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
+            sdot_loop!(
+                2, ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"], $scale, blocks,
+                [xq, xd, p0, p1 $(, $s)*],
+                inout("v8") acc[0][0], inout("v9") acc[0][1], inout("v10") acc[0][2], inout("v11") acc[0][3],
+                inout("v12") acc[1][0], inout("v13") acc[1][1], inout("v14") acc[1][2], inout("v15") acc[1][3],
                 out("v25") _, out("v26") _, out("v27") _, out("v28") _,
-                options(nostack, readonly),
             )
         };
     }
@@ -213,7 +222,7 @@ unsafe fn sdot_2x16(
     // declared registers are written.
     unsafe {
         match ws {
-            None => sdot_loop!(scale_tensor!(
+            None => two_panels!(scale_tensor!(
                 ("v0", "v8"),
                 ("v1", "v9"),
                 ("v2", "v10"),
@@ -223,18 +232,18 @@ unsafe fn sdot_2x16(
                 ("v6", "v14"),
                 ("v7", "v15")
             )),
-            Some([s0, s1]) => sdot_loop!(scale_block!(2), s0, s1),
+            Some([s0, s1]) => two_panels!(scale_block!(2), s0, s1),
         }
     }
 }
 
-/// One panel (16 outputs): as [`sdot_2x16`] with `acc[i]` for outputs `4i..4i + 4`.
+/// One panel (16 outputs): as [`sdot_2x16`] for one panel.
 ///
 /// # Safety
 /// As [`sdot_2x16`] for one panel.
 #[target_feature(enable = "dotprod")]
 unsafe fn sdot_1x16(
-    acc: &mut [float32x4_t; 4],
+    acc: &mut [[float32x4_t; 4]; 1],
     xq: *const i8,
     xd: *const f32,
     [p0]: [*const i8; 1],
@@ -242,24 +251,11 @@ unsafe fn sdot_1x16(
     blocks: usize,
 ) {
     // As in `sdot_2x16`, for one panel.
-    macro_rules! sdot_loop {
+    macro_rules! one_panel {
         ($scale:expr $(, $s:ident)*) => {
-            core::arch::asm!(
-                "2:",
-                sdot_block!(1, "v0", "v1", "v2", "v3"),
-                $scale,
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                xq = inout(reg) xq => _,
-                xd = inout(reg) xd => _,
-                p0 = inout(reg) p0 => _,
-                $($s = inout(reg) $s => _,)*
-                n = inout(reg) blocks => _,
-                inout("v8") acc[0], inout("v9") acc[1], inout("v10") acc[2], inout("v11") acc[3],
-                out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-                out("v16") _, out("v17") _, out("v18") _,
-                out("v21") _, out("v22") _, out("v23") _, out("v24") _,
-                options(nostack, readonly),
+            sdot_loop!(
+                1, ["v0", "v1", "v2", "v3"], $scale, blocks, [xq, xd, p0 $(, $s)*],
+                inout("v8") acc[0][0], inout("v9") acc[0][1], inout("v10") acc[0][2], inout("v11") acc[0][3],
             )
         };
     }
@@ -267,9 +263,9 @@ unsafe fn sdot_1x16(
     unsafe {
         match ws {
             None => {
-                sdot_loop!(scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11")))
+                one_panel!(scale_tensor!(("v0", "v8"), ("v1", "v9"), ("v2", "v10"), ("v3", "v11")))
             }
-            Some([s0]) => sdot_loop!(scale_block!(1), s0),
+            Some([s0]) => one_panel!(scale_block!(1), s0),
         }
     }
 }
@@ -327,43 +323,6 @@ unsafe fn dot_panels<const P: usize>(
     }
 }
 
-/// [`sdot_2x16`] with the accumulators as two panels of 4 vectors.
-///
-/// # Safety
-/// As [`sdot_2x16`].
-#[target_feature(enable = "dotprod")]
-unsafe fn kernel2(
-    acc: &mut [[float32x4_t; 4]; 2],
-    xq: *const i8,
-    xd: *const f32,
-    p: [*const i8; 2],
-    ws: Option<[*const f32; 2]>,
-    blocks: usize,
-) {
-    let [a, b] = *acc;
-    let mut v = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
-    // SAFETY: forwarded contract.
-    unsafe { sdot_2x16(&mut v, xq, xd, p, ws, blocks) };
-    *acc = [[v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7]]];
-}
-
-/// [`sdot_1x16`] with the accumulators as one panel.
-///
-/// # Safety
-/// As [`sdot_1x16`].
-#[target_feature(enable = "dotprod")]
-unsafe fn kernel1(
-    acc: &mut [[float32x4_t; 4]; 1],
-    xq: *const i8,
-    xd: *const f32,
-    p: [*const i8; 1],
-    ws: Option<[*const f32; 1]>,
-    blocks: usize,
-) {
-    // SAFETY: forwarded contract.
-    unsafe { sdot_1x16(&mut acc[0], xq, xd, p, ws, blocks) };
-}
-
 /// The `sdot` GEMV of both formats.
 ///
 /// # Safety
@@ -406,14 +365,14 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
                         [v.0, v.1, v.2, v.3]
                     });
                     let ws = ws.map(|s| [s, s.add(nb * PACK_NR)]);
-                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, kernel2);
+                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, sdot_2x16);
                     for (q, a) in acc.iter().enumerate() {
                         vst1q_f32_x4(tp.add(16 * q), float32x4x4_t(a[0], a[1], a[2], a[3]));
                     }
                 } else {
                     let v = vld1q_f32_x4(tp);
                     let mut acc = [[v.0, v.1, v.2, v.3]];
-                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, kernel1);
+                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, sdot_1x16);
                     let a = acc[0];
                     vst1q_f32_x4(tp, float32x4x4_t(a[0], a[1], a[2], a[3]));
                 }
