@@ -35,6 +35,7 @@
 use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
 use crate::error::Error;
+use core::ops::Range;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(in crate::kernels) mod neon;
@@ -138,8 +139,9 @@ pub trait ConvKernels: BackendType {
         let w = Win::new("im2col", x.len(), window, first_frame, count);
         let rows = w.check_col(col.len());
         if rows > 0 && count > 0 {
+            let frames = first_frame..first_frame + count;
             // SAFETY: `Win::new` and `check_col` checked the contract (see the hook).
-            unsafe { Self::im2col_frame_major_unchecked(x, window, first_frame, count, col) }
+            unsafe { Self::im2col_frame_major_unchecked(x, window, frames, col) }
         }
     }
 
@@ -284,19 +286,19 @@ pub trait ConvKernels: BackendType {
         gather_scalar(src, stride, dst)
     }
 
-    /// Hook: the frame-major im2col of [`im2col_frame_major`](Self::im2col_frame_major).
+    /// Hook: the frame-major im2col of [`im2col_frame_major`](Self::im2col_frame_major),
+    /// for the output frames `frames` (`first_frame .. first_frame + count`).
     ///
     /// # Safety
     /// The contract of the entry point holds (it checks it): the lengths of `x` and `col`,
-    /// no window position overflows, and `count >= 1`, `channels >= 1`.
+    /// no window position overflows, `frames` is not empty and `channels >= 1`.
     unsafe fn im2col_frame_major_unchecked(
         x: &[f32],
         window: Window1d,
-        first_frame: usize,
-        count: usize,
+        frames: Range<usize>,
         col: &mut [f32],
     ) {
-        portable::im2col_fm(x, Win::fold(window, first_frame, count), col)
+        portable::im2col_fm(x, Win::fold(window, frames.start, frames.len()), col)
     }
 
     /// Hook: one depthwise row,

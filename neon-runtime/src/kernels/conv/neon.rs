@@ -6,6 +6,7 @@
 use super::{depthwise_row_with, gather_scalar, im2col_fm_with, ConvKernels, Win, Window1d};
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
+use core::ops::Range;
 
 /// Loads `[p[0], p[s], p[2s], p[3s]]` for the stride `s` (`S` when non-zero, else
 /// `stride`): `vld1q` for 1, the first register of `vld2q`/`vld3q` for 2 and 3.
@@ -172,18 +173,13 @@ fn depthwise_row<const S: usize>(xr: &[f32], wr: &[f32], b: f32, taps: [usize; 3
 }
 
 impl ConvKernels for Neon {
-    fn gather_strided(src: &[f32], stride: usize, dst: &mut [f32]) {
-        gather(src, stride, dst)
-    }
-
     unsafe fn im2col_frame_major_unchecked(
         x: &[f32],
         window: Window1d,
-        first_frame: usize,
-        count: usize,
+        frames: Range<usize>,
         col: &mut [f32],
     ) {
-        let w = Win::fold(window, first_frame, count);
+        let w = Win::fold(window, frames.start, frames.len());
         // The stride is a compile-time constant inside (one indirect call per im2col).
         let im2col = match w.stride {
             1 => im2col_fm::<1>,
@@ -192,6 +188,10 @@ impl ConvKernels for Neon {
             _ => im2col_fm::<0>,
         };
         im2col(x, w, col);
+    }
+
+    fn gather_strided(src: &[f32], stride: usize, dst: &mut [f32]) {
+        gather(src, stride, dst)
     }
 
     unsafe fn depthwise_row_unchecked(

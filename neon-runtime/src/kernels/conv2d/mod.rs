@@ -222,7 +222,7 @@ pub trait Conv2dKernels: BackendType {
             return;
         }
         // SAFETY: the contract was checked above and every size is at least 1.
-        unsafe { Self::im2col_2d_unchecked(x, window, first, count, col) }
+        unsafe { Self::im2col_2d_unchecked(x, window, first..first + count, col) }
     }
 
     /// A conv "valid" along the height and "same" along the width at stride 1
@@ -315,19 +315,19 @@ pub trait Conv2dKernels: BackendType {
         Ok(true)
     }
 
-    /// Hook of [`im2col_2d`](Self::im2col_2d), called only by it.
+    /// Hook of [`im2col_2d`](Self::im2col_2d), called only by it, for the output pixels
+    /// `pixels` (`first .. first + count`).
     ///
     /// # Safety
-    /// The contract of `im2col_2d` holds (checked), with `count >= 1` and at least one
-    /// reduction row.
+    /// The contract of `im2col_2d` holds (checked), with `pixels` not empty and at least
+    /// one reduction row.
     unsafe fn im2col_2d_unchecked(
         x: &[f32],
         window: Window2d,
-        first: usize,
-        count: usize,
+        pixels: Range<usize>,
         col: &mut [f32],
     ) {
-        portable::im2col_2d(x, window, first, count, col)
+        portable::im2col_2d(x, window, pixels.start, pixels.len(), col)
     }
 
     /// Hook of [`conv_rows`](Self::conv_rows): whether this backend has a direct kernel

@@ -3,6 +3,7 @@
 
 use super::{im2col_2d_with, Conv2dKernels, Im2colOps, Window2d};
 use core::arch::aarch64::*;
+use core::ops::Range;
 
 /// `dst = src` (equal lengths), without a call or a loop LLVM would turn into one:
 /// 16 values per `ld1`/`st1` of 4 registers in an assembly loop, then one overlapping
@@ -62,11 +63,10 @@ impl Conv2dKernels for crate::kernels::Neon {
     unsafe fn im2col_2d_unchecked(
         x: &[f32],
         window: Window2d,
-        first: usize,
-        count: usize,
+        pixels: Range<usize>,
         col: &mut [f32],
     ) {
         let ops = Im2colOps { copy, gather: crate::kernels::conv::neon::gather };
-        im2col_2d_with(x, window, (first, count), col, ops);
+        im2col_2d_with(x, window, (pixels.start, pixels.len()), col, ops);
     }
 }
