@@ -20,8 +20,8 @@
 use super::cpu::X86Level;
 use super::{
     ActivationKernels, AttentionKernels, Conv2dKernels, ConvKernels, ElementwiseKernels,
-    FftKernels, GemmKernels, LayoutKernels, NormKernels, PoolKernels, QuantKernels, RotaryKernels,
-    SoftmaxKernels, TrigKernels,
+    FftKernels, GemmKernels, Int8Kernels, LayoutKernels, NormKernels, PoolKernels, QuantKernels,
+    RotaryKernels, SoftmaxKernels, TrigKernels,
 };
 use core::fmt;
 use core::marker::PhantomData;
@@ -154,6 +154,7 @@ macro_rules! backend_of_families {
 backend_of_families!(
     GemmKernels,
     QuantKernels,
+    Int8Kernels,
     ConvKernels,
     Conv2dKernels,
     PoolKernels,

@@ -12,7 +12,7 @@
 //! family documents (tests compare them on the same inputs under qemu-aarch64).
 //!
 //! One file per family: [`gemm`] (packed GEMM, GEMV), [`quant`] (int8-weight GEMV and
-//! GEMM), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
+//! GEMM), [`int8`] (int8-activation kernels with TFLite's requantisation), [`conv`] (conv1d, depthwise), [`conv2d`] (im2col of 2-D windows), [`pool`] (max
 //! pooling), [`elementwise`], [`activation`], [`softmax`], [`norm`], [`layout`], [`fft`] (real
 //! FFT and its inverse, power and magnitude spectra), [`trig`] (sine, cosine, log-polar to Cartesian),
 //! [`rotary`] (rotary position embedding), [`attention`] (multi-head
@@ -43,6 +43,7 @@ pub mod cpu;
 pub mod elementwise;
 pub mod fft;
 pub mod gemm;
+pub mod int8;
 pub mod layout;
 pub mod lstm;
 pub mod norm;
@@ -63,6 +64,7 @@ pub use conv2d::Conv2dKernels;
 pub use elementwise::ElementwiseKernels;
 pub use fft::FftKernels;
 pub use gemm::GemmKernels;
+pub use int8::Int8Kernels;
 pub use layout::LayoutKernels;
 pub use norm::NormKernels;
 pub use parallel::{Parallel, Serial};

@@ -1,0 +1,201 @@
+//! The portable int8-activation kernels: the default bodies of every
+//! [`Int8Kernels`](super::Int8Kernels) hook, plain Rust on every target. The arithmetic is
+//! TFLite's reference integer kernels' (module docs of [`int8`](super)); the loops are
+//! ordered so the innermost one runs over contiguous channels (conv2d: input channels of one
+//! tap against the filter row; depthwise: channels of one tap, in blocks of [`DW_BLOCK`]).
+//! Every i32 sum wraps (the exact result modulo 2^32, in any order).
+
+use super::{
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, OutputStage, Requant,
+    Rounding, Window2dI8, WindowOut,
+};
+use core::ops::Range;
+
+/// Output channels of a depthwise conv accumulated together (an i32 stack block).
+pub(super) const DW_BLOCK: usize = 64;
+
+/// `sum (x[i] - x_zp) * w[i]` with wrapping i32 sums (`x - x_zp` fits 9 bits, the product
+/// 17).
+#[inline]
+fn dot(x: &[i8], w: &[i8], x_zp: i32) -> i32 {
+    x.iter()
+        .zip(w)
+        .fold(0i32, |acc, (&x, &w)| acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w)))
+}
+
+/// The kernel taps `k` whose input position `origin + k * dilation` lies in `0..size`
+/// (`origin = o * stride - pad`, returned as well; it may be negative).
+#[inline]
+fn taps(
+    o: usize,
+    stride: usize,
+    pad: usize,
+    dilation: usize,
+    kernel: usize,
+    size: usize,
+) -> (Range<usize>, isize) {
+    let origin = (o * stride) as isize - pad as isize;
+    let first = origin.min(0).unsigned_abs().div_ceil(dilation);
+    let reach = size as isize - origin;
+    let end = if reach <= 0 { 0 } else { ((reach as usize - 1) / dilation + 1).min(kernel) };
+    (first.min(end)..end, origin)
+}
+
+/// One output pixel's inside taps: kernel rows and columns, and the input position of tap
+/// `(0, 0)`.
+struct Pixel {
+    rows: Range<usize>,
+    y0: isize,
+    cols: Range<usize>,
+    x0: isize,
+}
+
+impl Pixel {
+    /// The inside taps as `(tap number ky * KW + kx, input pixel number iy * W + ix)`.
+    #[inline]
+    fn taps<'g>(&self, g: &'g Window2dI8) -> impl Iterator<Item = (usize, usize)> + 'g {
+        let (cols, x0, y0) = (self.cols.clone(), self.x0, self.y0);
+        self.rows.clone().flat_map(move |ky| {
+            let iy = (y0 + (ky * g.dilation_h) as isize) as usize;
+            cols.clone().map(move |kx| {
+                let ix = (x0 + (kx * g.dilation_w) as isize) as usize;
+                (ky * g.kernel_w + kx, iy * g.width + ix)
+            })
+        })
+    }
+}
+
+/// The output pixels of `win` in row-major order (pixel `oy * out_w + ox`).
+fn pixels(g: &Window2dI8, win: WindowOut) -> impl Iterator<Item = Pixel> + '_ {
+    (0..win.out_h).flat_map(move |oy| {
+        let (rows, y0) = taps(oy, g.stride_h, win.pad_top, g.dilation_h, g.kernel_h, g.height);
+        (0..win.out_w).map(move |ox| {
+            let (cols, x0) = taps(ox, g.stride_w, win.pad_left, g.dilation_w, g.kernel_w, g.width);
+            Pixel { rows: rows.clone(), y0, cols, x0 }
+        })
+    })
+}
+
+/// The output stage of channel `c` applied to `acc`, as an i8 (the stage clamps into it).
+#[inline]
+fn finish(out: &OutputStage, w: &Int8Weights<'_>, c: usize, acc: i32) -> i8 {
+    out.requant(w.multiplier(c)).apply(acc, out.rounding) as i8
+}
+
+/// The portable conv2d (checked arguments).
+pub(super) fn conv2d(
+    (g, win): (&ConvGeometry, WindowOut),
+    x: &[i8],
+    x_zp: i32,
+    w: Int8Weights<'_>,
+    out: OutputStage,
+    y: &mut [i8],
+) {
+    let (cin, cout) = (g.in_channels, g.out_channels);
+    let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
+    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
+        for (oc, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(per_oc)).enumerate() {
+            let acc = px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
+                acc.wrapping_add(dot(&x[i * cin..][..cin], &filter[t * cin..][..cin], x_zp))
+            });
+            *y = finish(&out, &w, oc, acc);
+        }
+    }
+}
+
+/// The portable depthwise conv2d (checked arguments): per pixel, output channels in blocks
+/// of [`DW_BLOCK`], each tap's channels against the filter's row.
+pub(super) fn depthwise(
+    (g, win): (&DepthwiseGeometry, WindowOut),
+    x: &[i8],
+    x_zp: i32,
+    w: Int8Weights<'_>,
+    out: OutputStage,
+    y: &mut [i8],
+) {
+    let (c, dm) = (g.channels, g.depth_multiplier);
+    let cout = c * dm;
+    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
+        for c0 in (0..cout).step_by(DW_BLOCK) {
+            let n = DW_BLOCK.min(cout - c0);
+            let mut acc = [0i32; DW_BLOCK];
+            let acc = &mut acc[..n];
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = w.bias(c0 + j);
+            }
+            for (t, i) in px.taps(&g.window) {
+                let xs = &x[i * c..][..c];
+                let ws = &w.filter[t * cout + c0..][..n];
+                if dm == 1 {
+                    for ((acc, &x), &w) in acc.iter_mut().zip(&xs[c0..]).zip(ws) {
+                        *acc = acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w));
+                    }
+                } else {
+                    for (j, (acc, &w)) in acc.iter_mut().zip(ws).enumerate() {
+                        let x = i32::from(xs[(c0 + j) / dm]);
+                        *acc = acc.wrapping_add((x - x_zp) * i32::from(w));
+                    }
+                }
+            }
+            for (j, &acc) in acc.iter().enumerate() {
+                y[c0 + j] = finish(&out, &w, c0 + j, acc);
+            }
+        }
+    }
+}
+
+/// The portable fully connected layer (checked arguments).
+pub(super) fn fully_connected(
+    g: &FcGeometry,
+    x: &[i8],
+    x_zp: i32,
+    w: Int8Weights<'_>,
+    out: OutputStage,
+    y: &mut [i8],
+) {
+    let k = g.in_features;
+    for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
+        for (j, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(k)).enumerate() {
+            *y = finish(&out, &w, j, w.bias(j).wrapping_add(dot(x, filter, x_zp)));
+        }
+    }
+}
+
+/// The requantising QUANTIZE (checked arguments): `y = stage(x - x_zp)`, stored as `T` (the
+/// stage clamps into `T`'s range).
+pub(super) fn requantize<T: TryFrom<i32> + Default>(
+    x: &[i8],
+    x_zp: i32,
+    stage: Requant,
+    rounding: Rounding,
+    y: &mut [T],
+) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y = T::try_from(stage.apply(i32::from(x) - x_zp, rounding)).unwrap_or_default();
+    }
+}
+
+/// `v` rounded to an integer, half away from zero (C's `roundf`), saturated to i32 (NaN
+/// gives 0).
+#[inline]
+pub(super) fn round_half_away(v: f32) -> i32 {
+    // The cast truncates towards zero and saturates. Below 2^24 in magnitude `t` converts
+    // back exactly and `v - t` is exact; from 2^23 on every f32 is an integer (frac 0).
+    let t = v as i32;
+    let frac = v - t as f32;
+    if frac >= 0.5 {
+        t.saturating_add(1)
+    } else if frac <= -0.5 {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
+/// The portable f32 to int8 QUANTIZE (checked arguments).
+pub(super) fn quantize(x: &[f32], q: AffineQuant, y: &mut [i8]) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        let v = i64::from(round_half_away(x / q.scale)) + i64::from(q.zero_point);
+        *y = v.clamp(-128, 127) as i8;
+    }
+}

@@ -1,0 +1,507 @@
+//! Int8-activation kernels (`kernels::int8`) against references written here from the
+//! formulas (TFLite's reference integer kernels, gemmlowp's fixed-point), in i64 / i128:
+//! `QuantizeMultiplier` on hand values; the rescaling product in all three roundings on
+//! random values over every shift from -31 to 30 and on hand-built ties; conv2d, depthwise
+//! and fully connected over random geometry (channels 1..=37, odd and even kernels, strides
+//! 1-2, dilation 1-2, both paddings, per-channel and per-tensor multipliers, RELU and no
+//! activation); LUT, QUANTIZE and DEQUANTIZE; every error path. The kernel suites are
+//! generic bodies run for each backend (`backend_tests!`).
+
+use neon_runtime::kernels::int8::{
+    rounding_divide_by_pot, srdhm, AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry,
+    Int8Kernels, Int8Weights, OutputStage, Padding, QuantizedMultiplier, Requant, Rounding,
+    Window2dI8,
+};
+use neon_runtime::{backend_tests, Error};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const ROUNDINGS: [Rounding; 3] = [Rounding::AwayFromZero, Rounding::HalfUp, Rounding::Single];
+
+/// `floor(n / 2^e)` for any sign of `n`.
+fn floor_pow2(n: i128, e: u32) -> i128 {
+    n.div_euclid(1i128 << e)
+}
+
+/// The rescaling product, from the formulas: the doubling high product
+/// `floor((2ab + 2^31) / 2^32)` (saturated), then a division by `2^right` rounding half away
+/// from zero or half up; or one rounding half up of `x * m * 2^shift / 2^31`.
+fn ref_multiply(x: i32, m: QuantizedMultiplier, rounding: Rounding) -> i64 {
+    let (left, right) = (m.shift.max(0) as u32, (-m.shift).max(0) as u32);
+    if rounding == Rounding::Single {
+        let total = 31 - m.shift;
+        let n = i128::from(x) * i128::from(m.multiplier);
+        return floor_pow2(n + (1i128 << (total - 1)), total as u32) as i64;
+    }
+    // The left shift of the C code: an i32 product, two's complement.
+    let a = i128::from((i64::from(x) << left) as i32);
+    let high =
+        floor_pow2(2 * a * i128::from(m.multiplier) + (1i128 << 31), 32).min(i128::from(i32::MAX));
+    if right == 0 {
+        return high as i64;
+    }
+    let half = 1i128 << (right - 1);
+    (match rounding {
+        Rounding::AwayFromZero => high.signum() * floor_pow2(high.abs() + half, right),
+        _ => floor_pow2(high + half, right),
+    }) as i64
+}
+
+/// The output stage from the formula: `min(max(product + zp, lo), hi)`.
+fn ref_stage(acc: i64, m: QuantizedMultiplier, out: &OutputStage) -> i8 {
+    let acc = acc as i32; // the accumulator of the C code (no test reaches a wrap)
+    (ref_multiply(acc, m, out.rounding) + i64::from(out.zero_point))
+        .max(i64::from(out.act_min))
+        .min(i64::from(out.act_max)) as i8
+}
+
+#[test]
+fn quantize_multiplier_hand_values() {
+    let q = |real: f64| QuantizedMultiplier::from_real(real).unwrap();
+    let m = |multiplier: i32, shift: i32| QuantizedMultiplier { multiplier, shift };
+    assert_eq!(q(0.5), m(1 << 30, 0));
+    assert_eq!(q(1.0), m(1 << 30, 1));
+    assert_eq!(q(0.25), m(1 << 30, -1));
+    assert_eq!(q(0.75), m(3 << 29, 0));
+    assert_eq!(q(0.0), m(0, 0));
+    // Just below 1: frexp gives 0.999..., q * 2^31 rounds to 2^31, the fix-up halves it.
+    assert_eq!(q(1.0 - f64::EPSILON / 2.0), m(1 << 30, 1));
+    assert_eq!(q(0.5 - f64::EPSILON / 8.0), m(1 << 30, 0));
+    // Half away from zero: q * 2^31 = 2^30 + 0.5 rounds up, + 0.25 down.
+    assert_eq!(q(0.5 + 2f64.powi(-32)), m((1 << 30) + 1, 0));
+    assert_eq!(q(0.5 + 2f64.powi(-33)), m(1 << 30, 0));
+    assert_eq!(q(0.5 + 3.0 * 2f64.powi(-33)), m((1 << 30) + 1, 0));
+    // A typical conv ratio, against round(frac * 2^31) computed here.
+    let real = 0.003_921_568_627_450_98_f64 * 0.012_5 / 0.023_4;
+    let (mut frac, mut shift) = (real, 0);
+    while frac < 0.5 {
+        frac *= 2.0;
+        shift -= 1;
+    }
+    assert_eq!(q(real), m((frac * 2f64.powi(31)).round() as i32, shift));
+    // Tiny values: a shift below -31 gives zero; 2^-32 is exactly shift -31.
+    assert_eq!(q(2f64.powi(-32)), m(1 << 30, -31));
+    assert_eq!(q(2f64.powi(-33)), m(0, 0));
+    assert_eq!(q(f64::MIN_POSITIVE / 4.0), m(0, 0));
+    // Large values up to shift 30.
+    assert_eq!(q(2f64.powi(29)), m(1 << 30, 30));
+    assert_eq!(q(100.0), m(100 << 24, 7));
+    for bad in [-0.5, f64::NAN, f64::INFINITY, 2f64.powi(30)] {
+        assert!(matches!(QuantizedMultiplier::from_real(bad), Err(Error::Shape(_))), "{bad}");
+    }
+}
+
+#[test]
+fn srdhm_is_rounding_half_up() {
+    let mut r = SmallRng::seed_from_u64(1);
+    for _ in 0..100_000 {
+        let (a, b): (i32, i32) = (r.gen(), r.gen());
+        let want = floor_pow2(2 * i128::from(a) * i128::from(b) + (1i128 << 31), 32)
+            .min(i128::from(i32::MAX));
+        assert_eq!(i128::from(srdhm(a, b)), want, "{a} {b}");
+    }
+    assert_eq!(srdhm(i32::MIN, i32::MIN), i32::MAX);
+    // Ties: ab = +-2^30 (x.5) go up.
+    assert_eq!(srdhm(1 << 15, 1 << 15), 1);
+    assert_eq!(srdhm(-(1 << 15), 1 << 15), 0);
+    assert_eq!(srdhm(-3 << 15, 1 << 15), -1);
+    assert_eq!(rounding_divide_by_pot(-5, 1), -3);
+    assert_eq!(rounding_divide_by_pot(5, 1), 3);
+    assert_eq!(rounding_divide_by_pot(i32::MIN, 31), -1);
+    assert_eq!(rounding_divide_by_pot(i32::MAX, 31), 1);
+}
+
+#[test]
+fn multiply_every_shift_and_rounding() {
+    let mut r = SmallRng::seed_from_u64(2);
+    for shift in -31..=30 {
+        for _ in 0..4000 {
+            let m = QuantizedMultiplier { multiplier: r.gen_range(1 << 30..=i32::MAX), shift };
+            // Accumulators of every magnitude, small ones often (where ties are frequent).
+            let bits = r.gen_range(0..=31);
+            let x = (r.gen::<i32>() >> (31 - bits)).wrapping_sub(r.gen_range(0..2));
+            // Left shifts that wrap, and single-rounding results beyond i32, are the C
+            // code's wrapping; compare where neither happens.
+            if shift > 0 && (i64::from(x) << shift) != i64::from(x.wrapping_shl(shift as u32)) {
+                continue;
+            }
+            for rounding in ROUNDINGS {
+                let want = ref_multiply(x, m, rounding);
+                if want == i64::from(want as i32) {
+                    assert_eq!(i64::from(m.apply(x, rounding)), want, "{x} {m:?} {rounding:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn multiply_hand_ties() {
+    let half = QuantizedMultiplier { multiplier: 1 << 30, shift: 0 }; // x * 0.5
+    let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 }; // x * 0.25
+    let cases: &[(QuantizedMultiplier, i32, [i32; 3])] = &[
+        // (m, x, [AwayFromZero, HalfUp, Single])
+        (half, 3, [2, 2, 2]),
+        (half, -3, [-1, -1, -1]), // the doubling high product rounds -1.5 up: no right shift
+        (quarter, 2, [1, 1, 1]),  // 0.5: SRDHM exact (1), then 1 / 2 rounds
+        (quarter, -2, [-1, 0, 0]), // -0.5: away from zero -1, half up 0
+        (quarter, 6, [2, 2, 2]),
+        (quarter, -6, [-2, -1, -1]),
+        (quarter, -10, [-3, -2, -2]),
+        // x * 0.75 / 2: -1 -> SRDHM -0.75 -> -1, then -0.5 rounds both ways; single -0.375.
+        (QuantizedMultiplier { multiplier: 3 << 29, shift: -1 }, -1, [-1, 0, 0]),
+        (QuantizedMultiplier { multiplier: 3 << 29, shift: -2 }, -4, [-1, -1, -1]),
+        (QuantizedMultiplier { multiplier: 3 << 29, shift: -1 }, -4, [-2, -1, -1]),
+        // A double rounding that differs from the single one: x * 0.75 / 2 with x = 1:
+        // SRDHM gives round(0.75) = 1, then 1 / 2 = 0.5 rounds to 1; single: 0.375 -> 0.
+        (QuantizedMultiplier { multiplier: 3 << 29, shift: -1 }, 1, [1, 1, 0]),
+        (QuantizedMultiplier { multiplier: 3 << 29, shift: -1 }, 4, [2, 2, 2]),
+    ];
+    for &(m, x, want) in cases {
+        for (rounding, want) in ROUNDINGS.into_iter().zip(want) {
+            assert_eq!(m.apply(x, rounding), want, "{x} {m:?} {rounding:?}");
+            assert_eq!(
+                i64::from(want),
+                ref_multiply(x, m, rounding),
+                "reference {x} {m:?} {rounding:?}"
+            );
+        }
+    }
+    let stage = Requant { multiplier: 1 << 30, shift: -1, out_zp: 3, act_min: 3, act_max: 127 };
+    assert_eq!(stage.apply(-2, Rounding::AwayFromZero), 3); // -1 + 3 = 2, RELU clamps to 3
+    assert_eq!(stage.apply(1000, Rounding::HalfUp), 127);
+}
+
+/// Asserts that most outputs of a suite were inside the activation range, so that the
+/// multipliers tested the rounding and not only the clamp.
+fn assert_mostly_inside(inside: usize, total: usize) {
+    assert!(inside * 2 > total, "only {inside} of {total} outputs inside the range");
+}
+
+/// Whether `y` lies strictly inside the stage's range.
+fn inside(out: &OutputStage, y: &[i8]) -> usize {
+    y.iter().filter(|&&v| (out.act_min + 1..out.act_max).contains(&i32::from(v))).count()
+}
+
+/// Random int8 values.
+fn codes(r: &mut SmallRng, n: usize) -> Vec<i8> {
+    (0..n).map(|_| r.gen()).collect()
+}
+
+/// A random output stage: zero point, RELU or none, a rounding.
+fn random_stage(r: &mut SmallRng) -> OutputStage {
+    let zero_point = r.gen_range(-128..=127);
+    let act_min = if r.gen_bool(0.3) { zero_point.max(-128) } else { -128 };
+    OutputStage { zero_point, act_min, act_max: 127, rounding: ROUNDINGS[r.gen_range(0..3)] }
+}
+
+/// Multipliers that keep outputs mostly inside int8 for accumulators of `taps` products,
+/// sometimes per tensor, with random shifts down to -31 and up to 7 now and then.
+fn random_multipliers(r: &mut SmallRng, channels: usize, taps: usize) -> Vec<QuantizedMultiplier> {
+    let n = if r.gen_bool(0.2) { 1 } else { channels };
+    let typical = -((taps as f64 * 128.0 * 128.0).log2().ceil() as i32) + 6;
+    (0..n)
+        .map(|_| {
+            let shift =
+                if r.gen_bool(0.1) { r.gen_range(-31..=7) } else { typical + r.gen_range(-2..=2) };
+            QuantizedMultiplier {
+                multiplier: r.gen_range(1 << 30..=i32::MAX),
+                shift: shift.clamp(-31, 7),
+            }
+        })
+        .collect()
+}
+
+/// A random window over an image of up to 9 x 9 that gives a non-empty output.
+fn random_window(r: &mut SmallRng) -> Window2dI8 {
+    loop {
+        let kernel_h = r.gen_range(1..=5);
+        let kernel_w = r.gen_range(1..=5);
+        let g = Window2dI8 {
+            height: r.gen_range(1..=9),
+            width: r.gen_range(1..=9),
+            kernel_h,
+            kernel_w,
+            stride_h: r.gen_range(1..=2),
+            stride_w: r.gen_range(1..=2),
+            dilation_h: r.gen_range(1..=2),
+            dilation_w: r.gen_range(1..=2),
+            padding: if r.gen_bool(0.5) { Padding::Same } else { Padding::Valid },
+        };
+        if g.resolve("test").is_ok() {
+            return g;
+        }
+    }
+}
+
+/// TFLite's output size and padding along one axis, from `padding.h`'s formulas.
+fn ref_axis(size: usize, k: usize, stride: usize, dil: usize, p: Padding) -> (usize, i64) {
+    let eff = ((k - 1) * dil + 1) as i64;
+    let (size, stride) = (size as i64, stride as i64);
+    let out = match p {
+        Padding::Same => (size + stride - 1) / stride,
+        Padding::Valid => (size + stride - eff) / stride,
+    };
+    let total = ((out - 1) * stride + eff - size).max(0);
+    (out as usize, total / 2)
+}
+
+/// The input position of tap `k` of output `o`, if inside `0..size`.
+fn tap(o: usize, k: usize, stride: usize, dil: usize, pad: i64, size: usize) -> Option<usize> {
+    let i = (o * stride + k * dil) as i64 - pad;
+    (0..size as i64).contains(&i).then_some(i as usize)
+}
+
+/// Reference conv2d (depthwise when `dm` is `Some`): NHWC loops with i64 sums.
+#[allow(clippy::too_many_arguments)]
+fn ref_conv(
+    g: &Window2dI8,
+    (cin, cout, dm): (usize, usize, Option<usize>),
+    x: &[i8],
+    x_zp: i32,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mults: &[QuantizedMultiplier],
+    out: &OutputStage,
+) -> Vec<i8> {
+    let (oh, pt) = ref_axis(g.height, g.kernel_h, g.stride_h, g.dilation_h, g.padding);
+    let (ow, pl) = ref_axis(g.width, g.kernel_w, g.stride_w, g.dilation_w, g.padding);
+    let mut y = Vec::with_capacity(oh * ow * cout);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for oc in 0..cout {
+                let mut acc = bias.map_or(0, |b| i64::from(b[oc]));
+                for ky in 0..g.kernel_h {
+                    let Some(iy) = tap(oy, ky, g.stride_h, g.dilation_h, pt, g.height) else {
+                        continue;
+                    };
+                    for kx in 0..g.kernel_w {
+                        let Some(ix) = tap(ox, kx, g.stride_w, g.dilation_w, pl, g.width) else {
+                            continue;
+                        };
+                        let px = (iy * g.width + ix) * cin;
+                        let xv = |c: usize| i64::from(x[px + c]) - i64::from(x_zp);
+                        match dm {
+                            None => {
+                                for ic in 0..cin {
+                                    let wv = filter
+                                        [((oc * g.kernel_h + ky) * g.kernel_w + kx) * cin + ic];
+                                    acc += xv(ic) * i64::from(wv);
+                                }
+                            }
+                            Some(dm) => {
+                                let wv = filter[(ky * g.kernel_w + kx) * cout + oc];
+                                acc += xv(oc / dm) * i64::from(wv);
+                            }
+                        }
+                    }
+                }
+                let m = if mults.len() == 1 { mults[0] } else { mults[oc] };
+                y.push(ref_stage(acc, m, out));
+            }
+        }
+    }
+    y
+}
+
+fn conv2d_matches_reference<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(10);
+    let mut count = (0, 0);
+    for case in 0..300 {
+        let window = random_window(&mut r);
+        let (cin, cout) = (r.gen_range(1..=37), r.gen_range(1..=37));
+        let g = ConvGeometry { window, in_channels: cin, out_channels: cout };
+        let x = codes(&mut r, window.height * window.width * cin);
+        let filter = codes(&mut r, cout * window.kernel_h * window.kernel_w * cin);
+        let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
+        let bias = r.gen_bool(0.8).then_some(&bias[..]);
+        let mults = random_multipliers(&mut r, cout, window.kernel_h * window.kernel_w * cin);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, bias, &mults, &out);
+        let mut y = vec![0x55i8; want.len()];
+        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
+        B::conv2d_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
+        count = (count.0 + inside(&out, &y), count.1 + y.len());
+    }
+    assert_mostly_inside(count.0, count.1);
+}
+
+fn depthwise_matches_reference<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(11);
+    let mut count = (0, 0);
+    for case in 0..300 {
+        let window = random_window(&mut r);
+        let channels = if r.gen_bool(0.5) { r.gen_range(1..=37) } else { r.gen_range(60..=140) };
+        let dm = if r.gen_bool(0.7) { 1 } else { r.gen_range(2..=3) };
+        let cout = channels * dm;
+        let g = DepthwiseGeometry { window, channels, depth_multiplier: dm };
+        let x = codes(&mut r, window.height * window.width * channels);
+        let filter = codes(&mut r, window.kernel_h * window.kernel_w * cout);
+        let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
+        let bias = r.gen_bool(0.8).then_some(&bias[..]);
+        let mults = random_multipliers(&mut r, cout, window.kernel_h * window.kernel_w);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let want =
+            ref_conv(&window, (channels, cout, Some(dm)), &x, x_zp, &filter, bias, &mults, &out);
+        let mut y = vec![0x55i8; want.len()];
+        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
+        B::depthwise_conv2d_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
+        count = (count.0 + inside(&out, &y), count.1 + y.len());
+    }
+    assert_mostly_inside(count.0, count.1);
+}
+
+fn fully_connected_matches_reference<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(12);
+    let mut count = (0, 0);
+    for case in 0..300 {
+        let g = FcGeometry {
+            rows: r.gen_range(1..=3),
+            in_features: r.gen_range(1..=300),
+            out_features: r.gen_range(1..=37),
+        };
+        let x = codes(&mut r, g.rows * g.in_features);
+        let filter = codes(&mut r, g.out_features * g.in_features);
+        let bias: Vec<i32> = (0..g.out_features).map(|_| r.gen_range(-40_000..40_000)).collect();
+        let bias = r.gen_bool(0.8).then_some(&bias[..]);
+        let mults = random_multipliers(&mut r, g.out_features, g.in_features);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let mut want = Vec::new();
+        for row in x.chunks(g.in_features) {
+            for (j, w) in filter.chunks(g.in_features).enumerate() {
+                let dot: i64 = row
+                    .iter()
+                    .zip(w)
+                    .map(|(&x, &w)| (i64::from(x) - i64::from(x_zp)) * i64::from(w))
+                    .sum();
+                let m = if mults.len() == 1 { mults[0] } else { mults[j] };
+                want.push(ref_stage(dot + bias.map_or(0, |b| i64::from(b[j])), m, &out));
+            }
+        }
+        let mut y = vec![0x55i8; want.len()];
+        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
+        B::fully_connected_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
+        count = (count.0 + inside(&out, &y), count.1 + y.len());
+    }
+    assert_mostly_inside(count.0, count.1);
+}
+
+fn elementwise_match_reference<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(13);
+    let all: Vec<i8> = (-128..=127).collect();
+    // LUT: entry q + 128 for input q.
+    let lut: [i8; 256] = core::array::from_fn(|i| (255 - i) as u8 as i8);
+    let mut y = vec![0i8; 256];
+    B::lut_i8(&lut, &all, &mut y).unwrap();
+    for (&x, &y) in all.iter().zip(&y) {
+        assert_eq!(y, (127 - i32::from(x)) as u8 as i8);
+    }
+    // int8 -> uint8 with equal scales: x + 128, exactly.
+    let m = QuantizedMultiplier::from_real(1.0).unwrap();
+    let mut u = vec![0u8; 256];
+    for rounding in ROUNDINGS {
+        let out = OutputStage { zero_point: 128, act_min: 0, act_max: 255, rounding };
+        B::requantize_i8_u8(&all, 0, m, out, &mut u).unwrap();
+        assert!(all.iter().zip(&u).all(|(&x, &u)| i32::from(u) == i32::from(x) + 128));
+    }
+    // int8 -> int8 with random scales, against the reference stage.
+    for _ in 0..200 {
+        let m = QuantizedMultiplier::from_real(r.gen_range(0.01..4.0)).unwrap();
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        B::requantize_i8(&all, x_zp, m, out, &mut y).unwrap();
+        for (&x, &y) in all.iter().zip(&y) {
+            assert_eq!(y, ref_stage(i64::from(x) - i64::from(x_zp), m, &out));
+        }
+    }
+    // f32 -> int8: round half away from zero of the f32 quotient, then zp, clamped.
+    let q = AffineQuant { scale: 0.5, zero_point: -3 };
+    let x = [0.25f32, -0.25, 0.75, -0.75, 1.0, 63.6, -70.0, 1e9, -1e9, f32::NAN, 0.2499];
+    let want = [-2i8, -4, -1, -5, -1, 124, -128, 127, -128, -3, -3];
+    let mut y = [0i8; 11];
+    B::quantize_f32_i8(&x, q, &mut y).unwrap();
+    assert_eq!(y, want);
+    for _ in 0..2000 {
+        let q =
+            AffineQuant { scale: r.gen_range(1e-3f32..1.0), zero_point: r.gen_range(-128..=127) };
+        let x: Vec<f32> = (0..17).map(|_| r.gen_range(-200.0f32..200.0)).collect();
+        let mut y = vec![0i8; 17];
+        B::quantize_f32_i8(&x, q, &mut y).unwrap();
+        for (&x, &y) in x.iter().zip(&y) {
+            let v = f64::from(x / q.scale).round() as i64 + i64::from(q.zero_point);
+            assert_eq!(i64::from(y), v.clamp(-128, 127), "{x} {q:?}");
+        }
+    }
+    // int8 -> f32: one rounding of the exact product (f64 product of 33 bits, then f32).
+    let q = AffineQuant { scale: 0.037_123_4, zero_point: 5 };
+    let mut f = vec![0f32; 256];
+    B::dequantize_i8_f32(&all, q, &mut f).unwrap();
+    for (&x, &f) in all.iter().zip(&f) {
+        assert_eq!(f, ((f64::from(x) - 5.0) * f64::from(q.scale)) as f32);
+    }
+}
+
+fn bad_input_is_an_error<B: Int8Kernels>() {
+    let window = Window2dI8 {
+        height: 4,
+        width: 4,
+        kernel_h: 3,
+        kernel_w: 3,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        padding: Padding::Valid,
+    };
+    let g = ConvGeometry { window, in_channels: 2, out_channels: 3 };
+    let (x, f, b) = (vec![0i8; 32], vec![0i8; 54], vec![0i32; 3]);
+    let m = [QuantizedMultiplier { multiplier: 1 << 30, shift: -3 }];
+    let out = OutputStage::int8(0, Rounding::AwayFromZero);
+    let w = Int8Weights { filter: &f, bias: Some(&b), multipliers: &m };
+    let mut y = vec![0i8; 12];
+    B::conv2d_i8(&g, &x, 0, w, out, &mut y).unwrap();
+    let length = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Length { .. })), "{e:?}");
+    let rule = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Shape(_))), "{e:?}");
+    length(B::conv2d_i8(&g, &x[1..], 0, w, out, &mut y));
+    length(B::conv2d_i8(&g, &x, 0, w, out, &mut y[1..]));
+    length(B::conv2d_i8(&g, &x, 0, Int8Weights { filter: &f[1..], ..w }, out, &mut y));
+    length(B::conv2d_i8(&g, &x, 0, Int8Weights { bias: Some(&b[1..]), ..w }, out, &mut y));
+    let two = [m[0]; 2];
+    length(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &two, ..w }, out, &mut y));
+    let bad_m = [QuantizedMultiplier { multiplier: -1, shift: 0 }];
+    rule(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &bad_m, ..w }, out, &mut y));
+    let bad_m = [QuantizedMultiplier { multiplier: 1, shift: 31 }];
+    rule(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &bad_m, ..w }, out, &mut y));
+    rule(B::conv2d_i8(&g, &x, 128, w, out, &mut y));
+    rule(B::conv2d_i8(&g, &x, 0, w, OutputStage { act_min: 5, act_max: 4, ..out }, &mut y));
+    rule(B::conv2d_i8(&g, &x, 0, w, OutputStage { zero_point: 200, ..out }, &mut y));
+    let big = ConvGeometry { window: Window2dI8 { kernel_h: 5, ..window }, ..g };
+    rule(B::conv2d_i8(&big, &x, 0, w, out, &mut y));
+    let zero = ConvGeometry { window: Window2dI8 { stride_w: 0, ..window }, ..g };
+    rule(B::conv2d_i8(&zero, &x, 0, w, out, &mut y));
+    rule(B::conv2d_i8(&ConvGeometry { in_channels: 0, ..g }, &x, 0, w, out, &mut y));
+    let dw = DepthwiseGeometry { window, channels: 2, depth_multiplier: 0 };
+    rule(B::depthwise_conv2d_i8(&dw, &x, 0, w, out, &mut y));
+    let huge = DepthwiseGeometry { window, channels: usize::MAX, depth_multiplier: 2 };
+    rule(B::depthwise_conv2d_i8(&huge, &x, 0, w, out, &mut y));
+    let fc = FcGeometry { rows: 1, in_features: 32, out_features: 3 };
+    length(B::fully_connected_i8(&fc, &x, 0, w, out, &mut y));
+    length(B::lut_i8(&[0; 256], &x, &mut y));
+    let q = AffineQuant { scale: 0.0, zero_point: 0 };
+    rule(B::quantize_f32_i8(&[1.0], q, &mut [0]));
+    rule(B::dequantize_i8_f32(&[1], AffineQuant { scale: f32::NAN, ..q }, &mut [0.0]));
+    let u8_stage =
+        OutputStage { zero_point: 128, act_min: 0, act_max: 255, rounding: Rounding::HalfUp };
+    rule(B::requantize_i8(&[1], 0, m[0], u8_stage, &mut [0]));
+    B::requantize_i8_u8(&[1], 0, m[0], u8_stage, &mut [0]).unwrap();
+}
+
+backend_tests!(
+    conv2d_matches_reference,
+    depthwise_matches_reference,
+    fully_connected_matches_reference,
+    elementwise_match_reference,
+    bad_input_is_an_error,
+);
