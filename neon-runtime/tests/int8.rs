@@ -9,9 +9,15 @@
 
 use neon_runtime::kernels::int8::{
     rounding_divide_by_pot, srdhm, AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry,
-    Int8Kernels, Int8Weights, OutputStage, Padding, QuantizedMultiplier, Requant, Rounding,
-    Window2dI8,
+    Int8Kernels, Int8Weights, LayerQuant, OutputStage, Padding, QuantizedMultiplier, Requant,
+    Rounding, Window2dI8,
 };
+use neon_runtime::ops::int8::{
+    Conv2dI8, DepthwiseI8, DequantizeI8F32, FullyConnectedI8, Int8Params, LogisticI8,
+    OwnedInt8Params, QuantizeF32I8, RequantizeI8, RequantizeI8U8, StaticInt8Params,
+};
+use neon_runtime::ops::ShapeRule;
+use neon_runtime::tensor::{Layout, Shape};
 use neon_runtime::{backend_tests, Error};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -320,7 +326,7 @@ fn conv2d_matches_reference<B: Int8Kernels>() {
         let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, bias, &mults, &out);
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::conv2d_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        B::conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
         count = (count.0 + inside(&out, &y), count.1 + y.len());
     }
@@ -346,7 +352,7 @@ fn depthwise_matches_reference<B: Int8Kernels>() {
             ref_conv(&window, (channels, cout, Some(dm)), &x, x_zp, &filter, bias, &mults, &out);
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::depthwise_conv2d_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        B::depthwise_conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
         count = (count.0 + inside(&out, &y), count.1 + y.len());
     }
@@ -382,7 +388,7 @@ fn fully_connected_matches_reference<B: Int8Kernels>() {
         }
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::fully_connected_i8(&g, &x, x_zp, w, out, &mut y).unwrap();
+        B::fully_connected_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
         count = (count.0 + inside(&out, &y), count.1 + y.len());
     }
@@ -461,33 +467,73 @@ fn bad_input_is_an_error<B: Int8Kernels>() {
     let out = OutputStage::int8(0, Rounding::AwayFromZero);
     let w = Int8Weights { filter: &f, bias: Some(&b), multipliers: &m };
     let mut y = vec![0i8; 12];
-    B::conv2d_i8(&g, &x, 0, w, out, &mut y).unwrap();
+    B::conv2d_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y).unwrap();
     let length = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Length { .. })), "{e:?}");
     let rule = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Shape(_))), "{e:?}");
-    length(B::conv2d_i8(&g, &x[1..], 0, w, out, &mut y));
-    length(B::conv2d_i8(&g, &x, 0, w, out, &mut y[1..]));
-    length(B::conv2d_i8(&g, &x, 0, Int8Weights { filter: &f[1..], ..w }, out, &mut y));
-    length(B::conv2d_i8(&g, &x, 0, Int8Weights { bias: Some(&b[1..]), ..w }, out, &mut y));
+    length(B::conv2d_i8(&g, &x[1..], LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    length(B::conv2d_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y[1..]));
+    length(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: Int8Weights { filter: &f[1..], ..w }, out },
+        &mut y,
+    ));
+    length(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: Int8Weights { bias: Some(&b[1..]), ..w }, out },
+        &mut y,
+    ));
     let two = [m[0]; 2];
-    length(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &two, ..w }, out, &mut y));
+    length(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &two, ..w }, out },
+        &mut y,
+    ));
     let bad_m = [QuantizedMultiplier { multiplier: -1, shift: 0 }];
-    rule(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &bad_m, ..w }, out, &mut y));
+    rule(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &bad_m, ..w }, out },
+        &mut y,
+    ));
     let bad_m = [QuantizedMultiplier { multiplier: 1, shift: 31 }];
-    rule(B::conv2d_i8(&g, &x, 0, Int8Weights { multipliers: &bad_m, ..w }, out, &mut y));
-    rule(B::conv2d_i8(&g, &x, 128, w, out, &mut y));
-    rule(B::conv2d_i8(&g, &x, 0, w, OutputStage { act_min: 5, act_max: 4, ..out }, &mut y));
-    rule(B::conv2d_i8(&g, &x, 0, w, OutputStage { zero_point: 200, ..out }, &mut y));
+    rule(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &bad_m, ..w }, out },
+        &mut y,
+    ));
+    rule(B::conv2d_i8(&g, &x, LayerQuant { x_zp: 128, weights: w, out }, &mut y));
+    rule(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: w, out: OutputStage { act_min: 5, act_max: 4, ..out } },
+        &mut y,
+    ));
+    rule(B::conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 0, weights: w, out: OutputStage { zero_point: 200, ..out } },
+        &mut y,
+    ));
     let big = ConvGeometry { window: Window2dI8 { kernel_h: 5, ..window }, ..g };
-    rule(B::conv2d_i8(&big, &x, 0, w, out, &mut y));
+    rule(B::conv2d_i8(&big, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     let zero = ConvGeometry { window: Window2dI8 { stride_w: 0, ..window }, ..g };
-    rule(B::conv2d_i8(&zero, &x, 0, w, out, &mut y));
-    rule(B::conv2d_i8(&ConvGeometry { in_channels: 0, ..g }, &x, 0, w, out, &mut y));
+    rule(B::conv2d_i8(&zero, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    rule(B::conv2d_i8(
+        &ConvGeometry { in_channels: 0, ..g },
+        &x,
+        LayerQuant { x_zp: 0, weights: w, out },
+        &mut y,
+    ));
     let dw = DepthwiseGeometry { window, channels: 2, depth_multiplier: 0 };
-    rule(B::depthwise_conv2d_i8(&dw, &x, 0, w, out, &mut y));
+    rule(B::depthwise_conv2d_i8(&dw, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     let huge = DepthwiseGeometry { window, channels: usize::MAX, depth_multiplier: 2 };
-    rule(B::depthwise_conv2d_i8(&huge, &x, 0, w, out, &mut y));
+    rule(B::depthwise_conv2d_i8(&huge, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     let fc = FcGeometry { rows: 1, in_features: 32, out_features: 3 };
-    length(B::fully_connected_i8(&fc, &x, 0, w, out, &mut y));
+    length(B::fully_connected_i8(&fc, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     length(B::lut_i8(&[0; 256], &x, &mut y));
     let q = AffineQuant { scale: 0.0, zero_point: 0 };
     rule(B::quantize_f32_i8(&[1.0], q, &mut [0]));
@@ -498,7 +544,135 @@ fn bad_input_is_an_error<B: Int8Kernels>() {
     B::requantize_i8_u8(&[1], 0, m[0], u8_stage, &mut [0]).unwrap();
 }
 
+fn operators_match_kernels<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(14);
+    let window = Window2dI8 {
+        height: 7,
+        width: 5,
+        kernel_h: 3,
+        kernel_w: 1,
+        stride_h: 2,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        padding: Padding::Same,
+    };
+    let out = OutputStage { zero_point: -7, act_min: -7, act_max: 127, rounding: Rounding::HalfUp };
+    let x = codes(&mut r, 7 * 5 * 6);
+    let params = |r: &mut SmallRng, filter: usize, c: usize| -> OwnedInt8Params {
+        Int8Params {
+            filter: codes(r, filter),
+            bias: Some((0..c).map(|_| r.gen_range(-3000..3000)).collect()),
+            multipliers: random_multipliers(r, c, filter / c),
+        }
+    };
+    // conv2d: [1, 7, 5, 6] -> [1, 4, 5, 9].
+    let g = ConvGeometry { window, in_channels: 6, out_channels: 9 };
+    let conv = Conv2dI8::new(g, params(&mut r, 9 * 3 * 6, 9), 3, out).unwrap();
+    assert_eq!(g.output_shape(&[Shape::new(&[1, 7, 5, 6]).unwrap()]).unwrap().dims(), [1, 4, 5, 9]);
+    assert_eq!(
+        (g.name(), g.reads_layout(0), conv.lengths()),
+        ("conv2d_i8", Some(Layout::FrameMajor), Ok((210, 180)))
+    );
+    assert!(matches!(
+        g.output_shape(&[Shape::new(&[1, 7, 5, 5]).unwrap()]),
+        Err(neon_runtime::ShapeError::Dim { axis: 3, .. })
+    ));
+    let (mut y, mut want) = (vec![0i8; 180], vec![1i8; 180]);
+    conv.run::<B>(&x, &mut y).unwrap();
+    B::conv2d_i8(&g, &x, LayerQuant { x_zp: 3, weights: conv.params().weights(), out }, &mut want)
+        .unwrap();
+    assert_eq!(y, want);
+    assert!(matches!(conv.run::<B>(&x[1..], &mut y), Err(Error::Length { .. })));
+    let short = Int8Params { filter: vec![0i8; 5], ..params(&mut r, 9 * 3 * 6, 9) };
+    assert!(matches!(Conv2dI8::new(g, short, 3, out), Err(Error::Length { .. })));
+    // depthwise: [1, 7, 5, 6] -> [1, 4, 5, 12], static parameters.
+    let g = DepthwiseGeometry { window, channels: 6, depth_multiplier: 2 };
+    static FILTER: [i8; 36] = [5; 36];
+    static BIAS: [i32; 12] = [-100; 12];
+    static MULTIPLIERS: [QuantizedMultiplier; 1] =
+        [QuantizedMultiplier { multiplier: 1 << 30, shift: -6 }];
+    let p: StaticInt8Params =
+        Int8Params { filter: &FILTER, bias: Some(&BIAS), multipliers: &MULTIPLIERS };
+    let dw = DepthwiseI8::new(g, p, 3, out).unwrap();
+    let (mut y, mut want) = (vec![0i8; 240], vec![1i8; 240]);
+    dw.run::<B>(&x, &mut y).unwrap();
+    B::depthwise_conv2d_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: 3, weights: dw.params().weights(), out },
+        &mut want,
+    )
+    .unwrap();
+    assert_eq!(y, want);
+    assert_eq!(
+        g.output_shape(&[Shape::new(&[1, 7, 5, 6]).unwrap()]).unwrap().dims(),
+        [1, 4, 5, 12]
+    );
+    // fully connected: [2, 105] -> [2, 4].
+    let g = FcGeometry { rows: 2, in_features: 105, out_features: 4 };
+    let fc = FullyConnectedI8::new(
+        g,
+        params(&mut r, 4 * 105, 4),
+        -128,
+        OutputStage::int8(0, Rounding::AwayFromZero),
+    )
+    .unwrap();
+    let (mut y, mut want) = (vec![0i8; 8], vec![1i8; 8]);
+    fc.run::<B>(&x, &mut y).unwrap();
+    B::fully_connected_i8(
+        &g,
+        &x,
+        LayerQuant { x_zp: -128, weights: fc.params().weights(), out: fc_stage() },
+        &mut want,
+    )
+    .unwrap();
+    assert_eq!(y, want);
+    assert_eq!(g.output_shape(&[Shape::new(&[2, 105]).unwrap()]).unwrap().dims(), [2, 4]);
+    assert!(g.output_shape(&[Shape::new(&[105]).unwrap()]).is_err());
+    // Elementwise operators.
+    let lut: [i8; 256] = core::array::from_fn(|i| (i / 2) as i8);
+    let mut y = vec![0i8; x.len()];
+    LogisticI8::new(lut).run::<B>(&x, &mut y).unwrap();
+    assert!(x.iter().zip(&y).all(|(&x, &y)| i32::from(y) == (i32::from(x) + 128) / 2));
+    assert_eq!(
+        LogisticI8::RULE.output_shape(&[Shape::new(&[1, 3, 40]).unwrap()]).unwrap().dims(),
+        [1, 3, 40]
+    );
+    let m = QuantizedMultiplier::from_real(1.0).unwrap();
+    let u8_stage =
+        OutputStage { zero_point: 128, act_min: 0, act_max: 255, rounding: Rounding::AwayFromZero };
+    let mut u = vec![0u8; x.len()];
+    RequantizeI8U8::new(0, m, u8_stage).unwrap().run::<B>(&x, &mut u).unwrap();
+    assert!(x.iter().zip(&u).all(|(&x, &u)| i32::from(u) == i32::from(x) + 128));
+    assert!(RequantizeI8::new(0, m, u8_stage).is_err());
+    RequantizeI8::new(0, m, out).unwrap().run::<B>(&x, &mut y).unwrap();
+    assert!(x.iter().zip(&y).all(|(&x, &y)| i32::from(y) == (i32::from(x) - 7).max(-7)));
+    let q = AffineQuant { scale: 0.25, zero_point: 1 };
+    let mut f = vec![0f32; x.len()];
+    DequantizeI8F32::new(q).unwrap().run::<B>(&x, &mut f).unwrap();
+    QuantizeF32I8::new(q).unwrap().run::<B>(&f, &mut y).unwrap();
+    assert_eq!(y, x);
+    assert!(QuantizeF32I8::new(AffineQuant { scale: -1.0, ..q }).is_err());
+    assert!(DequantizeI8F32::new(AffineQuant { zero_point: 300, ..q }).is_err());
+}
+
+/// The output stage of the fully connected case of `operators_match_kernels`.
+fn fc_stage() -> OutputStage {
+    OutputStage::int8(0, Rounding::AwayFromZero)
+}
+
+#[test]
+fn operators_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Conv2dI8<OwnedInt8Params>>();
+    check::<DepthwiseI8<StaticInt8Params>>();
+    check::<FullyConnectedI8<OwnedInt8Params>>();
+    check::<(LogisticI8, RequantizeI8, RequantizeI8U8, QuantizeF32I8, DequantizeI8F32)>();
+}
+
 backend_tests!(
+    operators_match_kernels,
     conv2d_matches_reference,
     depthwise_matches_reference,
     fully_connected_matches_reference,

@@ -16,7 +16,8 @@
 //!
 //! # Operators
 //!
-//! [`linear`], [`quant`] (int8 linear layers), [`conv`] (conv1d, depthwise conv1d),
+//! [`linear`], [`quant`] (int8-weight linear layers), [`int8`] (int8-activation layers with
+//! TFLite's integer arithmetic), [`conv`] (conv1d, depthwise conv1d),
 //! [`conv2d`], [`pool`] (2-D max pooling; 1-D and global average and max pooling), [`norm`] (LayerNorm, RMSNorm, GroupNorm),
 //! [`activation`], [`elementwise`] (add, mul, scale, per-channel bias and scale),
 //! [`softmax`], [`layout`] (transpose, reshape), [`sequence`] (frames concatenated, kept,
@@ -60,6 +61,7 @@ pub mod conv;
 pub mod conv2d;
 pub mod elementwise;
 pub mod embedding;
+pub mod int8;
 pub mod istft;
 pub mod layout;
 pub mod linear;

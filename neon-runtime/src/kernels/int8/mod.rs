@@ -254,9 +254,8 @@ fn check_window(
     op: &'static str,
     g: &Window2dI8,
     [c_in, c_out, filter]: [usize; 3],
-    (x, x_zp): (&[i8], i32),
-    w: &Int8Weights<'_>,
-    out: &OutputStage,
+    x_len: usize,
+    q: &LayerQuant<'_>,
     y_len: usize,
 ) -> Result<WindowOut, Error> {
     if c_in == 0 || c_out == 0 {
@@ -264,15 +263,27 @@ fn check_window(
     }
     let win = g.resolve(op)?;
     let plane = |h: usize, w: usize, c: usize| h.checked_mul(w)?.checked_mul(c);
-    length("input", plane(g.height, g.width, c_in), x.len())?;
+    length("input", plane(g.height, g.width, c_in), x_len)?;
     let Some(taps) = plane(g.kernel_h, g.kernel_w, filter) else {
         return Err(Error::BadShape { reason: "filter size overflows usize" });
     };
-    w.check(op, c_out, taps)?;
+    q.weights.check(op, c_out, taps)?;
     length("output", plane(win.out_h, win.out_w, c_out), y_len)?;
-    check_zero_point(op, x_zp)?;
-    out.check(op, I8)?;
+    check_zero_point(op, q.x_zp)?;
+    q.out.check(op, I8)?;
     Ok(win)
+}
+
+/// What a conv, depthwise or fully connected kernel takes besides its input and output
+/// tensors: the input zero point, the weights and the output stage.
+#[derive(Clone, Copy, Debug)]
+pub struct LayerQuant<'a> {
+    /// The input's zero point (int8 range); TFLite's input offset is its negation.
+    pub x_zp: i32,
+    /// Filter, bias and multipliers.
+    pub weights: Int8Weights<'a>,
+    /// Zero point, activation range and rounding of the output.
+    pub out: OutputStage,
 }
 
 /// The geometry of an int8 conv2d (NHWC, batch 1; layouts in the module docs).
@@ -287,23 +298,22 @@ pub struct ConvGeometry {
 }
 
 impl ConvGeometry {
-    /// Checks the geometry and every length against it; returns the resolved window.
+    /// Checks the geometry and the lengths of input (`x_len`) and output (`y_len`) and the
+    /// weights against it; returns the resolved window.
     ///
     /// # Errors
     /// [`Error::Shape`] for a bad window, zero channels, a bad multiplier, zero point or
-    /// output stage; [`Error::Length`] for a slice of the wrong length (input `H*W*Cin`,
+    /// output stage; [`Error::Length`] for a wrong length (input `H*W*Cin`,
     /// filter `Cout*KH*KW*Cin`, bias `Cout`, multipliers 1 or `Cout`, output
     /// `OH*OW*Cout`).
     pub fn check(
         &self,
-        x: &[i8],
-        x_zp: i32,
-        w: &Int8Weights<'_>,
-        out: &OutputStage,
-        y: &[i8],
+        x_len: usize,
+        q: &LayerQuant<'_>,
+        y_len: usize,
     ) -> Result<WindowOut, Error> {
         let channels = [self.in_channels, self.out_channels, self.in_channels];
-        check_window("conv2d_i8", &self.window, channels, (x, x_zp), w, out, y.len())
+        check_window("conv2d_i8", &self.window, channels, x_len, q, y_len)
     }
 }
 
@@ -331,17 +341,15 @@ impl DepthwiseGeometry {
     /// As [`ConvGeometry::check`].
     pub fn check(
         &self,
-        x: &[i8],
-        x_zp: i32,
-        w: &Int8Weights<'_>,
-        out: &OutputStage,
-        y: &[i8],
+        x_len: usize,
+        q: &LayerQuant<'_>,
+        y_len: usize,
     ) -> Result<WindowOut, Error> {
         const OP: &str = "depthwise_conv2d_i8";
         let Some(c_out) = self.out_channels() else {
             return Err(geometry(OP, "output channels overflow usize"));
         };
-        check_window(OP, &self.window, [self.channels, c_out, 1], (x, x_zp), w, out, y.len())
+        check_window(OP, &self.window, [self.channels, c_out, 1], x_len, q, y_len)
     }
 }
 
@@ -362,23 +370,16 @@ impl FcGeometry {
     ///
     /// # Errors
     /// As [`ConvGeometry::check`].
-    pub fn check(
-        &self,
-        x: &[i8],
-        x_zp: i32,
-        w: &Int8Weights<'_>,
-        out: &OutputStage,
-        y: &[i8],
-    ) -> Result<(), Error> {
+    pub fn check(&self, x_len: usize, q: &LayerQuant<'_>, y_len: usize) -> Result<(), Error> {
         const OP: &str = "fully_connected_i8";
         if self.rows == 0 || self.in_features == 0 || self.out_features == 0 {
             return Err(geometry(OP, "rows and features must be >= 1"));
         }
-        length("input", self.rows.checked_mul(self.in_features), x.len())?;
-        w.check(OP, self.out_features, self.in_features)?;
-        length("output", self.rows.checked_mul(self.out_features), y.len())?;
-        check_zero_point(OP, x_zp)?;
-        out.check(OP, I8)
+        length("input", self.rows.checked_mul(self.in_features), x_len)?;
+        q.weights.check(OP, self.out_features, self.in_features)?;
+        length("output", self.rows.checked_mul(self.out_features), y_len)?;
+        check_zero_point(OP, q.x_zp)?;
+        q.out.check(OP, I8)
     }
 }
 
@@ -420,29 +421,15 @@ pub trait Int8Kernels: BackendType {
     ///
     /// # Errors
     /// [`ConvGeometry::check`]'s; nothing is written then.
-    fn conv2d_i8(
-        g: &ConvGeometry,
-        x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
-        y: &mut [i8],
-    ) -> Result<(), Error> {
-        let win = g.check(x, x_zp, &w, &out, y)?;
-        Self::conv2d_i8_checked((g, win), x, x_zp, w, out, y);
+    fn conv2d_i8(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) -> Result<(), Error> {
+        let win = g.check(x.len(), &q, y.len())?;
+        Self::conv2d_i8_checked((g, win), x, q, y);
         Ok(())
     }
 
     /// The hook of [`conv2d_i8`](Self::conv2d_i8) (checked arguments).
-    fn conv2d_i8_checked(
-        g: (&ConvGeometry, WindowOut),
-        x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
-        y: &mut [i8],
-    ) {
-        portable::conv2d(g, x, x_zp, w, out, y);
+    fn conv2d_i8_checked(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        portable::conv2d(g, x, q, y);
     }
 
     /// Depthwise conv2d: `y[oy, ox, c * dm + m] = stage(bias + sum_{ky, kx} (x[iy, ix, c] -
@@ -454,13 +441,11 @@ pub trait Int8Kernels: BackendType {
     fn depthwise_conv2d_i8(
         g: &DepthwiseGeometry,
         x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
+        q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        let win = g.check(x, x_zp, &w, &out, y)?;
-        Self::depthwise_conv2d_i8_checked((g, win), x, x_zp, w, out, y);
+        let win = g.check(x.len(), &q, y.len())?;
+        Self::depthwise_conv2d_i8_checked((g, win), x, q, y);
         Ok(())
     }
 
@@ -468,12 +453,10 @@ pub trait Int8Kernels: BackendType {
     fn depthwise_conv2d_i8_checked(
         g: (&DepthwiseGeometry, WindowOut),
         x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
+        q: LayerQuant<'_>,
         y: &mut [i8],
     ) {
-        portable::depthwise(g, x, x_zp, w, out, y);
+        portable::depthwise(g, x, q, y);
     }
 
     /// Fully connected: `y[r, j] = stage(bias[j] + sum_k (x[r, k] - x_zp) * w[j, k])`
@@ -484,26 +467,17 @@ pub trait Int8Kernels: BackendType {
     fn fully_connected_i8(
         g: &FcGeometry,
         x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
+        q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        g.check(x, x_zp, &w, &out, y)?;
-        Self::fully_connected_i8_checked(g, x, x_zp, w, out, y);
+        g.check(x.len(), &q, y.len())?;
+        Self::fully_connected_i8_checked(g, x, q, y);
         Ok(())
     }
 
     /// The hook of [`fully_connected_i8`](Self::fully_connected_i8) (checked arguments).
-    fn fully_connected_i8_checked(
-        g: &FcGeometry,
-        x: &[i8],
-        x_zp: i32,
-        w: Int8Weights<'_>,
-        out: OutputStage,
-        y: &mut [i8],
-    ) {
-        portable::fully_connected(g, x, x_zp, w, out, y);
+    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        portable::fully_connected(g, x, q, y);
     }
 
     /// A 256-entry table of an int8 unary function (TFLite's LUT path, e.g. LOGISTIC):

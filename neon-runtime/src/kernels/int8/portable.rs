@@ -6,8 +6,8 @@
 //! Every i32 sum wraps (the exact result modulo 2^32, in any order).
 
 use super::{
-    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, OutputStage, Requant,
-    Rounding, Window2dI8, WindowOut,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerQuant, OutputStage,
+    Requant, Rounding, Window2dI8, WindowOut,
 };
 use core::ops::Range;
 
@@ -86,11 +86,10 @@ fn finish(out: &OutputStage, w: &Int8Weights<'_>, c: usize, acc: i32) -> i8 {
 pub(super) fn conv2d(
     (g, win): (&ConvGeometry, WindowOut),
     x: &[i8],
-    x_zp: i32,
-    w: Int8Weights<'_>,
-    out: OutputStage,
+    q: LayerQuant<'_>,
     y: &mut [i8],
 ) {
+    let LayerQuant { x_zp, weights: w, out } = q;
     let (cin, cout) = (g.in_channels, g.out_channels);
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
     for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
@@ -108,11 +107,10 @@ pub(super) fn conv2d(
 pub(super) fn depthwise(
     (g, win): (&DepthwiseGeometry, WindowOut),
     x: &[i8],
-    x_zp: i32,
-    w: Int8Weights<'_>,
-    out: OutputStage,
+    q: LayerQuant<'_>,
     y: &mut [i8],
 ) {
+    let LayerQuant { x_zp, weights: w, out } = q;
     let (c, dm) = (g.channels, g.depth_multiplier);
     let cout = c * dm;
     for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
@@ -145,14 +143,8 @@ pub(super) fn depthwise(
 }
 
 /// The portable fully connected layer (checked arguments).
-pub(super) fn fully_connected(
-    g: &FcGeometry,
-    x: &[i8],
-    x_zp: i32,
-    w: Int8Weights<'_>,
-    out: OutputStage,
-    y: &mut [i8],
-) {
+pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    let LayerQuant { x_zp, weights: w, out } = q;
     let k = g.in_features;
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
         for (j, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(k)).enumerate() {
