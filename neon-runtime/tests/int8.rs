@@ -657,6 +657,50 @@ fn operators_match_kernels<B: Int8Kernels>() {
     assert!(DequantizeI8F32::new(AffineQuant { zero_point: 300, ..q }).is_err());
 }
 
+/// Hand-built ties through the layer kernels: a 1x1 conv and a fully connected layer with
+/// weight 1 rescale every int8 input by 1/4 (ties at -2, -6, ...: away from zero against
+/// half up) and by 3/8 (where the double rounding and the single one differ).
+fn kernels_keep_each_rounding<B: Int8Kernels>() {
+    let x: Vec<i8> = (-128..=127).collect();
+    let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
+    let three_eighths = QuantizedMultiplier { multiplier: 3 << 29, shift: -1 };
+    let window = Window2dI8 {
+        height: 16,
+        width: 16,
+        kernel_h: 1,
+        kernel_w: 1,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        padding: Padding::Valid,
+    };
+    let conv = ConvGeometry { window, in_channels: 1, out_channels: 1 };
+    let fc = FcGeometry { rows: 256, in_features: 1, out_features: 1 };
+    for m in [quarter, three_eighths] {
+        for rounding in ROUNDINGS {
+            let out = OutputStage::int8(0, rounding);
+            let q = LayerQuant {
+                x_zp: 0,
+                weights: Int8Weights { filter: &[1], bias: None, multipliers: &[m] },
+                out,
+            };
+            let want: Vec<i8> = x.iter().map(|&x| ref_stage(i64::from(x), m, &out)).collect();
+            let (mut a, mut b) = (vec![0i8; 256], vec![0i8; 256]);
+            B::conv2d_i8(&conv, &x, q, &mut a).unwrap();
+            B::fully_connected_i8(&fc, &x, q, &mut b).unwrap();
+            assert_eq!((&a, &b), (&want, &want), "{m:?} {rounding:?}");
+            let at = |v: i8| a[(i32::from(v) + 128) as usize];
+            match (m == quarter, rounding) {
+                (true, Rounding::AwayFromZero) => assert_eq!([at(-2), at(-6), at(2)], [-1, -2, 1]),
+                (true, _) => assert_eq!([at(-2), at(-6), at(2)], [0, -1, 1]),
+                (false, Rounding::Single) => assert_eq!(at(1), 0),
+                (false, _) => assert_eq!(at(1), 1),
+            }
+        }
+    }
+}
+
 /// The output stage of the fully connected case of `operators_match_kernels`.
 fn fc_stage() -> OutputStage {
     OutputStage::int8(0, Rounding::AwayFromZero)
@@ -672,6 +716,7 @@ fn operators_are_send_and_sync() {
 }
 
 backend_tests!(
+    kernels_keep_each_rounding,
     operators_match_kernels,
     conv2d_matches_reference,
     depthwise_matches_reference,
