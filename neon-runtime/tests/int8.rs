@@ -92,6 +92,12 @@ fn quantize_multiplier_hand_values() {
     // Large values up to shift 30.
     assert_eq!(q(2f64.powi(29)), m(1 << 30, 30));
     assert_eq!(q(100.0), m(100 << 24, 7));
+    // From f32 scales, in f64: one product and one quotient, each rounded to f64.
+    let (si, sw, so) = (0.003_921_568_6_f32, 0.012_5_f32, 0.023_4_f32);
+    let real = f64::from(si) * f64::from(sw) / f64::from(so);
+    assert_eq!(QuantizedMultiplier::from_scales(si, sw, so).unwrap(), q(real));
+    assert_eq!(QuantizedMultiplier::from_scales(0.5, 0.25, 0.125).unwrap(), m(1 << 30, 1));
+    assert!(QuantizedMultiplier::from_scales(0.5, 1.0, 0.0).is_err());
     for bad in [-0.5, f64::NAN, f64::INFINITY, 2f64.powi(30)] {
         assert!(matches!(QuantizedMultiplier::from_real(bad), Err(Error::Shape(_))), "{bad}");
     }

@@ -102,6 +102,19 @@ impl QuantizedMultiplier {
         Ok(Self { multiplier: fixed as i32, shift })
     }
 
+    /// The multiplier of a layer from its f32 scales, as TFLite computes it
+    /// (`PopulateConvolutionQuantizationParams` and `GetQuantizedConvolutionMultipler` in
+    /// `kernel_util.cc`): `from_real(f64(input) * f64(filter) / f64(output))`, in f64. With
+    /// `filter = 1.0` it is the multiplier of a requantising QUANTIZE (`quantize.cc`:
+    /// `f64(input) / f64(output)`; the product by 1 is exact).
+    ///
+    /// # Errors
+    /// As [`from_real`](Self::from_real), and for an output scale of 0 (the ratio is not
+    /// finite).
+    pub fn from_scales(input: f32, filter: f32, output: f32) -> Result<Self, Error> {
+        Self::from_real(f64::from(input) * f64::from(filter) / f64::from(output))
+    }
+
     /// Checks what [`apply`](Self::apply) needs: `multiplier >= 0` and `shift` in
     /// `-31..=30` (every value [`from_real`](Self::from_real) returns).
     ///
