@@ -20,8 +20,11 @@
 //! layers stay far from it (`|acc| <= K * 255 * 128` plus the bias).
 //!
 //! Geometry travels as structs ([`ConvGeometry`], [`DepthwiseGeometry`], [`FcGeometry`],
-//! sharing [`Window2dI8`]); their `check` returns an error for inconsistent lengths or
-//! parameters, so no entry point panics on bad input. Files: this one (geometry, contract
+//! sharing [`Window2dI8`]), the rest of a layer's operands as [`LayerQuant`] (input zero
+//! point, [`Int8Weights`], [`OutputStage`]); the geometry's `check` returns an error for
+//! inconsistent lengths or parameters, so no entry point panics on bad input. The rounding
+//! is a parameter of every call ([`OutputStage::rounding`]): which form the TFLite library
+//! uses for an operator is a measured fact of the caller, not of these kernels. Files: this one (geometry, contract
 //! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks).
 //!
 //! Sources (TensorFlow Lite 2.17, read for the arithmetic): `reference/integer_ops/conv.h`,
