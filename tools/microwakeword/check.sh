@@ -5,7 +5,9 @@
 # - the frontend's start-up tables, models/microwakeword/frontend_tables.json, built from
 #   pymicro-features' own C sources (dump_tables.sh --check);
 # - the per-op tensors, models/microwakeword/goldens/ops_<model>.safetensors (dump_ops.py
-#   --check).
+#   --check);
+# - the frontend's features on extreme synthetic signals,
+#   models/tests/data/microwakeword/frontend_digests.json (frontend_features.py --check).
 # Runs setup.sh first. Needs g++ (scripts/setup.sh installs build-essential).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,3 +16,4 @@ py=target/py/microwakeword/bin/python
 "$py" tools/microwakeword/goldens.py --check
 tools/microwakeword/dump_tables.sh --check
 "$py" tools/microwakeword/dump_ops.py --check
+"$py" tools/microwakeword/frontend_features.py --check
