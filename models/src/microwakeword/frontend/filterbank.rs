@@ -51,13 +51,11 @@ pub struct Filterbank {
 }
 
 /// glibc 2.36's `log1pf` (Debian 12's, which pymicro-features' extension calls and the
-/// reference features were made with) is not correctly rounded: on 23 of the 257 bin
-/// frequencies `x = bin * 31.25 / 700` (bins 6, 13, 15, 31, 38, 50, 56, 98, 99, 100, 108,
-/// 115, 116, 126, 148, 216, 218, 225, 236, 240, 243, 245, 252) it returns the `f32`
-/// neighbour of `log1p(x)` rounded to nearest. Its results there, as `(x, log1pf(x))` bits,
-/// printed by a C program on that libm. Two of them move a weight by one (entries 211 and
-/// 293 of [`Filterbank::weights`], and their unweights), which changes features: a libm
-/// with a correctly rounded `log1pf` makes the package compute other features.
+/// goldens were made with) where it differs from `log1p` rounded to nearest on the bin
+/// frequencies `x = bin * 31.25 / 700`: `(x, log1pf(x))` as `f32` bits, printed by a C
+/// program on that libm. Some of them move filterbank weights and so the features: a libm
+/// with a correctly rounded `log1pf` makes the package compute other features
+/// (`tools/microwakeword/FACTS.md`, section 8).
 const GLIBC_LOG1PF: [(u32, u32); 23] = [
     (0x3e892492, 0x3e730628),
     (0x3f149249, 0x3eea5136),

@@ -24,6 +24,14 @@
 //! `raw * 0.0390625` ([`FEATURE_SCALE`], exact in `f32` and `f64`). Tables are built at
 //! compile time ([`tables`]).
 //!
+//! # Tables and libm
+//! The package builds its tables at start-up with the host's `cosf`, `log1pf` and `powf`, so
+//! its features depend on the host's libm. The reference is Debian 12 x86-64 (glibc 2.36),
+//! where the goldens were made: every libm result is computed here correctly rounded, except
+//! glibc 2.36's `log1pf`, which is not correctly rounded on some filterbank frequencies; its
+//! results there are pinned as data ([`filterbank`]). The measurements (which entries, their
+//! margins) are in `tools/microwakeword/FACTS.md`, section 8.
+//!
 //! # Memory
 //! A [`Frontend`] holds 480 samples and 40 noise estimates (1.1 KB); a frame uses about 6 KB
 //! of stack. The tables ([`tables::TABLES`]) are a 5 KB `static`.

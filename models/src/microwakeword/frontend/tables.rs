@@ -9,7 +9,7 @@
 //! function returns `f32`; the arithmetic around it is the C code's, in the same types and
 //! order. One exception: glibc 2.36's `log1pf` is not correctly rounded, and its results on
 //! the filterbank's arguments are pinned where they differ (`GLIBC_LOG1PF` in
-//! [`super::filterbank`]).
+//! [`super::filterbank`]; measured in `tools/microwakeword/FACTS.md`, section 8).
 //!
 //! A libm result may differ from the correctly rounded one by an ulp. [`Tables::build`] takes
 //! an `ulps` offset added to every such result, so a test can show how far each table is
@@ -38,7 +38,8 @@ pub struct Tables {
     pub log_lut: [u16; LOG_LUT_LEN],
 }
 
-/// The frontend's tables, exactly as pymicro-features 2.0.2 builds them on x86-64 (pinned by
+/// The frontend's tables, exactly as pymicro-features 2.0.2 builds them on Debian 12 x86-64
+/// (glibc 2.36; pinned against `models/microwakeword/frontend_tables.json` by
 /// `models/tests/mww_frontend.rs`).
 pub static TABLES: Tables = Tables::build(0);
 
