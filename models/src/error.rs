@@ -60,6 +60,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// An [`Error::Weights`] for the file `source` as a whole: `message`, one line (shown as
+    /// "`<file>`: `<message>`").
+    #[cfg(feature = "alloc")]
+    pub fn invalid_file(
+        source: &WeightsSource,
+        message: impl Into<alloc::string::String>,
+    ) -> Error {
+        Error::Weights {
+            source: source.clone(),
+            tensor: "",
+            reason: WeightsReason::Invalid(message.into()),
+        }
+    }
+
     /// Checks that every value is finite; otherwise [`Error::Input`] with the index of the
     /// first NaN or infinite one, `what` naming that index (e.g. "index of the first NaN or
     /// infinite sample") and `expected` the rule.

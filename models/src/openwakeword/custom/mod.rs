@@ -30,7 +30,7 @@ use neon_runtime::exec::{ExecutionPlan, Op};
 use neon_runtime::{Backend, Layout, TensorView};
 
 use super::stream::EMBEDDING_DIM;
-use crate::error::{Error, WeightsReason, WeightsSource};
+use crate::error::{Error, WeightsSource};
 
 /// Largest number of embedding frames a head may read (openwakeword keeps 120 embeddings,
 /// `feature_buffer_max_len`, so no model can read more).
@@ -53,11 +53,7 @@ pub const LIMITS: Limits = Limits {
 
 /// An [`Error::Weights`] for the model file `source` as a whole: `message` (one line).
 pub fn model_error(source: &WeightsSource, message: impl Into<String>) -> Error {
-    Error::Weights {
-        source: source.clone(),
-        tensor: "",
-        reason: WeightsReason::Invalid(message.into()),
-    }
+    Error::invalid_file(source, message)
 }
 
 /// `neon-import`'s error for the model file `source`: an [`Error::Weights`] whose message is
