@@ -1,7 +1,7 @@
 //! Reading whole files with a size limit (feature `std`).
 //!
 //! Every file the models read whole (Moonshine's weights and tokenizer, a wake-word head
-//! given by path) goes through [`read_limited`]: it must be a regular file (not a directory,
+//! given by path, a microWakeWord model and its JSON) goes through [`read_limited`]: it must be a regular file (not a directory,
 //! FIFO or device) no larger than a documented limit, so that `--model /dev/zero` or a
 //! directory given as a file is a one-line error naming the path, never a read that grows
 //! memory without bound.
@@ -19,6 +19,10 @@ pub const TOKENIZER_LIMIT: u64 = 4 << 20;
 /// Largest wake-word head (`--model PATH` safetensors; the official heads are under 1 MB):
 /// 16 MiB.
 pub const HEAD_LIMIT: u64 = 16 << 20;
+/// Largest microWakeWord `.tflite` read (the shipped ones are 52 to 81 kB): 16 MiB.
+pub const MICRO_MODEL_LIMIT: u64 = 16 << 20;
+/// Largest microWakeWord model JSON read (the shipped ones are under 500 bytes): 1 MiB.
+pub const MICRO_CONFIG_LIMIT: u64 = 1 << 20;
 
 /// A limit in words: `256 MiB`, `4 MiB`, or bytes when not a whole number of MiB.
 fn size(limit: u64) -> std::string::String {

@@ -14,6 +14,8 @@
 //! - `import` (default): users' `.onnx` / `.tflite` wake-word models through neon-import.
 //! - `synthetic` (part of `std`): sanoTTS's synthetic voice.
 //! - `builtin-heads` (default): the five official openWakeWord heads embedded.
+//! - `builtin-micro` (default): the four official microWakeWord models embedded
+//!   ([`microwakeword::builtin`]; no `alloc` needed).
 //! - `neon` (default): the NEON backend on aarch64.
 //!
 //! The `neon` program (neon-cli), the Wyoming server (neon-wyoming), audio decoding
