@@ -57,7 +57,8 @@ pub const DEFAULT_SLIDING_WINDOW: usize = 5;
 pub struct MicroConfig {
     /// The phrase, as people say it (`"Okay Nabu"`).
     pub wake_word: String,
-    /// The `.tflite` file the JSON names (`model`), relative to the JSON's directory.
+    /// The `.tflite` file the JSON names (`model`): a path relative to the JSON's directory
+    /// (usually a file name there), or absolute, as the peers join it.
     pub model: String,
     /// Who trained the model (`""` when not given).
     pub author: String,
@@ -144,8 +145,7 @@ impl MicroConfig {
     /// - a required field (`model`, `wake_word`, `micro`, `micro.probability_cutoff`,
     ///   `micro.sliding_window_size`) is missing, or a field is of the wrong JSON kind;
     /// - `micro.probability_cutoff` is not in (0, 1), `micro.sliding_window_size` not in
-    ///   1..=[`MAX_SLIDING_WINDOW`], `micro.feature_step_size` not 10, or `model` is empty or
-    ///   names a path rather than a file name of the JSON's directory.
+    ///   1..=[`MAX_SLIDING_WINDOW`], `micro.feature_step_size` not 10, or `model` is empty.
     pub fn from_value(json: &Value, source: &WeightsSource) -> Result<MicroConfig, Error> {
         let fail = |message: String| Error::invalid_file(source, message);
         let Some(top) = json.as_object() else {
@@ -162,20 +162,17 @@ impl MicroConfig {
             Some(_) => return Err(fail("field `micro` is not an object".into())),
             None => return Err(fail("field `micro` is missing".into())),
         };
-        let model = fields.string(top, "", "model")?.ok_or_else(|| fields.missing("model"))?;
-        if model.is_empty() || model.contains(['/', '\\']) || model == "." || model == ".." {
-            return Err(fail(format!(
-                "field `model` is `{}`: expected a file name in the JSON's directory",
-                model.escape_debug()
-            )));
+        let model = fields.string(top, "model")?.ok_or_else(|| fields.missing("model"))?;
+        if model.is_empty() {
+            return Err(fail("field `model` is empty: expected the .tflite file's name".into()));
         }
         let config = MicroConfig {
             wake_word: fields
-                .string(top, "", "wake_word")?
+                .string(top, "wake_word")?
                 .ok_or_else(|| fields.missing("wake_word"))?,
             model,
-            author: fields.string(top, "", "author")?.unwrap_or_default(),
-            website: fields.string(top, "", "website")?.unwrap_or_default(),
+            author: fields.string(top, "author")?.unwrap_or_default(),
+            website: fields.string(top, "website")?.unwrap_or_default(),
             trained_languages: fields.languages(top)?,
             version: match top.get("version") {
                 None | Some(Value::Null) => String::new(),
@@ -215,17 +212,12 @@ impl Fields<'_> {
         self.fail(format!("field `{field}` is missing"))
     }
 
-    /// A string field of `map` (`prefix` is `""` or `"micro."`), `None` when absent.
-    fn string(
-        &self,
-        map: &Map<String, Value>,
-        prefix: &str,
-        field: &str,
-    ) -> Result<Option<String>, Error> {
-        match map.get(field) {
+    /// A string field of the top-level object `top`, `None` when absent.
+    fn string(&self, top: &Map<String, Value>, field: &str) -> Result<Option<String>, Error> {
+        match top.get(field) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(self.fail(format!("field `{prefix}{field}` is not a string"))),
+            Some(_) => Err(self.fail(format!("field `{field}` is not a string"))),
         }
     }
 

@@ -5,7 +5,8 @@
 //! A model is a `.tflite` file and its JSON description ([`MicroConfig`]). As
 //! wyoming-microwakeword 2.1.0 finds its custom models:
 //! - a directory contributes each `*.json` file (not recursively) whose `type` is `"micro"`
-//!   and whose `model` file exists in the same directory; other files are skipped;
+//!   and whose `model` file exists (its path taken relative to the JSON's directory); other
+//!   files are skipped;
 //! - a model is named after its JSON's file stem (`okay_computer.json` is `okay_computer`),
 //!   unchanged: no version suffix is stripped, unlike openWakeWord's names;
 //! - with several directories, the first one that offers a name wins.
@@ -138,6 +139,15 @@ fn read_json_text(path: &Path) -> Result<String, Error> {
     })
 }
 
+/// Whether `a` and `b` are the same file (compared as canonical paths; as written when either
+/// cannot be resolved).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// The model file `config` names, beside the JSON `json_path`; an error naming the JSON when
 /// it is not a regular file.
 fn model_beside(json_path: &Path, config: &MicroConfig) -> Result<PathBuf, Error> {
@@ -153,8 +163,8 @@ fn model_beside(json_path: &Path, config: &MicroConfig) -> Result<PathBuf, Error
 }
 
 /// Loads the model given by `path`:
-/// - a `.json` file: its settings, and the `.tflite` its `model` names in the JSON's
-///   directory; named after the JSON's stem;
+/// - a `.json` file: its settings, and the `.tflite` its `model` names (relative to the
+///   JSON's directory); named after the JSON's stem;
 /// - a `.tflite` file: the settings of the `.json` of the same stem beside it when there is
 ///   one (its `model` must name this file), else [`MicroConfig::default_for`] the stem;
 ///   named after the stem.
@@ -191,8 +201,9 @@ pub fn load(path: &Path) -> Result<MicroModelFile, Error> {
     let config = if json_path.exists() {
         let source = WeightsSource::File(json_path.clone());
         let config = MicroConfig::from_json(&read_json_text(&json_path)?, &source)?;
-        let file_name = path.file_name().map(|f| f.to_string_lossy()).unwrap_or_default();
-        if config.model != file_name {
+        let described = json_path.parent().unwrap_or(Path::new("")).join(&config.model);
+        if !same_file(&described, path) {
+            let file_name = path.file_name().map(|f| f.to_string_lossy()).unwrap_or_default();
             return Err(Error::invalid_file(
                 &source,
                 format!(
