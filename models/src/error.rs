@@ -76,7 +76,9 @@ impl Error {
 
     /// Checks that every value is finite; otherwise [`Error::Input`] with the index of the
     /// first NaN or infinite one, `what` naming that index (e.g. "index of the first NaN or
-    /// infinite sample") and `expected` the rule.
+    /// infinite sample") and `expected` the rule. Its callers (the VAD detector, the
+    /// transcriber, the TTS utterance) need `alloc`.
+    #[cfg(feature = "alloc")]
     pub(crate) fn check_finite(
         values: &[f32],
         what: &'static str,
