@@ -187,6 +187,19 @@ impl<'a> Vector<'a> {
         let n = if self.elem == 4 { self.len } else { 0 };
         self.bytes()[..4 * n].chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+
+    /// The elements of a vector of `f32`.
+    pub fn f32s(&self) -> impl Iterator<Item = f32> + 'a {
+        self.i32s().map(|v| f32::from_bits(v as u32))
+    }
+
+    /// The elements of a vector of `i64` (empty unless the elements are 8 bytes wide).
+    pub fn i64s(&self) -> impl Iterator<Item = i64> + 'a {
+        let n = if self.elem == 8 { self.len } else { 0 };
+        self.bytes()[..8 * n]
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    }
 }
 
 #[cfg(test)]

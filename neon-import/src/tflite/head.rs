@@ -34,8 +34,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{
-    code, decode, ints, op_name, options, type_name, Model, Operator, Subgraph, Tensor, FLOAT32,
-    INT32,
+    activation_name, code, ints, op_name, options, read_model, type_name, Model, Operator,
+    Subgraph, Tensor, FLOAT32, INT32,
 };
 use crate::onnx::short;
 use crate::onnx_proto as pb;
@@ -186,9 +186,7 @@ impl<'m, 'a> Stage<'m, 'a> {
             1 => Ok(true),
             a => Err(self.err(format!(
                 "{label}: fused activation {} is not supported (NONE or RELU)",
-                ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
-                    .get(usize::from(a))
-                    .unwrap_or(&"?")
+                activation_name(a)
             ))),
         }
     }
@@ -377,11 +375,7 @@ impl<'m, 'a> Stage<'m, 'a> {
 /// or weight type; an `IF` that is not openWakeWord's two-stage form; then
 /// [`HeadGraph::check`]'s faults.
 pub fn parse(bytes: &[u8], limits: &Limits) -> Result<HeadGraph, Error> {
-    let model = decode(bytes).map_err(|m| {
-        let m =
-            if m.starts_with("not a TFLite") { m } else { format!("malformed TFLite file: {m}") };
-        Error::new(m)
-    })?;
+    let model = read_model(bytes)?;
     let main = &model.subgraphs[0];
     let err = Error::new;
     let [input] = main.inputs[..] else {

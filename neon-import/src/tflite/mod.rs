@@ -5,21 +5,32 @@
 //! `Operator`, `OperatorCode`); this module decodes those tables once (`decode`) and the
 //! readers walk the result:
 //!
-//! - [`parse`] (`head.rs`): openWakeWord's float32 wake-word heads → [`HeadGraph`](crate::HeadGraph).
+//! - [`parse`] (`head.rs`): openWakeWord's float32 wake-word heads → [`HeadGraph`](crate::HeadGraph);
+//! - [`parse_stream`] (`stream.rs`): microWakeWord's int8 streaming models → [`StreamGraph`].
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::flatbuffer::Table;
+use crate::Error;
 
 mod head;
+mod stream;
 
 pub use head::parse;
+pub use stream::{
+    parse_stream, Conv2d, DType, Filter, FullyConnected, FusedActivation, Padding, StreamGraph,
+    StreamOp, TensorSpec, VarSpec,
+};
 
 /// TFLite `BuiltinOperator` codes used here (schema.fbs).
 mod code {
     pub const ADD: i32 = 0;
+    pub const CONCATENATION: i32 = 2;
+    pub const CONV_2D: i32 = 3;
+    pub const DEPTHWISE_CONV_2D: i32 = 4;
+    pub const DEQUANTIZE: i32 = 6;
     pub const FULLY_CONNECTED: i32 = 9;
     pub const LOGISTIC: i32 = 14;
     pub const MUL: i32 = 18;
@@ -33,30 +44,47 @@ mod code {
     pub const GREATER_EQUAL: i32 = 62;
     pub const SQRT: i32 = 75;
     pub const RSQRT: i32 = 76;
+    pub const STRIDED_SLICE: i32 = 45;
     pub const SQUARED_DIFFERENCE: i32 = 99;
+    pub const SPLIT_V: i32 = 102;
+    pub const QUANTIZE: i32 = 114;
     pub const IF: i32 = 118;
+    pub const CALL_ONCE: i32 = 129;
+    pub const VAR_HANDLE: i32 = 142;
+    pub const READ_VARIABLE: i32 = 143;
+    pub const ASSIGN_VARIABLE: i32 = 144;
 }
 
 /// TFLite `BuiltinOptions` union types used here.
 mod options {
+    pub const CONV_2D: u8 = 1;
+    pub const DEPTHWISE_CONV_2D: u8 = 2;
     pub const FULLY_CONNECTED: u8 = 8;
+    pub const CONCATENATION: u8 = 10;
     pub const RESHAPE: u8 = 17;
+    pub const STRIDED_SLICE: u8 = 32;
+    pub const SPLIT_V: u8 = 79;
     pub const IF: u8 = 92;
+    pub const CALL_ONCE: u8 = 103;
+    pub const VAR_HANDLE: u8 = 111;
 }
 
 /// TFLite `TensorType` values.
 const FLOAT32: u8 = 0;
 const INT32: u8 = 2;
+const UINT8: u8 = 3;
+const INT8: u8 = 9;
+const RESOURCE: u8 = 13;
 
 /// The name of a builtin operator in messages.
 fn op_name(c: i32) -> String {
     let known = match c {
         code::ADD => "ADD",
         1 => "AVERAGE_POOL_2D",
-        2 => "CONCATENATION",
-        3 => "CONV_2D",
-        4 => "DEPTHWISE_CONV_2D",
-        6 => "DEQUANTIZE",
+        code::CONCATENATION => "CONCATENATION",
+        code::CONV_2D => "CONV_2D",
+        code::DEPTHWISE_CONV_2D => "DEPTHWISE_CONV_2D",
+        code::DEQUANTIZE => "DEQUANTIZE",
         code::FULLY_CONNECTED => "FULLY_CONNECTED",
         code::LOGISTIC => "LOGISTIC",
         16 => "LSTM",
@@ -73,15 +101,21 @@ fn op_name(c: i32) -> String {
         code::SUB => "SUB",
         code::DIV => "DIV",
         43 => "SQUEEZE",
+        code::STRIDED_SLICE => "STRIDED_SLICE",
         code::NEG => "NEG",
         code::GREATER_EQUAL => "GREATER_EQUAL",
         70 => "EXPAND_DIMS",
         code::SQRT => "SQRT",
         code::RSQRT => "RSQRT",
         code::SQUARED_DIFFERENCE => "SQUARED_DIFFERENCE",
-        114 => "QUANTIZE",
+        code::SPLIT_V => "SPLIT_V",
+        code::QUANTIZE => "QUANTIZE",
         code::IF => "IF",
         126 => "BATCH_MATMUL",
+        code::CALL_ONCE => "CALL_ONCE",
+        code::VAR_HANDLE => "VAR_HANDLE",
+        code::READ_VARIABLE => "READ_VARIABLE",
+        code::ASSIGN_VARIABLE => "ASSIGN_VARIABLE",
         _ => return format!("builtin operator {c}"),
     };
     known.into()
@@ -99,8 +133,22 @@ fn type_name(t: u8) -> &'static str {
         7 => "int16",
         9 => "int8",
         10 => "float64",
+        RESOURCE => "resource",
         _ => "another type",
     }
+}
+
+/// A tensor's quantisation (`QuantizationParameters`): `real = scale * (q - zero_point)`,
+/// one (scale, zero point) per tensor or, for a per-channel tensor, one per index of
+/// dimension `axis`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantization {
+    /// Scales (slot 2), one or one per channel.
+    pub scale: Vec<f32>,
+    /// Zero points (slot 3), as many as `scale`.
+    pub zero_point: Vec<i64>,
+    /// The channel dimension of a per-channel tensor (`quantized_dimension`, slot 6).
+    pub axis: i32,
 }
 
 struct Tensor<'a> {
@@ -108,6 +156,21 @@ struct Tensor<'a> {
     dtype: u8,
     buffer: usize,
     name: &'a str,
+    /// Absent when the file gives no scale.
+    quant: Option<Quantization>,
+    /// A variable tensor (slot 5), which TFLite keeps between invocations.
+    is_variable: bool,
+}
+
+/// A tensor's `QuantizationParameters` (Tensor slot 4), if it has scales.
+fn quantization(t: &Table<'_>) -> Result<Option<Quantization>, String> {
+    let Some(q) = t.table(4)? else { return Ok(None) };
+    let scale: Vec<f32> = q.vector(2, 4)?.map(|v| v.f32s().collect()).unwrap_or_default();
+    if scale.is_empty() {
+        return Ok(None);
+    }
+    let zero_point = q.vector(3, 8)?.map(|v| v.i64s().collect()).unwrap_or_default();
+    Ok(Some(Quantization { scale, zero_point, axis: q.i32(6, 0)? }))
 }
 
 struct Operator<'a> {
@@ -135,7 +198,23 @@ fn ints(t: &Table<'_>, slot: usize) -> Result<Vec<i32>, String> {
     Ok(t.vector(slot, 4)?.map(|v| v.i32s().collect()).unwrap_or_default())
 }
 
-/// Decodes the tables a head needs.
+/// The name of a fused activation (`ActivationFunctionType`) in messages.
+fn activation_name(a: u8) -> &'static str {
+    ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
+        .get(usize::from(a))
+        .unwrap_or(&"?")
+}
+
+/// [`decode`], its fault as the crate's one-line [`Error`].
+fn read_model(bytes: &[u8]) -> Result<Model<'_>, Error> {
+    decode(bytes).map_err(|m| {
+        let m =
+            if m.starts_with("not a TFLite") { m } else { format!("malformed TFLite file: {m}") };
+        Error::new(m)
+    })
+}
+
+/// Decodes the tables the readers need.
 fn decode(bytes: &[u8]) -> Result<Model<'_>, String> {
     if bytes.get(4..8) != Some(b"TFL3") {
         return Err("not a TFLite model (no TFL3 identifier)".into());
@@ -176,6 +255,8 @@ fn decode(bytes: &[u8]) -> Result<Model<'_>, String> {
                     dtype: t.u8(1, FLOAT32)?,
                     buffer: t.u32(2, 0)? as usize,
                     name: t.string(3)?.unwrap_or(""),
+                    quant: quantization(&t)?,
+                    is_variable: t.u8(5, 0)? != 0,
                 });
             }
         }
