@@ -11,6 +11,10 @@
 //! [`HeadGraph::check`] checks a graph against them, and [`ops`] / [`chain`] turn its layers
 //! into prepared operators and a run-time [`ExecutionPlan`](neon_runtime::exec::ExecutionPlan).
 //!
+//! [`tflite::parse_stream`] reads microWakeWord's int8 streaming models (`.tflite` with
+//! resource variables) into a [`tflite::StreamGraph`]: tensors, variables with their initial
+//! values and the operators of one step, checked but not yet turned into a run-time plan.
+//!
 //! Every fault is an [`Error`] whose message is one line (the caller adds which file);
 //! no input bytes make a parser panic, and allocation is bounded by the bytes present.
 
