@@ -402,7 +402,7 @@ impl<'m, 'a> Reader<'m, 'a> {
         let mut count = 1usize;
         for &d in &tensor.shape {
             let d = usize::try_from(d).map_err(|_| format!("tensor {t} has dimension {d}"))?;
-            count = count.saturating_mul(d);
+            count = count.checked_mul(d).ok_or_else(|| format!("tensor {t}'s size overflows"))?;
             shape.push(d);
         }
         if count > self.limits.max_features {

@@ -239,7 +239,7 @@ impl<'m, 'a> Reader<'m, 'a> {
             };
             sizes.push(usize::try_from(n).map_err(|_| format!("sizes {raw:?}"))?);
         }
-        if sizes.iter().sum::<usize>() != dim {
+        if sizes.iter().try_fold(0usize, |a, &n| a.checked_add(n)) != Some(dim) {
             return Err(format!("sizes {raw:?} do not add up to {dim}"));
         }
         for (out, &n) in outputs.iter().zip(&sizes) {
@@ -276,7 +276,7 @@ impl<'m, 'a> Reader<'m, 'a> {
             if !ok {
                 return Err(format!("input {} does not fit", shape_str(&x.shape)));
             }
-            shape[axis] += x.shape[axis];
+            shape[axis] = shape[axis].saturating_add(x.shape[axis]);
         }
         same_shape(&output, &shape, "the output")?;
         Ok(StreamOp::Concatenation { inputs, output, axis })
@@ -295,7 +295,11 @@ impl<'m, 'a> Reader<'m, 'a> {
                 None => output.shape.iter().map(|&d| d as i32).collect(),
             },
         };
-        let known: usize = raw.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
+        let known = raw
+            .iter()
+            .filter(|&&d| d >= 0)
+            .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
+            .ok_or_else(|| format!("new shape {raw:?} overflows"))?;
         let mut shape = Vec::with_capacity(raw.len());
         for &d in &raw {
             shape.push(match d {
@@ -305,7 +309,7 @@ impl<'m, 'a> Reader<'m, 'a> {
                 d => usize::try_from(d).map_err(|_| format!("new shape {raw:?}"))?,
             });
         }
-        if shape.iter().product::<usize>() != input.len() {
+        if shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(input.len()) {
             return Err(format!("new shape {raw:?} for {} elements", input.len()));
         }
         same_shape(&output, &shape, "the output")?;

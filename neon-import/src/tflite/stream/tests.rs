@@ -139,3 +139,23 @@ fn a_shape_other_than_the_rule_is_refused() {
     assert!(e.contains("CONV_2D: the output has shape [1, 1, 1, 32] in the file"), "{e}");
     assert!(e.contains("[1, 2, 1, 32] by the operator's rule"), "{e}");
 }
+
+#[test]
+fn a_per_channel_axis_other_than_the_rule_is_refused() {
+    // The first DEPTHWISE_CONV_2D's weights quantised along axis 0 instead of 3.
+    let g = parse_stream(ALEXA, &LIMITS).unwrap();
+    let Some(StreamOp::DepthwiseConv2d(c)) =
+        g.ops.iter().find(|o| matches!(o, StreamOp::DepthwiseConv2d(_)))
+    else {
+        panic!("no DEPTHWISE_CONV_2D")
+    };
+    let main = root().vector(2, 4).unwrap().unwrap().table(0).unwrap();
+    let t = main.vector(0, 4).unwrap().unwrap().table(c.filter.spec.index).unwrap();
+    let q = t.table(4).unwrap().unwrap();
+    let p = q.field(6).unwrap().expect("axis 3 is stored");
+    let mut b = ALEXA.to_vec();
+    b[p..p + 4].copy_from_slice(&0i32.to_le_bytes());
+    let e = message(&b);
+    assert!(e.contains("DEPTHWISE_CONV_2D: the weights have 32 scales on axis 0"), "{e}");
+    assert!(e.contains("(1, or 32 on axis 3)"), "{e}");
+}
