@@ -28,8 +28,8 @@ use alloc::vec::Vec;
 use core::cell::Cell;
 
 use super::{
-    activation_name, code, op_name, options, read_model, type_name, Model, Operator, Quantization,
-    Subgraph, FLOAT32, INT32, INT8, RESOURCE, UINT8,
+    activation_name, code, op_name, read_model, type_name, Model, Operator, Quantization, Subgraph,
+    FLOAT32, INT32, INT8, UINT8,
 };
 use crate::flatbuffer::Table;
 use crate::{Error, Limits};
@@ -37,6 +37,9 @@ use crate::{Error, Limits};
 mod ops;
 #[cfg(test)]
 mod tests;
+mod vars;
+
+use vars::Vars;
 
 /// The element type of a tensor the stream reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -501,39 +504,12 @@ fn at(sub: &str, k: usize, op: &Operator<'_>) -> impl Fn(String) -> String {
 }
 
 impl<'m, 'a> Reader<'m, 'a> {
+    /// The checks, in order: the model's input and output, the operator count, then each
+    /// operator of `main` (its inputs computed before it, its own rules), then the output
+    /// computed.
     fn read(&self) -> Result<StreamGraph, String> {
+        let (input, output) = self.io()?;
         let main = self.main;
-        let [x] = main.inputs[..] else {
-            return Err(format!(
-                "the model has {} inputs (a stream model has one)",
-                main.inputs.len()
-            ));
-        };
-        let [y] = main.outputs[..] else {
-            return Err(format!(
-                "the model has {} outputs (a stream model has one)",
-                main.outputs.len()
-            ));
-        };
-        let input =
-            self.activation_spec(x, "the input").map_err(|m| format!("model input: {m}"))?;
-        let output =
-            self.activation_spec(y, "the output").map_err(|m| format!("model output: {m}"))?;
-        let width = self.limits.frame_width;
-        match input.shape[..] {
-            [1, n, w]
-                if input.dtype == DType::I8
-                    && w == width
-                    && (1..=self.limits.max_frames).contains(&n) => {}
-            _ => {
-                return Err(format!(
-                    "the input is {:?} {} (a stream model reads int8 [1, 1..={}, {width}])",
-                    input.dtype,
-                    shape_str(&input.shape),
-                    self.limits.max_frames
-                ))
-            }
-        }
         if main.ops.len() > self.limits.max_layers {
             return Err(format!(
                 "main has {} operators (at most {})",
@@ -543,118 +519,12 @@ impl<'m, 'a> Reader<'m, 'a> {
         }
         let mut ready = vec![false; main.tensors.len()];
         ready[input.index] = true;
-        let mut vars: Vec<VarSpec> = Vec::new();
-        let mut init_done = false;
-        // Resource tensor of `main` → variable.
-        let mut handles: Vec<(usize, usize)> = Vec::new();
-        let mut assigned: Vec<bool> = Vec::new();
+        let mut vars = Vars::default();
         let mut ops = Vec::with_capacity(main.ops.len());
         for (k, op) in main.ops.iter().enumerate() {
             let here = at("main", k, op);
-            // Every input is the model's input, a constant or computed before.
-            for &t in &op.inputs {
-                let Ok(i) = usize::try_from(t) else { continue };
-                let tensor = main.tensors.get(i).ok_or_else(|| here(format!("no tensor {t}")))?;
-                let constant = tensor.buffer > 0
-                    && self.model.buffers.get(tensor.buffer).is_some_and(|d| !d.is_empty());
-                if !constant && !ready[i] {
-                    return Err(here(format!("reads tensor {t} before it is computed")));
-                }
-            }
-            let step = match op.code {
-                code::CALL_ONCE => {
-                    if init_done {
-                        return Err(here("a second CALL_ONCE".into()));
-                    }
-                    let o = opts(op, options::CALL_ONCE).map_err(&here)?;
-                    let sg = o.map_or(Ok(0), |t| t.i32(0, 0)).map_err(&here)?;
-                    vars = self.init(sg).map_err(&here)?;
-                    assigned = vec![false; vars.len()];
-                    init_done = true;
-                    None
-                }
-                code::VAR_HANDLE => {
-                    let [h] = op.outputs[..] else { return Err(here("not 1 output".into())) };
-                    let key = var_key(op).map_err(&here)?;
-                    let var = vars
-                        .iter()
-                        .position(|v| (v.container.as_str(), v.shared_name.as_str()) == key)
-                        .ok_or_else(|| {
-                            here(format!("variable `{}` is not initialised by CALL_ONCE", key.1))
-                        })?;
-                    self.resource(main, h).map_err(&here)?;
-                    handles.push((h as usize, var));
-                    None
-                }
-                code::READ_VARIABLE | code::ASSIGN_VARIABLE => {
-                    let read = op.code == code::READ_VARIABLE;
-                    let (&h, &v) = match (read, &op.inputs[..], &op.outputs[..]) {
-                        (true, [h], [v]) | (false, [h, v], []) => (h, v),
-                        _ => return Err(here("unexpected inputs or outputs".into())),
-                    };
-                    let var = handles
-                        .iter()
-                        .find(|&&(t, _)| i64::from(h) == t as i64)
-                        .map(|&(_, v)| v)
-                        .ok_or_else(|| here(format!("tensor {h} is not a VAR_HANDLE")))?;
-                    let spec = self.spec(v).map_err(&here)?;
-                    let vs = &vars[var];
-                    if spec.dtype != vs.dtype || spec.shape != vs.shape || spec.quant != vs.quant {
-                        return Err(here(format!(
-                            "tensor {v} is {:?} {} with other quantisation than variable `{}` ({:?} {})",
-                            spec.dtype,
-                            shape_str(&spec.shape),
-                            vs.shared_name,
-                            vs.dtype,
-                            shape_str(&vs.shape)
-                        )));
-                    }
-                    if read {
-                        if assigned[var] {
-                            return Err(here(format!(
-                                "reads variable `{}` after its ASSIGN_VARIABLE in the same step",
-                                vs.shared_name
-                            )));
-                        }
-                        Some(StreamOp::ReadVariable { var, output: spec })
-                    } else {
-                        assigned[var] = true;
-                        Some(StreamOp::AssignVariable { var, value: spec })
-                    }
-                }
-                code::CONV_2D => Some(StreamOp::Conv2d(self.conv(op, false).map_err(&here)?)),
-                code::DEPTHWISE_CONV_2D => {
-                    Some(StreamOp::DepthwiseConv2d(self.conv(op, true).map_err(&here)?))
-                }
-                code::FULLY_CONNECTED => {
-                    Some(StreamOp::FullyConnected(self.fully_connected(op).map_err(&here)?))
-                }
-                code::LOGISTIC => {
-                    let [input, output] =
-                        self.unary(op, &[DType::I8], &[DType::I8]).map_err(&here)?;
-                    Some(StreamOp::Logistic { input, output })
-                }
-                code::QUANTIZE => {
-                    let [input, output] = self
-                        .unary(op, &[DType::F32, DType::I8, DType::U8], &[DType::I8, DType::U8])
-                        .map_err(&here)?;
-                    Some(StreamOp::Quantize { input, output })
-                }
-                code::DEQUANTIZE => {
-                    let [input, output] =
-                        self.unary(op, &[DType::I8, DType::U8], &[DType::F32]).map_err(&here)?;
-                    Some(StreamOp::Dequantize { input, output })
-                }
-                code::CONCATENATION => Some(self.concatenation(op).map_err(&here)?),
-                code::STRIDED_SLICE => Some(self.strided_slice(op).map_err(&here)?),
-                code::SPLIT_V => Some(self.split_v(op).map_err(&here)?),
-                code::RESHAPE => Some(self.reshape(op).map_err(&here)?),
-                code::CUSTOM => {
-                    return Err(here(format!("unsupported custom operator `{}`", op.custom)))
-                }
-                _ => return Err(here("unsupported operator".into())),
-            };
-            if let Some(step) = step {
+            self.inputs_ready(op, &ready).map_err(&here)?;
+            if let Some(step) = self.step(op, &mut vars).map_err(&here)? {
                 ops.push(step);
             }
             for &t in &op.outputs {
@@ -666,79 +536,80 @@ impl<'m, 'a> Reader<'m, 'a> {
         if !ready[output.index] {
             return Err("the model's output is never computed".into());
         }
-        Ok(StreamGraph { input, output, vars, ops })
+        Ok(StreamGraph { input, output, vars: vars.specs, ops })
     }
 
-    /// Checks that tensor `t` of `sg` is a resource handle.
-    fn resource(&self, sg: &Subgraph<'a>, t: i32) -> Result<(), String> {
-        let tensor = usize::try_from(t).ok().and_then(|t| sg.tensors.get(t));
-        match tensor {
-            Some(tensor) if tensor.dtype == RESOURCE => Ok(()),
-            Some(tensor) => {
-                Err(format!("tensor {t} is {}, not a resource", type_name(tensor.dtype)))
+    /// One input `[1, N, frame_width]` int8 with N in `1..=max_frames`, one quantised output.
+    fn io(&self) -> Result<(TensorSpec, TensorSpec), String> {
+        let main = self.main;
+        let ([x], [y]) = (&main.inputs[..], &main.outputs[..]) else {
+            return Err(format!(
+                "the model has {} inputs and {} outputs (a stream model has one of each)",
+                main.inputs.len(),
+                main.outputs.len()
+            ));
+        };
+        let input =
+            self.activation_spec(*x, "the input").map_err(|m| format!("model input: {m}"))?;
+        let output =
+            self.activation_spec(*y, "the output").map_err(|m| format!("model output: {m}"))?;
+        let (width, frames) = (self.limits.frame_width, self.limits.max_frames);
+        match input.shape[..] {
+            [1, n, w] if input.dtype == DType::I8 && w == width && (1..=frames).contains(&n) => {
+                Ok((input, output))
             }
-            None => Err(format!("no tensor {t}")),
+            _ => Err(format!(
+                "the input is {:?} {} (a stream model reads int8 [1, 1..={frames}, {width}])",
+                input.dtype,
+                shape_str(&input.shape),
+            )),
         }
     }
 
-    /// Runs the init subgraph `sg` symbolically: each VAR_HANDLE names a variable, each
-    /// ASSIGN_VARIABLE gives it a constant.
-    fn init(&self, sg: i32) -> Result<Vec<VarSpec>, String> {
-        let index = usize::try_from(sg)
-            .ok()
-            .filter(|&s| s > 0 && s < self.model.subgraphs.len())
-            .ok_or_else(|| format!("init subgraph {sg} does not exist"))?;
-        let sub = &self.model.subgraphs[index];
-        let mut vars: Vec<VarSpec> = Vec::new();
-        for (k, op) in sub.ops.iter().enumerate() {
-            let here = at("init", k, op);
-            match op.code {
-                code::VAR_HANDLE => {
-                    let [h] = op.outputs[..] else { return Err(here("not 1 output".into())) };
-                    self.resource(sub, h).map_err(&here)?;
-                    var_key(op).map_err(&here)?;
-                }
-                code::ASSIGN_VARIABLE => {
-                    let [h, v] = op.inputs[..] else { return Err(here("not 2 inputs".into())) };
-                    let producer = sub
-                        .ops
-                        .iter()
-                        .take(k)
-                        .find(|o| o.code == code::VAR_HANDLE && o.outputs[..] == [h])
-                        .ok_or_else(|| here(format!("tensor {h} is not a VAR_HANDLE")))?;
-                    let (container, shared_name) = var_key(producer).map_err(&here)?;
-                    if vars.iter().any(|v| v.container == container && v.shared_name == shared_name)
-                    {
-                        return Err(here(format!("variable `{shared_name}` assigned twice")));
-                    }
-                    let spec = self.spec_in(sub, v).map_err(&here)?;
-                    if !matches!(spec.dtype, DType::I8 | DType::F32) {
-                        return Err(here(format!("variable `{shared_name}` is {:?}", spec.dtype)));
-                    }
-                    let init = self.constant(sub, &spec, "the value").map_err(&here)?.to_vec();
-                    vars.push(VarSpec {
-                        container: container.into(),
-                        shared_name: shared_name.into(),
-                        dtype: spec.dtype,
-                        shape: spec.shape,
-                        quant: spec.quant,
-                        init,
-                    });
-                }
-                _ => return Err(here(
-                    "the init subgraph may hold only VAR_HANDLE and ASSIGN_VARIABLE of constants"
-                        .into(),
-                )),
+    /// Every input of `op` is the model's input, a constant or computed before.
+    fn inputs_ready(&self, op: &Operator<'a>, ready: &[bool]) -> Result<(), String> {
+        for &t in &op.inputs {
+            let Ok(i) = usize::try_from(t) else { continue };
+            let tensor = self.main.tensors.get(i).ok_or_else(|| format!("no tensor {t}"))?;
+            let constant = tensor.buffer > 0
+                && self.model.buffers.get(tensor.buffer).is_some_and(|d| !d.is_empty());
+            if !constant && !ready[i] {
+                return Err(format!("reads tensor {t} before it is computed"));
             }
         }
-        Ok(vars)
+        Ok(())
     }
-}
 
-/// A VAR_HANDLE's (container, shared_name) (VarHandleOptions slots 0 and 1).
-fn var_key<'a>(op: &Operator<'a>) -> Result<(&'a str, &'a str), String> {
-    let o = opts(op, options::VAR_HANDLE)?.ok_or("no variable name")?;
-    let container = o.string(0)?.unwrap_or("");
-    let name = o.string(1)?.unwrap_or("");
-    Ok((container, name))
+    /// The rules of `op` by kind; `None` for the operators resolved here (`CALL_ONCE`,
+    /// `VAR_HANDLE`).
+    fn step(&self, op: &Operator<'a>, vars: &mut Vars) -> Result<Option<StreamOp>, String> {
+        let step = match op.code {
+            code::CALL_ONCE => return vars.call_once(self, op).map(|()| None),
+            code::VAR_HANDLE => return vars.handle(self, op).map(|()| None),
+            code::READ_VARIABLE | code::ASSIGN_VARIABLE => vars.access(self, op)?,
+            code::CONV_2D => StreamOp::Conv2d(self.conv(op, false)?),
+            code::DEPTHWISE_CONV_2D => StreamOp::DepthwiseConv2d(self.conv(op, true)?),
+            code::FULLY_CONNECTED => StreamOp::FullyConnected(self.fully_connected(op)?),
+            code::LOGISTIC => {
+                let [input, output] = self.unary(op, &[DType::I8], &[DType::I8])?;
+                StreamOp::Logistic { input, output }
+            }
+            code::QUANTIZE => {
+                let from = [DType::F32, DType::I8, DType::U8];
+                let [input, output] = self.unary(op, &from, &[DType::I8, DType::U8])?;
+                StreamOp::Quantize { input, output }
+            }
+            code::DEQUANTIZE => {
+                let [input, output] = self.unary(op, &[DType::I8, DType::U8], &[DType::F32])?;
+                StreamOp::Dequantize { input, output }
+            }
+            code::CONCATENATION => self.concatenation(op)?,
+            code::STRIDED_SLICE => self.strided_slice(op)?,
+            code::SPLIT_V => self.split_v(op)?,
+            code::RESHAPE => self.reshape(op)?,
+            code::CUSTOM => return Err(format!("unsupported custom operator `{}`", op.custom)),
+            _ => return Err("unsupported operator".into()),
+        };
+        Ok(Some(step))
+    }
 }

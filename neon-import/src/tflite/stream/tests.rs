@@ -4,6 +4,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::*;
+use crate::tflite::options;
 
 const ALEXA: &[u8] = include_bytes!("../../../../models/microwakeword/alexa.tflite");
 
