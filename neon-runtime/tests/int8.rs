@@ -22,7 +22,8 @@ use neon_runtime::{backend_tests, Error};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const ROUNDINGS: [Rounding; 3] = [Rounding::AwayFromZero, Rounding::HalfUp, Rounding::Single];
+const ROUNDINGS: [Rounding; 4] =
+    [Rounding::AwayFromZero, Rounding::HalfUp, Rounding::Single, Rounding::HalfUpBlocks];
 
 /// `floor(n / 2^e)` for any sign of `n`.
 fn floor_pow2(n: i128, e: u32) -> i128 {
@@ -53,10 +54,27 @@ fn ref_multiply(x: i32, m: QuantizedMultiplier, rounding: Rounding) -> i64 {
     }) as i64
 }
 
-/// The output stage from the formula: `min(max(product + zp, lo), hi)`.
-fn ref_stage(acc: i64, m: QuantizedMultiplier, out: &OutputStage) -> i8 {
+/// The rounding of output channel `c` of `n` (`None`: an elementwise operator), by the
+/// rule of tools/microwakeword/FACTS.md section 4.1 for the blocked profile: half up on the
+/// channels of whole blocks of 8, half away from zero on the last `n mod 8`.
+fn ref_rounding(rounding: Rounding, channel: Option<(usize, usize)>) -> Rounding {
+    match (rounding, channel) {
+        (Rounding::HalfUpBlocks, Some((c, n))) if c >= n / 8 * 8 => Rounding::AwayFromZero,
+        (Rounding::HalfUpBlocks, _) => Rounding::HalfUp,
+        (r, _) => r,
+    }
+}
+
+/// The output stage from the formula: `min(max(product + zp, lo), hi)`, for output channel
+/// `channel = (c, n)` of a layer (`None` for an elementwise operator).
+fn ref_stage(
+    acc: i64,
+    m: QuantizedMultiplier,
+    out: &OutputStage,
+    channel: Option<(usize, usize)>,
+) -> i8 {
     let acc = acc as i32; // the accumulator of the C code (no test reaches a wrap)
-    (ref_multiply(acc, m, out.rounding) + i64::from(out.zero_point))
+    (ref_multiply(acc, m, ref_rounding(out.rounding, channel)) + i64::from(out.zero_point))
         .max(i64::from(out.act_min))
         .min(i64::from(out.act_max)) as i8
 }
@@ -204,7 +222,7 @@ fn codes(r: &mut SmallRng, n: usize) -> Vec<i8> {
 fn random_stage(r: &mut SmallRng) -> OutputStage {
     let zero_point = r.gen_range(-128..=127);
     let act_min = if r.gen_bool(0.3) { zero_point.max(-128) } else { -128 };
-    OutputStage { zero_point, act_min, act_max: 127, rounding: ROUNDINGS[r.gen_range(0..3)] }
+    OutputStage { zero_point, act_min, act_max: 127, rounding: ROUNDINGS[r.gen_range(0..4)] }
 }
 
 /// Multipliers that keep outputs mostly inside int8 for accumulators of `taps` products,
@@ -309,7 +327,7 @@ fn ref_conv(
                     }
                 }
                 let m = if mults.len() == 1 { mults[0] } else { mults[oc] };
-                y.push(ref_stage(acc, m, out));
+                y.push(ref_stage(acc, m, out, Some((oc, cout))));
             }
         }
     }
@@ -389,7 +407,8 @@ fn fully_connected_matches_reference<B: Int8Kernels>() {
                     .map(|(&x, &w)| (i64::from(x) - i64::from(x_zp)) * i64::from(w))
                     .sum();
                 let m = if mults.len() == 1 { mults[0] } else { mults[j] };
-                want.push(ref_stage(dot + bias.map_or(0, |b| i64::from(b[j])), m, &out));
+                let acc = dot + bias.map_or(0, |b| i64::from(b[j]));
+                want.push(ref_stage(acc, m, &out, Some((j, g.out_features))));
             }
         }
         let mut y = vec![0x55i8; want.len()];
@@ -425,7 +444,7 @@ fn elementwise_match_reference<B: Int8Kernels>() {
         let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
         B::requantize_i8(&all, x_zp, m, out, &mut y).unwrap();
         for (&x, &y) in all.iter().zip(&y) {
-            assert_eq!(y, ref_stage(i64::from(x) - i64::from(x_zp), m, &out));
+            assert_eq!(y, ref_stage(i64::from(x) - i64::from(x_zp), m, &out, None));
         }
     }
     // f32 -> int8: round half away from zero of the f32 quotient, then zp, clamped.
@@ -691,19 +710,92 @@ fn kernels_keep_each_rounding<B: Int8Kernels>() {
                 weights: Int8Weights { filter: &[1], bias: None, multipliers: &[m] },
                 out,
             };
-            let want: Vec<i8> = x.iter().map(|&x| ref_stage(i64::from(x), m, &out)).collect();
+            let want: Vec<i8> =
+                x.iter().map(|&x| ref_stage(i64::from(x), m, &out, Some((0, 1)))).collect();
             let (mut a, mut b) = (vec![0i8; 256], vec![0i8; 256]);
             B::conv2d_i8(&conv, &x, q, &mut a).unwrap();
             B::fully_connected_i8(&fc, &x, q, &mut b).unwrap();
             assert_eq!((&a, &b), (&want, &want), "{m:?} {rounding:?}");
             let at = |v: i8| a[(i32::from(v) + 128) as usize];
             match (m == quarter, rounding) {
-                (true, Rounding::AwayFromZero) => assert_eq!([at(-2), at(-6), at(2)], [-1, -2, 1]),
+                // One output channel: the blocked profile's tail, half away from zero.
+                (true, Rounding::AwayFromZero | Rounding::HalfUpBlocks) => {
+                    assert_eq!([at(-2), at(-6), at(2)], [-1, -2, 1])
+                }
                 (true, _) => assert_eq!([at(-2), at(-6), at(2)], [0, -1, 1]),
                 (false, Rounding::Single) => assert_eq!(at(1), 0),
                 (false, _) => assert_eq!(at(1), 1),
             }
         }
+    }
+}
+
+/// The blocked rounding of the models' depthwise layers on ties: a 1x1 depthwise layer with
+/// weight 1 and multiplier 1/4 over inputs -2, -6, -10, 2, 6 (every output a tie) on `C`
+/// channels (the models' 30 and 60, and 9, 8, 7, 1, 16, 37): half up on channels below
+/// `C - C mod 8`, half away from zero on the rest; then random layers of the models' shapes
+/// (kernel heights 3..=23 over time, width 1, 30..=64 channels, stride 1) in every rounding.
+fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
+    let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
+    let column = |height: usize, kernel_h: usize| Window2dI8 {
+        height,
+        width: 1,
+        kernel_h,
+        kernel_w: 1,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        padding: Padding::Valid,
+    };
+    for c in [30, 60, 9, 8, 7, 1, 16, 37] {
+        let g = DepthwiseGeometry { window: column(3, 1), channels: c, depth_multiplier: 1 };
+        let x: Vec<i8> = (0..3 * c).map(|i| [-2, -6, -10, 2, 6][i % 5]).collect();
+        let filter = vec![1i8; c];
+        let mut y = vec![0i8; x.len()];
+        let q = LayerQuant {
+            x_zp: 0,
+            weights: Int8Weights { filter: &filter, bias: None, multipliers: &[quarter] },
+            out: OutputStage::int8(0, Rounding::HalfUpBlocks),
+        };
+        B::depthwise_conv2d_i8(&g, &x, q, &mut y).unwrap();
+        for (i, (&x, &y)) in x.iter().zip(&y).enumerate() {
+            let v = i32::from(x);
+            // v / 4 is an exact half: half up adds 2 before flooring, away from zero moves
+            // the magnitude up.
+            let want = if i % c < c / 8 * 8 {
+                (v + 2).div_euclid(4)
+            } else {
+                (v.abs() + 2) / 4 * v.signum()
+            };
+            assert_eq!(i32::from(y), want, "C = {c}, output {i} (input {v})");
+        }
+    }
+    let mut r = SmallRng::seed_from_u64(14);
+    for case in 0..60 {
+        let channels = r.gen_range(30..=64);
+        let kernel_h = r.gen_range(3..=23);
+        let window = column(kernel_h + r.gen_range(0..=3), kernel_h);
+        let g = DepthwiseGeometry { window, channels, depth_multiplier: 1 };
+        let x = codes(&mut r, window.height * channels);
+        let filter = codes(&mut r, kernel_h * channels);
+        let bias: Vec<i32> = (0..channels).map(|_| r.gen_range(-40_000..40_000)).collect();
+        let mults = random_multipliers(&mut r, channels, kernel_h);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let want = ref_conv(
+            &window,
+            (channels, channels, Some(1)),
+            &x,
+            x_zp,
+            &filter,
+            Some(&bias),
+            &mults,
+            &out,
+        );
+        let mut y = vec![0x55i8; want.len()];
+        let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
+        B::depthwise_conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
     }
 }
 
@@ -723,6 +815,7 @@ fn operators_are_send_and_sync() {
 
 backend_tests!(
     kernels_keep_each_rounding,
+    depthwise_rounds_blocks_then_tail,
     operators_match_kernels,
     conv2d_matches_reference,
     depthwise_matches_reference,

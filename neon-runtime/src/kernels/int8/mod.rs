@@ -37,6 +37,7 @@ mod requant;
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
+    ROUNDING_BLOCK,
 };
 
 use super::BackendType;
@@ -159,7 +160,8 @@ pub struct OutputStage {
     pub act_min: i32,
     /// Highest output value (127 for int8).
     pub act_max: i32,
-    /// How the rescaling rounds (which form the TFLite library uses for the operator).
+    /// How the rescaling rounds (which form the TFLite library uses for the operator); a
+    /// layer kernel takes output channel `c`'s as [`Rounding::at`]`(c, Cout)`.
     pub rounding: Rounding,
 }
 

@@ -76,10 +76,16 @@ fn pixels(g: &Window2dI8, win: WindowOut) -> impl Iterator<Item = Pixel> + '_ {
     })
 }
 
-/// The output stage of channel `c` applied to `acc`, as an i8 (the stage clamps into it).
+/// The output stage of channel `c` of `channels` applied to `acc`, as an i8 (the stage
+/// clamps into it), in the channel's rounding ([`Rounding::at`]).
 #[inline]
-fn finish(out: &OutputStage, w: &Int8Weights<'_>, c: usize, acc: i32) -> i8 {
-    out.requant(w.multiplier(c)).apply(acc, out.rounding) as i8
+pub(super) fn finish(
+    out: &OutputStage,
+    w: &Int8Weights<'_>,
+    (c, channels): (usize, usize),
+    acc: i32,
+) -> i8 {
+    out.requant(w.multiplier(c)).apply(acc, out.rounding.at(c, channels)) as i8
 }
 
 /// The portable conv2d (checked arguments).
@@ -97,7 +103,7 @@ pub(super) fn conv2d(
             let acc = px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
                 acc.wrapping_add(dot(&x[i * cin..][..cin], &filter[t * cin..][..cin], x_zp))
             });
-            *y = finish(&out, &w, oc, acc);
+            *y = finish(&out, &w, (oc, cout), acc);
         }
     }
 }
@@ -136,7 +142,7 @@ pub(super) fn depthwise(
                 }
             }
             for (j, &acc) in acc.iter().enumerate() {
-                y[c0 + j] = finish(&out, &w, c0 + j, acc);
+                y[c0 + j] = finish(&out, &w, (c0 + j, cout), acc);
             }
         }
     }
@@ -148,7 +154,8 @@ pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &m
     let k = g.in_features;
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
         for (j, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(k)).enumerate() {
-            *y = finish(&out, &w, j, w.bias(j).wrapping_add(dot(x, filter, x_zp)));
+            let acc = w.bias(j).wrapping_add(dot(x, filter, x_zp));
+            *y = finish(&out, &w, (j, g.out_features), acc);
         }
     }
 }

@@ -43,6 +43,33 @@ pub enum Rounding {
     /// The `TFLITE_SINGLE_ROUNDING` form: `(x * multiplier + 2^(30 - shift)) >> (31 - shift)`
     /// in i64, one rounding half up of the exact product.
     Single,
+    /// TFLite's DEPTHWISE_CONV_2D as measured on its x86-64 and aarch64 libraries
+    /// (`tools/microwakeword/FACTS.md` section 4.1 and 4.3: 0 mismatches over 2.3 M outputs
+    /// with 2 869 ties): [`HalfUp`](Self::HalfUp) on the output channels of whole blocks of
+    /// [`ROUNDING_BLOCK`] (the library's 8-lane vector body), [`AwayFromZero`](Self::AwayFromZero)
+    /// on the last `C mod 8` (its scalar tail), `C` being the layer's output channels. A
+    /// layer kernel resolves it per channel with [`at`](Self::at); where there are no
+    /// channels ([`QuantizedMultiplier::apply`], the requantising QUANTIZE) it is `HalfUp`.
+    HalfUpBlocks,
+}
+
+/// The channel block of [`Rounding::HalfUpBlocks`]: 8 (FACTS.md section 4.1).
+pub const ROUNDING_BLOCK: usize = 8;
+
+impl Rounding {
+    /// The rounding of output channel `c` of a layer of `channels` output channels: `self`,
+    /// except for [`HalfUpBlocks`](Self::HalfUpBlocks), which gives `HalfUp` for `c` below
+    /// `channels - channels % 8` and `AwayFromZero` from there on.
+    #[inline]
+    pub const fn at(self, c: usize, channels: usize) -> Rounding {
+        match self {
+            Rounding::HalfUpBlocks if c >= channels - channels % ROUNDING_BLOCK => {
+                Rounding::AwayFromZero
+            }
+            Rounding::HalfUpBlocks => Rounding::HalfUp,
+            other => other,
+        }
+    }
 }
 
 /// The rule broken by a bad multiplier, as an error of operator `op`.
@@ -131,7 +158,7 @@ impl QuantizedMultiplier {
     }
 
     /// `x * multiplier * 2^(shift - 31)`, rounded as `rounding` says (TFLite's
-    /// `MultiplyByQuantizedMultiplier`). A positive shift multiplies `x` by `2^shift` in
+    /// `MultiplyByQuantizedMultiplier`; [`Rounding::HalfUpBlocks`] as `HalfUp`). A positive shift multiplies `x` by `2^shift` in
     /// i32 first, wrapping on overflow as the compiled C does (overflow is undefined there;
     /// accumulators of real models are far from it). Needs [`check`](Self::check)ed values
     /// (a shift outside `-31..=30` is clamped into it).
@@ -139,7 +166,7 @@ impl QuantizedMultiplier {
     pub fn apply(self, x: i32, rounding: Rounding) -> i32 {
         let shift = self.shift.clamp(-31, 30);
         match rounding {
-            Rounding::AwayFromZero | Rounding::HalfUp => {
+            Rounding::AwayFromZero | Rounding::HalfUp | Rounding::HalfUpBlocks => {
                 let left = shift.max(0) as u32;
                 let right = (-shift).max(0) as u32;
                 let high = srdhm(x.wrapping_shl(left), self.multiplier);
