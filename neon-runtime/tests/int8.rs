@@ -5,7 +5,8 @@
 //! and fully connected over random geometry (channels 1..=37, odd and even kernels, strides
 //! 1-2, dilation 1-2, both paddings, per-channel and per-tensor multipliers, RELU and no
 //! activation); LUT, QUANTIZE and DEQUANTIZE; every error path. The kernel suites are
-//! generic bodies run for each backend (`backend_tests!`).
+//! generic bodies run for each backend (`backend_tests!`). `int8/rounding.rs`: the blocked
+//! depthwise rounding on ties and the models' shapes, the NEON dot-product paths.
 
 use neon_runtime::kernels::int8::{
     rounding_divide_by_pot, srdhm, AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry,
@@ -21,6 +22,10 @@ use neon_runtime::tensor::{Layout, Shape};
 use neon_runtime::{backend_tests, Error};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+#[path = "int8/rounding.rs"]
+mod rounding;
+use rounding::depthwise_rounds_blocks_then_tail;
 
 const ROUNDINGS: [Rounding; 4] =
     [Rounding::AwayFromZero, Rounding::HalfUp, Rounding::Single, Rounding::HalfUpBlocks];
@@ -264,6 +269,21 @@ fn random_window(r: &mut SmallRng) -> Window2dI8 {
     }
 }
 
+/// A valid window of stride and dilation 1: image `[H, W]`, kernel `[KH, KW]`.
+fn valid_window([height, width]: [usize; 2], [kernel_h, kernel_w]: [usize; 2]) -> Window2dI8 {
+    Window2dI8 {
+        height,
+        width,
+        kernel_h,
+        kernel_w,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        padding: Padding::Valid,
+    }
+}
+
 /// TFLite's output size and padding along one axis, from `padding.h`'s formulas.
 fn ref_axis(size: usize, k: usize, stride: usize, dil: usize, p: Padding) -> (usize, i64) {
     let eff = ((k - 1) * dil + 1) as i64;
@@ -383,21 +403,32 @@ fn depthwise_matches_reference<B: Int8Kernels>() {
     assert_mostly_inside(count.0, count.1);
 }
 
-fn fully_connected_matches_reference<B: Int8Kernels>() {
-    let mut r = SmallRng::seed_from_u64(12);
-    let mut count = (0, 0);
-    for case in 0..300 {
+/// A random fully connected layer (1-3 rows, 1-300 input features, 1-37 outputs) with its
+/// reference output `want`.
+struct FcCase {
+    g: FcGeometry,
+    x: Vec<i8>,
+    filter: Vec<i8>,
+    bias: Option<Vec<i32>>,
+    mults: Vec<QuantizedMultiplier>,
+    x_zp: i32,
+    out: OutputStage,
+    want: Vec<i8>,
+}
+
+impl FcCase {
+    fn random(r: &mut SmallRng) -> Self {
         let g = FcGeometry {
             rows: r.gen_range(1..=3),
             in_features: r.gen_range(1..=300),
             out_features: r.gen_range(1..=37),
         };
-        let x = codes(&mut r, g.rows * g.in_features);
-        let filter = codes(&mut r, g.out_features * g.in_features);
+        let x = codes(r, g.rows * g.in_features);
+        let filter = codes(r, g.out_features * g.in_features);
         let bias: Vec<i32> = (0..g.out_features).map(|_| r.gen_range(-40_000..40_000)).collect();
-        let bias = r.gen_bool(0.8).then_some(&bias[..]);
-        let mults = random_multipliers(&mut r, g.out_features, g.in_features);
-        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let bias = r.gen_bool(0.8).then_some(bias);
+        let mults = random_multipliers(r, g.out_features, g.in_features);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(r));
         let mut want = Vec::new();
         for row in x.chunks(g.in_features) {
             for (j, w) in filter.chunks(g.in_features).enumerate() {
@@ -407,15 +438,33 @@ fn fully_connected_matches_reference<B: Int8Kernels>() {
                     .map(|(&x, &w)| (i64::from(x) - i64::from(x_zp)) * i64::from(w))
                     .sum();
                 let m = if mults.len() == 1 { mults[0] } else { mults[j] };
-                let acc = dot + bias.map_or(0, |b| i64::from(b[j]));
+                let acc = dot + bias.as_ref().map_or(0, |b| i64::from(b[j]));
                 want.push(ref_stage(acc, m, &out, Some((j, g.out_features))));
             }
         }
-        let mut y = vec![0x55i8; want.len()];
-        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::fully_connected_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
-        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
-        count = (count.0 + inside(&out, &y), count.1 + y.len());
+        FcCase { g, x, filter, bias, mults, x_zp, out, want }
+    }
+
+    /// The layer's operands.
+    fn quant(&self) -> LayerQuant<'_> {
+        let weights = Int8Weights {
+            filter: &self.filter,
+            bias: self.bias.as_deref(),
+            multipliers: &self.mults,
+        };
+        LayerQuant { x_zp: self.x_zp, weights, out: self.out }
+    }
+}
+
+fn fully_connected_matches_reference<B: Int8Kernels>() {
+    let mut r = SmallRng::seed_from_u64(12);
+    let mut count = (0, 0);
+    for case in 0..300 {
+        let c = FcCase::random(&mut r);
+        let mut y = vec![0x55i8; c.want.len()];
+        B::fully_connected_i8(&c.g, &c.x, c.quant(), &mut y).unwrap();
+        assert_eq!(y, c.want, "case {case}: {:?} {:?}", c.g, c.out);
+        count = (count.0 + inside(&c.out, &y), count.1 + y.len());
     }
     assert_mostly_inside(count.0, count.1);
 }
@@ -689,17 +738,7 @@ fn kernels_keep_each_rounding<B: Int8Kernels>() {
     let x: Vec<i8> = (-128..=127).collect();
     let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
     let three_eighths = QuantizedMultiplier { multiplier: 3 << 29, shift: -1 };
-    let window = Window2dI8 {
-        height: 16,
-        width: 16,
-        kernel_h: 1,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding: Padding::Valid,
-    };
+    let window = valid_window([16, 16], [1, 1]);
     let conv = ConvGeometry { window, in_channels: 1, out_channels: 1 };
     let fc = FcGeometry { rows: 256, in_features: 1, out_features: 1 };
     for m in [quarter, three_eighths] {
@@ -727,75 +766,6 @@ fn kernels_keep_each_rounding<B: Int8Kernels>() {
                 (false, _) => assert_eq!(at(1), 1),
             }
         }
-    }
-}
-
-/// The blocked rounding of the models' depthwise layers on ties: a 1x1 depthwise layer with
-/// weight 1 and multiplier 1/4 over inputs -2, -6, -10, 2, 6 (every output a tie) on `C`
-/// channels (the models' 30 and 60, and 9, 8, 7, 1, 16, 37): half up on channels below
-/// `C - C mod 8`, half away from zero on the rest; then random layers of the models' shapes
-/// (kernel heights 3..=23 over time, width 1, 30..=64 channels, stride 1) in every rounding.
-fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
-    let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
-    let column = |height: usize, kernel_h: usize| Window2dI8 {
-        height,
-        width: 1,
-        kernel_h,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding: Padding::Valid,
-    };
-    for c in [30, 60, 9, 8, 7, 1, 16, 37] {
-        let g = DepthwiseGeometry { window: column(3, 1), channels: c, depth_multiplier: 1 };
-        let x: Vec<i8> = (0..3 * c).map(|i| [-2, -6, -10, 2, 6][i % 5]).collect();
-        let filter = vec![1i8; c];
-        let mut y = vec![0i8; x.len()];
-        let q = LayerQuant {
-            x_zp: 0,
-            weights: Int8Weights { filter: &filter, bias: None, multipliers: &[quarter] },
-            out: OutputStage::int8(0, Rounding::HalfUpBlocks),
-        };
-        B::depthwise_conv2d_i8(&g, &x, q, &mut y).unwrap();
-        for (i, (&x, &y)) in x.iter().zip(&y).enumerate() {
-            let v = i32::from(x);
-            // v / 4 is an exact half: half up adds 2 before flooring, away from zero moves
-            // the magnitude up.
-            let want = if i % c < c / 8 * 8 {
-                (v + 2).div_euclid(4)
-            } else {
-                (v.abs() + 2) / 4 * v.signum()
-            };
-            assert_eq!(i32::from(y), want, "C = {c}, output {i} (input {v})");
-        }
-    }
-    let mut r = SmallRng::seed_from_u64(14);
-    for case in 0..60 {
-        let channels = r.gen_range(30..=64);
-        let kernel_h = r.gen_range(3..=23);
-        let window = column(kernel_h + r.gen_range(0..=3), kernel_h);
-        let g = DepthwiseGeometry { window, channels, depth_multiplier: 1 };
-        let x = codes(&mut r, window.height * channels);
-        let filter = codes(&mut r, kernel_h * channels);
-        let bias: Vec<i32> = (0..channels).map(|_| r.gen_range(-40_000..40_000)).collect();
-        let mults = random_multipliers(&mut r, channels, kernel_h);
-        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
-        let want = ref_conv(
-            &window,
-            (channels, channels, Some(1)),
-            &x,
-            x_zp,
-            &filter,
-            Some(&bias),
-            &mults,
-            &out,
-        );
-        let mut y = vec![0x55i8; want.len()];
-        let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
-        B::depthwise_conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
-        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
     }
 }
 

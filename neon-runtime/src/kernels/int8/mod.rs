@@ -25,15 +25,21 @@
 //! inconsistent lengths or parameters, so no entry point panics on bad input. The rounding
 //! is a parameter of every call ([`OutputStage::rounding`]): which form the TFLite library
 //! uses for an operator is a measured fact of the caller, not of these kernels. Files: this one (geometry, contract
-//! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks).
+//! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks),
+//! `neon.rs` (the `Neon` overrides, aarch64 with feature `neon`).
 //!
 //! Sources (TensorFlow Lite 2.17, read for the arithmetic): `reference/integer_ops/conv.h`,
 //! `depthwise_conv.h`, `fully_connected.h`, `kernels/padding.h` (output size and padding),
 //! `kernel_util.cc` (`CalculateActivationRangeQuantized`), `reference/quantize.h`
 //! (`AffineQuantize`), `reference/dequantize.h`, `reference/requantize.h`.
 
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod neon;
 mod portable;
 mod requant;
+
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+pub use neon::{conv2d_i8_on, fully_connected_i8_on, DotPath};
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
@@ -580,8 +586,5 @@ fn check_requantize(
 }
 
 impl Int8Kernels for super::Portable {}
-
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-impl Int8Kernels for super::Neon {}
 
 impl<I: super::X86Isa> Int8Kernels for super::X86<I> {}

@@ -43,17 +43,17 @@ fn taps(
 
 /// One output pixel's inside taps: kernel rows and columns, and the input position of tap
 /// `(0, 0)`.
-struct Pixel {
-    rows: Range<usize>,
+pub(super) struct Pixel {
+    pub(super) rows: Range<usize>,
     y0: isize,
-    cols: Range<usize>,
+    pub(super) cols: Range<usize>,
     x0: isize,
 }
 
 impl Pixel {
     /// The inside taps as `(tap number ky * KW + kx, input pixel number iy * W + ix)`.
     #[inline]
-    fn taps<'g>(&self, g: &'g Window2dI8) -> impl Iterator<Item = (usize, usize)> + 'g {
+    pub(super) fn taps<'g>(&self, g: &'g Window2dI8) -> impl Iterator<Item = (usize, usize)> + 'g {
         let (cols, x0, y0) = (self.cols.clone(), self.x0, self.y0);
         self.rows.clone().flat_map(move |ky| {
             let iy = (y0 + (ky * g.dilation_h) as isize) as usize;
@@ -66,7 +66,7 @@ impl Pixel {
 }
 
 /// The output pixels of `win` in row-major order (pixel `oy * out_w + ox`).
-fn pixels(g: &Window2dI8, win: WindowOut) -> impl Iterator<Item = Pixel> + '_ {
+pub(super) fn pixels(g: &Window2dI8, win: WindowOut) -> impl Iterator<Item = Pixel> + '_ {
     (0..win.out_h).flat_map(move |oy| {
         let (rows, y0) = taps(oy, g.stride_h, win.pad_top, g.dilation_h, g.kernel_h, g.height);
         (0..win.out_w).map(move |ox| {
@@ -89,22 +89,39 @@ pub(super) fn finish(
 }
 
 /// The portable conv2d (checked arguments).
-pub(super) fn conv2d(
+pub(super) fn conv2d(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    conv2d_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
+}
+
+/// The outputs of one pixel or row, `y[j] = stage(acc(j))`, one by one.
+fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+    let n = y.len();
+    for (j, y) in y.iter_mut().enumerate() {
+        *y = finish(&q.out, &q.weights, (j, n), acc(j));
+    }
+}
+
+/// conv2d's loops (checked arguments) over a backend's pieces: `dot(x, w)` is `sum (x -
+/// x_zp) * w` over one tap's input channels, `row(y, acc)` writes a pixel's outputs from
+/// their accumulators `acc(oc)` (bias plus every inside tap's `dot`).
+pub(super) fn conv2d_with(
     (g, win): (&ConvGeometry, WindowOut),
     x: &[i8],
-    q: LayerQuant<'_>,
+    q: &LayerQuant<'_>,
     y: &mut [i8],
+    dot: impl Fn(&[i8], &[i8]) -> i32,
+    row: impl Fn(&mut [i8], &dyn Fn(usize) -> i32),
 ) {
-    let LayerQuant { x_zp, weights: w, out } = q;
+    let w = &q.weights;
     let (cin, cout) = (g.in_channels, g.out_channels);
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
     for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
-        for (oc, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(per_oc)).enumerate() {
-            let acc = px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
-                acc.wrapping_add(dot(&x[i * cin..][..cin], &filter[t * cin..][..cin], x_zp))
-            });
-            *y = finish(&out, &w, (oc, cout), acc);
-        }
+        row(y, &|oc| {
+            let filter = &w.filter[oc * per_oc..][..per_oc];
+            px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
+                acc.wrapping_add(dot(&x[i * cin..][..cin], &filter[t * cin..][..cin]))
+            })
+        });
     }
 }
 
@@ -150,13 +167,22 @@ pub(super) fn depthwise(
 
 /// The portable fully connected layer (checked arguments).
 pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let LayerQuant { x_zp, weights: w, out } = q;
-    let k = g.in_features;
+    fully_connected_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
+}
+
+/// The fully connected layer's loops (checked arguments) over a backend's pieces, as
+/// [`conv2d_with`]: `dot` over one input row, `row` writing one output row.
+pub(super) fn fully_connected_with(
+    g: &FcGeometry,
+    x: &[i8],
+    q: &LayerQuant<'_>,
+    y: &mut [i8],
+    dot: impl Fn(&[i8], &[i8]) -> i32,
+    row: impl Fn(&mut [i8], &dyn Fn(usize) -> i32),
+) {
+    let (w, k) = (&q.weights, g.in_features);
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
-        for (j, (y, filter)) in y.iter_mut().zip(w.filter.chunks_exact(k)).enumerate() {
-            let acc = w.bias(j).wrapping_add(dot(x, filter, x_zp));
-            *y = finish(&out, &w, (j, g.out_features), acc);
-        }
+        row(y, &|j| w.bias(j).wrapping_add(dot(x, &w.filter[j * k..][..k])));
     }
 }
 

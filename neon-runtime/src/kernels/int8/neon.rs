@@ -1,0 +1,422 @@
+//! NEON int8-activation kernels: the [`Neon`] implementation of [`Int8Kernels`], bit for
+//! bit the portable kernels' results (every sum wraps modulo 2^32 in both, and the
+//! requantisation below is the scalar [`Requant::apply`](super::Requant::apply) per lane).
+//!
+//! - **Requantisation**, 8 output channels at a time ([`Stage8`]): `shl` by the left shift,
+//!   `sqrdmulh` (gemmlowp's doubling high product, exactly), then `srshl` by the negated
+//!   right shift (a rounding shift right, half up: [`Rounding::HalfUp`]); for
+//!   [`Rounding::AwayFromZero`] gemmlowp's fix-up first (`and` with the negated shift,
+//!   `sshr #31`, `sqadd`: negative values move down by one before the half-up shift, so their
+//!   ties round away from zero); [`Rounding::Single`] as `smull` to i64, `srshl` by
+//!   `shift - 31` and `xtn`. Then the zero point, the clamp, and `sqxtn` twice to i8. Vector
+//!   requantisation covers the channels of whole blocks of 8; the last `C mod 8` go through
+//!   the portable output stage, which is also where [`Rounding::HalfUpBlocks`] puts its tail
+//!   (so the vector blocks always have one rounding).
+//! - **Depthwise** (multiplier 1; other multipliers run the portable kernel): channels in
+//!   blocks of 16, then 8, accumulated by `smull` (i8 x i8 to i16, exact) and `saddw` to
+//!   i32; the input offset is folded: `acc = sum x * w + (bias - x_zp * sum w)`, the
+//!   correction computed once per block for the pixels whose window lies inside the image
+//!   and per pixel for the others. Tail channels are scalar.
+//! - **Fully connected and conv2d**: one dot product per output channel (per tap for conv2d)
+//!   over contiguous input features, 16 at a time, on one of two paths ([`DotPath`]): `sdot`
+//!   with the offset folded (`sum x * w - x_zp * sum w`, the second sum an `sdot` by ones),
+//!   where the CPU has FEAT_DotProd; otherwise `ssubl` (`x - x_zp` widened to i16, exact),
+//!   `sxtl` of the weights and `smlal`. The requantisation as above.
+//!
+//! Sources: the instructions' pseudo-code (Arm A64 ISA: `SQRDMULH`, `SRSHL`, `SDOT`), and
+//! for the fix-up gemmlowp's `fixedpoint_neon.h` (`RoundingDivideByPOT`), read for the
+//! arithmetic only.
+
+use super::portable::{self, finish, pixels};
+use super::{
+    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant, OutputStage,
+    Rounding, WindowOut, ROUNDING_BLOCK,
+};
+use crate::error::Error;
+use crate::kernels::{cpu, Neon};
+use core::arch::aarch64::*;
+use core::arch::asm;
+
+/// How the NEON fully connected and conv2d kernels form their dot products. Both are exact,
+/// so they give the same outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DotPath {
+    /// `sdot` (FEAT_DotProd): 16 products per instruction, the input offset folded.
+    Sdot,
+    /// `ssubl`, `sxtl`, `smlal` (every ARMv8-A core): 8 products per instruction.
+    Widening,
+}
+
+impl DotPath {
+    /// The path for this CPU: [`Sdot`](Self::Sdot) where [`cpu::aarch64_dotprod`] says so.
+    #[inline]
+    pub fn detect() -> Self {
+        if cpu::aarch64_dotprod() {
+            DotPath::Sdot
+        } else {
+            DotPath::Widening
+        }
+    }
+
+    /// The path that runs: `self`, except `Sdot` on a CPU without FEAT_DotProd.
+    #[inline]
+    fn usable(self) -> Self {
+        if self == DotPath::Sdot && !cpu::aarch64_dotprod() {
+            DotPath::Widening
+        } else {
+            self
+        }
+    }
+}
+
+/// [`Int8Kernels::fully_connected_i8`] for [`Neon`] on a chosen [`DotPath`] (tests and
+/// measurements force the widening path with it); `Sdot` on a CPU without FEAT_DotProd runs
+/// `Widening`.
+///
+/// # Errors
+/// As [`Int8Kernels::fully_connected_i8`].
+pub fn fully_connected_i8_on(
+    path: DotPath,
+    g: &FcGeometry,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    y: &mut [i8],
+) -> Result<(), Error> {
+    g.check(x.len(), &q, y.len())?;
+    fully_connected(path.usable(), g, x, q, y);
+    Ok(())
+}
+
+/// [`Int8Kernels::conv2d_i8`] for [`Neon`] on a chosen [`DotPath`], as
+/// [`fully_connected_i8_on`].
+///
+/// # Errors
+/// As [`Int8Kernels::conv2d_i8`].
+pub fn conv2d_i8_on(
+    path: DotPath,
+    g: &ConvGeometry,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    y: &mut [i8],
+) -> Result<(), Error> {
+    let win = g.check(x.len(), &q, y.len())?;
+    conv2d(path.usable(), (g, win), x, q, y);
+    Ok(())
+}
+
+impl Int8Kernels for Neon {
+    fn conv2d_i8_checked(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        conv2d(DotPath::detect(), g, x, q, y);
+    }
+
+    fn depthwise_conv2d_i8_checked(
+        g: (&DepthwiseGeometry, WindowOut),
+        x: &[i8],
+        q: LayerQuant<'_>,
+        y: &mut [i8],
+    ) {
+        if g.0.depth_multiplier == 1 {
+            depthwise(g, x, q, y);
+        } else {
+            portable::depthwise(g, x, q, y);
+        }
+    }
+
+    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        fully_connected(DotPath::detect(), g, x, q, y);
+    }
+}
+
+/// The output stage of 8 output channels as vectors: multipliers and shifts (lanes 0-3,
+/// 4-7), zero point, activation range, and the blocks' one rounding.
+#[derive(Clone, Copy)]
+struct Stage8 {
+    multiplier: [int32x4_t; 2],
+    shift: [int32x4_t; 2],
+    zero_point: int32x4_t,
+    act_min: int32x4_t,
+    act_max: int32x4_t,
+    rounding: Rounding,
+}
+
+impl Stage8 {
+    /// The stage of channels `c0..c0 + 8` of `channels` (`c0 + 8 <= channels - channels %
+    /// 8`, so [`Rounding::at`] is the same on the 8).
+    #[inline]
+    fn new(out: &OutputStage, w: &Int8Weights<'_>, c0: usize, channels: usize) -> Self {
+        let m: [i32; 8] = core::array::from_fn(|j| w.multiplier(c0 + j).multiplier);
+        let s: [i32; 8] = core::array::from_fn(|j| w.multiplier(c0 + j).shift.clamp(-31, 30));
+        // SAFETY: NEON is baseline on aarch64; the loads read 4 values of 8-value arrays.
+        unsafe {
+            Stage8 {
+                multiplier: [vld1q_s32(m.as_ptr()), vld1q_s32(m[4..].as_ptr())],
+                shift: [vld1q_s32(s.as_ptr()), vld1q_s32(s[4..].as_ptr())],
+                zero_point: vdupq_n_s32(out.zero_point),
+                act_min: vdupq_n_s32(out.act_min),
+                act_max: vdupq_n_s32(out.act_max),
+                rounding: out.rounding.at(c0, channels),
+            }
+        }
+    }
+
+    /// `acc * multiplier * 2^(shift - 31)` in the stage's rounding, 4 lanes (half `h`).
+    #[inline(always)]
+    fn rescale(&self, acc: int32x4_t, h: usize) -> int32x4_t {
+        let (m, shift) = (self.multiplier[h], self.shift[h]);
+        // SAFETY: NEON is baseline on aarch64; register-only operations.
+        unsafe {
+            if self.rounding == Rounding::Single {
+                // (acc * m + 2^(30 - shift)) >> (31 - shift), exact in i64, then truncated.
+                let neg_total = vsubq_s32(shift, vdupq_n_s32(31));
+                let lo = vmull_s32(vget_low_s32(acc), vget_low_s32(m));
+                let lo = vrshlq_s64(lo, vmovl_s32(vget_low_s32(neg_total)));
+                let hi = vrshlq_s64(vmull_high_s32(acc, m), vmovl_high_s32(neg_total));
+                return vcombine_s32(vmovn_s64(lo), vmovn_s64(hi));
+            }
+            let zero = vdupq_n_s32(0);
+            let high = vqrdmulhq_s32(vshlq_s32(acc, vmaxq_s32(shift, zero)), m);
+            let neg_right = vminq_s32(shift, zero);
+            let high = if self.rounding == Rounding::AwayFromZero {
+                // -1 on negative lanes with a right shift (the sign bit of high & -right).
+                vqaddq_s32(high, vshrq_n_s32::<31>(vandq_s32(high, neg_right)))
+            } else {
+                high
+            };
+            vrshlq_s32(high, neg_right)
+        }
+    }
+
+    /// The 8 outputs of accumulators `acc` (channels 0-3, 4-7) as i8.
+    #[inline(always)]
+    fn apply(&self, acc: [int32x4_t; 2]) -> int8x8_t {
+        // SAFETY: NEON is baseline on aarch64; register-only operations.
+        unsafe {
+            let out = |h: usize| {
+                let v = vaddq_s32(self.rescale(acc[h], h), self.zero_point);
+                vqmovn_s32(vminq_s32(vmaxq_s32(v, self.act_min), self.act_max))
+            };
+            vqmovn_s16(vcombine_s16(out(0), out(1)))
+        }
+    }
+}
+
+/// Writes `y[j] = stage(acc(j))` for the output channels `j` of a row of `y.len()`: whole
+/// blocks of 8 through [`Stage8`], the rest through the portable stage.
+#[inline]
+fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+    let (out, w, n) = (&q.out, &q.weights, y.len());
+    let body = n - n % ROUNDING_BLOCK;
+    for (b, yb) in y[..body].chunks_exact_mut(8).enumerate() {
+        let j0 = 8 * b;
+        let a: [i32; 8] = core::array::from_fn(|j| acc(j0 + j));
+        let stage = Stage8::new(out, w, j0, n);
+        // SAFETY: NEON is baseline; the loads read the 8-value array, the store writes the
+        // 8-byte chunk.
+        unsafe {
+            let v = stage.apply([vld1q_s32(a.as_ptr()), vld1q_s32(a[4..].as_ptr())]);
+            vst1_s8(yb.as_mut_ptr(), v);
+        }
+    }
+    for (j, y) in y.iter_mut().enumerate().skip(body) {
+        *y = finish(out, w, (j, n), acc(j));
+    }
+}
+
+/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs).
+fn depthwise((g, win): (&DepthwiseGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    let c = g.channels;
+    let body = c - c % ROUNDING_BLOCK;
+    let mut c0 = 0;
+    while c0 + 16 <= body {
+        depthwise_block::<2>((g, win), x, &q, y, c0);
+        c0 += 16;
+    }
+    if c0 < body {
+        depthwise_block::<1>((g, win), x, &q, y, c0);
+    }
+    if body == c {
+        return;
+    }
+    let LayerQuant { x_zp, weights: w, out } = q;
+    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(c)) {
+        for ch in body..c {
+            let acc = px.taps(&g.window).fold(w.bias(ch), |acc, (t, i)| {
+                let xv = i32::from(x[i * c + ch]) - x_zp;
+                acc.wrapping_add(xv * i32::from(w.filter[t * c + ch]))
+            });
+            y[ch] = finish(&out, &w, (ch, c), acc);
+        }
+    }
+}
+
+/// `acc[b] += x[..8] * w[..8]` per 8-channel group `b` (`smull`, `saddw`); with `x` all
+/// ones, the sum of the weights.
+///
+/// # Safety
+/// `x` and `w` readable for `8 * N` bytes.
+#[inline(always)]
+unsafe fn mla_groups<const N: usize>(acc: &mut [[int32x4_t; 2]; N], x: *const i8, w: *const i8) {
+    for (b, acc) in acc.iter_mut().enumerate() {
+        // SAFETY: the caller's extents.
+        unsafe {
+            let p = vmull_s8(vld1_s8(x.add(8 * b)), vld1_s8(w.add(8 * b)));
+            acc[0] = vaddw_s16(acc[0], vget_low_s16(p));
+            acc[1] = vaddw_high_s16(acc[1], p);
+        }
+    }
+}
+
+/// `bias - x_zp * sum w` over `taps` (tap numbers) for channels `c0..c0 + 8N`.
+fn correction<const N: usize>(
+    w: &Int8Weights<'_>,
+    x_zp: i32,
+    c0: usize,
+    c: usize,
+    taps: impl Iterator<Item = usize>,
+) -> [[int32x4_t; 2]; N] {
+    let ones = [1i8; 16];
+    let bias: [i32; 16] = core::array::from_fn(|j| if j < 8 * N { w.bias(c0 + j) } else { 0 });
+    // SAFETY: NEON is baseline; `ones` holds 16 >= 8N bytes, each filter row `t` has `c`
+    // values from `c0 + 8N <= c` on (the geometry is checked), the bias array 16 values.
+    unsafe {
+        let mut sum = [[vdupq_n_s32(0); 2]; N];
+        for t in taps {
+            mla_groups(&mut sum, ones.as_ptr(), w.filter[t * c + c0..][..8 * N].as_ptr());
+        }
+        core::array::from_fn(|b| {
+            let v = |h: usize| {
+                let bias = vld1q_s32(bias[8 * b + 4 * h..].as_ptr());
+                vmlsq_n_s32(bias, sum[b][h], x_zp)
+            };
+            [v(0), v(1)]
+        })
+    }
+}
+
+/// One block of `8N` channels from `c0` over every pixel (depthwise, multiplier 1).
+fn depthwise_block<const N: usize>(
+    (g, win): (&DepthwiseGeometry, WindowOut),
+    x: &[i8],
+    q: &LayerQuant<'_>,
+    y: &mut [i8],
+    c0: usize,
+) {
+    let c = g.channels;
+    let (x_zp, w) = (q.x_zp, &q.weights);
+    let taps = g.window.kernel_h * g.window.kernel_w;
+    let full = correction::<N>(w, x_zp, c0, c, 0..taps);
+    let stages: [Stage8; N] = core::array::from_fn(|b| Stage8::new(&q.out, w, c0 + 8 * b, c));
+    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(c)) {
+        let mut acc = if px.rows.len() * px.cols.len() == taps {
+            full
+        } else {
+            correction::<N>(w, x_zp, c0, c, px.taps(&g.window).map(|(t, _)| t))
+        };
+        for (t, i) in px.taps(&g.window) {
+            let xs = &x[i * c + c0..][..8 * N];
+            let ws = &w.filter[t * c + c0..][..8 * N];
+            // SAFETY: both slices hold 8N bytes.
+            unsafe { mla_groups(&mut acc, xs.as_ptr(), ws.as_ptr()) };
+        }
+        for (b, (acc, stage)) in acc.iter().zip(&stages).enumerate() {
+            // SAFETY: the output chunk holds `c >= c0 + 8N` values.
+            unsafe { vst1_s8(y[c0 + 8 * b..][..8].as_mut_ptr(), stage.apply(*acc)) };
+        }
+    }
+}
+
+/// `sum (x[k] - x_zp) * w[k]` over equal-length `x` and `w`, wrapping, on `path` (`Sdot`
+/// only where the CPU has FEAT_DotProd).
+#[inline]
+fn dot(path: DotPath, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
+    let n = x.len().min(w.len());
+    let body = n - n % 16;
+    let head = match path {
+        // SAFETY: `Sdot` only reaches here through `DotPath::usable`/`detect` (dotprod
+        // present); both slices hold `body` bytes.
+        DotPath::Sdot => unsafe { dot_sdot(x.as_ptr(), w.as_ptr(), body, x_zp) },
+        // SAFETY: both slices hold `body` bytes.
+        DotPath::Widening => unsafe { dot_widening(x.as_ptr(), w.as_ptr(), body, x_zp) },
+    };
+    x[body..n]
+        .iter()
+        .zip(&w[body..n])
+        .fold(head, |acc, (&x, &w)| acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w)))
+}
+
+/// `sum (x - x_zp) * w` over `n` bytes (`n` a multiple of 16): `ssubl`, `sxtl`, `smlal`.
+///
+/// # Safety
+/// `x` and `w` readable for `n` bytes.
+#[inline]
+unsafe fn dot_widening(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    // SAFETY: the caller's extents; `x_zp` is in the int8 range (checked).
+    unsafe {
+        let zp = vdup_n_s8(x_zp as i8);
+        let mut acc = [vdupq_n_s32(0); 2];
+        for k in (0..n).step_by(16) {
+            let (xv, wv) = (vld1q_s8(x.add(k)), vld1q_s8(w.add(k)));
+            let (xl, xh) = (vsubl_s8(vget_low_s8(xv), zp), vsubl_s8(vget_high_s8(xv), zp));
+            let (wl, wh) = (vmovl_s8(vget_low_s8(wv)), vmovl_high_s8(wv));
+            acc[0] = vmlal_s16(acc[0], vget_low_s16(xl), vget_low_s16(wl));
+            acc[1] = vmlal_high_s16(acc[1], xl, wl);
+            acc[0] = vmlal_s16(acc[0], vget_low_s16(xh), vget_low_s16(wh));
+            acc[1] = vmlal_high_s16(acc[1], xh, wh);
+        }
+        vaddvq_s32(vaddq_s32(acc[0], acc[1]))
+    }
+}
+
+/// `acc += ` the 4-byte dot products of `a` and `b` per lane (`sdot`; no stable intrinsic in
+/// Rust 1.95).
+///
+/// # Safety
+/// The CPU implements FEAT_DotProd.
+#[target_feature(enable = "dotprod")]
+#[inline]
+unsafe fn sdot(mut acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t {
+    // SAFETY: register-only instruction of an extension the caller guarantees.
+    unsafe {
+        asm!(
+            "sdot {acc:v}.4s, {a:v}.16b, {b:v}.16b",
+            acc = inout(vreg) acc,
+            a = in(vreg) a,
+            b = in(vreg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    acc
+}
+
+/// `sum x * w - x_zp * sum w` over `n` bytes (`n` a multiple of 16), wrapping: two `sdot`
+/// per 16 bytes.
+///
+/// # Safety
+/// The CPU implements FEAT_DotProd; `x` and `w` readable for `n` bytes.
+#[target_feature(enable = "dotprod")]
+unsafe fn dot_sdot(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    // SAFETY: the caller's extents and CPU.
+    unsafe {
+        let ones = vdupq_n_s8(1);
+        let (mut xw, mut ws) = (vdupq_n_s32(0), vdupq_n_s32(0));
+        for k in (0..n).step_by(16) {
+            let wv = vld1q_s8(w.add(k));
+            xw = sdot(xw, vld1q_s8(x.add(k)), wv);
+            ws = sdot(ws, ones, wv);
+        }
+        vaddvq_s32(xw).wrapping_sub(x_zp.wrapping_mul(vaddvq_s32(ws)))
+    }
+}
+
+/// The fully connected layer (checked arguments) on `path`.
+fn fully_connected(path: DotPath, g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
+    portable::fully_connected_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
+}
+
+/// conv2d (checked arguments) on `path`: per output pixel and channel, one dot product per
+/// inside tap over the input channels.
+fn conv2d(path: DotPath, g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
+    portable::conv2d_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
+}
