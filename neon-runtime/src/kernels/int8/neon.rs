@@ -12,11 +12,13 @@
 //!   requantisation covers the channels of whole blocks of 8; the last `C mod 8` go through
 //!   the portable output stage, which is also where [`Rounding::HalfUpBlocks`] puts its tail
 //!   (so the vector blocks always have one rounding).
-//! - **Depthwise** (multiplier 1; other multipliers run the portable kernel): channels in
-//!   blocks of 16, then 8, accumulated by `smull` (i8 x i8 to i16, exact) and `saddw` to
-//!   i32; the input offset is folded: `acc = sum x * w + (bias - x_zp * sum w)`, the
-//!   correction computed once per block for the pixels whose window lies inside the image
-//!   and per pixel for the others. Tail channels are scalar.
+//! - **Depthwise** (multiplier 1; other multipliers run the portable kernel): per output
+//!   pixel, channels in chunks of 64 on the stack, each tap walked once per chunk (the
+//!   models' kernels are one column wide, so a tap is one row), its channels in blocks of 8
+//!   accumulated by `ssubl` (`x - x_zp` to i16, exact), `sxtl` of the weights and `smlal`
+//!   to i32; tail channels scalar in the same walk. The input offset is not folded
+//!   here: the models' layers compute one output pixel per call (streaming), where the
+//!   folded correction `bias - x_zp * sum w` costs as much as the sum it saves.
 //! - **Fully connected and conv2d**: one dot product per output channel (per tap for conv2d)
 //!   over contiguous input features, 16 at a time, on one of two paths ([`DotPath`]): `sdot`
 //!   with the offset folded (`sum x * w - x_zp * sum w`, the second sum an `sdot` by ones),
@@ -27,7 +29,7 @@
 //! for the fix-up gemmlowp's `fixedpoint_neon.h` (`RoundingDivideByPOT`), read for the
 //! arithmetic only.
 
-use super::portable::{self, finish, pixels};
+use super::portable::{self, finish, pixels, DW_BLOCK};
 use super::{
     ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant, OutputStage,
     Rounding, WindowOut, ROUNDING_BLOCK,
@@ -144,8 +146,13 @@ impl Stage8 {
     /// 8`, so [`Rounding::at`] is the same on the 8).
     #[inline]
     fn new(out: &OutputStage, w: &Int8Weights<'_>, c0: usize, channels: usize) -> Self {
-        let m: [i32; 8] = core::array::from_fn(|j| w.multiplier(c0 + j).multiplier);
-        let s: [i32; 8] = core::array::from_fn(|j| w.multiplier(c0 + j).shift.clamp(-31, 30));
+        // Checked multipliers: shifts in -31..=30 already.
+        let ms: [_; 8] = match w.multipliers.get(c0..c0 + 8) {
+            Some(ms) if w.multipliers.len() > 1 => core::array::from_fn(|j| ms[j]),
+            _ => [w.multiplier(c0); 8],
+        };
+        let m = ms.map(|m| m.multiplier);
+        let s = ms.map(|m| m.shift);
         // SAFETY: NEON is baseline on aarch64; the loads read 4 values of 8-value arrays.
         unsafe {
             Stage8 {
@@ -222,105 +229,61 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
     }
 }
 
-/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs).
+/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): per pixel,
+/// channels in chunks of [`DW_BLOCK`], each tap walked once per chunk.
 fn depthwise((g, win): (&DepthwiseGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let c = g.channels;
     let body = c - c % ROUNDING_BLOCK;
-    let mut c0 = 0;
-    while c0 + 16 <= body {
-        depthwise_block::<2>((g, win), x, &q, y, c0);
-        c0 += 16;
-    }
-    if c0 < body {
-        depthwise_block::<1>((g, win), x, &q, y, c0);
-    }
-    if body == c {
-        return;
-    }
     let LayerQuant { x_zp, weights: w, out } = q;
+    // SAFETY: NEON is baseline on aarch64; `x_zp` is in the int8 range (checked).
+    let zp = unsafe { vdup_n_s8(x_zp as i8) };
     for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(c)) {
-        for ch in body..c {
-            let acc = px.taps(&g.window).fold(w.bias(ch), |acc, (t, i)| {
-                let xv = i32::from(x[i * c + ch]) - x_zp;
-                acc.wrapping_add(xv * i32::from(w.filter[t * c + ch]))
+        for c0 in (0..c).step_by(DW_BLOCK) {
+            let n = DW_BLOCK.min(c - c0);
+            // The chunk's channels in whole blocks of 8 (c0 is a multiple of 8).
+            let vector = body.saturating_sub(c0).min(n);
+            let mut acc = [0i32; DW_BLOCK];
+            let acc = &mut acc[..n];
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = w.bias(c0 + j);
+            }
+            px.for_each_tap(&g.window, |t, i| {
+                let (xs, ws) = (&x[i * c + c0..][..n], &w.filter[t * c + c0..][..n]);
+                let (head, tail) = acc.split_at_mut(vector);
+                mla_blocks(head, xs, ws, zp);
+                for ((acc, &x), &w) in tail.iter_mut().zip(&xs[vector..]).zip(&ws[vector..]) {
+                    *acc = acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w));
+                }
             });
-            y[ch] = finish(&out, &w, (ch, c), acc);
+            let (yv, yt) = y[c0..c0 + n].split_at_mut(vector);
+            for (b, (y, acc)) in yv.chunks_exact_mut(8).zip(acc.chunks_exact(8)).enumerate() {
+                let stage = Stage8::new(&out, &w, c0 + 8 * b, c);
+                // SAFETY: NEON is baseline; `acc` and `y` hold 8 values each.
+                unsafe {
+                    let v = [vld1q_s32(acc.as_ptr()), vld1q_s32(acc[4..].as_ptr())];
+                    vst1_s8(y.as_mut_ptr(), stage.apply(v));
+                }
+            }
+            for (j, (y, &acc)) in yt.iter_mut().zip(&acc[vector..]).enumerate() {
+                *y = finish(&out, &w, (c0 + vector + j, c), acc);
+            }
         }
     }
 }
 
-/// `acc[b] += x[..8] * w[..8]` per 8-channel group `b` (`smull`, `saddw`); with `x` all
-/// ones, the sum of the weights.
-///
-/// # Safety
-/// `x` and `w` readable for `8 * N` bytes.
+/// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc` (`ssubl`: `x - x_zp`
+/// fits i16 exactly; `sxtl`; `smlal`); `x` and `w` at least as long as `acc`.
 #[inline(always)]
-unsafe fn mla_groups<const N: usize>(acc: &mut [[int32x4_t; 2]; N], x: *const i8, w: *const i8) {
-    for (b, acc) in acc.iter_mut().enumerate() {
-        // SAFETY: the caller's extents.
+fn mla_blocks(acc: &mut [i32], x: &[i8], w: &[i8], zp: int8x8_t) {
+    for ((acc, x), w) in acc.chunks_exact_mut(8).zip(x.chunks_exact(8)).zip(w.chunks_exact(8)) {
+        // SAFETY: NEON is baseline; each chunk holds 8 values.
         unsafe {
-            let p = vmull_s8(vld1_s8(x.add(8 * b)), vld1_s8(w.add(8 * b)));
-            acc[0] = vaddw_s16(acc[0], vget_low_s16(p));
-            acc[1] = vaddw_high_s16(acc[1], p);
-        }
-    }
-}
-
-/// `bias - x_zp * sum w` over `taps` (tap numbers) for channels `c0..c0 + 8N`.
-fn correction<const N: usize>(
-    w: &Int8Weights<'_>,
-    x_zp: i32,
-    c0: usize,
-    c: usize,
-    taps: impl Iterator<Item = usize>,
-) -> [[int32x4_t; 2]; N] {
-    let ones = [1i8; 16];
-    let bias: [i32; 16] = core::array::from_fn(|j| if j < 8 * N { w.bias(c0 + j) } else { 0 });
-    // SAFETY: NEON is baseline; `ones` holds 16 >= 8N bytes, each filter row `t` has `c`
-    // values from `c0 + 8N <= c` on (the geometry is checked), the bias array 16 values.
-    unsafe {
-        let mut sum = [[vdupq_n_s32(0); 2]; N];
-        for t in taps {
-            mla_groups(&mut sum, ones.as_ptr(), w.filter[t * c + c0..][..8 * N].as_ptr());
-        }
-        core::array::from_fn(|b| {
-            let v = |h: usize| {
-                let bias = vld1q_s32(bias[8 * b + 4 * h..].as_ptr());
-                vmlsq_n_s32(bias, sum[b][h], x_zp)
-            };
-            [v(0), v(1)]
-        })
-    }
-}
-
-/// One block of `8N` channels from `c0` over every pixel (depthwise, multiplier 1).
-fn depthwise_block<const N: usize>(
-    (g, win): (&DepthwiseGeometry, WindowOut),
-    x: &[i8],
-    q: &LayerQuant<'_>,
-    y: &mut [i8],
-    c0: usize,
-) {
-    let c = g.channels;
-    let (x_zp, w) = (q.x_zp, &q.weights);
-    let taps = g.window.kernel_h * g.window.kernel_w;
-    let full = correction::<N>(w, x_zp, c0, c, 0..taps);
-    let stages: [Stage8; N] = core::array::from_fn(|b| Stage8::new(&q.out, w, c0 + 8 * b, c));
-    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(c)) {
-        let mut acc = if px.rows.len() * px.cols.len() == taps {
-            full
-        } else {
-            correction::<N>(w, x_zp, c0, c, px.taps(&g.window).map(|(t, _)| t))
-        };
-        for (t, i) in px.taps(&g.window) {
-            let xs = &x[i * c + c0..][..8 * N];
-            let ws = &w.filter[t * c + c0..][..8 * N];
-            // SAFETY: both slices hold 8N bytes.
-            unsafe { mla_groups(&mut acc, xs.as_ptr(), ws.as_ptr()) };
-        }
-        for (b, (acc, stage)) in acc.iter().zip(&stages).enumerate() {
-            // SAFETY: the output chunk holds `c >= c0 + 8N` values.
-            unsafe { vst1_s8(y[c0 + 8 * b..][..8].as_mut_ptr(), stage.apply(*acc)) };
+            let xv = vsubl_s8(vld1_s8(x.as_ptr()), zp);
+            let wv = vmovl_s8(vld1_s8(w.as_ptr()));
+            let lo = vmlal_s16(vld1q_s32(acc.as_ptr()), vget_low_s16(xv), vget_low_s16(wv));
+            let hi = vmlal_high_s16(vld1q_s32(acc[4..].as_ptr()), xv, wv);
+            vst1q_s32(acc.as_mut_ptr(), lo);
+            vst1q_s32(acc[4..].as_mut_ptr(), hi);
         }
     }
 }
