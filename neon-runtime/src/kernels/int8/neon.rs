@@ -12,7 +12,7 @@
 //!   requantisation covers the channels of whole blocks of 8; the last `C mod 8` go through
 //!   the portable output stage, which is also where [`Rounding::HalfUpBlocks`] puts its tail
 //!   (so the vector blocks always have one rounding).
-//! - **Depthwise** (multiplier 1; other multipliers run the portable kernel): per output
+//! - **Depthwise** (depth multiplier 1; others run the portable kernel): per output
 //!   pixel, channels in chunks of 64 on the stack, each tap walked once per chunk (the
 //!   models' kernels are one column wide, so a tap is one row), its channels in blocks of 8
 //!   accumulated by `ssubl` (`x - x_zp` to i16, exact), `sxtl` of the weights and `smlal`
