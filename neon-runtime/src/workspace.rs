@@ -37,8 +37,9 @@ pub struct MemoryRegion {
     pub last_step: usize,
 }
 
-/// Splits `ws` into `R` read-only regions and `W` writable regions, each given as
-/// `(offset, len)` in elements. Writable regions must not overlap each other or any read
+/// Splits `ws` (of any element type: f32 for the plans of `neon_plan!` and the dynamic
+/// `exec::ExecutionPlan`, bytes for an `exec::stream::StreamPlan`) into `R` read-only regions and `W`
+/// writable regions, each given as `(offset, len)` in elements. Writable regions must not overlap each other or any read
 /// region; read regions may overlap each other.
 ///
 /// # Errors
@@ -46,11 +47,11 @@ pub struct MemoryRegion {
 /// regions overlap as described above (the planner never produces either; generated code
 /// propagates the error instead of panicking).
 #[allow(clippy::type_complexity)]
-pub fn carve<'a, const R: usize, const W: usize>(
-    ws: &'a mut [f32],
+pub fn carve<'a, T, const R: usize, const W: usize>(
+    ws: &'a mut [T],
     reads: [(usize, usize); R],
     writes: [(usize, usize); W],
-) -> Result<([&'a [f32]; R], [&'a mut [f32]; W]), Error> {
+) -> Result<([&'a [T]; R], [&'a mut [T]; W]), Error> {
     let total = ws.len();
     let end_of = |(o, l): (usize, usize)| {
         o.checked_add(l).filter(|&e| e <= total).ok_or(Error::Length {
@@ -68,12 +69,12 @@ pub fn carve<'a, const R: usize, const W: usize>(
     // Visit the write regions by offset; the gaps between them are read-only pieces.
     let mut order: [usize; W] = core::array::from_fn(|i| i);
     order.sort_unstable_by_key(|&i| writes[i].0);
-    let mut outs: [Option<&'a mut [f32]>; W] = core::array::from_fn(|_| None);
-    let mut ins: [&'a [f32]; R] = [&[]; R];
+    let mut outs: [Option<&'a mut [T]>; W] = core::array::from_fn(|_| None);
+    let mut ins: [&'a [T]; R] = [&[]; R];
     let mut found = [false; R];
-    let mut rest: &'a mut [f32] = ws;
+    let mut rest: &'a mut [T] = ws;
     let mut base = 0usize;
-    let mut take_reads = |gap: &'a [f32], gap_base: usize, found: &mut [bool; R]| {
+    let mut take_reads = |gap: &'a [T], gap_base: usize, found: &mut [bool; R]| {
         for (i, &(o, l)) in reads.iter().enumerate() {
             if !found[i] && o >= gap_base && o + l <= gap_base + gap.len() {
                 ins[i] = &gap[o - gap_base..o - gap_base + l];
@@ -98,8 +99,7 @@ pub fn carve<'a, const R: usize, const W: usize>(
         return Err(Error::BadShape { reason: "workspace read overlaps a write region" });
     }
     let mut it = outs.into_iter();
-    let outs: [&'a mut [f32]; W] =
-        core::array::from_fn(|_| it.next().flatten().unwrap_or_default());
+    let outs: [&'a mut [T]; W] = core::array::from_fn(|_| it.next().flatten().unwrap_or_default());
     Ok((ins, outs))
 }
 

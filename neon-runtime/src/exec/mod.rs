@@ -68,6 +68,7 @@
 //! ```
 
 mod op;
+pub mod stream;
 #[cfg(test)]
 mod tests;
 
