@@ -14,12 +14,12 @@ use neon_runtime::exec::stream::{
     ElemType, StreamOp, StreamPlan, StreamPlanBuilder, StreamValue, StreamVar,
 };
 use neon_runtime::kernels::int8::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, OutputStage, Padding,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, OutputStage, Padding,
     QuantizedMultiplier, Rounding, Window2dI8,
 };
 use neon_runtime::ops::int8::{
-    Conv2dI8, DepthwiseI8, FullyConnectedI8, Int8Params, LogisticI8, OwnedInt8Params,
-    RequantizeI8U8,
+    Conv2dI8, DepthwiseI8, DequantizeI8F32, FullyConnectedI8, Int8Params, LogisticI8,
+    OwnedInt8Params, QuantizeF32I8, RequantizeI8U8,
 };
 use neon_runtime::{backend_tests, Error, Portable};
 use rand::rngs::SmallRng;
@@ -329,4 +329,65 @@ fn a_reshape_at_its_inputs_last_use_copies_nothing() {
     let aliased = mp.placements.iter().filter(|p| p.aliases.is_some()).count();
     assert_eq!(aliased, 1, "the reshape shares the conv output's buffer");
     assert!(plan.workspace_bytes() >= plan.lower_bound());
+}
+
+#[test]
+fn f32_values_and_state_round_trip_through_int8() {
+    // hey_luna's form: an f32 state, QUANTIZE f32 -> i8, DEQUANTIZE back, the newest rows
+    // assigned; against the operators called directly.
+    let q = AffineQuant { scale: 0.037, zero_point: -3 };
+    let (quant, dequant) = (QuantizeF32I8::new(q).unwrap(), DequantizeI8F32::new(q).unwrap());
+    let mut b = StreamPlanBuilder::new();
+    let x = b.input(ElemType::F32, &[3, 2]).unwrap();
+    let v = b.variable::<f32>(&[1, 2], &[0.5, -0.25]).unwrap();
+    let s = b.read(v).unwrap();
+    let c = b.concat(&[s, x], 0).unwrap();
+    let i = b.op(StreamOp::Quantize(quant), c).unwrap();
+    let d = b.op(StreamOp::Dequantize(dequant), i).unwrap();
+    let newest = b.slice_last(d, 0, 1).unwrap();
+    b.assign(v, newest).unwrap();
+    let plan = b.build(d).unwrap();
+    let (mut state, mut scratch) = (plan.state(), plan.scratch());
+    let mut carried = [0.5f32, -0.25];
+    let mut r = SmallRng::seed_from_u64(3);
+    for step in 0..10 {
+        let x: Vec<f32> = (0..6).map(|_| r.gen_range(-5.0..5.0)).collect();
+        let c: Vec<f32> = carried.iter().chain(&x).copied().collect();
+        let (mut i, mut want) = (vec![0i8; 8], vec![0f32; 8]);
+        quant.run::<Portable>(&c, &mut i).unwrap();
+        dequant.run::<Portable>(&i, &mut want).unwrap();
+        carried.copy_from_slice(&want[6..]);
+        let got = plan.run::<Portable, f32, f32>(&mut state, &mut scratch, &x).unwrap();
+        assert_eq!(got, &want[..], "step {step}");
+    }
+}
+
+#[test]
+fn a_plan_is_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<StreamPlan>();
+    shared::<neon_runtime::exec::stream::StreamState>();
+    let plan = std::sync::Arc::new(plan());
+    let xs = frames(6);
+    let want: Vec<Vec<u8>> = {
+        let (mut st, mut sc) = (plan.state(), plan.scratch());
+        xs.iter()
+            .map(|x| plan.run::<Portable, i8, u8>(&mut st, &mut sc, x).unwrap().to_vec())
+            .collect()
+    };
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (plan, xs) = (std::sync::Arc::clone(&plan), xs.clone());
+            std::thread::spawn(move || {
+                let (mut st, mut sc) = (plan.state(), plan.scratch());
+                let run = |x: &Vec<i8>| {
+                    plan.run::<Portable, i8, u8>(&mut st, &mut sc, x).map(<[u8]>::to_vec)
+                };
+                xs.iter().map(run).collect::<Result<Vec<_>, _>>()
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap().unwrap(), want);
+    }
 }

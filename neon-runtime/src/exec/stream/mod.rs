@@ -30,6 +30,20 @@
 //!   [`StreamState::reset`]) and [`StreamScratch`], so one `Arc<StreamPlan>` serves any
 //!   number of detectors. [`run`](StreamPlan::run) allocates nothing.
 //!
+//! ## In the architecture
+//! **Streaming int8 plans** (`neon_runtime::exec::stream::StreamPlan`, feature `alloc`): the
+//! run-time plan of TFLite's streaming int8 graphs (microWakeWord). Values are typed (i8, u8,
+//! i32, f32) with static shapes; steps are the int8 operators of `ops::int8` (conv2d,
+//! depthwise, fully connected, LOGISTIC table, QUANTIZE/DEQUANTIZE) and copies
+//! (concatenation, slice, split, reshape, a state variable's read and assignment), each
+//! checked by `StreamPlanBuilder` as it is added (element types, the operator's `ShapeRule`,
+//! copy sizes). `build` places every intermediate once with the shared planner
+//! (`plan::plan`) in one 16-byte aligned byte workspace (`workspace_bytes()`,
+//! `lower_bound()`); the plan is then immutable, so one `Arc<StreamPlan>` serves many
+//! streams, each with a `StreamState` (its variables, reset to the plan's shared initial
+//! values) and a `StreamScratch`. `run::<B, I, O>` checks the input's type and length and
+//! allocates nothing. `ExecutionPlan` stays f32.
+//!
 //! ```
 //! use neon_runtime::exec::stream::{ElemType, StreamOp, StreamPlanBuilder};
 //! use neon_runtime::kernels::int8::{OutputStage, QuantizedMultiplier, Rounding};
@@ -62,7 +76,9 @@ mod step;
 pub use builder::StreamPlanBuilder;
 pub use elem::{bytes, view, view_mut, Elem, ElemType};
 pub use state::{StreamScratch, StreamState};
-pub use step::{Rows, StreamOp};
+pub use step::StreamOp;
+
+use step::Rows;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -229,6 +245,15 @@ impl StreamPlan {
         Ok((off, s.bytes))
     }
 
+    /// Where input `k` of `node` is: `None` for the plan input, else its workspace offset.
+    fn source(&self, node: &Node, k: usize) -> Result<Option<usize>, Error> {
+        match node.inputs.get(k) {
+            Some(&v) if v == self.input => Ok(None),
+            Some(&v) => self.region(v).map(|(o, _)| Some(o)),
+            None => Err(Error::Plan { reason: "a step lacks an input" }),
+        }
+    }
+
     /// Runs one step on the workspace `ws`, the input's bytes `x` and the state.
     fn step<B: Int8Kernels>(
         &self,
@@ -237,13 +262,13 @@ impl StreamPlan {
         x: &[u8],
         state: &mut StreamState,
     ) -> Result<(), Error> {
-        let src = |k: usize| node.inputs.get(k).map(|&v| self.values[v].offset);
+        let src = |k: usize| self.source(node, k);
         let dst = match node.output {
             Some(v) => Some(self.region(v)?),
             None => None,
         };
         match (&node.action, dst) {
-            (Action::Op(op), Some((o, n))) => match src(0).flatten() {
+            (Action::Op(op), Some((o, n))) => match src(0)? {
                 None => op.run::<B>(x, part(ws, o, n)?),
                 Some(i) => {
                     let len = self.values[node.inputs[0]].bytes;
@@ -253,14 +278,14 @@ impl StreamPlan {
             },
             (Action::Copy(rows), Some((o, n))) => {
                 for (k, r) in rows.iter().enumerate() {
-                    match src(k).flatten() {
+                    match src(k)? {
                         None => r.copy(x, part(ws, o, n)?)?,
                         Some(i) => r.copy_within(ws, i, o)?,
                     }
                 }
                 Ok(())
             }
-            (&Action::Reshape(len), Some((o, n))) => match src(0).flatten() {
+            (&Action::Reshape(len), Some((o, n))) => match src(0)? {
                 None => Rows::whole(len).copy(x, part(ws, o, n)?),
                 Some(i) => Rows::whole(len).copy_within(ws, i, o),
             },
@@ -272,7 +297,7 @@ impl StreamPlan {
             (&Action::Assign(k), None) => {
                 let (at, len) = self.vars[k];
                 let var = part(state.as_bytes_mut(), at, len)?;
-                match src(0).flatten() {
+                match src(0)? {
                     None => Rows::whole(len).copy(x, var),
                     Some(i) => Rows::whole(len).copy(ws.get(i..i + len).ok_or(UNPLACED)?, var),
                 }

@@ -105,31 +105,31 @@ impl StreamOp {
 /// slicing and splitting one per part, a reshape or a variable's read or write one
 /// contiguous block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rows {
+pub(super) struct Rows {
     /// Blocks (the product of the dimensions before the axis).
-    pub outer: usize,
+    outer: usize,
     /// Bytes per block.
-    pub chunk: usize,
+    chunk: usize,
     /// First source byte.
-    pub src_start: usize,
+    src_start: usize,
     /// Source bytes between blocks.
-    pub src_stride: usize,
+    src_stride: usize,
     /// First destination byte.
-    pub dst_start: usize,
+    dst_start: usize,
     /// Destination bytes between blocks.
-    pub dst_stride: usize,
+    dst_stride: usize,
 }
 
 impl Rows {
     /// One contiguous block of `bytes`.
-    pub fn whole(bytes: usize) -> Self {
+    pub(super) fn whole(bytes: usize) -> Self {
         Rows { outer: 1, chunk: bytes, src_start: 0, src_stride: 0, dst_start: 0, dst_stride: 0 }
     }
 
     /// Along `axis` of a tensor of `dims` with `elem` bytes per element: the blocks holding
     /// indices `start..start + len` of the axis, written at index `dst_index` of an axis of
     /// `dst_len` (the same sizes elsewhere).
-    pub fn along(
+    pub(super) fn along(
         dims: &[usize],
         elem: usize,
         axis: usize,
@@ -153,7 +153,7 @@ impl Rows {
     /// # Errors
     /// [`Error::Length`] when a block falls outside either value (build-time checks make
     /// this unreachable).
-    pub fn copy(&self, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
+    pub(super) fn copy(&self, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         for i in 0..self.outer {
             let (s, d) =
                 (self.src_start + i * self.src_stride, self.dst_start + i * self.dst_stride);
@@ -170,7 +170,7 @@ impl Rows {
     ///
     /// # Errors
     /// As [`copy`](Self::copy).
-    pub fn copy_within(&self, ws: &mut [u8], src: usize, dst: usize) -> Result<(), Error> {
+    pub(super) fn copy_within(&self, ws: &mut [u8], src: usize, dst: usize) -> Result<(), Error> {
         for i in 0..self.outer {
             let s = src + self.src_start + i * self.src_stride;
             let d = dst + self.dst_start + i * self.dst_stride;
