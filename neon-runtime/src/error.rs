@@ -166,7 +166,9 @@ pub enum Error {
     Team(TeamError),
     /// A dynamic execution plan (`exec::ExecutionPlan`, feature `alloc`) was built or used
     /// against its contract: a value of another plan, no output, a view of a value that is
-    /// neither retained nor the output, or no successful run yet.
+    /// neither retained nor the output, or no successful run yet; or a streaming plan
+    /// (`exec::stream::StreamPlan`) was: a handle or state of another plan, a second or
+    /// missing input, element types other than the plan's.
     Plan {
         /// Which rule was broken.
         reason: &'static str,
