@@ -19,6 +19,7 @@ mod head;
 mod stream;
 
 pub use head::parse;
+pub use stream::quant;
 pub use stream::{
     parse_stream, Conv2d, DType, Filter, FullyConnected, FusedActivation, Padding, StreamGraph,
     StreamOp, TensorSpec, VarSpec,

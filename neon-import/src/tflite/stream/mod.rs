@@ -35,6 +35,7 @@ use crate::flatbuffer::Table;
 use crate::{Error, Limits};
 
 mod ops;
+pub mod quant;
 #[cfg(test)]
 mod tests;
 mod vars;
