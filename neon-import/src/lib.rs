@@ -14,6 +14,8 @@
 //! [`tflite::parse_stream`] reads microWakeWord's int8 streaming models (`.tflite` with
 //! resource variables) into a [`tflite::StreamGraph`]: tensors, variables with their initial
 //! values and the operators of one step, checked but not yet turned into a run-time plan.
+//! [`tflite::quant`] computes from its scales what the int8 kernels take (multipliers, output
+//! stages, the LOGISTIC table), as the TFLite library does.
 //!
 //! Every fault is an [`Error`] whose message is one line (the caller adds which file);
 //! no input bytes make a parser panic, and allocation is bounded by the bytes present.
