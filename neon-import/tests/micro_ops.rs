@@ -9,7 +9,10 @@
 //! - the clip goldens `<clip>.safetensors` (tools/microwakeword/goldens.py): the u8 output of
 //!   every step from the initial variables (the acceptance check).
 //!
-//! One difference is expected and counted, by name: [`DEPTHWISE_TAIL`].
+//! Every output must be equal, with no exception: hey_jarvis's depthwise tail channels (30
+//! and 60 are not multiples of 8) included, through `Rounding::HalfUpBlocks` (FACTS.md 4.1).
+//! The reference interpreter's operators always run on what the kernels computed, never on
+//! a golden value.
 
 #[path = "support/stream_ref.rs"]
 mod stream_ref;
@@ -36,13 +39,6 @@ const MODELS: [(&str, &str); 7] = [
     ("hey_home_assistant", "tests/data/microwakeword/wakewords"),
     ("okay_computer", "tests/data/microwakeword/wakewords"),
 ];
-
-/// Expected difference: the TFLite library rounds DEPTHWISE_CONV_2D half up on whole blocks
-/// of 8 output channels and half away from zero on the last `C mod 8` (FACTS.md 4.1); the
-/// importer asks the kernels for half up on all channels until they take the split (helper
-/// `mww-neon`). Only hey_jarvis has such channels (30 and 60). A difference there is counted
-/// and replaced by the golden value, so later operators stay comparable.
-const DEPTHWISE_TAIL: &str = "hey_jarvis depthwise tail channels (half away from zero)";
 
 fn models_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
@@ -72,29 +68,25 @@ fn kind(op: &StreamOp) -> &'static str {
     }
 }
 
-/// Outputs compared, unexpected mismatches, expected ([`DEPTHWISE_TAIL`]) ones.
+/// Outputs compared and outputs that differ from the golden.
 #[derive(Default, Debug, Clone, Copy)]
 struct Count {
     compared: usize,
     mismatched: usize,
-    expected: usize,
-}
-
-/// Whether output element `j` of `op` lies in a depthwise tail (the last `C mod 8` channels).
-fn in_depthwise_tail(op: &StreamOp, j: usize) -> bool {
-    let StreamOp::DepthwiseConv2d(c) = op else { return false };
-    let channels = c.output.shape[3];
-    j % channels >= channels - channels % 8
 }
 
 /// Per (model, op kind) counts.
 type Table = BTreeMap<(&'static str, &'static str), Count>;
 
-/// Runs the 7 models over their per-op goldens; `tail_away` as
-/// [`RefStream::depthwise_tail_away`]. Returns the counts and the variables compared.
-fn compare_ops(tail_away: bool) -> (Table, usize) {
+/// Mismatches printed (the first ones: a difference propagates to the operators after it).
+const SHOWN: usize = 20;
+
+/// Runs the 7 models over their per-op goldens. Returns the counts per (model, op kind) and
+/// those of the variables after the 50 steps (one per variable and clip).
+fn compare_ops() -> (Table, Count) {
     let mut table: BTreeMap<(&str, &str), Count> = BTreeMap::new();
-    let mut vars_checked = 0;
+    let mut vars = Count::default();
+    let mut shown = 0;
     for (name, dir) in MODELS {
         let g = graph(name, dir);
         let bytes =
@@ -102,7 +94,6 @@ fn compare_ops(tail_away: bool) -> (Table, usize) {
         let st = SafeTensors::deserialize(&bytes).unwrap();
         for clip in ["a", "b"] {
             let mut r = RefStream::new(&g);
-            r.depthwise_tail_away = tail_away;
             for op in &g.ops {
                 if let StreamOp::ReadVariable { var, output } = op {
                     r.vars[*var] = tensor(&st, &format!("{clip}.before.t{}", output.index));
@@ -127,24 +118,16 @@ fn compare_ops(tail_away: bool) -> (Table, usize) {
                     let want = &want[s * y.len()..(s + 1) * y.len()];
                     let count = table.entry((name, kind(op))).or_default();
                     count.compared += y.len();
-                    for (j, (got, &w)) in y.iter_mut().zip(want).enumerate() {
-                        if *got == w {
-                            continue;
-                        }
-                        if name == "hey_jarvis" && in_depthwise_tail(op, j) {
-                            count.expected += 1;
-                            if !tail_away {
-                                println!(
-                                    "expected: {name}.{clip} step {s} op #{i} [{j}]: {got} != {w}"
+                    for (j, (got, w)) in y.iter().zip(want).enumerate() {
+                        if got != w {
+                            count.mismatched += 1;
+                            if shown < SHOWN {
+                                shown += 1;
+                                eprintln!(
+                                    "{name}.{clip} step {s} op #{i} {} [{j}]: {got} != {w}",
+                                    kind(op)
                                 );
                             }
-                            *got = w;
-                        } else {
-                            count.mismatched += 1;
-                            eprintln!(
-                                "{name}.{clip} step {s} op #{i} {} [{j}]: {got} != {w}",
-                                kind(op)
-                            );
                         }
                     }
                 });
@@ -152,41 +135,37 @@ fn compare_ops(tail_away: bool) -> (Table, usize) {
             for op in &g.ops {
                 if let StreamOp::AssignVariable { var, value } = op {
                     let want = tensor(&st, &format!("{clip}.after.t{}", value.index));
-                    assert_eq!(
-                        r.vars[*var], want,
-                        "{name}.{clip}: variable {}",
-                        g.vars[*var].shared_name
-                    );
-                    vars_checked += 1;
+                    vars.compared += 1;
+                    if r.vars[*var] != want {
+                        vars.mismatched += 1;
+                        eprintln!("{name}.{clip}: variable {}", g.vars[*var].shared_name);
+                    }
                 }
             }
         }
     }
-    (table, vars_checked)
+    (table, vars)
 }
 
 #[test]
 fn every_op_output_equals_tflite() {
-    let (table, vars_checked) = compare_ops(false);
-    println!(
-        "model × op kind: outputs compared / unexpected mismatches / expected ({DEPTHWISE_TAIL})"
-    );
+    let (table, vars) = compare_ops();
+    println!("model × op kind: outputs compared / mismatches");
     for ((m, k), c) in &table {
-        println!("{m:<20} {k:<18} {:>7} {:>3} {:>3}", c.compared, c.mismatched, c.expected);
+        println!("{m:<20} {k:<18} {:>7} {:>7}", c.compared, c.mismatched);
     }
-    println!("variables compared after 50 steps: {vars_checked}");
+    println!("variables after 50 steps: {} compared / {} differ", vars.compared, vars.mismatched);
     let bad: usize = table.values().map(|c| c.mismatched).sum();
-    assert_eq!(bad, 0, "unexpected mismatches (see above)");
-    assert_eq!(vars_checked, 7 * 2 * 6);
-    for ((m, k), c) in &table {
-        assert!(c.expected == 0 || (*m == "hey_jarvis" && *k == "DEPTHWISE_CONV_2D"), "{m} {k}");
-    }
+    assert_eq!((bad, vars.mismatched), (0, 0), "mismatches (see above)");
+    // Every model's 5 computing op kinds, each compared on something.
+    assert_eq!(table.len(), 7 * 5, "model × op kind pairs");
+    assert!(table.values().all(|c| c.compared > 0));
+    assert_eq!(vars.compared, 7 * 2 * 6);
 }
 
-/// Runs every model/clip pair of the clip goldens from the initial variables; `tail_away`
-/// as [`RefStream::depthwise_tail_away`]. Returns the pairs, the steps and the steps whose
-/// u8 output differs.
-fn compare_clips(tail_away: bool) -> (usize, usize, Vec<String>) {
+/// Runs every model/clip pair of the clip goldens from the initial variables. Returns the
+/// pairs, the steps and the steps whose u8 output differs.
+fn compare_clips() -> (usize, usize, Vec<String>) {
     let graphs: Vec<(&str, StreamGraph)> = MODELS.iter().map(|&(n, d)| (n, graph(n, d))).collect();
     let dir = models_dir().join("microwakeword/goldens");
     let mut clips: Vec<_> = std::fs::read_dir(&dir)
@@ -205,7 +184,6 @@ fn compare_clips(tail_away: bool) -> (usize, usize, Vec<String>) {
             let input = as_i8(input.data());
             assert_eq!(input.len(), want.len() * g.input.len(), "{file} {name}");
             let mut r = RefStream::new(g);
-            r.depthwise_tail_away = tail_away;
             for (s, x) in input.chunks(g.input.len()).enumerate() {
                 let y = r.step(x, |_, _, _| {});
                 if y[0] as u8 != want[s] {
@@ -224,7 +202,7 @@ fn compare_clips(tail_away: bool) -> (usize, usize, Vec<String>) {
 /// model/clip pair the files hold.
 #[test]
 fn every_clip_output_equals_tflite() {
-    let (pairs, steps, differing) = compare_clips(false);
+    let (pairs, steps, differing) = compare_clips();
     println!("clip goldens: {pairs} model/clip pairs, {steps} steps, {} differ", differing.len());
     for d in &differing {
         println!("  {d}");
@@ -232,25 +210,7 @@ fn every_clip_output_equals_tflite() {
     // 12 clip files (7 recordings, 5 openWakeWord clips) × the 4 official models, and each
     // community model on the 3 community recordings (goldens/SUMMARY.md).
     assert_eq!(pairs, 12 * 4 + 3 * 3, "model/clip pairs");
-    // Only hey_jarvis may differ, through DEPTHWISE_TAIL.
-    for d in &differing {
-        assert!(d.contains(" hey_jarvis step "), "unexpected difference: {d}");
-    }
-}
-
-/// With the library's depthwise split emulated (half up on blocks of 8 channels, half away
-/// from zero on the tail, FACTS.md 4.1), every operator output and every clip output equals
-/// TFLite, hey_jarvis included: [`DEPTHWISE_TAIL`] is the only cause of its differences.
-#[test]
-fn with_the_depthwise_tail_rule_everything_equals_tflite() {
-    let (table, vars_checked) = compare_ops(true);
-    assert_eq!(vars_checked, 7 * 2 * 6);
-    for ((m, k), c) in &table {
-        assert_eq!((c.mismatched, c.expected), (0, 0), "{m} {k}");
-    }
-    let (pairs, steps, differing) = compare_clips(true);
-    println!("tail rule emulated: {pairs} pairs, {steps} steps, {} differ", differing.len());
-    assert_eq!(differing, Vec::<String>::new());
+    assert_eq!(differing, Vec::<String>::new(), "steps whose output differs from TFLite");
 }
 
 /// The LOGISTIC table of every model: no entry within 2 f32 ulps of a rounding boundary,
@@ -288,7 +248,8 @@ fn logistic_tables_have_margin() {
 /// The importer's parameters on the 7 models: the output QUANTIZE is `x + 128`
 /// (`{2^30, 1}`, FACTS.md 6), every conv's RELU range starts at its zero point −128, the
 /// depthwise and FC layers have no activation, the conv and depthwise multipliers are per
-/// channel, the FC's one; the LUT's entry 0 is the output for input −128.
+/// channel, the FC's one; conv and FC round half up, depthwise half up on blocks of 8
+/// channels (FACTS.md 4.1); the LUT's entry 0 is the output for input −128.
 #[test]
 fn quant_parameters_of_the_models() {
     for (name, dir) in MODELS {
@@ -313,10 +274,12 @@ fn quant_parameters_of_the_models() {
                     let q = LayerRequant::depthwise(c).unwrap();
                     assert_eq!((q.stage.act_min, q.stage.act_max), (-128, 127), "{at}");
                     assert_eq!(q.multipliers.len(), c.output.shape[3], "{at}");
+                    assert_eq!(q.stage.rounding, Rounding::HalfUpBlocks, "{at}");
                 }
                 StreamOp::FullyConnected(f) => {
                     let q = LayerRequant::fully_connected(f).unwrap();
                     assert_eq!(q.multipliers.len(), 1, "{at}");
+                    assert_eq!(q.stage.rounding, Rounding::HalfUp, "{at}");
                     assert_eq!((q.stage.act_min, q.stage.act_max), (-128, 127), "{at}");
                 }
                 StreamOp::Logistic { input, output } => {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use neon_import::tflite::quant::{logistic_lut, LayerRequant, Requantize};
 use neon_import::tflite::{self, Conv2d, DType, StreamGraph, StreamOp, TensorSpec};
 use neon_runtime::kernels::int8::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Padding, Rounding, Window2dI8,
+    ConvGeometry, DepthwiseGeometry, FcGeometry, Padding, Window2dI8,
 };
 use neon_runtime::kernels::{Int8Kernels, Portable};
 
@@ -35,10 +35,6 @@ pub struct RefStream<'g> {
     prepared: Vec<Prepared>,
     /// The variables' current values, indexed as `graph.vars`.
     pub vars: Vec<Vec<i8>>,
-    /// Round the last `C mod 8` output channels of each DEPTHWISE_CONV_2D half away from
-    /// zero, as the TFLite library does (FACTS.md 4.1), by running the kernel a second time
-    /// with that rounding; off by default (the importer's single rounding per op kind).
-    pub depthwise_tail_away: bool,
 }
 
 /// Bytes as i8 values.
@@ -68,17 +64,16 @@ impl<'g> RefStream<'g> {
             assert_eq!(v.dtype, DType::I8, "variable {}: only int8 state", v.shared_name);
         }
         let vars = graph.vars.iter().map(|v| as_i8(&v.init)).collect();
-        RefStream { graph, prepared, vars, depthwise_tail_away: false }
+        RefStream { graph, prepared, vars }
     }
 
     /// Runs one step on `input` (the graph input's values). After each computing operator
-    /// `inspect(op index, op, output values)` is called; it may overwrite the values (a
-    /// test replaces a known difference by the golden value to keep later operators
-    /// comparable). Returns the graph output's values.
+    /// `inspect(op index, op, output values)` is called; it only reads them, so every later
+    /// operator runs on what the kernels computed. Returns the graph output's values.
     pub fn step(
         &mut self,
         input: &[i8],
-        mut inspect: impl FnMut(usize, &StreamOp, &mut Vec<i8>),
+        mut inspect: impl FnMut(usize, &StreamOp, &[i8]),
     ) -> Vec<i8> {
         let g = self.graph;
         assert_eq!(input.len(), g.input.len(), "input length");
@@ -116,7 +111,7 @@ impl<'g> RefStream<'g> {
                     let spec = computed_output(op).expect("a computing operator");
                     let mut y = vec![0i8; spec.len()];
                     self.compute(i, op, &t, &mut y);
-                    inspect(i, op, &mut y);
+                    inspect(i, op, &y);
                     vec![(spec.index, y)]
                 }
             };
@@ -146,28 +141,8 @@ impl<'g> RefStream<'g> {
                     channels: c.input.shape[3],
                     depth_multiplier: c.depth_multiplier,
                 };
-                let (w, b) = (&c.filter.weights, &c.filter.bias);
-                let res = Portable::depthwise_conv2d_i8(&g, get(&c.input), q.layer_quant(w, b), y);
-                let channels = c.output.shape[3];
-                let tail = channels % 8;
-                if self.depthwise_tail_away && tail != 0 && res.is_ok() {
-                    let mut away = q.clone();
-                    away.stage.rounding = Rounding::AwayFromZero;
-                    let mut z = vec![0i8; y.len()];
-                    Portable::depthwise_conv2d_i8(
-                        &g,
-                        get(&c.input),
-                        away.layer_quant(w, b),
-                        &mut z,
-                    )
-                    .expect("checked by the first run");
-                    for (j, (y, z)) in y.iter_mut().zip(z).enumerate() {
-                        if j % channels >= channels - tail {
-                            *y = z;
-                        }
-                    }
-                }
-                res
+                let q = q.layer_quant(&c.filter.weights, &c.filter.bias);
+                Portable::depthwise_conv2d_i8(&g, get(&c.input), q, y)
             }
             (StreamOp::FullyConnected(f), Prepared::Layer(q)) => {
                 let (units, k) = (f.filter.spec.shape[0], f.filter.spec.shape[1]);

@@ -30,11 +30,12 @@ use crate::Error;
 /// 2.9 M observed outputs (FACTS.md 4.1); half up is the library's vector form.
 pub const CONV_ROUNDING: Rounding = Rounding::HalfUp;
 
-/// DEPTHWISE_CONV_2D's rounding on whole blocks of 8 output channels (FACTS.md 4.1: 0
-/// mismatches over 2.3 M outputs with 2 869 ties). The library rounds the last `C mod 8`
-/// channels half away from zero instead; the kernels do not take that split yet, so a model
-/// whose channel count is not a multiple of 8 (hey_jarvis: 30, 60) can differ by one there.
-pub const DEPTHWISE_ROUNDING: Rounding = Rounding::HalfUp;
+/// DEPTHWISE_CONV_2D's rounding: half up on the output channels of whole blocks of 8 (the
+/// library's vector body), half away from zero on the last `C mod 8` (its scalar tail), as
+/// both the x86-64 and the aarch64 library do (FACTS.md 4.1 and 4.3: 0 mismatches over 2.3 M
+/// outputs with 2 869 ties; the tail shows only in hey_jarvis, whose 30 and 60 channels are
+/// not multiples of 8).
+pub const DEPTHWISE_ROUNDING: Rounding = Rounding::HalfUpBlocks;
 
 /// FULLY_CONNECTED's rounding in the x86-64 library (FACTS.md 4.1; the aarch64 library
 /// rounds once, 4.3).
