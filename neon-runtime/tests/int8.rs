@@ -657,7 +657,15 @@ fn operators_match_kernels<B: Int8Kernels>() {
     B::conv2d_i8(&g, &x, LayerQuant { x_zp: 3, weights: conv.params().weights(), out }, &mut want)
         .unwrap();
     assert_eq!(y, want);
-    assert!(matches!(conv.run::<B>(&x[1..], &mut y), Err(Error::Length { .. })));
+    // The layer checks only lengths per call: its errors are the kernel's, nothing written.
+    let q = LayerQuant { x_zp: 3, weights: conv.params().weights(), out };
+    for (x_len, y_len) in [(209, 180), (210, 179), (0, 0), (209, 181)] {
+        let (mut got, mut kernel) = (vec![9i8; y_len], vec![9i8; y_len]);
+        let e = conv.run::<B>(&x[..x_len], &mut got);
+        assert!(matches!(e, Err(Error::Length { .. })), "{e:?}");
+        assert_eq!(e, B::conv2d_i8(&g, &x[..x_len], q, &mut kernel));
+        assert!(got.iter().chain(&kernel).all(|&v| v == 9));
+    }
     let short = Int8Params { filter: vec![0i8; 5], ..params(&mut r, 9 * 3 * 6, 9) };
     assert!(matches!(Conv2dI8::new(g, short, 3, out), Err(Error::Length { .. })));
     // depthwise: [1, 7, 5, 6] -> [1, 4, 5, 12], static parameters.

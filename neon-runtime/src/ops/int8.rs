@@ -6,7 +6,9 @@
 //!   [`FcGeometry`]; aliases [`Conv2dI8`], [`DepthwiseI8`], [`FullyConnectedI8`]) owns its
 //!   filter, bias and multipliers ([`Int8Params`]: `Vec`s with feature `alloc`, or
 //!   `&'static` slices), the input zero point and the output stage, all checked once in
-//!   `new`.
+//!   `new`; `run` checks only the two slice lengths and calls the kernel hook
+//!   ([`Int8Kernels`]' `*_checked`) directly, without the entry point's per-call check of
+//!   the geometry and every channel's multiplier.
 //! - [`LogisticI8`] (a 256-entry table), [`RequantizeI8`], [`RequantizeI8U8`],
 //!   [`QuantizeF32I8`], [`DequantizeI8F32`]: elementwise, any shape ([`Elementwise8`]).
 //!
@@ -23,7 +25,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::int8::{
     AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant,
-    OutputStage, QuantizedMultiplier,
+    OutputStage, QuantizedMultiplier, WindowOut,
 };
 use crate::tensor::{Layout, Shape};
 
@@ -58,31 +60,72 @@ impl<Q: AsRef<[i8]>, A: AsRef<[i32]>, M: AsRef<[QuantizedMultiplier]>> Int8Param
     }
 }
 
-/// A layer geometry of [`Int8Layer`]: its lengths, checks and kernel.
-pub trait Int8LayerGeometry: ShapeRule + Copy {
+/// A layer geometry of [`Int8Layer`] ([`ConvGeometry`], [`DepthwiseGeometry`],
+/// [`FcGeometry`]; sealed: its full check and its kernel hook are private to this module,
+/// so only [`Int8Layer`] runs a hook without the entry point's checks).
+pub trait Int8LayerGeometry: ShapeRule + Copy + checked::Prepare {
     /// Input and output values `(x_len, y_len)`.
     ///
     /// # Errors
     /// The geometry's own error (an empty window, zero channels, an overflow).
     fn lengths(&self) -> Result<(usize, usize), Error>;
-
-    /// Runs the layer's kernel of backend `B` (which checks everything again).
-    ///
-    /// # Errors
-    /// The kernel's.
-    fn run_kernel<B: Int8Kernels>(
-        &self,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        y: &mut [i8],
-    ) -> Result<(), Error>;
-
-    /// Checks the weights and quantisation against the geometry (the kernel's check).
-    ///
-    /// # Errors
-    /// As the kernel's `check`.
-    fn check_params(&self, q: &LayerQuant<'_>) -> Result<(), Error>;
 }
+
+/// The checked-once path of [`Int8Layer`]: the full check in `new` makes a [`Validated`]
+/// token, `run` checks the two slice lengths against it and calls the kernel hook. Private,
+/// so no caller outside this module can make a token or call a hook through it.
+mod checked {
+    use super::{Error, Int8Kernels, LayerQuant};
+
+    /// What a geometry's full check resolves, and the hook that relies on it.
+    pub trait Prepare: Sized {
+        /// What the check resolves besides the lengths and the hook takes (`WindowOut` for
+        /// the window layers, `()` for fully connected).
+        type Resolved: Copy + core::fmt::Debug + PartialEq + Eq;
+
+        /// The kernel entry point's full check of the geometry against `q`.
+        ///
+        /// # Errors
+        /// As the kernel's `check`.
+        fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error>;
+
+        /// The kernel hook (`*_checked`) of backend `B`: `v` is this geometry's token for the
+        /// same `q`, and `x`, `y` have its lengths ([`Validated::check_lengths`]).
+        fn run_validated<B: Int8Kernels>(
+            &self,
+            v: &Validated<Self>,
+            x: &[i8],
+            q: LayerQuant<'_>,
+            y: &mut [i8],
+        );
+    }
+
+    /// The proof that a geometry passed its kernel's full check against a layer's
+    /// parameters, and what the check resolved: input and output lengths, the window.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Validated<G: Prepare> {
+        pub(super) x_len: usize,
+        pub(super) y_len: usize,
+        pub(super) resolved: G::Resolved,
+    }
+
+    impl<G: Prepare> Validated<G> {
+        /// `Err(Length)` unless `x` and `y` have the checked lengths (the kernels' errors,
+        /// input first).
+        #[inline]
+        pub fn check_lengths(&self, x_len: usize, y_len: usize) -> Result<(), Error> {
+            let pairs = [("input", self.x_len, x_len), ("output", self.y_len, y_len)];
+            for (what, expected, got) in pairs {
+                if expected != got {
+                    return Err(Error::Length { what, expected, got });
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+use checked::Validated;
 
 /// `[1, H, W, C]` -> `[1, OH, OW, Cout]` for a window layer with input channels `c_in`.
 fn nhwc_rule<D: Dim>(
@@ -113,7 +156,7 @@ fn volume<const N: usize>(sizes: [usize; N]) -> Result<usize, Error> {
 /// The window layers' rule: the geometry's error, or `[1, H, W, c_in]` ->
 /// `[1, OH, OW, c_out]`.
 macro_rules! window_layer {
-    ($geometry:ident, $op:literal, $c_in:ident, $c_out:expr, $kernel:ident) => {
+    ($geometry:ident, $op:literal, $c_in:ident, $c_out:expr, $hook:ident) => {
         impl ShapeRule for $geometry {
             fn name(&self) -> &'static str {
                 $op
@@ -149,19 +192,25 @@ macro_rules! window_layer {
                     volume([win.out_h, win.out_w, c_out])?,
                 ))
             }
+        }
 
-            fn run_kernel<B: Int8Kernels>(
+        impl checked::Prepare for $geometry {
+            type Resolved = WindowOut;
+
+            fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error> {
+                let (x_len, y_len) = self.lengths()?;
+                let resolved = self.check(x_len, q, y_len)?;
+                Ok(Validated { x_len, y_len, resolved })
+            }
+
+            fn run_validated<B: Int8Kernels>(
                 &self,
+                v: &Validated<Self>,
                 x: &[i8],
                 q: LayerQuant<'_>,
                 y: &mut [i8],
-            ) -> Result<(), Error> {
-                B::$kernel(self, x, q, y)
-            }
-
-            fn check_params(&self, q: &LayerQuant<'_>) -> Result<(), Error> {
-                let (x_len, y_len) = self.lengths()?;
-                self.check(x_len, q, y_len).map(|_| ())
+            ) {
+                B::$hook((self, v.resolved), x, q, y);
             }
         }
     };
@@ -172,14 +221,14 @@ window_layer!(
     "conv2d_i8",
     in_channels,
     |g: &ConvGeometry| Some(g.out_channels),
-    conv2d_i8
+    conv2d_i8_checked
 );
 window_layer!(
     DepthwiseGeometry,
     "depthwise_conv2d_i8",
     channels,
     DepthwiseGeometry::out_channels,
-    depthwise_conv2d_i8
+    depthwise_conv2d_i8_checked
 );
 
 impl ShapeRule for FcGeometry {
@@ -214,30 +263,38 @@ impl Int8LayerGeometry for FcGeometry {
         };
         Ok((n(self.rows, self.in_features)?, n(self.rows, self.out_features)?))
     }
+}
 
-    fn run_kernel<B: Int8Kernels>(
+impl checked::Prepare for FcGeometry {
+    type Resolved = ();
+
+    fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error> {
+        let (x_len, y_len) = self.lengths()?;
+        self.check(x_len, q, y_len)?;
+        Ok(Validated { x_len, y_len, resolved: () })
+    }
+
+    fn run_validated<B: Int8Kernels>(
         &self,
+        _: &Validated<Self>,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
-    ) -> Result<(), Error> {
-        B::fully_connected_i8(self, x, q, y)
-    }
-
-    fn check_params(&self, q: &LayerQuant<'_>) -> Result<(), Error> {
-        let (x_len, y_len) = self.lengths()?;
-        self.check(x_len, q, y_len)
+    ) {
+        B::fully_connected_i8_checked(self, x, q, y);
     }
 }
 
 /// A prepared int8 layer: geometry `G`, parameters `P` ([`Int8Params`]), the input zero
-/// point and the output stage, checked together once in [`new`](Self::new).
+/// point and the output stage, checked together once in [`new`](Self::new) (which keeps
+/// what the check resolved); `run` then checks only the two slice lengths.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Int8Layer<G, P> {
+pub struct Int8Layer<G: Int8LayerGeometry, P> {
     geometry: G,
     params: P,
     input_zero_point: i32,
     output: OutputStage,
+    validated: Validated<G>,
 }
 
 /// An int8 conv2d (NHWC).
@@ -267,8 +324,8 @@ where
         output: OutputStage,
     ) -> Result<Self, Error> {
         let q = LayerQuant { x_zp: input_zero_point, weights: params.weights(), out: output };
-        geometry.check_params(&q)?;
-        Ok(Int8Layer { geometry, params, input_zero_point, output })
+        let validated = geometry.check_params(&q)?;
+        Ok(Int8Layer { geometry, params, input_zero_point, output, validated })
     }
 
     /// The geometry.
@@ -286,20 +343,25 @@ where
     /// # Errors
     /// None after a successful [`new`](Self::new).
     pub fn lengths(&self) -> Result<(usize, usize), Error> {
-        self.geometry.lengths()
+        Ok((self.validated.x_len, self.validated.y_len))
     }
 
-    /// Runs the layer with backend `B`: `x` the input, `y` the output (overwritten).
+    /// Runs the layer with backend `B`: `x` the input, `y` the output (overwritten). Only
+    /// the two lengths are checked here; the geometry and parameters were checked in
+    /// [`new`](Self::new), so the kernel hook runs directly (no per-call check of every
+    /// channel's multiplier).
     ///
     /// # Errors
-    /// [`Error::Length`] for a slice of the wrong length (nothing is written).
+    /// [`Error::Length`] for a slice of the wrong length (input first; nothing is written).
     pub fn run<B: Int8Kernels>(&self, x: &[i8], y: &mut [i8]) -> Result<(), Error> {
+        self.validated.check_lengths(x.len(), y.len())?;
         let q = LayerQuant {
             x_zp: self.input_zero_point,
             weights: self.params.weights(),
             out: self.output,
         };
-        self.geometry.run_kernel::<B>(x, q, y)
+        self.geometry.run_validated::<B>(&self.validated, x, q, y);
+        Ok(())
     }
 }
 
