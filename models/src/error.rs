@@ -32,6 +32,9 @@ pub enum Error {
     /// The voice-activity segment rule's settings were refused (see
     /// [`crate::vad::segments::SegmentConfig::validate`]).
     Segments(crate::vad::segments::SegmentError),
+    /// A microWakeWord detector setting was refused (see
+    /// [`crate::microwakeword::detector::DetectorError`]).
+    Detector(crate::microwakeword::detector::DetectorError),
     /// A model name or option is not known.
     Unknown {
         /// What kind of thing (`"model"`, `"option"`).
@@ -167,6 +170,7 @@ impl fmt::Display for Error {
             }
             Error::Backend(u) => write!(f, "{u}"),
             Error::Segments(e) => write!(f, "{e}"),
+            Error::Detector(e) => write!(f, "microWakeWord detector: {e}"),
             Error::Input { what, expected, got } => {
                 write!(f, "{what}: expected {expected}, got {got}")
             }
@@ -190,6 +194,12 @@ impl core::error::Error for Error {}
 impl From<crate::vad::segments::SegmentError> for Error {
     fn from(e: crate::vad::segments::SegmentError) -> Self {
         Error::Segments(e)
+    }
+}
+
+impl From<crate::microwakeword::detector::DetectorError> for Error {
+    fn from(e: crate::microwakeword::detector::DetectorError) -> Self {
+        Error::Detector(e)
     }
 }
 

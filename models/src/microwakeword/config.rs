@@ -39,8 +39,9 @@ pub const FEATURE_STEP_MS: u64 = 10;
 
 /// Largest `sliding_window_size` accepted: 1024 model steps (about 31 s of audio at 30 ms a
 /// step), far above the shipped models' 5 (8 for a community model), so that a hostile JSON
-/// cannot size the detector's ring of recent outputs without bound.
-pub const MAX_SLIDING_WINDOW: usize = 1024;
+/// cannot size the detector's ring of recent outputs without bound; the detector's limit,
+/// [`super::window::MAX_WINDOW`], stated once.
+pub const MAX_SLIDING_WINDOW: usize = super::window::MAX_WINDOW;
 
 /// Our `probability_cutoff` for a `.tflite` without JSON: 0.9, inside the range of the four
 /// official models' cutoffs (okay_nabu 0.85, alexa 0.9, hey_mycroft 0.95, hey_jarvis 0.97).
