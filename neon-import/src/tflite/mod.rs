@@ -20,6 +20,7 @@ mod stream;
 
 pub use head::parse;
 pub use stream::quant;
+pub use stream::{load_stream_plan, stream_plan, window};
 pub use stream::{
     parse_stream, Conv2d, DType, Filter, FullyConnected, FusedActivation, Padding, StreamGraph,
     StreamOp, TensorSpec, VarSpec,

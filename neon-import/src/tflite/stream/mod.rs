@@ -35,6 +35,8 @@ use crate::flatbuffer::Table;
 use crate::{Error, Limits};
 
 mod ops;
+mod plan;
+pub use plan::{load_stream_plan, stream_plan, window};
 pub mod quant;
 #[cfg(test)]
 mod tests;
@@ -285,6 +287,26 @@ pub enum StreamOp {
         /// The value assigned (the variable's type and shape).
         value: TensorSpec,
     },
+}
+
+impl StreamOp {
+    /// The operator's TFLite name (`CONV_2D`, `READ_VARIABLE`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            StreamOp::Conv2d(_) => "CONV_2D",
+            StreamOp::DepthwiseConv2d(_) => "DEPTHWISE_CONV_2D",
+            StreamOp::FullyConnected(_) => "FULLY_CONNECTED",
+            StreamOp::Logistic { .. } => "LOGISTIC",
+            StreamOp::Concatenation { .. } => "CONCATENATION",
+            StreamOp::StridedSlice { .. } => "STRIDED_SLICE",
+            StreamOp::SplitV { .. } => "SPLIT_V",
+            StreamOp::Reshape { .. } => "RESHAPE",
+            StreamOp::Quantize { .. } => "QUANTIZE",
+            StreamOp::Dequantize { .. } => "DEQUANTIZE",
+            StreamOp::ReadVariable { .. } => "READ_VARIABLE",
+            StreamOp::AssignVariable { .. } => "ASSIGN_VARIABLE",
+        }
+    }
 }
 
 /// A streaming model: `output = step(input, vars)`, the variables updated in place.
