@@ -14,57 +14,30 @@
 //! The reference interpreter's operators always run on what the kernels computed, never on
 //! a golden value.
 
+#[path = "support/micro.rs"]
+mod micro;
 #[path = "support/stream_ref.rs"]
 mod stream_ref;
 
 use std::collections::BTreeMap;
 
+use micro::{as_i8, clip_files, goldens_dir, graph, models_dir, read, MODELS};
 use neon_import::tflite::quant::{logistic_lut, logistic_rescaled, LayerRequant, Requantize};
-use neon_import::tflite::{parse_stream, DType, StreamGraph, StreamOp, TensorSpec};
-use neon_import::Limits;
+use neon_import::tflite::{DType, StreamGraph, StreamOp, TensorSpec};
 use neon_runtime::kernels::int8::{QuantizedMultiplier, Rounding};
 use safetensors::SafeTensors;
-use stream_ref::{as_i8, computed_output, RefStream};
-
-const LIMITS: Limits =
-    Limits { frame_width: 40, max_frames: 16, max_features: 1 << 20, max_layers: 512 };
-
-/// The 7 models: (name, directory under `models/`).
-const MODELS: [(&str, &str); 7] = [
-    ("alexa", "microwakeword"),
-    ("hey_jarvis", "microwakeword"),
-    ("hey_mycroft", "microwakeword"),
-    ("okay_nabu", "microwakeword"),
-    ("choo_choo_homie", "tests/data/microwakeword/wakewords"),
-    ("hey_home_assistant", "tests/data/microwakeword/wakewords"),
-    ("okay_computer", "tests/data/microwakeword/wakewords"),
-];
-
-fn models_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
-}
-
-fn read(path: &std::path::Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn graph(name: &str, dir: &str) -> StreamGraph {
-    let bytes = read(&models_dir().join(dir).join(format!("{name}.tflite")));
-    parse_stream(&bytes, &LIMITS).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use stream_ref::{computed_output, RefStream};
 
 fn tensor(st: &SafeTensors<'_>, key: &str) -> Vec<i8> {
     as_i8(st.tensor(key).unwrap_or_else(|e| panic!("{key}: {e}")).data())
 }
 
+/// The op kind of a computing operator, "other" for the rest.
 fn kind(op: &StreamOp) -> &'static str {
-    match op {
-        StreamOp::Conv2d(_) => "CONV_2D",
-        StreamOp::DepthwiseConv2d(_) => "DEPTHWISE_CONV_2D",
-        StreamOp::FullyConnected(_) => "FULLY_CONNECTED",
-        StreamOp::Logistic { .. } => "LOGISTIC",
-        StreamOp::Quantize { .. } => "QUANTIZE",
-        _ => "other",
+    if computed_output(op).is_some() {
+        op.name()
+    } else {
+        "other"
     }
 }
 
@@ -167,13 +140,8 @@ fn every_op_output_equals_tflite() {
 /// pairs, the steps and the steps whose u8 output differs.
 fn compare_clips() -> (usize, usize, Vec<String>) {
     let graphs: Vec<(&str, StreamGraph)> = MODELS.iter().map(|&(n, d)| (n, graph(n, d))).collect();
-    let dir = models_dir().join("microwakeword/goldens");
-    let mut clips: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".safetensors") && !f.starts_with("ops_"))
-        .collect();
-    clips.sort();
+    let dir = goldens_dir();
+    let clips = clip_files();
     let (mut pairs, mut steps, mut differing) = (0, 0, Vec::new());
     for file in &clips {
         let bytes = read(&dir.join(file));

@@ -11,11 +11,11 @@
 use std::collections::HashMap;
 
 use neon_import::tflite::quant::{logistic_lut, LayerRequant, Requantize};
-use neon_import::tflite::{self, Conv2d, DType, StreamGraph, StreamOp, TensorSpec};
-use neon_runtime::kernels::int8::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Padding, Window2dI8,
-};
+use neon_import::tflite::{self, DType, StreamGraph, StreamOp, TensorSpec};
+use neon_runtime::kernels::int8::{ConvGeometry, DepthwiseGeometry, FcGeometry};
 use neon_runtime::kernels::{Int8Kernels, Portable};
+
+use super::micro::as_i8;
 
 /// Per-operator parameters computed once from the graph.
 enum Prepared {
@@ -35,11 +35,6 @@ pub struct RefStream<'g> {
     prepared: Vec<Prepared>,
     /// The variables' current values, indexed as `graph.vars`.
     pub vars: Vec<Vec<i8>>,
-}
-
-/// Bytes as i8 values.
-pub fn as_i8(bytes: &[u8]) -> Vec<i8> {
-    bytes.iter().map(|&b| b as i8).collect()
 }
 
 /// The output tensor of a computing operator (conv, depthwise, FC, LOGISTIC, QUANTIZE).
@@ -128,7 +123,7 @@ impl<'g> RefStream<'g> {
         let res = match (op, &self.prepared[i]) {
             (StreamOp::Conv2d(c), Prepared::Layer(q)) => {
                 let g = ConvGeometry {
-                    window: window(c),
+                    window: tflite::window(c).unwrap_or_else(|e| panic!("op {i}: {e}")),
                     in_channels: c.input.shape[3],
                     out_channels: c.output.shape[3],
                 };
@@ -137,7 +132,7 @@ impl<'g> RefStream<'g> {
             }
             (StreamOp::DepthwiseConv2d(c), Prepared::Layer(q)) => {
                 let g = DepthwiseGeometry {
-                    window: window(c),
+                    window: tflite::window(c).unwrap_or_else(|e| panic!("op {i}: {e}")),
                     channels: c.input.shape[3],
                     depth_multiplier: c.depth_multiplier,
                 };
@@ -201,27 +196,6 @@ fn prepare(i: usize, op: &StreamOp) -> Prepared {
             Prepared::Nothing
         }
         _ => Prepared::Nothing,
-    }
-}
-
-/// The kernels' window of a conv or depthwise layer (input `[1, H, W, C]`, filter `[_, KH,
-/// KW, _]`).
-fn window(c: &Conv2d) -> Window2dI8 {
-    let (s, f) = (&c.input.shape, &c.filter.spec.shape);
-    assert!(s.len() == 4 && s[0] == 1 && f.len() == 4, "NHWC batch 1");
-    Window2dI8 {
-        height: s[1],
-        width: s[2],
-        kernel_h: f[1],
-        kernel_w: f[2],
-        stride_h: c.stride[0],
-        stride_w: c.stride[1],
-        dilation_h: c.dilation[0],
-        dilation_w: c.dilation[1],
-        padding: match c.padding {
-            tflite::Padding::Same => Padding::Same,
-            tflite::Padding::Valid => Padding::Valid,
-        },
     }
 }
 
