@@ -15,7 +15,7 @@ use neon_import::tflite::{load_stream_plan, stream_plan, DType, StreamOp};
 use neon_runtime::kernels::Int8Kernels;
 use safetensors::SafeTensors;
 
-use micro::{as_i8, clip_files, goldens_dir, graph, model_bytes, read, LIMITS, MODELS};
+use micro::{as_i8, goldens_dir, graph, model_bytes, read, LIMITS, MODELS};
 
 /// Runs each of `models` (name, directory) with backend `B` on every clip of `clips` that
 /// has goldens for it: two passes (fresh state, then after `reset`), each step compared; returns the
@@ -56,7 +56,7 @@ fn check_clips<B: Int8Kernels>(models: &[(&str, &str)], clips: &[String]) -> (us
 #[cfg(not(target_arch = "aarch64"))]
 #[test]
 fn every_clip_step_equals_tflite() {
-    let (pairs, steps) = check_clips::<neon_runtime::Portable>(&MODELS, &clip_files());
+    let (pairs, steps) = check_clips::<neon_runtime::Portable>(&MODELS, &micro::clip_files());
     println!("stream plans: {pairs} model/clip pairs, {steps} steps × 2 passes, all equal");
     // As micro_ops.rs: 12 clip files × the 4 official models, each community model on the
     // 3 community recordings (goldens/SUMMARY.md).
