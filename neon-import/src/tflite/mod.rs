@@ -6,7 +6,9 @@
 //! readers walk the result:
 //!
 //! - [`parse`] (`head.rs`): openWakeWord's float32 wake-word heads → [`HeadGraph`](crate::HeadGraph);
-//! - [`parse_stream`] (`stream.rs`): microWakeWord's int8 streaming models → [`StreamGraph`].
+//! - [`parse_stream`] (`stream/`): microWakeWord's int8 streaming models → [`StreamGraph`];
+//!   [`stream_plan`] (`stream/plan.rs`) turns one into neon-runtime's `StreamPlan`
+//!   ([`load_stream_plan`]: both from the file's bytes).
 
 use alloc::format;
 use alloc::string::String;
