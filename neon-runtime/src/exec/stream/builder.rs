@@ -363,9 +363,14 @@ impl StreamPlanBuilder {
         Ok(v)
     }
 
-    /// A new value.
+    /// A new value; its byte size must fit in `isize` (`Shape::numel` saturates, so the
+    /// product is checked here, before any copy step computes offsets from the dimensions).
     fn value(&mut self, d: Declared) -> Result<StreamValue, Error> {
-        d.shape.numel().checked_mul(d.ty.size()).ok_or(OVERFLOW)?;
+        let dims = d.shape.dims();
+        let size = dims.iter().try_fold(d.ty.size(), |a, &n| a.checked_mul(n)).ok_or(OVERFLOW)?;
+        if size > isize::MAX as usize {
+            return Err(OVERFLOW);
+        }
         self.values.push(d);
         Ok(StreamValue { plan: self.id, index: self.values.len() - 1 })
     }
