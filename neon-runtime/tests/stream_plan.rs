@@ -25,12 +25,13 @@ use neon_runtime::{backend_tests, Error, Portable};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// Channels, state rows, new rows, depthwise kernel rows, FC outputs.
+/// Channels, state rows, new rows, FC outputs.
 const C: usize = 4;
 const T: usize = 2;
 const NEW: usize = 3;
-const K: usize = 5;
 const OUT: usize = 3;
+/// Depthwise kernel rows: the kernel spans the state and the new rows (one output row, VALID).
+const K: usize = T + NEW;
 
 /// The graph's operators.
 struct Ops {

@@ -75,7 +75,7 @@ pub trait Int8LayerGeometry: ShapeRule + Copy + checked::Prepare {
 /// token, `run` checks the two slice lengths against it and calls the kernel hook. Private,
 /// so no caller outside this module can make a token or call a hook through it.
 mod checked {
-    use super::{Error, Int8Kernels, LayerQuant};
+    use super::{Error, Int8Kernels, Int8LayerGeometry, LayerQuant};
 
     /// What a geometry's full check resolves, and the hook that relies on it.
     pub trait Prepare: Sized {
@@ -83,21 +83,21 @@ mod checked {
         /// the window layers, `()` for fully connected).
         type Resolved: Copy + core::fmt::Debug + PartialEq + Eq;
 
-        /// The kernel entry point's full check of the geometry against `q`.
+        /// The kernel entry point's full check of the geometry against `q` and the input and
+        /// output lengths `(x_len, y_len)`.
         ///
         /// # Errors
         /// As the kernel's `check`.
-        fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error>;
-
-        /// The kernel hook (`*_checked`) of backend `B`: `v` is this geometry's token for the
-        /// same `q`, and `x`, `y` have its lengths ([`Validated::check_lengths`]).
-        fn run_validated<B: Int8Kernels>(
+        fn resolve(
             &self,
-            v: &Validated<Self>,
-            x: &[i8],
-            q: LayerQuant<'_>,
-            y: &mut [i8],
-        );
+            q: &LayerQuant<'_>,
+            lengths: (usize, usize),
+        ) -> Result<Self::Resolved, Error>;
+
+        /// Runs the kernel hook (`*_checked`) of backend `B`: `r` is what
+        /// [`resolve`](Self::resolve) gave for the same `q`, and `x`, `y` have the lengths it
+        /// checked.
+        fn run<B: Int8Kernels>(&self, r: Self::Resolved, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
     }
 
     /// The proof that a geometry passed its kernel's full check against a layer's
@@ -109,7 +109,16 @@ mod checked {
         pub(super) resolved: G::Resolved,
     }
 
-    impl<G: Prepare> Validated<G> {
+    impl<G: Int8LayerGeometry> Validated<G> {
+        /// The kernel entry point's full check of `g` against `q`, at the lengths `g` gives.
+        ///
+        /// # Errors
+        /// The geometry's own error, or as the kernel's `check`.
+        pub fn new(g: &G, q: &LayerQuant<'_>) -> Result<Self, Error> {
+            let (x_len, y_len) = g.lengths()?;
+            Ok(Validated { x_len, y_len, resolved: g.resolve(q, (x_len, y_len))? })
+        }
+
         /// `Err(Length)` unless `x` and `y` have the checked lengths (the kernels' errors,
         /// input first).
         #[inline]
@@ -197,20 +206,16 @@ macro_rules! window_layer {
         impl checked::Prepare for $geometry {
             type Resolved = WindowOut;
 
-            fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error> {
-                let (x_len, y_len) = self.lengths()?;
-                let resolved = self.check(x_len, q, y_len)?;
-                Ok(Validated { x_len, y_len, resolved })
+            fn resolve(
+                &self,
+                q: &LayerQuant<'_>,
+                (x, y): (usize, usize),
+            ) -> Result<WindowOut, Error> {
+                self.check(x, q, y)
             }
 
-            fn run_validated<B: Int8Kernels>(
-                &self,
-                v: &Validated<Self>,
-                x: &[i8],
-                q: LayerQuant<'_>,
-                y: &mut [i8],
-            ) {
-                B::$hook((self, v.resolved), x, q, y);
+            fn run<B: Int8Kernels>(&self, r: WindowOut, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+                B::$hook((self, r), x, q, y);
             }
         }
     };
@@ -268,19 +273,11 @@ impl Int8LayerGeometry for FcGeometry {
 impl checked::Prepare for FcGeometry {
     type Resolved = ();
 
-    fn check_params(&self, q: &LayerQuant<'_>) -> Result<Validated<Self>, Error> {
-        let (x_len, y_len) = self.lengths()?;
-        self.check(x_len, q, y_len)?;
-        Ok(Validated { x_len, y_len, resolved: () })
+    fn resolve(&self, q: &LayerQuant<'_>, (x, y): (usize, usize)) -> Result<(), Error> {
+        self.check(x, q, y)
     }
 
-    fn run_validated<B: Int8Kernels>(
-        &self,
-        _: &Validated<Self>,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        y: &mut [i8],
-    ) {
+    fn run<B: Int8Kernels>(&self, _: (), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         B::fully_connected_i8_checked(self, x, q, y);
     }
 }
@@ -324,7 +321,7 @@ where
         output: OutputStage,
     ) -> Result<Self, Error> {
         let q = LayerQuant { x_zp: input_zero_point, weights: params.weights(), out: output };
-        let validated = geometry.check_params(&q)?;
+        let validated = Validated::new(&geometry, &q)?;
         Ok(Int8Layer { geometry, params, input_zero_point, output, validated })
     }
 
@@ -360,7 +357,7 @@ where
             weights: self.params.weights(),
             out: self.output,
         };
-        self.geometry.run_validated::<B>(&self.validated, x, q, y);
+        self.geometry.run::<B>(self.validated.resolved, x, q, y);
         Ok(())
     }
 }

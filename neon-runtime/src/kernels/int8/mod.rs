@@ -326,7 +326,23 @@ impl ConvGeometry {
         let channels = [self.in_channels, self.out_channels, self.in_channels];
         check_window("conv2d_i8", &self.window, channels, x_len, q, y_len)
     }
+
+    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    fn checked(&self, x: &[i8], q: &LayerQuant<'_>, y: &[i8]) -> Result<CheckedConv<'_>, Error> {
+        Ok((self, self.check(x.len(), q, y.len())?))
+    }
 }
+
+/// A conv2d geometry that passed [`ConvGeometry::check`], with the window it resolved (the
+/// argument of [`Int8Kernels::conv2d_i8_checked`]).
+pub type CheckedConv<'a> = (&'a ConvGeometry, WindowOut);
+
+/// A depthwise geometry that passed [`DepthwiseGeometry::check`], with the window it resolved
+/// (the argument of [`Int8Kernels::depthwise_conv2d_i8_checked`]).
+pub type CheckedDepthwise<'a> = (&'a DepthwiseGeometry, WindowOut);
 
 /// The geometry of an int8 depthwise conv2d (NHWC, batch 1; layouts in the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -362,6 +378,19 @@ impl DepthwiseGeometry {
         };
         check_window(OP, &self.window, [self.channels, c_out, 1], x_len, q, y_len)
     }
+
+    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    fn checked(
+        &self,
+        x: &[i8],
+        q: &LayerQuant<'_>,
+        y: &[i8],
+    ) -> Result<CheckedDepthwise<'_>, Error> {
+        Ok((self, self.check(x.len(), q, y.len())?))
+    }
 }
 
 /// The geometry of an int8 fully connected layer: `rows` inputs of `in_features`.
@@ -391,6 +420,14 @@ impl FcGeometry {
         length("output", self.rows.checked_mul(self.out_features), y_len)?;
         check_zero_point(OP, q.x_zp)?;
         q.out.check(OP, I8)
+    }
+
+    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    fn checked(&self, x: &[i8], q: &LayerQuant<'_>, y: &[i8]) -> Result<&Self, Error> {
+        self.check(x.len(), q, y.len()).map(|()| self)
     }
 }
 
@@ -433,13 +470,12 @@ pub trait Int8Kernels: BackendType {
     /// # Errors
     /// [`ConvGeometry::check`]'s; nothing is written then.
     fn conv2d_i8(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) -> Result<(), Error> {
-        let win = g.check(x.len(), &q, y.len())?;
-        Self::conv2d_i8_checked((g, win), x, q, y);
+        Self::conv2d_i8_checked(g.checked(x, &q, y)?, x, q, y);
         Ok(())
     }
 
     /// The hook of [`conv2d_i8`](Self::conv2d_i8) (checked arguments).
-    fn conv2d_i8_checked(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn conv2d_i8_checked(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         portable::conv2d(g, x, q, y);
     }
 
@@ -455,14 +491,13 @@ pub trait Int8Kernels: BackendType {
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        let win = g.check(x.len(), &q, y.len())?;
-        Self::depthwise_conv2d_i8_checked((g, win), x, q, y);
+        Self::depthwise_conv2d_i8_checked(g.checked(x, &q, y)?, x, q, y);
         Ok(())
     }
 
     /// The hook of [`depthwise_conv2d_i8`](Self::depthwise_conv2d_i8) (checked arguments).
     fn depthwise_conv2d_i8_checked(
-        g: (&DepthwiseGeometry, WindowOut),
+        g: CheckedDepthwise<'_>,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
@@ -481,8 +516,7 @@ pub trait Int8Kernels: BackendType {
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        g.check(x.len(), &q, y.len())?;
-        Self::fully_connected_i8_checked(g, x, q, y);
+        Self::fully_connected_i8_checked(g.checked(x, &q, y)?, x, q, y);
         Ok(())
     }
 

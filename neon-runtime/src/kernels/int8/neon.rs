@@ -31,8 +31,8 @@
 
 use super::portable::{self, finish, pixels, DW_BLOCK};
 use super::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant, OutputStage,
-    Rounding, WindowOut, ROUNDING_BLOCK,
+    CheckedConv, CheckedDepthwise, ConvGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant,
+    OutputStage, Rounding, ROUNDING_BLOCK,
 };
 use crate::error::Error;
 use crate::kernels::{cpu, Neon};
@@ -84,8 +84,7 @@ pub fn fully_connected_i8_on(
     q: LayerQuant<'_>,
     y: &mut [i8],
 ) -> Result<(), Error> {
-    g.check(x.len(), &q, y.len())?;
-    fully_connected(path.usable(), g, x, q, y);
+    fully_connected(path.usable(), g.checked(x, &q, y)?, x, q, y);
     Ok(())
 }
 
@@ -101,18 +100,17 @@ pub fn conv2d_i8_on(
     q: LayerQuant<'_>,
     y: &mut [i8],
 ) -> Result<(), Error> {
-    let win = g.check(x.len(), &q, y.len())?;
-    conv2d(path.usable(), (g, win), x, q, y);
+    conv2d(path.usable(), g.checked(x, &q, y)?, x, q, y);
     Ok(())
 }
 
 impl Int8Kernels for Neon {
-    fn conv2d_i8_checked(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn conv2d_i8_checked(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         conv2d(DotPath::detect(), g, x, q, y);
     }
 
     fn depthwise_conv2d_i8_checked(
-        g: (&DepthwiseGeometry, WindowOut),
+        g: CheckedDepthwise<'_>,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
@@ -231,7 +229,7 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
 
 /// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): per pixel,
 /// channels in chunks of [`DW_BLOCK`], each tap walked once per chunk.
-fn depthwise((g, win): (&DepthwiseGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+fn depthwise((g, win): CheckedDepthwise<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let c = g.channels;
     let body = c - c % ROUNDING_BLOCK;
     let LayerQuant { x_zp, weights: w, out } = q;
@@ -379,7 +377,7 @@ fn fully_connected(path: DotPath, g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y
 
 /// conv2d (checked arguments) on `path`: per output pixel and channel, one dot product per
 /// inside tap over the input channels.
-fn conv2d(path: DotPath, g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+fn conv2d(path: DotPath, g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
     portable::conv2d_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
 }

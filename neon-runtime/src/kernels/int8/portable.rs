@@ -6,7 +6,7 @@
 //! Every i32 sum wraps (the exact result modulo 2^32, in any order).
 
 use super::{
-    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerQuant, OutputStage,
+    AffineQuant, CheckedConv, CheckedDepthwise, FcGeometry, Int8Weights, LayerQuant, OutputStage,
     Requant, Rounding, Window2dI8, WindowOut,
 };
 use core::ops::Range;
@@ -104,7 +104,7 @@ pub(super) fn finish(
 }
 
 /// The portable conv2d (checked arguments).
-pub(super) fn conv2d(g: (&ConvGeometry, WindowOut), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+pub(super) fn conv2d(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     conv2d_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
 }
 
@@ -120,7 +120,7 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
 /// x_zp) * w` over one tap's input channels, `row(y, acc)` writes a pixel's outputs from
 /// their accumulators `acc(oc)` (bias plus every inside tap's `dot`).
 pub(super) fn conv2d_with(
-    (g, win): (&ConvGeometry, WindowOut),
+    (g, win): CheckedConv<'_>,
     x: &[i8],
     q: &LayerQuant<'_>,
     y: &mut [i8],
@@ -142,12 +142,7 @@ pub(super) fn conv2d_with(
 
 /// The portable depthwise conv2d (checked arguments): per pixel, output channels in blocks
 /// of [`DW_BLOCK`], each tap's channels against the filter's row.
-pub(super) fn depthwise(
-    (g, win): (&DepthwiseGeometry, WindowOut),
-    x: &[i8],
-    q: LayerQuant<'_>,
-    y: &mut [i8],
-) {
+pub(super) fn depthwise((g, win): CheckedDepthwise<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let LayerQuant { x_zp, weights: w, out } = q;
     let (c, dm) = (g.channels, g.depth_multiplier);
     let cout = c * dm;
