@@ -90,3 +90,12 @@ def check_only_arguments(doc, check):
     if args.check:
         sys.exit(check())
     return args
+
+
+def check_or_write(doc, check, write, root):
+    """The `main` of a script that writes into one fixed directory: with `--check`
+    (`check_only_arguments`) exits with the status of `check()`; otherwise calls `write()` and
+    prints `wrote <path> (<size> bytes)` for every path it returns, relative to `root`."""
+    check_only_arguments(doc, check)
+    for path in write():
+        print(f"wrote {os.path.relpath(path, root)} ({os.path.getsize(path)} bytes)")

@@ -23,7 +23,7 @@ import numpy as np
 
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TOOLS_DIR), "common"))
-from regen_check import check_only_arguments, check_regenerated, same_bytes_as_in  # noqa: E402
+from regen_check import check_or_write, check_regenerated, same_bytes_as_in  # noqa: E402
 from repo_paths import REPO_ROOT  # noqa: E402
 
 OUT_DIR = os.path.join(REPO_ROOT, "models", "tests", "data", "microwakeword")
@@ -87,15 +87,10 @@ def generate(out_dir):
     return [path]
 
 
-def check():
-    return check_regenerated("mww-frontend-digests-", generate, same_bytes_as_in(OUT_DIR),
-                             "identical")
-
-
 def main():
-    check_only_arguments(__doc__, check)
-    for path in generate(OUT_DIR):
-        print(f"wrote {os.path.relpath(path, REPO_ROOT)}")
+    check_or_write(__doc__, lambda: check_regenerated(
+        "mww-frontend-digests-", generate, same_bytes_as_in(OUT_DIR)), lambda: generate(OUT_DIR),
+        REPO_ROOT)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ import numpy as np
 
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(TOOLS_DIR), "common"))
-from regen_check import check_only_arguments, check_regenerated  # noqa: E402
+from regen_check import check_or_write, check_regenerated  # noqa: E402
 from repo_paths import REPO_ROOT, models_dir  # noqa: E402
 from safetensors_io import read_safetensors, sha256_file, write_safetensors  # noqa: E402
 from wav_io import read_pcm16_mono  # noqa: E402
@@ -386,15 +386,12 @@ def compare(tmp, path):
     return rel, True, ""
 
 
-def check():
-    return check_regenerated("mww-goldens-", lambda tmp: generate(tmp, verbose=False), compare,
-                             "bit-identical")
-
-
 def main():
-    check_only_arguments(__doc__, check)
-    for path in generate(MODELS_DIR):
-        print(f"wrote {os.path.relpath(path, REPO_ROOT)} ({os.path.getsize(path)} bytes)")
+    def check():
+        return check_regenerated("mww-goldens-", lambda tmp: generate(tmp, verbose=False),
+                                 compare, "bit-identical")
+
+    check_or_write(__doc__, check, lambda: generate(MODELS_DIR), REPO_ROOT)
 
 
 if __name__ == "__main__":
