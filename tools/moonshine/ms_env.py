@@ -16,7 +16,16 @@ import numpy as np
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 sys.path.insert(0, os.path.join(os.path.dirname(TOOLS_DIR), "common"))
-from tool_env import *  # noqa: E402,F401,F403 (the shared helpers: tools/common/tool_env.py)
+from repo_paths import CACHE_DIR, REPO_ROOT, models_dir  # noqa: E402,F401
+from safetensors_io import (  # noqa: E402,F401
+    read_safetensors,
+    read_safetensors_metadata,
+    sha256_file,
+    write_safetensors,
+)
+from fetch_pinned import pinned_wheel  # noqa: E402
+from regen_check import check_regenerated, same_bytes_as_in  # noqa: E402,F401
+from wav_io import read_pcm16_mono  # noqa: E402
 
 MODELS_DIR = models_dir("moonshine")
 
