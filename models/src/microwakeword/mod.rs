@@ -3,7 +3,8 @@
 //! model step ([`detector`]: input quantisation [`quantize`], steps of N frames [`feeder`],
 //! the windowed probability [`window`]) and its model files: the embedded official models
 //! ([`builtin`]), the model JSON ([`config`], feature `std`) and finding models on disk
-//! ([`load`], feature `std`).
+//! ([`load`], feature `std`); a loaded model ([`word`]) and several models on one stream
+//! ([`session`]: [`session::MicroDetector`]), feature `import`.
 
 pub mod builtin;
 #[cfg(feature = "std")]
@@ -14,4 +15,8 @@ pub mod frontend;
 #[cfg(feature = "std")]
 pub mod load;
 pub mod quantize;
+#[cfg(feature = "import")]
+pub mod session;
 pub mod window;
+#[cfg(feature = "import")]
+pub mod word;

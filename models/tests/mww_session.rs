@@ -1,0 +1,190 @@
+//! microWakeWord end to end (`neon_models::microwakeword::{word, session}`): audio in, every
+//! model step's `uint8` output, probability and decision equal to pymicro-wakeword 2.5.0's
+//! (TFLite's C library) on every golden clip, pushed in uneven chunks, several models on one
+//! stream; `reset` gives the same run again; no allocation per push; model names and files
+//! resolve or fail with one line.
+//!
+//! References: `models/microwakeword/goldens/<clip>.safetensors` (tools/microwakeword/
+//! goldens.py): the clip (metadata `clip`, followed by 16,000 zero samples) and per model
+//! `output.<m>` [S] U8, `prob.<m>` [S] F64, `detect.<m>` [S] U8.
+
+#[path = "../../tests/tests/common/mod.rs"]
+mod thread_alloc;
+
+use std::path::{Path, PathBuf};
+
+use neon_models::error::Error;
+use neon_models::microwakeword::load::load;
+use neon_models::microwakeword::session::{MicroDetector, MicroEvent};
+use neon_models::microwakeword::word::{resolve, MicroWord};
+use rand::{rngs::SmallRng, Rng, SeedableRng};
+use safetensors::SafeTensors;
+
+/// Zero samples goldens.py appends to each clip.
+const PAD: usize = 16_000;
+
+/// The repository's root (the goldens name their clip relative to it).
+fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(rel)
+}
+
+/// The model `name`: an official one by name, a community one by its JSON.
+fn word(name: &str) -> MicroWord {
+    let community = repo(&format!("models/tests/data/microwakeword/wakewords/{name}.json"));
+    if community.exists() {
+        MicroWord::load(&load(&community).unwrap()).unwrap()
+    } else {
+        resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}
+
+/// One model's recorded steps on a clip.
+struct Want {
+    name: String,
+    output: Vec<u8>,
+    prob: Vec<f64>,
+    detect: Vec<u8>,
+}
+
+/// A golden clip: its padded audio and the models recorded on it.
+fn clip(path: &Path) -> (Vec<i16>, Vec<Want>) {
+    let bytes = std::fs::read(path).unwrap();
+    let meta = SafeTensors::read_metadata(&bytes).unwrap().1;
+    let meta = meta.metadata().as_ref().expect("golden metadata");
+    let mut audio: Vec<i16> = hound::WavReader::open(repo(&meta["clip"]))
+        .unwrap()
+        .samples::<i16>()
+        .map(Result::unwrap)
+        .collect();
+    audio.resize(audio.len() + PAD, 0);
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let mut names: Vec<String> =
+        st.names().iter().filter_map(|n| n.strip_prefix("output.")).map(String::from).collect();
+    names.sort();
+    let wants = names
+        .into_iter()
+        .map(|name| {
+            let data = |t: &str| st.tensor(&format!("{t}.{name}")).unwrap().data().to_vec();
+            let prob = data("prob")
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            Want { output: data("output"), prob, detect: data("detect"), name }
+        })
+        .collect();
+    (audio, wants)
+}
+
+/// The golden clips (not the per-op `ops_*` files), sorted.
+fn clips() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo("models/microwakeword/goldens"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".safetensors") && !name.starts_with("ops_")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// Pushes `audio` in chunks of 0..=`max` samples (seeded), returning every event; asserts
+/// that no push allocates.
+fn run(det: &mut MicroDetector, audio: &[i16], rng: &mut SmallRng, max: usize) -> Vec<MicroEvent> {
+    let mut events = Vec::with_capacity(audio.len() / 160 * det.words().len() + 8);
+    let mut rest = audio;
+    while !rest.is_empty() {
+        let n = rng.gen_range(0..=max).min(rest.len());
+        let (chunk, tail) = rest.split_at(n);
+        thread_alloc::allocation_free(|| det.push(chunk, |e| events.push(e)).unwrap());
+        rest = tail;
+    }
+    events
+}
+
+/// Every clip, all of its models on one stream, chunks of up to 3,000 samples, then the same
+/// clip again after `reset`: every step of every model equals the goldens.
+#[test]
+fn every_step_equals_pymicro_wakeword() {
+    let mut rng = SmallRng::seed_from_u64(39);
+    let (mut pairs, mut steps) = (0, 0);
+    for path in clips() {
+        let (audio, wants) = clip(&path);
+        let file = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let words: Vec<MicroWord> = wants.iter().map(|w| word(&w.name)).collect();
+        let mut det = MicroDetector::new(words);
+        for pass in 0..2 {
+            let events = run(&mut det, &audio, &mut rng, 3_000);
+            for (k, want) in wants.iter().enumerate() {
+                let got: Vec<&MicroEvent> = events.iter().filter(|e| e.word == k).collect();
+                let what = format!("{file} {} pass {pass}", want.name);
+                assert_eq!(got.len(), want.output.len(), "{what}: steps");
+                for (s, e) in got.iter().enumerate() {
+                    let d = e.decision;
+                    assert_eq!(d.output, want.output[s], "{what} step {s}: output");
+                    assert_eq!(d.probability.to_bits(), want.prob[s].to_bits(), "{what} step {s}");
+                    assert_eq!(u8::from(d.detected), want.detect[s], "{what} step {s}: detect");
+                    // N = 3 frames of 10 ms a step; the first frame ends at 30 ms.
+                    assert_eq!(e.end_sample, 480 + 160 * (3 * s as u64 + 2), "{what} step {s}");
+                    assert_eq!(e.fired, d.detected, "{what}: no refractory period");
+                }
+                pairs += usize::from(pass == 0);
+                steps += got.len();
+            }
+            det.reset();
+        }
+    }
+    println!("{pairs} model/clip pairs, {steps} steps, all equal");
+    assert_eq!(pairs, 12 * 4 + 3 * 3, "model/clip pairs (goldens/SUMMARY.md)");
+}
+
+/// With a refractory period, a model fires once per utterance (its decision stays positive
+/// for several steps), and again only after the period.
+#[test]
+fn refractory_period_is_counted_in_audio() {
+    let path = repo("models/microwakeword/goldens/hey_mycroft.safetensors");
+    let (audio, wants) = clip(&path);
+    let k = wants.iter().position(|w| w.name == "hey_mycroft").unwrap();
+    let positives = wants[k].detect.iter().filter(|&&d| d == 1).count();
+    assert!(positives > 10, "the golden's decisions stay positive: {positives}");
+    let words: Vec<MicroWord> = wants.iter().map(|w| word(&w.name)).collect();
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut det = MicroDetector::new(words.clone()).with_refractory(32_000);
+    let fired: Vec<u64> = run(&mut det, &audio, &mut rng, 1_024)
+        .iter()
+        .filter(|e| e.fired)
+        .map(|e| e.end_sample)
+        .collect();
+    assert_eq!(fired.len(), 1, "one detection in 2 s: {fired:?}");
+    // A period shorter than one step fires on every positive decision.
+    let mut det = MicroDetector::new(words).with_refractory(1);
+    let events = run(&mut det, &audio, &mut rng, 1_024);
+    assert_eq!(events.iter().filter(|e| e.word == k && e.fired).count(), positives);
+}
+
+/// Names and files: an official name, a community JSON and its `.tflite`; an unknown name,
+/// a truncated and a corrupt `.tflite` are one-line errors.
+#[test]
+fn models_resolve_or_fail_in_one_line() {
+    assert_eq!(resolve("okay_nabu").unwrap().name(), "okay_nabu");
+    let dir = repo("models/tests/data/microwakeword/wakewords");
+    let tflite = dir.join("okay_computer.tflite");
+    let w = resolve(tflite.to_str().unwrap()).unwrap();
+    assert_eq!((w.name(), w.config().probability_cutoff), ("okay_computer", 0.97));
+    let e = resolve("okay_nabuu").unwrap_err();
+    assert!(matches!(e, Error::Unknown { .. }) && e.to_string().contains("okay_nabu"), "{e}");
+    let scratch = std::env::temp_dir().join(format!("neon-mww-session-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let bytes = std::fs::read(&tflite).unwrap();
+    for (name, body) in [
+        ("truncated", bytes[..bytes.len() / 2].to_vec()),
+        ("corrupt", bytes.iter().map(|b| b ^ 0x5a).collect::<Vec<u8>>()),
+    ] {
+        let path = scratch.join(format!("{name}.tflite"));
+        std::fs::write(&path, body).unwrap();
+        let e = resolve(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains(&format!("{name}.tflite")) && !e.contains('\n'), "{name}: {e}");
+    }
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
