@@ -103,13 +103,24 @@ fn run(det: &mut MicroDetector, audio: &[i16], rng: &mut SmallRng, max: usize) -
     events
 }
 
+/// The clips run: all of them on the host; under qemu (NEON kernels, ~20 times slower) two,
+/// one with all 7 models, kept short for CI.
+fn clips_run() -> Vec<PathBuf> {
+    let all = clips();
+    if cfg!(target_arch = "aarch64") {
+        let keep = ["hey_jarvis.safetensors", "okay_computer.safetensors"];
+        return all.into_iter().filter(|p| keep.iter().any(|k| p.ends_with(k))).collect();
+    }
+    all
+}
+
 /// Every clip, all of its models on one stream, chunks of up to 3,000 samples, then the same
 /// clip again after `reset`: every step of every model equals the goldens.
 #[test]
 fn every_step_equals_pymicro_wakeword() {
     let mut rng = SmallRng::seed_from_u64(39);
     let (mut pairs, mut steps) = (0, 0);
-    for path in clips() {
+    for path in clips_run() {
         let (audio, wants) = clip(&path);
         let file = path.file_stem().unwrap().to_string_lossy().into_owned();
         let words: Vec<MicroWord> = wants.iter().map(|w| word(&w.name)).collect();
@@ -136,7 +147,8 @@ fn every_step_equals_pymicro_wakeword() {
         }
     }
     println!("{pairs} model/clip pairs, {steps} steps, all equal");
-    assert_eq!(pairs, 12 * 4 + 3 * 3, "model/clip pairs (goldens/SUMMARY.md)");
+    let expected = if cfg!(target_arch = "aarch64") { 4 + 7 } else { 12 * 4 + 3 * 3 };
+    assert_eq!(pairs, expected, "model/clip pairs (goldens/SUMMARY.md)");
 }
 
 /// With a refractory period, a model fires once per utterance (its decision stays positive
