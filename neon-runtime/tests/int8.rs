@@ -11,7 +11,7 @@
 use neon_runtime::kernels::int8::{
     rounding_divide_by_pot, srdhm, AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry,
     Int8Kernels, Int8Weights, LayerQuant, OutputStage, Padding, QuantizedMultiplier, Requant,
-    Rounding, Window2dI8,
+    Rounding, Window2d,
 };
 use neon_runtime::ops::int8::{
     Conv2dI8, DepthwiseI8, DequantizeI8F32, FullyConnectedI8, Int8Params, LogisticI8,
@@ -247,41 +247,32 @@ fn random_multipliers(r: &mut SmallRng, channels: usize, taps: usize) -> Vec<Qua
         .collect()
 }
 
-/// A random window over an image of up to 9 x 9 that gives a non-empty output.
-fn random_window(r: &mut SmallRng) -> Window2dI8 {
+/// A random window over `channels` planes of up to 9 x 9 that gives a non-empty output,
+/// TFLite's padding rule resolved by [`Window2d::with_padding`] and checked against
+/// [`ref_axis`].
+fn random_window(r: &mut SmallRng, channels: usize) -> Window2d {
     loop {
-        let kernel_h = r.gen_range(1..=5);
-        let kernel_w = r.gen_range(1..=5);
-        let g = Window2dI8 {
-            height: r.gen_range(1..=9),
-            width: r.gen_range(1..=9),
-            kernel_h,
-            kernel_w,
-            stride_h: r.gen_range(1..=2),
-            stride_w: r.gen_range(1..=2),
-            dilation_h: r.gen_range(1..=2),
-            dilation_w: r.gen_range(1..=2),
-            padding: if r.gen_bool(0.5) { Padding::Same } else { Padding::Valid },
+        let kernel = [r.gen_range(1..=5), r.gen_range(1..=5)];
+        let image = [r.gen_range(1..=9), r.gen_range(1..=9)];
+        let stride = [r.gen_range(1..=2), r.gen_range(1..=2)];
+        let dilation = [r.gen_range(1..=2), r.gen_range(1..=2)];
+        let padding = if r.gen_bool(0.5) { Padding::Same } else { Padding::Valid };
+        let Ok(g) = Window2d::with_padding(channels, image, kernel, stride, dilation, padding)
+        else {
+            continue;
         };
-        if g.resolve("test").is_ok() {
-            return g;
-        }
+        let rows = ref_axis(g.height, g.kernel_h, g.stride_h, g.dilation_h, padding);
+        let cols = ref_axis(g.width, g.kernel_w, g.stride_w, g.dilation_w, padding);
+        assert_eq!(rows, (g.out_height, g.pad_top as i64), "{g:?} {padding:?}");
+        assert_eq!(cols, (g.out_width, g.pad_left as i64), "{g:?} {padding:?}");
+        return g;
     }
 }
 
-/// A valid window of stride and dilation 1: image `[H, W]`, kernel `[KH, KW]`.
-fn valid_window([height, width]: [usize; 2], [kernel_h, kernel_w]: [usize; 2]) -> Window2dI8 {
-    Window2dI8 {
-        height,
-        width,
-        kernel_h,
-        kernel_w,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding: Padding::Valid,
-    }
+/// A valid window of stride and dilation 1 over `channels` planes: image `[H, W]`, kernel
+/// `[KH, KW]`.
+fn valid_window(channels: usize, image: [usize; 2], kernel: [usize; 2]) -> Window2d {
+    Window2d::with_padding(channels, image, kernel, [1, 1], [1, 1], Padding::Valid).unwrap()
 }
 
 /// TFLite's output size and padding along one axis, from `padding.h`'s formulas.
@@ -305,7 +296,7 @@ fn tap(o: usize, k: usize, stride: usize, dil: usize, pad: i64, size: usize) -> 
 /// Reference conv2d (depthwise when `dm` is `Some`): NHWC loops with i64 sums.
 #[allow(clippy::too_many_arguments)]
 fn ref_conv(
-    g: &Window2dI8,
+    g: &Window2d,
     (cin, cout, dm): (usize, usize, Option<usize>),
     x: &[i8],
     x_zp: i32,
@@ -314,8 +305,8 @@ fn ref_conv(
     mults: &[QuantizedMultiplier],
     out: &OutputStage,
 ) -> Vec<i8> {
-    let (oh, pt) = ref_axis(g.height, g.kernel_h, g.stride_h, g.dilation_h, g.padding);
-    let (ow, pl) = ref_axis(g.width, g.kernel_w, g.stride_w, g.dilation_w, g.padding);
+    let (oh, pt) = (g.out_height, g.pad_top as i64);
+    let (ow, pl) = (g.out_width, g.pad_left as i64);
     let mut y = Vec::with_capacity(oh * ow * cout);
     for oy in 0..oh {
         for ox in 0..ow {
@@ -358,9 +349,9 @@ fn conv2d_matches_reference<B: Int8Kernels>() {
     let mut r = SmallRng::seed_from_u64(10);
     let mut count = (0, 0);
     for case in 0..300 {
-        let window = random_window(&mut r);
         let (cin, cout) = (r.gen_range(1..=37), r.gen_range(1..=37));
-        let g = ConvGeometry { window, in_channels: cin, out_channels: cout };
+        let window = random_window(&mut r, cin);
+        let g = ConvGeometry { window, out_channels: cout };
         let x = codes(&mut r, window.height * window.width * cin);
         let filter = codes(&mut r, cout * window.kernel_h * window.kernel_w * cin);
         let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
@@ -370,7 +361,7 @@ fn conv2d_matches_reference<B: Int8Kernels>() {
         let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, bias, &mults, &out);
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
         count = (count.0 + inside(&out, &y), count.1 + y.len());
     }
@@ -381,11 +372,11 @@ fn depthwise_matches_reference<B: Int8Kernels>() {
     let mut r = SmallRng::seed_from_u64(11);
     let mut count = (0, 0);
     for case in 0..300 {
-        let window = random_window(&mut r);
         let channels = if r.gen_bool(0.5) { r.gen_range(1..=37) } else { r.gen_range(60..=140) };
+        let window = random_window(&mut r, channels);
         let dm = if r.gen_bool(0.7) { 1 } else { r.gen_range(2..=3) };
         let cout = channels * dm;
-        let g = DepthwiseGeometry { window, channels, depth_multiplier: dm };
+        let g = DepthwiseGeometry { window, depth_multiplier: dm };
         let x = codes(&mut r, window.height * window.width * channels);
         let filter = codes(&mut r, window.kernel_h * window.kernel_w * cout);
         let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
@@ -396,7 +387,7 @@ fn depthwise_matches_reference<B: Int8Kernels>() {
             ref_conv(&window, (channels, cout, Some(dm)), &x, x_zp, &filter, bias, &mults, &out);
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::depthwise_conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
         count = (count.0 + inside(&out, &y), count.1 + y.len());
     }
@@ -462,7 +453,7 @@ fn fully_connected_matches_reference<B: Int8Kernels>() {
     for case in 0..300 {
         let c = FcCase::random(&mut r);
         let mut y = vec![0x55i8; c.want.len()];
-        B::fully_connected_i8(&c.g, &c.x, c.quant(), &mut y).unwrap();
+        B::layer_i8(&c.g, &c.x, c.quant(), &mut y).unwrap();
         assert_eq!(y, c.want, "case {case}: {:?} {:?}", c.g, c.out);
         count = (count.0 + inside(&c.out, &y), count.1 + y.len());
     }
@@ -484,7 +475,7 @@ fn elementwise_match_reference<B: Int8Kernels>() {
     let mut u = vec![0u8; 256];
     for rounding in ROUNDINGS {
         let out = OutputStage { zero_point: 128, act_min: 0, act_max: 255, rounding };
-        B::requantize_i8_u8(&all, 0, m, out, &mut u).unwrap();
+        B::requantize_i8(&all, 0, m, out, &mut u).unwrap();
         assert!(all.iter().zip(&u).all(|(&x, &u)| i32::from(u) == i32::from(x) + 128));
     }
     // int8 -> int8 with random scales, against the reference stage.
@@ -524,113 +515,100 @@ fn elementwise_match_reference<B: Int8Kernels>() {
 }
 
 fn bad_input_is_an_error<B: Int8Kernels>() {
-    let window = Window2dI8 {
-        height: 4,
-        width: 4,
-        kernel_h: 3,
-        kernel_w: 3,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding: Padding::Valid,
-    };
-    let g = ConvGeometry { window, in_channels: 2, out_channels: 3 };
+    let window = valid_window(2, [4, 4], [3, 3]);
+    let g = ConvGeometry { window, out_channels: 3 };
     let (x, f, b) = (vec![0i8; 32], vec![0i8; 54], vec![0i32; 3]);
     let m = [QuantizedMultiplier { multiplier: 1 << 30, shift: -3 }];
     let out = OutputStage::int8(0, Rounding::AwayFromZero);
     let w = Int8Weights { filter: &f, bias: Some(&b), multipliers: &m };
     let mut y = vec![0i8; 12];
-    B::conv2d_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y).unwrap();
+    B::layer_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y).unwrap();
     let length = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Length { .. })), "{e:?}");
     let rule = |e: Result<(), Error>| assert!(matches!(e, Err(Error::Shape(_))), "{e:?}");
-    length(B::conv2d_i8(&g, &x[1..], LayerQuant { x_zp: 0, weights: w, out }, &mut y));
-    length(B::conv2d_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y[1..]));
-    length(B::conv2d_i8(
+    length(B::layer_i8(&g, &x[1..], LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    length(B::layer_i8(&g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y[1..]));
+    length(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: Int8Weights { filter: &f[1..], ..w }, out },
         &mut y,
     ));
-    length(B::conv2d_i8(
+    length(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: Int8Weights { bias: Some(&b[1..]), ..w }, out },
         &mut y,
     ));
     let two = [m[0]; 2];
-    length(B::conv2d_i8(
+    length(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &two, ..w }, out },
         &mut y,
     ));
     let bad_m = [QuantizedMultiplier { multiplier: -1, shift: 0 }];
-    rule(B::conv2d_i8(
+    rule(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &bad_m, ..w }, out },
         &mut y,
     ));
     let bad_m = [QuantizedMultiplier { multiplier: 1, shift: 31 }];
-    rule(B::conv2d_i8(
+    rule(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: Int8Weights { multipliers: &bad_m, ..w }, out },
         &mut y,
     ));
-    rule(B::conv2d_i8(&g, &x, LayerQuant { x_zp: 128, weights: w, out }, &mut y));
-    rule(B::conv2d_i8(
+    rule(B::layer_i8(&g, &x, LayerQuant { x_zp: 128, weights: w, out }, &mut y));
+    rule(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: w, out: OutputStage { act_min: 5, act_max: 4, ..out } },
         &mut y,
     ));
-    rule(B::conv2d_i8(
+    rule(B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: 0, weights: w, out: OutputStage { zero_point: 200, ..out } },
         &mut y,
     ));
-    let big = ConvGeometry { window: Window2dI8 { kernel_h: 5, ..window }, ..g };
-    rule(B::conv2d_i8(&big, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
-    let zero = ConvGeometry { window: Window2dI8 { stride_w: 0, ..window }, ..g };
-    rule(B::conv2d_i8(&zero, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
-    rule(B::conv2d_i8(
-        &ConvGeometry { in_channels: 0, ..g },
+    let big = Window2d::with_padding(2, [4, 4], [5, 3], [1, 1], [1, 1], Padding::Valid);
+    assert!(matches!(big, Err(Error::Shape(_))), "{big:?}");
+    let zero = ConvGeometry { window: Window2d { stride_w: 0, ..window }, ..g };
+    rule(B::layer_i8(&zero, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    let empty = ConvGeometry { window: Window2d { out_height: 0, ..window }, ..g };
+    rule(B::layer_i8(&empty, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    let far = ConvGeometry { window: Window2d { pad_left: usize::MAX, ..window }, ..g };
+    rule(B::layer_i8(&far, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    rule(B::layer_i8(
+        &ConvGeometry { window: Window2d { channels: 0, ..window }, ..g },
         &x,
         LayerQuant { x_zp: 0, weights: w, out },
         &mut y,
     ));
-    let dw = DepthwiseGeometry { window, channels: 2, depth_multiplier: 0 };
-    rule(B::depthwise_conv2d_i8(&dw, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
-    let huge = DepthwiseGeometry { window, channels: usize::MAX, depth_multiplier: 2 };
-    rule(B::depthwise_conv2d_i8(&huge, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    let dw = DepthwiseGeometry { window, depth_multiplier: 0 };
+    rule(B::layer_i8(&dw, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    let huge = DepthwiseGeometry {
+        window: Window2d { channels: usize::MAX, ..window },
+        depth_multiplier: 2,
+    };
+    rule(B::layer_i8(&huge, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     let fc = FcGeometry { rows: 1, in_features: 32, out_features: 3 };
-    length(B::fully_connected_i8(&fc, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
+    length(B::layer_i8(&fc, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y));
     length(B::lut_i8(&[0; 256], &x, &mut y));
     let q = AffineQuant { scale: 0.0, zero_point: 0 };
     rule(B::quantize_f32_i8(&[1.0], q, &mut [0]));
     rule(B::dequantize_i8_f32(&[1], AffineQuant { scale: f32::NAN, ..q }, &mut [0.0]));
     let u8_stage =
         OutputStage { zero_point: 128, act_min: 0, act_max: 255, rounding: Rounding::HalfUp };
-    rule(B::requantize_i8(&[1], 0, m[0], u8_stage, &mut [0]));
-    B::requantize_i8_u8(&[1], 0, m[0], u8_stage, &mut [0]).unwrap();
+    rule(B::requantize_i8(&[1], 0, m[0], u8_stage, &mut [0i8]));
+    B::requantize_i8(&[1], 0, m[0], u8_stage, &mut [0u8]).unwrap();
 }
 
 fn operators_match_kernels<B: Int8Kernels>() {
     let mut r = SmallRng::seed_from_u64(14);
-    let window = Window2dI8 {
-        height: 7,
-        width: 5,
-        kernel_h: 3,
-        kernel_w: 1,
-        stride_h: 2,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding: Padding::Same,
-    };
+    let window = Window2d::with_padding(6, [7, 5], [3, 1], [2, 1], [1, 1], Padding::Same).unwrap();
     let out = OutputStage { zero_point: -7, act_min: -7, act_max: 127, rounding: Rounding::HalfUp };
     let x = codes(&mut r, 7 * 5 * 6);
     let params = |r: &mut SmallRng, filter: usize, c: usize| -> OwnedInt8Params {
@@ -641,7 +619,7 @@ fn operators_match_kernels<B: Int8Kernels>() {
         }
     };
     // conv2d: [1, 7, 5, 6] -> [1, 4, 5, 9].
-    let g = ConvGeometry { window, in_channels: 6, out_channels: 9 };
+    let g = ConvGeometry { window, out_channels: 9 };
     let conv = Conv2dI8::new(g, params(&mut r, 9 * 3 * 6, 9), 3, out).unwrap();
     assert_eq!(g.output_shape(&[Shape::new(&[1, 7, 5, 6]).unwrap()]).unwrap().dims(), [1, 4, 5, 9]);
     assert_eq!(
@@ -654,7 +632,7 @@ fn operators_match_kernels<B: Int8Kernels>() {
     ));
     let (mut y, mut want) = (vec![0i8; 180], vec![1i8; 180]);
     conv.run::<B>(&x, &mut y).unwrap();
-    B::conv2d_i8(&g, &x, LayerQuant { x_zp: 3, weights: conv.params().weights(), out }, &mut want)
+    B::layer_i8(&g, &x, LayerQuant { x_zp: 3, weights: conv.params().weights(), out }, &mut want)
         .unwrap();
     assert_eq!(y, want);
     // The layer checks only lengths per call: its errors are the kernel's, nothing written.
@@ -663,13 +641,13 @@ fn operators_match_kernels<B: Int8Kernels>() {
         let (mut got, mut kernel) = (vec![9i8; y_len], vec![9i8; y_len]);
         let e = conv.run::<B>(&x[..x_len], &mut got);
         assert!(matches!(e, Err(Error::Length { .. })), "{e:?}");
-        assert_eq!(e, B::conv2d_i8(&g, &x[..x_len], q, &mut kernel));
+        assert_eq!(e, B::layer_i8(&g, &x[..x_len], q, &mut kernel));
         assert!(got.iter().chain(&kernel).all(|&v| v == 9));
     }
     let short = Int8Params { filter: vec![0i8; 5], ..params(&mut r, 9 * 3 * 6, 9) };
     assert!(matches!(Conv2dI8::new(g, short, 3, out), Err(Error::Length { .. })));
     // depthwise: [1, 7, 5, 6] -> [1, 4, 5, 12], static parameters.
-    let g = DepthwiseGeometry { window, channels: 6, depth_multiplier: 2 };
+    let g = DepthwiseGeometry { window, depth_multiplier: 2 };
     static FILTER: [i8; 36] = [5; 36];
     static BIAS: [i32; 12] = [-100; 12];
     static MULTIPLIERS: [QuantizedMultiplier; 1] =
@@ -679,13 +657,8 @@ fn operators_match_kernels<B: Int8Kernels>() {
     let dw = DepthwiseI8::new(g, p, 3, out).unwrap();
     let (mut y, mut want) = (vec![0i8; 240], vec![1i8; 240]);
     dw.run::<B>(&x, &mut y).unwrap();
-    B::depthwise_conv2d_i8(
-        &g,
-        &x,
-        LayerQuant { x_zp: 3, weights: dw.params().weights(), out },
-        &mut want,
-    )
-    .unwrap();
+    B::layer_i8(&g, &x, LayerQuant { x_zp: 3, weights: dw.params().weights(), out }, &mut want)
+        .unwrap();
     assert_eq!(y, want);
     assert_eq!(
         g.output_shape(&[Shape::new(&[1, 7, 5, 6]).unwrap()]).unwrap().dims(),
@@ -702,7 +675,7 @@ fn operators_match_kernels<B: Int8Kernels>() {
     .unwrap();
     let (mut y, mut want) = (vec![0i8; 8], vec![1i8; 8]);
     fc.run::<B>(&x, &mut y).unwrap();
-    B::fully_connected_i8(
+    B::layer_i8(
         &g,
         &x,
         LayerQuant { x_zp: -128, weights: fc.params().weights(), out: fc_stage() },
@@ -746,8 +719,8 @@ fn kernels_keep_each_rounding<B: Int8Kernels>() {
     let x: Vec<i8> = (-128..=127).collect();
     let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
     let three_eighths = QuantizedMultiplier { multiplier: 3 << 29, shift: -1 };
-    let window = valid_window([16, 16], [1, 1]);
-    let conv = ConvGeometry { window, in_channels: 1, out_channels: 1 };
+    let window = valid_window(1, [16, 16], [1, 1]);
+    let conv = ConvGeometry { window, out_channels: 1 };
     let fc = FcGeometry { rows: 256, in_features: 1, out_features: 1 };
     for m in [quarter, three_eighths] {
         for rounding in ROUNDINGS {
@@ -760,8 +733,8 @@ fn kernels_keep_each_rounding<B: Int8Kernels>() {
             let want: Vec<i8> =
                 x.iter().map(|&x| ref_stage(i64::from(x), m, &out, Some((0, 1)))).collect();
             let (mut a, mut b) = (vec![0i8; 256], vec![0i8; 256]);
-            B::conv2d_i8(&conv, &x, q, &mut a).unwrap();
-            B::fully_connected_i8(&fc, &x, q, &mut b).unwrap();
+            B::layer_i8(&conv, &x, q, &mut a).unwrap();
+            B::layer_i8(&fc, &x, q, &mut b).unwrap();
             assert_eq!((&a, &b), (&want, &want), "{m:?} {rounding:?}");
             let at = |v: i8| a[(i32::from(v) + 128) as usize];
             match (m == quarter, rounding) {

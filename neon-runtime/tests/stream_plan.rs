@@ -15,7 +15,7 @@ use neon_runtime::exec::stream::{
 };
 use neon_runtime::kernels::int8::{
     AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, OutputStage, Padding,
-    QuantizedMultiplier, Rounding, Window2dI8,
+    QuantizedMultiplier, Rounding, Window2d,
 };
 use neon_runtime::ops::int8::{
     Conv2dI8, DepthwiseI8, DequantizeI8F32, FullyConnectedI8, Int8Params, LogisticI8,
@@ -50,18 +50,8 @@ fn multipliers(r: &mut SmallRng, n: usize) -> Vec<QuantizedMultiplier> {
     (0..n).map(|_| QuantizedMultiplier::from_real(r.gen_range(1e-3..2e-2)).unwrap()).collect()
 }
 
-fn window(height: usize, kernel_h: usize, padding: Padding) -> Window2dI8 {
-    Window2dI8 {
-        height,
-        width: 1,
-        kernel_h,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        padding,
-    }
+fn window(height: usize, kernel_h: usize, padding: Padding) -> Window2d {
+    Window2d::with_padding(C, [height, 1], [kernel_h, 1], [1, 1], [1, 1], padding).unwrap()
 }
 
 fn ops() -> Ops {
@@ -73,18 +63,14 @@ fn ops() -> Ops {
         rounding: Rounding::AwayFromZero,
     };
     let none = OutputStage::int8(3, Rounding::HalfUp);
-    let g = DepthwiseGeometry {
-        window: window(T + NEW, K, Padding::Valid),
-        channels: C,
-        depth_multiplier: 1,
-    };
+    let g = DepthwiseGeometry { window: window(T + NEW, K, Padding::Valid), depth_multiplier: 1 };
     let p = Int8Params {
         filter: codes(&mut r, K * C),
         bias: Some((0..C).map(|_| r.gen_range(-2000..2000)).collect()),
         multipliers: multipliers(&mut r, C),
     };
     let dw = DepthwiseI8::new(g, p, -128, none).unwrap();
-    let g = ConvGeometry { window: window(1, 1, Padding::Same), in_channels: C, out_channels: C };
+    let g = ConvGeometry { window: window(1, 1, Padding::Same), out_channels: C };
     let p = Int8Params {
         filter: codes(&mut r, C * C),
         bias: Some((0..C).map(|_| r.gen_range(-2000..2000)).collect()),

@@ -72,6 +72,8 @@ where
         kernel_w: 3,
         stride_h: 1,
         stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
         pad_top: 0,
         pad_left: 1,
         out_height: 76,

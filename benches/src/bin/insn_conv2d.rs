@@ -83,6 +83,8 @@ fn valid_3x1_im2col<B: Backend>() -> f32 {
         kernel_w: 1,
         stride_h: 1,
         stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
         pad_top: 0,
         pad_left: 0,
         out_height: oh,

@@ -124,26 +124,24 @@ impl<'g> RefStream<'g> {
             (StreamOp::Conv2d(c), Prepared::Layer(q)) => {
                 let g = ConvGeometry {
                     window: tflite::window(c).unwrap_or_else(|e| panic!("op {i}: {e}")),
-                    in_channels: c.input.shape[3],
                     out_channels: c.output.shape[3],
                 };
                 let q = q.layer_quant(&c.filter.weights, &c.filter.bias);
-                Portable::conv2d_i8(&g, get(&c.input), q, y)
+                Portable::layer_i8(&g, get(&c.input), q, y)
             }
             (StreamOp::DepthwiseConv2d(c), Prepared::Layer(q)) => {
                 let g = DepthwiseGeometry {
                     window: tflite::window(c).unwrap_or_else(|e| panic!("op {i}: {e}")),
-                    channels: c.input.shape[3],
                     depth_multiplier: c.depth_multiplier,
                 };
                 let q = q.layer_quant(&c.filter.weights, &c.filter.bias);
-                Portable::depthwise_conv2d_i8(&g, get(&c.input), q, y)
+                Portable::layer_i8(&g, get(&c.input), q, y)
             }
             (StreamOp::FullyConnected(f), Prepared::Layer(q)) => {
                 let (units, k) = (f.filter.spec.shape[0], f.filter.spec.shape[1]);
                 let g = FcGeometry { rows: f.input.len() / k, in_features: k, out_features: units };
                 let q = q.layer_quant(&f.filter.weights, &f.filter.bias);
-                Portable::fully_connected_i8(&g, get(&f.input), q, y)
+                Portable::layer_i8(&g, get(&f.input), q, y)
             }
             (StreamOp::Logistic { input, .. }, Prepared::Lut(lut)) => {
                 Portable::lut_i8(lut, get(input), y)
@@ -152,7 +150,7 @@ impl<'g> RefStream<'g> {
                 let x = get(input);
                 if output.dtype == DType::U8 {
                     let mut u = vec![0u8; y.len()];
-                    let res = Portable::requantize_i8_u8(
+                    let res = Portable::requantize_i8(
                         x,
                         r.input_zero_point,
                         r.multiplier,

@@ -447,6 +447,8 @@ impl<S: AsRef<[f32]>> Conv2d<S> {
                 kernel_w: g.kernel_w,
                 stride_h: g.stride_h,
                 stride_w: g.stride_w,
+                dilation_h: 1,
+                dilation_w: 1,
                 pad_top: g.pad_top,
                 pad_left: g.pad_left,
                 out_height: out_h,

@@ -24,8 +24,8 @@ use super::{expect_dim, expect_rank, only_input, ShapeRule};
 use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::int8::{
-    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant,
-    OutputStage, QuantizedMultiplier, WindowOut,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels,
+    Int8Weights, LayerQuant, OutputStage, QuantizedMultiplier, RequantOut,
 };
 use crate::tensor::{Layout, Shape};
 
@@ -61,80 +61,45 @@ impl<Q: AsRef<[i8]>, A: AsRef<[i32]>, M: AsRef<[QuantizedMultiplier]>> Int8Param
 }
 
 /// A layer geometry of [`Int8Layer`] ([`ConvGeometry`], [`DepthwiseGeometry`],
-/// [`FcGeometry`]; sealed: its full check and its kernel hook are private to this module,
-/// so only [`Int8Layer`] runs a hook without the entry point's checks).
-pub trait Int8LayerGeometry: ShapeRule + Copy + checked::Prepare {
-    /// Input and output values `(x_len, y_len)`.
+/// [`FcGeometry`]): its shape rule and the kernels' [`Int8Geometry`] (lengths, full check,
+/// hook).
+pub trait Int8LayerGeometry: ShapeRule + Int8Geometry {}
+
+impl<G: ShapeRule + Int8Geometry> Int8LayerGeometry for G {}
+
+/// The lengths that passed a geometry's full check against a layer's parameters
+/// ([`Int8Layer`]'s checked-once path: `run` checks the two slice lengths against them and
+/// calls the kernel hook).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Validated {
+    x_len: usize,
+    y_len: usize,
+}
+
+impl Validated {
+    /// The kernel entry point's full check of `g` against `q`, at the lengths `g` gives.
     ///
     /// # Errors
-    /// The geometry's own error (an empty window, zero channels, an overflow).
-    fn lengths(&self) -> Result<(usize, usize), Error>;
-}
-
-/// The checked-once path of [`Int8Layer`]: the full check in `new` makes a [`Validated`]
-/// token, `run` checks the two slice lengths against it and calls the kernel hook. Private,
-/// so no caller outside this module can make a token or call a hook through it.
-mod checked {
-    use super::{Error, Int8Kernels, Int8LayerGeometry, LayerQuant};
-
-    /// What a geometry's full check resolves, and the hook that relies on it.
-    pub trait Prepare: Sized {
-        /// What the check resolves besides the lengths and the hook takes (`WindowOut` for
-        /// the window layers, `()` for fully connected).
-        type Resolved: Copy + core::fmt::Debug + PartialEq + Eq;
-
-        /// The kernel entry point's full check of the geometry against `q` and the input and
-        /// output lengths `(x_len, y_len)`.
-        ///
-        /// # Errors
-        /// As the kernel's `check`.
-        fn resolve(
-            &self,
-            q: &LayerQuant<'_>,
-            lengths: (usize, usize),
-        ) -> Result<Self::Resolved, Error>;
-
-        /// Runs the kernel hook (`*_checked`) of backend `B`: `r` is what
-        /// [`resolve`](Self::resolve) gave for the same `q`, and `x`, `y` have the lengths it
-        /// checked.
-        fn run<B: Int8Kernels>(&self, r: Self::Resolved, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
+    /// The geometry's own error, or as the kernel's `check`.
+    fn new<G: Int8Geometry>(g: &G, q: &LayerQuant<'_>) -> Result<Self, Error> {
+        let (x_len, y_len) = g.lengths()?;
+        g.check(x_len, q, y_len)?;
+        Ok(Validated { x_len, y_len })
     }
 
-    /// The proof that a geometry passed its kernel's full check against a layer's
-    /// parameters, and what the check resolved: input and output lengths, the window.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct Validated<G: Prepare> {
-        pub(super) x_len: usize,
-        pub(super) y_len: usize,
-        pub(super) resolved: G::Resolved,
-    }
-
-    impl<G: Int8LayerGeometry> Validated<G> {
-        /// The kernel entry point's full check of `g` against `q`, at the lengths `g` gives.
-        ///
-        /// # Errors
-        /// The geometry's own error, or as the kernel's `check`.
-        pub fn new(g: &G, q: &LayerQuant<'_>) -> Result<Self, Error> {
-            let (x_len, y_len) = g.lengths()?;
-            Ok(Validated { x_len, y_len, resolved: g.resolve(q, (x_len, y_len))? })
-        }
-
-        /// `Err(Length)` unless `x` and `y` have the checked lengths (the kernels' errors,
-        /// input first).
-        #[inline]
-        pub fn check_lengths(&self, x_len: usize, y_len: usize) -> Result<(), Error> {
-            let pairs = [("input", self.x_len, x_len), ("output", self.y_len, y_len)];
-            for (what, expected, got) in pairs {
-                if expected != got {
-                    return Err(Error::Length { what, expected, got });
-                }
+    /// `Err(Length)` unless `x` and `y` have the checked lengths (the kernels' errors, input
+    /// first).
+    #[inline]
+    fn check_lengths(&self, x_len: usize, y_len: usize) -> Result<(), Error> {
+        let pairs = [("input", self.x_len, x_len), ("output", self.y_len, y_len)];
+        for (what, expected, got) in pairs {
+            if expected != got {
+                return Err(Error::Length { what, expected, got });
             }
-            Ok(())
         }
+        Ok(())
     }
 }
-
-use checked::Validated;
 
 /// `[1, H, W, C]` -> `[1, OH, OW, Cout]` for a window layer with input channels `c_in`.
 fn nhwc_rule<D: Dim>(
@@ -153,22 +118,13 @@ fn nhwc_rule<D: Dim>(
         .map_err(|_| ShapeError::Geometry { op, reason: "empty output" })
 }
 
-/// The product of `sizes`.
-///
-/// # Errors
-/// [`Error::BadShape`] on overflow.
-fn volume<const N: usize>(sizes: [usize; N]) -> Result<usize, Error> {
-    let overflow = Error::BadShape { reason: "size overflows usize" };
-    sizes.into_iter().try_fold(1usize, |a, b| a.checked_mul(b)).ok_or(overflow)
-}
-
-/// The window layers' rule: the geometry's error, or `[1, H, W, c_in]` ->
-/// `[1, OH, OW, c_out]`.
+/// The window layers' rule: the geometry's error, or `[1, H, W, C]` -> `[1, OH, OW,
+/// Cout]`.
 macro_rules! window_layer {
-    ($geometry:ident, $op:literal, $c_in:ident, $c_out:expr, $hook:ident) => {
+    ($geometry:ident, $c_out:expr) => {
         impl ShapeRule for $geometry {
             fn name(&self) -> &'static str {
-                $op
+                Self::OP
             }
 
             /// `[1, H, W, C]` -> `[1, OH, OW, Cout]` (NHWC, static sizes).
@@ -180,65 +136,24 @@ macro_rules! window_layer {
                 let g = &self.window;
                 let reason = "invalid window or channel count";
                 let c_out: Option<usize> = $c_out(self);
-                let (Ok(win), Some(c_out)) = (g.resolve($op), c_out.filter(|&c| c > 0)) else {
-                    return Err(ShapeError::Geometry { op: $op, reason });
+                let (Ok(_), Some(c_out)) = (self.lengths(), c_out) else {
+                    return Err(ShapeError::Geometry { op: Self::OP, reason });
                 };
                 let (input, output) =
-                    ([g.height, g.width, self.$c_in], [win.out_h, win.out_w, c_out]);
-                nhwc_rule($op, inputs, input, output)
+                    ([g.height, g.width, g.channels], [g.out_height, g.out_width, c_out]);
+                nhwc_rule(Self::OP, inputs, input, output)
             }
             layout_facts!(Layout::FrameMajor);
-        }
-
-        impl Int8LayerGeometry for $geometry {
-            fn lengths(&self) -> Result<(usize, usize), Error> {
-                let g = &self.window;
-                let win = g.resolve($op)?;
-                let c_out: Option<usize> = $c_out(self);
-                let c_out = c_out.ok_or(Error::BadShape { reason: "size overflows usize" })?;
-                Ok((
-                    volume([g.height, g.width, self.$c_in])?,
-                    volume([win.out_h, win.out_w, c_out])?,
-                ))
-            }
-        }
-
-        impl checked::Prepare for $geometry {
-            type Resolved = WindowOut;
-
-            fn resolve(
-                &self,
-                q: &LayerQuant<'_>,
-                (x, y): (usize, usize),
-            ) -> Result<WindowOut, Error> {
-                self.check(x, q, y)
-            }
-
-            fn run<B: Int8Kernels>(&self, r: WindowOut, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-                B::$hook((self, r), x, q, y);
-            }
         }
     };
 }
 
-window_layer!(
-    ConvGeometry,
-    "conv2d_i8",
-    in_channels,
-    |g: &ConvGeometry| Some(g.out_channels),
-    conv2d_i8_checked
-);
-window_layer!(
-    DepthwiseGeometry,
-    "depthwise_conv2d_i8",
-    channels,
-    DepthwiseGeometry::out_channels,
-    depthwise_conv2d_i8_checked
-);
+window_layer!(ConvGeometry, |g: &ConvGeometry| Some(g.out_channels));
+window_layer!(DepthwiseGeometry, DepthwiseGeometry::out_channels);
 
 impl ShapeRule for FcGeometry {
     fn name(&self) -> &'static str {
-        "fully_connected_i8"
+        Self::OP
     }
 
     /// `[rows, in_features]` -> `[rows, out_features]`.
@@ -261,37 +176,16 @@ impl ShapeRule for FcGeometry {
     layout_facts!(Layout::FrameMajor);
 }
 
-impl Int8LayerGeometry for FcGeometry {
-    fn lengths(&self) -> Result<(usize, usize), Error> {
-        let n = |a: usize, b: usize| {
-            a.checked_mul(b).ok_or(Error::BadShape { reason: "size overflows usize" })
-        };
-        Ok((n(self.rows, self.in_features)?, n(self.rows, self.out_features)?))
-    }
-}
-
-impl checked::Prepare for FcGeometry {
-    type Resolved = ();
-
-    fn resolve(&self, q: &LayerQuant<'_>, (x, y): (usize, usize)) -> Result<(), Error> {
-        self.check(x, q, y)
-    }
-
-    fn run<B: Int8Kernels>(&self, _: (), x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        B::fully_connected_i8_checked(self, x, q, y);
-    }
-}
-
 /// A prepared int8 layer: geometry `G`, parameters `P` ([`Int8Params`]), the input zero
 /// point and the output stage, checked together once in [`new`](Self::new) (which keeps
-/// what the check resolved); `run` then checks only the two slice lengths.
+/// the lengths it checked); `run` then checks only the two slice lengths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Int8Layer<G: Int8LayerGeometry, P> {
     geometry: G,
     params: P,
     input_zero_point: i32,
     output: OutputStage,
-    validated: Validated<G>,
+    validated: Validated,
 }
 
 /// An int8 conv2d (NHWC).
@@ -357,7 +251,7 @@ where
             weights: self.params.weights(),
             out: self.output,
         };
-        self.geometry.run::<B>(self.validated.resolved, x, q, y);
+        self.geometry.run_checked::<B>(x, q, y);
         Ok(())
     }
 }
@@ -419,7 +313,7 @@ impl LogisticI8 {
 /// A requantising QUANTIZE of int8 input (`x - zero_point` rescaled by `multiplier`, then
 /// the output stage), to int8 ([`RequantizeI8`]) or uint8 ([`RequantizeI8U8`]).
 macro_rules! requantize_op {
-    ($(#[$doc:meta])* $name:ident, $op:literal, $t:ty, $kernel:ident) => {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct $name {
@@ -430,7 +324,7 @@ macro_rules! requantize_op {
 
         impl $name {
             /// The shape rule.
-            pub const RULE: Elementwise8 = Elementwise8 { op: $op };
+            pub const RULE: Elementwise8 = Elementwise8 { op: <$t as RequantOut>::OP };
 
             /// The operator (`multiplier` is usually `from_real(x_scale / y_scale)`).
             ///
@@ -441,7 +335,7 @@ macro_rules! requantize_op {
                 multiplier: QuantizedMultiplier,
                 output: OutputStage,
             ) -> Result<Self, Error> {
-                B0::$kernel(&[], input_zero_point, multiplier, output, &mut [])?;
+                B0::requantize_i8::<$t>(&[], input_zero_point, multiplier, output, &mut [])?;
                 Ok($name { input_zero_point, multiplier, output })
             }
 
@@ -450,7 +344,7 @@ macro_rules! requantize_op {
             /// # Errors
             /// [`Error::Length`] for unequal lengths.
             pub fn run<B: Int8Kernels>(&self, x: &[i8], y: &mut [$t]) -> Result<(), Error> {
-                B::$kernel(x, self.input_zero_point, self.multiplier, self.output, y)
+                B::requantize_i8(x, self.input_zero_point, self.multiplier, self.output, y)
             }
         }
     };
@@ -461,11 +355,11 @@ type B0 = crate::kernels::Portable;
 
 requantize_op!(
     /// QUANTIZE int8 -> int8 (TFLite `Requantize`).
-    RequantizeI8, "requantize_i8", i8, requantize_i8
+    RequantizeI8, i8
 );
 requantize_op!(
     /// QUANTIZE int8 -> uint8 (TFLite `Requantize`; equal scales: `x + 128`).
-    RequantizeI8U8, "requantize_i8_u8", u8, requantize_i8_u8
+    RequantizeI8U8, u8
 );
 
 /// An operator between f32 and int8 with one [`AffineQuant`]: `$name::new(q)` checks it,

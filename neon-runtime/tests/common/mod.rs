@@ -32,6 +32,8 @@ pub fn window2d(
         kernel_w: kw,
         stride_h: sh,
         stride_w: sw,
+        dilation_h: 1,
+        dilation_w: 1,
         pad_top: pt,
         pad_left: pl,
         out_height: oh,

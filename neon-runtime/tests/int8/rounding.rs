@@ -11,9 +11,9 @@ use super::*;
 /// (kernel heights 3..=23 over time, width 1, 30..=64 channels, stride 1) in every rounding.
 pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
     let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
-    let column = |height: usize, kernel_h: usize| valid_window([height, 1], [kernel_h, 1]);
+    let column = |c: usize, height: usize, kh: usize| valid_window(c, [height, 1], [kh, 1]);
     for c in [30, 60, 9, 8, 7, 1, 16, 37] {
-        let g = DepthwiseGeometry { window: column(3, 1), channels: c, depth_multiplier: 1 };
+        let g = DepthwiseGeometry { window: column(c, 3, 1), depth_multiplier: 1 };
         let x: Vec<i8> = (0..3 * c).map(|i| [-2, -6, -10, 2, 6][i % 5]).collect();
         let filter = vec![1i8; c];
         let mut y = vec![0i8; x.len()];
@@ -22,7 +22,7 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
             weights: Int8Weights { filter: &filter, bias: None, multipliers: &[quarter] },
             out: OutputStage::int8(0, Rounding::HalfUpBlocks),
         };
-        B::depthwise_conv2d_i8(&g, &x, q, &mut y).unwrap();
+        B::layer_i8(&g, &x, q, &mut y).unwrap();
         for (i, (&x, &y)) in x.iter().zip(&y).enumerate() {
             let v = i32::from(x);
             // v / 4 is an exact half: half up adds 2 before flooring, away from zero moves
@@ -39,8 +39,8 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
     for case in 0..60 {
         let channels = r.gen_range(30..=64);
         let kernel_h = r.gen_range(3..=23);
-        let window = column(kernel_h + r.gen_range(0..=3), kernel_h);
-        let g = DepthwiseGeometry { window, channels, depth_multiplier: 1 };
+        let window = column(channels, kernel_h + r.gen_range(0..=3), kernel_h);
+        let g = DepthwiseGeometry { window, depth_multiplier: 1 };
         let x = codes(&mut r, window.height * channels);
         let filter = codes(&mut r, kernel_h * channels);
         let bias: Vec<i32> = (0..channels).map(|_| r.gen_range(-40_000..40_000)).collect();
@@ -58,7 +58,7 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
         );
         let mut y = vec![0x55i8; want.len()];
         let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
-        B::depthwise_conv2d_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
     }
 }
@@ -70,7 +70,7 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
 #[test]
 fn neon_dot_paths_match_reference() {
     use neon_runtime::kernels::cpu;
-    use neon_runtime::kernels::int8::{conv2d_i8_on, fully_connected_i8_on, DotPath};
+    use neon_runtime::kernels::int8::{layer_i8_on, DotPath};
     let mut paths = vec![DotPath::Widening];
     if cpu::aarch64_dotprod() {
         paths.push(DotPath::Sdot);
@@ -83,12 +83,12 @@ fn neon_dot_paths_match_reference() {
         for case in 0..200 {
             let c = FcCase::random(&mut r);
             let mut y = vec![0x55i8; c.want.len()];
-            fully_connected_i8_on(path, &c.g, &c.x, c.quant(), &mut y).unwrap();
+            layer_i8_on(path, &c.g, &c.x, c.quant(), &mut y).unwrap();
             assert_eq!(y, c.want, "{path:?} case {case}: {:?} {:?}", c.g, c.out);
 
-            let window = random_window(&mut r);
             let (cin, cout) = (r.gen_range(1..=37), r.gen_range(1..=37));
-            let g = ConvGeometry { window, in_channels: cin, out_channels: cout };
+            let window = random_window(&mut r, cin);
+            let g = ConvGeometry { window, out_channels: cout };
             let x = codes(&mut r, window.height * window.width * cin);
             let filter = codes(&mut r, cout * window.kernel_h * window.kernel_w * cin);
             let mults = random_multipliers(&mut r, cout, window.kernel_h * window.kernel_w * cin);
@@ -96,7 +96,7 @@ fn neon_dot_paths_match_reference() {
             let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, None, &mults, &out);
             let mut y = vec![0x55i8; want.len()];
             let w = Int8Weights { filter: &filter, bias: None, multipliers: &mults };
-            conv2d_i8_on(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+            layer_i8_on(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
             assert_eq!(y, want, "{path:?} case {case}: {g:?} {out:?}");
         }
         // Ties through the vector stage: 1x1 layers of 16 + 3 outputs, weight 1, x / 4.
@@ -108,8 +108,7 @@ fn neon_dot_paths_match_reference() {
             let out = OutputStage::int8(0, rounding);
             let w = Int8Weights { filter: &filter, bias: None, multipliers: &[quarter] };
             let mut y = vec![0i8; 19];
-            fully_connected_i8_on(path, &g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y)
-                .unwrap();
+            layer_i8_on(path, &g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y).unwrap();
             let want: Vec<i8> =
                 (0..19).map(|j| ref_stage(-6, quarter, &out, Some((j, 19)))).collect();
             assert_eq!(y, want, "{path:?} {rounding:?}");

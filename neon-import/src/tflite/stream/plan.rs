@@ -25,7 +25,7 @@ use neon_runtime::exec::stream::{
     ElemType, StreamOp as Step, StreamPlan, StreamPlanBuilder, StreamValue, StreamVar,
 };
 use neon_runtime::kernels::int8::{
-    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Padding as KernelPadding, Window2dI8,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Padding as KernelPadding, Window2d,
 };
 use neon_runtime::ops::int8::{DequantizeI8F32, RequantizeI8, RequantizeI8U8};
 use neon_runtime::ops::int8::{Int8Layer, Int8Params, LogisticI8, OwnedInt8Params, QuantizeF32I8};
@@ -78,30 +78,25 @@ pub fn stream_plan(graph: &StreamGraph) -> Result<StreamPlan, Error> {
 }
 
 /// The kernels' window of a conv or depthwise layer: input `[1, H, W, C]`, filter
-/// `[_, KH, KW, _]`, strides and dilations (height, width) and padding as in the file.
+/// `[_, KH, KW, _]`, strides and dilations (height, width) and padding as in the file,
+/// resolved by [`Window2d::with_padding`].
 ///
 /// # Errors
-/// An input or filter that is not 4-D.
-pub fn window(c: &Conv2d) -> Result<Window2dI8, Error> {
-    let (&[_, height, width, _], &[_, kernel_h, kernel_w, _]) =
+/// An input or filter that is not 4-D; a window that [`Window2d::with_padding`] refuses
+/// (a zero size, stride or dilation, an empty output).
+pub fn window(c: &Conv2d) -> Result<Window2d, Error> {
+    let (&[_, height, width, channels], &[_, kernel_h, kernel_w, _]) =
         (&c.input.shape[..], &c.filter.spec.shape[..])
     else {
         return Err(Error::new("the input or the weights are not 4-D"));
     };
-    Ok(Window2dI8 {
-        height,
-        width,
-        kernel_h,
-        kernel_w,
-        stride_h: c.stride[0],
-        stride_w: c.stride[1],
-        dilation_h: c.dilation[0],
-        dilation_w: c.dilation[1],
-        padding: match c.padding {
-            Padding::Same => KernelPadding::Same,
-            Padding::Valid => KernelPadding::Valid,
-        },
-    })
+    let padding = match c.padding {
+        Padding::Same => KernelPadding::Same,
+        Padding::Valid => KernelPadding::Valid,
+    };
+    let (image, kernel) = ([height, width], [kernel_h, kernel_w]);
+    Window2d::with_padding(channels, image, kernel, c.stride, c.dilation, padding)
+        .map_err(|e| Error::new(e.to_string()))
 }
 
 /// The runtime's element type of `d`.
@@ -145,21 +140,14 @@ impl Mapper<'_> {
         let (out, y) = match op {
             StreamOp::Conv2d(c) => {
                 let q = LayerRequant::conv2d(c)?;
-                let g = ConvGeometry {
-                    window: window(c)?,
-                    in_channels: c.input.shape[3],
-                    out_channels: c.output.shape[3],
-                };
+                let g = ConvGeometry { window: window(c)?, out_channels: c.output.shape[3] };
                 let layer = Int8Layer::new(g, params(&c.filter, &q), q.input_zero_point, q.stage);
                 (&c.output, self.b.op(Step::Conv2d(layer.map_err(rt)?), self.get(&c.input)?))
             }
             StreamOp::DepthwiseConv2d(c) => {
                 let q = LayerRequant::depthwise(c)?;
-                let g = DepthwiseGeometry {
-                    window: window(c)?,
-                    channels: c.input.shape[3],
-                    depth_multiplier: c.depth_multiplier,
-                };
+                let g =
+                    DepthwiseGeometry { window: window(c)?, depth_multiplier: c.depth_multiplier };
                 let layer = Int8Layer::new(g, params(&c.filter, &q), q.input_zero_point, q.stage);
                 (&c.output, self.b.op(Step::Depthwise(layer.map_err(rt)?), self.get(&c.input)?))
             }

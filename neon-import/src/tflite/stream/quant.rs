@@ -183,7 +183,7 @@ pub fn logistic_rescaled(in_s: f32, in_zp: i32, out_s: f32, q: i32) -> f32 {
 }
 
 /// A `QUANTIZE` between 8-bit tensors as the kernels take it (`Int8Kernels::requantize_i8`,
-/// `requantize_i8_u8`): `y = stage(x - input_zero_point)` with `multiplier =
+/// to int8 or uint8): `y = stage(x - input_zero_point)` with `multiplier =
 /// from_scales(in_s, 1, out_s)` (TFLite `quantize.cc`, `f64(in_s) / f64(out_s)`). For the
 /// microWakeWord output, int8 → uint8 with equal scales, this is `{2^30, 1}` and `y = x + 128`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! convs "valid" along the height and "same" along the width where a backend has one.
 //!
 //! Images are `x[channels, height, width]`, row-major (one `height x width` plane per
-//! channel). The window is PyTorch's `Conv2d` without dilation or groups: output pixel
+//! channel). The window ([`Window2d`] at dilation 1) is PyTorch's `Conv2d` without groups: output pixel
 //! `(oh, ow)`, tap `(i, j)` (`i < kernel_h`, `j < kernel_w`) reads input pixel
 //! `(oh * stride_h + i - pad_top, ow * stride_w + j - pad_left)`, and reads outside the
 //! image are zeros (zero padding). Bottom and right padding are implicit: the caller
@@ -32,7 +32,8 @@
 //! Both write every element of `col` (tests fill it with NaN first). A `kh x 1` conv with
 //! stride 1 and no padding needs no im2col at all: see [`super::gemm::BRows`].
 //!
-//! Files: this one holds the geometry ([`Window2d`], [`RowConv`]), the trait with its
+//! Files: this one holds the geometry ([`Window2d`], shared with the int8 kernels, with
+//! TFLite's [`Padding`] rules; [`RowConv`]), the trait with its
 //! contract checks and the im2col driver (the choice of strategy, both strategies over a
 //! backend's copy and gather); `portable.rs` the scalar copy and gather, `neon.rs` the NEON
 //! ones, `x86.rs` the AVX-512F direct kernel ([`Conv2dKernels::conv_rows`]). The family
@@ -50,16 +51,21 @@ use super::gemm::{GemmKernels, PACK_MR};
 use super::parallel::{block, grid_blocks, task_count, Disjoint, Grid, Parallel};
 use super::strided::StridedMut;
 use super::{BackendType, Portable};
-use crate::error::Error;
+use crate::error::{Error, ShapeError};
 use core::ops::Range;
 
 /// The largest `kernel_w` for which the x86-64 backend at the AVX-512F level has a direct
 /// [`Conv2dKernels::conv_rows`] kernel.
 pub const ROW_CONV_MAX_KW: usize = 3;
 
-/// The geometry of a 2-D sliding window over `[channels, height, width]`: kernel, stride,
-/// top/left zero padding, and the output size (which fixes the bottom/right padding).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The geometry of a 2-D sliding window over an image of `channels` planes of `height x
+/// width`: kernel, stride, dilation, top/left zero padding, and the output size (which fixes
+/// the bottom/right padding). Output pixel `(oh, ow)`, tap `(i, j)` reads input pixel `(oh *
+/// stride_h + i * dilation_h - pad_top, ow * stride_w + j * dilation_w - pad_left)`, a zero
+/// outside the image. The layout of the channels is the kernel family's: channel-first for
+/// [`Conv2dKernels::im2col_2d`] (dilation 1 only), NHWC for the int8 kernels
+/// ([`super::int8`]); [`with_padding`](Self::with_padding) resolves TFLite's padding rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Window2d {
     /// Input channels.
     pub channels: usize,
@@ -75,6 +81,10 @@ pub struct Window2d {
     pub stride_h: usize,
     /// Step between output columns, in input columns (`>= 1`).
     pub stride_w: usize,
+    /// Step between kernel rows, in input rows (`>= 1`).
+    pub dilation_h: usize,
+    /// Step between kernel columns, in input columns (`>= 1`).
+    pub dilation_w: usize,
     /// Zero rows above the image.
     pub pad_top: usize,
     /// Zero columns left of the image.
@@ -85,7 +95,120 @@ pub struct Window2d {
     pub out_width: usize,
 }
 
+/// How a [`Window2d`]'s output size and padding follow from the image, kernel, stride and
+/// dilation (TFLite's `Padding`; `effective_kernel = (kernel - 1) * dilation + 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Padding {
+    /// No padding: `out = (in + stride - effective_kernel) / stride`.
+    Valid,
+    /// `out = ceil(in / stride)`, zeros around the image: `total = (out - 1) * stride +
+    /// effective_kernel - in` (at least 0), `total / 2` before the image, the rest after.
+    Same,
+}
+
+/// `(out, pad_before)` along one axis (TFLite `padding.h`), `None` when empty or overflowing.
+fn axis_out(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+    p: Padding,
+) -> Option<(usize, usize)> {
+    let effective = (kernel - 1).checked_mul(dilation)?.checked_add(1)?;
+    let out = match p {
+        Padding::Same => size.div_ceil(stride),
+        Padding::Valid => (size.checked_add(stride)?.checked_sub(effective)?) / stride,
+    };
+    if out == 0 {
+        return None;
+    }
+    let reach = (out - 1).checked_mul(stride)?.checked_add(effective)?;
+    Some((out, reach.saturating_sub(size) / 2))
+}
+
+/// Whether every input position along one axis, `o * stride + k * dilation - pad` for `o <
+/// out`, `k < kernel`, and the size fit `isize`.
+fn axis_fits(out: usize, stride: usize, kernel: usize, dilation: usize, pad: usize) -> bool {
+    let reach = (out - 1).checked_mul(stride).zip((kernel - 1).checked_mul(dilation));
+    reach.and_then(|(a, b)| a.checked_add(b)).is_some_and(|r| r <= isize::MAX as usize)
+        && pad <= isize::MAX as usize
+}
+
 impl Window2d {
+    /// The window of TFLite's padding rule `padding` over `channels` planes of `[height,
+    /// width]` (TFLite `ComputeOutSize` and `ComputePaddingWithOffset`, `kernels/padding.h`):
+    /// output size and top/left padding from kernel `[kernel_h, kernel_w]`, stride and
+    /// dilation (height first).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] (`Geometry`) when a size, kernel, stride or dilation is 0, or the
+    /// output would be empty (a valid window larger than the image) or overflow.
+    pub fn with_padding(
+        channels: usize,
+        [height, width]: [usize; 2],
+        [kernel_h, kernel_w]: [usize; 2],
+        [stride_h, stride_w]: [usize; 2],
+        [dilation_h, dilation_w]: [usize; 2],
+        padding: Padding,
+    ) -> Result<Self, Error> {
+        let geometry = |reason| Error::Shape(ShapeError::Geometry { op: "window2d", reason });
+        let sizes = [channels, height, width, kernel_h, kernel_w];
+        if sizes.contains(&0) || [stride_h, stride_w, dilation_h, dilation_w].contains(&0) {
+            return Err(geometry("image, kernel, stride and dilation must be >= 1"));
+        }
+        let rows = axis_out(height, kernel_h, stride_h, dilation_h, padding);
+        let cols = axis_out(width, kernel_w, stride_w, dilation_w, padding);
+        let (Some((out_height, pad_top)), Some((out_width, pad_left))) = (rows, cols) else {
+            return Err(geometry("the window gives an empty output"));
+        };
+        let window = Window2d {
+            channels,
+            height,
+            width,
+            kernel_h,
+            kernel_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top,
+            pad_left,
+            out_height,
+            out_width,
+        };
+        if !window.is_valid() {
+            return Err(geometry("the window gives an empty output"));
+        }
+        Ok(window)
+    }
+
+    /// Whether every size, stride and dilation (output size included) is at least 1 and
+    /// every input position a tap can name fits `isize`.
+    pub fn is_valid(&self) -> bool {
+        let sizes = [self.channels, self.height, self.width, self.kernel_h, self.kernel_w];
+        let steps = [self.stride_h, self.stride_w, self.dilation_h, self.dilation_w];
+        !sizes.contains(&0)
+            && !steps.contains(&0)
+            && self.out_height >= 1
+            && self.out_width >= 1
+            && self.height <= isize::MAX as usize
+            && self.width <= isize::MAX as usize
+            && axis_fits(
+                self.out_height,
+                self.stride_h,
+                self.kernel_h,
+                self.dilation_h,
+                self.pad_top,
+            )
+            && axis_fits(
+                self.out_width,
+                self.stride_w,
+                self.kernel_w,
+                self.dilation_w,
+                self.pad_left,
+            )
+    }
+
     /// Reduction rows `channels * kernel_h * kernel_w` (`None` on overflow).
     pub fn rows(&self) -> Option<usize> {
         self.channels.checked_mul(self.kernel_h)?.checked_mul(self.kernel_w)
@@ -103,6 +226,7 @@ impl Window2d {
             self.kernel_h >= 1 && self.kernel_w >= 1 && self.stride_h >= 1 && self.stride_w >= 1,
             "im2col_2d: kernel/stride 0"
         );
+        assert!(self.dilation_h == 1 && self.dilation_w == 1, "im2col_2d: dilation above 1");
         let plane = self.height.checked_mul(self.width);
         assert_eq!(
             Some(x_len),

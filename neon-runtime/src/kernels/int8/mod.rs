@@ -19,10 +19,13 @@
 //! accumulator wraps on overflow, as the compiled C does (overflow is undefined there); real
 //! layers stay far from it (`|acc| <= K * 255 * 128` plus the bias).
 //!
-//! Geometry travels as structs ([`ConvGeometry`], [`DepthwiseGeometry`], [`FcGeometry`],
-//! sharing [`Window2dI8`]), the rest of a layer's operands as [`LayerQuant`] (input zero
-//! point, [`Int8Weights`], [`OutputStage`]); the geometry's `check` returns an error for
-//! inconsistent lengths or parameters, so no entry point panics on bad input. The rounding
+//! Geometry travels as structs ([`ConvGeometry`], [`DepthwiseGeometry`], [`FcGeometry`];
+//! the window layers hold the conv2d family's [`Window2d`], which [`Window2d::with_padding`]
+//! resolves from TFLite's [`Padding`] rules), the rest of a layer's operands as
+//! [`LayerQuant`] (input zero point, [`Int8Weights`], [`OutputStage`]); one entry point,
+//! [`Int8Kernels::layer_i8`], takes any of the three geometries ([`Int8Geometry`]), whose
+//! `check` returns an error for inconsistent lengths or parameters, so no entry point panics
+//! on bad input. The rounding
 //! is a parameter of every call ([`OutputStage::rounding`]): which form the TFLite library
 //! uses for an operator is a measured fact of the caller, not of these kernels. Files: this one (geometry, contract
 //! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks),
@@ -39,83 +42,17 @@ mod portable;
 mod requant;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pub use neon::{conv2d_i8_on, fully_connected_i8_on, DotPath};
+pub use neon::{layer_i8_on, DotLayer, DotPath};
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
     ROUNDING_BLOCK,
 };
 
+pub use super::conv2d::{Padding, Window2d};
+
 use super::BackendType;
 use crate::error::{Error, ShapeError};
-
-/// How a window's output size and padding are computed (TFLite's `Padding`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Padding {
-    /// No padding: `out = (in + stride - effective_kernel) / stride`.
-    Valid,
-    /// `out = ceil(in / stride)`, zeros around the image: `total = (out - 1) * stride +
-    /// effective_kernel - in` (at least 0), `total / 2` before the image, the rest after.
-    Same,
-}
-
-/// The spatial part of a 2-D window over an `H x W` image: kernel, stride, dilation and
-/// padding. `effective_kernel = (kernel - 1) * dilation + 1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Window2dI8 {
-    /// Image rows `H`.
-    pub height: usize,
-    /// Image columns `W`.
-    pub width: usize,
-    /// Kernel rows `KH` (`>= 1`).
-    pub kernel_h: usize,
-    /// Kernel columns `KW` (`>= 1`).
-    pub kernel_w: usize,
-    /// Input rows between output rows (`>= 1`).
-    pub stride_h: usize,
-    /// Input columns between output columns (`>= 1`).
-    pub stride_w: usize,
-    /// Input rows between kernel rows (`>= 1`).
-    pub dilation_h: usize,
-    /// Input columns between kernel columns (`>= 1`).
-    pub dilation_w: usize,
-    /// Output size and padding rule.
-    pub padding: Padding,
-}
-
-/// A [`Window2dI8`] resolved: output size and the padding before the image (TFLite's
-/// `ComputeOutSize` and `ComputePaddingWithOffset`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WindowOut {
-    /// Output rows.
-    pub out_h: usize,
-    /// Output columns.
-    pub out_w: usize,
-    /// Zero rows above the image.
-    pub pad_top: usize,
-    /// Zero columns left of the image.
-    pub pad_left: usize,
-}
-
-/// `(out, pad_before)` along one axis (TFLite `padding.h`), `None` when empty or overflowing.
-fn axis_out(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    p: Padding,
-) -> Option<(usize, usize)> {
-    let effective = (kernel - 1).checked_mul(dilation)?.checked_add(1)?;
-    let out = match p {
-        Padding::Same => size.div_ceil(stride),
-        Padding::Valid => (size.checked_add(stride)?.checked_sub(effective)?) / stride,
-    };
-    if out == 0 {
-        return None;
-    }
-    let reach = (out - 1).checked_mul(stride)?.checked_add(effective)?;
-    Some((out, reach.saturating_sub(size) / 2))
-}
 
 /// An error of operator `op` breaking rule `reason`.
 fn geometry(op: &'static str, reason: &'static str) -> Error {
@@ -128,31 +65,6 @@ fn length(what: &'static str, expected: Option<usize>, got: usize) -> Result<(),
         Some(e) if e == got => Ok(()),
         Some(expected) => Err(Error::Length { what, expected, got }),
         None => Err(Error::BadShape { reason: "tensor size overflows usize" }),
-    }
-}
-
-impl Window2dI8 {
-    /// The output size and padding.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] (`Geometry`) when a size, kernel, stride or dilation is 0, or the
-    /// output would be empty (a valid window larger than the image) or overflow.
-    pub fn resolve(&self, op: &'static str) -> Result<WindowOut, Error> {
-        let sizes = [self.height, self.width, self.kernel_h, self.kernel_w];
-        let steps = [self.stride_h, self.stride_w, self.dilation_h, self.dilation_w];
-        if sizes.contains(&0) || steps.contains(&0) {
-            return Err(geometry(op, "image, kernel, stride and dilation must be >= 1"));
-        }
-        let rows =
-            axis_out(self.height, self.kernel_h, self.stride_h, self.dilation_h, self.padding);
-        let cols =
-            axis_out(self.width, self.kernel_w, self.stride_w, self.dilation_w, self.padding);
-        match (rows, cols) {
-            (Some((out_h, pad_top)), Some((out_w, pad_left))) => {
-                Ok(WindowOut { out_h, out_w, pad_top, pad_left })
-            }
-            _ => Err(geometry(op, "the window gives an empty output")),
-        }
     }
 }
 
@@ -205,8 +117,25 @@ impl OutputStage {
 
 /// The int8 range.
 const I8: [i32; 2] = [-128, 127];
-/// The uint8 range.
-const U8: [i32; 2] = [0, 255];
+
+/// The output type of the requantising QUANTIZE ([`Int8Kernels::requantize_i8`]): `i8` or
+/// `u8`.
+pub trait RequantOut: TryFrom<i32> + Default + Copy {
+    /// The operator's name in errors.
+    const OP: &'static str;
+    /// The type's range `[lo, hi]`.
+    const RANGE: [i32; 2];
+}
+
+impl RequantOut for i8 {
+    const OP: &'static str = "requantize_i8";
+    const RANGE: [i32; 2] = I8;
+}
+
+impl RequantOut for u8 {
+    const OP: &'static str = "requantize_i8_u8";
+    const RANGE: [i32; 2] = [0, 255];
+}
 
 /// Checks an input zero point against the int8 range.
 fn check_zero_point(op: &'static str, zp: i32) -> Result<(), Error> {
@@ -258,31 +187,93 @@ impl Int8Weights<'_> {
     }
 }
 
-/// The checks of a layer over a window ([`ConvGeometry::check`]): `[in, out, filter]`
-/// channels, `filter` being the filter values per tap and output channel (`in` for a conv,
-/// 1 for a depthwise one).
-fn check_window(
+/// The lengths `(H*W*C, OH*OW*c_out)` of a window layer `op` with `c_out` output channels
+/// (`None`: they overflow), after the window's own checks: every size, stride and dilation
+/// at least 1 and every position in range ([`Window2d::is_valid`]).
+fn window_lengths(
     op: &'static str,
-    g: &Window2dI8,
-    [c_in, c_out, filter]: [usize; 3],
-    x_len: usize,
-    q: &LayerQuant<'_>,
-    y_len: usize,
-) -> Result<WindowOut, Error> {
-    if c_in == 0 || c_out == 0 {
+    g: &Window2d,
+    c_out: Option<usize>,
+) -> Result<(usize, usize), Error> {
+    let Some(c_out) = c_out else {
+        return Err(geometry(op, "output channels overflow usize"));
+    };
+    if g.channels == 0 || c_out == 0 {
         return Err(geometry(op, "channel counts (and the depth multiplier) must be >= 1"));
     }
-    let win = g.resolve(op)?;
-    let plane = |h: usize, w: usize, c: usize| h.checked_mul(w)?.checked_mul(c);
-    length("input", plane(g.height, g.width, c_in), x_len)?;
-    let Some(taps) = plane(g.kernel_h, g.kernel_w, filter) else {
-        return Err(Error::BadShape { reason: "filter size overflows usize" });
-    };
-    q.weights.check(op, c_out, taps)?;
-    length("output", plane(win.out_h, win.out_w, c_out), y_len)?;
-    check_zero_point(op, q.x_zp)?;
-    q.out.check(op, I8)?;
-    Ok(win)
+    if !g.is_valid() {
+        return Err(geometry(op, "window sizes, strides and dilations must be >= 1"));
+    }
+    Ok((volume([g.height, g.width, g.channels])?, volume([g.out_height, g.out_width, c_out])?))
+}
+
+/// The product of `sizes`.
+///
+/// # Errors
+/// [`Error::BadShape`] on overflow.
+pub(crate) fn volume<const N: usize>(sizes: [usize; N]) -> Result<usize, Error> {
+    let overflow = Error::BadShape { reason: "size overflows usize" };
+    sizes.into_iter().try_fold(1usize, |a, b| a.checked_mul(b)).ok_or(overflow)
+}
+
+/// A layer geometry of the int8 kernels ([`ConvGeometry`], [`DepthwiseGeometry`],
+/// [`FcGeometry`]): its lengths and filter shape, its full check, and the [`Int8Kernels`]
+/// hook that runs it ([`Int8Kernels::layer_i8`] is the checked entry point of all three).
+pub trait Int8Geometry: Copy {
+    /// The operator's name in errors.
+    const OP: &'static str;
+
+    /// Input and output values `(x_len, y_len)`: `H*W*Cin` and `OH*OW*Cout` for the
+    /// window layers, `rows*in` and `rows*out` for fully connected.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] (`Geometry`) for zero channels or features, or an invalid window;
+    /// [`Error::BadShape`] when a length overflows.
+    fn lengths(&self) -> Result<(usize, usize), Error>;
+
+    /// The filter as `[output channels, values per output channel]`: `[Cout, KH*KW*Cin]`
+    /// for conv2d, `[Cout, KH*KW]` for depthwise (stored `KH*KW*Cout`, module docs),
+    /// `[out, in]` for fully connected.
+    ///
+    /// # Errors
+    /// As [`lengths`](Self::lengths).
+    fn filter_shape(&self) -> Result<[usize; 2], Error>;
+
+    /// Checks the geometry, then the input length `x_len`, the weights of `q`, the output
+    /// length `y_len`, the input zero point and the output stage, in that order.
+    ///
+    /// # Errors
+    /// [`lengths`](Self::lengths)'; [`Error::Length`] for a wrong length (input, filter,
+    /// bias `Cout`, multipliers 1 or `Cout`, output); [`Error::Shape`] for a bad
+    /// multiplier, zero point or output stage.
+    fn check(&self, x_len: usize, q: &LayerQuant<'_>, y_len: usize) -> Result<(), Error> {
+        let (x, y) = self.lengths()?;
+        let [channels, per_channel] = self.filter_shape()?;
+        length("input", Some(x), x_len)?;
+        q.weights.check(Self::OP, channels, per_channel)?;
+        length("output", Some(y), y_len)?;
+        check_zero_point(Self::OP, q.x_zp)?;
+        q.out.check(Self::OP, I8)
+    }
+
+    /// [`check`](Self::check)s `x`, `q` and `y`, then runs `layer` on them: the checked
+    /// entry of every layer kernel.
+    ///
+    /// # Errors
+    /// [`check`](Self::check)'s; nothing is written then.
+    fn check_then(
+        &self,
+        (x, q, y): (&[i8], LayerQuant<'_>, &mut [i8]),
+        layer: impl FnOnce(&Self, &[i8], LayerQuant<'_>, &mut [i8]),
+    ) -> Result<(), Error> {
+        self.check(x.len(), &q, y.len())?;
+        layer(self, x, q, y);
+        Ok(())
+    }
+
+    /// Runs backend `B`'s hook for this layer (`*_checked`); only with arguments that
+    /// passed [`check`](Self::check).
+    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
 }
 
 /// What a conv, depthwise or fully connected kernel takes besides its input and output
@@ -297,60 +288,22 @@ pub struct LayerQuant<'a> {
     pub out: OutputStage,
 }
 
-/// The geometry of an int8 conv2d (NHWC, batch 1; layouts in the module docs).
+/// The geometry of an int8 conv2d (NHWC, batch 1; layouts in the module docs): input
+/// channels `Cin` are the window's `channels`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConvGeometry {
-    /// The spatial window.
-    pub window: Window2dI8,
-    /// Input channels `Cin` (`>= 1`).
-    pub in_channels: usize,
+    /// The spatial window and the input channels `Cin` (`>= 1`).
+    pub window: Window2d,
     /// Output channels `Cout` (`>= 1`).
     pub out_channels: usize,
 }
 
-impl ConvGeometry {
-    /// Checks the geometry and the lengths of input (`x_len`) and output (`y_len`) and the
-    /// weights against it; returns the resolved window.
-    ///
-    /// # Errors
-    /// [`Error::Shape`] for a bad window, zero channels, a bad multiplier, zero point or
-    /// output stage; [`Error::Length`] for a wrong length (input `H*W*Cin`,
-    /// filter `Cout*KH*KW*Cin`, bias `Cout`, multipliers 1 or `Cout`, output
-    /// `OH*OW*Cout`).
-    pub fn check(
-        &self,
-        x_len: usize,
-        q: &LayerQuant<'_>,
-        y_len: usize,
-    ) -> Result<WindowOut, Error> {
-        let channels = [self.in_channels, self.out_channels, self.in_channels];
-        check_window("conv2d_i8", &self.window, channels, x_len, q, y_len)
-    }
-
-    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
-    ///
-    /// # Errors
-    /// As [`check`](Self::check).
-    fn checked(&self, x: &[i8], q: &LayerQuant<'_>, y: &[i8]) -> Result<CheckedConv<'_>, Error> {
-        Ok((self, self.check(x.len(), q, y.len())?))
-    }
-}
-
-/// A conv2d geometry that passed [`ConvGeometry::check`], with the window it resolved (the
-/// argument of [`Int8Kernels::conv2d_i8_checked`]).
-pub type CheckedConv<'a> = (&'a ConvGeometry, WindowOut);
-
-/// A depthwise geometry that passed [`DepthwiseGeometry::check`], with the window it resolved
-/// (the argument of [`Int8Kernels::depthwise_conv2d_i8_checked`]).
-pub type CheckedDepthwise<'a> = (&'a DepthwiseGeometry, WindowOut);
-
-/// The geometry of an int8 depthwise conv2d (NHWC, batch 1; layouts in the module docs).
+/// The geometry of an int8 depthwise conv2d (NHWC, batch 1; layouts in the module docs):
+/// input channels `C` are the window's `channels`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DepthwiseGeometry {
-    /// The spatial window.
-    pub window: Window2dI8,
-    /// Input channels `C` (`>= 1`).
-    pub channels: usize,
+    /// The spatial window and the input channels `C` (`>= 1`).
+    pub window: Window2d,
     /// Output channels per input channel (`>= 1`); `Cout = C * depth_multiplier`.
     pub depth_multiplier: usize,
 }
@@ -358,38 +311,42 @@ pub struct DepthwiseGeometry {
 impl DepthwiseGeometry {
     /// Output channels `C * depth_multiplier` (`None` on overflow).
     pub fn out_channels(&self) -> Option<usize> {
-        self.channels.checked_mul(self.depth_multiplier)
+        self.window.channels.checked_mul(self.depth_multiplier)
+    }
+}
+
+impl Int8Geometry for ConvGeometry {
+    const OP: &'static str = "conv2d_i8";
+
+    fn lengths(&self) -> Result<(usize, usize), Error> {
+        window_lengths(Self::OP, &self.window, Some(self.out_channels))
     }
 
-    /// Checks as [`ConvGeometry::check`] does: input `H*W*C`, filter `KH*KW*Cout`, bias and
-    /// multipliers `Cout` (or one multiplier), output `OH*OW*Cout`.
-    ///
-    /// # Errors
-    /// As [`ConvGeometry::check`].
-    pub fn check(
-        &self,
-        x_len: usize,
-        q: &LayerQuant<'_>,
-        y_len: usize,
-    ) -> Result<WindowOut, Error> {
-        const OP: &str = "depthwise_conv2d_i8";
-        let Some(c_out) = self.out_channels() else {
-            return Err(geometry(OP, "output channels overflow usize"));
-        };
-        check_window(OP, &self.window, [self.channels, c_out, 1], x_len, q, y_len)
+    fn filter_shape(&self) -> Result<[usize; 2], Error> {
+        let g = &self.window;
+        Ok([self.out_channels, volume([g.kernel_h, g.kernel_w, g.channels])?])
     }
 
-    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
-    ///
-    /// # Errors
-    /// As [`check`](Self::check).
-    fn checked(
-        &self,
-        x: &[i8],
-        q: &LayerQuant<'_>,
-        y: &[i8],
-    ) -> Result<CheckedDepthwise<'_>, Error> {
-        Ok((self, self.check(x.len(), q, y.len())?))
+    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        B::conv2d_i8_checked(self, x, q, y);
+    }
+}
+
+impl Int8Geometry for DepthwiseGeometry {
+    const OP: &'static str = "depthwise_conv2d_i8";
+
+    fn lengths(&self) -> Result<(usize, usize), Error> {
+        window_lengths(Self::OP, &self.window, self.out_channels())
+    }
+
+    fn filter_shape(&self) -> Result<[usize; 2], Error> {
+        let c_out =
+            self.out_channels().ok_or(Error::BadShape { reason: "size overflows usize" })?;
+        Ok([c_out, volume([self.window.kernel_h, self.window.kernel_w])?])
+    }
+
+    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        B::depthwise_conv2d_i8_checked(self, x, q, y);
     }
 }
 
@@ -404,30 +361,22 @@ pub struct FcGeometry {
     pub out_features: usize,
 }
 
-impl FcGeometry {
-    /// Checks lengths: input `rows*in`, filter `out*in`, bias `out`, multipliers 1 or `out`,
-    /// output `rows*out`.
-    ///
-    /// # Errors
-    /// As [`ConvGeometry::check`].
-    pub fn check(&self, x_len: usize, q: &LayerQuant<'_>, y_len: usize) -> Result<(), Error> {
-        const OP: &str = "fully_connected_i8";
+impl Int8Geometry for FcGeometry {
+    const OP: &'static str = "fully_connected_i8";
+
+    fn lengths(&self) -> Result<(usize, usize), Error> {
         if self.rows == 0 || self.in_features == 0 || self.out_features == 0 {
-            return Err(geometry(OP, "rows and features must be >= 1"));
+            return Err(geometry(Self::OP, "rows and features must be >= 1"));
         }
-        length("input", self.rows.checked_mul(self.in_features), x_len)?;
-        q.weights.check(OP, self.out_features, self.in_features)?;
-        length("output", self.rows.checked_mul(self.out_features), y_len)?;
-        check_zero_point(OP, q.x_zp)?;
-        q.out.check(OP, I8)
+        Ok((volume([self.rows, self.in_features])?, volume([self.rows, self.out_features])?))
     }
 
-    /// [`check`](Self::check) against slices `x` and `y`; returns the hook's argument.
-    ///
-    /// # Errors
-    /// As [`check`](Self::check).
-    fn checked(&self, x: &[i8], q: &LayerQuant<'_>, y: &[i8]) -> Result<&Self, Error> {
-        self.check(x.len(), q, y.len()).map(|()| self)
+    fn filter_shape(&self) -> Result<[usize; 2], Error> {
+        Ok([self.out_features, self.in_features])
+    }
+
+    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        B::fully_connected_i8_checked(self, x, q, y);
     }
 }
 
@@ -457,47 +406,42 @@ fn same_len(x: usize, y: usize) -> Result<(), Error> {
 
 /// The int8-activation kernels (TFLite's integer arithmetic; module docs).
 ///
-/// The entry points check the geometry and every length and return an error instead of
-/// panicking, then call their hook (`*_checked`), whose default body is the portable
+/// The entry points ([`layer_i8`](Self::layer_i8) and the elementwise ones) check the
+/// geometry and every length and return an error instead of panicking; the layers' then
+/// call their hook (`*_checked`), whose default body is the portable
 /// implementation; a backend overrides hooks only. A hook is called only with checked
 /// arguments; an override may rely on that for its results but must stay memory-safe.
 pub trait Int8Kernels: BackendType {
-    /// conv2d: `y[oy, ox, oc] = stage(bias[oc] + sum_{ky, kx, ic} (x[iy, ix, ic] - x_zp) *
-    /// w[oc, ky, kx, ic])` over the taps inside the image, `iy = oy * stride_h - pad_top +
-    /// ky * dilation_h` (and the same for columns), `stage` the output stage with channel
-    /// `oc`'s multiplier (TFLite `reference_integer_ops::ConvPerChannel`).
+    /// A conv2d, depthwise conv2d or fully connected layer of geometry `g` (the formulas
+    /// are the hooks'): checks `g` against `x`, `q` and `y` ([`Int8Geometry::check`]), then
+    /// runs the layer's hook.
     ///
     /// # Errors
-    /// [`ConvGeometry::check`]'s; nothing is written then.
-    fn conv2d_i8(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) -> Result<(), Error> {
-        Self::conv2d_i8_checked(g.checked(x, &q, y)?, x, q, y);
-        Ok(())
-    }
-
-    /// The hook of [`conv2d_i8`](Self::conv2d_i8) (checked arguments).
-    fn conv2d_i8_checked(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::conv2d(g, x, q, y);
-    }
-
-    /// Depthwise conv2d: `y[oy, ox, c * dm + m] = stage(bias + sum_{ky, kx} (x[iy, ix, c] -
-    /// x_zp) * w[ky, kx, c * dm + m])`, taps as in [`conv2d_i8`](Self::conv2d_i8) (TFLite
-    /// `reference_integer_ops::DepthwiseConvPerChannel`).
-    ///
-    /// # Errors
-    /// [`DepthwiseGeometry::check`]'s; nothing is written then.
-    fn depthwise_conv2d_i8(
-        g: &DepthwiseGeometry,
+    /// [`Int8Geometry::check`]'s; nothing is written then.
+    fn layer_i8<G: Int8Geometry>(
+        g: &G,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        Self::depthwise_conv2d_i8_checked(g.checked(x, &q, y)?, x, q, y);
-        Ok(())
+        g.check_then((x, q, y), G::run_checked::<Self>)
     }
 
-    /// The hook of [`depthwise_conv2d_i8`](Self::depthwise_conv2d_i8) (checked arguments).
+    /// conv2d, the hook of [`layer_i8`](Self::layer_i8) for a [`ConvGeometry`] (checked
+    /// arguments): `y[oy, ox, oc] = stage(bias[oc] + sum_{ky, kx, ic} (x[iy, ix, ic] -
+    /// x_zp) * w[oc, ky, kx, ic])` over the taps inside the image, `iy = oy * stride_h -
+    /// pad_top + ky * dilation_h` (and the same for columns), `stage` the output stage with
+    /// channel `oc`'s multiplier (TFLite `reference_integer_ops::ConvPerChannel`).
+    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        portable::conv2d(g, x, q, y);
+    }
+
+    /// Depthwise conv2d, the hook for a [`DepthwiseGeometry`] (checked arguments):
+    /// `y[oy, ox, c * dm + m] = stage(bias + sum_{ky, kx} (x[iy, ix, c] - x_zp) * w[ky, kx,
+    /// c * dm + m])`, taps as in [`conv2d_i8_checked`](Self::conv2d_i8_checked) (TFLite
+    /// `reference_integer_ops::DepthwiseConvPerChannel`).
     fn depthwise_conv2d_i8_checked(
-        g: CheckedDepthwise<'_>,
+        g: &DepthwiseGeometry,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
@@ -505,22 +449,9 @@ pub trait Int8Kernels: BackendType {
         portable::depthwise(g, x, q, y);
     }
 
-    /// Fully connected: `y[r, j] = stage(bias[j] + sum_k (x[r, k] - x_zp) * w[j, k])`
-    /// (TFLite `reference_integer_ops::FullyConnected`, filter zero point 0).
-    ///
-    /// # Errors
-    /// [`FcGeometry::check`]'s; nothing is written then.
-    fn fully_connected_i8(
-        g: &FcGeometry,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        y: &mut [i8],
-    ) -> Result<(), Error> {
-        Self::fully_connected_i8_checked(g.checked(x, &q, y)?, x, q, y);
-        Ok(())
-    }
-
-    /// The hook of [`fully_connected_i8`](Self::fully_connected_i8) (checked arguments).
+    /// Fully connected, the hook for an [`FcGeometry`] (checked arguments): `y[r, j] =
+    /// stage(bias[j] + sum_k (x[r, k] - x_zp) * w[j, k])` (TFLite
+    /// `reference_integer_ops::FullyConnected`, filter zero point 0).
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         portable::fully_connected(g, x, q, y);
     }
@@ -539,37 +470,22 @@ pub trait Int8Kernels: BackendType {
         Ok(())
     }
 
-    /// QUANTIZE between int8 tensors: `y = stage(x - x_zp)` with multiplier `m` (TFLite
-    /// `Requantize`; the usual `m` is `QuantizedMultiplier::from_real(x_scale / y_scale)`).
+    /// QUANTIZE from int8 to `T` (int8 or uint8, [`RequantOut`]): `y = stage(x - x_zp)`
+    /// with multiplier `m`, the output stage in `T`'s range (TFLite `Requantize`; the usual
+    /// `m` is `QuantizedMultiplier::from_real(x_scale / y_scale)`; to uint8 with equal
+    /// scales, `m = {2^30, 1}` and zero point `x_zp + 128` give `x + 128`).
     ///
     /// # Errors
     /// [`Error::Length`] for unequal lengths; [`Error::Shape`] for a bad zero point,
     /// multiplier or stage.
-    fn requantize_i8(
+    fn requantize_i8<T: RequantOut>(
         x: &[i8],
         x_zp: i32,
         m: QuantizedMultiplier,
         out: OutputStage,
-        y: &mut [i8],
+        y: &mut [T],
     ) -> Result<(), Error> {
-        let stage = check_requantize("requantize_i8", (x.len(), y.len()), x_zp, m, &out, I8)?;
-        portable::requantize(x, x_zp, stage, out.rounding, y);
-        Ok(())
-    }
-
-    /// QUANTIZE int8 to uint8: as [`requantize_i8`](Self::requantize_i8), the output stage
-    /// in `[0, 255]` (with equal scales, `m = {2^30, 1}` and zero point `x_zp + 128`: `x + 128`).
-    ///
-    /// # Errors
-    /// As [`requantize_i8`](Self::requantize_i8).
-    fn requantize_i8_u8(
-        x: &[i8],
-        x_zp: i32,
-        m: QuantizedMultiplier,
-        out: OutputStage,
-        y: &mut [u8],
-    ) -> Result<(), Error> {
-        let stage = check_requantize("requantize_i8_u8", (x.len(), y.len()), x_zp, m, &out, U8)?;
+        let stage = check_requantize(T::OP, (x.len(), y.len()), x_zp, m, &out, T::RANGE)?;
         portable::requantize(x, x_zp, stage, out.rounding, y);
         Ok(())
     }

@@ -31,8 +31,8 @@
 
 use super::portable::{self, finish, pixels, DW_BLOCK};
 use super::{
-    CheckedConv, CheckedDepthwise, ConvGeometry, FcGeometry, Int8Kernels, Int8Weights, LayerQuant,
-    OutputStage, Rounding, ROUNDING_BLOCK,
+    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, Int8Weights,
+    LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
 };
 use crate::error::Error;
 use crate::kernels::{cpu, Neon};
@@ -71,51 +71,53 @@ impl DotPath {
     }
 }
 
-/// [`Int8Kernels::fully_connected_i8`] for [`Neon`] on a chosen [`DotPath`] (tests and
-/// measurements force the widening path with it); `Sdot` on a CPU without FEAT_DotProd runs
-/// `Widening`.
-///
-/// # Errors
-/// As [`Int8Kernels::fully_connected_i8`].
-pub fn fully_connected_i8_on(
-    path: DotPath,
-    g: &FcGeometry,
-    x: &[i8],
-    q: LayerQuant<'_>,
-    y: &mut [i8],
-) -> Result<(), Error> {
-    fully_connected(path.usable(), g.checked(x, &q, y)?, x, q, y);
-    Ok(())
+/// A layer whose NEON kernel forms its dot products on a [`DotPath`]: [`ConvGeometry`] and
+/// [`FcGeometry`].
+pub trait DotLayer: Int8Geometry {
+    /// Runs the layer's NEON kernel on `path` (arguments that passed
+    /// [`Int8Geometry::check`]; `Sdot` only where the CPU has FEAT_DotProd).
+    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
 }
 
-/// [`Int8Kernels::conv2d_i8`] for [`Neon`] on a chosen [`DotPath`], as
-/// [`fully_connected_i8_on`].
+impl DotLayer for ConvGeometry {
+    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        conv2d(path, self, x, q, y);
+    }
+}
+
+impl DotLayer for FcGeometry {
+    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        fully_connected(path, self, x, q, y);
+    }
+}
+
+/// [`Int8Kernels::layer_i8`] for [`Neon`] on a chosen [`DotPath`] (tests and measurements
+/// force the widening path with it); `Sdot` on a CPU without FEAT_DotProd runs `Widening`.
 ///
 /// # Errors
-/// As [`Int8Kernels::conv2d_i8`].
-pub fn conv2d_i8_on(
+/// As [`Int8Kernels::layer_i8`].
+pub fn layer_i8_on<G: DotLayer>(
     path: DotPath,
-    g: &ConvGeometry,
+    g: &G,
     x: &[i8],
     q: LayerQuant<'_>,
     y: &mut [i8],
 ) -> Result<(), Error> {
-    conv2d(path.usable(), g.checked(x, &q, y)?, x, q, y);
-    Ok(())
+    g.check_then((x, q, y), |g, x, q, y| g.run_on(path.usable(), x, q, y))
 }
 
 impl Int8Kernels for Neon {
-    fn conv2d_i8_checked(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         conv2d(DotPath::detect(), g, x, q, y);
     }
 
     fn depthwise_conv2d_i8_checked(
-        g: CheckedDepthwise<'_>,
+        g: &DepthwiseGeometry,
         x: &[i8],
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) {
-        if g.0.depth_multiplier == 1 {
+        if g.depth_multiplier == 1 {
             depthwise(g, x, q, y);
         } else {
             portable::depthwise(g, x, q, y);
@@ -229,13 +231,13 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
 
 /// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): per pixel,
 /// channels in chunks of [`DW_BLOCK`], each tap walked once per chunk.
-fn depthwise((g, win): CheckedDepthwise<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let c = g.channels;
+fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    let c = g.window.channels;
     let body = c - c % ROUNDING_BLOCK;
     let LayerQuant { x_zp, weights: w, out } = q;
     // SAFETY: NEON is baseline on aarch64; `x_zp` is in the int8 range (checked).
     let zp = unsafe { vdup_n_s8(x_zp as i8) };
-    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(c)) {
+    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(c)) {
         for c0 in (0..c).step_by(DW_BLOCK) {
             let n = DW_BLOCK.min(c - c0);
             // The chunk's channels in whole blocks of 8 (c0 is a multiple of 8).
@@ -377,7 +379,7 @@ fn fully_connected(path: DotPath, g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y
 
 /// conv2d (checked arguments) on `path`: per output pixel and channel, one dot product per
 /// inside tap over the input channels.
-fn conv2d(path: DotPath, g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+fn conv2d(path: DotPath, g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
     portable::conv2d_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
 }

@@ -6,8 +6,8 @@
 //! Every i32 sum wraps (the exact result modulo 2^32, in any order).
 
 use super::{
-    AffineQuant, CheckedConv, CheckedDepthwise, FcGeometry, Int8Weights, LayerQuant, OutputStage,
-    Requant, Rounding, Window2dI8, WindowOut,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerQuant, OutputStage,
+    Requant, Rounding, Window2d,
 };
 use core::ops::Range;
 
@@ -53,7 +53,7 @@ pub(super) struct Pixel {
 impl Pixel {
     /// The inside taps as `(tap number ky * KW + kx, input pixel number iy * W + ix)`.
     #[inline]
-    pub(super) fn taps<'g>(&self, g: &'g Window2dI8) -> impl Iterator<Item = (usize, usize)> + 'g {
+    pub(super) fn taps<'g>(&self, g: &'g Window2d) -> impl Iterator<Item = (usize, usize)> + 'g {
         let (cols, x0, y0) = (self.cols.clone(), self.x0, self.y0);
         self.rows.clone().flat_map(move |ky| {
             let iy = (y0 + (ky * g.dilation_h) as isize) as usize;
@@ -69,7 +69,7 @@ impl Pixel {
     /// Calls `f(tap, input pixel)` for the inside taps in [`taps`](Self::taps)' order, as
     /// nested loops (cheaper per tap than the iterator).
     #[inline]
-    pub(super) fn for_each_tap(&self, g: &Window2dI8, mut f: impl FnMut(usize, usize)) {
+    pub(super) fn for_each_tap(&self, g: &Window2d, mut f: impl FnMut(usize, usize)) {
         for ky in self.rows.clone() {
             let iy = (self.y0 + (ky * g.dilation_h) as isize) as usize;
             for kx in self.cols.clone() {
@@ -80,12 +80,12 @@ impl Pixel {
     }
 }
 
-/// The output pixels of `win` in row-major order (pixel `oy * out_w + ox`).
-pub(super) fn pixels(g: &Window2dI8, win: WindowOut) -> impl Iterator<Item = Pixel> + '_ {
-    (0..win.out_h).flat_map(move |oy| {
-        let (rows, y0) = taps(oy, g.stride_h, win.pad_top, g.dilation_h, g.kernel_h, g.height);
-        (0..win.out_w).map(move |ox| {
-            let (cols, x0) = taps(ox, g.stride_w, win.pad_left, g.dilation_w, g.kernel_w, g.width);
+/// The output pixels of `g` in row-major order (pixel `oy * out_width + ox`).
+pub(super) fn pixels(g: &Window2d) -> impl Iterator<Item = Pixel> + '_ {
+    (0..g.out_height).flat_map(move |oy| {
+        let (rows, y0) = taps(oy, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h, g.height);
+        (0..g.out_width).map(move |ox| {
+            let (cols, x0) = taps(ox, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w, g.width);
             Pixel { rows: rows.clone(), y0, cols, x0 }
         })
     })
@@ -104,7 +104,7 @@ pub(super) fn finish(
 }
 
 /// The portable conv2d (checked arguments).
-pub(super) fn conv2d(g: CheckedConv<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+pub(super) fn conv2d(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     conv2d_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
 }
 
@@ -120,7 +120,7 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
 /// x_zp) * w` over one tap's input channels, `row(y, acc)` writes a pixel's outputs from
 /// their accumulators `acc(oc)` (bias plus every inside tap's `dot`).
 pub(super) fn conv2d_with(
-    (g, win): CheckedConv<'_>,
+    g: &ConvGeometry,
     x: &[i8],
     q: &LayerQuant<'_>,
     y: &mut [i8],
@@ -128,9 +128,9 @@ pub(super) fn conv2d_with(
     row: impl Fn(&mut [i8], &dyn Fn(usize) -> i32),
 ) {
     let w = &q.weights;
-    let (cin, cout) = (g.in_channels, g.out_channels);
+    let (cin, cout) = (g.window.channels, g.out_channels);
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
-    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
+    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(cout)) {
         row(y, &|oc| {
             let filter = &w.filter[oc * per_oc..][..per_oc];
             px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
@@ -142,11 +142,11 @@ pub(super) fn conv2d_with(
 
 /// The portable depthwise conv2d (checked arguments): per pixel, output channels in blocks
 /// of [`DW_BLOCK`], each tap's channels against the filter's row.
-pub(super) fn depthwise((g, win): CheckedDepthwise<'_>, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+pub(super) fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     let LayerQuant { x_zp, weights: w, out } = q;
-    let (c, dm) = (g.channels, g.depth_multiplier);
+    let (c, dm) = (g.window.channels, g.depth_multiplier);
     let cout = c * dm;
-    for (px, y) in pixels(&g.window, win).zip(y.chunks_exact_mut(cout)) {
+    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(cout)) {
         for c0 in (0..cout).step_by(DW_BLOCK) {
             let n = DW_BLOCK.min(cout - c0);
             let mut acc = [0i32; DW_BLOCK];
