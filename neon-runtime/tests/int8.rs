@@ -10,8 +10,8 @@
 
 use neon_runtime::kernels::int8::{
     rounding_divide_by_pot, srdhm, AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry,
-    Int8Kernels, Int8Weights, LayerQuant, OutputStage, Padding, QuantizedMultiplier, Requant,
-    Rounding, Window2d,
+    Int8Geometry, Int8Kernels, Int8Weights, LayerQuant, OutputStage, Padding, QuantizedMultiplier,
+    Requant, Rounding, Window2d,
 };
 use neon_runtime::ops::int8::{
     Conv2dI8, DepthwiseI8, DequantizeI8F32, FullyConnectedI8, Int8Params, LogisticI8,
@@ -345,6 +345,33 @@ fn ref_conv(
     y
 }
 
+/// One random conv2d or depthwise layer of geometry `g` over `window` (`dm`: a depthwise
+/// layer's depth multiplier) against [`ref_conv`] on backend `B`: random input, filter,
+/// bias (or none), multipliers, zero point and stage. Returns the outputs inside the
+/// activation range and all outputs.
+fn window_case<B: Int8Kernels, G: Int8Geometry + core::fmt::Debug>(
+    r: &mut SmallRng,
+    case: usize,
+    g: G,
+    (window, dm): (Window2d, Option<usize>),
+) -> (usize, usize) {
+    let (x_len, y_len) = g.lengths().unwrap();
+    let [cout, per_channel] = g.filter_shape().unwrap();
+    let x = codes(r, x_len);
+    let filter = codes(r, cout * per_channel);
+    let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
+    let bias = r.gen_bool(0.8).then_some(&bias[..]);
+    let mults = random_multipliers(r, cout, per_channel);
+    let (x_zp, out) = (r.gen_range(-128..=127), random_stage(r));
+    let sizes = (window.channels, cout, dm);
+    let want = ref_conv(&window, sizes, &x, x_zp, &filter, bias, &mults, &out);
+    let mut y = vec![0x55i8; y_len];
+    let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
+    B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+    assert_eq!(y, want, "case {case}: {g:?} {out:?}");
+    (inside(&out, &y), y.len())
+}
+
 fn conv2d_matches_reference<B: Int8Kernels>() {
     let mut r = SmallRng::seed_from_u64(10);
     let mut count = (0, 0);
@@ -352,18 +379,8 @@ fn conv2d_matches_reference<B: Int8Kernels>() {
         let (cin, cout) = (r.gen_range(1..=37), r.gen_range(1..=37));
         let window = random_window(&mut r, cin);
         let g = ConvGeometry { window, out_channels: cout };
-        let x = codes(&mut r, window.height * window.width * cin);
-        let filter = codes(&mut r, cout * window.kernel_h * window.kernel_w * cin);
-        let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
-        let bias = r.gen_bool(0.8).then_some(&bias[..]);
-        let mults = random_multipliers(&mut r, cout, window.kernel_h * window.kernel_w * cin);
-        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
-        let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, bias, &mults, &out);
-        let mut y = vec![0x55i8; want.len()];
-        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
-        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
-        count = (count.0 + inside(&out, &y), count.1 + y.len());
+        let (inside, all) = window_case::<B, _>(&mut r, case, g, (window, None));
+        count = (count.0 + inside, count.1 + all);
     }
     assert_mostly_inside(count.0, count.1);
 }
@@ -375,21 +392,9 @@ fn depthwise_matches_reference<B: Int8Kernels>() {
         let channels = if r.gen_bool(0.5) { r.gen_range(1..=37) } else { r.gen_range(60..=140) };
         let window = random_window(&mut r, channels);
         let dm = if r.gen_bool(0.7) { 1 } else { r.gen_range(2..=3) };
-        let cout = channels * dm;
         let g = DepthwiseGeometry { window, depth_multiplier: dm };
-        let x = codes(&mut r, window.height * window.width * channels);
-        let filter = codes(&mut r, window.kernel_h * window.kernel_w * cout);
-        let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
-        let bias = r.gen_bool(0.8).then_some(&bias[..]);
-        let mults = random_multipliers(&mut r, cout, window.kernel_h * window.kernel_w);
-        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
-        let want =
-            ref_conv(&window, (channels, cout, Some(dm)), &x, x_zp, &filter, bias, &mults, &out);
-        let mut y = vec![0x55i8; want.len()];
-        let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
-        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
-        assert_eq!(y, want, "case {case}: {g:?} {out:?}");
-        count = (count.0 + inside(&out, &y), count.1 + y.len());
+        let (inside, all) = window_case::<B, _>(&mut r, case, g, (window, Some(dm)));
+        count = (count.0 + inside, count.1 + all);
     }
     assert_mostly_inside(count.0, count.1);
 }

@@ -29,7 +29,7 @@
 //! for the fix-up gemmlowp's `fixedpoint_neon.h` (`RoundingDivideByPOT`), read for the
 //! arithmetic only.
 
-use super::portable::{self, finish, pixels, DW_BLOCK};
+use super::portable::{self, finish, pixels, DotPieces, DW_BLOCK};
 use super::{
     ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, Int8Weights,
     LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
@@ -79,15 +79,39 @@ pub trait DotLayer: Int8Geometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
 }
 
+/// conv2d: per output pixel and channel, one dot product per inside tap over the input
+/// channels.
 impl DotLayer for ConvGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        conv2d(path, self, x, q, y);
+        portable::conv2d_with(self, x, y, &Vector { path, q: &q });
     }
 }
 
+/// Fully connected: one dot product per input row and output feature.
 impl DotLayer for FcGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        fully_connected(path, self, x, q, y);
+        portable::fully_connected_with(self, x, y, &Vector { path, q: &q });
+    }
+}
+
+/// The NEON pieces of the conv2d and fully connected loops: [`dot`] on `path`, the output
+/// stage by [`finish_row`].
+struct Vector<'a, 'q> {
+    path: DotPath,
+    q: &'a LayerQuant<'q>,
+}
+
+impl DotPieces for Vector<'_, '_> {
+    fn quant(&self) -> &LayerQuant<'_> {
+        self.q
+    }
+
+    fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
+        dot(self.path, x, w, self.q.x_zp)
+    }
+
+    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+        finish_row(self.q, y, acc);
     }
 }
 
@@ -108,7 +132,7 @@ pub fn layer_i8_on<G: DotLayer>(
 
 impl Int8Kernels for Neon {
     fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        conv2d(DotPath::detect(), g, x, q, y);
+        g.run_on(DotPath::detect(), x, q, y);
     }
 
     fn depthwise_conv2d_i8_checked(
@@ -125,7 +149,7 @@ impl Int8Kernels for Neon {
     }
 
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        fully_connected(DotPath::detect(), g, x, q, y);
+        g.run_on(DotPath::detect(), x, q, y);
     }
 }
 
@@ -369,17 +393,4 @@ unsafe fn dot_sdot(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
         }
         vaddvq_s32(xw).wrapping_sub(x_zp.wrapping_mul(vaddvq_s32(ws)))
     }
-}
-
-/// The fully connected layer (checked arguments) on `path`.
-fn fully_connected(path: DotPath, g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
-    portable::fully_connected_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
-}
-
-/// conv2d (checked arguments) on `path`: per output pixel and channel, one dot product per
-/// inside tap over the input channels.
-fn conv2d(path: DotPath, g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let dot = |x: &[i8], w: &[i8]| dot(path, x, w, q.x_zp);
-    portable::conv2d_with(g, x, &q, y, dot, |y, acc| finish_row(&q, y, acc));
 }

@@ -103,38 +103,56 @@ pub(super) fn finish(
     out.requant(w.multiplier(c)).apply(acc, out.rounding.at(c, channels)) as i8
 }
 
-/// The portable conv2d (checked arguments).
-pub(super) fn conv2d(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    conv2d_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
+/// A backend's pieces of the conv2d and fully connected loops ([`conv2d_with`],
+/// [`fully_connected_with`]) for one layer's operands.
+pub(super) trait DotPieces {
+    /// The layer's input zero point, weights and output stage.
+    fn quant(&self) -> &LayerQuant<'_>;
+
+    /// `sum (x - x_zp) * w` over equal-length `x` and `w`, wrapping.
+    fn dot(&self, x: &[i8], w: &[i8]) -> i32;
+
+    /// Writes one output pixel or row, `y[j] = stage(acc(j))`.
+    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
 }
 
-/// The outputs of one pixel or row, `y[j] = stage(acc(j))`, one by one.
-fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
-    let n = y.len();
-    for (j, y) in y.iter_mut().enumerate() {
-        *y = finish(&q.out, &q.weights, (j, n), acc(j));
+/// The portable pieces: the scalar dot product, the output stage one value at a time.
+struct Scalar<'a, 'q>(&'a LayerQuant<'q>);
+
+impl DotPieces for Scalar<'_, '_> {
+    fn quant(&self) -> &LayerQuant<'_> {
+        self.0
+    }
+
+    fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
+        dot(x, w, self.0.x_zp)
+    }
+
+    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+        let n = y.len();
+        for (j, y) in y.iter_mut().enumerate() {
+            *y = finish(&self.0.out, &self.0.weights, (j, n), acc(j));
+        }
     }
 }
 
-/// conv2d's loops (checked arguments) over a backend's pieces: `dot(x, w)` is `sum (x -
-/// x_zp) * w` over one tap's input channels, `row(y, acc)` writes a pixel's outputs from
-/// their accumulators `acc(oc)` (bias plus every inside tap's `dot`).
-pub(super) fn conv2d_with(
-    g: &ConvGeometry,
-    x: &[i8],
-    q: &LayerQuant<'_>,
-    y: &mut [i8],
-    dot: impl Fn(&[i8], &[i8]) -> i32,
-    row: impl Fn(&mut [i8], &dyn Fn(usize) -> i32),
-) {
-    let w = &q.weights;
+/// The portable conv2d (checked arguments).
+pub(super) fn conv2d(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    conv2d_with(g, x, y, &Scalar(&q));
+}
+
+/// conv2d's loops (checked arguments) over a backend's pieces `p`: a pixel's outputs
+/// ([`DotPieces::row`]) from their accumulators `acc(oc)`, the bias plus one
+/// [`DotPieces::dot`] over the input channels per inside tap.
+pub(super) fn conv2d_with(g: &ConvGeometry, x: &[i8], y: &mut [i8], p: &impl DotPieces) {
+    let w = &p.quant().weights;
     let (cin, cout) = (g.window.channels, g.out_channels);
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
     for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(cout)) {
-        row(y, &|oc| {
+        p.row(y, &|oc| {
             let filter = &w.filter[oc * per_oc..][..per_oc];
             px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
-                acc.wrapping_add(dot(&x[i * cin..][..cin], &filter[t * cin..][..cin]))
+                acc.wrapping_add(p.dot(&x[i * cin..][..cin], &filter[t * cin..][..cin]))
             })
         });
     }
@@ -177,22 +195,16 @@ pub(super) fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &
 
 /// The portable fully connected layer (checked arguments).
 pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    fully_connected_with(g, x, &q, y, |x, w| dot(x, w, q.x_zp), |y, acc| finish_row(&q, y, acc));
+    fully_connected_with(g, x, y, &Scalar(&q));
 }
 
-/// The fully connected layer's loops (checked arguments) over a backend's pieces, as
-/// [`conv2d_with`]: `dot` over one input row, `row` writing one output row.
-pub(super) fn fully_connected_with(
-    g: &FcGeometry,
-    x: &[i8],
-    q: &LayerQuant<'_>,
-    y: &mut [i8],
-    dot: impl Fn(&[i8], &[i8]) -> i32,
-    row: impl Fn(&mut [i8], &dyn Fn(usize) -> i32),
-) {
-    let (w, k) = (&q.weights, g.in_features);
+/// The fully connected layer's loops (checked arguments) over a backend's pieces `p`, as
+/// [`conv2d_with`]: one dot product per input row and output feature, one
+/// [`DotPieces::row`] per output row.
+pub(super) fn fully_connected_with(g: &FcGeometry, x: &[i8], y: &mut [i8], p: &impl DotPieces) {
+    let (w, k) = (&p.quant().weights, g.in_features);
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
-        row(y, &|j| w.bias(j).wrapping_add(dot(x, &w.filter[j * k..][..k])));
+        p.row(y, &|j| w.bias(j).wrapping_add(p.dot(x, &w.filter[j * k..][..k])));
     }
 }
 
