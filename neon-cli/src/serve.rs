@@ -1,6 +1,7 @@
 //! `neon serve`: a Wyoming server for Home Assistant, a drop-in for wyoming-openwakeword
 //! (its options, model names and events; `neon_wyoming::wake` lists the behaviour
-//! and where it differs).
+//! and where it differs), or with `--engine micro` for wyoming-microwakeword
+//! (`neon_wyoming::micro`); `--engine openwakeword,micro` offers both in one wake program.
 //!
 //! With `--model-dir`, `transcribe` then audio is speech recognition (Moonshine base-en over
 //! the speech Silero VAD finds, streamed: `transcript-start`, `transcript-chunk`s,
@@ -23,7 +24,7 @@ use clap::Args;
 use neon_models::session::SessionOptions;
 use neon_wyoming::asr::{AsrConfig, AsrModels};
 use neon_wyoming::server::{log, Server};
-use neon_wyoming::wake::{TriggerOptions, WakeModels};
+use neon_wyoming::wake::{Engines, TriggerOptions, WakeModels};
 
 use crate::ranges::check_in;
 use crate::ranges::Interval::Inclusive;
@@ -33,14 +34,27 @@ pub struct ServeArgs {
     /// Where to listen: `tcp://HOST:PORT`, `unix://PATH` or `stdio://`.
     #[arg(long, default_value = "stdio://")]
     uri: String,
-    /// A directory of wake-word models trained with openWakeWord (`.tflite`, `.onnx`), offered
-    /// besides the built-in ones. Repeatable.
+    /// The wake-word engines: `openwakeword` (default), `micro` (microWakeWord, as
+    /// wyoming-microwakeword), or both (`openwakeword,micro`, or the flag twice: one wake
+    /// program, the microWakeWord models named `micro:NAME`).
+    #[arg(
+        long,
+        value_name = "ENGINE",
+        value_delimiter = ',',
+        default_value = "openwakeword",
+        value_parser = ["openwakeword", "micro"]
+    )]
+    engine: Vec<String>,
+    /// A directory of custom wake-word models, offered besides the built-in ones: openWakeWord
+    /// models (`.tflite`, `.onnx`) and microWakeWord models (each `*.json` of type `micro`
+    /// with the `.tflite` it names), for the engines that run. Repeatable.
     #[arg(long = "custom-model-dir", value_name = "DIR")]
     custom_model_dirs: Vec<PathBuf>,
-    /// A detection needs a score strictly above this (0 to 1).
+    /// openWakeWord: a detection needs a score strictly above this (0 to 1). (microWakeWord
+    /// models use their JSON's `probability_cutoff`.)
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     threshold: f32,
-    /// Scores above the threshold needed before a detection (since audio-start).
+    /// openWakeWord: scores above the threshold needed before a detection (since audio-start).
     #[arg(long = "trigger-level", default_value_t = 1)]
     trigger_level: u32,
     /// Seconds of audio a model stays silent after a detection.
@@ -165,8 +179,13 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         trigger_level: args.trigger_level,
         refractory_seconds: args.refractory_seconds,
     };
+    let engines = Engines {
+        openwakeword: args.engine.iter().any(|e| e == "openwakeword"),
+        micro: args.engine.iter().any(|e| e == "micro"),
+    };
     let models = Arc::new(WakeModels::load(
         &args.custom_model_dirs,
+        engines,
         options,
         SessionOptions::default(),
         env!("CARGO_PKG_VERSION"),
@@ -174,7 +193,7 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
     for w in models.warnings() {
         log(&format!("warning: {w}"));
     }
-    if models.models().is_empty() {
+    if models.names().is_empty() {
         return Err(
             "no wake-word models: this build has no built-in ones; pass --custom-model-dir DIR"
                 .into(),
@@ -210,8 +229,7 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         }
     };
     if args.debug {
-        let names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
-        log(&format!("models: {}", names.join(", ")));
+        log(&format!("models: {}", models.names().join(", ")));
     }
     let server = Server {
         wake: models,

@@ -3,12 +3,13 @@
 //! each clip wakes its own model when all are named in `detect`, a clip without a wake word
 //! gives `not-detected` after `audio-stop`, other audio formats detect alike, malformed
 //! clients get an error event and the others are unaffected, and closing stdin ends the
-//! server with status 0.
+//! server with status 0. `micro_serve`: the same for `--engine micro` (microWakeWord).
 //!
 //! Host only (the test starts the host `neon` binary).
 #![cfg(not(target_arch = "aarch64"))]
 
 mod common;
+mod micro_serve;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

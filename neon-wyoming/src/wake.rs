@@ -28,6 +28,12 @@
 //!   began at `transcribe`), and a second `transcribe` ends the first as `audio-stop`
 //!   would before beginning the next.
 //! - Other event types are ignored (forward compatibility).
+//!
+//! The engines ([`Engines`], `--engine`): openWakeWord alone as above (the default);
+//! microWakeWord alone ([`super::micro`], wyoming-microwakeword's behaviour: `audio-start`
+//! runs the selection of the last `detect`, or `okay_nabu`); or both in one wake program,
+//! the microWakeWord models named `micro:NAME`, a `detect` selecting from both (none known:
+//! openWakeWord's `okay_nabu`), each engine scoring the same converted audio.
 
 use std::sync::Arc;
 
@@ -37,6 +43,8 @@ use super::asr::request::AsrRequest;
 use super::asr::AsrModels;
 use super::audio::{ChunkConverter, Format, Sink};
 use super::event::Event;
+use super::micro::{self, MicroModels, MicroStream};
+use super::server::log;
 use neon_models::openwakeword::builtin;
 use neon_models::openwakeword::custom;
 use neon_models::openwakeword::detector::WakeWord;
@@ -88,14 +96,39 @@ impl TriggerOptions {
     /// The trigger of each model: wyoming-openwakeword's counted rule
     /// ([`Rule::Counted`]) with the refractory period in samples of 16 kHz audio.
     pub fn trigger(&self) -> Trigger {
-        let refractory = (f64::from(self.refractory_seconds) * RATE as f64).round() as u64;
-        Trigger::with_rule(self.threshold, refractory, Rule::Counted { level: self.trigger_level })
+        let level = self.trigger_level;
+        Trigger::with_rule(self.threshold, self.refractory_samples(), Rule::Counted { level })
     }
+
+    /// The refractory period in samples of 16 kHz audio.
+    pub fn refractory_samples(&self) -> u64 {
+        (f64::from(self.refractory_seconds) * RATE as f64).round() as u64
+    }
+}
+
+/// The wake-word engines a server runs (`--engine`): at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Engines {
+    /// openWakeWord (the default): the built-in heads and `.tflite`/`.onnx` custom models.
+    pub openwakeword: bool,
+    /// microWakeWord ([`super::micro`]): the official models and `"micro"` JSON custom models.
+    pub micro: bool,
+}
+
+impl Engines {
+    /// openWakeWord alone (the default).
+    pub const OPENWAKEWORD: Engines = Engines { openwakeword: true, micro: false };
+    /// microWakeWord alone.
+    pub const MICRO: Engines = Engines { openwakeword: false, micro: true };
 }
 
 /// Every model a server offers, and its settings; shared by all sessions.
 pub struct WakeModels {
+    /// The openWakeWord models (none when that engine is off).
     models: Vec<Offered>,
+    /// The microWakeWord engine, when on.
+    micro: Option<MicroModels>,
+    engines: Engines,
     warnings: Vec<String>,
     options: TriggerOptions,
     session: SessionOptions,
@@ -103,30 +136,43 @@ pub struct WakeModels {
 }
 
 impl WakeModels {
-    /// The built-in heads (if this build has them) and every model of `custom_dirs`
-    /// (`.tflite` and `.onnx`; a file that cannot be read or loaded is skipped with a
-    /// warning). Of two custom files with one name the first is kept, as the
-    /// peer keeps the first, with a warning ([`WakeModels::warnings`]); a custom model of a
-    /// built-in's name replaces the built-in (the peer's lookup order makes it win in
-    /// `detect`; `info` lists the name once), also with a warning.
+    /// The models of `engines`. openWakeWord: the built-in heads (if this build has them)
+    /// and every model of `custom_dirs` (`.tflite` and `.onnx`; a file that cannot be read
+    /// or loaded is skipped with a warning). Of two custom files with one name the first is
+    /// kept, as the peer keeps the first, with a warning ([`WakeModels::warnings`]); a custom
+    /// model of a built-in's name replaces the built-in (the peer's lookup order makes it win
+    /// in `detect`; `info` lists the name once), also with a warning. microWakeWord:
+    /// [`MicroModels::load`]; with both engines, the `.tflite` files that microWakeWord JSON
+    /// files name are left out of the openWakeWord scan.
     ///
     /// # Errors
-    /// A one-line message when a directory cannot be read.
+    /// A one-line message when a directory cannot be read, or [`MicroModels::load`]'s.
     pub fn load(
         custom_dirs: &[std::path::PathBuf],
+        engines: Engines,
         options: TriggerOptions,
         session: SessionOptions,
         version: &str,
     ) -> Result<Self, String> {
+        let dual = engines.openwakeword && engines.micro;
+        let micro = if engines.micro {
+            Some(MicroModels::load(custom_dirs, options.refractory_samples(), dual)?)
+        } else {
+            None
+        };
+        let mut warnings = micro.as_ref().map(|m| m.warnings().to_vec()).unwrap_or_default();
         let mut models: Vec<Offered> = Vec::new();
-        let mut warnings = Vec::new();
-        for (head, _) in builtin::HEADS {
+        let heads = if engines.openwakeword { &builtin::HEADS[..] } else { &[] };
+        for (head, _) in heads {
             let word = builtin::wake_word(head).map_err(|e| e.to_string())?;
             models.push(Offered { name: builtin_name(head), builtin: true, word });
         }
-        for dir in custom_dirs {
+        for dir in custom_dirs.iter().filter(|_| engines.openwakeword) {
             let mut words = Vec::new();
             for path in custom::names::scan_dir(dir).map_err(|e| e.to_string())? {
+                if micro.as_ref().is_some_and(|m| m.claims(&path)) {
+                    continue;
+                }
                 // One bad file must not keep the server from starting (a restart loop
                 // under systemd): it is skipped with a warning.
                 match custom::wake_word_from_file(&path) {
@@ -153,7 +199,24 @@ impl WakeModels {
                 models.push(Offered { name, builtin: false, word });
             }
         }
-        Ok(WakeModels { models, warnings, options, session, version: version.into() })
+        if let Some(m) = micro.as_ref().filter(|_| dual) {
+            if let Some(clash) = m.models().iter().find(|c| models.iter().any(|o| o.name == c.name))
+            {
+                return Err(format!(
+                    "the name `{}` is offered by both engines: rename the openWakeWord model",
+                    clash.name
+                ));
+            }
+        }
+        Ok(WakeModels {
+            models,
+            micro,
+            engines,
+            warnings,
+            options,
+            session,
+            version: version.into(),
+        })
     }
 
     /// What [`WakeModels::load`] skipped or replaced, one line each (for the server's log).
@@ -161,9 +224,25 @@ impl WakeModels {
         &self.warnings
     }
 
-    /// The offered models, built-ins first.
+    /// The offered openWakeWord models, built-ins first.
     pub fn models(&self) -> &[Offered] {
         &self.models
+    }
+
+    /// The microWakeWord engine, when on.
+    pub fn micro(&self) -> Option<&MicroModels> {
+        self.micro.as_ref()
+    }
+
+    /// The engines this server runs.
+    pub fn engines(&self) -> Engines {
+        self.engines
+    }
+
+    /// Every offered name: openWakeWord's, then microWakeWord's.
+    pub fn names(&self) -> Vec<&str> {
+        let micro = self.micro.iter().flat_map(|m| m.models());
+        self.models.iter().map(|m| m.name.as_str()).chain(micro.map(|m| m.name.as_str())).collect()
     }
 
     /// The model `name` selects: a custom one first, then a built-in by name or alias.
@@ -182,7 +261,7 @@ impl WakeModels {
     pub fn info(&self) -> Event {
         let attribution =
             json!({"name": "dscripka", "url": "https://github.com/dscripka/openWakeWord"});
-        let models: Vec<Value> = self
+        let mut models: Vec<Value> = self
             .models
             .iter()
             .map(|m| {
@@ -198,13 +277,32 @@ impl WakeModels {
                 }
             })
             .collect();
+        models.extend(self.micro.iter().flat_map(MicroModels::info_models));
+        // Home Assistant reads the first wake program only: both engines share one.
+        let (name, description, attribution) = match (self.engines.openwakeword, &self.micro) {
+            (false, Some(_)) => (
+                micro::PROGRAM,
+                "microWakeWord models run by neon, a Rust inference runtime",
+                micro::attribution(),
+            ),
+            (true, Some(_)) => (
+                "openwakeword",
+                "openWakeWord and microWakeWord models run by neon, a Rust inference runtime",
+                attribution,
+            ),
+            _ => (
+                "openwakeword",
+                "openWakeWord models run by neon, a Rust inference runtime",
+                attribution,
+            ),
+        };
         Event::with_data(
             "info",
             json!({
                 "asr": [], "tts": [], "handle": [], "intent": [], "mic": [], "snd": [],
                 "wake": [{
-                    "name": "openwakeword",
-                    "description": "openWakeWord models run by neon, a Rust inference runtime",
+                    "name": name,
+                    "description": description,
                     "attribution": attribution,
                     "installed": true,
                     "version": self.version,
@@ -245,6 +343,8 @@ pub struct ClientSession {
     active: Vec<Active>,
     /// The active models' detector and triggers (none while no model is active).
     wake: Option<WakeSession>,
+    /// The microWakeWord selection and detector (idle when that engine is off).
+    micro: MicroStream,
     converter: ChunkConverter,
     pending: Vec<i16>,
     /// Converted samples scored or pending since audio-start.
@@ -254,14 +354,21 @@ pub struct ClientSession {
 }
 
 impl ClientSession {
-    /// A session with no active model (the peer's: nothing runs before `detect`).
+    /// A session with no active model (the peer's: nothing runs before `detect`), or, when
+    /// microWakeWord is the only engine, one that runs `okay_nabu` from `audio-start`
+    /// (wyoming-microwakeword's).
     pub fn new(models: Arc<WakeModels>) -> Self {
         Self::with_asr(models, None)
     }
 
     /// A session that also serves `transcribe` with `asr` ([`super::asr`]).
     pub fn with_asr(models: Arc<WakeModels>, asr: Option<Arc<AsrModels>>) -> Self {
+        let micro_default = match models.micro() {
+            Some(m) if !models.engines.openwakeword => m.default_model().into_iter().collect(),
+            _ => Vec::new(),
+        };
         ClientSession {
+            micro: MicroStream::new(micro_default),
             models,
             asr,
             request: None,
@@ -312,7 +419,8 @@ impl ClientSession {
             "audio-chunk" => self.chunk(event, out)?,
             "audio-stop" => {
                 self.convert(out, |c, sink| c.finish(sink))?;
-                if !self.active.iter().any(|a| a.fired) {
+                let micro_fired = self.micro.stop();
+                if !micro_fired && !self.active.iter().any(|a| a.fired) {
                     out.push(Event::new("not-detected"));
                 }
             }
@@ -342,20 +450,31 @@ impl ClientSession {
 
     fn detect(&mut self, event: &Event) -> Result<(), String> {
         let mut chosen: Vec<&Offered> = Vec::new();
+        let mut micro: Vec<usize> = Vec::new();
+        let micro_models = self.models.micro();
         if let Some(Value::Array(names)) = event.data.get("names") {
             for n in names.iter().filter_map(Value::as_str) {
                 if let Some(m) = self.models.resolve(n) {
                     if !chosen.iter().any(|c| c.name == m.name) {
                         chosen.push(m);
                     }
+                } else if let Some(i) = micro_models.and_then(|m| m.position(n)) {
+                    if !micro.contains(&i) {
+                        micro.push(i);
+                    }
+                } else {
+                    log(&format!("detect: unknown model name `{}`, skipped", n.escape_debug()));
                 }
             }
         }
-        if chosen.is_empty() {
+        if chosen.is_empty() && micro.is_empty() {
             if let Some(m) = self.models.resolve(DEFAULT_MODEL) {
                 chosen.push(m);
+            } else if let Some(i) = micro_models.and_then(MicroModels::default_model) {
+                micro.push(i);
             }
         }
+        self.micro.select(micro);
         let names: Vec<&str> = chosen.iter().map(|m| m.name.as_str()).collect();
         if names == self.active() {
             return Ok(());
@@ -379,6 +498,9 @@ impl ClientSession {
         }
         if let Some(w) = self.wake.as_mut() {
             w.reset();
+        }
+        if let Some(m) = self.models.micro() {
+            self.micro.start(m);
         }
         self.converter.reset();
         self.pending.clear();
@@ -407,6 +529,12 @@ impl ClientSession {
             self.samples += piece.len() as u64;
             if let Err(e) = self.score(out) {
                 failures.push(e);
+            }
+            if let Some(m) = self.models.micro() {
+                let timestamp = self.chunk_start * 1000 / RATE;
+                if let Err(e) = self.micro.push(m, piece, timestamp, out) {
+                    failures.push(e);
+                }
             }
             Ok(())
         });
