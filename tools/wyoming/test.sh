@@ -8,7 +8,9 @@
 # the `neon` binary of NEON (default target/debug/neon, which `cargo test` builds; made here
 # when stale).
 # Budget: under 1 minute (measured 2026-12-05 on 2 cores: ~5 s with the venv in place, ~9 s
-# from no venv; the speech-recognition checks over TCP, three servers, take ~4 s of it).
+# from no venv; the speech-recognition checks over TCP, three servers, take ~4 s of it). The
+# microWakeWord suite: ~1 s (2026-12-06; ~2 s with MWW_PEER_TEST; pytest's install adds ~20 s
+# once).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tools/common/venv.sh
