@@ -1,5 +1,5 @@
-//! `neon listen`: waits for a wake word, then transcribes what follows up to a pause, and
-//! waits again.
+//! `neon listen`: waits for a wake word (openWakeWord, or microWakeWord with
+//! `--engine micro`), then transcribes what follows up to a pause, and waits again.
 //!
 //! The utterance ends by voice activity (default, [`neon_models::vad::windows`]): speech
 //! must start within `--no-speech-ms` (3 s) of the wake word, and the utterance ends once
@@ -15,6 +15,7 @@ use crate::endpoint::{EndReason, EndpointConfig, Endpointer};
 use clap::Args;
 use neon_audio::{f32_to_i16, i16_to_f32};
 use neon_models::exec_plan::Family;
+use neon_models::microwakeword::session::MicroDetector;
 use neon_models::moonshine::files::{paths, FETCH_COMMAND};
 use neon_models::moonshine::transcriber::{MoonshineModel, Transcriber};
 use neon_models::openwakeword::selection::WakeDetector;
@@ -25,11 +26,12 @@ use neon_models::session::SessionOptions;
 use neon_models::vad::segments::SegmentConfig;
 use neon_models::vad::windows::{SpeechWindows, WindowConfig};
 use neon_runtime::Team;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::input::Source;
 use crate::ranges::check_in;
 use crate::ranges::Interval::{Closed, Inclusive, OpenClosed};
+use crate::words::{refuse_with_micro, Engine};
 use crate::{line, live, SessionArgs};
 
 /// Sample rate of everything after input conversion (Hz).
@@ -45,9 +47,10 @@ pub struct ListenArgs {
     input: String,
     #[command(flatten)]
     models: crate::words::ModelArgs,
-    /// Score at or above which a wake word is detected.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    threshold: f32,
+    /// Score at or above which a wake word is detected (default 0.5; openWakeWord only: a
+    /// microWakeWord model's JSON `probability_cutoff` decides).
+    #[arg(long, allow_negative_numbers = true)]
+    threshold: Option<f32>,
     /// Moonshine model directory, as for `neon transcribe`.
     #[arg(long, value_name = "DIR")]
     model_dir: Option<PathBuf>,
@@ -79,6 +82,56 @@ pub struct ListenArgs {
     threads: Option<usize>,
     #[command(flatten)]
     session: SessionArgs,
+}
+
+/// The wake-word detector of either engine.
+enum Wake {
+    Oww(WakeSession),
+    Micro(Box<MicroDetector>),
+}
+
+impl Wake {
+    /// Feeds one chunk; the detection with the highest score in it, if any: the model's
+    /// index, its score and the score as JSON.
+    fn push(&mut self, team: &Team, chunk: &[i16]) -> Result<Option<(usize, f64, Value)>, String> {
+        let mut best: Option<(usize, f64, Value)> = None;
+        let mut keep = |model: usize, score: f64, json: Value| {
+            if best.as_ref().is_none_or(|(_, b, _)| score > *b) {
+                best = Some((model, score, json));
+            }
+        };
+        match self {
+            Wake::Oww(wake) => {
+                wake.push_in(team, chunk).map_err(|e| e.to_string())?;
+                for d in wake.detections() {
+                    keep(d.model, f64::from(d.score), json!(d.score));
+                }
+            }
+            Wake::Micro(detector) => detector
+                .push(chunk, |e| {
+                    if e.fired {
+                        keep(e.word, e.decision.probability, json!(e.decision.probability));
+                    }
+                })
+                .map_err(|e| e.to_string())?,
+        }
+        Ok(best)
+    }
+
+    /// The name of model `i`.
+    fn name(&self, i: usize) -> &str {
+        match self {
+            Wake::Oww(wake) => wake.words()[i].name(),
+            Wake::Micro(detector) => detector.words()[i].name(),
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            Wake::Oww(wake) => wake.reset(),
+            Wake::Micro(detector) => detector.reset(),
+        }
+    }
 }
 
 /// What the listener does with the next chunk.
@@ -182,7 +235,7 @@ impl Utterance {
 }
 
 struct Listener {
-    wake: WakeSession,
+    wake: Wake,
     transcriber: Transcriber,
     team: Team,
     utterance: Utterance,
@@ -214,18 +267,12 @@ impl Listener {
         self.samples += chunk.len() as u64;
         match self.state {
             State::Waiting => {
-                self.wake.push_in(&self.team, chunk).map_err(|e| e.to_string())?;
-                let mut best: Option<(usize, f32)> = None;
-                for d in self.wake.detections() {
-                    if best.is_none_or(|(_, b)| d.score > b) {
-                        best = Some((d.model, d.score));
-                    }
-                }
-                if let Some((i, score)) = best {
-                    let model = self.wake.words()[i].name().to_string();
+                if let Some((i, score, score_json)) = self.wake.push(&self.team, chunk)? {
+                    let model = self.wake.name(i).to_string();
                     let time = self.samples as f64 / RATE;
                     if self.json {
-                        let v = json!({"event": "wake", "time_s": time, "model": model, "score": score});
+                        let v = json!({"event": "wake", "time_s": time, "model": model,
+                                       "score": score_json});
                         line(format_args!("{v}"))?;
                     } else {
                         line(format_args!("{time:8.2} s  wake  {model} {score:.3}"))?;
@@ -287,7 +334,9 @@ impl Listener {
 }
 
 fn check_args(args: &ListenArgs) -> Result<(), String> {
-    check_in("--threshold", args.threshold, OpenClosed(0.0, 1.0))?;
+    if let Some(threshold) = args.threshold {
+        check_in("--threshold", threshold, OpenClosed(0.0, 1.0))?;
+    }
     check_in("--max-seconds", args.max_seconds, Closed(1.0, 30.0))?;
     if let Some(ms) = args.pause_ms {
         check_in("--pause-ms", ms, Inclusive(100, 10_000))?;
@@ -335,12 +384,17 @@ const VAD_NO_SPEECH_MS: u32 = 3000;
 
 pub fn run(args: &ListenArgs) -> Result<(), String> {
     check_args(args)?;
-    let families: &[Family] = if args.endpointer == "vad" {
-        &[Family::OpenWakeWord, Family::MoonshineAsr, Family::SileroVad]
-    } else {
-        &[Family::OpenWakeWord, Family::MoonshineAsr]
-    };
-    let options = args.session.options(families, None)?;
+    let micro = args.models.engine == Engine::Micro;
+    let cutoff = "a microWakeWord model's JSON `probability_cutoff` decides";
+    refuse_with_micro("--threshold", micro && args.threshold.is_some(), cutoff)?;
+    let mut families = Vec::from([Family::MoonshineAsr]);
+    if !micro {
+        families.insert(0, Family::OpenWakeWord);
+    }
+    if args.endpointer == "vad" {
+        families.push(Family::SileroVad);
+    }
+    let options = args.session.options(&families, None)?;
     let team = crate::team(args.threads)?;
     let dir = crate::transcribe::model_dir(args.model_dir.as_deref());
     if !paths(&dir).0.is_file() {
@@ -349,10 +403,16 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
             paths(&dir).0.display()
         ));
     }
-    let words = args.models.load()?;
-    let detector =
-        WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
-    let wake = WakeSession::new(detector, Trigger::new(args.threshold, 16_000));
+    let wake = if micro {
+        // Reset after each utterance: no refractory period needed.
+        Wake::Micro(Box::new(MicroDetector::new(args.models.load_micro()?)))
+    } else {
+        let words = args.models.load()?;
+        let detector =
+            WakeDetector::with_builtin_embedding(words, &options).map_err(|e| e.to_string())?;
+        let threshold = args.threshold.unwrap_or(0.5);
+        Wake::Oww(WakeSession::new(detector, Trigger::new(threshold, 16_000)))
+    };
     // The input's header is checked before the weights are loaded.
     let mut source = Source::open(&args.input)?;
     // Stdin is a live stream: from here on SIGINT and SIGTERM end it with what it gave.

@@ -2,7 +2,7 @@
 //! (the models), neon-audio (decoding), neon-wyoming (`neon serve`) and neon-runtime, plus
 //! clap, indicatif, serde_json and signal-hook for the command line.
 //!
-//! - `neon wake WAV|-`: wake-word detection with the official openWakeWord models.
+//! - `neon wake WAV|-`: wake-word detection with openWakeWord or microWakeWord models.
 //! - `neon transcribe WAV|-`: speech recognition with Moonshine base-en.
 //! - `neon vocode HIDDEN -o OUT.wav`: acoustic hidden states to audio with the sanoTTS decoder.
 //! - `neon plan NAME`: the workspace and memory map of a compiled plan (`--list` names them).
@@ -25,6 +25,7 @@ mod transcribe;
 mod vad;
 mod vocode;
 mod wake;
+mod wake_micro;
 mod words;
 
 use std::io::{self, Write};

@@ -285,3 +285,37 @@ common::live::signal_tests!(
     sigint_transcribes_the_utterance_then_exits_130,
     sigterm_transcribes_the_utterance_then_exits_143
 );
+
+/// `--engine micro`: microWakeWord's hey_jarvis wakes it ("hey jarvis", 0.3 s, "open the
+/// door, please", 1.5 s), the text follows; openWakeWord's threshold and session options are
+/// refused.
+#[test]
+fn micro_engine_wakes_then_transcribes() {
+    let dir = tempfile::tempdir().unwrap();
+    let wav = dir.path().join("micro.wav");
+    let mut s = clip("tests/data/microwakeword/hey_jarvis.wav");
+    s.extend(silence(0.3));
+    s.extend(clip("moonshine/clips/open_the_door.wav"));
+    s.extend(silence(1.5));
+    write_wav(&wav, &s);
+    let md = model_dir();
+    let args = ["listen", wav.to_str().unwrap(), "--json-lines", "--model-dir", &md];
+    let ev = events(&neon(&[&args[..], &["--engine", "micro", "--model", "hey_jarvis"]].concat()));
+    let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["wake", "text"], "{ev:?}");
+    assert_eq!(ev[0]["model"], "hey_jarvis");
+    // The detection at 1.52 s (goldens: step 49), the end of the 19th chunk of 80 ms.
+    assert_eq!(ev[0]["time_s"], 1.52);
+    assert!(ev[1]["text"].as_str().unwrap().to_lowercase().contains("door"), "{}", ev[1]);
+    for (extra, message) in [
+        (["--threshold", "0.5"], "neon: --threshold does not apply to --engine micro"),
+        (
+            ["--session-option", "openwakeword.embedding_mode=full"],
+            "neon: session option `openwakeword.embedding_mode`: this command does not run \
+             openwakeword",
+        ),
+    ] {
+        let listen = ["listen", "x.wav", "--engine", "micro"];
+        common::assert_one_line_error(&[&listen[..], &extra[..]].concat(), message);
+    }
+}

@@ -1,11 +1,13 @@
 //! `neon wake` as a user runs it: detections on our clips, other WAV formats, raw stdin,
-//! `--json` against openwakeword's own scores, and clean one-line errors.
+//! `--json` against openwakeword's own scores, and clean one-line errors; `--engine micro`
+//! in `wake_micro/`.
 //!
 //! Host only: under qemu-user the test process could not start the aarch64 `neon` binary
 //! without a binfmt handler. The library paths it uses are tested on aarch64 elsewhere.
 #![cfg(not(target_arch = "aarch64"))]
 
 mod common;
+mod wake_micro;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
