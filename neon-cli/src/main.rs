@@ -35,7 +35,8 @@ use clap::{Args, Parser, Subcommand};
 use neon_models::exec_plan::Family;
 use neon_models::session::SessionOptions;
 
-/// On-device audio models (openWakeWord, Moonshine, sanoTTS) on ARM64 NEON; portable fallback.
+/// On-device audio models (openWakeWord, microWakeWord, Moonshine, sanoTTS) on ARM64 NEON;
+/// portable fallback.
 #[derive(Parser)]
 #[command(name = "neon", version)]
 struct Cli {

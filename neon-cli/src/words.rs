@@ -68,7 +68,7 @@ fn duplicate(origin: &str, name: &str) -> String {
 }
 
 impl ModelArgs {
-    /// The wake words, in the order given (`--model`s, then each directory's files); every
+    /// The openWakeWord wake words, in the order given (`--model`s, then each directory's files); every
     /// built-in one when neither option is given.
     ///
     /// # Errors
@@ -124,9 +124,7 @@ impl ModelArgs {
         }
         Ok(words)
     }
-}
 
-impl ModelArgs {
     /// The microWakeWord models (`--engine micro`), in the order given (`--model`s, then
     /// each directory's models by name); the four built-in ones when neither option is given.
     ///

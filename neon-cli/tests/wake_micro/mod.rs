@@ -55,6 +55,9 @@ fn micro_models_detect_their_own_recordings_only() {
         let o = micro(&[&recording(name), "--json-lines"]);
         assert_eq!(detections(&o), [(name.to_string(), step_time(first_step))], "{name}");
     }
+    // 90 ms of padding (3 steps): the step grid stays, the time is relative to the audio.
+    let o = micro(&[&recording("alexa"), "--json-lines", "--pad-seconds", "0.09"]);
+    assert_eq!(detections(&o), [("alexa".to_string(), step_time(39))]);
     let o =
         micro(&[&recording("hey_mycroft"), "--model", "hey_mycroft", "--refractory-seconds", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
