@@ -159,8 +159,12 @@ fn micro_refusals_are_one_line_errors() {
     let bytes = std::fs::read(community("okay_computer.tflite")).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
     let clip = recording("alexa");
+    let empty = tempfile::tempdir().unwrap();
+    let empty = empty.path().to_str().unwrap();
     for (args, says) in [
-        (&["--model", "nope"][..], "unknown microWakeWord model: `nope`"),
+        (&["--custom-model-dir", empty][..], "no microWakeWord model in it"),
+        (&["--custom-model-dir", "/nonexistent"], "/nonexistent"),
+        (&["--model", "nope"], "unknown microWakeWord model: `nope`"),
         (&["--model", truncated.to_str().unwrap()], "truncated.tflite"),
         (&["--model", "alexa", "--model", "alexa"], "already loaded"),
         (&["--threshold", "0.5"], "--threshold does not apply to --engine micro"),
