@@ -1,8 +1,9 @@
-/* The neon C API on WAV files: wake-word detection with every built-in model, voice activity
- * (Silero VAD: its speech segments) on a second file and, when a Moonshine model directory is
- * given, transcription of a third.
+/* The neon C API on WAV files: wake-word detection with every built-in openWakeWord model,
+ * then with the microWakeWord model okay_nabu on a second file (the same calls: only the
+ * handle's creation differs), voice activity (Silero VAD: its speech segments) on a third
+ * and, when a Moonshine model directory is given, transcription of a fourth.
  *
- *   neon_example WAKE.wav VAD.wav [MODEL_DIR SPEECH.wav]
+ *   neon_example WAKE.wav OKAY_NABU.wav VAD.wav [MODEL_DIR SPEECH.wav]
  *
  * Files must be 16 kHz mono 16-bit PCM. Exits non-zero on any error. */
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include "neon.h"
 #include "wav.h"
 
-#define CHUNK 1280 /* 80 ms: one openWakeWord score per push */
+#define CHUNK 1280 /* 80 ms: one openWakeWord score per push (microWakeWord: any size) */
 #define VAD_PIECE 1600 /* 100 ms: any size works; a push completes at most 4 windows */
 /* Room for a push's (or the finish's) results: one probability per window it completes,
  * at most 3 segments per window plus 2 at the finish. */
@@ -24,7 +25,10 @@ static int fail(const char *what, neon_status status, const char *message) {
     return 1;
 }
 
-static int wake(const char *path) {
+/* micro = 0: every built-in openWakeWord model, threshold 0.5; 1: microWakeWord's okay_nabu
+ * (its own cutoff) */
+static int wake(const char *path, int micro) {
+    static const char *const okay_nabu[] = {"okay_nabu"};
     char err[256];
     int16_t *samples = NULL;
     size_t n = 0, models = 0, i, found = 0;
@@ -35,11 +39,13 @@ static int wake(const char *path) {
         fprintf(stderr, "neon_example: %s\n", err);
         return 1;
     }
-    /* no model names: every built-in model; threshold 0.5; no session options */
-    s = neon_wake_new(NULL, 0, 0.5f, NULL, 0, &w);
+    if (micro)
+        s = neon_wake_new_micro(okay_nabu, 1, &w);
+    else /* no model names: every built-in model; no session options */
+        s = neon_wake_new(NULL, 0, 0.5f, NULL, 0, &w);
     if (s != NEON_STATUS_OK) {
         free(samples);
-        return fail("neon_wake_new", s, neon_last_error());
+        return fail(micro ? "neon_wake_new_micro" : "neon_wake_new", s, neon_last_error());
     }
     s = neon_wake_model_count(w, &models);
     for (i = 0; s == NEON_STATUS_OK && i + CHUNK <= n; i += CHUNK) {
@@ -160,12 +166,14 @@ static int transcribe(const char *model_dir, const char *path) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 && argc != 5) {
-        fprintf(stderr, "usage: %s WAKE.wav VAD.wav [MODEL_DIR SPEECH.wav]\n", argv[0]);
+    if (argc != 4 && argc != 6) {
+        fprintf(stderr, "usage: %s WAKE.wav OKAY_NABU.wav VAD.wav [MODEL_DIR SPEECH.wav]\n",
+                argv[0]);
         return 2;
     }
-    if (wake(argv[1]) != 0) return 1;
-    if (vad(argv[2]) != 0) return 1;
-    if (argc == 5 && transcribe(argv[3], argv[4]) != 0) return 1;
+    if (wake(argv[1], 0) != 0) return 1;
+    if (wake(argv[2], 1) != 0) return 1;
+    if (vad(argv[3]) != 0) return 1;
+    if (argc == 6 && transcribe(argv[4], argv[5]) != 0) return 1;
     return 0;
 }

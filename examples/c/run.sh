@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds examples/c/neon_example.c against the static library of neon-capi and runs it on the
-# committed clips, checking that it detects hey_jarvis, finds the speech segments of a speech
-# clip (those of `neon vad` on it) and transcribes "open the door".
+# committed clips, checking that it detects hey_jarvis (openWakeWord) and okay_nabu
+# (microWakeWord), finds the speech segments of a speech clip (those of `neon vad` on it) and
+# transcribes "open the door".
 #
-#   examples/c/run.sh            # host: release build, wake detection, VAD and transcription
-#                                # (transcription skipped with a message when
-#                                # models/moonshine/base-en.safetensors is absent)
+#   examples/c/run.sh            # host: release build, wake detection (both engines), VAD
+#                                # and transcription (transcription skipped with a message
+#                                # when models/moonshine/base-en.safetensors is absent)
 #   examples/c/run.sh --aarch64  # cross-build for aarch64-unknown-linux-gnu with
-#                                # aarch64-linux-gnu-gcc, run under qemu-aarch64 (wake and VAD)
+#                                # aarch64-linux-gnu-gcc, run under qemu-aarch64 (wake with
+#                                # both engines, and VAD)
 set -euo pipefail
 # The same release settings as scripts/release.sh (no debug info), so the two share builds.
 export CARGO_PROFILE_RELEASE_DEBUG=false
@@ -18,6 +20,7 @@ target_dir=${CARGO_TARGET_DIR:-$root/target}
 out=$target_dir/c-example
 mkdir -p "$out"
 wake_clip=models/openwakeword/clips/hey_jarvis.wav
+micro_clip=models/tests/data/microwakeword/okay_nabu.wav
 vad_clip=models/speech/clips/jfk_ask_not.wav
 speech_clip=models/moonshine/clips/open_the_door.wav
 model_dir=models/moonshine
@@ -31,11 +34,12 @@ case "${1:-}" in
     cc "${cflags[@]}" "${sources[@]}" "$target_dir/release/libneon_capi.a" "${libs[@]}" \
         -o "$out/neon_example"
     if [[ -f $model_dir/base-en.safetensors ]]; then
-        output=$("$out/neon_example" "$wake_clip" "$vad_clip" "$model_dir" "$speech_clip")
+        output=$("$out/neon_example" "$wake_clip" "$micro_clip" "$vad_clip" "$model_dir" \
+            "$speech_clip")
         transcribe=1
     else
         echo "run.sh: no $model_dir/base-en.safetensors (tools/moonshine/fetch.sh): no text"
-        output=$("$out/neon_example" "$wake_clip" "$vad_clip")
+        output=$("$out/neon_example" "$wake_clip" "$micro_clip" "$vad_clip")
         transcribe=0
     fi
     ;;
@@ -45,7 +49,7 @@ case "${1:-}" in
     aarch64-linux-gnu-gcc "${cflags[@]}" "${sources[@]}" \
         "$target_dir/$triple/release/libneon_capi.a" "${libs[@]}" -o "$out/neon_example_aarch64"
     output=$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/neon_example_aarch64" "$wake_clip" \
-        "$vad_clip")
+        "$micro_clip" "$vad_clip")
     transcribe=0
     ;;
 *)
@@ -61,8 +65,12 @@ vad      5.19 s      7.45 s  speech
 vad      7.97 s     10.35 s  speech'
 
 echo "$output"
-if ! grep -q 'hey_jarvis' <<<"$output"; then
+if ! grep -q '^wake .* hey_jarvis' <<<"$output"; then
     echo "run.sh: FAILED: no hey_jarvis detection" >&2
+    exit 1
+fi
+if ! grep -q '^wake .* okay_nabu' <<<"$output"; then
+    echo "run.sh: FAILED: no okay_nabu detection (microWakeWord)" >&2
     exit 1
 fi
 if [[ $(grep '^vad .* speech$' <<<"$output") != "$vad_segments" ]]; then

@@ -1,4 +1,4 @@
-/* neon C API: openWakeWord wake-word detection, Moonshine speech recognition and Silero VAD.
+/* neon C API: wake-word detection (openWakeWord, microWakeWord), Moonshine speech recognition and Silero VAD.
  * Generated from neon-capi/src/ by cbindgen (neon-capi/tests/header.rs); do not edit. */
 
 #ifndef NEON_H
@@ -64,7 +64,8 @@ typedef struct {
   // End of the audio that produced the score, in seconds since the stream started (or
   // since the last `neon_wake_reset`).
   double time_s;
-  // The score that crossed the threshold.
+  // The score that crossed the threshold (microWakeWord: the probability, rounded to
+  // f32, that was above the model's cutoff).
   float score;
 } neon_detection;
 
@@ -197,7 +198,8 @@ neon_status neon_wake_models_free(neon_wake_models *models);
 // detections of this push (`neon_wake_scores`, `neon_wake_detections`). Push 1280 samples
 // (80 ms) at a time for one score per 80 ms as openWakeWord: a push completing no 80 ms
 // chunk repeats the previous scores, one completing several reports their maximum. The
-// first 5 chunks score 0 (warm-up). `n` may be 0; `samples` must not be NULL.
+// first 5 chunks score 0 (warm-up). A microWakeWord handle (`neon_wake_new_micro`) takes
+// pushes of any size alike. `n` may be 0; `samples` must not be NULL.
 //
 // # Safety
 // `wake` should be a handle from `neon_wake_new` (a freed one is reported as
@@ -213,10 +215,11 @@ neon_status neon_wake_push(neon_wake *wake, const int16_t *samples, size_t n);
 // `wake` as for `neon_wake_push`; `out` must be writable for `cap` values, `n` writable.
 neon_status neon_wake_scores(const neon_wake *wake, float *out, size_t cap, size_t *n);
 
-// Copies the detections of the last push (at most one per model) to `out` (room for `cap`)
-// and stores their number in `*n` (0 when nothing fired). With `cap` too small,
+// Copies the detections of the last push (at most one per model; for a microWakeWord
+// handle, one per model and second of audio pushed) to `out` (room for `cap`) and stores
+// their number in `*n` (0 when nothing fired). With `cap` too small,
 // `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set); `out` may be NULL when `cap` is 0.
-// A buffer of `neon_wake_model_count` entries is always enough.
+// A buffer of `neon_wake_model_count` entries is always enough for pushes of up to 1 s.
 //
 // # Safety
 // `wake` as for `neon_wake_push`; `out` must be writable for `cap` values, `n` writable.
@@ -261,6 +264,41 @@ const char *neon_wake_error(const neon_wake *wake);
 // None beyond the pointer being a handle or not; afterwards no string it returned is
 // valid.
 neon_status neon_wake_free(neon_wake *wake);
+
+// Creates a microWakeWord detector and stores it in `*out`. It is a `neon_wake` handle:
+// `neon_wake_push`, `neon_wake_scores`, `neon_wake_detections`, `neon_wake_model_count`,
+// `neon_wake_model_name`, `neon_wake_reset`, `neon_wake_error` and `neon_wake_free` work on
+// it as on one from `neon_wake_new`.
+//
+// `models`: `n_models` built-in model names (`alexa`, `hey_jarvis`, `hey_mycroft`,
+// `okay_nabu`) or paths to a user's model: its `.tflite` (with the `.json` of the same stem
+// beside it, when there is one) or its `.json`; a model is named after its file stem
+// (names must be unique). `n_models` 0 (with `models` NULL or not) loads every built-in
+// model.
+//
+// The models run as pymicro-wakeword 2.5.0 runs them: a step every N feature frames of
+// 10 ms (N from the model's input, 3 for the built-in models: a step per 30 ms of audio,
+// whatever the push sizes), and a model detects when the mean of its last
+// `sliding_window_size` outputs is strictly above its `probability_cutoff` (both from its
+// JSON: 0.85 to 0.97 for the built-in models; no threshold argument). A detection is
+// reported when the model detects and has not fired within the last 1 s of audio (as for
+// `neon_wake_new`), with the probability as its score and the end of the step's audio as
+// its time; a push of more than 1 s can report a model more than once (a buffer of
+// `neon_wake_model_count` entries is enough for pushes up to 1 s). `neon_wake_scores`
+// gives per model the highest probability of the steps the last push completed (the
+// previous scores when it completed none); the first `sliding_window_size` - 1 steps of a
+// stream score 0.
+//
+// Errors: `NEON_STATUS_INVALID_ARGUMENT` for a name that is neither a built-in model nor
+// a file, or two models of one name; `NEON_STATUS_IO` for a file that cannot be read;
+// `NEON_STATUS_MODEL` for a file that is not a microWakeWord streaming model this library
+// runs (truncated, corrupt, an unsupported operator) or a malformed JSON. `*out` is then
+// left unchanged and the one-line message is in `neon_last_error()`.
+//
+// # Safety
+// `models` must point to `n_models` pointers to NUL-terminated strings (when `n_models` is
+// not 0); `out` must be writable.
+neon_status neon_wake_new_micro(const char *const *models, size_t n_models, neon_wake **out);
 
 // Opens the Moonshine model in `model_dir` (`base-en.safetensors` and `tokenizer.bin`, as
 // written by `tools/moonshine/fetch.sh`) and stores a transcriber in `*out`.

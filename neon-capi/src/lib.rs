@@ -1,5 +1,5 @@
-//! neon-capi: the C API of neon: openWakeWord wake-word detection, Moonshine speech
-//! recognition and Silero VAD voice activity behind opaque handles, for programs in C (or
+//! neon-capi: the C API of neon: wake-word detection (openWakeWord or microWakeWord), Moonshine
+//! speech recognition and Silero VAD voice activity behind opaque handles, for programs in C (or
 //! anything with a C FFI). Depends on neon-models and neon-runtime only (no audio decoding).
 //!
 //! The header is `include/neon.h`, generated from these sources by cbindgen
@@ -18,7 +18,8 @@
 //! - Pointers are checked: NULL is [`NeonStatus::NullPointer`], a pointer not aligned for its
 //!   type is [`NeonStatus::MisalignedPointer`]. An output buffer may be NULL only when its
 //!   capacity is 0 (to ask for the size needed).
-//! - Handles are created by `neon_wake_new` / `neon_transcriber_open` / `neon_vad_new` and
+//! - Handles are created by `neon_wake_new` (or `neon_wake_new_shared`,
+//!   `neon_wake_new_micro`) / `neon_transcriber_open` / `neon_vad_new` and
 //!   released by `neon_wake_free` / `neon_transcriber_close` / `neon_vad_free` (NULL is a
 //!   no-op there). Live handles are kept in a registry; a handle that is not in it (already
 //!   freed, never created, or a handle of another kind) is [`NeonStatus::UnknownHandle`],
@@ -40,7 +41,8 @@
 //!   untouched.
 //!
 //! # Modules
-//! One per handle kind (`wake`, `transcriber`, `vad`), over the shared machinery: `status`
+//! One per handle kind (`wake`, with its microWakeWord engine in `wake_micro`, `transcriber`,
+//! `vad`), over the shared machinery: `status`
 //! (status codes, failures, the last error, caught panics), `args` (pointer and length
 //! checks, caller-owned output buffers, strings, session options) and `handle` (the registry
 //! of live handles). Everything C sees is re-exported here.
@@ -50,6 +52,7 @@ mod args;
 mod handle;
 mod status;
 mod wake;
+mod wake_micro;
 
 mod transcriber;
 mod vad;
@@ -72,6 +75,7 @@ pub use wake::{
     neon_wake_new_shared, neon_wake_push, neon_wake_reset, neon_wake_scores, NeonDetection,
     NeonWake, NeonWakeModels,
 };
+pub use wake_micro::neon_wake_new_micro;
 
 /// Sample rate of every input (Hz).
 const RATE: u64 = 16_000;

@@ -1,4 +1,7 @@
-//! Wake-word detection: openWakeWord models behind a `neon_wake` handle.
+//! Wake-word detection behind a `neon_wake` handle: openWakeWord models (`neon_wake_new`,
+//! `neon_wake_new_shared`) or microWakeWord models (`neon_wake_new_micro`, the engine in
+//! `wake_micro`). Every other `neon_wake_*` function works the same on both engines: one
+//! push, scores and detections loop serves either.
 
 use std::ffi::{c_char, CString};
 use std::sync::Arc;
@@ -9,6 +12,7 @@ use neon_models::openwakeword::detector::{SharedEmbedding, WakeWord};
 use neon_models::openwakeword::selection::{builtin_embedding, WakeDetector};
 use neon_models::openwakeword::session::WakeSession;
 use neon_models::openwakeword::trigger::Trigger;
+use neon_models::Error;
 
 use crate::args::{check_ptr, input, output, parse_options, store, strings};
 use crate::handle::{
@@ -16,10 +20,12 @@ use crate::handle::{
     Kind,
 };
 use crate::status::{c_string, run, Failure, NeonStatus, Result};
+use crate::wake_micro::MicroStream;
 use crate::RATE;
 
-/// Samples during which a model cannot fire again after a detection (1 s, as `neon wake`).
-const REFRACTORY: u64 = RATE;
+/// Samples during which a model cannot fire again after a detection (1 s, as `neon wake`),
+/// for both engines.
+pub(crate) const REFRACTORY: u64 = RATE;
 
 /// One wake-word detection.
 #[repr(C)]
@@ -30,13 +36,29 @@ pub struct NeonDetection {
     /// End of the audio that produced the score, in seconds since the stream started (or
     /// since the last `neon_wake_reset`).
     pub time_s: f64,
-    /// The score that crossed the threshold.
+    /// The score that crossed the threshold (microWakeWord: the probability, rounded to
+    /// f32, that was above the model's cutoff).
     pub score: f32,
+}
+
+impl NeonDetection {
+    /// Model `model`'s detection at the end of the audio's sample `end_sample` (16 kHz).
+    pub(crate) fn new(model: usize, end_sample: u64, score: f32) -> Self {
+        NeonDetection { model, time_s: end_sample as f64 / RATE as f64, score }
+    }
+}
+
+/// The detector behind a wake handle.
+pub(crate) enum Engine {
+    /// openWakeWord models with their triggers (`neon_wake_new`, `neon_wake_new_shared`).
+    OpenWakeWord(WakeSession),
+    /// microWakeWord models (`neon_wake_new_micro`; boxed: the frontend makes it about 1.2 KB).
+    Micro(Box<MicroStream>),
 }
 
 /// A wake-word detector (opaque): the models, their triggers and the last push's results.
 pub struct NeonWake {
-    session: WakeSession,
+    engine: Engine,
     names: Vec<CString>,
     detections: Vec<NeonDetection>,
     error: CString,
@@ -45,9 +67,80 @@ pub struct NeonWake {
 impl NeonWake {
     /// Back to the state after construction.
     fn reset(&mut self) {
-        self.session.reset();
+        match &mut self.engine {
+            Engine::OpenWakeWord(session) => session.reset(),
+            Engine::Micro(stream) => stream.reset(),
+        }
         self.detections.clear();
     }
+
+    /// The scores of the last push, one per model.
+    fn scores(&self) -> &[f32] {
+        match &self.engine {
+            Engine::OpenWakeWord(session) => session.scores(),
+            Engine::Micro(stream) => stream.scores(),
+        }
+    }
+}
+
+/// Registers a wake handle over `engine`, whose models are named `names` in order, and
+/// stores it in `*out`.
+///
+/// # Safety
+/// `out`, when non-NULL and aligned, must be writable.
+pub(crate) unsafe fn register_wake<'a>(
+    engine: Engine,
+    names: impl Iterator<Item = &'a str>,
+    out: *mut *mut NeonWake,
+) -> Result<()> {
+    check_ptr(out, "out")?;
+    let names: Vec<CString> = names.map(c_string).collect();
+    let wake = NeonWake {
+        engine,
+        detections: Vec::with_capacity(names.len()),
+        names,
+        error: CString::default(),
+    };
+    // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
+    // the contract.
+    unsafe { store(out, register(wake), "out") }
+}
+
+/// The models of `n_models` names or paths at `models`, each read by `load`, or every
+/// built-in model (`builtin`, in its order) for none; two models of one name (`name`) are
+/// refused.
+///
+/// # Safety
+/// As `neon_wake_new` for `models` and `n_models`.
+pub(crate) unsafe fn load_words<'a, W>(
+    models: *const *const c_char,
+    n_models: usize,
+    builtin: impl IntoIterator<Item = &'a str>,
+    load: impl Fn(&str) -> std::result::Result<W, Error>,
+    name: impl Fn(&W) -> &str,
+) -> Result<Vec<W>> {
+    // SAFETY: the caller's contract on `models`.
+    let names = unsafe { strings(models, n_models, "models")? };
+    let names: Vec<String> =
+        if names.is_empty() { builtin.into_iter().map(str::to_string).collect() } else { names };
+    if names.is_empty() {
+        return Err(Failure::new(
+            NeonStatus::InvalidArgument,
+            "this build has no built-in wake-word models: pass model paths",
+        ));
+    }
+    let mut words: Vec<W> = Vec::with_capacity(names.len());
+    for n in &names {
+        let word = load(n)?;
+        if words.iter().any(|w| name(w) == name(&word)) {
+            return Err(Failure::new(
+                NeonStatus::InvalidArgument,
+                format!("model {n}: a model named `{}` is already loaded", name(&word)),
+            ));
+        }
+        words.push(word);
+    }
+    Ok(words)
 }
 
 impl_handle!(NeonWake, Kind::Wake);
@@ -71,30 +164,9 @@ unsafe fn load_models<T>(
     out: *mut *mut T,
 ) -> Result<NeonWakeModels> {
     check_ptr(out, "out")?;
+    let heads = builtin::HEADS.iter().map(|(n, _)| *n);
     // SAFETY: the caller's contract on `models`.
-    let names = unsafe { strings(models, n_models, "models")? };
-    let names: Vec<String> = if names.is_empty() {
-        if builtin::HEADS.is_empty() {
-            return Err(Failure::new(
-                NeonStatus::InvalidArgument,
-                "this build has no built-in wake-word models: pass model paths",
-            ));
-        }
-        builtin::HEADS.iter().map(|(n, _)| n.to_string()).collect()
-    } else {
-        names
-    };
-    let mut words: Vec<WakeWord> = Vec::with_capacity(names.len());
-    for n in &names {
-        let word = builtin::wake_word(n)?;
-        if words.iter().any(|w| w.name() == word.name()) {
-            return Err(Failure::new(
-                NeonStatus::InvalidArgument,
-                format!("model {n}: a model named `{}` is already loaded", word.name()),
-            ));
-        }
-        words.push(word);
-    }
+    let words = unsafe { load_words(models, n_models, heads, builtin::wake_word, WakeWord::name)? };
     Ok(NeonWakeModels { embedding: builtin_embedding()?, words })
 }
 
@@ -119,19 +191,12 @@ unsafe fn new_wake(
     }
     // SAFETY: the caller's contract on `session_options`.
     let options = unsafe { parse_options(session_options, n_options, &[Family::OpenWakeWord])? };
-    let names = models.words.iter().map(|w| c_string(w.name())).collect::<Vec<_>>();
-    let count = models.words.len();
     let detector =
         WakeDetector::new(Arc::clone(&models.embedding), models.words.clone(), &options)?;
-    let wake = NeonWake {
-        session: WakeSession::new(detector, Trigger::new(threshold, REFRACTORY)),
-        names,
-        detections: Vec::with_capacity(count),
-        error: CString::default(),
-    };
-    // SAFETY: `out` is checked (so `store` cannot fail after registering) and writable by
-    // the contract.
-    unsafe { store(out, register(wake), "out") }
+    let session = WakeSession::new(detector, Trigger::new(threshold, REFRACTORY));
+    let names = models.words.iter().map(WakeWord::name);
+    // SAFETY: the caller's contract on `out`.
+    unsafe { register_wake(Engine::OpenWakeWord(session), names, out) }
 }
 
 /// Creates a wake-word detector with its own copy of the weights and stores it in `*out`
@@ -241,7 +306,8 @@ pub unsafe extern "C" fn neon_wake_models_free(models: *mut NeonWakeModels) -> N
 /// detections of this push (`neon_wake_scores`, `neon_wake_detections`). Push 1280 samples
 /// (80 ms) at a time for one score per 80 ms as openWakeWord: a push completing no 80 ms
 /// chunk repeats the previous scores, one completing several reports their maximum. The
-/// first 5 chunks score 0 (warm-up). `n` may be 0; `samples` must not be NULL.
+/// first 5 chunks score 0 (warm-up). A microWakeWord handle (`neon_wake_new_micro`) takes
+/// pushes of any size alike. `n` may be 0; `samples` must not be NULL.
 ///
 /// # Safety
 /// `wake` should be a handle from `neon_wake_new` (a freed one is reported as
@@ -257,11 +323,15 @@ pub unsafe extern "C" fn neon_wake_push(
         // SAFETY: the caller's contract on `samples`.
         let samples = unsafe { input(samples, n, "samples")? };
         w.detections.clear();
-        // On an error the session starts the stream over.
-        w.session.push(samples)?;
-        for d in w.session.detections() {
-            let time_s = d.end_sample as f64 / RATE as f64;
-            w.detections.push(NeonDetection { model: d.model, time_s, score: d.score });
+        // On an error the engine starts the stream over.
+        match &mut w.engine {
+            Engine::OpenWakeWord(session) => {
+                session.push(samples)?;
+                let found = session.detections().iter();
+                w.detections
+                    .extend(found.map(|d| NeonDetection::new(d.model, d.end_sample, d.score)));
+            }
+            Engine::Micro(stream) => stream.push(samples, &mut w.detections)?,
         }
         Ok(())
     };
@@ -282,13 +352,14 @@ pub unsafe extern "C" fn neon_wake_scores(
     n: *mut usize,
 ) -> NeonStatus {
     // SAFETY: the caller's contract on `out` and `n`.
-    on_handle(wake, |w| unsafe { output(w.session.scores(), out, cap, n) })
+    on_handle(wake, |w| unsafe { output(w.scores(), out, cap, n) })
 }
 
-/// Copies the detections of the last push (at most one per model) to `out` (room for `cap`)
-/// and stores their number in `*n` (0 when nothing fired). With `cap` too small,
+/// Copies the detections of the last push (at most one per model; for a microWakeWord
+/// handle, one per model and second of audio pushed) to `out` (room for `cap`) and stores
+/// their number in `*n` (0 when nothing fired). With `cap` too small,
 /// `NEON_STATUS_BUFFER_TOO_SMALL` (`*n` is still set); `out` may be NULL when `cap` is 0.
-/// A buffer of `neon_wake_model_count` entries is always enough.
+/// A buffer of `neon_wake_model_count` entries is always enough for pushes of up to 1 s.
 ///
 /// # Safety
 /// `wake` as for `neon_wake_push`; `out` must be writable for `cap` values, `n` writable.

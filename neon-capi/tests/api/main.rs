@@ -1,8 +1,10 @@
 //! The C API through its extern functions: results equal to the Rust library's (wake scores
 //! and VAD probabilities bit for bit, VAD segments as `speech_segments` gives them), and
-//! every misuse an error status rather than a crash. By handle: `wake`, `transcriber`, `vad`;
-//! here the helpers they share and the session options of another family.
+//! every misuse an error status rather than a crash. By handle: `wake` (openWakeWord),
+//! `micro` (microWakeWord wake handles), `transcriber`, `vad`; here the helpers they share
+//! and the session options of another family.
 
+mod micro;
 mod transcriber;
 mod vad;
 mod wake;

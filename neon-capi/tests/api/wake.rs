@@ -25,7 +25,7 @@ pub(crate) fn wake(models: &[&str], threshold: f32) -> (NeonStatus, *mut NeonWak
     (status, out)
 }
 
-fn scores(w: *const NeonWake) -> Vec<f32> {
+pub(crate) fn scores(w: *const NeonWake) -> Vec<f32> {
     let mut n = 0;
     // SAFETY: a NULL buffer with capacity 0 asks for the count.
     assert_eq!(unsafe { neon_wake_scores(w, null_mut(), 0, &mut n) }, NeonStatus::BufferTooSmall);
@@ -35,7 +35,7 @@ fn scores(w: *const NeonWake) -> Vec<f32> {
     out
 }
 
-fn detections(w: *const NeonWake) -> Vec<NeonDetection> {
+pub(crate) fn detections(w: *const NeonWake) -> Vec<NeonDetection> {
     let mut out = vec![NeonDetection { model: 0, time_s: 0.0, score: 0.0 }; 8];
     let mut n = 0;
     // SAFETY: `out` has room for 8 detections.
