@@ -42,13 +42,15 @@ impl MicroStream {
     /// `detections`, in time order (model order within a step time).
     ///
     /// # Errors
-    /// As [`MicroDetector::push`]; the stream then starts over (scores zero).
+    /// As [`MicroDetector::push`]; the stream then starts over (scores zero) and nothing is
+    /// appended.
     pub(crate) fn push(
         &mut self,
         samples: &[i16],
         detections: &mut Vec<NeonDetection>,
     ) -> Result<(), Error> {
         let Self { detector, scores, stepped } = self;
+        let before = detections.len();
         stepped.fill(false);
         let pushed = detector.push(samples, |e| {
             let p = e.decision.probability as f32;
@@ -60,6 +62,7 @@ impl MicroStream {
             }
         });
         if pushed.is_err() {
+            detections.truncate(before);
             self.reset();
         }
         pushed
