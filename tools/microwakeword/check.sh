@@ -6,6 +6,8 @@
 #   pymicro-features' own C sources (dump_tables.sh --check);
 # - the per-op tensors, models/microwakeword/goldens/ops_<model>.safetensors (dump_ops.py
 #   --check);
+# - the crafted models (models/tests/data/microwakeword/crafted/, crafted.py --check) and their
+#   goldens, models/microwakeword/goldens/crafted_<model>.safetensors (goldens_crafted.py --check);
 # - the frontend's features on extreme synthetic signals,
 #   models/tests/data/microwakeword/frontend_digests.json (frontend_features.py --check).
 # Runs setup.sh first. Needs g++ (scripts/setup.sh installs build-essential).
@@ -17,3 +19,5 @@ py=target/py/microwakeword/bin/python
 tools/microwakeword/dump_tables.sh --check
 "$py" tools/microwakeword/dump_ops.py --check
 "$py" tools/microwakeword/frontend_features.py --check
+"$py" tools/microwakeword/crafted.py --check
+"$py" tools/microwakeword/goldens_crafted.py --check

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Goldens of the crafted models (crafted.py, models/tests/data/microwakeword/crafted/).
+
+For each crafted model and 2 clips of models/tests/data/microwakeword/ (okay_nabu.wav, "a",
+and hey_jarvis.wav, "b", each followed by 1 s of zeros), it computes the features and the
+int8 inputs as dump_ops.py does, runs the TFLite C library of pymicro-wakeword and
+ai-edge-litert side by side (dump_ops.run_clip: equal u8 output on every step, or exit), checks
+that each variable read at step s + 1 is the value assigned at step s (dump_ops.check_variables),
+and writes models/microwakeword/goldens/crafted_<model>.safetensors (little endian):
+
+  <clip>.output [S] U8           the u8 output of every step
+  <clip>.input [S, N, 40] I8     the inputs, only when N != 3 (for N = 3 they are the clip
+                                 goldens' input.okay_nabu, checked equal here)
+  <clip>.after.<var> [*shape]    every variable after the clip's last step (FLOAT32 for
+                                 okay_nabu_f32_state: its last DEQUANTIZE outputs), keyed by
+                                 its shared name with "/" as "."
+
+and one metadata entry "crafted": JSON with the model's sha256, N, the clips (wav, sha256,
+steps), the package versions and, when the model has okay_nabu's N, the number of steps whose
+output equals okay_nabu's clip golden (the f32 state's sanity check: all of them).
+
+Usage: goldens_crafted.py [--check]
+  --check  regenerate into a temporary directory and require byte-identical files
+"""
+import argparse
+import json
+import os
+import sys
+from importlib.metadata import version
+
+import numpy as np
+from safetensors.numpy import load_file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import crafted  # noqa: E402
+import dump_ops  # noqa: E402
+import tflite_model  # noqa: E402
+from regen_check import same_bytes_check  # noqa: E402
+from safetensors_io import sha256_file  # noqa: E402
+from safetensors.numpy import save_file  # noqa: E402
+
+ROOT = crafted.ROOT
+GOLDENS = os.path.join(ROOT, "models", "microwakeword", "goldens")
+CLIPS = (("a", "okay_nabu"), ("b", "hey_jarvis"))
+
+
+def final_variables(model, per):
+    """{shared name: value after the last step} from ai-edge-litert's preserved tensors."""
+    main = model["subgraphs"][0]
+    handles = tflite_model.variable_names(main)
+    return {handles[op["inputs"][0]]: per[op["inputs"][1]][-1]
+            for op in main["ops"] if op["op"] == "ASSIGN_VARIABLE"}
+
+
+def golden(name, out_dir):
+    cfg = os.path.join(crafted.OUT_DIR, name + ".json")
+    tflite = os.path.join(crafted.OUT_DIR, name + ".tflite")
+    model = tflite_model.load(tflite)
+    n = model["subgraphs"][0]["tensors"][model["subgraphs"][0]["inputs"][0]]["shape"][1]
+    tensors, clips, same = {}, {}, 0
+    for clip, stem in CLIPS:
+        wav = os.path.join(ROOT, "models", "tests", "data", "microwakeword", stem + ".wav")
+        qs, out, per = dump_ops.run_clip(tflite, cfg, model, dump_ops.features(wav))
+        dump_ops.check_variables(model, per, f"{name}/{stem}")
+        tensors[f"{clip}.output"] = out
+        if n == 3:
+            ref = load_file(os.path.join(GOLDENS, stem + ".safetensors"))
+            if not np.array_equal(ref["input.okay_nabu"], qs):
+                raise SystemExit(f"{name}/{stem}: inputs differ from input.okay_nabu")
+            same += int((ref["output.okay_nabu"] == out).sum())
+        else:
+            tensors[f"{clip}.input"] = qs
+        for var, value in final_variables(model, per).items():
+            tensors[f"{clip}.after.{var.replace('/', '.')}"] = np.ascontiguousarray(value)
+        clips[clip] = {"wav": stem + ".wav", "sha256": sha256_file(wav), "steps": len(out)}
+    meta = {"model": name, "sha256": sha256_file(tflite), "n": n, "clips": clips,
+            "versions": {p: version(p) for p in ("pymicro-wakeword", "pymicro-features",
+                                                 "ai-edge-litert", "numpy")}}
+    if n == 3:
+        meta["steps_equal_to_okay_nabu"] = same
+    path = os.path.join(out_dir, f"crafted_{name}.safetensors")
+    save_file(tensors, path, metadata={"crafted": json.dumps(meta, sort_keys=True)})
+    steps = sum(c["steps"] for c in clips.values())
+    print(f"{name}: {steps} steps on {len(clips)} clips, C library == ai-edge-litert"
+          + (f", {same} equal to okay_nabu's" if n == 3 else "")
+          + f"; {os.path.getsize(path)} bytes")
+    return path
+
+
+def write(out_dir):
+    return [golden(name, out_dir) for name in crafted.CRAFTED]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true")
+    if ap.parse_args().check:
+        sys.exit(same_bytes_check("crafted-goldens-", write)(GOLDENS))
+    write(GOLDENS)
+
+
+if __name__ == "__main__":
+    main()
