@@ -510,12 +510,21 @@ fn elementwise_match_reference<B: Int8Kernels>() {
             assert_eq!(i64::from(y), v.clamp(-128, 127), "{x} {q:?}");
         }
     }
-    // int8 -> f32: one rounding of the exact product (f64 product of 33 bits, then f32).
+    // int8 -> f32 as the x86-64 library: f32(x·s) + f32(-zp·s), two roundings (FACTS.md 6:
+    // hey_luna's q = -127, zp = -128, s = 0.036927443 gives 0.036927223, not s), except on
+    // a tail of len mod 8.
+    let q = AffineQuant { scale: 0.036_927_443, zero_point: -128 };
+    let mut f = [0f32; 9];
+    B::dequantize_i8_f32(&[-127; 9], q, &mut f).unwrap();
+    assert_eq!(f.map(f32::to_bits), [[0x3d17_4100; 8].as_slice(), &[0x3d17_413b]].concat()[..]);
+    // Blocks of 8 so; the last len mod 8 one rounding of (x - zp)·s (a tail of 5 here).
     let q = AffineQuant { scale: 0.037_123_4, zero_point: 5 };
-    let mut f = vec![0f32; 256];
-    B::dequantize_i8_f32(&all, q, &mut f).unwrap();
-    for (&x, &f) in all.iter().zip(&f) {
-        assert_eq!(f, ((f64::from(x) - 5.0) * f64::from(q.scale)) as f32);
+    let mut f = vec![0f32; 253];
+    B::dequantize_i8_f32(&all[..253], q, &mut f).unwrap();
+    for (k, (&x, &f)) in all.iter().zip(&f).enumerate() {
+        let two = f32::from(x) * q.scale + (-5.0 * f64::from(q.scale)) as f32;
+        let one = ((f64::from(x) - 5.0) * f64::from(q.scale)) as f32;
+        assert_eq!(f, if k < 248 { two } else { one }, "{k}");
     }
 }
 

@@ -403,6 +403,7 @@ affine_op!(
     QuantizeF32I8, "quantize_f32_i8", f32 => i8, quantize_f32_i8
 );
 affine_op!(
-    /// DEQUANTIZE int8 -> f32 (`f32(x - zero_point) * scale`).
+    /// DEQUANTIZE int8 -> f32 (x86-64 TFLite's: two roundings on blocks of 8, one on the
+    /// tail; `Int8Kernels::dequantize_i8_f32`).
     DequantizeI8F32, "dequantize_i8_f32", i8 => f32, dequantize_i8_f32
 );

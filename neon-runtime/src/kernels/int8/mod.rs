@@ -503,15 +503,25 @@ pub trait Int8Kernels: BackendType {
         Ok(())
     }
 
-    /// DEQUANTIZE int8 to f32 (TFLite `Dequantize`): `y = f32(x - zero_point) * scale`, one
-    /// rounding of the exact product.
+    /// DEQUANTIZE int8 to f32 (TFLite's optimised `Dequantize`, as the x86-64 library runs
+    /// it): on the first `len - len mod 8` elements (its vector body)
+    /// `y = f32(x · scale) + f32(-zero_point · scale)`, two roundings (the product in f32,
+    /// the offset rounded once from f64, then the sum); on the last `len mod 8` (its scalar
+    /// tail) one rounding of `(x - zero_point) · scale`. Measured:
+    /// tools/microwakeword/FACTS.md section 6 (hey_luna, the crafted goldens, lengths 1–67).
+    /// (The aarch64 library rounds once everywhere; the port follows x86-64, FACTS.md 4.3.)
     ///
     /// # Errors
     /// As [`quantize_f32_i8`](Self::quantize_f32_i8).
     fn dequantize_i8_f32(x: &[i8], q: AffineQuant, y: &mut [f32]) -> Result<(), Error> {
         same_len(x.len(), y.len())?;
         q.check("dequantize_i8_f32")?;
-        for (y, &x) in y.iter_mut().zip(x) {
+        let body = x.len() - x.len() % 8;
+        let offset = (-f64::from(q.zero_point) * f64::from(q.scale)) as f32;
+        for (y, &x) in y[..body].iter_mut().zip(&x[..body]) {
+            *y = f32::from(x) * q.scale + offset;
+        }
+        for (y, &x) in y[body..].iter_mut().zip(&x[body..]) {
             *y = (i32::from(x) - q.zero_point) as f32 * q.scale;
         }
         Ok(())
