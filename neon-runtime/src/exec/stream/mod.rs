@@ -189,6 +189,23 @@ impl StreamPlan {
         self.nodes.len()
     }
 
+    /// Number of state variables (in the builder's declaration order).
+    pub fn variables(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// The current bytes of variable `k` (declaration order) in `state`, in the machine's
+    /// byte order (for tests and inspection: the state after a run).
+    ///
+    /// # Errors
+    /// [`Error::Plan`] for a state of another plan or no variable `k`.
+    pub fn variable<'s>(&self, state: &'s StreamState, k: usize) -> Result<&'s [u8], Error> {
+        state.check(self.id)?;
+        let &(offset, bytes) =
+            self.vars.get(k).ok_or(Error::Plan { reason: "no such stream variable" })?;
+        Ok(&state.as_bytes()[offset..offset + bytes])
+    }
+
     /// The input's element type and dimensions.
     pub fn input(&self) -> (ElemType, &[usize]) {
         let s = &self.values[self.input];
