@@ -193,6 +193,30 @@ def n2(model):
     return model
 
 
+def dequantize_model(n, scale, zero_point):
+    """A one-operator model, int8 [1, n] (scale, zero_point) -> DEQUANTIZE -> f32 [1, n], as
+    bytes (for goldens_crafted.py's DEQUANTIZE rounding measurement)."""
+    model = schema.ModelT()
+    model.version = 3
+    model.operatorCodes, model.buffers = [], [schema.BufferT()]
+    code = opcode(model, Op.DEQUANTIZE, 2)
+    sg = schema.SubGraphT()
+    sg.tensors = []
+    x = schema.TensorT()
+    x.shape, x.type, x.name = np.array([1, n], np.int32), schema.TensorType.INT8, b"x"
+    x.buffer = add_buffer(model, None)
+    x.quantization = schema.QuantizationParametersT()
+    x.quantization.scale = np.array([scale], np.float32)
+    x.quantization.zeroPoint = np.array([zero_point], np.int64)
+    sg.tensors.append(x)
+    y = f32_tensor(model, sg, x, "_f32")
+    sg.inputs, sg.outputs, sg.operators = [0], [y], [make_op(code, [0], [y])]
+    model.subgraphs = [sg]
+    b = flatbuffers.Builder(0)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
 # name -> (rewrite, extra JSON variants {suffix: micro overrides})
 CRAFTED = {
     "okay_nabu_f32_state": (f32_state, {"_w8": {"sliding_window_size": 8}}),

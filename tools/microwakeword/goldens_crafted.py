@@ -19,6 +19,9 @@ and one metadata entry "crafted": JSON with the model's sha256, N, the clips (wa
 steps), the package versions and, when the model has okay_nabu's N, the number of steps whose
 output equals okay_nabu's clip golden (the f32 state's sanity check: all of them).
 
+It also measures DEQUANTIZE's rounding on one-operator models of lengths 1-67
+(dequantize_rounding: prints the counts, exits on a difference from neon-runtime's rule).
+
 Usage: goldens_crafted.py [--check]
   --check  regenerate into a temporary directory and require byte-identical files
 """
@@ -89,6 +92,40 @@ def golden(name, out_dir):
     return path
 
 
+def dequantize_rounding(lengths=range(1, 68), trials=8, seed=39):
+    """DEQUANTIZE int8 -> f32 in ai-edge-litert on one-operator models (crafted.py
+    dequantize_model) of every length in `lengths`, random scales and zero points: counts the
+    outputs that differ from "two roundings, f32(x*s) + f32(-zp*s), on the first len - len % 8,
+    one rounding of (x - zp)*s on the rest" (what neon-runtime's kernel does) and from one
+    rounding everywhere. Exits unless the first count is 0."""
+    rng = np.random.default_rng(seed)
+    rule = one = total = 0
+    for n in lengths:
+        for _ in range(trials):
+            s, zp = np.float32(rng.uniform(1e-3, 1.0)), int(rng.integers(-128, 128))
+            it = dump_ops.Interpreter(
+                model_content=crafted.dequantize_model(n, s, zp),
+                experimental_op_resolver_type=dump_ops.OpResolverType
+                .BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+            it.allocate_tensors()
+            x = rng.integers(-128, 128, (1, n)).astype(np.int8)
+            it.set_tensor(it.get_input_details()[0]["index"], x)
+            it.invoke()
+            y = it.get_tensor(it.get_output_details()[0]["index"])[0]
+            single = ((x[0].astype(np.float64) - zp) * np.float64(s)).astype(np.float32)
+            double = x[0].astype(np.float32) * s + np.float32(-zp * np.float64(s))
+            body = n - n % 8
+            want = np.concatenate([double[:body], single[body:]])
+            rule += int((y.view(np.uint32) != want.view(np.uint32)).sum())
+            one += int((y.view(np.uint32) != single.view(np.uint32)).sum())
+            total += n
+    print(f"DEQUANTIZE on lengths {lengths.start}-{lengths.stop - 1}: {total} values; two "
+          f"roundings on blocks of 8 and one on the tail: {rule} differ; one rounding "
+          f"everywhere: {one} differ")
+    if rule:
+        raise SystemExit("goldens_crafted: DEQUANTIZE does not follow the kernel's rule")
+
+
 def write(out_dir):
     return [golden(name, out_dir) for name in crafted.CRAFTED]
 
@@ -96,6 +133,7 @@ def write(out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
+    dequantize_rounding()
     if ap.parse_args().check:
         sys.exit(same_bytes_check("crafted-goldens-", write)(GOLDENS))
     write(GOLDENS)
