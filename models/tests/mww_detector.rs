@@ -120,11 +120,14 @@ fn clip(path: &Path) -> Clip {
     Clip { features, runs }
 }
 
-/// Every clip golden (the per-op dumps `ops_*` excluded).
+/// Every clip golden (the per-op dumps `ops_*` and the crafted models' `crafted_*` excluded).
 fn clips() -> Vec<Clip> {
     common::files_with_extension(&repo("models/microwakeword/goldens"), "safetensors", "goldens")
         .iter()
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("ops_"))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            !name.starts_with("ops_") && !name.starts_with("crafted_")
+        })
         .map(|p| clip(p))
         .collect()
 }

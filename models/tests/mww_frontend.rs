@@ -98,7 +98,9 @@ fn goldens() -> Vec<Golden> {
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".safetensors") && !name.starts_with("ops_")
+            name.ends_with(".safetensors")
+                && !name.starts_with("ops_")
+                && !name.starts_with("crafted_")
         })
         .collect();
     paths.sort();

@@ -2,7 +2,7 @@
 //! model step's `uint8` output, probability and decision equal to pymicro-wakeword 2.5.0's
 //! (TFLite's C library) on every golden clip, pushed in uneven chunks, several models on one
 //! stream; `reset` gives the same run again; no allocation per push; model names and files
-//! resolve or fail with one line.
+//! resolve or fail with one line; the crafted models (f32 state, window 8, N = 2) too.
 //!
 //! References: `models/microwakeword/goldens/<clip>.safetensors` (tools/microwakeword/
 //! goldens.py): the clip (metadata `clip`, followed by 16,000 zero samples) and per model
@@ -75,14 +75,16 @@ fn clip(path: &Path) -> (Vec<i16>, Vec<Want>) {
     (audio, wants)
 }
 
-/// The golden clips (not the per-op `ops_*` files), sorted.
+/// The golden clips (not the per-op `ops_*` or the `crafted_*` files), sorted.
 fn clips() -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(repo("models/microwakeword/goldens"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".safetensors") && !name.starts_with("ops_")
+            name.ends_with(".safetensors")
+                && !name.starts_with("ops_")
+                && !name.starts_with("crafted_")
         })
         .collect();
     paths.sort();
@@ -101,6 +103,24 @@ fn run(det: &mut MicroDetector, audio: &[i16], rng: &mut SmallRng, max: usize) -
         rest = tail;
     }
     events
+}
+
+/// Asserts that the events of word `k` (N = `n` frames a step, no refractory period) are
+/// `want`'s steps: output, probability (bit for bit), decision and end sample. Returns the
+/// steps compared.
+fn assert_steps(events: &[MicroEvent], k: usize, want: &Want, n: u64, what: &str) -> usize {
+    let got: Vec<&MicroEvent> = events.iter().filter(|e| e.word == k).collect();
+    assert_eq!(got.len(), want.output.len(), "{what}: steps");
+    for (s, e) in got.iter().enumerate() {
+        let d = e.decision;
+        assert_eq!(d.output, want.output[s], "{what} step {s}: output");
+        assert_eq!(d.probability.to_bits(), want.prob[s].to_bits(), "{what} step {s}");
+        assert_eq!(u8::from(d.detected), want.detect[s], "{what} step {s}: detect");
+        // N frames of 10 ms a step; the first frame ends at 30 ms.
+        assert_eq!(e.end_sample, 480 + 160 * (n * s as u64 + n - 1), "{what} step {s}");
+        assert_eq!(e.fired, d.detected, "{what}: no refractory period");
+    }
+    got.len()
 }
 
 /// The clips run: all of them on the host; under qemu (NEON kernels, ~20 times slower) two,
@@ -128,20 +148,9 @@ fn every_step_equals_pymicro_wakeword() {
         for pass in 0..2 {
             let events = run(&mut det, &audio, &mut rng, 3_000);
             for (k, want) in wants.iter().enumerate() {
-                let got: Vec<&MicroEvent> = events.iter().filter(|e| e.word == k).collect();
                 let what = format!("{file} {} pass {pass}", want.name);
-                assert_eq!(got.len(), want.output.len(), "{what}: steps");
-                for (s, e) in got.iter().enumerate() {
-                    let d = e.decision;
-                    assert_eq!(d.output, want.output[s], "{what} step {s}: output");
-                    assert_eq!(d.probability.to_bits(), want.prob[s].to_bits(), "{what} step {s}");
-                    assert_eq!(u8::from(d.detected), want.detect[s], "{what} step {s}: detect");
-                    // N = 3 frames of 10 ms a step; the first frame ends at 30 ms.
-                    assert_eq!(e.end_sample, 480 + 160 * (3 * s as u64 + 2), "{what} step {s}");
-                    assert_eq!(e.fired, d.detected, "{what}: no refractory period");
-                }
+                steps += assert_steps(&events, k, want, 3, &what);
                 pairs += usize::from(pass == 0);
-                steps += got.len();
             }
             det.reset();
         }
@@ -149,6 +158,54 @@ fn every_step_equals_pymicro_wakeword() {
     println!("{pairs} model/clip pairs, {steps} steps, all equal");
     let expected = if cfg!(target_arch = "aarch64") { 4 + 7 } else { 12 * 4 + 3 * 3 };
     assert_eq!(pairs, expected, "model/clip pairs (goldens/SUMMARY.md)");
+}
+
+/// The crafted models (models/tests/data/microwakeword/crafted/, tools/microwakeword/FACTS.md
+/// section 11) from their JSONs on one stream: the f32 state with windows 5 and 8, and
+/// N = 2; every step equals pymicro-wakeword's on okay_nabu.wav
+/// (`goldens/crafted_<model>.safetensors`: `a.output`, `a.prob.<json>`, `a.detect.<json>`).
+/// Host only: micro_plan.rs runs these models with the NEON kernels.
+#[cfg(not(target_arch = "aarch64"))]
+#[test]
+fn crafted_models_equal_pymicro_wakeword() {
+    let dir = repo("models/tests/data/microwakeword/crafted");
+    let jsons = [("okay_nabu_f32_state", ""), ("okay_nabu_f32_state", "_w8"), ("okay_nabu_n2", "")];
+    let words = jsons
+        .iter()
+        .map(|(m, v)| MicroWord::load(&load(&dir.join(format!("{m}{v}.json"))).unwrap()).unwrap())
+        .collect();
+    let mut det = MicroDetector::new(words);
+    let mut audio: Vec<i16> =
+        hound::WavReader::open(repo("models/tests/data/microwakeword/okay_nabu.wav"))
+            .unwrap()
+            .samples::<i16>()
+            .map(Result::unwrap)
+            .collect();
+    audio.resize(audio.len() + PAD, 0);
+    let events = run(&mut det, &audio, &mut SmallRng::seed_from_u64(11), 3_000);
+    let mut detections = Vec::new();
+    for (k, (m, v)) in jsons.iter().enumerate() {
+        let bytes =
+            std::fs::read(repo(&format!("models/microwakeword/goldens/crafted_{m}.safetensors")))
+                .unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let data = |t: &str| st.tensor(t).unwrap().data().to_vec();
+        let prob = data(&format!("a.prob.{m}{v}"))
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let want = Want {
+            name: format!("{m}{v}"),
+            output: data("a.output"),
+            prob,
+            detect: data(&format!("a.detect.{m}{v}")),
+        };
+        let n = if m.ends_with("_n2") { 2 } else { 3 };
+        assert_steps(&events, k, &want, n, &want.name);
+        detections.push(want.detect.iter().filter(|&&d| d == 1).count());
+    }
+    // Window 8 changes the decisions (16 detecting steps with window 5, 15 with 8).
+    assert_eq!(detections[..2], [16, 15], "detecting steps, windows 5 and 8");
 }
 
 /// With a refractory period, a model fires once per utterance (its decision stays positive

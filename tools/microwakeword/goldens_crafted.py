@@ -14,6 +14,9 @@ and writes models/microwakeword/goldens/crafted_<model>.safetensors (little endi
   <clip>.after.<var> [*shape]    every variable after the clip's last step (FLOAT32 for
                                  okay_nabu_f32_state: its last DEQUANTIZE outputs), keyed by
                                  its shared name with "/" as "."
+  a.prob.<json> [S] F64          clip "a" through pymicro-wakeword's detector
+  a.detect.<json> [S] U8         (process_streaming_prob, goldens.py run_model) with each JSON
+                                 of the model (<json> its stem: window 5, and 8 for _w8)
 
 and one metadata entry "crafted": JSON with the model's sha256, N, the clips (wav, sha256,
 steps), the package versions and, when the model has okay_nabu's N, the number of steps whose
@@ -39,9 +42,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 import crafted  # noqa: E402
 import dump_ops  # noqa: E402
+import goldens  # noqa: E402
 import tflite_model  # noqa: E402
 from regen_check import same_bytes_check  # noqa: E402
 from safetensors_io import sha256_file  # noqa: E402
+from wav_io import read_pcm16_mono  # noqa: E402
 from safetensors.numpy import save_file  # noqa: E402
 
 ROOT = crafted.ROOT
@@ -55,6 +60,22 @@ def final_variables(model, per):
     handles = tflite_model.variable_names(main)
     return {handles[op["inputs"][0]]: per[op["inputs"][1]][-1]
             for op in main["ops"] if op["op"] == "ASSIGN_VARIABLE"}
+
+
+def detector_goldens(name, wav, out, tensors):
+    """pymicro-wakeword's detector (goldens.run_model: process_streaming_prob, re-derived) on
+    the padded clip `wav`, per JSON of model `name` (its own and its variants): adds
+    `a.prob.<json stem>` [S] F64 and `a.detect.<json stem>` [S] U8 to `tensors`; its outputs
+    must equal `out`."""
+    data = np.concatenate([read_pcm16_mono(wav), np.zeros(dump_ops.PAD_SAMPLES, np.int16)])
+    frames = goldens.frontend_frames(data, [len(data)])
+    for suffix in ["", *crafted.CRAFTED[name][1]]:
+        cfg = os.path.join(crafted.OUT_DIR, name + suffix + ".json")
+        t, _ = goldens.run_model(cfg, frames, f"{name}{suffix}")
+        if not np.array_equal(t["output"], out):
+            raise SystemExit(f"{name}{suffix}: the detector's outputs differ from run_clip's")
+        tensors[f"a.prob.{name}{suffix}"] = t["prob"]
+        tensors[f"a.detect.{name}{suffix}"] = t["detect"]
 
 
 def golden(name, out_dir):
@@ -78,6 +99,8 @@ def golden(name, out_dir):
         for var, value in final_variables(model, per).items():
             tensors[f"{clip}.after.{var.replace('/', '.')}"] = np.ascontiguousarray(value)
         clips[clip] = {"wav": stem + ".wav", "sha256": sha256_file(wav), "steps": len(out)}
+        if clip == "a":
+            detector_goldens(name, wav, out, tensors)
     meta = {"model": name, "sha256": sha256_file(tflite), "n": n, "clips": clips,
             "versions": {p: version(p) for p in ("pymicro-wakeword", "pymicro-features",
                                                  "ai-edge-litert", "numpy")}}

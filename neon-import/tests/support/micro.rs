@@ -49,12 +49,14 @@ pub fn goldens_dir() -> PathBuf {
     models_dir().join("microwakeword/goldens")
 }
 
-/// The clip golden files (not the per-op `ops_*` ones), sorted.
+/// The clip golden files (not the per-op `ops_*` or the `crafted_*` ones), sorted.
 pub fn clip_files() -> Vec<String> {
     let mut clips: Vec<_> = std::fs::read_dir(goldens_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".safetensors") && !f.starts_with("ops_"))
+        .filter(|f| {
+            f.ends_with(".safetensors") && !f.starts_with("ops_") && !f.starts_with("crafted_")
+        })
         .collect();
     clips.sort();
     clips
