@@ -1,8 +1,7 @@
-//! Where the microWakeWord models and goldens are, shared by the test binaries of
-//! neon-import (`micro_ops.rs`, `micro_plan.rs`): the 7 models, their reading limits, the
+//! Where the microWakeWord models and goldens are, shared by the modules of
+//! neon-import's `micro` test binary (`ops.rs`, `plan.rs`): the 7 models, their reading limits, the
 //! clip goldens `models/microwakeword/goldens/<clip>.safetensors` (tools/microwakeword/
 //! goldens.py: `input.<model>` `[S, N, 40]` i8 and `output.<model>` `[S]` u8).
-#![allow(dead_code)] // not every binary uses every helper
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! run step by step from a fresh state on the clip goldens
 //! `models/microwakeword/goldens/<clip>.safetensors`, every step's u8 output must equal
 //! `output.<model>`; after `reset()` a second pass gives the same outputs; a run allocates
-//! nothing (a per-thread counting allocator, tests/tests/common). The host runs every
+//! nothing (the binary's per-thread counting allocator, tests/tests/common). The host runs every
 //! model/clip pair with the portable kernels; aarch64 (qemu in CI) runs 2 models on one
 //! clip with the NEON kernels (build with `--features neon-runtime/neon`).
 //!
@@ -12,17 +12,13 @@
 //! (goldens_crafted.py): every step's output and every variable after each clip (the f32
 //! ones are DEQUANTIZE outputs, bit for bit), `reset` back to the initial values.
 
-#[path = "../../tests/tests/common/mod.rs"]
-mod common;
-#[path = "support/micro.rs"]
-mod micro;
-
 use neon_import::tflite::{load_stream_plan, stream_plan, DType, StreamOp};
 use neon_runtime::exec::stream::{StreamPlan, StreamScratch, StreamState};
 use neon_runtime::kernels::Int8Kernels;
 use safetensors::SafeTensors;
 
-use micro::{as_i8, goldens_dir, graph, model_bytes, read, LIMITS, MODELS};
+use crate::common;
+use crate::support::{as_i8, goldens_dir, graph, model_bytes, read, LIMITS, MODELS};
 
 /// The crafted models' directory under `models/`.
 const CRAFTED_DIR: &str = "tests/data/microwakeword/crafted";
@@ -85,7 +81,8 @@ fn check_clips<B: Int8Kernels>(models: &[(&str, &str)], clips: &[String]) -> (us
 #[cfg(not(target_arch = "aarch64"))]
 #[test]
 fn every_clip_step_equals_tflite() {
-    let (pairs, steps) = check_clips::<neon_runtime::Portable>(&MODELS, &micro::clip_files());
+    let (pairs, steps) =
+        check_clips::<neon_runtime::Portable>(&MODELS, &crate::support::clip_files());
     println!("stream plans: {pairs} model/clip pairs, {steps} steps × 2 passes, all equal");
     // As micro_ops.rs: 12 clip files × the 4 official models, each community model on the
     // 3 community recordings (goldens/SUMMARY.md).

@@ -4,9 +4,7 @@
 use neon_import::tflite::{parse, parse_stream, DType, FusedActivation, Padding, StreamOp};
 use neon_import::Limits;
 
-/// microWakeWord's features: 40 per frame, a few frames per step.
-const LIMITS: Limits =
-    Limits { frame_width: 40, max_frames: 16, max_features: 1 << 20, max_layers: 512 };
+use crate::support::LIMITS;
 
 /// openWakeWord's head limits, as neon-models passes them to `parse`.
 const HEAD_LIMITS: Limits =
@@ -14,7 +12,7 @@ const HEAD_LIMITS: Limits =
 
 macro_rules! model {
     ($dir:literal, $name:literal) => {
-        ($name, include_bytes!(concat!("../../models/", $dir, "/", $name, ".tflite")).as_slice())
+        ($name, include_bytes!(concat!("../../../models/", $dir, "/", $name, ".tflite")).as_slice())
     };
 }
 
@@ -163,7 +161,7 @@ fn the_head_reader_still_refuses_the_int8_models() {
 
 #[test]
 fn the_stream_reader_refuses_the_openwakeword_heads() {
-    let head = include_bytes!("../../models/tests/data/custom/computer_v2.tflite");
+    let head = include_bytes!("../../../models/tests/data/custom/computer_v2.tflite");
     let e = parse_stream(head, &LIMITS).unwrap_err().to_string();
     assert!(e.contains("the input is F32 [1, 16, 96]"), "{e}");
 }

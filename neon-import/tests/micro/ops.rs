@@ -1,5 +1,5 @@
 //! The int8 kernels against TFLite, op by op, on the 7 microWakeWord models: a naive
-//! reference interpreter (tests/support/stream_ref.rs) runs each [`StreamGraph`] through the
+//! reference interpreter (`stream_ref.rs`) runs each [`StreamGraph`] through the
 //! portable kernels with the importer's quantisation (`tflite::quant`) and is compared bit
 //! for bit with
 //! - the per-op goldens `models/microwakeword/goldens/ops_<model>.safetensors`
@@ -14,19 +14,14 @@
 //! The reference interpreter's operators always run on what the kernels computed, never on
 //! a golden value.
 
-#[path = "support/micro.rs"]
-mod micro;
-#[path = "support/stream_ref.rs"]
-mod stream_ref;
-
 use std::collections::BTreeMap;
 
-use micro::{as_i8, clip_files, goldens_dir, graph, models_dir, read, MODELS};
+use crate::stream_ref::{computed_output, RefStream};
+use crate::support::{as_i8, clip_files, goldens_dir, graph, models_dir, read, MODELS};
 use neon_import::tflite::quant::{logistic_lut, logistic_rescaled, LayerRequant, Requantize};
 use neon_import::tflite::{DType, StreamGraph, StreamOp, TensorSpec};
 use neon_runtime::kernels::int8::{QuantizedMultiplier, Rounding};
 use safetensors::SafeTensors;
-use stream_ref::{computed_output, RefStream};
 
 fn tensor(st: &SafeTensors<'_>, key: &str) -> Vec<i8> {
     as_i8(st.tensor(key).unwrap_or_else(|e| panic!("{key}: {e}")).data())

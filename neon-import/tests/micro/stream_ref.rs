@@ -15,7 +15,7 @@ use neon_import::tflite::{self, DType, StreamGraph, StreamOp, TensorSpec};
 use neon_runtime::kernels::int8::{ConvGeometry, DepthwiseGeometry, FcGeometry};
 use neon_runtime::kernels::{Int8Kernels, Portable};
 
-use super::micro::as_i8;
+use crate::support::as_i8;
 
 /// Per-operator parameters computed once from the graph.
 enum Prepared {

@@ -2,38 +2,16 @@
 //! mutant gives a one-line error or a graph whose variables hold their whole initial values
 //! and whose operators' quantisation parameters are derived or refused (no panic, no huge
 //! allocation). A byte every `STRIDE` is changed, at two offsets so the tables' fields are
-//! hit at several positions.
-//!
-//! Host only: the reader is the same portable code on every architecture, and under
-//! qemu-aarch64 this test alone costs 30 s of CI's budget.
-#![cfg(not(target_arch = "aarch64"))]
+//! hit at several positions. Host only (`main.rs` says why).
 
 use neon_import::tflite::quant::{logistic_lut, LayerRequant, Requantize};
 use neon_import::tflite::{parse_stream, StreamGraph, StreamOp};
-use neon_import::Limits;
 
-const LIMITS: Limits =
-    Limits { frame_width: 40, max_frames: 16, max_features: 1 << 20, max_layers: 512 };
+use crate::support::{model_bytes, LIMITS, MODELS};
 
 /// Changed bytes per model: one every `STRIDE` (2.5 s; a stride of 7, 123 585 mutants, also
 /// passed: 40 523 refused, 83 062 parsed).
 const STRIDE: usize = 53;
-
-macro_rules! model {
-    ($dir:literal, $name:literal) => {
-        ($name, include_bytes!(concat!("../../models/", $dir, "/", $name, ".tflite")).as_slice())
-    };
-}
-
-const MODELS: [(&str, &[u8]); 7] = [
-    model!("microwakeword", "alexa"),
-    model!("microwakeword", "hey_jarvis"),
-    model!("microwakeword", "hey_mycroft"),
-    model!("microwakeword", "okay_nabu"),
-    model!("tests/data/microwakeword/wakewords", "choo_choo_homie"),
-    model!("tests/data/microwakeword/wakewords", "hey_home_assistant"),
-    model!("tests/data/microwakeword/wakewords", "okay_computer"),
-];
 
 /// The graph's own invariants, and every operator's parameters derived or refused.
 fn check(g: &StreamGraph, what: &str) {
@@ -63,8 +41,9 @@ fn check(g: &StreamGraph, what: &str) {
 #[test]
 fn single_byte_mutants_are_refused_or_consistent() {
     let (mut refused, mut parsed) = (0usize, 0usize);
-    for (name, bytes) in MODELS {
-        let mut m = bytes.to_vec();
+    for (name, dir) in MODELS {
+        let bytes = model_bytes(name, dir);
+        let mut m = bytes.clone();
         for (start, flip) in [(0usize, 0xffu8), (STRIDE / 2, 0x80)] {
             for at in (start..bytes.len()).step_by(STRIDE) {
                 m[at] ^= flip;
