@@ -9,8 +9,9 @@
 # the Moonshine tests and the models tarball need it), the aarch64 release tarballs
 # (scripts/release.sh: glibc and static musl builds and the models tarball, the static binary
 # smoke-tested under qemu-aarch64 with the extracted models), the host test suite, the
-# aarch64 suite under qemu-aarch64 (default emulated CPU "max": dotprod, i8mm) and the kernel tests again on
-# a Cortex-A72 model (no dotprod) so the fallback paths run. The aarch64 suites cannot be skipped: a missing qemu
+# aarch64 suite under qemu-aarch64 (default emulated CPU "max": dotprod, i8mm) and the kernel tests
+# that reach a dotprod-dependent kernel again on a Cortex-A72 model (no dotprod) so the fallback
+# paths run. The aarch64 suites cannot be skipped: a missing qemu
 # or a run that executes no test fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,7 +109,7 @@ scripts/fuzz.sh 7
 # The aarch64 suite: built once, then run by scripts/qemu_tests.py two executables at a time
 # under qemu-aarch64 (most of them hold one or two long tests; run one after another, as
 # `cargo test` does, a core stays idle). It fails on a failing executable or if no test ran.
-# Budget: ~11 min build, ~10.5 min under qemu (624 s measured), ~2 min for the Cortex-A72 rerun.
+# Budget: ~11 min build, ~10.5 min under qemu (624 s measured), ~40 s for the Cortex-A72 rerun.
 aarch64_json=$(mktemp)
 step "aarch64 tests: build (cargo test --no-run, neon)"
 cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon \
@@ -117,9 +118,16 @@ cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtim
 step "aarch64 tests under qemu-aarch64 (cpu max: dotprod, i8mm)"
 python3 scripts/qemu_tests.py --jobs 2 <"$aarch64_json"
 
-# The same build's runtime executables again on a Cortex-A72 model: no second build.
+# The same build's runtime executables that reach a kernel chosen by the CPU's features
+# (dotprod: the int8 GEMV's `dot` path, the int8 kernels' DotPath) again on a Cortex-A72
+# model, so the fallbacks run: no second build. They are the runtime's unit tests (CPU
+# detection) and the executables that use an int8 kernel or operator (grep Quant, quant, I8,
+# i8_ in neon-runtime/tests), of parallel only quant_same_bits; every other kernel runs the
+# same instructions on both CPUs (206 s of qemu time for all of them, ~60 s here).
 step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
-QEMU_CPU=cortex-a72 python3 scripts/qemu_tests.py --jobs 2 --package neon-runtime <"$aarch64_json"
+QEMU_CPU=cortex-a72 python3 scripts/qemu_tests.py --jobs 2 --package neon-runtime \
+  --exe neon_runtime --exe quant --exe int8 --exe stream_plan --exe stream_hostile \
+  --exe team_alloc --exe ops_facts --exe parallel:quant_same_bits <"$aarch64_json"
 rm -f "$aarch64_json"
 
 # The guide's example (docs/neon-plan.md) as a porter's crate outside the workspace, on path
