@@ -2,7 +2,7 @@
 //! every logit of the first decoder steps (both int8 paths) and the greedy tokens, and
 //! openWakeWord's embeddings and scores on a real recording, for worker teams of 2, 3, 4
 //! and 7 threads against the serial run. On the host every backend the CPU has; on aarch64
-//! (qemu in CI) NEON, on a shorter clip.
+//! (qemu in CI) NEON, on a shorter clip and teams of 3 and 4.
 
 mod common;
 
@@ -15,8 +15,12 @@ use neon_models::weights::TensorFile;
 use neon_runtime::ops::quant::QuantPath;
 use neon_runtime::{Backend, Parallel, Serial, Team};
 
-/// Thread counts checked against the serial run.
-const THREADS: [usize; 4] = [2, 3, 4, 7];
+/// Thread counts checked against the serial run: 2, 3, 4 and 7 on the host; under qemu one
+/// odd and one even count, 3 and 4 (each run streams the 38.5 M int8 weights through emulated
+/// NEON: the serial run and four teams took 127 s of CI's qemu time). How a team splits the
+/// rows is the same portable code on every architecture; the NEON kernels' splits on teams
+/// of 2, 3, 4 and 7 are `neon-runtime/tests/parallel.rs`'s, under qemu too.
+const THREADS: &[usize] = if cfg!(target_arch = "aarch64") { &[3, 4] } else { &[2, 3, 4, 7] };
 
 /// Seconds of beckett.wav the Moonshine check encodes: 4 s on the host (160 encoder
 /// frames: two blocks of every int8 GEMM's row unit, 80 rows at AVX2), 1 s under qemu.
@@ -72,7 +76,7 @@ fn moonshine_same_bits<B: Backend>() {
     let mut t = common::moonshine::transcriber::<B>();
     let want = moonshine_run(&mut t, &Serial, audio);
     assert!(want.tokens.len() > 3, "the clip decodes to words");
-    for n in THREADS {
+    for &n in THREADS {
         let team = Team::new(n).unwrap();
         let got = moonshine_run(&mut t, &team, audio);
         assert_bits(&format!("{} encoder, {n} threads", B::NAME), &got.encoder, &want.encoder);
@@ -106,7 +110,7 @@ fn oww_run<B: Backend>(par: &dyn Parallel) -> Vec<Vec<f32>> {
 fn openwakeword_same_bits<B: Backend>() {
     let want = oww_run::<B>(&Serial);
     assert!(want.iter().any(|r| r[r.len() - 5..].iter().any(|&s| s > 0.5)), "the clip wakes");
-    for n in THREADS {
+    for &n in THREADS {
         let team = Team::new(n).unwrap();
         let got = oww_run::<B>(&team);
         for (p, (g, w)) in got.iter().zip(&want).enumerate() {
