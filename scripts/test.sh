@@ -109,7 +109,7 @@ scripts/fuzz.sh 7
 # The aarch64 suite: built once, then run by scripts/qemu_tests.py two executables at a time
 # under qemu-aarch64 (most of them hold one or two long tests; run one after another, as
 # `cargo test` does, a core stays idle). It fails on a failing executable or if no test ran.
-# Budget: ~11 min build, ~10.5 min under qemu (624 s measured), ~40 s for the Cortex-A72 rerun.
+# Budget: ~11 min build, ~10.5 min under qemu (624 s measured), ~50 s for the Cortex-A72 rerun.
 aarch64_json=$(mktemp)
 step "aarch64 tests: build (cargo test --no-run, neon)"
 cargo test --workspace --target aarch64-unknown-linux-gnu --features neon-runtime/neon \
@@ -123,7 +123,7 @@ python3 scripts/qemu_tests.py --jobs 2 <"$aarch64_json"
 # model, so the fallbacks run: no second build. They are the runtime's unit tests (CPU
 # detection) and the executables that use an int8 kernel or operator (grep Quant, quant, I8,
 # i8_ in neon-runtime/tests), of parallel only quant_same_bits; every other kernel runs the
-# same instructions on both CPUs (206 s of qemu time for all of them, ~60 s here).
+# same instructions on both CPUs (206 s of qemu time for all of them, ~85 s here).
 step "aarch64 kernel tests under qemu-aarch64 (cpu cortex-a72, no dotprod)"
 QEMU_CPU=cortex-a72 python3 scripts/qemu_tests.py --jobs 2 --package neon-runtime \
   --exe neon_runtime --exe quant --exe int8 --exe stream_plan --exe stream_hostile \
