@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Digests of pymicro-features' features on extreme synthetic signals, for mww_frontend.rs.
+"""Digests of pymicro-features' features on extreme synthetic signals, for mww/frontend.rs.
 
 Runs the unmodified pymicro-features 2.0.2 `MicroFrontend` on the signals of `synthetic()`
 (full-scale noise, quiet noise, -32768 throughout, a -32768/32767 square wave, impulses; the
-same formulas as `synthetic()` in models/tests/mww_frontend.rs), fed 160 samples per call as
+same formulas as `synthetic()` in models/tests/mww/frontend.rs), fed 160 samples per call as
 pymicro-wakeword 2.5.0 does, and writes models/tests/data/microwakeword/frontend_digests.json:
 per signal (`synthetic/<name>`) the frame count and the FNV-1a 64-bit hash of the raw features
 (feature / 0.0390625, checked integral) as little-endian uint16, row-major.
@@ -33,7 +33,7 @@ CHUNK_BYTES = 320  # 160 samples of 16-bit audio: one 10 ms step
 
 
 def synthetic():
-    """Extreme 16 kHz signals, as 16-bit little-endian bytes (models/tests/mww_frontend.rs)."""
+    """Extreme 16 kHz signals, as 16-bit little-endian bytes (models/tests/mww/frontend.rs)."""
     state = 39
     noise, quiet = [], []
     for _ in range(48000):

@@ -22,7 +22,7 @@ const SCALE_SHIFT: u32 = 6;
 pub const LOG_LUT_LEN: usize = (1 << SEGMENTS_LOG2) + 2;
 
 /// `round(2^16 (log2(1 + k / 128) - k / 128))` for `k <= 128`, then 0: the values of TFLite
-/// Micro's `kLogLut` (pinned entry by entry in `models/tests/mww_frontend.rs`).
+/// Micro's `kLogLut` (pinned entry by entry in `models/tests/mww/frontend.rs`).
 pub(super) const fn build_log_lut() -> [u16; LOG_LUT_LEN] {
     let mut lut = [0u16; LOG_LUT_LEN];
     let mut k = 1;

@@ -13,7 +13,7 @@
 //!
 //! A libm result may differ from the correctly rounded one by an ulp. [`Tables::build`] takes
 //! an `ulps` offset added to every such result, so a test can show how far each table is
-//! from a rounding boundary (`models/tests/mww_frontend.rs` builds them at ±1 and ±2 ulps).
+//! from a rounding boundary (`models/tests/mww/frontend.rs` builds them at ±1 and ±2 ulps).
 
 use super::fft::{build_super_twiddles, build_twiddles, Cpx, FFT_BINS, HALF_FFT};
 use super::filterbank::{build_filterbank, Filterbank};
@@ -40,7 +40,7 @@ pub struct Tables {
 
 /// The frontend's tables, exactly as pymicro-features 2.0.2 builds them on Debian 12 x86-64
 /// (glibc 2.36; pinned against `models/microwakeword/frontend_tables.json` by
-/// `models/tests/mww_frontend.rs`).
+/// `models/tests/mww/frontend.rs`).
 pub static TABLES: Tables = Tables::build(0);
 
 impl Tables {
@@ -99,7 +99,7 @@ const PIO2_LO: f64 = f64::from_bits(0x3dd0_b461_1a62_6331);
 /// `(sin x, cos x)` in `f64` for `|x| < 2^20`: `x = k pi/2 + r` (Cody and Waite), `|r| <=
 /// pi/4`, Taylor polynomials to `r^17` / `r^18` (truncation below `1e-19`), then the
 /// quadrant `k mod 4`. Error below about 2e-16 absolute; the twiddles pinned against kissfft's
-/// (glibc `cos`/`sin`) in `models/tests/mww_frontend.rs` check it where it matters.
+/// (glibc `cos`/`sin`) in `models/tests/mww/frontend.rs` check it where it matters.
 pub(super) const fn sin_cos(x: f64) -> (f64, f64) {
     let t = x / PIO2_HI;
     let k = if t >= 0.0 { (t + 0.5) as i64 } else { (t - 0.5) as i64 };

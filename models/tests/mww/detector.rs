@@ -9,11 +9,9 @@
 //! names the model's JSON. Input and output quantisation and N are read from the model file
 //! (neon-import's `parse_stream`), cutoff and window from its JSON.
 
-mod common;
-#[path = "../../tests/tests/common/mod.rs"]
-mod thread_alloc;
+use crate::{clip_goldens, repo, thread_alloc};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use neon_import::tflite::parse_stream;
 use neon_import::Limits;
@@ -28,11 +26,6 @@ use neon_models::microwakeword::quantize::{
 use neon_models::microwakeword::window::{ProbabilityWindow, MAX_WINDOW};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use safetensors::{Dtype, SafeTensors};
-
-/// The repository's root (the goldens name their JSON relative to it).
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(rel)
-}
 
 /// `parse_stream`'s limits for microWakeWord models (as neon-import's tests use).
 const LIMITS: Limits =
@@ -120,16 +113,9 @@ fn clip(path: &Path) -> Clip {
     Clip { features, runs }
 }
 
-/// Every clip golden (the per-op dumps `ops_*` and the crafted models' `crafted_*` excluded).
+/// Every clip golden ([`clip_goldens`]).
 fn clips() -> Vec<Clip> {
-    common::files_with_extension(&repo("models/microwakeword/goldens"), "safetensors", "goldens")
-        .iter()
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            !name.starts_with("ops_") && !name.starts_with("crafted_")
-        })
-        .map(|p| clip(p))
-        .collect()
+    clip_goldens().iter().map(|p| clip(p)).collect()
 }
 
 fn frame(features: &[u16], i: usize) -> &[u16; FEATURES] {

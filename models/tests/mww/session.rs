@@ -8,8 +8,7 @@
 //! goldens.py): the clip (metadata `clip`, followed by 16,000 zero samples) and per model
 //! `output.<m>` [S] U8, `prob.<m>` [S] F64, `detect.<m>` [S] U8.
 
-#[path = "../../tests/tests/common/mod.rs"]
-mod thread_alloc;
+use crate::{clip_goldens, repo, thread_alloc};
 
 use std::path::{Path, PathBuf};
 
@@ -22,11 +21,6 @@ use safetensors::SafeTensors;
 
 /// Zero samples goldens.py appends to each clip.
 const PAD: usize = 16_000;
-
-/// The repository's root (the goldens name their clip relative to it).
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(rel)
-}
 
 /// The model `name`: an official one by name, a community one by its JSON.
 fn word(name: &str) -> MicroWord {
@@ -75,22 +69,6 @@ fn clip(path: &Path) -> (Vec<i16>, Vec<Want>) {
     (audio, wants)
 }
 
-/// The golden clips (not the per-op `ops_*` or the `crafted_*` files), sorted.
-fn clips() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo("models/microwakeword/goldens"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".safetensors")
-                && !name.starts_with("ops_")
-                && !name.starts_with("crafted_")
-        })
-        .collect();
-    paths.sort();
-    paths
-}
-
 /// Pushes `audio` in chunks of 0..=`max` samples (seeded), returning every event; asserts
 /// that no push allocates.
 fn run(det: &mut MicroDetector, audio: &[i16], rng: &mut SmallRng, max: usize) -> Vec<MicroEvent> {
@@ -126,7 +104,7 @@ fn assert_steps(events: &[MicroEvent], k: usize, want: &Want, n: u64, what: &str
 /// The clips run: all of them on the host; under qemu (NEON kernels, ~20 times slower) two,
 /// one with all 7 models, kept short for CI.
 fn clips_run() -> Vec<PathBuf> {
-    let all = clips();
+    let all = clip_goldens();
     if cfg!(target_arch = "aarch64") {
         let keep = ["hey_jarvis.safetensors", "okay_computer.safetensors"];
         return all.into_iter().filter(|p| keep.iter().any(|k| p.ends_with(k))).collect();

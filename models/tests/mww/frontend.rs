@@ -12,10 +12,9 @@
 //!   (tools/microwakeword/frontend_features.py): digests of the features of extreme synthetic
 //!   signals.
 
-#[path = "../../tests/tests/common/mod.rs"]
-mod thread_alloc;
+use crate::{clip_goldens, repo, thread_alloc};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use neon_models::microwakeword::frontend::fft::{Cpx, FFT_SIZE, HALF_FFT};
 use neon_models::microwakeword::frontend::tables::{Tables, TABLES};
@@ -24,11 +23,6 @@ use neon_models::microwakeword::frontend::{noise, pcan, Frontend, FEATURES, SAMP
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
-
-/// The repository's root (the goldens name their clips relative to it).
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(rel)
-}
 
 fn json(rel: &str) -> Value {
     serde_json::from_slice(&std::fs::read(repo(rel)).unwrap()).unwrap()
@@ -91,20 +85,9 @@ fn golden(path: &Path) -> Golden {
     }
 }
 
-/// Every clip golden (`goldens/*.safetensors` except the per-op `ops_*`), by name.
+/// Every clip golden ([`clip_goldens`]), by name.
 fn goldens() -> Vec<Golden> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo("models/microwakeword/goldens"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".safetensors")
-                && !name.starts_with("ops_")
-                && !name.starts_with("crafted_")
-        })
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| golden(p)).collect()
+    clip_goldens().iter().map(|p| golden(p)).collect()
 }
 
 fn one_golden(name: &str) -> Golden {
