@@ -161,6 +161,20 @@ macro_rules! affine_norm {
             fn params(&self) -> NormParams<'_> {
                 NormParams { gamma: self.packed_weight(), beta: self.bias(), eps: self.geometry.eps }
             }
+
+            /// Checks a run with both tensors in `layout` ([`check_call`]) and returns the
+            /// number of frames, the kernels' parameters ([`Self::params`]) and the data of
+            /// `input` and `output`.
+            fn check_run<'a>(
+                &'a self,
+                layout: Layout,
+                input: &'a TensorView,
+                output: &'a mut TensorViewMut,
+            ) -> Result<(usize, NormParams<'a>, &'a [f32], &'a mut [f32]), Error> {
+                let g = &self.geometry;
+                let frames = check_call(g, g.channels, layout, input, output)?;
+                Ok((frames, self.params(), input.data(), output.data_mut()))
+            }
         }
 
         #[cfg(feature = "alloc")]
@@ -253,8 +267,7 @@ impl<S: AsRef<[f32]>> LayerNorm<S> {
         /// As [`LayerNorm::run`], and the context's error ([`Error::Team`]) after the checks.
         run_with(options) => {
             let g = &self.geometry;
-            let frames = check_call(g, g.channels, g.layout, input, output)?;
-            let (p, x, y) = (self.params(), input.data(), output.data_mut());
+            let (frames, p, x, y) = self.check_run(g.layout, input, output)?;
             match g.layout {
                 Layout::FrameMajor => {
                     B::layer_norm_rows_in(options.parallel(), (frames, g.channels), x, p, y)?
@@ -445,9 +458,8 @@ impl<S: AsRef<[f32]>> GroupNorm<S> {
         /// # Errors
         /// As [`GroupNorm::run`], and the context's error ([`Error::Team`]) after the checks.
         run_with(options) => {
+            let (frames, p, x, y) = self.check_run(Layout::ChannelFirst, input, output)?;
             let g = &self.geometry;
-            let frames = check_call(g, g.channels, Layout::ChannelFirst, input, output)?;
-            let (p, x, y) = (self.params(), input.data(), output.data_mut());
             B::group_norm_in(options.parallel(), (g.channels, frames, g.groups), x, p, y)
         }
     }
