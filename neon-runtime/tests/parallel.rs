@@ -17,11 +17,12 @@ use neon_runtime::kernels::gemm::{
 };
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
-    QuantWeights, BLOCK_K,
+    QuantPath, QuantWeights, BLOCK_K,
 };
 use neon_runtime::kernels::{
     AttentionKernels, Conv2dKernels, ConvKernels, GemmKernels, Parallel, QuantKernels, Serial,
 };
+use neon_runtime::tensor::Layout;
 use neon_runtime::Team;
 
 /// Thread counts of the teams every product is checked on.
@@ -360,9 +361,10 @@ fn quant_same_bits<B: QuantKernels>() {
                 B::gemv_i8_dot(n, k, &x, w, &mut want_dot);
                 for p in ctx.iter() {
                     let mut got = vec![f32::NAN; n];
-                    B::gemv_i8_in(p.as_ref(), (n, k), &x, w, &mut got).unwrap();
+                    B::gemv_i8_in(p.as_ref(), QuantPath::Widening, (n, k), &x, w, &mut got)
+                        .unwrap();
                     assert_bits(&what, p.workers(), &got, &want);
-                    B::gemv_i8_dot_in(p.as_ref(), (n, k), &x, w, &mut got).unwrap();
+                    B::gemv_i8_in(p.as_ref(), QuantPath::Dot, (n, k), &x, w, &mut got).unwrap();
                     assert_bits(&format!("{what} dot"), p.workers(), &got, &want_dot);
                 }
             } else {
@@ -497,10 +499,12 @@ fn im2col_same_bits<B: ConvKernels>() {
         for c in ctx.iter() {
             let what = format!("im2col {channels}x{frames} k{kernel}");
             let mut got = vec![f32::NAN; len];
-            B::im2col_channel_first_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
+            B::im2col_in(c.as_ref(), Layout::ChannelFirst, (&x, window), first, count, &mut got)
+                .unwrap();
             assert_bits(&format!("{what} channel-first"), c.workers(), &got, &cf);
             let mut got = vec![f32::NAN; len];
-            B::im2col_frame_major_in(c.as_ref(), (&x, window), first, count, &mut got).unwrap();
+            B::im2col_in(c.as_ref(), Layout::FrameMajor, (&x, window), first, count, &mut got)
+                .unwrap();
             assert_bits(&format!("{what} frame-major"), c.workers(), &got, &fm);
         }
     }

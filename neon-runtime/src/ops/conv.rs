@@ -462,11 +462,11 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                 for n0 in (0..out_frames).step_by(tile) {
                     let nt = tile.min(out_frames - n0);
                     let col = &mut scratch[..k * nt];
+                    B::im2col_in(par, g.output_layout, (xg, window), n0, nt, col)?;
                     match g.output_layout {
                         Layout::ChannelFirst => {
                             // Columns n0..n0 + nt of the group's rows: C[i, j] at
                             // y[(grp * cout + i) * out_frames + n0 + j].
-                            B::im2col_channel_first_in(par, (xg, window), n0, nt, col)?;
                             let yg = &mut y[grp * cout * out_frames + n0..];
                             let ga = GemmA::contiguous(cout, nt, k, nt, out_frames);
                             B::gemm_packed_a_in(par, ga, wg, col, bias, yg)?;
@@ -474,7 +474,6 @@ impl<S: AsRef<[f32]>> Conv1d<S> {
                         Layout::FrameMajor => {
                             // Rows n0..n0 + nt, the group's column block: C[i, j] at
                             // y[(n0 + i) * out_channels + grp * cout + j].
-                            B::im2col_frame_major_in(par, (xg, window), n0, nt, col)?;
                             let yg = &mut y[n0 * g.out_channels + grp * cout..];
                             let gb = GemmB { m: nt, n: cout, k, lda: k, ldc: g.out_channels };
                             B::gemm_packed_b_in(par, gb, col, wg, bias, yg)?;

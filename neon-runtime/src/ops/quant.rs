@@ -36,6 +36,8 @@ use crate::kernels::quant::{
 use crate::kernels::Backend;
 use crate::tensor::{Layout, Shape, TensorView, TensorViewMut};
 
+pub use crate::kernels::quant::QuantPath;
+
 const OP: &str = "quant_linear";
 const BLOCK_OP: &str = "block_q8_linear";
 
@@ -183,25 +185,6 @@ fn checked_scales_len(g: &LinearGeometry) -> Result<usize, Error> {
         .checked_mul(PACK_NR)
         .and_then(|n| n.checked_mul(g.in_features / BLOCK_K))
         .ok_or(Error::BadShape { reason: "packed scales length overflows usize" })
-}
-
-/// How a [`QuantLinear`] computes a single row (a GEMV): a per-call choice, given in
-/// [`RunOptions`] ([`QuantLinear::run_with`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum QuantPath {
-    /// int8 weights widened to f32, f32 products ([`QuantKernels::gemv_i8`]): exact
-    /// products, the default.
-    ///
-    /// [`QuantKernels::gemv_i8`]: crate::kernels::QuantKernels::gemv_i8
-    #[default]
-    Widening,
-    /// Activations quantised to int8 per block of 32, integer dot products (`sdot` on
-    /// aarch64 CPUs with the dot-product extension; [`QuantKernels::gemv_i8_dot`]):
-    /// several times fewer instructions than [`Widening`](Self::Widening) (`BENCHMARKS.md`,
-    /// "Results", the int8 rows), at the cost of the activations' quantisation error.
-    ///
-    /// [`QuantKernels::gemv_i8_dot`]: crate::kernels::QuantKernels::gemv_i8_dot
-    Dot,
 }
 
 /// A fully connected layer with per-tensor int8 weights:
@@ -556,10 +539,8 @@ fn run_rows<B: Backend>(
     let rows = g.check_run(op, input, output)?;
     let (x, y) = (input.data(), output.data_mut());
     let (k, n, par) = (g.in_features, g.out_features, options.parallel());
-    if rows == 1 && options.int8_path() == QuantPath::Dot {
-        B::gemv_i8_dot_in(par, (n, k), x, w, y)
-    } else if rows == 1 {
-        B::gemv_i8_in(par, (n, k), x, w, y)
+    if rows == 1 {
+        B::gemv_i8_in(par, options.int8_path(), (n, k), x, w, y)
     } else {
         B::gemm_i8_in(par, QuantGemm::contiguous(rows, n, k), x, w, y)
     }

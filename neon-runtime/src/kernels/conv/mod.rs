@@ -35,6 +35,7 @@
 use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
 use crate::error::Error;
+use crate::tensor::Layout;
 use core::ops::Range;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -145,66 +146,49 @@ pub trait ConvKernels: BackendType {
         }
     }
 
-    /// [`im2col_channel_first`](Self::im2col_channel_first) on `par`: blocks of input
-    /// channels, each writing its channels' `kernel` rows of `col` (a copy: any context
-    /// gives the same `col`).
+    /// The im2col copy of `layout` on `par`: [`im2col_channel_first`](Self::im2col_channel_first)
+    /// ([`Layout::ChannelFirst`]) in blocks of input channels, each writing its channels'
+    /// `kernel` rows of `col`, or [`im2col_frame_major`](Self::im2col_frame_major)
+    /// ([`Layout::FrameMajor`]) in blocks of output frames, each writing its rows (a copy:
+    /// any context gives the same `col`).
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `col` is then partly written.
     ///
     /// # Panics
-    /// As [`im2col_channel_first`](Self::im2col_channel_first), before any task runs.
-    fn im2col_channel_first_in(
+    /// As the copy of `layout` (the same lengths for both), before any task runs.
+    fn im2col_in(
         par: &dyn Parallel,
+        layout: Layout,
         (x, window): (&[f32], Window1d),
         first_frame: usize,
         count: usize,
         col: &mut [f32],
     ) -> Result<(), Error> {
         let w = Win::new("im2col", x.len(), window, first_frame, count);
-        w.check_col(col.len());
-        if col.is_empty() {
+        let rows = w.check_col(col.len());
+        if rows == 0 || count == 0 {
             return Ok(());
         }
-        // `col` holds `channels * kernel * count >= 1` values, so the product fits.
-        let (frames, row) = (window.frames, window.kernel * count);
-        // A copied value costs about what a multiply-add does (a load and a store).
-        let split = Rows {
-            shape: (window.channels, row, row),
-            tile: 1,
-            join_tail: false,
-            work_per_row: row,
+        // Blocks of whole rows of `col`: a channel's `kernel` rows of `count` values, or an
+        // output frame's row of `rows` values (`col` holds `rows * count >= 1` values, so
+        // the products fit). A copied value costs about what a multiply-add does (a load
+        // and a store).
+        let (blocks, row) = match layout {
+            Layout::ChannelFirst => (window.channels, window.kernel * count),
+            Layout::FrameMajor => (count, rows),
         };
-        row_blocks(par, split, col, |chans, col| {
-            let xs = &x[chans.start * frames..chans.end * frames];
-            let wn = Window1d { channels: chans.len(), ..window };
-            Self::im2col_channel_first(xs, wn, first_frame, count, col);
-        })
-    }
-
-    /// [`im2col_frame_major`](Self::im2col_frame_major) on `par`: blocks of output frames,
-    /// each writing its rows of `col` (a copy: any context gives the same `col`).
-    ///
-    /// # Errors
-    /// The context's ([`Parallel::dispatch`]); `col` is then partly written.
-    ///
-    /// # Panics
-    /// As [`im2col_frame_major`](Self::im2col_frame_major), before any task runs.
-    fn im2col_frame_major_in(
-        par: &dyn Parallel,
-        (x, window): (&[f32], Window1d),
-        first_frame: usize,
-        count: usize,
-        col: &mut [f32],
-    ) -> Result<(), Error> {
-        let w = Win::new("im2col", x.len(), window, first_frame, count);
-        let row = w.check_col(col.len());
-        if row == 0 || count == 0 {
-            return Ok(());
-        }
-        let split = Rows { shape: (count, row, row), tile: 1, join_tail: false, work_per_row: row };
-        row_blocks(par, split, col, |frames, col| {
-            Self::im2col_frame_major(x, window, first_frame + frames.start, frames.len(), col);
+        let split =
+            Rows { shape: (blocks, row, row), tile: 1, join_tail: false, work_per_row: row };
+        row_blocks(par, split, col, |r, col| match layout {
+            Layout::ChannelFirst => {
+                let xs = &x[r.start * window.frames..r.end * window.frames];
+                let wn = Window1d { channels: r.len(), ..window };
+                Self::im2col_channel_first(xs, wn, first_frame, count, col);
+            }
+            Layout::FrameMajor => {
+                Self::im2col_frame_major(x, window, first_frame + r.start, r.len(), col);
+            }
         })
     }
 

@@ -363,6 +363,26 @@ impl QuantGemm {
     }
 }
 
+/// How a GEMV with int8 weights runs ([`QuantKernels::gemv_i8_in`]); for a
+/// [`QuantLinear`], a per-call choice given in [`RunOptions`]
+/// ([`QuantLinear::run_with`]), re-exported as `ops::quant::QuantPath`.
+///
+/// [`QuantLinear`]: crate::ops::quant::QuantLinear
+/// [`QuantLinear::run_with`]: crate::ops::quant::QuantLinear::run_with
+/// [`RunOptions`]: crate::ops::RunOptions
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QuantPath {
+    /// int8 weights widened to f32, f32 products ([`QuantKernels::gemv_i8`]): exact
+    /// products, the default.
+    #[default]
+    Widening,
+    /// Activations quantised to int8 per block of 32, integer dot products (`sdot` on
+    /// aarch64 CPUs with the dot-product extension; [`QuantKernels::gemv_i8_dot`]):
+    /// several times fewer instructions than [`Widening`](Self::Widening) (`BENCHMARKS.md`,
+    /// "Results", the int8 rows), at the cost of the activations' quantisation error.
+    Dot,
+}
+
 /// Int8-weight GEMV and GEMM of both formats ([`QuantWeights`], [`QuantFormat`]). All
 /// products overwrite `c` / `y` (no accumulation).
 ///
@@ -449,8 +469,10 @@ pub trait QuantKernels: BackendType + GemmKernels {
         }
     }
 
-    /// [`gemv_i8`](Self::gemv_i8) on `par`: blocks of whole pairs of panels (`2 *
-    /// PACK_NR` outputs, the unit of every backend's GEMV; the same bits for any context).
+    /// The GEMV on `par` by `path`: [`gemv_i8`](Self::gemv_i8) ([`QuantPath::Widening`])
+    /// or [`gemv_i8_dot`](Self::gemv_i8_dot) ([`QuantPath::Dot`]; each block quantises
+    /// `x` itself: the same codes), in blocks of whole pairs of panels (`2 * PACK_NR`
+    /// outputs, the unit of every backend's GEMV; the same bits for any context).
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
@@ -459,30 +481,20 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// As [`gemv_i8`](Self::gemv_i8), before any task runs.
     fn gemv_i8_in(
         par: &dyn Parallel,
+        path: QuantPath,
         (n, k): (usize, usize),
         x: &[f32],
         w: QuantWeights<'_>,
         y: &mut [f32],
     ) -> Result<(), Error> {
-        gemv_blocks(par, "gemv_i8", (n, k), (x, w), y, Self::gemv_i8_unchecked)
-    }
-
-    /// [`gemv_i8_dot`](Self::gemv_i8_dot) on `par`, split as
-    /// [`gemv_i8_in`](Self::gemv_i8_in) (each block quantises `x` itself: the same codes).
-    ///
-    /// # Errors
-    /// The context's ([`Parallel::dispatch`]); `y` is then partly written.
-    ///
-    /// # Panics
-    /// As [`gemv_i8`](Self::gemv_i8), before any task runs.
-    fn gemv_i8_dot_in(
-        par: &dyn Parallel,
-        (n, k): (usize, usize),
-        x: &[f32],
-        w: QuantWeights<'_>,
-        y: &mut [f32],
-    ) -> Result<(), Error> {
-        gemv_blocks(par, "gemv_i8_dot", (n, k), (x, w), y, Self::gemv_i8_dot_unchecked)
+        match path {
+            QuantPath::Widening => {
+                gemv_blocks(par, "gemv_i8", (n, k), (x, w), y, Self::gemv_i8_unchecked)
+            }
+            QuantPath::Dot => {
+                gemv_blocks(par, "gemv_i8_dot", (n, k), (x, w), y, Self::gemv_i8_dot_unchecked)
+            }
+        }
     }
 
     /// [`gemm_i8`](Self::gemm_i8) on `par`: a grid of blocks of whole tiles,
