@@ -207,17 +207,18 @@ impl Vocoder {
             });
         }
         let backend = self.decoder.backend();
-        dispatch!(backend, B => self.push_on::<B>(par, hidden, frames, out))
-            .map_err(Error::Backend)?
+        dispatch!(backend, B => self.push_on::<B>(par, hidden, out)).map_err(Error::Backend)?
     }
 
+    /// [`Vocoder::push_in`] on backend `B`, after its checks: `hidden` holds `192 * frames`
+    /// values, channel-first.
     fn push_on<B: Backend>(
         &mut self,
         par: &dyn Parallel,
         hidden: &[f32],
-        frames: usize,
         out: &mut [f32],
     ) -> Result<usize, Error> {
+        let frames = hidden.len() / HIDDEN;
         let mut written = 0;
         let mut i = 0;
         while i < frames {
