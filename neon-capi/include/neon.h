@@ -281,10 +281,11 @@ neon_status neon_wake_free(neon_wake *wake);
 // whatever the push sizes), and a model detects when the mean of its last
 // `sliding_window_size` outputs is strictly above its `probability_cutoff` (both from its
 // JSON: 0.85 to 0.97 for the built-in models; no threshold argument). A detection is
-// reported when the model detects and has not fired within the last 1 s of audio (as for
-// `neon_wake_new`), with the probability as its score and the end of the step's audio as
-// its time; a push of more than 1 s can report a model more than once (a buffer of
-// `neon_wake_model_count` entries is enough for pushes up to 1 s). `neon_wake_scores`
+// reported when the model detects and has not fired within the last 2 s of audio
+// (wyoming-microwakeword's default: a decision stays positive for up to 1.2 s of an
+// utterance), with the probability as its score and the end of the step's audio as its
+// time; a push of more than 2 s can report a model more than once (a buffer of
+// `neon_wake_model_count` entries is enough for pushes up to 2 s). `neon_wake_scores`
 // gives per model the highest probability of the steps the last push completed (the
 // previous scores when it completed none); the first `sliding_window_size` - 1 steps of a
 // stream score 0.

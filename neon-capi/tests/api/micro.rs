@@ -22,6 +22,9 @@ fn clip(name: &str) -> Vec<i16> {
     read_wav(&repo().join(format!("models/tests/data/microwakeword/{name}.wav")))
 }
 
+/// The refractory period of a microWakeWord handle: 2 s of 16 kHz audio.
+const REFRACTORY: u64 = 32_000;
+
 /// A community model of wyoming-microwakeword's test suite, `ext` being `tflite` or `json`.
 fn community(name: &str, ext: &str) -> String {
     let path = repo().join(format!("models/tests/data/microwakeword/wakewords/{name}.{ext}"));
@@ -48,7 +51,7 @@ fn names(w: *const NeonWake) -> Vec<String> {
 }
 
 /// Pushes `audio` in `CHUNK`s, checking each push's scores and detections against `reference`
-/// (the same models, 1 s refractory period); returns every detection.
+/// (the same models, [`REFRACTORY`]); returns every detection.
 fn run(w: *mut NeonWake, reference: &mut MicroDetector, audio: &[i16]) -> Vec<NeonDetection> {
     let models = reference.words().len();
     let mut want_scores = vec![0.0f32; models];
@@ -93,7 +96,7 @@ fn builtin_models_detect_okay_nabu_as_the_library() {
     let names = names(w);
     assert_eq!(names, builtin::names().collect::<Vec<_>>());
     let words = names.iter().map(|n| resolve(n).unwrap()).collect();
-    let mut reference = MicroDetector::new(words).with_refractory(16_000);
+    let mut reference = MicroDetector::new(words).with_refractory(REFRACTORY);
     let nabu = names.iter().position(|n| n == "okay_nabu").unwrap();
 
     let found = run(w, &mut reference, &clip("okay_nabu"));
@@ -111,6 +114,22 @@ fn builtin_models_detect_okay_nabu_as_the_library() {
     assert_eq!(unsafe { neon_wake_free(w) }, NeonStatus::Ok);
 }
 
+/// One utterance fires once: hey_mycroft's decision stays positive for 1.2 s of its
+/// recording followed by 1 s of silence, so a 1 s refractory period fired twice.
+#[test]
+fn one_utterance_fires_once() {
+    let (status, w) = micro(&["hey_mycroft"]);
+    assert_eq!(status, NeonStatus::Ok, "{}", last_error());
+    let mut audio = clip("hey_mycroft");
+    audio.resize(audio.len() + 16_000, 0);
+    let mut reference =
+        MicroDetector::new(vec![resolve("hey_mycroft").unwrap()]).with_refractory(REFRACTORY);
+    let found = run(w, &mut reference, &audio);
+    assert_eq!(found.len(), 1, "one detection: {found:?}");
+    // SAFETY: `w` is live; freed once.
+    assert_eq!(unsafe { neon_wake_free(w) }, NeonStatus::Ok);
+}
+
 /// Community models by path (a `.tflite` with its JSON beside it, and a `.json`), named
 /// after their file stem: only the one whose phrase is spoken fires.
 #[test]
@@ -120,7 +139,7 @@ fn community_models_by_path() {
     assert_eq!(status, NeonStatus::Ok, "{}", last_error());
     assert_eq!(names(w), ["hey_home_assistant", "okay_computer"]);
     let words = paths.iter().map(|p| resolve(p).unwrap()).collect();
-    let mut reference = MicroDetector::new(words).with_refractory(16_000);
+    let mut reference = MicroDetector::new(words).with_refractory(REFRACTORY);
     let found = run(w, &mut reference, &clip("hey_home_assistant"));
     assert!(!found.is_empty() && found.iter().all(|d| d.model == 0), "{found:?}");
     // SAFETY: `w` is live; freed once.
