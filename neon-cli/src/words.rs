@@ -2,7 +2,7 @@
 //! (repeatable) and `--custom-model-dir DIR` (repeatable), shared by `neon wake` and
 //! `neon listen`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use neon_models::microwakeword::builtin as micro_builtin;
@@ -97,7 +97,14 @@ impl ModelArgs {
             &self.models
         };
         for n in names {
-            let word = builtin::wake_word(n).map_err(|e| e.to_string())?;
+            let word = builtin::wake_word(n).map_err(|e| match resolve(n) {
+                // openWakeWord's error on such a file (a safetensors header, an operator)
+                // would not say what is wrong.
+                Ok(_) if Path::new(n).exists() => {
+                    format!("--model {n} is a microWakeWord model: add --engine micro")
+                }
+                _ => e.to_string(),
+            })?;
             add(format!("--model {n}"), word, &mut words)?;
         }
         for dir in &self.custom_model_dirs {

@@ -178,6 +178,13 @@ fn micro_refusals_are_one_line_errors() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("neon: ") && err.contains(says), "{args:?}: {err}");
     }
+    // A microWakeWord model without `--engine micro` says so, not how openWakeWord fails.
+    for model in [community("okay_computer.json"), community("okay_computer.tflite")] {
+        let o = neon(&["wake", &clip, "--model", &model]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{model}: {err}");
+        assert!(err.contains("a microWakeWord model: add --engine micro"), "{model}: {err}");
+    }
     let o = neon(&["wake", &clip, "--engine", "tiny"]);
     assert_eq!(o.status.code(), Some(2), "clap refuses an unknown engine");
 }
