@@ -108,7 +108,13 @@ impl ModelArgs {
             add(format!("--model {n}"), word, &mut words)?;
         }
         for dir in &self.custom_model_dirs {
-            let found = custom::wake_words_in_dir(dir).map_err(|e| e.to_string())?;
+            let found = custom::wake_words_in_dir(dir).map_err(|e| match scan_dir(dir) {
+                Ok(scan) if !scan.models.is_empty() => format!(
+                    "{e} (--custom-model-dir {} holds microWakeWord models: add --engine micro)",
+                    dir.display()
+                ),
+                _ => e.to_string(),
+            })?;
             if found.is_empty() {
                 return Err(format!(
                     "--custom-model-dir {}: no .tflite or .onnx model in it",

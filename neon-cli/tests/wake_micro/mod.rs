@@ -185,6 +185,10 @@ fn micro_refusals_are_one_line_errors() {
         assert_eq!(o.status.code(), Some(1), "{model}: {err}");
         assert!(err.contains("a microWakeWord model: add --engine micro"), "{model}: {err}");
     }
+    let dir = models("tests/data/microwakeword/wakewords");
+    let o = neon(&["wake", &clip, "--custom-model-dir", dir.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(err.contains("microWakeWord models: add --engine micro"), "{err}");
     let o = neon(&["wake", &clip, "--engine", "tiny"]);
     assert_eq!(o.status.code(), Some(2), "clap refuses an unknown engine");
 }
