@@ -4,7 +4,9 @@
 #   peer_args VENV DEFAULT [ROUNDS]
 #                      sets `rounds` (ROUNDS, the script's first argument, else DEFAULT) and `py`
 #                      (the Python of the tools' virtual environment target/py/VENV)
-#   peer_session BIN   builds the release bench binary BIN of neon-benches (target/release/BIN),
+#   peer_session BIN [CARGO ARGS]
+#                      builds the release bench binary BIN of neon-benches (target/release/BIN;
+#                      further arguments go to cargo, e.g. --features micro),
 #                      then prints the session line: "commit HASH; N CPUs, load average A B C"
 #                      (HASH marked "(with uncommitted changes)" when the tree differs from HEAD)
 #   load_average       prints the load averages "A B C" (1, 5 and 15 min, from /proc/loadavg)
@@ -22,7 +24,7 @@ load_average() {
 }
 
 peer_session() {
-  cargo build --release --quiet -p neon-benches --bin "$1"
+  cargo build --release --quiet -p neon-benches --bin "$@"
   local commit
   commit="$(git rev-parse --short HEAD)"
   git diff --quiet HEAD || commit="$commit (with uncommitted changes)"
