@@ -1,9 +1,12 @@
 """CPU time per second of audio of a Wyoming wake-word server: `neon serve` next to
 wyoming-openwakeword 1.8.2 (the newest release on PyPI that installs here, with its own tflite
-models), both serving the same five wake words to one client over TCP on 127.0.0.1.
+models), both serving the same five wake words to one client over TCP on 127.0.0.1; with
+`--engine micro`, `neon serve --engine micro` next to wyoming-microwakeword 2.1.0 (pymicro-
+wakeword 2.5.0 and its libtensorflowlite_c), both serving the four official microWakeWord
+models (alexa, hey_jarvis, hey_mycroft, okay_nabu) to one client.
 
-  bench_serve.py --neon NEON_BINARY --peer-python PYTHON [--seconds S] [--speed X] [--runs N]
-                 [--only neon|peer] [--verbose]
+  bench_serve.py --neon NEON_BINARY --peer-python PYTHON [--engine oww|micro] [--seconds S]
+                 [--speed X] [--runs N] [--only neon|peer] [--verbose]
 
 Both servers are started (the peer with the five models preloaded, as a user would run it),
 then each gets a warm-up session of 5 s of audio (not counted), then N measured sessions,
@@ -26,6 +29,14 @@ utterances detected / wake-word clips in the audio, then the raw count: wyoming-
 1.8.2 sends a detection for every chunk scoring at least the threshold (it has no refractory
 period), neon serve one per utterance.
 
+With `--engine micro` the audio is the four models' recordings of wyoming-microwakeword's
+test (models/tests/data/microwakeword) and `okay_computer` as the other speech, laid out the
+same way (15.5 s a cycle); the peer is started as `python -m wyoming_microwakeword` (the
+package installed in PYTHON's venv; it loads a client's models at `audio-start`, which is not
+counted) and both servers have a 2 s refractory period, so each sends one detection per
+utterance. wyoming-microwakeword scores in its event handler, so its CPU time is all in the
+server process too.
+
 Pacing: the peer keeps a 10 s ring of audio per client, so a client sending much faster than
 its threads consume would lose audio. At X = 4 it keeps up on this 2-core machine: its CPU
 time per second of audio and its detections are the same at X = 1 and X = 4.
@@ -46,10 +57,31 @@ from wyoming.info import Describe, Info
 from wyoming.wake import Detect, Detection, NotDetected
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-CLIPS = os.path.join(ROOT, "models", "openwakeword", "clips")
-WAKE_CLIPS = ["alexa", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "ok_nabu"]
-# 1.x names: the peer's own; `neon serve` takes them as aliases of its 2.x names.
-NAMES = [f"{w}_v0.1" for w in WAKE_CLIPS]
+
+
+class Engine:
+    """What differs between the engines: the clips, the names a client asks for, the peer's
+    label and module, and `neon serve`'s extra arguments."""
+
+    def __init__(self, clips, wake_clips, other, names, peer, module, neon_args):
+        self.clips, self.wake_clips, self.other = clips, wake_clips, other
+        self.names, self.peer, self.module, self.neon_args = names, peer, module, neon_args
+
+
+ENGINES = {
+    # 1.x names: the peer's own; `neon serve` takes them as aliases of its 2.x names.
+    "oww": Engine(os.path.join(ROOT, "models", "openwakeword", "clips"),
+                  ["alexa", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "ok_nabu"], "weather",
+                  [f"{w}_v0.1" for w in
+                   ["alexa", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "ok_nabu"]],
+                  "wyoming-openwakeword 1.8.2", "wyoming_openwakeword", []),
+    "micro": Engine(os.path.join(ROOT, "models", "tests", "data", "microwakeword"),
+                    ["alexa", "hey_jarvis", "hey_mycroft", "okay_nabu"], "okay_computer",
+                    ["alexa", "hey_jarvis", "hey_mycroft", "okay_nabu"],
+                    "wyoming-microwakeword 2.1.0", "wyoming_microwakeword",
+                    ["--engine", "micro"]),
+}
+ENGINE = ENGINES["oww"]
 RATE = 16000
 CHUNK = 1280
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -68,8 +100,8 @@ def audio(seconds):
     it."""
     cycle = b""
     starts = []
-    for name in WAKE_CLIPS + ["weather"]:
-        with wave.open(os.path.join(CLIPS, f"{name}.wav"), "rb") as w:
+    for name in ENGINE.wake_clips + [ENGINE.other]:
+        with wave.open(os.path.join(ENGINE.clips, f"{name}.wav"), "rb") as w:
             assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (RATE, 1, 2)
             clip = w.readframes(w.getnframes())
         starts.append((len(cycle), len(clip)))
@@ -80,13 +112,16 @@ def audio(seconds):
     whole = {
         name: sum(1 for k in range(want // len(cycle) + 1)
                   if lead + k * len(cycle) + start + size <= want)
-        for name, (start, size) in zip(WAKE_CLIPS, starts)
+        for name, (start, size) in zip(ENGINE.wake_clips, starts)
     }
     return pcm, whole
 
 
 def clip_of(name):
-    """The clip a detection name is for: `okay_nabu` (neon serve), `ok_nabu_v0.1` (peer)."""
+    """The clip a detection name is for: `okay_nabu` (neon serve), `ok_nabu_v0.1` (peer);
+    the microWakeWord names are the clips'."""
+    if ENGINE is ENGINES["micro"]:
+        return name
     base = name.removesuffix("_v0.1")
     return "ok_nabu" if base == "okay_nabu" else base
 
@@ -136,7 +171,7 @@ async def session(port, pid, pcm, speed):
 
 async def stream(client, pid, pcm, speed):
     detections = []
-    await client.write_event(Detect(names=NAMES).event())
+    await client.write_event(Detect(names=ENGINE.names).event())
     await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
     await client.write_event(Describe().event())
     while True:
@@ -220,8 +255,8 @@ class Server:
 def describe_run(label, run, cpu, seconds, detections, occurrences, verbose):
     found = utterances(detections)
     words = ", ".join(f"{w} {found.get(w, (0, 0))[1]}/{occurrences[w]} "
-                      f"({found.get(w, (0, 0))[0]})" for w in WAKE_CLIPS)
-    others = [w for w in found if w not in WAKE_CLIPS]
+                      f"({found.get(w, (0, 0))[0]})" for w in ENGINE.wake_clips)
+    others = [w for w in found if w not in ENGINE.wake_clips]
     if others:
         words += f"; unexpected: {others}"
     print(f"  {label} run {run}: {1000 * cpu / seconds:.2f} ms CPU per s of audio "
@@ -235,7 +270,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--neon", required=True, help="the neon binary (a release build)")
     p.add_argument("--peer-python", required=True,
-                   help="python of a venv with wyoming-openwakeword 1.8.2")
+                   help="python of a venv with the peer (wyoming-openwakeword 1.8.2, or "
+                        "wyoming-microwakeword 2.1.0 with --engine micro)")
+    p.add_argument("--engine", choices=sorted(ENGINES), default="oww",
+                   help="openWakeWord (default) or microWakeWord")
     p.add_argument("--seconds", type=int, default=120, help="seconds of audio per run")
     p.add_argument("--speed", type=float, default=4.0, help="times real time the client sends")
     p.add_argument("--runs", type=int, default=3)
@@ -243,18 +281,24 @@ def main():
     p.add_argument("--verbose", action="store_true",
                    help="print when each detection arrived (in seconds of audio sent)")
     a = p.parse_args()
+    global ENGINE
+    ENGINE = ENGINES[a.engine]
     pcm, occurrences = audio(a.seconds)
-    print(f"{a.seconds} s of audio ({LEAD_IN} s of silence, then the five wake words and one "
+    print(f"{a.seconds} s of audio ({LEAD_IN} s of silence, then the {len(ENGINE.wake_clips)} "
+          f"wake words ({a.engine}) and one "
           f"other phrase, each followed by 1 s of silence, repeated), sent at {a.speed}x real "
           f"time; {a.runs} runs per server, alternating, after a {WARM_UP_SECONDS} s warm-up; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    # wyoming-openwakeword preloads the models; wyoming-microwakeword has no such option.
+    preload = [] if a.engine == "micro" else [
+        arg for n in ENGINE.names for arg in ("--preload-model", n)]
     argvs = {
-        "peer": ("wyoming-openwakeword 1.8.2",
-                 lambda port: [a.peer_python, "-m", "wyoming_openwakeword",
-                               "--uri", f"tcp://127.0.0.1:{port}",
-                               *[arg for n in NAMES for arg in ("--preload-model", n)]]),
-        "neon": ("neon serve",
-                 lambda port: [a.neon, "serve", "--uri", f"tcp://127.0.0.1:{port}"]),
+        "peer": (ENGINE.peer,
+                 lambda port: [a.peer_python, "-m", ENGINE.module,
+                               "--uri", f"tcp://127.0.0.1:{port}", *preload]),
+        "neon": (" ".join(["neon serve", *ENGINE.neon_args]),
+                 lambda port: [a.neon, "serve", *ENGINE.neon_args,
+                               "--uri", f"tcp://127.0.0.1:{port}"]),
     }
     servers = {}
     try:
@@ -281,7 +325,7 @@ def main():
               f"median {100 * spread:.1f}%), peak RSS {rss[key]:.0f} MB", flush=True)
     if len(servers) == 2:
         ours, peer = servers["neon"].results, servers["peer"].results
-        print(f"neon serve / wyoming-openwakeword: "
+        print(f"{servers['neon'].label} / {ENGINE.peer}: "
               f"{statistics.median(ours) / statistics.median(peer):.3f}x the CPU time (per "
               f"round: {', '.join(f'{o / q:.3f}' for o, q in zip(ours, peer))}); load average "
               f"{os.getloadavg()[0]:.1f}")
