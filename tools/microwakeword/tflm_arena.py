@@ -23,6 +23,12 @@ The figures are for this host (x86-64: 8-byte pointers); on a 32-bit microcontro
 interpreter's structures (TfLiteEvalTensor, NodeAndRegistration, ...) are smaller, so TFLM
 there uses somewhat less than printed here; the head (activations) is the same.
 
+--trace: instead, per model, the first 3 steps of the per-op golden's window (clip "a" of
+models/microwakeword/goldens/ops_<m>.safetensors, tools/microwakeword/dump_ops.py: the
+outputs of every computing op, from TFLite's interpreter) at which a TFLM tensor differs,
+naming the first differing tensor of the step (in tensor order), its producing op, how many of
+its values differ and by how much (TFLM run with kPreserveAllTensors).
+
 Prints a Markdown table: model, JSON tensor_arena_size, TFLM total, head, tail, the steps\nequal to the golden and the largest difference; then the tail's parts per model.
 """
 import argparse
@@ -82,10 +88,51 @@ def measure(model, arena):
     return json_arena, sizes, parts, diff
 
 
+def trace(model, arena, most=3):
+    """Prints where TFLM's op outputs first differ from TFLite's (module docstring)."""
+    from safetensors import safe_open
+
+    base = models_dir("microwakeword")
+    tensors, _ = read_safetensors(os.path.join(base, "goldens", f"{model}.safetensors"))
+    with safe_open(os.path.join(base, "goldens", f"ops_{model}.safetensors"), "numpy") as f:
+        meta = json.loads(f.metadata()["dump"])
+        ops = {int(k[len("a.t"):]): f.get_tensor(k) for k in f.keys() if k.startswith("a.t")}
+    first = meta["clips"]["a"]["first"]
+    interp = runtime.Interpreter.from_file(
+        os.path.join(base, f"{model}.tflite"), arena_size=arena,
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
+    found = 0
+    for step, x in enumerate(tensors[f"input.{model}"]):
+        interp.set_input(np.ascontiguousarray(x[np.newaxis]), 0)
+        interp.invoke()
+        k = step - first
+        if not 0 <= k < len(next(iter(ops.values()))):
+            continue
+        for i in sorted(ops):
+            want = ops[i][k]
+            got = interp.GetTensor(i, 0)["tensor_data"].reshape(want.shape)
+            diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
+            if diff.any():
+                print(f"{model} step {step}: t{i} ({meta['tensors'][str(i)]['producer']}) "
+                      f"{int((diff > 0).sum())} of {diff.size} values differ, by up to "
+                      f"{int(diff.max())}")
+                found += 1
+                break
+        if found == most:
+            return
+    if not found:
+        print(f"{model}: every op output equal in the window")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arena", type=int, default=65536)
+    p.add_argument("--trace", action="store_true")
     a = p.parse_args()
+    if a.trace:
+        for model in MODELS:
+            trace(model, a.arena)
+        return
     print("| model | JSON tensor_arena_size (B) | TFLM total (B) | head (B) | tail (B) | "
           "steps equal to the golden | max \\|TFLM - golden\\| |")
     print("|---|---:|---:|---:|---:|---:|---:|")
