@@ -26,7 +26,8 @@
 //!
 //! ## Features
 //! - `alloc`: operator constructors that pack weights into owned `Vec`s, the planner
-//!   (`plan`), the dynamic `exec::ExecutionPlan`.
+//!   (`plan`), the dynamic `exec::ExecutionPlan`, the stream plans (`exec::stream`; without
+//!   `alloc` only `exec::stream::fixed`, which compiled stream plans call).
 //! - `std` (implies `alloc`): run-time CPU feature detection, the worker team (`team`).
 //! - `neon`: the NEON backend; it only exists on `target_arch = "aarch64"`.
 #![no_std]
@@ -43,6 +44,17 @@ pub mod dim;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod exec;
+/// Without feature `alloc`, only what compiled stream plans call: `exec::stream::fixed` and
+/// the element views (the full module with `alloc`).
+#[cfg(not(feature = "alloc"))]
+pub mod exec {
+    /// Streaming int8 plans: without `alloc`, the helpers of compiled plans only.
+    pub mod stream {
+        mod elem;
+        pub mod fixed;
+        pub use elem::{bytes, view, view_mut, Elem, ElemType};
+    }
+}
 pub mod kernels;
 pub mod ops;
 #[cfg(feature = "alloc")]

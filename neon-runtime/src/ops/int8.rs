@@ -229,6 +229,16 @@ where
         &self.params
     }
 
+    /// The input zero point.
+    pub fn input_zero_point(&self) -> i32 {
+        self.input_zero_point
+    }
+
+    /// The output stage.
+    pub fn output_stage(&self) -> OutputStage {
+        self.output
+    }
+
     /// Input and output values (`[1, H, W, C]`, `[1, OH, OW, Cout]`, or the rows).
     ///
     /// # Errors
@@ -339,6 +349,12 @@ macro_rules! requantize_op {
                 Ok($name { input_zero_point, multiplier, output })
             }
 
+            /// The input zero point, the multiplier and the output stage, as given to
+            /// [`new`](Self::new).
+            pub fn parts(&self) -> (i32, QuantizedMultiplier, OutputStage) {
+                (self.input_zero_point, self.multiplier, self.output)
+            }
+
             /// Runs it: `y` gets the requantised `x`.
             ///
             /// # Errors
@@ -384,6 +400,11 @@ macro_rules! affine_op {
             pub fn new(q: AffineQuant) -> Result<Self, Error> {
                 B0::$kernel(&[], q, &mut [])?;
                 Ok($name { q })
+            }
+
+            /// The int8 side's quantisation, as given to [`new`](Self::new).
+            pub fn quant(&self) -> AffineQuant {
+                self.q
             }
 
             /// Runs it.

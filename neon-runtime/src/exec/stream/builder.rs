@@ -8,7 +8,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::elem::{bytes, Elem, ElemType};
-use super::step::{rule, Rows, StreamOp};
+use super::fixed::Rows;
+use super::step::{rule, StreamOp};
 use super::{Action, Node, Slot, StreamPlan, StreamValue, StreamVar};
 use crate::error::Error;
 use crate::plan::{self, Location, PlanError, Schedule, Step};

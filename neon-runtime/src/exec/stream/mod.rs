@@ -70,6 +70,8 @@
 
 mod builder;
 mod elem;
+mod emit;
+pub mod fixed;
 mod state;
 mod step;
 
@@ -78,7 +80,7 @@ pub use elem::{bytes, view, view_mut, Elem, ElemType};
 pub use state::{StreamScratch, StreamState};
 pub use step::StreamOp;
 
-use step::Rows;
+use fixed::Rows;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;

@@ -1,6 +1,7 @@
 //! The steps of a [`StreamPlan`](super::StreamPlan): the int8 operators ([`StreamOp`]), their
-//! element types and shape rules, and the copy geometry ([`Rows`]) that concatenation,
-//! slicing, splitting, reshaping and the state variables' reads and writes share.
+//! element types and shape rules, and the copy geometry ([`Rows`](super::fixed::Rows)) that concatenation,
+//! slicing, splitting, reshaping and the state variables' reads and writes share (in
+//! [`super::fixed`], which compiled plans call without `alloc`).
 
 use super::elem::{view, view_mut, ElemType};
 use crate::error::{Error, ShapeError};
@@ -97,98 +98,6 @@ impl StreamOp {
             StreamOp::Dequantize(op) => op.run::<B>(view(x)?, view_mut(y)?),
         }
     }
-}
-
-/// A copy of `outer` blocks of `chunk` bytes: block `i` is read at
-/// `src_start + i * src_stride` and written at `dst_start + i * dst_stride` (offsets in bytes
-/// within the source and destination values). Concatenation is one `Rows` per input,
-/// slicing and splitting one per part, a reshape or a variable's read or write one
-/// contiguous block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Rows {
-    /// Blocks (the product of the dimensions before the axis).
-    outer: usize,
-    /// Bytes per block.
-    chunk: usize,
-    /// First source byte.
-    src_start: usize,
-    /// Source bytes between blocks.
-    src_stride: usize,
-    /// First destination byte.
-    dst_start: usize,
-    /// Destination bytes between blocks.
-    dst_stride: usize,
-}
-
-impl Rows {
-    /// One contiguous block of `bytes`.
-    pub(super) fn whole(bytes: usize) -> Self {
-        Rows { outer: 1, chunk: bytes, src_start: 0, src_stride: 0, dst_start: 0, dst_stride: 0 }
-    }
-
-    /// Along `axis` of a tensor of `dims` with `elem` bytes per element: the blocks holding
-    /// indices `start..start + len` of the axis, written at index `dst_index` of an axis of
-    /// `dst_len` (the same sizes elsewhere).
-    pub(super) fn along(
-        dims: &[usize],
-        elem: usize,
-        axis: usize,
-        [start, len]: [usize; 2],
-        [dst_index, dst_len]: [usize; 2],
-    ) -> Self {
-        let outer: usize = dims[..axis].iter().product();
-        let inner: usize = dims[axis + 1..].iter().product::<usize>() * elem;
-        Rows {
-            outer,
-            chunk: len * inner,
-            src_start: start * inner,
-            src_stride: dims[axis] * inner,
-            dst_start: dst_index * inner,
-            dst_stride: dst_len * inner,
-        }
-    }
-
-    /// Copies between two distinct buffers, `src` and `dst` being the whole values.
-    ///
-    /// # Errors
-    /// [`Error::Length`] when a block falls outside either value (build-time checks make
-    /// this unreachable).
-    pub(super) fn copy(&self, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
-        for i in 0..self.outer {
-            let (s, d) =
-                (self.src_start + i * self.src_stride, self.dst_start + i * self.dst_stride);
-            let from = src.get(s..s + self.chunk).ok_or(outside(s + self.chunk, src.len()))?;
-            let dst_len = dst.len();
-            let to = dst.get_mut(d..d + self.chunk).ok_or(outside(d + self.chunk, dst_len))?;
-            to.copy_from_slice(from);
-        }
-        Ok(())
-    }
-
-    /// Copies within one buffer: the source value at byte `src` of `ws`, the destination at
-    /// byte `dst` (a block that is already in place is skipped).
-    ///
-    /// # Errors
-    /// As [`copy`](Self::copy).
-    pub(super) fn copy_within(&self, ws: &mut [u8], src: usize, dst: usize) -> Result<(), Error> {
-        for i in 0..self.outer {
-            let s = src + self.src_start + i * self.src_stride;
-            let d = dst + self.dst_start + i * self.dst_stride;
-            let end = s.max(d) + self.chunk;
-            if end > ws.len() {
-                return Err(outside(end, ws.len()));
-            }
-            if s != d {
-                ws.copy_within(s..s + self.chunk, d);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The error of a copy reaching byte `end` of a buffer of `len` bytes.
-fn outside(end: usize, len: usize) -> Error {
-    Error::Length { what: "stream plan copy", expected: end, got: len }
 }
 
 /// An error of the stream plan's rule `reason` at step `op`.
