@@ -113,16 +113,8 @@ impl EmbeddingStage for EmbeddingSlot {
 #[no_mangle]
 extern "C" fn neon_main() -> ! {
     let mut out = Console::new();
-    let code = match run(&mut out) {
-        Ok(true) => 0,
-        Ok(false) => 1,
-        Err(e) => {
-            let _ = writeln!(out, "error: {e}");
-            2
-        }
-    };
-    drop(out);
-    platform::exit(code)
+    let outcome = run(&mut out);
+    platform::finish(out, outcome)
 }
 
 /// The speech-embedding CNN over the embedded arrays: no packing, no copy.

@@ -204,6 +204,22 @@ fn semihost(op: u64, arg: usize) -> usize {
     ret
 }
 
+/// Ends a test program: exit code 0 when `outcome` is `Ok(true)` (pass), 1 for `Ok(false)`
+/// (a mismatch), 2 for an error (printed to `out` first).
+pub fn finish(mut out: Console, outcome: Result<bool, impl core::fmt::Display>) -> ! {
+    use core::fmt::Write;
+    let code = match outcome {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            2
+        }
+    };
+    drop(out);
+    exit(code)
+}
+
 /// Ends the emulation with exit `code` (semihosting `SYS_EXIT`, `ADP_Stopped_ApplicationExit`).
 pub fn exit(code: u32) -> ! {
     const SYS_EXIT: u64 = 0x18;
