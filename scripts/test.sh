@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (CI runs exactly this). On a fresh Debian machine it installs what
 # it needs (scripts/setup.sh), then runs: formatting, clippy on the host and for aarch64 with
-# NEON, the no_std bare-metal build and the bare-metal openWakeWord program under
-# qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
+# NEON, the no_std bare-metal build and the bare-metal openWakeWord and microWakeWord programs
+# under qemu-system-aarch64 (checked against the goldens), the openWakeWord converter check (the
 # committed weights and goldens regenerate from the official model files), the microWakeWord
 # golden check (the official Python pipeline reproduces them bit for bit), the Moonshine fetch
 # and converter check (downloads and converts the official model once into models/moonshine:
@@ -54,15 +54,18 @@ step "no_std build (aarch64-unknown-none, neon)"
 cargo build -p neon-runtime --no-default-features --features neon --target aarch64-unknown-none
 
 # models/bare-metal is its own workspace that builds only for aarch64-unknown-none (its
-# .cargo/config.toml sets the target and the qemu-system-aarch64 runner). The program checks
-# every embedding and score against the goldens and exits non-zero on a mismatch, an error, a
-# panic or an exception; the timeout catches a hang.
-step "bare metal: openWakeWord on aarch64-unknown-none under qemu-system-aarch64 (cortex-a72)"
+# .cargo/config.toml sets the target and the qemu-system-aarch64 runner). Its two programs check
+# against the goldens (openWakeWord: every embedding and score; microWakeWord: every feature
+# frame and every step's output, probability and decision of the four official models, whose
+# stream plans build.rs compiles to Rust with static memory) and exit non-zero on a mismatch, an
+# error, a panic or an exception; the timeouts catch a hang.
+step "bare metal: openWakeWord and microWakeWord on aarch64-unknown-none under qemu-system-aarch64 (cortex-a72)"
 (
   cd models/bare-metal
   cargo fmt --check
   cargo clippy --release -- -D warnings
-  timeout 900 cargo run --release
+  timeout 900 cargo run --release --bin oww-bare-metal
+  timeout 300 cargo run --release --bin mww-bare-metal
 )
 
 step "openWakeWord converter: committed weights and goldens reproduce from the official files"
