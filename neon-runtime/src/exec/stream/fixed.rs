@@ -110,7 +110,7 @@ fn outside(end: usize, len: usize) -> Error {
 }
 
 /// The error of a value outside its buffer (a plan the builder placed never gives one).
-const UNPLACED: Error = Error::Plan { reason: "a value lies outside its buffer" };
+pub(super) const UNPLACED: Error = Error::Plan { reason: "a value lies outside its buffer" };
 
 /// Bytes `at..at + len` of `buf`.
 fn region(buf: &[u8], (at, len): (usize, usize)) -> Result<&[u8], Error> {
@@ -118,7 +118,7 @@ fn region(buf: &[u8], (at, len): (usize, usize)) -> Result<&[u8], Error> {
 }
 
 /// Bytes `at..at + len` of `buf`, writable.
-fn region_mut(buf: &mut [u8], (at, len): (usize, usize)) -> Result<&mut [u8], Error> {
+pub(super) fn region_mut(buf: &mut [u8], (at, len): (usize, usize)) -> Result<&mut [u8], Error> {
     buf.get_mut(at..at + len).ok_or(UNPLACED)
 }
 

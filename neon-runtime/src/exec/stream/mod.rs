@@ -80,7 +80,7 @@ pub use elem::{bytes, view, view_mut, Elem, ElemType};
 pub use state::{StreamScratch, StreamState};
 pub use step::StreamOp;
 
-use fixed::Rows;
+use fixed::{Rows, UNPLACED};
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -326,10 +326,7 @@ impl StreamPlan {
     }
 }
 
-/// The error of a value outside its buffer (a build that succeeded never gives one).
-const UNPLACED: Error = Error::Plan { reason: "a value lies outside its buffer" };
-
 /// Bytes `o..o + n` of `buf`.
 fn part(buf: &mut [u8], o: usize, n: usize) -> Result<&mut [u8], Error> {
-    buf.get_mut(o..o + n).ok_or(UNPLACED)
+    fixed::region_mut(buf, (o, n))
 }
