@@ -10,6 +10,9 @@
 //! `LayerNorm`). The packed layouts depend only on the runtime's `PACK_MR` / `PACK_NR`
 //! constants, which are the same on every target; the program's `from_packed` constructors
 //! check every length again.
+//!
+//! The microWakeWord program's data (its models compiled to Rust by `StreamPlan::to_rust`, the
+//! clip and the goldens) is written by `build_mww.rs`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
