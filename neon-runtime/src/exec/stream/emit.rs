@@ -31,9 +31,21 @@ use crate::ops::int8::{Int8Layer, Int8LayerGeometry, OwnedInt8Params};
 const UNSUPPORTED: Error = Error::Plan { reason: "the plan's output is its input" };
 
 impl StreamPlan {
-    /// The plan as a self-contained Rust module (see [the module docs](self)): weights,
-    /// sizes, initial state, `Plan::new` and `Plan::run`, the items' paths rooted at
-    /// `neon_runtime`.
+    /// The plan as a self-contained Rust module, to `include!` in a module of its own (a
+    /// build script writes it; the items' paths are rooted at `neon_runtime`), for a program
+    /// without `alloc` whose workspace and state are static arrays:
+    /// - `WORKSPACE_BYTES`, `STATE_BYTES` (this plan's [`workspace_bytes`](Self::workspace_bytes)
+    ///   and state size: the same planner, the same byte offsets), `WORKSPACE_WORDS`,
+    ///   `STATE_WORDS` (in `u128`), `INPUT_LEN`, `OUTPUT_LEN` (elements), `STEPS`,
+    ///   `WEIGHT_BYTES`, and the types `Input` and `Output`;
+    /// - `INITIAL_STATE: [u128; STATE_WORDS]` (little-endian words; a compile-time assertion
+    ///   refuses a big-endian target);
+    /// - the weights as `static` arrays (`i8` filters, `i32` biases, `QuantizedMultiplier`
+    ///   literals, LOGISTIC tables);
+    /// - `struct Plan` with `Plan::new()`, which builds every operator from the statics by its
+    ///   checked constructor (no allocation, no copy of a filter), and
+    ///   `Plan::run::<B>(&self, state, workspace, input) -> Result<&[Output], Error>`: one
+    ///   call of [`fixed`](super::fixed) per step at the planner's constant offsets.
     ///
     /// # Errors
     /// [`Error::Plan`] when the plan's output is its input (a plan of no step).

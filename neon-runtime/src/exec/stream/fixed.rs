@@ -1,6 +1,6 @@
 //! What a compiled stream plan calls (no `alloc`): the copy geometry of concatenation,
 //! slicing, splitting, reshaping and the variables' reads and writes ([`Rows`], shared with
-//! the run-time [`StreamPlan`](super::StreamPlan)), and the steps over a workspace and a
+//! the run-time `StreamPlan`), and the steps over a workspace and a
 //! state held as `u128` words ([`copy`], [`copy_input`], [`read`], [`assign`],
 //! [`assign_input`], [`op`], [`op_input`], [`output`]).
 //!
@@ -9,7 +9,7 @@
 //! state are `[u128; N]` arrays (16-byte aligned), each value a `(offset, bytes)` region of
 //! them, typed through [`view`] / [`view_mut`] (refusing a misaligned or ragged region). The
 //! operators run over two disjoint regions of one workspace, split by
-//! [`carve`](crate::workspace::carve). So the generated code holds no `unsafe`, and every
+//! [`carve`]. So the generated code holds no `unsafe`, and every
 //! error is returned, not panicked.
 
 use super::elem::{bytes, view, view_mut, words_bytes, words_bytes_mut, Elem};
