@@ -110,6 +110,7 @@ macro_rules! compiled_word {
                         workspace: $m::WORKSPACE_BYTES,
                         state: $m::STATE_BYTES,
                         weights: $m::WEIGHT_BYTES,
+                        plan: core::mem::size_of::<$m::Plan>(),
                         arena: $m::word::TENSOR_ARENA_SIZE,
                     },
                     tally: Tally::default(),
@@ -154,6 +155,8 @@ struct Memory {
     workspace: usize,
     state: usize,
     weights: usize,
+    /// The prepared operators (`Plan`: geometry, quantisation, references to the weights).
+    plan: usize,
     arena: u64,
 }
 
@@ -229,8 +232,8 @@ where
         );
         let _ = writeln!(
             out,
-            "{:<11} plan steps {}, WORKSPACE_BYTES {}, STATE_BYTES {}, weights {} bytes; static RAM {} bytes (tensor_arena_size {})",
-            "", m.steps, m.workspace, m.state, m.weights, m.workspace + m.state, m.arena
+            "{:<11} plan steps {}, WORKSPACE_BYTES {}, STATE_BYTES {}, weights {} bytes, Plan {} bytes; static RAM {} bytes (tensor_arena_size {})",
+            "", m.steps, m.workspace, m.state, m.weights, m.plan, m.workspace + m.state, m.arena
         );
         pass
     }
