@@ -13,6 +13,11 @@
 #                    --update, the table rows with the same first cell are replaced and new
 #                    rows appended, the others kept
 #
+# The microWakeWord rows (insn_micro) also fill a table of their own, between the
+# `<!-- micro-table:start -->` and `<!-- micro-table:end -->` markers of BENCHMARKS.md
+# (instructions per model step, per second of audio, the frontend's share), when CPUS
+# includes neoverse-n1 and cortex-a53.
+#
 # The Moonshine rows need the converted model (tools/moonshine/fetch.sh; n/a without it) and
 # take a few minutes: the step workload encodes 10 s of audio under qemu before its region.
 #
@@ -30,9 +35,6 @@ update=0
 [ "${1:-}" = "--update" ] && update=1
 [ -x "$INSN_COUNT" ] || { echo "insn-count.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
 
-cd "$ROOT"
-cargo build --release --quiet -p neon-benches --bin insn_gemm --bin insn_quant --bin insn_fft --bin insn_conv2d --bin insn_oww --bin insn_attention --bin insn_moonshine --bin insn_sanotts --bin insn_vad --target aarch64-unknown-linux-gnu
-BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
 [ -f "$ROOT/models/moonshine/base-en.safetensors" ] ||
   echo "insn-count.sh: no Moonshine model (run tools/moonshine/fetch.sh): its rows read n/a" >&2
 
@@ -81,7 +83,8 @@ SANO_FLOPS=$((2 * 732928 * 125))
 # (STFT conv 258x256 x 4 frames, encoder convs 128x129x3 x 4, 64x128x3 x 2, 64x64x3 x 1,
 # 128x64x3 x 1, LSTM cell 512x256, decoder 128).
 VAD_FLOPS=$((2 * (258 * 256 * 4 + 128 * 129 * 3 * 4 + 64 * 128 * 3 * 2 + 64 * 64 * 3 + 128 * 64 * 3 + 512 * 256 + 128)))
-# binary and arguments | FLOPs | description
+# binary and arguments | FLOPs | description [| divisor: the region holds that many units,
+# the table gives the count per unit]
 WORKLOADS=(
   "insn_gemm gemm-b|$GEMM_FLOPS|sgemm 256³, ours: NEON gemm_packed_b (5x16), weights packed beforehand"
   "insn_gemm gemm-b-pack|$GEMM_FLOPS|sgemm 256³, ours: pack_b + gemm_packed_b (packing counted)"
@@ -142,10 +145,43 @@ WORKLOADS=(
   "insn_vad window|$VAD_FLOPS|Silero VAD, one 512-sample window (32 ms): the SileroVad plan; NEON"
   "insn_vad push|$VAD_FLOPS|Silero VAD Vad::push of one window, steady state (stream buffering included); NEON"
   "insn_vad window portable|$VAD_FLOPS|the same window on the Portable backend"
+  "insn_micro step:alexa||microWakeWord alexa: one model step (N = 3 frames, int8 stream plan), mean of 20; NEON (sdot where the core has it)|20"
+  "insn_micro step:alexa widening||the same step on the NEON widening path (NeonWidening)|20"
+  "insn_micro step:hey_jarvis||microWakeWord hey_jarvis: one model step (N = 3 frames, int8 stream plan), mean of 20; NEON (sdot where the core has it)|20"
+  "insn_micro step:hey_jarvis widening||the same step on the NEON widening path (NeonWidening)|20"
+  "insn_micro step:hey_mycroft||microWakeWord hey_mycroft: one model step (N = 3 frames, int8 stream plan), mean of 20; NEON (sdot where the core has it)|20"
+  "insn_micro step:hey_mycroft widening||the same step on the NEON widening path (NeonWidening)|20"
+  "insn_micro step:okay_nabu||microWakeWord okay_nabu: one model step (N = 3 frames, int8 stream plan), mean of 20; NEON (sdot where the core has it)|20"
+  "insn_micro step:okay_nabu widening||the same step on the NEON widening path (NeonWidening)|20"
+  "insn_micro frontend||microWakeWord frontend, per 10 ms frame (mean of 100: 1 s of okay_nabu.wav)|100"
+  "insn_micro detector:alexa||microWakeWord detector, alexa: frontend + steps + windows of 1 s of audio; NEON"
+  "insn_micro detector:alexa widening||the same detector second on the NEON widening path"
+  "insn_micro detector:hey_jarvis||microWakeWord detector, hey_jarvis: frontend + steps + windows of 1 s of audio; NEON"
+  "insn_micro detector:hey_jarvis widening||the same detector second on the NEON widening path"
+  "insn_micro detector:hey_mycroft||microWakeWord detector, hey_mycroft: frontend + steps + windows of 1 s of audio; NEON"
+  "insn_micro detector:hey_mycroft widening||the same detector second on the NEON widening path"
+  "insn_micro detector:okay_nabu||microWakeWord detector, okay_nabu: frontend + steps + windows of 1 s of audio; NEON"
+  "insn_micro detector:okay_nabu widening||the same detector second on the NEON widening path"
+  "insn_micro detector:all||microWakeWord detector, the four models on one stream: frontend + steps + windows of 1 s of audio; NEON"
+  "insn_micro detector:all widening||the same detector second on the NEON widening path"
 )
 
+# Build the binaries of the selected workloads only.
+declare -A BINS
+for w in "${WORKLOADS[@]}"; do
+  cmd="${w%%|*}"
+  if [ -z "$ONLY" ] || [[ "$cmd" =~ $ONLY ]]; then BINS["--bin ${cmd%% *}"]=1; fi
+done
+cd "$ROOT"
+# shellcheck disable=SC2046 # one word per "--bin NAME"
+cargo build --release --quiet -p neon-benches $(printf '%s\n' "${!BINS[@]}") --target aarch64-unknown-linux-gnu
+BINDIR="$ROOT/target/aarch64-unknown-linux-gnu/release"
+
 table="$(mktemp)"
-trap 'rm -f "$table"' EXIT
+micro="$(mktemp)"
+trap 'rm -f "$table" "$micro"' EXIT
+# Instructions per unit of each workload run, by "command|cpu" (for the microWakeWord table).
+declare -A COUNT
 {
   printf '| workload |'
   for cpu in $CPUS; do printf ' %s instructions | %s FLOPs/insn |' "$cpu" "$cpu"; done
@@ -153,12 +189,14 @@ trap 'rm -f "$table"' EXIT
   for _ in $CPUS; do printf -- '---:|---:|'; done
   printf '\n'
   for w in "${WORKLOADS[@]}"; do
-    IFS='|' read -r cmd flops desc <<<"$w"
+    IFS='|' read -r cmd flops desc per <<<"$w"
     if [ -n "$ONLY" ] && ! [[ "$cmd" =~ $ONLY ]]; then continue; fi
     read -r -a argv <<<"$cmd"
     printf '| %s (`%s`) |' "$desc" "${argv[*]:1}"
     for cpu in $CPUS; do
       n="$("$INSN_COUNT" --region --quiet --cpu "$cpu" "$BINDIR/${argv[0]}" "${argv[@]:1}" 2>/dev/null || true)"
+      n="$(awk -v n="$n" -v p="${per:-1}" 'BEGIN { if (n + 0 > 0) printf "%.0f", n / p }')"
+      COUNT["$cmd|$cpu"]="$n"
       # A workload the CPU model cannot run (sdot without dotprod) prints n/a; one without a
       # FLOP count leaves its FLOPs column empty.
       awk -v n="$n" -v f="$flops" 'BEGIN {
@@ -171,6 +209,41 @@ trap 'rm -f "$table"' EXIT
   done
 } >"$table"
 cat "$table"
+
+# The microWakeWord table (when its workloads ran): per model, N, steps per second, the
+# instructions of a step and of a second of audio on neoverse-n1 (sdot, widening) and
+# cortex-a53 (widening: no dotprod), and the frontend's share of the second.
+micro_table() {
+  local n1 a53 m steps fe
+  c() { echo "${COUNT["$1|$2"]:-}"; }
+  n1=neoverse-n1 a53=cortex-a53
+  fe="$(c "insn_micro frontend" $n1)"
+  printf '| model | N | steps/s | n1 sdot insns/step | n1 widening insns/step | a53 insns/step | n1 sdot insns/s of audio | n1 widening insns/s | a53 insns/s | frontend share (n1 sdot) |\n'
+  printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+  for m in alexa hey_jarvis hey_mycroft okay_nabu all; do
+    steps=3
+    awk -v m="$m" -v n="$steps" -v s1="$(c "insn_micro step:$m" $n1)" \
+      -v s2="$(c "insn_micro step:$m widening" $n1)" -v s3="$(c "insn_micro step:$m" $a53)" \
+      -v d1="$(c "insn_micro detector:$m" $n1)" -v d2="$(c "insn_micro detector:$m widening" $n1)" \
+      -v d3="$(c "insn_micro detector:$m" $a53)" -v fe="$fe" '
+      function cell(v) { return v == "" ? " n/a |" : sprintf(" %.0f |", v) }
+      BEGIN {
+        if (m == "all") printf "| the four on one stream | 3 | 4 x %.1f |", 100 / n
+        else printf "| %s | %d | %.1f |", m, n, 100 / n
+        if (m == "all") printf " | | |"; else printf "%s%s%s", cell(s1), cell(s2), cell(s3)
+        printf "%s%s%s", cell(d1), cell(d2), cell(d3)
+        if (d1 == "" || fe == "") printf " n/a |\n"; else printf " %.0f%% |\n", 100 * 100 * fe / d1
+      }'
+  done
+  [ -n "$fe" ] && printf '\nThe frontend alone: %s instructions per 10 ms frame on neoverse-n1, %s on cortex-a53.\n' \
+    "$fe" "$(c "insn_micro frontend" $a53)"
+  return 0
+}
+if [ -n "${COUNT["insn_micro frontend|neoverse-n1"]:-}${COUNT["insn_micro step:okay_nabu|neoverse-n1"]:-}" ]; then
+  micro_table >"$micro"
+  echo
+  cat "$micro"
+fi
 
 if [ $update = 1 ]; then
   doc="$ROOT/BENCHMARKS.md"
@@ -200,5 +273,13 @@ if [ $update = 1 ]; then
     ' "$doc" >"$doc.tmp"
   fi
   mv "$doc.tmp" "$doc"
+  if [ -s "$micro" ]; then
+    awk -v table="$micro" '
+      /<!-- micro-table:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+      /<!-- micro-table:end -->/ { skip = 0 }
+      !skip { print }
+    ' "$doc" >"$doc.tmp"
+    mv "$doc.tmp" "$doc"
+  fi
   echo "updated $doc" >&2
 fi

@@ -115,3 +115,13 @@ fn neon_dot_paths_match_reference() {
         }
     }
 }
+
+/// `NeonWidening` (the NEON int8 kernels with conv2d and fully connected forced onto the
+/// widening path, for measurements) against the same references as every backend.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_widening_matches_reference() {
+    use neon_runtime::kernels::int8::NeonWidening;
+    super::conv2d_matches_reference::<NeonWidening>();
+    super::fully_connected_matches_reference::<NeonWidening>();
+}

@@ -42,7 +42,7 @@ mod portable;
 mod requant;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pub use neon::{layer_i8_on, DotLayer, DotPath};
+pub use neon::{layer_i8_on, DotLayer, DotPath, NeonWidening};
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,

@@ -35,7 +35,7 @@ use super::{
     LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
 };
 use crate::error::Error;
-use crate::kernels::{cpu, Neon};
+use crate::kernels::{cpu, BackendKind, BackendType, Neon};
 use core::arch::aarch64::*;
 use core::arch::asm;
 
@@ -141,15 +141,56 @@ impl Int8Kernels for Neon {
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) {
-        if g.depth_multiplier == 1 {
-            depthwise(g, x, q, y);
-        } else {
-            portable::depthwise(g, x, q, y);
-        }
+        depthwise_hook(g, x, q, y);
     }
 
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         g.run_on(DotPath::detect(), x, q, y);
+    }
+}
+
+/// The [`Neon`] int8 kernels with conv2d and fully connected forced onto
+/// [`DotPath::Widening`] on every CPU: a backend marker for tests and measurements (the
+/// instruction counts of `benches/src/bin/insn_micro.rs` give the path of cores without
+/// FEAT_DotProd on one that has it, for a whole stream plan run with
+/// `StreamPlan::run::<NeonWidening, _, _>`). It implements [`Int8Kernels`] only (not
+/// `Backend`); its other hooks are [`Neon`]'s, and its outputs are the same bits. Nothing
+/// chooses it by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NeonWidening;
+
+impl BackendType for NeonWidening {
+    const NAME: &'static str = "neon-widening";
+    const IMPL: &'static str = "neon";
+    const KIND: BackendKind = BackendKind::Neon;
+}
+
+impl Int8Kernels for NeonWidening {
+    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        g.run_on(DotPath::Widening, x, q, y);
+    }
+
+    fn depthwise_conv2d_i8_checked(
+        g: &DepthwiseGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        y: &mut [i8],
+    ) {
+        depthwise_hook(g, x, q, y);
+    }
+
+    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+        g.run_on(DotPath::Widening, x, q, y);
+    }
+}
+
+/// The NEON depthwise hook (checked arguments): the vector kernel for depth multiplier 1,
+/// the portable one otherwise.
+fn depthwise_hook(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    if g.depth_multiplier == 1 {
+        depthwise(g, x, q, y);
+    } else {
+        portable::depthwise(g, x, q, y);
     }
 }
 
