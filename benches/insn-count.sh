@@ -16,7 +16,7 @@
 # The microWakeWord rows (insn_micro) also fill a table of their own, between the
 # `<!-- micro-table:start -->` and `<!-- micro-table:end -->` markers of BENCHMARKS.md
 # (instructions per model step, per second of audio, the frontend's share), when CPUS
-# includes neoverse-n1 and cortex-a53.
+# includes neoverse-n1 and cortex-a53 and every insn_micro workload ran (ONLY=insn_micro).
 #
 # The Moonshine rows need the converted model (tools/moonshine/fetch.sh; n/a without it) and
 # take a few minutes: the step workload encodes 10 s of audio under qemu before its region.
@@ -245,14 +245,20 @@ if [ -n "${COUNT["insn_micro frontend|neoverse-n1"]:-}${COUNT["insn_micro step:o
   cat "$micro"
 fi
 
+# Replaces the lines between `<!-- $1:start -->` and `<!-- $1:end -->` of file $3 by file $2.
+splice() {
+  awk -v table="$2" -v start="<!-- $1:start -->" -v end="<!-- $1:end -->" '
+    $0 == start { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == end { skip = 0 }
+    !skip { print }
+  ' "$3" >"$3.tmp"
+  mv "$3.tmp" "$3"
+}
+
 if [ $update = 1 ]; then
   doc="$ROOT/BENCHMARKS.md"
   if [ -z "$ONLY" ]; then
-    awk -v table="$table" '
-      /<!-- insn-table:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-      /<!-- insn-table:end -->/ { skip = 0 }
-      !skip { print }
-    ' "$doc" >"$doc.tmp"
+    splice insn-table "$table" "$doc"
   else
     # Only some rows were measured: replace the rows with the same first cell (description and
     # arguments), append the others at the end of the table.
@@ -271,15 +277,13 @@ if [ $update = 1 ]; then
       inside && /^\| / { split($0, cell, " [|] "); if (cell[1] in row) { print row[cell[1]]; done[cell[1]] = 1; next } }
       { print }
     ' "$doc" >"$doc.tmp"
-  fi
-  mv "$doc.tmp" "$doc"
-  if [ -s "$micro" ]; then
-    awk -v table="$micro" '
-      /<!-- micro-table:start -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-      /<!-- micro-table:end -->/ { skip = 0 }
-      !skip { print }
-    ' "$doc" >"$doc.tmp"
     mv "$doc.tmp" "$doc"
+  fi
+  # The microWakeWord table is rewritten only when every one of its cells was measured.
+  if [ -s "$micro" ] && ! grep -q 'n/a' "$micro"; then
+    splice micro-table "$micro" "$doc"
+  elif [ -s "$micro" ]; then
+    echo "insn-count.sh: some microWakeWord workloads did not run: its table is left as it was" >&2
   fi
   echo "updated $doc" >&2
 fi
