@@ -1,14 +1,18 @@
 //! `neon bench`: times the models on this machine (openWakeWord per 80 ms chunk, the
 //! Moonshine encoder on a clip and one decoder step) at 1 thread and at the number of cores,
-//! Silero VAD per 32 ms window (one thread: a window is one stream's serial step), and
-//! reports the CPU, its features and the backends chosen, in a form users can paste into an
-//! issue.
+//! Silero VAD per 32 ms window (one thread: a window is one stream's serial step), the
+//! official microWakeWord models per model step and the four on one stream per second of
+//! audio (one thread), and reports the CPU, its features and the backends chosen, in a form
+//! users can paste into an issue.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
 use neon_models::exec_plan::Family;
+use neon_models::microwakeword::builtin as micro_builtin;
+use neon_models::microwakeword::session::MicroDetector;
+use neon_models::microwakeword::word::MicroWord;
 use neon_models::moonshine::files::paths;
 use neon_models::moonshine::transcriber::{argmax, MoonshineModel, Transcriber};
 use neon_models::moonshine::SAMPLE_RATE;
@@ -18,7 +22,7 @@ use neon_models::openwakeword::stream::CHUNK;
 use neon_models::session::SessionOptions;
 use neon_models::vad::detector::Vad;
 use neon_models::vad::WINDOW;
-use neon_runtime::Team;
+use neon_runtime::{BackendType, Team};
 use serde_json::{json, Value};
 
 use crate::ranges::check_in;
@@ -100,8 +104,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         runs.push(Run { threads: team.threads(), wake_chunk_ms, encoder_ms, decoder_step_ms });
     }
     let vad_window_ms = time_vad(&mut crate::vad::vad(&options)?, args.seconds)?;
+    let micro = time_micro(args.seconds)?;
     let audio_s = moonshine.as_ref().map(|(_, a)| a.len() as f64 / SAMPLE_RATE as f64);
-    let report = Report { options: &options, n_words, audio_s, runs, vad_window_ms, dir };
+    let report = Report { options: &options, n_words, audio_s, runs, vad_window_ms, micro, dir };
     if args.json {
         line(format_args!("{}", report.json()))
     } else {
@@ -191,6 +196,67 @@ fn time_vad(vad: &mut Vad, seconds: f64) -> Result<f64, String> {
     })
 }
 
+/// The int8 kernels microWakeWord's stream plans run with (as `MicroDetector`'s steps: NEON
+/// on aarch64 with feature `neon`, else the portable ones).
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+type MicroKernels = neon_runtime::Neon;
+#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
+type MicroKernels = neon_runtime::Portable;
+
+/// microWakeWord medians: per model, its name, N and one step's time; the four models on
+/// one stream per second of audio.
+struct Micro {
+    steps: Vec<(String, usize, f64)>,
+    /// `MicroDetector::push` of 1 s of audio with every model (ms).
+    second_ms: f64,
+}
+
+/// Times the official microWakeWord models (`None` without feature `builtin-micro`): each
+/// model's plan step on pseudo-random int8 input (after 20 warm-up steps: the int8 kernels'
+/// time does not depend on the values), and `MicroDetector::push` of 1 s of pseudo-random
+/// audio with the four models (after 1 s of warm-up).
+fn time_micro(seconds: f64) -> Result<Option<Micro>, String> {
+    let words = micro_builtin::names()
+        .map(|n| neon_models::microwakeword::word::resolve(n).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<MicroWord>, _>>()?;
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let mut steps = Vec::new();
+    for w in &words {
+        let (plan, n) = (w.plan(), w.settings().frames);
+        let (mut state, mut scratch) = (plan.state(), plan.scratch());
+        let mut seed = 0x1234_5678u32;
+        let mut input = vec![0i8; n * neon_models::microwakeword::frontend::FEATURES];
+        let mut step = || {
+            input.iter_mut().for_each(|x| *x = (xorshift(&mut seed) >> 24) as u8 as i8);
+            let t0 = Instant::now();
+            plan.run::<MicroKernels, i8, u8>(&mut state, &mut scratch, &input)
+                .map_err(|e| e.to_string())?;
+            Ok(ms(t0))
+        };
+        for _ in 0..20 {
+            step()?;
+        }
+        steps.push((w.name().to_string(), n, median(seconds, step)?));
+    }
+    let mut detector = MicroDetector::new(words);
+    let mut seed = 0x2545_f491u32;
+    let mut audio = vec![0i16; SAMPLE_RATE];
+    let mut next = move || {
+        audio.iter_mut().for_each(|s| *s = (xorshift(&mut seed) >> 20) as i16 - 2048);
+        audio.clone()
+    };
+    detector.push(&next(), |_| {}).map_err(|e| e.to_string())?;
+    let second_ms = median(seconds, || {
+        let a = next();
+        let t0 = Instant::now();
+        detector.push(&a, |_| {}).map_err(|e| e.to_string())?;
+        Ok(ms(t0))
+    })?;
+    Ok(Some(Micro { steps, second_ms }))
+}
+
 /// Median times of the encoder on `audio` and of the decoder step at [`STEP_POSITION`].
 fn time_moonshine(
     t: &mut Transcriber,
@@ -222,17 +288,19 @@ struct Report<'a> {
     audio_s: Option<f64>,
     runs: Vec<Run>,
     vad_window_ms: f64,
+    micro: Option<Micro>,
     dir: PathBuf,
 }
 
 impl Report<'_> {
-    fn backends(&self) -> [(&'static str, String); 4] {
+    fn backends(&self) -> [(&'static str, String); 5] {
         let b = |f, c| self.options.backend(f, c).name().to_string();
         [
             ("openwakeword.embedding", b(Family::OpenWakeWord, "embedding")),
             ("moonshine_asr.encoder", b(Family::MoonshineAsr, "encoder")),
             ("moonshine_asr.decoder", b(Family::MoonshineAsr, "decoder")),
             ("silero_vad.network", b(Family::SileroVad, "network")),
+            ("microwakeword.step", <MicroKernels as BackendType>::NAME.to_string()),
         ]
     }
 
@@ -268,6 +336,14 @@ impl Report<'_> {
             "runs": runs,
             "silero_vad_window_ms": self.vad_window_ms,
             "silero_vad_rtf": self.vad_window_ms / VAD_WINDOW_MS,
+            "microwakeword": self.micro.as_ref().map(|m| json!({
+                "step_ms": m.steps.iter().map(|(name, n, t)| json!({
+                    "model": name, "frames": n, "ms": t,
+                })).collect::<Vec<_>>(),
+                "models_per_stream": m.steps.len(),
+                "second_ms": m.second_ms,
+                "rtf": m.second_ms / 1e3,
+            })),
         })
     }
 
@@ -312,10 +388,28 @@ impl Report<'_> {
             self.vad_window_ms,
             self.vad_window_ms / VAD_WINDOW_MS
         ))?;
+        match &self.micro {
+            Some(m) => {
+                let steps: Vec<String> = m
+                    .steps
+                    .iter()
+                    .map(|(name, n, t)| format!("{name} {t:.3} ms ({} ms of audio)", 10 * n))
+                    .collect();
+                line(format_args!("microWakeWord step: {}, 1 thread", steps.join(", ")))?;
+                line(format_args!(
+                    "microWakeWord, the {} on one stream: {:.3} ms per second of audio (RTF {:.4})",
+                    m.steps.len(),
+                    m.second_ms,
+                    m.second_ms / 1e3
+                ))?;
+            }
+            None => line(format_args!("microWakeWord: not built in (feature builtin-micro)"))?,
+        }
         line(format_args!(
             "\nmedians; RTF = compute time / audio time (openWakeWord: per 80 ms chunk, all \
              heads; Moonshine: encoder per clip, plus one decoder step per token; Silero VAD: \
-             one Vad::push of 512 samples)"
+             one Vad::push of 512 samples; microWakeWord: one model's plan step, and \
+             MicroDetector::push of 1 s with the frontend)"
         ))
     }
 }

@@ -1,5 +1,5 @@
 //! `neon bench` as a user runs it: the JSON report (CPU, backends, one run per thread
-//! count), without the Moonshine model, and its errors. Timings are not asserted (they are
+//! count, the microWakeWord steps), without the Moonshine model, and its errors. Timings are not asserted (they are
 //! the machine's); only that they are there and positive.
 //!
 //! Host only (see cli_wake.rs). Needs the converted Moonshine model for the first test.
@@ -66,11 +66,24 @@ fn without_the_model_and_with_a_selected_backend() {
     assert_eq!(runs.len(), 1, "--threads 1 times one count");
     assert!(runs[0]["openwakeword_chunk_ms"].as_f64().unwrap() > 0.0);
     assert!(runs[0]["moonshine_encoder_ms"].is_null());
+    // microWakeWord: the four official models' steps, the four on one stream per second.
+    let micro = &v["microwakeword"];
+    let steps = micro["step_ms"].as_array().unwrap();
+    let names: Vec<_> = steps.iter().map(|s| s["model"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alexa", "hey_jarvis", "hey_mycroft", "okay_nabu"]);
+    for s in steps {
+        assert_eq!(s["frames"], 3, "{s}");
+        assert!(s["ms"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    assert_eq!(micro["models_per_stream"], 4);
+    assert!(micro["second_ms"].as_f64().unwrap() > 0.0 && micro["rtf"].as_f64().unwrap() > 0.0);
+    assert!(v["backends"]["microwakeword.step"].is_string());
     // The text form says how to get the model.
     let o = neon(&["bench", "--seconds", "0.01", "--threads", "1", "--model-dir", "/nonexistent"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success() && text.contains("tools/moonshine/fetch.sh"), "{text}");
     assert!(text.contains("openWakeWord chunk"), "{text}");
+    assert!(text.contains("microWakeWord step: alexa"), "{text}");
 }
 
 #[test]
