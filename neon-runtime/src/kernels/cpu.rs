@@ -99,6 +99,43 @@ impl X86Level {
     }
 }
 
+/// An optional x86-64 extension that kernels use beyond their [`X86Level`] (the int8
+/// kernels' dot products): asked as [`X86Level::supported`] is, at compile time and, with
+/// feature `std`, at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum X86Extension {
+    /// AVX-512BW with AVX-512VL: byte and word lanes in `zmm`, masked byte loads.
+    Avx512Bw,
+    /// AVX-512 VNNI (with BW and VL): `vpdpbusd` on `zmm`, u8 x i8 dot products of 4.
+    Avx512Vnni,
+    /// AVX-VNNI (Alder Lake, Zen 5): the VEX-encoded `vpdpbusd` on `ymm`.
+    AvxVnni,
+}
+
+impl X86Extension {
+    /// Whether the extension may run here (always `false` off x86-64 and under Miri).
+    #[inline]
+    pub fn supported(self) -> bool {
+        #[cfg(neon_x86)]
+        {
+            match self {
+                X86Extension::Avx512Bw => {
+                    detected!(is_x86_feature_detected: "avx512f", "avx512bw", "avx512vl")
+                }
+                X86Extension::Avx512Vnni => detected!(
+                    is_x86_feature_detected: "avx512f", "avx512bw", "avx512vl", "avx512vnni"
+                ),
+                X86Extension::AvxVnni => detected!(is_x86_feature_detected: "avx2", "avxvnni"),
+            }
+        }
+        #[cfg(not(neon_x86))]
+        {
+            let _ = self;
+            false
+        }
+    }
+}
+
 /// Whether the CPU has the aarch64 dot-product extension (FEAT_DotProd: `sdot`, `udot`):
 /// at compile time from `target_feature = "dotprod"`, with feature `std` also by run-time
 /// detection. `false` on other architectures and under Miri.

@@ -64,13 +64,12 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
 }
 
 /// The NEON fully connected and conv2d kernels on each dot-product path (`Sdot` where the
-/// CPU has FEAT_DotProd, `Widening` always), against the references: input features
-/// 1..=300 (tails of 16), output channels 1..=37 (tails of 8), every rounding, ties.
+/// CPU has FEAT_DotProd, `Widening` always): [`dot_path_matches_reference`].
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 #[test]
 fn neon_dot_paths_match_reference() {
     use neon_runtime::kernels::cpu;
-    use neon_runtime::kernels::int8::{layer_i8_on, DotPath};
+    use neon_runtime::kernels::int8::DotPath;
     let mut paths = vec![DotPath::Widening];
     if cpu::aarch64_dotprod() {
         paths.push(DotPath::Sdot);
@@ -78,7 +77,37 @@ fn neon_dot_paths_match_reference() {
         eprintln!("this CPU lacks dotprod: the sdot path is not tested");
     }
     assert_eq!(DotPath::detect() == DotPath::Sdot, cpu::aarch64_dotprod());
-    for path in paths {
+    paths.into_iter().for_each(dot_path_matches_reference);
+}
+
+/// The x86 fully connected and conv2d kernels on each dot-product path the CPU has
+/// (AVX2 widening, AVX-VNNI, AVX-512 widening, AVX-512 VNNI; the others are skipped with a
+/// note): [`dot_path_matches_reference`].
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[test]
+fn x86_dot_paths_match_reference() {
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::kernels::int8::DotPath;
+    for path in DotPath::ALL {
+        if path.supported() {
+            dot_path_matches_reference(path);
+        } else {
+            eprintln!("skipped: this CPU lacks the int8 dot path {path:?}");
+        }
+    }
+    for level in X86Level::ALL {
+        let best = DotPath::detect(level);
+        assert!(best.is_none_or(|p| p.supported() && p.level() <= level), "{level:?}: {best:?}");
+    }
+}
+
+/// The fully connected and conv2d kernels on dot path `path` against the references:
+/// input features 1..=300 (tails of 16, 32 and 64), output channels 1..=37 (tails of 8),
+/// every rounding, ties.
+#[cfg(any(all(target_arch = "aarch64", feature = "neon"), all(target_arch = "x86_64", not(miri))))]
+fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
+    use neon_runtime::kernels::int8::layer_i8_on;
+    {
         let mut r = SmallRng::seed_from_u64(15);
         for case in 0..200 {
             let c = FcCase::random(&mut r);

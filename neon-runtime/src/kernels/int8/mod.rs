@@ -29,7 +29,7 @@
 //! is a parameter of every call ([`OutputStage::rounding`]): which form the TFLite library
 //! uses for an operator is a measured fact of the caller, not of these kernels. Files: this one (geometry, contract
 //! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks),
-//! `neon.rs` (the `Neon` overrides, aarch64 with feature `neon`).
+//! `neon.rs` (the `Neon` overrides, aarch64 with feature `neon`), `x86/` (the `X86` overrides).
 //!
 //! Sources (TensorFlow Lite 2.17, read for the arithmetic): `reference/integer_ops/conv.h`,
 //! `depthwise_conv.h`, `fully_connected.h`, `kernels/padding.h` (output size and padding),
@@ -40,9 +40,13 @@
 mod neon;
 mod portable;
 mod requant;
+#[cfg(neon_x86)]
+mod x86;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use neon::{layer_i8_on, DotLayer, DotPath, NeonWidening};
+#[cfg(neon_x86)]
+pub use x86::{layer_i8_on, DotLayer, DotPath};
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
@@ -547,4 +551,5 @@ fn check_requantize(
 
 impl Int8Kernels for super::Portable {}
 
+#[cfg(not(neon_x86))]
 impl<I: super::X86Isa> Int8Kernels for super::X86<I> {}

@@ -1,0 +1,155 @@
+//! The int8 dot product `sum (x - x_zp) * w` (wrapping i32) of the x86 conv2d and fully
+//! connected kernels, one function per [`DotPath`]. Every form is exact modulo 2^32, so all
+//! give the portable sum.
+//!
+//! - Widening (AVX2 on `ymm`, AVX-512BW on `zmm`): `x` and `w` sign-extended to i16,
+//!   `x - x_zp` (it fits i16), `vpmaddwd` (products of at most `255 * 128` in magnitude,
+//!   pair sums exact in i32).
+//! - VNNI (AVX-VNNI on `ymm`, AVX-512 VNNI on `zmm`): `vpdpbusd` multiplies *unsigned*
+//!   bytes by signed ones, so `x` goes in as `x + 128` (`x xor 0x80`) and the offset is
+//!   folded: `sum (x + 128) * w - (128 + x_zp) * sum w`, the second sum a `vpdpbusd` of
+//!   ones by `w`.
+//!
+//! Tails: the AVX2 and AVX-VNNI forms copy the last `n mod 16` (`n mod 32`) values to a
+//! zero-filled block (zero weights add nothing); the AVX-512 forms load them with a byte
+//! mask (masked-off bytes are not read and count as zero).
+
+use super::DotPath;
+use core::arch::x86_64::*;
+
+/// `sum (x[k] - x_zp) * w[k]` over equal-length `x` and `w` (the shorter length otherwise),
+/// wrapping, on `path`.
+///
+/// # Safety
+/// `path` is [`supported`](DotPath::supported).
+#[inline]
+pub(super) unsafe fn dot(path: DotPath, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
+    let n = x.len().min(w.len());
+    let (x, w) = (&x[..n], &w[..n]);
+    match path {
+        // SAFETY (all four): the caller's CPU guarantee for `path`; `with_tail` passes
+        // pointers readable for the count it passes, the AVX-512 forms read `n` bytes.
+        DotPath::Avx2Widening => {
+            with_tail::<16>(x, w, |x, w, n| unsafe { widening256(x, w, n, x_zp) })
+        }
+        DotPath::AvxVnni => with_tail::<32>(x, w, |x, w, n| unsafe { vnni256(x, w, n, x_zp) }),
+        DotPath::Avx512Widening => unsafe { widening512(x.as_ptr(), w.as_ptr(), n, x_zp) },
+        DotPath::Avx512Vnni => unsafe { vnni512(x.as_ptr(), w.as_ptr(), n, x_zp) },
+    }
+}
+
+/// `body(x, w, count)` over the first `n - n mod B` values of equal-length `x` and `w`,
+/// plus `body` over the rest copied to zero-filled blocks of `B`.
+#[inline(always)]
+fn with_tail<const B: usize>(
+    x: &[i8],
+    w: &[i8],
+    body: impl Fn(*const i8, *const i8, usize) -> i32,
+) -> i32 {
+    let n = x.len().min(w.len());
+    let whole = n - n % B;
+    let mut sum = body(x.as_ptr(), w.as_ptr(), whole);
+    if whole < n {
+        let (mut xt, mut wt) = ([0i8; B], [0i8; B]);
+        xt[..n - whole].copy_from_slice(&x[whole..n]);
+        wt[..n - whole].copy_from_slice(&w[whole..n]);
+        sum = sum.wrapping_add(body(xt.as_ptr(), wt.as_ptr(), B));
+    }
+    sum
+}
+
+/// The wrapping sum of the 8 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn hsum256(v: __m256i) -> i32 {
+    let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+    _mm_cvtsi128_si32(s)
+}
+
+/// Widening on `ymm`, 16 values per step (`n` a multiple of 16).
+///
+/// # Safety
+/// AVX2; `x` and `w` readable for `n` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn widening256(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    // `x_zp` is in the int8 range (checked), so it fits i16.
+    let zp = _mm256_set1_epi16(x_zp as i16);
+    let mut acc = _mm256_setzero_si256();
+    for k in (0..n).step_by(16) {
+        // SAFETY: 16 bytes at `k < n` of each (the caller's extents).
+        let (xv, wv) =
+            unsafe { (_mm_loadu_si128(x.add(k).cast()), _mm_loadu_si128(w.add(k).cast())) };
+        let xv = _mm256_sub_epi16(_mm256_cvtepi8_epi16(xv), zp);
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, _mm256_cvtepi8_epi16(wv)));
+    }
+    hsum256(acc)
+}
+
+/// AVX-VNNI on `ymm`, 32 values per step (`n` a multiple of 32).
+///
+/// # Safety
+/// AVX2 and AVX-VNNI; `x` and `w` readable for `n` bytes.
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn vnni256(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    let (flip, ones) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8(1));
+    let (mut xw, mut ws) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for k in (0..n).step_by(32) {
+        // SAFETY: 32 bytes at `k < n` of each (the caller's extents).
+        let (xv, wv) =
+            unsafe { (_mm256_loadu_si256(x.add(k).cast()), _mm256_loadu_si256(w.add(k).cast())) };
+        xw = _mm256_dpbusd_avx_epi32(xw, _mm256_xor_si256(xv, flip), wv);
+        ws = _mm256_dpbusd_avx_epi32(ws, ones, wv);
+    }
+    hsum256(xw).wrapping_sub((128 + x_zp).wrapping_mul(hsum256(ws)))
+}
+
+/// The mask of the first `min(n, 64)` byte lanes.
+#[inline]
+fn first(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Widening on `zmm`, 32 values per step, the tail masked.
+///
+/// # Safety
+/// AVX-512F, BW and VL; `x` and `w` readable for `n` bytes.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn widening512(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    let zp = _mm512_set1_epi16(x_zp as i16);
+    let mut acc = _mm512_setzero_si512();
+    for k in (0..n).step_by(32) {
+        let m = first(n - k) as __mmask32;
+        // SAFETY: the masked loads read only the bytes below `n` (the caller's extents).
+        let (xv, wv) =
+            unsafe { (_mm256_maskz_loadu_epi8(m, x.add(k)), _mm256_maskz_loadu_epi8(m, w.add(k))) };
+        let xv = _mm512_sub_epi16(_mm512_cvtepi8_epi16(xv), zp);
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_cvtepi8_epi16(wv)));
+    }
+    _mm512_reduce_add_epi32(acc)
+}
+
+/// AVX-512 VNNI on `zmm`, 64 values per step, the tail masked.
+///
+/// # Safety
+/// AVX-512F, BW, VL and VNNI; `x` and `w` readable for `n` bytes.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn vnni512(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+    let (flip, ones) = (_mm512_set1_epi8(i8::MIN), _mm512_set1_epi8(1));
+    let (mut xw, mut ws) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    for k in (0..n).step_by(64) {
+        let m = first(n - k);
+        // SAFETY: the masked loads read only the bytes below `n` (the caller's extents).
+        let (xv, wv) =
+            unsafe { (_mm512_maskz_loadu_epi8(m, x.add(k)), _mm512_maskz_loadu_epi8(m, w.add(k))) };
+        xw = _mm512_dpbusd_epi32(xw, _mm512_xor_si512(xv, flip), wv);
+        ws = _mm512_dpbusd_epi32(ws, ones, wv);
+    }
+    let (xw, ws) = (_mm512_reduce_add_epi32(xw), _mm512_reduce_add_epi32(ws));
+    xw.wrapping_sub((128 + x_zp).wrapping_mul(ws))
+}
