@@ -1,5 +1,5 @@
 //! The blocked rounding of the models' depthwise layers (tools/microwakeword/FACTS.md
-//! section 4.1) on every backend, and the NEON fully connected and conv2d kernels on each
+//! section 4.1) on every backend, and the NEON and x86 fully connected and conv2d kernels on each
 //! dot-product path; helpers and references from `int8.rs`.
 
 use super::*;
