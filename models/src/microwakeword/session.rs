@@ -10,13 +10,16 @@
 //! the default, fires on every positive decision, as pymicro-wakeword's `process_streaming`
 //! returns true). Nothing is reset after a detection, as in the peer.
 //!
-//! The plans run with the NEON int8 kernels on aarch64 (feature `neon`), else the portable
-//! ones: every step's output is the same bits on both (`neon-import`'s tests). No allocation
-//! per push.
+//! The plans run on the fastest int8 kernels this machine has, chosen once at construction
+//! ([`BackendKind::best`]: NEON on aarch64 with feature `neon`, the best x86-64 level (AVX2
+//! or AVX-512, VNNI where the CPU has it) with run-time detection, else the portable ones;
+//! [`MicroDetector::with_backend`] picks another): every step's output is the same bits on
+//! all of them (`neon-import`'s tests). No allocation per push.
 
 use alloc::vec::Vec;
 
 use neon_runtime::exec::stream::{StreamScratch, StreamState};
+use neon_runtime::{dispatch, BackendKind};
 
 use super::detector::{Decision, WordDetector};
 use super::frontend::{Frontend, FEATURES};
@@ -63,6 +66,8 @@ pub struct MicroDetector {
     /// Samples pushed since the start or the last reset.
     samples: u64,
     refractory: u64,
+    /// The kernels of every model step.
+    backend: BackendKind,
 }
 
 impl MicroDetector {
@@ -77,7 +82,31 @@ impl MicroDetector {
                 quiet_until: 0,
             })
             .collect();
-        Self { frontend: Frontend::new(), words, slots, frames: 0, samples: 0, refractory: 0 }
+        let backend = BackendKind::best();
+        Self {
+            frontend: Frontend::new(),
+            words,
+            slots,
+            frames: 0,
+            samples: 0,
+            refractory: 0,
+            backend,
+        }
+    }
+
+    /// Runs the models on `backend`'s kernels instead of the best ones (module docs).
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] ([`neon_runtime::Error::Backend`]) when `backend` cannot run here.
+    pub fn with_backend(mut self, backend: BackendKind) -> Result<Self, Error> {
+        backend.availability().map_err(|e| Error::Runtime(e.into()))?;
+        self.backend = backend;
+        Ok(self)
+    }
+
+    /// The backend whose kernels run the model steps.
+    pub fn backend(&self) -> BackendKind {
+        self.backend
     }
 
     /// Sets the refractory period: after a model fires, its positive decisions in the next
@@ -108,14 +137,14 @@ impl MicroDetector {
         samples: &[i16],
         mut on_step: impl FnMut(MicroEvent),
     ) -> Result<(), Error> {
-        let Self { frontend, words, slots, frames, refractory, .. } = self;
+        let Self { frontend, words, slots, frames, refractory, backend, .. } = self;
         let mut failed = None;
         frontend.push(samples, |frame: &[u16; FEATURES]| {
             let end_sample = FRAME_WINDOW + *frames * FRAME_STEP;
             *frames += 1;
             for (word, (slot, w)) in slots.iter_mut().zip(words.iter()).enumerate() {
                 let Slot { state, scratch, detector, quiet_until } = slot;
-                let mut step = |input: &[i8]| match run_step(w, state, scratch, input) {
+                let mut step = |input: &[i8]| match run_step(*backend, w, state, scratch, input) {
                     Ok(y) => y,
                     Err(e) => {
                         failed.get_or_insert(e);
@@ -152,18 +181,15 @@ impl MicroDetector {
     }
 }
 
-/// One step of `word`'s plan: the NEON int8 kernels on aarch64 with feature `neon`, else the
-/// portable ones (the same bits).
+/// One step of `word`'s plan on `backend`'s int8 kernels (every backend gives the same
+/// bits): one dispatch per step, none per kernel.
 fn run_step(
+    backend: BackendKind,
     word: &MicroWord,
     state: &mut StreamState,
     scratch: &mut StreamScratch,
     input: &[i8],
 ) -> Result<u8, neon_runtime::Error> {
-    #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-    type Kernels = neon_runtime::Neon;
-    #[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
-    type Kernels = neon_runtime::Portable;
-    let y: &[u8] = word.plan().run::<Kernels, i8, u8>(state, scratch, input)?;
+    let y: &[u8] = dispatch!(backend, B => word.plan().run::<B, i8, u8>(state, scratch, input))??;
     y.first().copied().ok_or(neon_runtime::Error::Plan { reason: "the output is empty" })
 }

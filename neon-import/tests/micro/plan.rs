@@ -3,8 +3,9 @@
 //! `models/microwakeword/goldens/<clip>.safetensors`, every step's u8 output must equal
 //! `output.<model>`; after `reset()` a second pass gives the same outputs; a run allocates
 //! nothing (the binary's per-thread counting allocator, tests/tests/common). The host runs every
-//! model/clip pair with the portable kernels; aarch64 (qemu in CI) runs 2 models on one
-//! clip with the NEON kernels (build with `--features neon-runtime/neon`).
+//! model/clip pair with the portable kernels and every model on one clip with each x86 level
+//! it has; aarch64 (qemu in CI) runs 2 models on one clip with the NEON kernels (build with
+//! `--features neon-runtime/neon`).
 //!
 //! The crafted models (models/tests/data/microwakeword/crafted/, tools/microwakeword/
 //! crafted.py: hey_luna's f32 state with DEQUANTIZE / f32 CONCATENATION / QUANTIZE f32 →
@@ -99,6 +100,33 @@ fn neon_clip_steps_equal_tflite() {
         check_clips::<neon_runtime::Neon>(&models, &["hey_jarvis.safetensors".to_string()]);
     println!("stream plans (NEON): {pairs} pairs, {steps} steps × 2 passes, all equal");
     assert_eq!(pairs, 2);
+}
+
+/// x86 kernels, each level the CPU has (the others are skipped with a note): the model/clip
+/// pairs of two clips (hey_jarvis: the 4 official models; okay_computer: all 7),
+/// with the dot path [`DotPath::detect`](neon_runtime::kernels::int8::DotPath::detect)
+/// picks (VNNI where the CPU has it); `int8.rs` of neon-runtime forces each path.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x86_clip_steps_equal_tflite() {
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::{Avx2, Avx512, X86};
+    let clips = ["hey_jarvis.safetensors".to_string(), "okay_computer.safetensors".to_string()];
+    for level in X86Level::ALL {
+        if !level.supported() {
+            eprintln!("skipped: this CPU (or build) lacks {}", level.requirement());
+            continue;
+        }
+        let (pairs, steps) = match level {
+            X86Level::Avx2 => check_clips::<X86<Avx2>>(&MODELS, &clips),
+            X86Level::Avx512 => check_clips::<X86<Avx512>>(&MODELS, &clips),
+        };
+        println!(
+            "stream plans ({}): {pairs} pairs, {steps} steps × 2 passes, all equal",
+            level.name()
+        );
+        assert_eq!(pairs, 4 + 7, "{level:?}");
+    }
 }
 
 /// Runs the crafted models with backend `B` on `clips` (keys of [`CRAFTED_CLIPS`]): every
