@@ -184,6 +184,17 @@ impl Int8Weights<'_> {
         }
     }
 
+    /// The multipliers of the 8 output channels `c0..c0 + 8` (per tensor: 8 copies of the
+    /// one; per channel: `c0 + 8 <= Cout`).
+    #[inline]
+    #[cfg_attr(not(neon_x86), allow(dead_code))]
+    fn multipliers8(&self, c0: usize) -> [QuantizedMultiplier; 8] {
+        match self.multipliers.get(c0..c0 + 8) {
+            Some(ms) if self.multipliers.len() > 1 => core::array::from_fn(|j| ms[j]),
+            _ => [self.multiplier(c0); 8],
+        }
+    }
+
     /// The bias of output channel `c` (0 without one).
     #[inline]
     fn bias(&self, c: usize) -> i32 {

@@ -193,6 +193,63 @@ pub(super) fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &
     }
 }
 
+/// A backend's pieces of the depthwise loop with depth multiplier 1
+/// ([`depthwise_dm1_with`]).
+#[cfg_attr(not(neon_x86), allow(dead_code))]
+pub(super) trait DepthwisePieces {
+    /// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc` (`x` and `w` at least
+    /// as long), wrapping.
+    fn mla_blocks(&self, acc: &mut [i32], x: &[i8], w: &[i8]);
+
+    /// Writes `y[..8] = stage(acc[..8])`, the stage of channels `c0..c0 + 8` of `channels`
+    /// (whole blocks of 8: one rounding).
+    fn stage8(&self, q: &LayerQuant<'_>, at: (usize, usize), acc: &[i32], y: &mut [i8]);
+}
+
+/// The depthwise loop with depth multiplier 1 (checked arguments) over a backend's pieces
+/// `p`: per output pixel, channels in chunks of [`DW_BLOCK`] on the stack, each tap walked
+/// once per chunk, the chunk's whole blocks of 8 channels through `p` (accumulation and
+/// output stage), its last `C mod 8` channels scalar.
+#[cfg_attr(not(neon_x86), allow(dead_code))]
+pub(super) fn depthwise_dm1_with(
+    g: &DepthwiseGeometry,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    y: &mut [i8],
+    p: &impl DepthwisePieces,
+) {
+    let c = g.window.channels;
+    let body = c - c % super::ROUNDING_BLOCK;
+    let LayerQuant { x_zp, weights: w, out } = q;
+    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(c)) {
+        for c0 in (0..c).step_by(DW_BLOCK) {
+            let n = DW_BLOCK.min(c - c0);
+            // The chunk's channels in whole blocks of 8 (c0 is a multiple of 8).
+            let vector = body.saturating_sub(c0).min(n);
+            let mut acc = [0i32; DW_BLOCK];
+            let acc = &mut acc[..n];
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = w.bias(c0 + j);
+            }
+            px.for_each_tap(&g.window, |t, i| {
+                let (xs, ws) = (&x[i * c + c0..][..n], &w.filter[t * c + c0..][..n]);
+                let (head, tail) = acc.split_at_mut(vector);
+                p.mla_blocks(head, xs, ws);
+                for ((acc, &x), &w) in tail.iter_mut().zip(&xs[vector..]).zip(&ws[vector..]) {
+                    *acc = acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w));
+                }
+            });
+            let (yv, yt) = y[c0..c0 + n].split_at_mut(vector);
+            for (b, (y, acc)) in yv.chunks_exact_mut(8).zip(acc.chunks_exact(8)).enumerate() {
+                p.stage8(&q, (c0 + 8 * b, c), acc, y);
+            }
+            for (j, (y, &acc)) in yt.iter_mut().zip(&acc[vector..]).enumerate() {
+                *y = finish(&out, &w, (c0 + vector + j, c), acc);
+            }
+        }
+    }
+}
+
 /// The portable fully connected layer (checked arguments).
 pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     fully_connected_with(g, x, y, &Scalar(&q));

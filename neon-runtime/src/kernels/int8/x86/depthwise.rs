@@ -1,59 +1,61 @@
-//! The AVX2 depthwise conv2d with depth multiplier 1: per output pixel, channels in chunks
-//! of [`DW_BLOCK`] on the stack, each tap walked once per chunk, its channels in blocks of
-//! 8: `x - x_zp` and `w` sign-extended to i16 (`vpmovsxbw`), their product in i16
-//! (`vpmullw`: at most `255 * 128` in magnitude, exact), sign-extended to i32 and added to
-//! the accumulators; the last `C mod 8` channels scalar in the same walk. The output stage
-//! of whole blocks of 8 is [`Stage8`], the rest the portable one. Every sum wraps, as the
-//! portable kernel's.
+//! The AVX2 depthwise conv2d with depth multiplier 1: the portable loop
+//! ([`depthwise_dm1_with`]: per output pixel, channels in chunks on the stack, each tap
+//! walked once per chunk) with blocks of 8 channels in AVX2 registers: `x - x_zp` and `w`
+//! sign-extended to i16 (`vpmovsxbw`), their product in i16 (`vpmullw`: at most `255 * 128`
+//! in magnitude, exact), sign-extended to i32 and added to the accumulators; the output
+//! stage of whole blocks of 8 is [`Stage8`]. Every sum wraps, as the portable kernel's.
 
-use super::super::portable::{finish, pixels, DW_BLOCK};
-use super::super::{DepthwiseGeometry, LayerQuant, ROUNDING_BLOCK};
+use super::super::portable::{depthwise_dm1_with, DepthwisePieces};
+use super::super::{DepthwiseGeometry, LayerQuant};
 use super::stage::Stage8;
 use core::arch::x86_64::*;
+
+/// The AVX2 pieces of the depthwise loop (only built where the CPU has AVX2).
+struct Avx2Depthwise {
+    /// The input zero point in 8 i16 lanes.
+    zp: __m128i,
+}
+
+impl DepthwisePieces for Avx2Depthwise {
+    fn mla_blocks(&self, acc: &mut [i32], x: &[i8], w: &[i8]) {
+        // SAFETY: the value exists only where the CPU has AVX2 (`depthwise`'s contract).
+        unsafe { mla_blocks(acc, x, w, self.zp) }
+    }
+
+    fn stage8(
+        &self,
+        q: &LayerQuant<'_>,
+        (c0, channels): (usize, usize),
+        acc: &[i32],
+        y: &mut [i8],
+    ) {
+        assert!(acc.len() >= 8 && y.len() >= 8, "a block of 8 channels");
+        // SAFETY: AVX2 as above; `acc` and `y` hold 8 values each (asserted).
+        unsafe {
+            let stage = Stage8::new(&q.out, &q.weights, c0, channels);
+            stage.store(_mm256_loadu_si256(acc.as_ptr().cast()), y.as_mut_ptr());
+        }
+    }
+}
 
 /// Depthwise conv2d with depth multiplier 1 (checked arguments).
 ///
 /// # Safety
 /// The CPU has AVX2.
-#[target_feature(enable = "avx2")]
 pub(super) unsafe fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let c = g.window.channels;
-    let body = c - c % ROUNDING_BLOCK;
-    let LayerQuant { x_zp, weights: w, out } = q;
-    // `x_zp` is in the int8 range (checked), so it fits i16.
-    let zp = _mm_set1_epi16(x_zp as i16);
-    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(c)) {
-        for c0 in (0..c).step_by(DW_BLOCK) {
-            let n = DW_BLOCK.min(c - c0);
-            // The chunk's channels in whole blocks of 8 (c0 is a multiple of 8).
-            let vector = body.saturating_sub(c0).min(n);
-            let mut acc = [0i32; DW_BLOCK];
-            let acc = &mut acc[..n];
-            for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = w.bias(c0 + j);
-            }
-            px.for_each_tap(&g.window, |t, i| {
-                let (xs, ws) = (&x[i * c + c0..][..n], &w.filter[t * c + c0..][..n]);
-                let (head, tail) = acc.split_at_mut(vector);
-                // SAFETY: AVX2 (this function's contract).
-                unsafe { mla_blocks(head, xs, ws, zp) };
-                for ((acc, &x), &w) in tail.iter_mut().zip(&xs[vector..]).zip(&ws[vector..]) {
-                    *acc = acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w));
-                }
-            });
-            let (yv, yt) = y[c0..c0 + n].split_at_mut(vector);
-            for (b, (y, acc)) in yv.chunks_exact_mut(8).zip(acc.chunks_exact(8)).enumerate() {
-                // SAFETY: AVX2; `acc` and `y` hold 8 values each.
-                unsafe {
-                    let stage = Stage8::new(&out, &w, c0 + 8 * b, c);
-                    stage.store(_mm256_loadu_si256(acc.as_ptr().cast()), y.as_mut_ptr());
-                }
-            }
-            for (j, (y, &acc)) in yt.iter_mut().zip(&acc[vector..]).enumerate() {
-                *y = finish(&out, &w, (c0 + vector + j, c), acc);
-            }
-        }
-    }
+    // SAFETY: AVX2 (this function's contract); `x_zp` is in the int8 range (checked), so it
+    // fits i16.
+    let zp = unsafe { set1_epi16(q.x_zp as i16) };
+    depthwise_dm1_with(g, x, q, y, &Avx2Depthwise { zp });
+}
+
+/// `_mm_set1_epi16`, compiled with AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn set1_epi16(v: i16) -> __m128i {
+    _mm_set1_epi16(v)
 }
 
 /// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc`; `x` and `w` at least as

@@ -57,10 +57,7 @@ impl Stage8 {
         c0: usize,
         channels: usize,
     ) -> Self {
-        let ms: [_; 8] = match w.multipliers.get(c0..c0 + 8) {
-            Some(ms) if w.multipliers.len() > 1 => core::array::from_fn(|j| ms[j]),
-            _ => [w.multiplier(c0); 8],
-        };
+        let ms = w.multipliers8(c0);
         // Checked multipliers: shifts in -31..=30, so every shift count below is in range.
         let shift = ms.map(|m| m.shift);
         let right = shift.map(|s| (-s).max(0));
