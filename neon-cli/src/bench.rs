@@ -22,7 +22,7 @@ use neon_models::openwakeword::stream::CHUNK;
 use neon_models::session::SessionOptions;
 use neon_models::vad::detector::Vad;
 use neon_models::vad::WINDOW;
-use neon_runtime::{BackendType, Team};
+use neon_runtime::{dispatch, BackendKind, Team};
 use serde_json::{json, Value};
 
 use crate::ranges::check_in;
@@ -196,12 +196,11 @@ fn time_vad(vad: &mut Vad, seconds: f64) -> Result<f64, String> {
     })
 }
 
-/// The int8 kernels microWakeWord's stream plans run with (as `MicroDetector`'s steps: NEON
-/// on aarch64 with feature `neon`, else the portable ones).
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-type MicroKernels = neon_runtime::Neon;
-#[cfg(not(all(target_arch = "aarch64", feature = "neon")))]
-type MicroKernels = neon_runtime::Portable;
+/// The kernels of microWakeWord's model steps: `MicroDetector`'s choice, the best this CPU
+/// runs ([`BackendKind::best`]).
+fn micro_backend() -> BackendKind {
+    BackendKind::best()
+}
 
 /// microWakeWord medians: per model, its name, N and one step's time; the four models on
 /// one stream per second of audio.
@@ -231,7 +230,8 @@ fn time_micro(seconds: f64) -> Result<Option<Micro>, String> {
         let mut step = || {
             input.iter_mut().for_each(|x| *x = (xorshift(&mut seed) >> 24) as u8 as i8);
             let t0 = Instant::now();
-            plan.run::<MicroKernels, i8, u8>(&mut state, &mut scratch, &input)
+            dispatch!(micro_backend(), B => plan.run::<B, i8, u8>(&mut state, &mut scratch, &input))
+                .map_err(|e| e.to_string())?
                 .map_err(|e| e.to_string())?;
             Ok(ms(t0))
         };
@@ -300,7 +300,7 @@ impl Report<'_> {
             ("moonshine_asr.encoder", b(Family::MoonshineAsr, "encoder")),
             ("moonshine_asr.decoder", b(Family::MoonshineAsr, "decoder")),
             ("silero_vad.network", b(Family::SileroVad, "network")),
-            ("microwakeword.step", <MicroKernels as BackendType>::NAME.to_string()),
+            ("microwakeword.step", micro_backend().name().to_string()),
         ]
     }
 
