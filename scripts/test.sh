@@ -90,20 +90,35 @@ tools/silero_vad/check.sh
 step "sanoTTS: the ONNX Runtime peer and the numpy f64 reference reproduce the committed goldens (tools/sanotts/check.sh, ~1 min from no venv)"
 tools/sanotts/check.sh
 
-step "host tests"
-cargo test --workspace
-# neon-models' and neon-wyoming's unit tests: not in a plain `cargo test` (`test = false` in their Cargo.toml, so
-# the aarch64 build skips them); the other libraries' unit tests run again (a second).
-cargo test --workspace --lib
+# The host suite: what `cargo test --workspace` and `cargo test --workspace --lib` run, built
+# by them and run by scripts/qemu_tests.py --host two executables at a time (one after
+# another, as `cargo test` runs them, a core idles through the long single tests: 378 s of
+# executables took 6.5 min), then the doc tests. `--lib` adds neon-models' and
+# neon-wyoming's unit tests (`test = false` in their Cargo.toml, so the aarch64 build skips
+# them); the runner runs each executable once. It fails on a failing executable or if no
+# test ran.
+host_json=$(mktemp)
+step "host tests: build (cargo test --no-run, with --lib)"
+cargo test --workspace --no-run --message-format=json-render-diagnostics >"$host_json"
+cargo test --workspace --lib --no-run --message-format=json-render-diagnostics >>"$host_json"
+
+step "host tests: two executables at a time (scripts/qemu_tests.py --host), then the doc tests"
+python3 scripts/qemu_tests.py --host --jobs 2 <"$host_json"
+rm -f "$host_json"
+cargo test --workspace --doc
 
 step "neon serve soak test: 16 mixed clients for 75 s, RSS sampled (neon-cli/tests/serve_soak.rs, ~2 min)"
-NEON_SOAK_SECONDS=75 cargo test -p neon-cli --test serve_soak -- --ignored
+# --workspace: the features of the host build above (with `-p neon-cli` cargo unifies fewer
+# features and rebuilt neon-models, neon-cli and more: 1 min 24 s).
+NEON_SOAK_SECONDS=75 cargo test --workspace --test serve_soak -- --ignored
 
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
-tools/wyoming/test.sh
+# NEON: the `neon` of the host build (without it the script checks it with
+# `cargo test -p neon-cli`, whose feature set rebuilds it: 1 min 24 s).
+NEON=target/debug/neon tools/wyoming/test.sh
 
 step "Wyoming: wyoming-bench stt against neon serve, 10 real clips, both modes; default and --vad-endpointing 0.7 checked, --vad off recorded (tools/wyoming_bench/stt.sh, < 2 min: ~20 s from no venv, ~11 s warm)"
-tools/wyoming_bench/stt.sh
+NEON=target/debug/neon tools/wyoming_bench/stt.sh
 
 # Budget: ~2.5 min for the instrumented build plus 7 s per target (10 targets).
 step "fuzzing: every parser of untrusted input, 7 s each (fuzz/, cargo fuzz, libFuzzer)"
