@@ -108,17 +108,13 @@ rm -f "$host_json"
 cargo test --workspace --doc
 
 step "neon serve soak test: 16 mixed clients for 75 s, RSS sampled (neon-cli/tests/serve_soak.rs, ~2 min)"
-# --workspace: the features of the host build above (with `-p neon-cli` cargo unifies fewer
-# features and rebuilt neon-models, neon-cli and more: 1 min 24 s).
-NEON_SOAK_SECONDS=75 cargo test --workspace --test serve_soak -- --ignored
+NEON_SOAK_SECONDS=75 cargo test -p neon-cli --test serve_soak -- --ignored
 
 step "Wyoming: neon serve driven by the wyoming client library (tools/wyoming/test.sh, < 1 min)"
-# NEON: the `neon` of the host build (without it the script checks it with
-# `cargo test -p neon-cli`, whose feature set rebuilds it: 1 min 24 s).
-NEON=target/debug/neon tools/wyoming/test.sh
+tools/wyoming/test.sh
 
 step "Wyoming: wyoming-bench stt against neon serve, 10 real clips, both modes; default and --vad-endpointing 0.7 checked, --vad off recorded (tools/wyoming_bench/stt.sh, < 2 min: ~20 s from no venv, ~11 s warm)"
-NEON=target/debug/neon tools/wyoming_bench/stt.sh
+tools/wyoming_bench/stt.sh
 
 # Budget: ~2.5 min for the instrumented build plus 7 s per target (10 targets).
 step "fuzzing: every parser of untrusted input, 7 s each (fuzz/, cargo fuzz, libFuzzer)"
