@@ -3,7 +3,7 @@ or with --host the host's own.
 
   cargo test --no-run --message-format=json-render-diagnostics --target aarch64-unknown-linux-gnu ... > tests.json
   python3 scripts/qemu_tests.py [--host] [--jobs N] [--package NAME ...] \
-    [--exe TARGET[:FILTER] ...] < tests.json
+    [--exe TARGET[:FILTER] ...] [--ignored] < tests.json
 
 Reads cargo's JSON messages (several builds' messages may be concatenated: an executable
 listed twice runs once), takes every test executable (of the named packages, or all; with
@@ -95,6 +95,9 @@ def main():
     p.add_argument("--exe", action="append", default=[], metavar="TARGET[:FILTER]",
                    help="only this test target, with FILTER its test harness's name filter "
                         "(repeatable; fails if the target is not in cargo's output)")
+    p.add_argument("--ignored", action="store_true",
+                   help="pass --ignored to every executable: run only its #[ignore] tests "
+                        "(long ones, such as the serve soak test)")
     a = p.parse_args()
     only = dict(e.split(":", 1) if ":" in e else (e, None) for e in a.exe)
     # The model crates' executables hold the longest tests: start them first. On the host
@@ -108,6 +111,8 @@ def main():
         if only and target not in only:
             continue
         args = [only[target]] if only.get(target) else []
+        if a.ignored:
+            args.append("--ignored")
         if a.host:
             tests.append((label, [exe, *args], root, args))
         elif is_aarch64(exe):
