@@ -29,7 +29,7 @@
 //! for the fix-up gemmlowp's `fixedpoint_neon.h` (`RoundingDivideByPOT`), read for the
 //! arithmetic only.
 
-use super::portable::{self, finish, pixels, DotPieces, DW_BLOCK};
+use super::portable::{self, finish, DepthwisePieces, OnPath, PathKernels};
 use super::{
     ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, Int8Weights,
     LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
@@ -83,35 +83,26 @@ pub trait DotLayer: Int8Geometry {
 /// channels.
 impl DotLayer for ConvGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::conv2d_with(self, x, y, &Vector { path, q: &q });
+        portable::conv2d_with(self, x, y, &OnPath { path, q: &q });
     }
 }
 
 /// Fully connected: one dot product per input row and output feature.
 impl DotLayer for FcGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::fully_connected_with(self, x, y, &Vector { path, q: &q });
+        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q });
     }
 }
 
-/// The NEON pieces of the conv2d and fully connected loops: [`dot`] on `path`, the output
+/// The NEON pieces of the conv2d and fully connected loops: [`dot`] on the path, the output
 /// stage by [`finish_row`].
-struct Vector<'a, 'q> {
-    path: DotPath,
-    q: &'a LayerQuant<'q>,
-}
-
-impl DotPieces for Vector<'_, '_> {
-    fn quant(&self) -> &LayerQuant<'_> {
-        self.q
+impl PathKernels for DotPath {
+    fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
+        dot(self, x, w, x_zp)
     }
 
-    fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
-        dot(self.path, x, w, self.q.x_zp)
-    }
-
-    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
-        finish_row(self.q, y, acc);
+    fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+        finish_row(q, y, acc);
     }
 }
 
@@ -130,24 +121,37 @@ pub fn layer_i8_on<G: DotLayer>(
     g.check_then((x, q, y), |g, x, q, y| g.run_on(path.usable(), x, q, y))
 }
 
-impl Int8Kernels for Neon {
-    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        g.run_on(DotPath::detect(), x, q, y);
-    }
+/// `impl Int8Kernels for $backend` with conv2d and fully connected on the [`DotPath`] that
+/// `$path` gives, depthwise on [`depthwise_hook`].
+macro_rules! neon_int8_kernels {
+    ($backend:ty, $path:expr) => {
+        impl Int8Kernels for $backend {
+            fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+                g.run_on($path, x, q, y);
+            }
 
-    fn depthwise_conv2d_i8_checked(
-        g: &DepthwiseGeometry,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        y: &mut [i8],
-    ) {
-        depthwise_hook(g, x, q, y);
-    }
+            fn depthwise_conv2d_i8_checked(
+                g: &DepthwiseGeometry,
+                x: &[i8],
+                q: LayerQuant<'_>,
+                y: &mut [i8],
+            ) {
+                depthwise_hook(g, x, q, y);
+            }
 
-    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        g.run_on(DotPath::detect(), x, q, y);
-    }
+            fn fully_connected_i8_checked(
+                g: &FcGeometry,
+                x: &[i8],
+                q: LayerQuant<'_>,
+                y: &mut [i8],
+            ) {
+                g.run_on($path, x, q, y);
+            }
+        }
+    };
 }
+
+neon_int8_kernels!(Neon, DotPath::detect());
 
 /// The [`Neon`] int8 kernels with conv2d and fully connected forced onto
 /// [`DotPath::Widening`] on every CPU: a backend marker for tests and measurements (the
@@ -165,24 +169,7 @@ impl BackendType for NeonWidening {
     const KIND: BackendKind = BackendKind::Neon;
 }
 
-impl Int8Kernels for NeonWidening {
-    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        g.run_on(DotPath::Widening, x, q, y);
-    }
-
-    fn depthwise_conv2d_i8_checked(
-        g: &DepthwiseGeometry,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        y: &mut [i8],
-    ) {
-        depthwise_hook(g, x, q, y);
-    }
-
-    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        g.run_on(DotPath::Widening, x, q, y);
-    }
-}
+neon_int8_kernels!(NeonWidening, DotPath::Widening);
 
 /// The NEON depthwise hook (checked arguments): the vector kernel for depth multiplier 1,
 /// the portable one otherwise.
@@ -294,46 +281,40 @@ fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
     }
 }
 
-/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): per pixel,
-/// channels in chunks of [`DW_BLOCK`], each tap walked once per chunk.
-fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    let c = g.window.channels;
-    let body = c - c % ROUNDING_BLOCK;
-    let LayerQuant { x_zp, weights: w, out } = q;
-    // SAFETY: NEON is baseline on aarch64; `x_zp` is in the int8 range (checked).
-    let zp = unsafe { vdup_n_s8(x_zp as i8) };
-    for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(c)) {
-        for c0 in (0..c).step_by(DW_BLOCK) {
-            let n = DW_BLOCK.min(c - c0);
-            // The chunk's channels in whole blocks of 8 (c0 is a multiple of 8).
-            let vector = body.saturating_sub(c0).min(n);
-            let mut acc = [0i32; DW_BLOCK];
-            let acc = &mut acc[..n];
-            for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = w.bias(c0 + j);
-            }
-            px.for_each_tap(&g.window, |t, i| {
-                let (xs, ws) = (&x[i * c + c0..][..n], &w.filter[t * c + c0..][..n]);
-                let (head, tail) = acc.split_at_mut(vector);
-                mla_blocks(head, xs, ws, zp);
-                for ((acc, &x), &w) in tail.iter_mut().zip(&xs[vector..]).zip(&ws[vector..]) {
-                    *acc = acc.wrapping_add((i32::from(x) - x_zp) * i32::from(w));
-                }
-            });
-            let (yv, yt) = y[c0..c0 + n].split_at_mut(vector);
-            for (b, (y, acc)) in yv.chunks_exact_mut(8).zip(acc.chunks_exact(8)).enumerate() {
-                let stage = Stage8::new(&out, &w, c0 + 8 * b, c);
-                // SAFETY: NEON is baseline; `acc` and `y` hold 8 values each.
-                unsafe {
-                    let v = [vld1q_s32(acc.as_ptr()), vld1q_s32(acc[4..].as_ptr())];
-                    vst1_s8(y.as_mut_ptr(), stage.apply(v));
-                }
-            }
-            for (j, (y, &acc)) in yt.iter_mut().zip(&acc[vector..]).enumerate() {
-                *y = finish(&out, &w, (c0 + vector + j, c), acc);
-            }
+/// The NEON pieces of the depthwise loop: the input zero point in 8 lanes.
+struct NeonDepthwise {
+    zp: int8x8_t,
+}
+
+impl DepthwisePieces for NeonDepthwise {
+    fn mla_blocks(&self, acc: &mut [i32], x: &[i8], w: &[i8]) {
+        mla_blocks(acc, x, w, self.zp);
+    }
+
+    fn stage8(
+        &self,
+        q: &LayerQuant<'_>,
+        (c0, channels): (usize, usize),
+        acc: &[i32],
+        y: &mut [i8],
+    ) {
+        assert!(acc.len() >= 8 && y.len() >= 8, "a block of 8 channels");
+        let stage = Stage8::new(&q.out, &q.weights, c0, channels);
+        // SAFETY: NEON is baseline; `acc` and `y` hold 8 values each (asserted).
+        unsafe {
+            let v = [vld1q_s32(acc.as_ptr()), vld1q_s32(acc[4..].as_ptr())];
+            vst1_s8(y.as_mut_ptr(), stage.apply(v));
         }
     }
+}
+
+/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): the shared
+/// loop ([`portable::depthwise_dm1_with`]: per pixel, channels in chunks of `DW_BLOCK`, each
+/// tap walked once per chunk) with blocks of 8 channels in NEON registers.
+fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    // SAFETY: NEON is baseline on aarch64; `x_zp` is in the int8 range (checked).
+    let zp = unsafe { vdup_n_s8(q.x_zp as i8) };
+    portable::depthwise_dm1_with(g, x, q, y, &NeonDepthwise { zp });
 }
 
 /// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc` (`ssubl`: `x - x_zp`

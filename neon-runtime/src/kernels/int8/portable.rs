@@ -116,6 +116,41 @@ pub(super) trait DotPieces {
     fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
 }
 
+/// A vector backend's dot-product path (its `DotPath` enum): the kernels the conv2d and
+/// fully connected loops call through [`OnPath`].
+pub(super) trait PathKernels: Copy {
+    /// `sum (x - x_zp) * w` over equal-length `x` and `w` on this path, wrapping.
+    fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32;
+
+    /// Writes one output pixel or row, `y[j] = stage(acc(j))`, with the backend's output
+    /// stage.
+    fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
+}
+
+/// The [`DotPieces`] of a vector backend: one layer's operands and the path its dot
+/// products take.
+pub(super) struct OnPath<'a, 'q, P> {
+    /// The dot-product path.
+    pub(super) path: P,
+    /// The layer's input zero point, weights and output stage.
+    pub(super) q: &'a LayerQuant<'q>,
+}
+
+#[cfg_attr(not(any(neon_x86, all(target_arch = "aarch64", feature = "neon"))), allow(dead_code))]
+impl<P: PathKernels> DotPieces for OnPath<'_, '_, P> {
+    fn quant(&self) -> &LayerQuant<'_> {
+        self.q
+    }
+
+    fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
+        self.path.dot(x, w, self.q.x_zp)
+    }
+
+    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+        P::row(self.q, y, acc);
+    }
+}
+
 /// The portable pieces: the scalar dot product, the output stage one value at a time.
 struct Scalar<'a, 'q>(&'a LayerQuant<'q>);
 
@@ -195,7 +230,7 @@ pub(super) fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &
 
 /// A backend's pieces of the depthwise loop with depth multiplier 1
 /// ([`depthwise_dm1_with`]).
-#[cfg_attr(not(neon_x86), allow(dead_code))]
+#[cfg_attr(not(any(neon_x86, all(target_arch = "aarch64", feature = "neon"))), allow(dead_code))]
 pub(super) trait DepthwisePieces {
     /// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc` (`x` and `w` at least
     /// as long), wrapping.
@@ -210,7 +245,7 @@ pub(super) trait DepthwisePieces {
 /// `p`: per output pixel, channels in chunks of [`DW_BLOCK`] on the stack, each tap walked
 /// once per chunk, the chunk's whole blocks of 8 channels through `p` (accumulation and
 /// output stage), its last `C mod 8` channels scalar.
-#[cfg_attr(not(neon_x86), allow(dead_code))]
+#[cfg_attr(not(any(neon_x86, all(target_arch = "aarch64", feature = "neon"))), allow(dead_code))]
 pub(super) fn depthwise_dm1_with(
     g: &DepthwiseGeometry,
     x: &[i8],

@@ -2,7 +2,7 @@
 //! bit the portable kernels' results (every sum wraps modulo 2^32 in both, and the vector
 //! requantisation is the scalar [`Requant::apply`](super::Requant::apply) per lane).
 //!
-//! - **Fully connected and conv2d**: the portable loops ([`DotPieces`]) with one dot
+//! - **Fully connected and conv2d**: the portable loops ([`DotPieces`](portable::DotPieces)) with one dot
 //!   product per output channel (per tap for conv2d) over contiguous input features, on
 //!   one of four [`DotPath`]s (`dot.rs`), and the output stage of whole blocks of 8
 //!   channels in AVX2 registers (`stage.rs`).
@@ -18,7 +18,7 @@ mod depthwise;
 mod dot;
 mod stage;
 
-use super::portable::{self, DotPieces};
+use super::portable::{self, OnPath, PathKernels};
 use super::{ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, LayerQuant};
 use crate::error::Error;
 use crate::kernels::cpu::{X86Extension, X86Level};
@@ -85,7 +85,7 @@ pub trait DotLayer: Int8Geometry {
 impl DotLayer for ConvGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::conv2d_with(self, x, y, &Vector { path, q: &q });
+        portable::conv2d_with(self, x, y, &OnPath { path, q: &q });
     }
 }
 
@@ -93,30 +93,22 @@ impl DotLayer for ConvGeometry {
 impl DotLayer for FcGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::fully_connected_with(self, x, y, &Vector { path, q: &q });
+        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q });
     }
 }
 
-/// The x86 pieces of the conv2d and fully connected loops: the dot product on `path` (only
-/// built with a [`supported`](DotPath::supported) one), the AVX2 output stage.
-struct Vector<'a, 'q> {
-    path: DotPath,
-    q: &'a LayerQuant<'q>,
-}
-
-impl DotPieces for Vector<'_, '_> {
-    fn quant(&self) -> &LayerQuant<'_> {
-        self.q
+/// The x86 pieces of the conv2d and fully connected loops: the dot product on the path
+/// (only reached with a [`supported`](DotPath::supported) one: the layers' `run_on` assert
+/// it), the AVX2 output stage.
+impl PathKernels for DotPath {
+    fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
+        // SAFETY: the path is supported (`run_on` asserts it before building `OnPath`).
+        unsafe { dot::dot(self, x, w, x_zp) }
     }
 
-    fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
-        // SAFETY: `path` is supported (the constructors assert it).
-        unsafe { dot::dot(self.path, x, w, self.q.x_zp) }
-    }
-
-    fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
-        // SAFETY: every supported path includes AVX2.
-        unsafe { stage::finish_row(self.q, y, acc) }
+    fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
+        // SAFETY: every supported path includes AVX2, and only supported ones get here.
+        unsafe { stage::finish_row(q, y, acc) }
     }
 }
 
