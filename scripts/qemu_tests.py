@@ -64,11 +64,24 @@ def is_aarch64(exe):
     return header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183
 
 
-def run(command, root, package, timeout):
+def host_library_path(exe):
+    """LD_LIBRARY_PATH as `cargo test` gives a host executable: its own directory and the
+    toolchain's library directory first (a proc-macro crate's unit tests link the
+    toolchain's shared libstd), then the caller's."""
+    libdir = subprocess.run(["rustc", "--print", "target-libdir"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    dirs = [os.path.dirname(exe), libdir]
+    return os.pathsep.join(dirs + [p for p in [os.environ.get("LD_LIBRARY_PATH")] if p])
+
+
+def run(command, root, package, timeout, host):
     """(exit code, output, seconds) of `command` in `root` with cargo's run-time variables
-    of `package`; an executable still running after `timeout` seconds is killed and reported
-    as failed (exit code -1) with the output it had printed."""
+    of `package` (and, on the host, its library path); an executable still running after
+    `timeout` seconds is killed and reported as failed (exit code -1) with the output it
+    had printed."""
     env = dict(os.environ, CARGO_MANIFEST_DIR=root, CARGO_PKG_NAME=package)
+    if host:
+        env["LD_LIBRARY_PATH"] = host_library_path(command[0])
     start = time.monotonic()
     try:
         p = subprocess.run(command, cwd=root, env=env,
@@ -131,7 +144,7 @@ def main():
     suite, on = ("host", "") if a.host else ("aarch64", f" under qemu-aarch64 ({where})")
     passed, failed = 0, []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = {pool.submit(run, command, root, label.split()[0], a.timeout):
+        futures = {pool.submit(run, command, root, label.split()[0], a.timeout, a.host):
                    " ".join([label, *args]) for label, command, root, args in tests}
         for f in concurrent.futures.as_completed(futures):
             label = futures[f]
