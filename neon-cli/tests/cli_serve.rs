@@ -567,6 +567,33 @@ fn idle_and_stalled_clients_are_closed_and_free_their_place() {
     let _ = server.wait();
 }
 
+/// A client closed for an error (here a malformed event followed by bytes the server never
+/// reads) reads the `error` event and then the end of the stream, not a connection reset:
+/// the server ends its writing half before it closes (closing a socket with unread bytes
+/// resets the connection, and a client still reading then loses the end of the stream).
+#[test]
+fn a_client_closed_for_an_error_reads_the_error_then_the_end() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let uri = format!("tcp://127.0.0.1:{port}");
+    let mut server = spawn(&["--uri", &uri]);
+    for round in 0..5 {
+        let (mut r, mut w) = connect(port);
+        let mut bytes = b"not an event\n".to_vec();
+        bytes.resize(256 * 1024, b'x');
+        let writer = std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+            w
+        });
+        let e = read_event(&mut r).unwrap().unwrap();
+        assert_eq!(e.data["code"], "malformed-event", "round {round}: {e:?}");
+        let end = read_event(&mut r);
+        assert!(matches!(end, Ok(None)), "round {round}: {end:?}");
+        drop(writer.join().unwrap());
+    }
+    server.kill().unwrap();
+    let _ = server.wait();
+}
+
 /// At the file-descriptor limit (`ulimit -n 30`: a TCP client costs the server two), the
 /// clients it cannot take get `too-many-clients` instead of silence, the accept loop does
 /// not spin (little CPU, one log line), and once clients leave new ones are served.

@@ -60,7 +60,18 @@ const DRAIN_AT_LIMIT: Duration = Duration::from_millis(50);
 pub fn refuse<S: ClientStream>(mut s: S, event: &Event, drain: Duration) {
     let mut bytes = Vec::new();
     let _ = write_event(&mut bytes, event);
-    if s.write_all(&bytes).and_then(|()| s.shutdown_write()).is_err() {
+    if s.write_all(&bytes).is_ok() {
+        close_gently(s, drain);
+    }
+}
+
+/// Closes a client's connection so that it reads everything written to it and then the end
+/// of the stream: the writing half is closed first (the client sees the end once it has
+/// read the rest), then what the client still sends is read and dropped until it closes
+/// too or `drain` passes. Closing at once with unread bytes would reset the connection,
+/// and a client still reading would get a reset instead of the end.
+pub fn close_gently<S: ClientStream>(mut s: S, drain: Duration) {
+    if s.shutdown_write().is_err() {
         return;
     }
     let until = Instant::now() + drain;

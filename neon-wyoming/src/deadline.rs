@@ -99,6 +99,11 @@ impl<S: ClientStream> TimedReader<S> {
     pub fn new(stream: S, deadline: Arc<Deadline>) -> Self {
         TimedReader { stream, deadline }
     }
+
+    /// The socket, without the deadline.
+    pub fn into_inner(self) -> S {
+        self.stream
+    }
 }
 
 impl<S: ClientStream> Read for TimedReader<S> {

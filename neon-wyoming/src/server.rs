@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::accept::{refuse, Backoff, Reserve};
+use crate::accept::{close_gently, refuse, Backoff, Reserve};
 use crate::asr::AsrModels;
 use crate::deadline::{ClientStream, Deadline, TimedReader};
 use crate::event::{read_event, write_event, Event, ReadError};
@@ -163,7 +163,10 @@ impl Server {
             if debug {
                 log(&format!("{who}: disconnected"));
             }
+            // The place is free at once; the connection is closed without a reset.
             clients.fetch_sub(1, Ordering::SeqCst);
+            drop(writer);
+            close_gently(reader.into_inner().into_inner(), DRAIN);
         })?;
         Ok(())
     }
@@ -173,7 +176,8 @@ impl Server {
 /// without draining (their reply may then be lost to a reset).
 const MAX_REFUSING: usize = 16;
 
-/// How long a client refused for `--max-clients` is drained (so that it reads its reply).
+/// How long a client refused for `--max-clients`, or closed after it was served, is drained
+/// (so that it reads its last reply and the end of the stream, not a reset).
 const DRAIN: Duration = Duration::from_millis(200);
 
 /// [`refuse`] on a thread of its own, so that a crowd of refused clients does not slow
