@@ -9,8 +9,9 @@ use core::sync::atomic::Ordering;
 
 use super::elem::{bytes, Elem, ElemType};
 use super::fixed::Rows;
+use super::resolve::{self, Fusion, Places};
 use super::step::{rule, StreamOp};
-use super::{Action, Node, Slot, StreamPlan, StreamValue, StreamVar};
+use super::{Action, Node, StreamPlan, StreamValue, StreamVar};
 use crate::error::Error;
 use crate::plan::{self, Location, PlanError, Schedule, Step};
 use crate::tensor::Shape;
@@ -300,40 +301,43 @@ impl StreamPlanBuilder {
         if out == input {
             return Err(Error::Plan { reason: "the output is the input" });
         }
-        let memory = plan::plan(&self.schedule(input, out)?).map_err(|e| match e {
+        let fusion = Fusion::new(&self.nodes, self.values.len(), out);
+        let memory = plan::plan(&self.schedule(input, out, &fusion)).map_err(|e| match e {
             PlanError::Overflow => OVERFLOW,
             _ => Error::Plan { reason: "the schedule is malformed" },
         })?;
-        let slots = self.values.iter().enumerate().map(|(v, d)| {
-            let offset = memory.placements[v].offset;
-            Slot { ty: d.ty, shape: d.shape, offset, bytes: d.bytes() }
-        });
-        let values: Vec<Slot> = slots.collect();
-        let vars = self.vars.iter().map(|&(d, offset)| (offset, d.bytes())).collect();
+        let vars: Vec<(usize, usize)> =
+            self.vars.iter().map(|&(d, offset)| (offset, d.bytes())).collect();
+        let places =
+            Places { values: &self.values, input, memory: &memory, vars: &vars, fusion: &fusion };
+        let output_at = places.region(out)?;
+        let (x, y) = (self.values[input], self.values[out]);
+        let exec = resolve::steps(self.nodes, &places)?;
         let mut words = vec![0u128; self.init.len() / 16];
         super::elem::words_bytes_mut(&mut words).copy_from_slice(&self.init);
         Ok(StreamPlan {
             id: self.id,
-            values,
-            input,
-            output: out,
-            nodes: self.nodes,
+            input: x,
+            output: y,
+            output_at,
+            exec,
             vars,
             init: Arc::from(words),
             memory,
         })
     }
 
-    /// The planner's input: the values (the input external, the rest in the workspace),
-    /// one step per node (an assignment writes an empty external value), then a keep-alive
-    /// step reading the output.
-    fn schedule(&self, input: usize, output: usize) -> Result<Schedule, Error> {
+    /// The planner's input: the values (the input and those `fusion` leaves unplaced
+    /// external, the rest in the workspace), one step per node (an assignment writes an
+    /// empty external value), then a keep-alive step reading the output.
+    fn schedule(&self, input: usize, output: usize, fusion: &Fusion) -> Schedule {
         let mut values: Vec<plan::Value> = self
             .values
             .iter()
             .enumerate()
             .map(|(v, d)| {
-                let location = if v == input { Location::External } else { Location::Workspace };
+                let external = v == input || fusion.unplaced(v);
+                let location = if external { Location::External } else { Location::Workspace };
                 plan::Value { bytes: d.bytes(), location }
             })
             .collect();
@@ -342,14 +346,15 @@ impl StreamPlanBuilder {
             values.len() - 1
         };
         let mut steps = Vec::with_capacity(self.nodes.len() + 1);
-        for node in &self.nodes {
+        for (i, node) in self.nodes.iter().enumerate() {
             let in_place = matches!(node.action, Action::Reshape(_));
             let output = node.output.unwrap_or_else(&mut sink);
-            steps.push(Step { inputs: node.inputs.clone(), output, in_place, temps: Vec::new() });
+            let inputs = fusion.reads(&self.nodes, i).to_vec();
+            steps.push(Step { inputs, output, in_place, temps: Vec::new() });
         }
         let end = sink();
         steps.push(Step { inputs: vec![output], output: end, in_place: false, temps: Vec::new() });
-        Ok(Schedule { values, steps })
+        Schedule { values, steps }
     }
 
     /// Appends a node reading `inputs` and writing a new value `out`.

@@ -22,13 +22,15 @@ use alloc::format;
 use alloc::string::String;
 use core::fmt::Write;
 
-use super::{Action, StreamOp, StreamPlan};
+use super::fixed::Rows;
+use super::{Exec, Src, StreamOp, StreamPlan};
 use crate::error::Error;
 use crate::kernels::int8::{OutputStage, QuantizedMultiplier};
 use crate::ops::int8::{Int8Layer, Int8LayerGeometry, OwnedInt8Params};
 
-/// The error of a plan the emitter cannot express (its input is its output).
-const UNSUPPORTED: Error = Error::Plan { reason: "the plan's output is its input" };
+/// The error of a step the emitter cannot express (an operator or an assignment reading a
+/// variable in place: the builder makes none).
+const UNSUPPORTED: Error = Error::Plan { reason: "a step reads a variable in place" };
 
 impl StreamPlan {
     /// The plan as a self-contained Rust module, to `include!` in a module of its own (a
@@ -48,7 +50,8 @@ impl StreamPlan {
     ///   call of [`fixed`](super::fixed) per step at the planner's constant offsets.
     ///
     /// # Errors
-    /// [`Error::Plan`] when the plan's output is its input (a plan of no step).
+    /// [`Error::Plan`] for an operator or an assignment reading a variable in place (the
+    /// builder makes none).
     pub fn to_rust(&self) -> Result<String, Error> {
         Emitter::new(self).module()
     }
@@ -85,14 +88,11 @@ impl<'p> Emitter<'p> {
     /// The whole module.
     fn module(mut self) -> Result<String, Error> {
         let plan = self.plan;
-        if plan.output == plan.input {
-            return Err(UNSUPPORTED);
+        for (k, step) in plan.exec.iter().enumerate() {
+            self.step(k, step)?;
         }
-        for (k, node) in plan.nodes.iter().enumerate() {
-            self.step(k, node)?;
-        }
-        let (x, y) = (&plan.values[plan.input], &plan.values[plan.output]);
-        let (y_off, y_bytes) = plan.region(plan.output)?;
+        let (x, y) = (&plan.input, &plan.output);
+        let (y_off, y_bytes) = plan.output_at;
         let ws = plan.memory.workspace_bytes;
         let state = plan.init.len() * 16;
         let (xt, yt) = (x.ty.name(), y.ty.name());
@@ -116,7 +116,7 @@ impl<'p> Emitter<'p> {
             ("STATE_WORDS", state / 16, "State `u128` words."),
             ("INPUT_LEN", x.shape.numel(), "Input elements."),
             ("OUTPUT_LEN", y.shape.numel(), "Output elements."),
-            ("STEPS", plan.nodes.len(), "Steps of `Plan::run`."),
+            ("STEPS", plan.exec.len(), "Steps of `Plan::run`."),
             (
                 "WEIGHT_BYTES",
                 self.weight_bytes,
@@ -154,76 +154,62 @@ impl<'p> Emitter<'p> {
         Ok(m)
     }
 
-    /// Step `k`: its operator (a field, its weights) or its copy, as a line of `run`.
-    fn step(&mut self, k: usize, node: &super::Node) -> Result<(), Error> {
-        let plan = self.plan;
-        let src = || plan.source(node, 0);
-        let dst = match node.output {
-            Some(v) => Some(plan.region(v)?),
-            None => None,
-        };
+    /// Step `k`: its operator (a field, its weights) or its copies, as lines of `run`.
+    fn step(&mut self, k: usize, step: &Exec) -> Result<(), Error> {
         let b = &mut self.body;
-        match (&node.action, dst) {
-            (Action::Op(op), Some((o, n))) => {
+        match step {
+            Exec::Op { op, src, dst: (o, n) } => {
                 let (xt, yt) = op.types();
                 let _ = writeln!(b, "        // {k}: {}", op.name());
                 let call = format!("|x, y| self.op{k}.run::<B>(x, y)");
                 let (xt, yt) = (xt.name(), yt.name());
-                let _ = match src()? {
-                    None => writeln!(
+                let _ = match *src {
+                    Src::Input => writeln!(
                         b,
                         "        fixed::op_input::<{xt}, {yt}>(input, ws, ({o}, {n}), {call})?;"
                     ),
-                    Some(i) => {
-                        let len = plan.values[node.inputs[0]].bytes;
-                        writeln!(b, "        fixed::op::<{xt}, {yt}>(ws, ({i}, {len}), ({o}, {n}), {call})?;")
-                    }
+                    Src::Ws((i, len)) => writeln!(
+                        b,
+                        "        fixed::op::<{xt}, {yt}>(ws, ({i}, {len}), ({o}, {n}), {call})?;"
+                    ),
+                    Src::Var(_) => return Err(UNSUPPORTED),
                 };
                 self.operator(k, op);
             }
-            (Action::Copy(rows), Some((o, n))) => {
+            Exec::Copy { parts, dst: (o, n) } => {
                 let _ = writeln!(b, "        // {k}: copy");
-                for (j, r) in rows.iter().enumerate() {
-                    let _ = match plan.source(node, j)? {
-                        None => writeln!(
+                for (src, r) in parts {
+                    let r = rows(r);
+                    let _ = match *src {
+                        Src::Input => {
+                            writeln!(b, "        fixed::copy_input(input, {r}, ws, ({o}, {n}))?;")
+                        }
+                        Src::Ws((i, _)) => writeln!(b, "        fixed::copy(ws, {r}, {i}, {o})?;"),
+                        Src::Var((at, len)) => writeln!(
                             b,
-                            "        fixed::copy_input(input, &{r:?}, ws, ({o}, {n}))?;"
+                            "        fixed::read(state, ({at}, {len}), {r}, ws, ({o}, {n}))?;"
                         ),
-                        Some(i) => writeln!(b, "        fixed::copy(ws, &{r:?}, {i}, {o})?;"),
                     };
                 }
             }
-            (&Action::Reshape(len), Some((o, n))) => {
-                let _ = writeln!(b, "        // {k}: reshape");
-                let _ = match src()? {
-                    None => writeln!(
+            Exec::Assign { src, rows: r, var: (at, len) } => {
+                let _ = writeln!(b, "        // {k}: assign");
+                let r = rows(r);
+                let _ = match *src {
+                    Src::Input => writeln!(
                         b,
-                        "        fixed::copy_input(input, &Rows::whole({len}), ws, ({o}, {n}))?;"
+                        "        fixed::assign_input(input, {r}, state, ({at}, {len}))?;"
                     ),
-                    Some(i) if i == o => Ok(()),
-                    Some(i) => {
-                        writeln!(b, "        fixed::copy(ws, &Rows::whole({len}), {i}, {o})?;")
-                    }
+                    Src::Ws((i, n)) => writeln!(
+                        b,
+                        "        fixed::assign(ws, ({i}, {n}), {r}, state, ({at}, {len}))?;"
+                    ),
+                    Src::Var(_) => return Err(UNSUPPORTED),
                 };
             }
-            (&Action::Read(v), Some((o, _))) => {
-                let (at, len) = plan.vars[v];
-                let _ = writeln!(b, "        // {k}: read variable {v}");
-                let _ = writeln!(b, "        fixed::read(state, ({at}, {len}), ws, {o})?;");
+            Exec::Skip => {
+                let _ = writeln!(b, "        // {k}: nothing to copy (in place, or fused)");
             }
-            (&Action::Assign(v), None) => {
-                let (at, len) = plan.vars[v];
-                let _ = writeln!(b, "        // {k}: assign variable {v}");
-                let _ = match src()? {
-                    None => {
-                        writeln!(b, "        fixed::assign_input(input, state, ({at}, {len}))?;")
-                    }
-                    Some(i) => {
-                        writeln!(b, "        fixed::assign(ws, {i}, state, ({at}, {len}))?;")
-                    }
-                };
-            }
-            _ => return Err(Error::Plan { reason: "a step and its output do not match" }),
         }
         Ok(())
     }
@@ -298,6 +284,17 @@ impl<'p> Emitter<'p> {
             let _ = write!(s, "{x}{sep}");
         }
         let _ = writeln!(s, "];");
+    }
+}
+
+/// A copy's rows as an argument: `&Rows::whole(n)` for one block from the start of the
+/// source to the start of the destination (the strides of one block are never used), else
+/// the literal.
+fn rows(r: &Rows) -> String {
+    if r.outer == 1 && r.src_start == 0 && r.dst_start == 0 {
+        format!("&Rows::whole({})", r.chunk)
+    } else {
+        format!("&{r:?}")
     }
 }
 

@@ -1,14 +1,15 @@
 //! The emitter ([`StreamPlan::to_rust`]) on small plans: the generated module's key lines,
-//! and the [`fixed`](super::super::fixed) calls it generates, replayed step by step here over
-//! `u128` buffers, against [`StreamPlan::run`] on the same plan. (The bare-metal program,
-//! `models/bare-metal`, compiles and runs real generated modules.)
+//! and the [`fixed`](super::super::fixed) calls it generates, parsed from its text and
+//! replayed line by line here over `u128` buffers, against [`StreamPlan::run`] on the same
+//! plan. (The bare-metal program, `models/bare-metal`, compiles and runs real generated
+//! modules.)
 
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::super::fixed::{self, Rows};
-use super::super::{Action, ElemType, StreamOp, StreamPlan, StreamPlanBuilder};
+use super::super::{ElemType, Exec, StreamOp, StreamPlan, StreamPlanBuilder};
 use crate::error::Error;
 use crate::kernels::int8::{
     ConvGeometry, DepthwiseGeometry, FcGeometry, OutputStage, Padding, QuantizedMultiplier,
@@ -91,53 +92,95 @@ fn chain() -> Result<StreamPlan, Error> {
     b.build(y)
 }
 
-/// What the generated `run` does, step by step: the same [`fixed`] calls at the same
-/// offsets as [`super::Emitter::step`] writes.
-fn run_fixed(
+/// Reads and slices that cannot be fused: a read whose variable is assigned before its
+/// reader (a whole copy out), an assignment of the input, a slice read by an assignment and
+/// a concatenation (a whole copy in); the other read is fused into its concatenation.
+fn unfused() -> Result<StreamPlan, Error> {
+    let mut b = StreamPlanBuilder::new();
+    let x = b.input(ElemType::I8, &[1, 3])?;
+    let s = b.variable::<i8>(&[2, 3], &codes(6, 3))?;
+    let t = b.variable::<i8>(&[1, 3], &codes(3, 5))?;
+    let h = b.read(s)?;
+    let c = b.concat(&[h, x], 0)?;
+    let newest = b.slice_last(c, 0, 2)?;
+    let g = b.read(t)?;
+    b.assign(t, x)?;
+    b.assign(s, newest)?;
+    let d = b.concat(&[g, newest], 0)?;
+    let y = b.op(StreamOp::RequantizeU8(to_u8()?), d)?;
+    b.build(y)
+}
+
+/// The unsigned integers in `s`, in order.
+fn numbers(s: &str) -> Vec<usize> {
+    let digits = s.split(|c: char| !c.is_ascii_digit()).filter(|t| !t.is_empty());
+    digits.map(|t| t.parse().expect("a number")).collect()
+}
+
+/// A call's arguments around its `&Rows` literal: the numbers before, the rows, the numbers
+/// after.
+fn around_rows(args: &str) -> (Vec<usize>, Rows, Vec<usize>) {
+    let start = args.find("&Rows").expect("a rows argument");
+    let close = if args[start..].starts_with("&Rows::whole(") { ')' } else { '}' };
+    let end = start + args[start..].find(close).expect("the rows' end") + 1;
+    let rows = match numbers(&args[start..end])[..] {
+        [n] => Rows::whole(n),
+        [outer, chunk, src_start, src_stride, dst_start, dst_stride] => {
+            Rows { outer, chunk, src_start, src_stride, dst_start, dst_stride }
+        }
+        _ => panic!("rows: {args}"),
+    };
+    (numbers(&args[..start]), rows, numbers(&args[end..]))
+}
+
+/// What the generated `run` does: the `fixed::` calls of `code` (the plan's generated
+/// module), parsed and made in order over `u128` buffers, operator `k` being the plan's
+/// step `k`.
+fn replay(
     plan: &StreamPlan,
+    code: &str,
     state: &mut [u128],
     ws: &mut [u128],
     x: &[i8],
 ) -> Result<Vec<u8>, Error> {
-    for node in &plan.nodes {
-        let dst = node.output.map(|v| plan.region(v)).transpose()?;
-        let src = |k| plan.source(node, k);
-        match (&node.action, dst) {
-            (Action::Op(op), Some(o)) => {
-                let f = |x: &[u8], y: &mut [u8]| op.run::<Portable>(x, y);
-                match src(0)? {
-                    None => fixed::op_input::<u8, u8>(super::super::bytes(x), ws, o, f)?,
-                    Some(i) => {
-                        let len = plan.values[node.inputs[0]].bytes;
-                        fixed::op::<u8, u8>(ws, (i, len), o, f)?
-                    }
+    let op = |k: usize| match &plan.exec[k] {
+        Exec::Op { op, .. } => op,
+        other => panic!("step {k} is not an operator: {other:?}"),
+    };
+    for line in code.lines().map(str::trim).filter(|l| l.starts_with("fixed::")) {
+        let (name, args) = line.split_once('(').expect("a call");
+        let name = name.split("::<").next().unwrap_or(name);
+        let n = numbers(args);
+        match name {
+            "fixed::op" => {
+                let f = |x: &[u8], y: &mut [u8]| op(n[4]).run::<Portable>(x, y);
+                fixed::op::<u8, u8>(ws, (n[0], n[1]), (n[2], n[3]), f)?
+            }
+            "fixed::op_input" => {
+                let f = |x: &[u8], y: &mut [u8]| op(n[2]).run::<Portable>(x, y);
+                fixed::op_input::<u8, u8>(super::super::bytes(x), ws, (n[0], n[1]), f)?
+            }
+            "fixed::output" => return Ok(fixed::output::<u8>(ws, (n[0], n[1]))?.to_vec()),
+            _ => {
+                let (a, r, b) = around_rows(args);
+                match name {
+                    "fixed::copy" => fixed::copy(ws, &r, b[0], b[1])?,
+                    "fixed::copy_input" => fixed::copy_input(x, &r, ws, (b[0], b[1]))?,
+                    "fixed::read" => fixed::read(state, (a[0], a[1]), &r, ws, (b[0], b[1]))?,
+                    "fixed::assign" => fixed::assign(ws, (a[0], a[1]), &r, state, (b[0], b[1]))?,
+                    "fixed::assign_input" => fixed::assign_input(x, &r, state, (b[0], b[1]))?,
+                    _ => panic!("unknown call: {line}"),
                 }
             }
-            (Action::Copy(rows), Some(o)) => {
-                for (k, r) in rows.iter().enumerate() {
-                    match src(k)? {
-                        None => fixed::copy_input(x, r, ws, o)?,
-                        Some(i) => fixed::copy(ws, r, i, o.0)?,
-                    }
-                }
-            }
-            (&Action::Reshape(len), Some(o)) => match src(0)? {
-                None => fixed::copy_input(x, &Rows::whole(len), ws, o)?,
-                Some(i) => fixed::copy(ws, &Rows::whole(len), i, o.0)?,
-            },
-            (&Action::Read(v), Some(o)) => fixed::read(state, plan.vars[v], ws, o.0)?,
-            (&Action::Assign(v), None) => match src(0)? {
-                None => fixed::assign_input(x, state, plan.vars[v])?,
-                Some(i) => fixed::assign(ws, i, state, plan.vars[v])?,
-            },
-            _ => return Err(Error::Plan { reason: "step" }),
         }
     }
-    Ok(fixed::output::<u8>(ws, plan.region(plan.output)?)?.to_vec())
+    panic!("no fixed::output in the generated module")
 }
 
-/// `plan` run 6 times by [`run_fixed`] and by [`StreamPlan::run`] on the same inputs.
+/// `plan` run 6 times by [`replay`] of its generated module and by [`StreamPlan::run`] on
+/// the same inputs.
 fn same_as_run(plan: &StreamPlan) -> Result<(), Error> {
+    let code = plan.to_rust()?;
     let (mut state, mut scratch) = (plan.state(), plan.scratch());
     let mut words = plan.init.to_vec();
     let mut ws = vec![0u128; plan.workspace_bytes().div_ceil(16)];
@@ -145,7 +188,7 @@ fn same_as_run(plan: &StreamPlan) -> Result<(), Error> {
     for step in 0..6 {
         let x = codes(n, step);
         let want = plan.run::<Portable, i8, u8>(&mut state, &mut scratch, &x)?.to_vec();
-        assert_eq!(run_fixed(plan, &mut words, &mut ws, &x)?, want, "step {step}");
+        assert_eq!(replay(plan, &code, &mut words, &mut ws, &x)?, want, "step {step}");
     }
     Ok(())
 }
@@ -169,7 +212,7 @@ fn history_plan_emits_its_sizes_copies_and_state() -> Result<(), Error> {
         String::from("pub type Input = i8;"),
         String::from("pub type Output = u8;"),
         String::from("pub static INITIAL_STATE: [u128; STATE_WORDS] = [0x0,];"),
-        String::from("fixed::read(state, (0, 6), ws, "),
+        String::from("fixed::read(state, (0, 6), &Rows::whole(6), ws, "),
         String::from("fixed::copy_input(input, &Rows { outer: 1, chunk: 3, "),
         String::from("fixed::assign(ws, "),
         String::from("RequantizeI8U8::new(-128, QuantizedMultiplier { multiplier: 1073741824, shift: 1 }"),
@@ -199,5 +242,39 @@ fn chain_plan_emits_weights_and_checked_constructors() -> Result<(), Error> {
         String::from("fixed::op::<i8, u8>(ws, "),
         String::from("|x, y| self.op7.run::<B>(x, y))?;"),
     ]);
+    same_as_run(&plan)
+}
+
+#[test]
+fn history_plan_reads_and_writes_its_variable_in_place() -> Result<(), Error> {
+    // The read is copied by the concatenation straight from the state, and the newest rows
+    // from the concatenation straight into it: 3 copies, not 5, and no workspace for the
+    // read or the slice.
+    let plan = history()?;
+    let code = plan.to_rust()?;
+    let copies = code.lines().filter(|l| l.trim_start().starts_with("fixed::")).count();
+    assert_eq!(copies, 3 + 2, "3 copies, the operator and the output:\n{code}");
+    has_lines(&code, &[
+        String::from("// 0: nothing to copy (in place, or fused)"),
+        String::from("// 2: nothing to copy (in place, or fused)"),
+        String::from("&Rows { outer: 1, chunk: 6, src_start: 3, src_stride: 9, dst_start: 0, dst_stride: 6 }, state, (0, 6))?;"),
+    ]);
+    assert_eq!(plan.workspace_bytes(), 32, "the concatenation and the output only");
+    Ok(())
+}
+
+#[test]
+fn reads_and_slices_that_cannot_be_fused_are_copied_whole() -> Result<(), Error> {
+    let plan = unfused()?;
+    let code = plan.to_rust()?;
+    has_lines(
+        &code,
+        &[
+            String::from("fixed::read(state, (0, 6), &Rows::whole(6), ws, "),
+            String::from("fixed::read(state, (16, 3), &Rows::whole(3), ws, "),
+            String::from("fixed::assign_input(input, &Rows::whole(3), state, (16, 3))?;"),
+        ],
+    );
+    assert!(code.contains("&Rows::whole(6), state, (0, 6))?;"), "{code}");
     same_as_run(&plan)
 }

@@ -1,11 +1,11 @@
-//! What a compiled stream plan calls (no `alloc`): the copy geometry of concatenation,
-//! slicing, splitting, reshaping and the variables' reads and writes ([`Rows`], shared with
-//! the run-time `StreamPlan`), and the steps over a workspace and a
-//! state held as `u128` words ([`copy`], [`copy_input`], [`read`], [`assign`],
-//! [`assign_input`], [`op`], [`op_input`], [`output`]).
+//! The steps of every stream plan (no `alloc`): the copy geometry of concatenation, slicing,
+//! splitting, reshaping and the variables' reads and writes ([`Rows`]), and the steps over a
+//! workspace and a state held as `u128` words ([`copy`], [`copy_input`], [`read`],
+//! [`assign`], [`assign_input`], [`op`], [`op_input`], [`output`]).
 //!
-//! A plan compiled to Rust (`StreamPlan::to_rust`, feature `alloc`, on the host) is a list of
-//! calls of these functions with the planner's constant byte offsets: its workspace and its
+//! The run-time `StreamPlan` (feature `alloc`) makes these calls at the byte offsets it
+//! resolved when it was built. A plan compiled to Rust (`StreamPlan::to_rust`, on the host)
+//! is the same calls written out with the constant offsets: its workspace and its
 //! state are `[u128; N]` arrays (16-byte aligned), each value a `(offset, bytes)` region of
 //! them, typed through [`view`] / [`view_mut`] (refusing a misaligned or ragged region). The
 //! operators run over two disjoint regions of one workspace, split by
@@ -145,44 +145,49 @@ pub fn copy_input<T: Elem>(
     rows.copy(bytes(x), region_mut(words_bytes_mut(ws), dst)?)
 }
 
-/// READ_VARIABLE: the variable at `var` (`(offset, bytes)` in `state`) copied to byte `dst`
-/// of `ws`.
+/// READ_VARIABLE: the variable at `var` (`(offset, bytes)` in `state`) copied by `rows`
+/// into the workspace value `dst` (`(offset, bytes)`): the whole variable
+/// ([`Rows::whole`]), or its part of a concatenation that reads the state in place.
 ///
 /// # Errors
-/// [`Error::Plan`] when either region falls outside its buffer.
-pub fn read(state: &[u128], var: (usize, usize), ws: &mut [u128], dst: usize) -> Result<(), Error> {
-    let from = region(words_bytes(state), var)?;
-    region_mut(words_bytes_mut(ws), (dst, var.1))?.copy_from_slice(from);
-    Ok(())
+/// [`Error::Length`] / [`Error::Plan`] when a block or a region falls outside its buffer.
+pub fn read(
+    state: &[u128],
+    var: (usize, usize),
+    rows: &Rows,
+    ws: &mut [u128],
+    dst: (usize, usize),
+) -> Result<(), Error> {
+    rows.copy(region(words_bytes(state), var)?, region_mut(words_bytes_mut(ws), dst)?)
 }
 
-/// ASSIGN_VARIABLE: the workspace value at byte `src` copied into the variable at `var`.
+/// ASSIGN_VARIABLE: the workspace value `src` (`(offset, bytes)`) copied by `rows` into the
+/// variable at `var`: the whole value ([`Rows::whole`]), or the slice of it that the
+/// variable keeps (a slice fused into its assignment).
 ///
 /// # Errors
 /// As [`read`].
 pub fn assign(
     ws: &[u128],
-    src: usize,
+    src: (usize, usize),
+    rows: &Rows,
     state: &mut [u128],
     var: (usize, usize),
 ) -> Result<(), Error> {
-    let from = region(words_bytes(ws), (src, var.1))?;
-    region_mut(words_bytes_mut(state), var)?.copy_from_slice(from);
-    Ok(())
+    rows.copy(region(words_bytes(ws), src)?, region_mut(words_bytes_mut(state), var)?)
 }
 
-/// ASSIGN_VARIABLE of the plan input `x` itself.
+/// ASSIGN_VARIABLE from the plan input `x`, copied by `rows`.
 ///
 /// # Errors
 /// As [`read`].
 pub fn assign_input<T: Elem>(
     x: &[T],
+    rows: &Rows,
     state: &mut [u128],
     var: (usize, usize),
 ) -> Result<(), Error> {
-    let from = region(bytes(x), (0, var.1))?;
-    region_mut(words_bytes_mut(state), var)?.copy_from_slice(from);
-    Ok(())
+    rows.copy(bytes(x), region_mut(words_bytes_mut(state), var)?)
 }
 
 /// An operator `f` from the workspace value `src` (viewed as `T`) to the disjoint workspace

@@ -18,6 +18,13 @@
 //! - **Variables** follow TFLite's order: a read sees the value as the steps before it left
 //!   it (so a read after an assignment of the same variable in one run sees the new value);
 //!   nothing is refused.
+//! - **Copies skipped**: a read that only copies use (the concatenation with the new frames)
+//!   is read by them from the state in place, and a slice that only an assignment uses (the
+//!   newest rows) is copied by the assignment from its source straight into the variable;
+//!   neither takes workspace (`resolve`: the same bytes, in the same order).
+//! - **Resolved once**: [`StreamPlanBuilder::build`] turns every step into calls of
+//!   [`fixed`] at constant byte offsets, the same calls [`StreamPlan::to_rust`] writes for a
+//!   compiled plan; [`run`](StreamPlan::run) makes them in order.
 //! - **Memory**: every intermediate lives in one workspace of bytes at an offset from the
 //!   planner (a multiple of 16). The workspace ([`StreamScratch`]) and the variables
 //!   ([`StreamState`]) are `u128` buffers, so each value starts 16-byte aligned; typed access
@@ -72,15 +79,17 @@ mod builder;
 mod elem;
 mod emit;
 pub mod fixed;
+mod resolve;
 mod state;
 mod step;
 
+use builder::Declared;
 pub use builder::StreamPlanBuilder;
 pub use elem::{bytes, view, view_mut, Elem, ElemType};
 pub use state::{StreamScratch, StreamState};
 pub use step::StreamOp;
 
-use fixed::{Rows, UNPLACED};
+use fixed::Rows;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -89,8 +98,6 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::kernels::int8::Int8Kernels;
 use crate::plan::MemoryPlan;
-use crate::tensor::Shape;
-use crate::workspace::carve;
 
 /// A value of a stream plan under construction (a small `Copy` handle, valid only in the
 /// builder that returned it).
@@ -108,7 +115,7 @@ pub struct StreamVar {
     index: usize,
 }
 
-/// What a step does.
+/// What a step of the builder does.
 #[derive(Clone, Debug, PartialEq)]
 enum Action {
     /// An operator on the step's one input (boxed: a LOGISTIC table is 256 bytes).
@@ -123,8 +130,8 @@ enum Action {
     Assign(usize),
 }
 
-/// One step: its action, the values it reads and the value it writes (none for an
-/// assignment).
+/// One step of the builder: its action, the values it reads and the value it writes (none
+/// for an assignment).
 #[derive(Clone, Debug, PartialEq)]
 struct Node {
     action: Action,
@@ -132,14 +139,76 @@ struct Node {
     output: Option<usize>,
 }
 
-/// A value as placed.
+/// Where a step reads, resolved when the plan is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Slot {
-    ty: ElemType,
-    shape: Shape,
-    /// Byte offset in the workspace (`None` for the plan input).
-    offset: Option<usize>,
-    bytes: usize,
+enum Src {
+    /// The plan input (the caller's slice).
+    Input,
+    /// The workspace region `(offset, bytes)`.
+    Ws((usize, usize)),
+    /// The state variable at `(offset, bytes)` of a state, read in place.
+    Var((usize, usize)),
+}
+
+/// A step as it runs: every region resolved to constant byte offsets by
+/// [`StreamPlanBuilder::build`], each variant one or a few calls of [`fixed`] (the calls
+/// [`StreamPlan::to_rust`] writes for it).
+#[derive(Clone, Debug, PartialEq)]
+enum Exec {
+    /// An operator from `src` (the input or the workspace) into the workspace region `dst`
+    /// ([`fixed::op`], [`fixed::op_input`]).
+    Op { op: Box<StreamOp>, src: Src, dst: (usize, usize) },
+    /// Copies into the workspace region `dst`, one per source ([`fixed::copy`],
+    /// [`fixed::copy_input`], [`fixed::read`]): a concatenation, a slice, a reshape, a
+    /// variable's read.
+    Copy { parts: Vec<(Src, Rows)>, dst: (usize, usize) },
+    /// A copy by `rows` from `src` (the input or the workspace) into the variable at `var`
+    /// ([`fixed::assign`], [`fixed::assign_input`]).
+    Assign { src: Src, rows: Rows, var: (usize, usize) },
+    /// Nothing: a reshape in place, or a read or slice that the steps using it copy
+    /// themselves (see [`resolve`]).
+    Skip,
+}
+
+/// The error of a step whose source the builder never resolves so.
+const NO_SUCH_SOURCE: Error = Error::Plan { reason: "a step reads from where it cannot" };
+
+impl Exec {
+    /// Runs the step with backend `B` on the workspace `ws`, the state's words and the
+    /// input's bytes `x`.
+    fn run<B: Int8Kernels>(
+        &self,
+        ws: &mut [u128],
+        state: &mut [u128],
+        x: &[u8],
+    ) -> Result<(), Error> {
+        match self {
+            Exec::Op { op, src, dst } => {
+                let f = |x: &[u8], y: &mut [u8]| op.run::<B>(x, y);
+                match *src {
+                    Src::Input => fixed::op_input(x, ws, *dst, f),
+                    Src::Ws(r) => fixed::op(ws, r, *dst, f),
+                    Src::Var(_) => Err(NO_SUCH_SOURCE),
+                }
+            }
+            Exec::Copy { parts, dst } => {
+                for (src, rows) in parts {
+                    match *src {
+                        Src::Input => fixed::copy_input(x, rows, ws, *dst)?,
+                        Src::Ws((at, _)) => fixed::copy(ws, rows, at, dst.0)?,
+                        Src::Var(var) => fixed::read(state, var, rows, ws, *dst)?,
+                    }
+                }
+                Ok(())
+            }
+            Exec::Assign { src, rows, var } => match *src {
+                Src::Input => fixed::assign_input(x, rows, state, *var),
+                Src::Ws(r) => fixed::assign(ws, r, rows, state, *var),
+                Src::Var(_) => Err(NO_SUCH_SOURCE),
+            },
+            Exec::Skip => Ok(()),
+        }
+    }
 }
 
 /// A checked, placed, immutable streaming int8 plan (see the [module docs](self)); built by
@@ -148,10 +217,13 @@ struct Slot {
 #[derive(Clone, Debug)]
 pub struct StreamPlan {
     id: u32,
-    values: Vec<Slot>,
-    input: usize,
-    output: usize,
-    nodes: Vec<Node>,
+    /// The input's and the output's element type and shape.
+    input: Declared,
+    output: Declared,
+    /// The output's `(offset, bytes)` in the workspace.
+    output_at: (usize, usize),
+    /// The steps, in execution order.
+    exec: Vec<Exec>,
     /// `(offset, bytes)` of every variable in a state.
     vars: Vec<(usize, usize)>,
     /// Initial values of the variables, laid out as in a state.
@@ -188,7 +260,7 @@ impl StreamPlan {
 
     /// Steps, in execution order.
     pub fn steps(&self) -> usize {
-        self.nodes.len()
+        self.exec.len()
     }
 
     /// Number of state variables (in the builder's declaration order).
@@ -210,14 +282,12 @@ impl StreamPlan {
 
     /// The input's element type and dimensions.
     pub fn input(&self) -> (ElemType, &[usize]) {
-        let s = &self.values[self.input];
-        (s.ty, s.shape.dims())
+        (self.input.ty, self.input.shape.dims())
     }
 
     /// The output's element type and dimensions.
     pub fn output(&self) -> (ElemType, &[usize]) {
-        let s = &self.values[self.output];
-        (s.ty, s.shape.dims())
+        (self.output.ty, self.output.shape.dims())
     }
 
     /// Runs every step once with backend `B`: `input` (element type `I`, the input's
@@ -239,94 +309,19 @@ impl StreamPlan {
     ) -> Result<&'s [O], Error> {
         B::KIND.availability()?;
         state.check(self.id)?;
-        let (x_slot, y_slot) = (&self.values[self.input], &self.values[self.output]);
-        if I::TYPE != x_slot.ty || O::TYPE != y_slot.ty {
+        if I::TYPE != self.input.ty || O::TYPE != self.output.ty {
             return Err(Error::Plan { reason: "input or output element type is not the plan's" });
         }
-        let (expected, got) = (x_slot.shape.numel(), input.len());
+        let (expected, got) = (self.input.shape.numel(), input.len());
         if expected != got {
             return Err(Error::Length { what: "stream plan input", expected, got });
         }
-        let ws = scratch.region(self.memory.workspace_bytes)?;
+        let ws = scratch.words(self.memory.workspace_bytes)?;
         let x = bytes(input);
-        for node in &self.nodes {
-            self.step::<B>(node, ws, x, state)?;
+        for step in &self.exec {
+            step.run::<B>(ws, &mut state.words, x)?;
         }
-        let ws: &'s [u8] = ws;
-        let (off, len) = self.region(self.output)?;
-        view(ws.get(off..off + len).ok_or(UNPLACED)?)
+        let ws: &'s [u128] = ws;
+        fixed::output(ws, self.output_at)
     }
-
-    /// `(offset, bytes)` of workspace value `v`.
-    fn region(&self, v: usize) -> Result<(usize, usize), Error> {
-        let s = &self.values[v];
-        let off = s.offset.ok_or(UNPLACED)?;
-        Ok((off, s.bytes))
-    }
-
-    /// Where input `k` of `node` is: `None` for the plan input, else its workspace offset.
-    fn source(&self, node: &Node, k: usize) -> Result<Option<usize>, Error> {
-        match node.inputs.get(k) {
-            Some(&v) if v == self.input => Ok(None),
-            Some(&v) => self.region(v).map(|(o, _)| Some(o)),
-            None => Err(Error::Plan { reason: "a step lacks an input" }),
-        }
-    }
-
-    /// Runs one step on the workspace `ws`, the input's bytes `x` and the state.
-    fn step<B: Int8Kernels>(
-        &self,
-        node: &Node,
-        ws: &mut [u8],
-        x: &[u8],
-        state: &mut StreamState,
-    ) -> Result<(), Error> {
-        let src = |k: usize| self.source(node, k);
-        let dst = match node.output {
-            Some(v) => Some(self.region(v)?),
-            None => None,
-        };
-        match (&node.action, dst) {
-            (Action::Op(op), Some((o, n))) => match src(0)? {
-                None => op.run::<B>(x, part(ws, o, n)?),
-                Some(i) => {
-                    let len = self.values[node.inputs[0]].bytes;
-                    let ([xs], [ys]) = carve(ws, [(i, len)], [(o, n)])?;
-                    op.run::<B>(xs, ys)
-                }
-            },
-            (Action::Copy(rows), Some((o, n))) => {
-                for (k, r) in rows.iter().enumerate() {
-                    match src(k)? {
-                        None => r.copy(x, part(ws, o, n)?)?,
-                        Some(i) => r.copy_within(ws, i, o)?,
-                    }
-                }
-                Ok(())
-            }
-            (&Action::Reshape(len), Some((o, n))) => match src(0)? {
-                None => Rows::whole(len).copy(x, part(ws, o, n)?),
-                Some(i) => Rows::whole(len).copy_within(ws, i, o),
-            },
-            (&Action::Read(k), Some((o, n))) => {
-                let (at, len) = self.vars[k];
-                Rows::whole(len)
-                    .copy(state.as_bytes().get(at..at + len).ok_or(UNPLACED)?, part(ws, o, n)?)
-            }
-            (&Action::Assign(k), None) => {
-                let (at, len) = self.vars[k];
-                let var = part(state.as_bytes_mut(), at, len)?;
-                match src(0)? {
-                    None => Rows::whole(len).copy(x, var),
-                    Some(i) => Rows::whole(len).copy(ws.get(i..i + len).ok_or(UNPLACED)?, var),
-                }
-            }
-            _ => Err(Error::Plan { reason: "a step and its output do not match" }),
-        }
-    }
-}
-
-/// Bytes `o..o + n` of `buf`.
-fn part(buf: &mut [u8], o: usize, n: usize) -> Result<&mut [u8], Error> {
-    fixed::region_mut(buf, (o, n))
 }

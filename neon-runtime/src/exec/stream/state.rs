@@ -6,7 +6,7 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::elem::{words_bytes, words_bytes_mut};
+use super::elem::words_bytes;
 use crate::error::Error;
 
 /// The state variables of one stream of a [`StreamPlan`](super::StreamPlan), made by
@@ -44,11 +44,6 @@ impl StreamState {
         words_bytes(&self.words)
     }
 
-    /// The variables' bytes, writable.
-    pub(super) fn as_bytes_mut(&mut self) -> &mut [u8] {
-        words_bytes_mut(&mut self.words)
-    }
-
     /// Checks that this state belongs to plan `plan`.
     pub(super) fn check(&self, plan: u32) -> Result<(), Error> {
         if self.plan == plan {
@@ -79,16 +74,15 @@ impl StreamScratch {
         core::mem::size_of_val(&self.words[..])
     }
 
-    /// The first `len` bytes, writable.
+    /// Its words, writable, after checking that they hold `len` bytes.
     ///
     /// # Errors
     /// [`Error::Length`] when the workspace is shorter.
-    pub(super) fn region(&mut self, len: usize) -> Result<&mut [u8], Error> {
+    pub(super) fn words(&mut self, len: usize) -> Result<&mut [u128], Error> {
         let got = self.bytes();
-        words_bytes_mut(&mut self.words).get_mut(..len).ok_or(Error::Length {
-            what: "stream plan workspace",
-            expected: len,
-            got,
-        })
+        if got < len {
+            return Err(Error::Length { what: "stream plan workspace", expected: len, got });
+        }
+        Ok(&mut self.words)
     }
 }
