@@ -7,7 +7,7 @@
 //! the falling edge of the previous one. The mel scale is `1127 ln(1 + f / 700)`; the 42
 //! band edges are equally spaced on it (41 computed centres after the lower limit).
 
-use super::fft::{Cpx, FFT_BINS};
+use super::fft::{Spectrum, FFT_BINS};
 use super::tables::{floor_f32, log1p, nudge_f32};
 
 /// Feature channels (`num_channels`).
@@ -194,10 +194,12 @@ pub(super) const fn build_filterbank(ulps: i32) -> Filterbank {
 /// `FilterbankConvertFftComplexToEnergy`: `|X[k]|^2` for the bins in `[start, end)`, in the
 /// C code's `int32` arithmetic (wrapping: only `-32768 - 32768i` reaches it). Bins outside
 /// the range only ever meet zero weights and are left as they are.
-pub(super) fn energy(fb: &Filterbank, spectrum: &[Cpx; FFT_BINS], energy: &mut [i32; FFT_BINS]) {
-    for k in fb.start_index..fb.end_index {
-        let (r, i) = (spectrum[k].r as i32, spectrum[k].i as i32);
-        energy[k] = (r * r).wrapping_add(i * i);
+pub(super) fn energy(fb: &Filterbank, spectrum: &Spectrum, energy: &mut [i32; FFT_BINS]) {
+    let range = fb.start_index..fb.end_index;
+    let (re, im) = (&spectrum.re[range.clone()], &spectrum.im[range.clone()]);
+    for ((e, &r), &i) in energy[range].iter_mut().zip(re).zip(im) {
+        let (r, i) = (r as i32, i as i32);
+        *e = (r * r).wrapping_add(i * i);
     }
 }
 
@@ -210,57 +212,101 @@ pub(super) fn accumulate_sqrt(
     scale_down_shift: u32,
     out: &mut [u32; CHANNELS],
 ) {
-    let mut carried = 0u64;
+    let mut carried = 0i64;
     for band in 0..BANDS {
         let start = fb.frequency_starts[band] as usize;
         let weight_start = fb.weight_starts[band] as usize;
         let width = fb.widths[band] as usize;
         let mut weighted = carried;
-        let mut unweighted = 0u64;
+        let mut unweighted = 0i64;
         let bins = &energy[start..start + width];
         let w = &fb.weights[weight_start..weight_start + width];
         let u = &fb.unweights[weight_start..weight_start + width];
         for ((&e, &w), &u) in bins.iter().zip(w).zip(u) {
-            // C converts the `int16_t` weight and the `int32_t` energy to `uint64_t`.
-            let e = e as i64 as u64;
-            weighted = weighted.wrapping_add((w as i64 as u64).wrapping_mul(e));
-            unweighted = unweighted.wrapping_add((u as i64 as u64).wrapping_mul(e));
+            // C converts the `int16_t` weight and the `int32_t` energy to `uint64_t` and sums
+            // modulo 2^64: the same bits as these `i64` products (below 2^47 in magnitude)
+            // summed modulo 2^64.
+            weighted = weighted.wrapping_add(w as i64 * e as i64);
+            unweighted = unweighted.wrapping_add(u as i64 * e as i64);
         }
         if band > 0 {
-            out[band - 1] = sqrt64(weighted) >> scale_down_shift;
+            out[band - 1] = sqrt64(weighted as u64) >> scale_down_shift;
         }
         carried = unweighted;
     }
 }
 
-/// Integer square root of `num < 2^width` (`width` 32 or 64), digit by digit, plus one when
-/// the remainder exceeds the root (unless the root is already `2^(width/2) - 1`): `Sqrt32`
-/// and `Sqrt64` of the C code, which differ only in their width.
-fn sqrt_rounded(mut num: u64, width: u32) -> u64 {
-    if num == 0 {
-        return 0;
-    }
-    let top = (num.leading_zeros() - (64 - width)) | 1;
-    let mut bit = 1u64 << (width - 1 - top);
-    let mut res = 0u64;
-    for _ in 0..(width - 1 - top) / 2 + 1 {
-        if num >= res + bit {
-            num -= res + bit;
-            res = (res >> 1) + bit;
-        } else {
-            res >>= 1;
-        }
-        bit >>= 2;
-    }
-    if num > res && res != (1u64 << (width / 2)) - 1 {
-        res += 1;
-    }
-    res
+/// `Sqrt64`: the integer square root of `num` rounded to nearest (up when the remainder
+/// exceeds the root), except that a root of `2^16 - 1` for `num < 2^32` (the C code's
+/// `Sqrt32` path) or `2^32 - 1` is not rounded up: the C code's digit-by-digit `Sqrt32` and
+/// `Sqrt64` computed with the exact [`u64::isqrt`] (the reference test in this module
+/// compares them).
+fn sqrt64(num: u64) -> u32 {
+    let root = num.isqrt();
+    let top = if num >> 32 == 0 { u16::MAX as u64 } else { u32::MAX as u64 };
+    let up = num - root * root > root && root != top;
+    (root + up as u64) as u32
 }
 
-/// `Sqrt64`: values below `2^32` take the 32-bit path, as in the C code (which makes the
-/// result differ by one near `2^32`).
-fn sqrt64(num: u64) -> u32 {
-    let width = if num >> 32 == 0 { 32 } else { 64 };
-    sqrt_rounded(num, width) as u32
+#[cfg(test)]
+mod tests {
+    use super::sqrt64;
+
+    /// Integer square root of `num < 2^width` (`width` 32 or 64), digit by digit, plus one
+    /// when the remainder exceeds the root (unless the root is already `2^(width/2) - 1`):
+    /// `Sqrt32` and `Sqrt64` of the C code, which differ only in their width.
+    fn sqrt_rounded(mut num: u64, width: u32) -> u64 {
+        if num == 0 {
+            return 0;
+        }
+        let top = (num.leading_zeros() - (64 - width)) | 1;
+        let mut bit = 1u64 << (width - 1 - top);
+        let mut res = 0u64;
+        for _ in 0..(width - 1 - top) / 2 + 1 {
+            if num >= res + bit {
+                num -= res + bit;
+                res = (res >> 1) + bit;
+            } else {
+                res >>= 1;
+            }
+            bit >>= 2;
+        }
+        if num > res && res != (1u64 << (width / 2)) - 1 {
+            res += 1;
+        }
+        res
+    }
+
+    /// The C code's `Sqrt64`: values below `2^32` take the 32-bit path.
+    fn c_sqrt64(num: u64) -> u32 {
+        let width = if num >> 32 == 0 { 32 } else { 64 };
+        sqrt_rounded(num, width) as u32
+    }
+
+    #[test]
+    fn sqrt_equals_the_c_code_s_digit_by_digit_one() {
+        let mut values = alloc::vec![0, 1, 2, 3, u32::MAX as u64, 1 << 32, u64::MAX, u64::MAX - 1];
+        // Around every rounding and saturation boundary: r^2, r^2 + r, at the top roots.
+        let roots = (0..70_000u64).chain((16..32).map(|b| 1u64 << b)).chain([
+            u16::MAX as u64,
+            u32::MAX as u64,
+            (1 << 32) - 2,
+            3_037_000_499,
+        ]);
+        for r in roots {
+            for v in [r * r, r * r + r] {
+                values.extend([v.wrapping_sub(1), v, v.wrapping_add(1)]);
+            }
+        }
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            values.push(s >> (s % 64));
+        }
+        for v in values {
+            assert_eq!(sqrt64(v), c_sqrt64(v), "sqrt of {v}");
+        }
+    }
 }

@@ -34,7 +34,7 @@
 //!
 //! # Memory
 //! A [`Frontend`] holds 480 samples and 40 noise estimates (1.1 KB); a frame uses about 6 KB
-//! of stack. The tables ([`tables::TABLES`]) are a 5 KB `static`.
+//! of stack. The tables ([`tables::TABLES`]) are a 6 KB `static`.
 
 pub mod fft;
 pub mod filterbank;
@@ -44,7 +44,7 @@ pub mod pcan;
 pub mod tables;
 pub mod window;
 
-use fft::{Cpx, FFT_BINS, FFT_SIZE};
+use fft::{Spectrum, FFT_BINS, FFT_SIZE};
 use filterbank::CHANNELS;
 use tables::TABLES;
 use window::{STEP, WINDOW};
@@ -119,8 +119,8 @@ impl Frontend {
         for (f, &w) in fft_in.iter_mut().zip(&windowed) {
             *f = ((w as u16) << shift) as i16;
         }
-        let mut spectrum = [Cpx::default(); FFT_BINS];
-        fft::real_fft(&fft_in, &t.twiddles, &t.super_twiddles, &mut spectrum);
+        let mut spectrum = Spectrum { re: [0; FFT_BINS], im: [0; FFT_BINS] };
+        fft::real_fft(&fft_in, &t.stage_twiddles, &t.super_twiddles, &mut spectrum);
         let mut energy = [0i32; FFT_BINS];
         filterbank::energy(&t.filterbank, &spectrum, &mut energy);
         let mut signal = [0u32; CHANNELS];

@@ -15,7 +15,10 @@
 //! an `ulps` offset added to every such result, so a test can show how far each table is
 //! from a rounding boundary (`models/tests/mww/frontend.rs` builds them at ±1 and ±2 ulps).
 
-use super::fft::{build_super_twiddles, build_twiddles, Cpx, FFT_BINS, HALF_FFT};
+use super::fft::{
+    build_stage_twiddles, build_super_twiddles, build_twiddles, Cpx, StageTwiddles, FFT_BINS,
+    HALF_FFT,
+};
 use super::filterbank::{build_filterbank, Filterbank};
 use super::log_scale::{build_log_lut, LOG_LUT_LEN};
 use super::pcan::{build_gain_lut, GAIN_LUT_LEN};
@@ -28,6 +31,8 @@ pub struct Tables {
     pub window: [i16; WINDOW],
     /// Twiddles of the 256-point complex FFT, `e^{-2 pi i k / 256}` in Q15.
     pub twiddles: [Cpx; HALF_FFT],
+    /// The same twiddles in the order the FFT's stages read them (derived from `twiddles`).
+    pub stage_twiddles: StageTwiddles,
     /// Twiddles of the real-FFT split, `e^{-i pi ((k + 1) / 256 + 1/2)}` in Q15, `k < 128`.
     pub super_twiddles: [Cpx; HALF_FFT / 2],
     /// Mel filterbank: bin ranges and Q12 weights.
@@ -47,9 +52,11 @@ impl Tables {
     /// Builds every table, with each libm result (`cosf`, `log1pf`, `powf`, `cos`, `sin`)
     /// moved by `ulps` units in the last place of its type; `ulps = 0` gives [`TABLES`].
     pub const fn build(ulps: i32) -> Self {
+        let twiddles = build_twiddles(ulps);
         Self {
             window: build_window(ulps),
-            twiddles: build_twiddles(ulps),
+            stage_twiddles: build_stage_twiddles(&twiddles),
+            twiddles,
             super_twiddles: build_super_twiddles(ulps),
             filterbank: build_filterbank(ulps),
             gain_lut: build_gain_lut(ulps),
@@ -60,6 +67,9 @@ impl Tables {
 
 // Spectrum bins are what the filterbank indexes; checked once here.
 const _: () = assert!(FFT_BINS == HALF_FFT + 1);
+// The FFT's first stage skips its products by `twiddles[0]`, the identity when it is
+// `(32767, 0)` (see [`super::fft`]).
+const _: () = assert!(TABLES.twiddles[0].r == 32767 && TABLES.twiddles[0].i == 0);
 
 /// `x` moved by `ulps` units in the last place of `f32` (towards +inf for `ulps > 0`).
 pub(super) const fn nudge_f32(x: f32, ulps: i32) -> f32 {
