@@ -100,7 +100,7 @@ const RADIX: usize = 4;
 /// Butterflies of the first stage (blocks of 4 points).
 const BLOCKS: usize = HALF_FFT / RADIX;
 /// Twiddles per factor `j + 1` of the three later stages (`m = 4, 16, 64`), stage `m` at
-/// [`stage_at`]`(m)`.
+/// offset `(m - 4) / 3` (the sum of the smaller `m`s).
 pub const STAGE_TWIDDLES: usize = 4 + 16 + 64;
 
 /// Offset of stage `m`'s twiddles in [`StageTwiddles`]: the sum of the smaller `m`s.
@@ -109,7 +109,7 @@ const fn stage_at(m: usize) -> usize {
 }
 
 /// kissfft's twiddles as the butterflies of each later stage read them, contiguous in `k`
-/// and split into real and imaginary parts: `re[j][stage_at(m) + k]` is
+/// and split into real and imaginary parts: `re[j][(m - 4) / 3 + k]` is
 /// `twiddles[(j + 1) k stride].r` for the stage of length-`m` sub-transforms
 /// (`stride = 256 / (4 m)`), `j < 3`, `k < m`. Built from the kissfft table (not a table of
 /// its own).
@@ -281,12 +281,12 @@ pub(super) fn real_fft(
     // writes bin 128 twice, `256 - k` last); in two passes over contiguous (one of them
     // reversed) parts so that the loop vectorises.
     const Q: usize = HALF_FFT / 2;
-    let mut high = Spectrum { re: [0; FFT_BINS], im: [0; FFT_BINS] };
+    let (mut high_re, mut high_im) = ([0i16; Q], [0i16; Q]);
     let mirror_re = re[Q..].iter().rev();
     let mirror_im = im[Q..].iter().rev();
     let points = re[1..=Q].iter().zip(&im[1..=Q]).zip(mirror_re.zip(mirror_im));
     let low = out.re[1..=Q].iter_mut().zip(&mut out.im[1..=Q]);
-    let high_parts = high.re[..Q].iter_mut().zip(&mut high.im[..Q]);
+    let high_parts = high_re.iter_mut().zip(&mut high_im);
     for ((((&r, &i), (&mr, &mi)), &tw), ((lr, li), (hr, hi))) in
         points.zip(super_twiddles).zip(low.zip(high_parts))
     {
@@ -300,9 +300,9 @@ pub(super) fn real_fft(
         (*lr, *li) = (half(f1k.r, tw.r as i32), half(f1k.i, tw.i as i32));
         (*hr, *hi) = (half(f1k.r, -(tw.r as i32)), half(tw.i, -(f1k.i as i32)));
     }
-    // Bin `256 - k` is `high[k - 1]`.
-    let high_re = out.re[Q..HALF_FFT].iter_mut().rev().zip(&high.re[..Q]);
-    for (o, &h) in high_re.chain(out.im[Q..HALF_FFT].iter_mut().rev().zip(&high.im[..Q])) {
+    // Bin `256 - k` is `high_re[k - 1]`, `high_im[k - 1]`.
+    let re_parts = out.re[Q..HALF_FFT].iter_mut().rev().zip(&high_re);
+    for (o, &h) in re_parts.chain(out.im[Q..HALF_FFT].iter_mut().rev().zip(&high_im)) {
         *o = h;
     }
 }
