@@ -792,4 +792,47 @@ backend_tests!(
     fully_connected_matches_reference,
     elementwise_match_reference,
     bad_input_is_an_error,
+    prepared_row_sums_match_portable,
 );
+
+/// [`RowSums`](neon_runtime::kernels::int8::RowSums): each row's wrapping sum for up to
+/// `ROW_SUMS_CHANNELS` channels, none beyond (or for a short filter).
+#[test]
+fn row_sums_up_to_the_cap() {
+    use neon_runtime::kernels::int8::{RowSums, ROW_SUMS_CHANNELS};
+    let filter = cap_filter();
+    let sums = RowSums::new(&filter, [ROW_SUMS_CHANNELS, 3]);
+    assert_eq!(sums.get(), Some(&[-8i32; ROW_SUMS_CHANNELS][..]));
+    assert_eq!(RowSums::new(&filter, [ROW_SUMS_CHANNELS + 1, 3]), RowSums::NONE);
+    assert_eq!(RowSums::new(&filter[..5], [2, 3]), RowSums::NONE);
+    assert_eq!(RowSums::NONE.get(), None);
+}
+
+/// Rows of `-128, 127, -7` for `ROW_SUMS_CHANNELS + 1` channels.
+fn cap_filter() -> Vec<i8> {
+    use neon_runtime::kernels::int8::ROW_SUMS_CHANNELS;
+    (0..(ROW_SUMS_CHANNELS + 1) * 3).map(|i| [-128, 127, -7][i % 3]).collect()
+}
+
+/// A prepared fully connected layer with row sums (`ROW_SUMS_CHANNELS` outputs) and without
+/// (one more) gives the portable kernel's outputs.
+fn prepared_row_sums_match_portable<B: Int8Kernels>() {
+    use neon_runtime::kernels::int8::ROW_SUMS_CHANNELS;
+    let filter = cap_filter();
+    let mut r = SmallRng::seed_from_u64(40);
+    for out_features in [ROW_SUMS_CHANNELS, ROW_SUMS_CHANNELS + 1] {
+        let g = FcGeometry { rows: 2, in_features: 3, out_features };
+        let p = Int8Params {
+            filter: filter[..out_features * 3].to_vec(),
+            bias: Some((0..out_features as i32).collect::<Vec<_>>()),
+            multipliers: random_multipliers(&mut r, out_features, 3),
+        };
+        let x = codes(&mut r, 6);
+        let layer = FullyConnectedI8::new(g, p, -3, fc_stage()).unwrap();
+        let mut want = vec![0i8; 2 * out_features];
+        layer.run::<neon_runtime::kernels::Portable>(&x, &mut want).unwrap();
+        let mut y = vec![0i8; 2 * out_features];
+        layer.run::<B>(&x, &mut y).unwrap();
+        assert_eq!(y, want, "{out_features} outputs");
+    }
+}

@@ -25,7 +25,7 @@ use crate::dim::Dim;
 use crate::error::{Error, ShapeError};
 use crate::kernels::int8::{
     AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels,
-    Int8Weights, LayerQuant, OutputStage, QuantizedMultiplier, RequantOut,
+    Int8Weights, LayerQuant, OutputStage, QuantizedMultiplier, RequantOut, RowSums,
 };
 use crate::tensor::{Layout, Shape};
 
@@ -178,7 +178,8 @@ impl ShapeRule for FcGeometry {
 
 /// A prepared int8 layer: geometry `G`, parameters `P` ([`Int8Params`]), the input zero
 /// point and the output stage, checked together once in [`new`](Self::new) (which keeps
-/// the lengths it checked); `run` then checks only the two slice lengths.
+/// the lengths it checked, and the filter's [`RowSums`]); `run` then checks only the two
+/// slice lengths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Int8Layer<G: Int8LayerGeometry, P> {
     geometry: G,
@@ -186,6 +187,10 @@ pub struct Int8Layer<G: Int8LayerGeometry, P> {
     input_zero_point: i32,
     output: OutputStage,
     validated: Validated,
+    /// The filter's row sums (conv2d and fully connected with at most
+    /// [`ROW_SUMS_CHANNELS`](crate::kernels::int8::ROW_SUMS_CHANNELS) outputs), computed in
+    /// `new` for the kernels that fold the input offset.
+    sums: RowSums,
 }
 
 /// An int8 conv2d (NHWC).
@@ -216,7 +221,8 @@ where
     ) -> Result<Self, Error> {
         let q = LayerQuant { x_zp: input_zero_point, weights: params.weights(), out: output };
         let validated = Validated::new(&geometry, &q)?;
-        Ok(Int8Layer { geometry, params, input_zero_point, output, validated })
+        let sums = geometry.row_sums(q.weights.filter);
+        Ok(Int8Layer { geometry, params, input_zero_point, output, validated, sums })
     }
 
     /// The geometry.
@@ -261,7 +267,7 @@ where
             weights: self.params.weights(),
             out: self.output,
         };
-        self.geometry.run_checked::<B>(x, q, y);
+        self.geometry.run_with_sums::<B>(x, q, &self.sums, y);
         Ok(())
     }
 }

@@ -114,6 +114,7 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             let mut y = vec![0x55i8; c.want.len()];
             layer_i8_on(path, &c.g, &c.x, c.quant(), &mut y).unwrap();
             assert_eq!(y, c.want, "{path:?} case {case}: {:?} {:?}", c.g, c.out);
+            with_row_sums(path, &c.g, &c.x, c.quant(), &c.want);
 
             let (cin, cout) = (r.gen_range(1..=37), r.gen_range(1..=37));
             let window = random_window(&mut r, cin);
@@ -127,6 +128,47 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             let w = Int8Weights { filter: &filter, bias: None, multipliers: &mults };
             layer_i8_on(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
             assert_eq!(y, want, "{path:?} case {case}: {g:?} {out:?}");
+            with_row_sums(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &want);
+        }
+        // The models' conv2d shapes, whose taps are one contiguous run of the input (one
+        // dot product per output channel): `[C, K, 1, Cin]` over a one-column image of K
+        // (or more) rows with stride K - 2 or 1, and 1x1; inputs of all 256 codes, zero
+        // points at both ends.
+        let shapes = [(40, 5, 5, 3, 32), (40, 7, 5, 1, 30), (64, 1, 1, 1, 64), (60, 3, 1, 1, 60)];
+        for (case, (cin, height, kh, stride, cout)) in shapes.into_iter().enumerate() {
+            let window = Window2d::with_padding(
+                cin,
+                [height, 1],
+                [kh, 1],
+                [stride, 1],
+                [1, 1],
+                Padding::Valid,
+            )
+            .unwrap();
+            let g = ConvGeometry { window, out_channels: cout };
+            let x = codes(&mut r, height * cin);
+            let filter = codes(&mut r, cout * kh * cin);
+            let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
+            let mults = random_multipliers(&mut r, cout, kh * cin);
+            for x_zp in [-128, 127, r.gen_range(-128..=127)] {
+                let out = random_stage(&mut r);
+                let want = ref_conv(
+                    &window,
+                    (cin, cout, None),
+                    &x,
+                    x_zp,
+                    &filter,
+                    Some(&bias),
+                    &mults,
+                    &out,
+                );
+                let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
+                let q = LayerQuant { x_zp, weights: w, out };
+                let mut y = vec![0x55i8; want.len()];
+                layer_i8_on(path, &g, &x, q, &mut y).unwrap();
+                assert_eq!(y, want, "{path:?} model shape {case}: {g:?} {out:?}");
+                with_row_sums(path, &g, &x, q, &want);
+            }
         }
         // Ties through the vector stage: 1x1 layers of 16 + 3 outputs, weight 1, x / 4.
         let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
@@ -143,6 +185,35 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             assert_eq!(y, want, "{path:?} {rounding:?}");
         }
     }
+}
+
+/// Runs `g` on `path` with the filter's row sums (as a prepared layer does) and checks the
+/// result is `want`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn with_row_sums<G: neon_runtime::kernels::int8::DotLayer + core::fmt::Debug>(
+    path: neon_runtime::kernels::int8::DotPath,
+    g: &G,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    want: &[i8],
+) {
+    use neon_runtime::kernels::int8::layer_i8_on_with_sums;
+    let sums = g.row_sums(q.weights.filter);
+    assert!(sums.get().is_some(), "{g:?}: no row sums");
+    let mut y = vec![0x55i8; want.len()];
+    layer_i8_on_with_sums(path, g, x, q, &sums, &mut y).unwrap();
+    assert_eq!(y, want, "{path:?} with row sums: {g:?} {:?}", q.out);
+}
+
+/// NEON has no row-sums entry: its prepared layers form the sums per call.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+fn with_row_sums<G>(
+    _: neon_runtime::kernels::int8::DotPath,
+    _: &G,
+    _: &[i8],
+    _: LayerQuant<'_>,
+    _: &[i8],
+) {
 }
 
 /// `NeonWidening` (the NEON int8 kernels with conv2d and fully connected forced onto the

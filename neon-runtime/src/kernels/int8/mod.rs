@@ -46,7 +46,7 @@ mod x86;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub use neon::{layer_i8_on, DotLayer, DotPath, NeonWidening};
 #[cfg(neon_x86)]
-pub use x86::{layer_i8_on, DotLayer, DotPath};
+pub use x86::{layer_i8_on, layer_i8_on_with_sums, DotLayer, DotPath};
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
@@ -289,6 +289,71 @@ pub trait Int8Geometry: Copy {
     /// Runs backend `B`'s hook for this layer (`*_checked`); only with arguments that
     /// passed [`check`](Self::check).
     fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
+
+    /// The [`RowSums`] of `filter` that [`run_with_sums`](Self::run_with_sums) takes:
+    /// [`RowSums::new`] over [`filter_shape`](Self::filter_shape) for conv2d and fully
+    /// connected (rows stored contiguously), [`RowSums::NONE`] for the others (the
+    /// default) or a bad geometry.
+    fn row_sums(&self, _filter: &[i8]) -> RowSums {
+        RowSums::NONE
+    }
+
+    /// [`run_checked`](Self::run_checked) with the filter's [`RowSums`] computed once by
+    /// the caller (a prepared layer): the hooks that take them (`*_with_sums`) for conv2d
+    /// and fully connected, `run_checked` for the others.
+    fn run_with_sums<B: Int8Kernels>(
+        &self,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        _sums: &RowSums,
+        y: &mut [i8],
+    ) {
+        self.run_checked::<B>(x, q, y);
+    }
+}
+
+/// Output channels whose filter row sums a [`RowSums`] holds (the official microWakeWord
+/// models have at most 64; a layer with more runs without them).
+pub const ROW_SUMS_CHANNELS: usize = 64;
+
+/// The sum of each output channel's filter row (`sum_k w[c, k]` over the whole row:
+/// `KH*KW*Cin` values for conv2d, `in` for fully connected; wrapping i32), computed once
+/// when a layer is prepared, for up to [`ROW_SUMS_CHANNELS`] channels. The VNNI dot products
+/// need it to fold the input offset (`vpdpbusd` multiplies unsigned bytes, so `x` goes in as
+/// `x + 128`: `sum (x - x_zp) w = sum (x + 128) w - (128 + x_zp) sum w`); without it they
+/// form the sum on every call. A fixed-size array, so `no_std` layers without `alloc`
+/// (static parameters) hold one too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowSums {
+    /// Channels held: `Cout`, or 0 (none: more than [`ROW_SUMS_CHANNELS`]).
+    len: usize,
+    sums: [i32; ROW_SUMS_CHANNELS],
+}
+
+impl RowSums {
+    /// No sums (kernels form them per call).
+    pub const NONE: RowSums = RowSums { len: 0, sums: [0; ROW_SUMS_CHANNELS] };
+
+    /// The sums of the rows of `filter` as `[channels, per_channel]` (row major), or
+    /// [`NONE`](Self::NONE) for more than [`ROW_SUMS_CHANNELS`] channels or a filter
+    /// shorter than `channels * per_channel`.
+    pub fn new(filter: &[i8], [channels, per_channel]: [usize; 2]) -> Self {
+        let fits = channels.checked_mul(per_channel).is_some_and(|n| n <= filter.len());
+        if channels > ROW_SUMS_CHANNELS || per_channel == 0 || !fits {
+            return RowSums::NONE;
+        }
+        let mut sums = [0i32; ROW_SUMS_CHANNELS];
+        for (s, row) in sums.iter_mut().zip(filter.chunks_exact(per_channel).take(channels)) {
+            *s = row.iter().fold(0i32, |a, &w| a.wrapping_add(i32::from(w)));
+        }
+        RowSums { len: channels, sums }
+    }
+
+    /// The sums, one per output channel, or `None` when not held.
+    #[inline]
+    pub fn get(&self) -> Option<&[i32]> {
+        (self.len > 0).then(|| &self.sums[..self.len])
+    }
 }
 
 /// What a conv, depthwise or fully connected kernel takes besides its input and output
@@ -345,6 +410,23 @@ impl Int8Geometry for ConvGeometry {
     fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         B::conv2d_i8_checked(self, x, q, y);
     }
+
+    fn row_sums(&self, filter: &[i8]) -> RowSums {
+        self.filter_shape().map_or(RowSums::NONE, |shape| RowSums::new(filter, shape))
+    }
+
+    fn run_with_sums<B: Int8Kernels>(
+        &self,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: &RowSums,
+        y: &mut [i8],
+    ) {
+        match sums.get() {
+            Some(s) if s.len() == self.out_channels => B::conv2d_i8_with_sums(self, x, q, s, y),
+            _ => B::conv2d_i8_checked(self, x, q, y),
+        }
+    }
 }
 
 impl Int8Geometry for DepthwiseGeometry {
@@ -392,6 +474,25 @@ impl Int8Geometry for FcGeometry {
 
     fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         B::fully_connected_i8_checked(self, x, q, y);
+    }
+
+    fn row_sums(&self, filter: &[i8]) -> RowSums {
+        self.filter_shape().map_or(RowSums::NONE, |shape| RowSums::new(filter, shape))
+    }
+
+    fn run_with_sums<B: Int8Kernels>(
+        &self,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: &RowSums,
+        y: &mut [i8],
+    ) {
+        match sums.get() {
+            Some(s) if s.len() == self.out_features => {
+                B::fully_connected_i8_with_sums(self, x, q, s, y);
+            }
+            _ => B::fully_connected_i8_checked(self, x, q, y),
+        }
     }
 }
 
@@ -469,6 +570,31 @@ pub trait Int8Kernels: BackendType {
     /// `reference_integer_ops::FullyConnected`, filter zero point 0).
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         portable::fully_connected(g, x, q, y);
+    }
+
+    /// [`conv2d_i8_checked`](Self::conv2d_i8_checked) given the filter's row sums `sums`
+    /// (`Cout` values, [`RowSums`]; checked arguments, `sums` those of `q`'s filter): the
+    /// same outputs; a backend whose dot products fold the input offset uses them.
+    fn conv2d_i8_with_sums(
+        g: &ConvGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        _sums: &[i32],
+        y: &mut [i8],
+    ) {
+        Self::conv2d_i8_checked(g, x, q, y);
+    }
+
+    /// [`fully_connected_i8_checked`](Self::fully_connected_i8_checked) given the filter's
+    /// row sums, as [`conv2d_i8_with_sums`](Self::conv2d_i8_with_sums).
+    fn fully_connected_i8_with_sums(
+        g: &FcGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        _sums: &[i32],
+        y: &mut [i8],
+    ) {
+        Self::fully_connected_i8_checked(g, x, q, y);
     }
 
     /// A 256-entry table of an int8 unary function (TFLite's LUT path, e.g. LOGISTIC):

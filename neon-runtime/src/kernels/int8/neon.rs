@@ -83,14 +83,14 @@ pub trait DotLayer: Int8Geometry {
 /// channels.
 impl DotLayer for ConvGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::conv2d_with(self, x, y, &OnPath { path, q: &q });
+        portable::conv2d_with(self, x, y, &OnPath { path, q: &q, sums: None });
     }
 }
 
 /// Fully connected: one dot product per input row and output feature.
 impl DotLayer for FcGeometry {
     fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q });
+        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q, sums: None });
     }
 }
 

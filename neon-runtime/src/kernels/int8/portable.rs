@@ -66,6 +66,19 @@ impl Pixel {
 }
 
 impl Pixel {
+    /// The first input pixel when this pixel's taps are all inside and read consecutive
+    /// input pixels in tap order (tap `t` at pixel `first + t`: e.g. a `[K, 1]` kernel over
+    /// a one-column image, or a 1x1 kernel), so that the input values of all taps are one
+    /// contiguous run in the filter row's order.
+    #[inline]
+    pub(super) fn contiguous(&self, g: &Window2d) -> Option<usize> {
+        let full = self.rows == (0..g.kernel_h) && self.cols == (0..g.kernel_w);
+        let along_w = g.kernel_w == 1 || g.dilation_w == 1;
+        let along_h = g.kernel_h == 1 || g.dilation_h * g.width == g.kernel_w;
+        // All taps inside: `y0` and `x0` are >= 0.
+        (full && along_w && along_h).then(|| self.y0 as usize * g.width + self.x0 as usize)
+    }
+
     /// Calls `f(tap, input pixel)` for the inside taps in [`taps`](Self::taps)' order, as
     /// nested loops (cheaper per tap than the iterator).
     #[inline]
@@ -112,6 +125,12 @@ pub(super) trait DotPieces {
     /// `sum (x - x_zp) * w` over equal-length `x` and `w`, wrapping.
     fn dot(&self, x: &[i8], w: &[i8]) -> i32;
 
+    /// [`dot`](Self::dot) over output channel `oc`'s whole filter row `w` (so a backend
+    /// may use the row's precomputed sum).
+    fn dot_row(&self, x: &[i8], w: &[i8], _oc: usize) -> i32 {
+        self.dot(x, w)
+    }
+
     /// Writes one output pixel or row, `y[j] = stage(acc(j))`.
     fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
 }
@@ -121,6 +140,12 @@ pub(super) trait DotPieces {
 pub(super) trait PathKernels: Copy {
     /// `sum (x - x_zp) * w` over equal-length `x` and `w` on this path, wrapping.
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32;
+
+    /// [`dot`](Self::dot) given `w_sum = sum w` (wrapping): a path that folds the input
+    /// offset uses it instead of forming it.
+    fn dot_with_sum(self, x: &[i8], w: &[i8], x_zp: i32, _w_sum: i32) -> i32 {
+        self.dot(x, w, x_zp)
+    }
 
     /// Writes one output pixel or row, `y[j] = stage(acc(j))`, with the backend's output
     /// stage.
@@ -134,6 +159,9 @@ pub(super) struct OnPath<'a, 'q, P> {
     pub(super) path: P,
     /// The layer's input zero point, weights and output stage.
     pub(super) q: &'a LayerQuant<'q>,
+    /// The filter's row sums ([`RowSums`](super::RowSums), one per output channel), if the
+    /// layer was prepared with them.
+    pub(super) sums: Option<&'a [i32]>,
 }
 
 #[cfg_attr(not(any(neon_x86, all(target_arch = "aarch64", feature = "neon"))), allow(dead_code))]
@@ -144,6 +172,14 @@ impl<P: PathKernels> DotPieces for OnPath<'_, '_, P> {
 
     fn dot(&self, x: &[i8], w: &[i8]) -> i32 {
         self.path.dot(x, w, self.q.x_zp)
+    }
+
+    #[inline]
+    fn dot_row(&self, x: &[i8], w: &[i8], oc: usize) -> i32 {
+        match self.sums {
+            Some(sums) => self.path.dot_with_sum(x, w, self.q.x_zp, sums[oc]),
+            None => self.path.dot(x, w, self.q.x_zp),
+        }
     }
 
     fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
@@ -178,12 +214,21 @@ pub(super) fn conv2d(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]
 
 /// conv2d's loops (checked arguments) over a backend's pieces `p`: a pixel's outputs
 /// ([`DotPieces::row`]) from their accumulators `acc(oc)`, the bias plus one
-/// [`DotPieces::dot`] over the input channels per inside tap.
+/// [`DotPieces::dot`] over the input channels per inside tap, or one
+/// [`DotPieces::dot_row`] over the whole filter row where the pixel's inputs are contiguous
+/// ([`Pixel::contiguous`]: the same sum, wrapping).
 pub(super) fn conv2d_with(g: &ConvGeometry, x: &[i8], y: &mut [i8], p: &impl DotPieces) {
     let w = &p.quant().weights;
     let (cin, cout) = (g.window.channels, g.out_channels);
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
     for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(cout)) {
+        if let Some(first) = px.contiguous(&g.window) {
+            let xs = &x[first * cin..][..per_oc];
+            p.row(y, &|oc| {
+                w.bias(oc).wrapping_add(p.dot_row(xs, &w.filter[oc * per_oc..][..per_oc], oc))
+            });
+            continue;
+        }
         p.row(y, &|oc| {
             let filter = &w.filter[oc * per_oc..][..per_oc];
             px.taps(&g.window).fold(w.bias(oc), |acc, (t, i)| {
@@ -296,7 +341,7 @@ pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &m
 pub(super) fn fully_connected_with(g: &FcGeometry, x: &[i8], y: &mut [i8], p: &impl DotPieces) {
     let (w, k) = (&p.quant().weights, g.in_features);
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
-        p.row(y, &|j| w.bias(j).wrapping_add(p.dot(x, &w.filter[j * k..][..k])));
+        p.row(y, &|j| w.bias(j).wrapping_add(p.dot_row(x, &w.filter[j * k..][..k], j)));
     }
 }
 

@@ -32,9 +32,36 @@ pub(super) unsafe fn dot(path: DotPath, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
         DotPath::Avx2Widening => {
             with_tail::<16>(x, w, |x, w, n| unsafe { widening256(x, w, n, x_zp) })
         }
-        DotPath::AvxVnni => with_tail::<32>(x, w, |x, w, n| unsafe { vnni256(x, w, n, x_zp) }),
+        DotPath::AvxVnni => {
+            with_tail::<32>(x, w, |x, w, n| unsafe { vnni256::<true>(x, w, n, x_zp) })
+        }
         DotPath::Avx512Widening => unsafe { widening512(x.as_ptr(), w.as_ptr(), n, x_zp) },
-        DotPath::Avx512Vnni => unsafe { vnni512(x.as_ptr(), w.as_ptr(), n, x_zp) },
+        DotPath::Avx512Vnni => unsafe { vnni512::<true>(x.as_ptr(), w.as_ptr(), n, x_zp) },
+    }
+}
+
+/// [`dot`] given `w_sum = sum w` (wrapping): the VNNI paths use it for the folded offset
+/// instead of forming it (one `vpdpbusd` per step instead of two); the widening ones do not
+/// need it.
+///
+/// # Safety
+/// `path` is [`supported`](DotPath::supported).
+#[inline]
+pub(super) unsafe fn dot_with_sum(path: DotPath, x: &[i8], w: &[i8], x_zp: i32, w_sum: i32) -> i32 {
+    let n = x.len().min(w.len());
+    let (x, w) = (&x[..n], &w[..n]);
+    let offset = (128 + x_zp).wrapping_mul(w_sum);
+    match path {
+        // SAFETY (both): as in `dot`.
+        DotPath::AvxVnni => {
+            with_tail::<32>(x, w, |x, w, n| unsafe { vnni256::<false>(x, w, n, 0) })
+                .wrapping_sub(offset)
+        }
+        DotPath::Avx512Vnni => {
+            unsafe { vnni512::<false>(x.as_ptr(), w.as_ptr(), n, 0) }.wrapping_sub(offset)
+        }
+        // SAFETY: the caller's guarantee.
+        DotPath::Avx2Widening | DotPath::Avx512Widening => unsafe { dot(path, x, w, x_zp) },
     }
 }
 
@@ -87,12 +114,14 @@ unsafe fn widening256(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
     hsum256(acc)
 }
 
-/// AVX-VNNI on `ymm`, 32 values per step (`n` a multiple of 32).
+/// AVX-VNNI on `ymm`, 32 values per step (`n` a multiple of 32): with `SUMS` the whole
+/// dot product, without it only `sum (x + 128) * w` (`x_zp` unused: the caller subtracts
+/// `(128 + x_zp) * sum w`).
 ///
 /// # Safety
 /// AVX2 and AVX-VNNI; `x` and `w` readable for `n` bytes.
 #[target_feature(enable = "avx2,avxvnni")]
-unsafe fn vnni256(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+unsafe fn vnni256<const SUMS: bool>(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
     let (flip, ones) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8(1));
     let (mut xw, mut ws) = (_mm256_setzero_si256(), _mm256_setzero_si256());
     for k in (0..n).step_by(32) {
@@ -100,7 +129,12 @@ unsafe fn vnni256(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
         let (xv, wv) =
             unsafe { (_mm256_loadu_si256(x.add(k).cast()), _mm256_loadu_si256(w.add(k).cast())) };
         xw = _mm256_dpbusd_avx_epi32(xw, _mm256_xor_si256(xv, flip), wv);
-        ws = _mm256_dpbusd_avx_epi32(ws, ones, wv);
+        if SUMS {
+            ws = _mm256_dpbusd_avx_epi32(ws, ones, wv);
+        }
+    }
+    if !SUMS {
+        return hsum256(xw);
     }
     hsum256(xw).wrapping_sub((128 + x_zp).wrapping_mul(hsum256(ws)))
 }
@@ -134,12 +168,12 @@ unsafe fn widening512(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
     _mm512_reduce_add_epi32(acc)
 }
 
-/// AVX-512 VNNI on `zmm`, 64 values per step, the tail masked.
+/// AVX-512 VNNI on `zmm`, 64 values per step, the tail masked; `SUMS` as in [`vnni256`].
 ///
 /// # Safety
 /// AVX-512F, BW, VL and VNNI; `x` and `w` readable for `n` bytes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn vnni512(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
+unsafe fn vnni512<const SUMS: bool>(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
     let (flip, ones) = (_mm512_set1_epi8(i8::MIN), _mm512_set1_epi8(1));
     let (mut xw, mut ws) = (_mm512_setzero_si512(), _mm512_setzero_si512());
     for k in (0..n).step_by(64) {
@@ -148,7 +182,12 @@ unsafe fn vnni512(x: *const i8, w: *const i8, n: usize, x_zp: i32) -> i32 {
         let (xv, wv) =
             unsafe { (_mm512_maskz_loadu_epi8(m, x.add(k)), _mm512_maskz_loadu_epi8(m, w.add(k))) };
         xw = _mm512_dpbusd_epi32(xw, _mm512_xor_si512(xv, flip), wv);
-        ws = _mm512_dpbusd_epi32(ws, ones, wv);
+        if SUMS {
+            ws = _mm512_dpbusd_epi32(ws, ones, wv);
+        }
+    }
+    if !SUMS {
+        return _mm512_reduce_add_epi32(xw);
     }
     let (xw, ws) = (_mm512_reduce_add_epi32(xw), _mm512_reduce_add_epi32(ws));
     xw.wrapping_sub((128 + x_zp).wrapping_mul(ws))

@@ -19,7 +19,9 @@ mod dot;
 mod stage;
 
 use super::portable::{self, OnPath, PathKernels};
-use super::{ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, LayerQuant};
+use super::{
+    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, LayerQuant, RowSums,
+};
 use crate::error::Error;
 use crate::kernels::cpu::{X86Extension, X86Level};
 use crate::kernels::{X86Isa, X86};
@@ -76,24 +78,46 @@ impl DotPath {
 /// [`FcGeometry`].
 pub trait DotLayer: Int8Geometry {
     /// Runs the layer's x86 kernel on `path` (arguments that passed
-    /// [`Int8Geometry::check`]; `path` [`supported`](DotPath::supported)).
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
+    /// [`Int8Geometry::check`]; `path` [`supported`](DotPath::supported)), with the
+    /// filter's row sums `sums` ([`RowSums`], one per output channel) if given.
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    );
 }
 
 /// conv2d: per output pixel and channel, one dot product per inside tap over the input
-/// channels.
+/// channels, or one over the whole filter row where the pixel's inputs are contiguous.
 impl DotLayer for ConvGeometry {
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
         assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::conv2d_with(self, x, y, &OnPath { path, q: &q });
+        portable::conv2d_with(self, x, y, &OnPath { path, q: &q, sums });
     }
 }
 
 /// Fully connected: one dot product per input row and output feature.
 impl DotLayer for FcGeometry {
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
         assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q });
+        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q, sums });
     }
 }
 
@@ -104,6 +128,11 @@ impl PathKernels for DotPath {
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
         // SAFETY: the path is supported (`run_on` asserts it before building `OnPath`).
         unsafe { dot::dot(self, x, w, x_zp) }
+    }
+
+    fn dot_with_sum(self, x: &[i8], w: &[i8], x_zp: i32, w_sum: i32) -> i32 {
+        // SAFETY: as in `dot`.
+        unsafe { dot::dot_with_sum(self, x, w, x_zp, w_sum) }
     }
 
     fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
@@ -125,9 +154,30 @@ pub fn layer_i8_on<G: DotLayer>(
     q: LayerQuant<'_>,
     y: &mut [i8],
 ) -> Result<(), Error> {
+    layer_i8_on_with_sums(path, g, x, q, &RowSums::NONE, y)
+}
+
+/// [`layer_i8_on`] with the filter's row sums `sums` as a prepared layer passes them
+/// ([`Int8Geometry::row_sums`] of `q`'s filter; [`RowSums::NONE`]: formed per call).
+///
+/// # Errors
+/// As [`Int8Kernels::layer_i8`]; [`Error::Length`] when `sums` holds a number of channels
+/// other than the layer's.
+pub fn layer_i8_on_with_sums<G: DotLayer>(
+    path: DotPath,
+    g: &G,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    sums: &RowSums,
+    y: &mut [i8],
+) -> Result<(), Error> {
+    let sums = sums.get();
+    if let Some(s) = sums {
+        super::length("row sums", g.filter_shape().ok().map(|[c, _]| c), s.len())?;
+    }
     let path = if path.supported() { Some(path) } else { DotPath::detect(X86Level::Avx512) };
     g.check_then((x, q, y), |g, x, q, y| match path {
-        Some(path) => g.run_on(path, x, q, y),
+        Some(path) => g.run_on(path, x, q, sums, y),
         None => g.run_checked::<crate::kernels::Portable>(x, q, y),
     })
 }
@@ -144,8 +194,34 @@ impl<I: X86Isa> X86<I> {
 impl<I: X86Isa> Int8Kernels for X86<I> {
     fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, y),
+            Some(path) => g.run_on(path, x, q, None, y),
             None => portable::conv2d(g, x, q, y),
+        }
+    }
+
+    fn conv2d_i8_with_sums(
+        g: &ConvGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: &[i32],
+        y: &mut [i8],
+    ) {
+        match Self::int8_path() {
+            Some(path) => g.run_on(path, x, q, Some(sums), y),
+            None => portable::conv2d(g, x, q, y),
+        }
+    }
+
+    fn fully_connected_i8_with_sums(
+        g: &FcGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: &[i32],
+        y: &mut [i8],
+    ) {
+        match Self::int8_path() {
+            Some(path) => g.run_on(path, x, q, Some(sums), y),
+            None => portable::fully_connected(g, x, q, y),
         }
     }
 
@@ -165,7 +241,7 @@ impl<I: X86Isa> Int8Kernels for X86<I> {
 
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
         match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, y),
+            Some(path) => g.run_on(path, x, q, None, y),
             None => portable::fully_connected(g, x, q, y),
         }
     }
