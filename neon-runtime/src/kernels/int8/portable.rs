@@ -7,7 +7,7 @@
 
 use super::{
     AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerQuant, OutputStage,
-    Requant, Rounding, Window2d,
+    Requant, Rounding, Window2d, ROW_SUMS_CHANNELS,
 };
 use core::ops::Range;
 
@@ -131,6 +131,14 @@ pub(super) trait DotPieces {
         self.dot(x, w)
     }
 
+    /// `acc[j] = dot_row(x, row j of rows, oc0 + j)` for each `j` of `acc`, the rows
+    /// `x.len()` long and consecutive in `rows` (output channels `oc0..oc0 + acc.len()`).
+    fn dot_rows(&self, x: &[i8], rows: &[i8], oc0: usize, acc: &mut [i32]) {
+        for (j, (a, w)) in acc.iter_mut().zip(rows.chunks_exact(x.len())).enumerate() {
+            *a = self.dot_row(x, w, oc0 + j);
+        }
+    }
+
     /// Writes one output pixel or row, `y[j] = stage(acc(j))`.
     fn row(&self, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
 }
@@ -145,6 +153,14 @@ pub(super) trait PathKernels: Copy {
     /// offset uses it instead of forming it.
     fn dot_with_sum(self, x: &[i8], w: &[i8], x_zp: i32, _w_sum: i32) -> i32 {
         self.dot(x, w, x_zp)
+    }
+
+    /// `acc[j] = dot_with_sum(x, row j of rows, x_zp, sums[j])` for each `j` of `acc`,
+    /// the rows `x.len()` long and consecutive in `rows`.
+    fn dot_rows_with_sums(self, x: &[i8], rows: &[i8], x_zp: i32, sums: &[i32], acc: &mut [i32]) {
+        for ((a, w), &s) in acc.iter_mut().zip(rows.chunks_exact(x.len())).zip(sums) {
+            *a = self.dot_with_sum(x, w, x_zp, s);
+        }
     }
 
     /// Writes one output pixel or row, `y[j] = stage(acc(j))`, with the backend's output
@@ -179,6 +195,19 @@ impl<P: PathKernels> DotPieces for OnPath<'_, '_, P> {
         match self.sums {
             Some(sums) => self.path.dot_with_sum(x, w, self.q.x_zp, sums[oc]),
             None => self.path.dot(x, w, self.q.x_zp),
+        }
+    }
+
+    fn dot_rows(&self, x: &[i8], rows: &[i8], oc0: usize, acc: &mut [i32]) {
+        match self.sums {
+            Some(sums) => {
+                self.path.dot_rows_with_sums(x, rows, self.q.x_zp, &sums[oc0..], acc);
+            }
+            None => {
+                for (j, (a, w)) in acc.iter_mut().zip(rows.chunks_exact(x.len())).enumerate() {
+                    *a = self.dot_row(x, w, oc0 + j);
+                }
+            }
         }
     }
 
@@ -223,10 +252,7 @@ pub(super) fn conv2d_with(g: &ConvGeometry, x: &[i8], y: &mut [i8], p: &impl Dot
     let per_oc = g.window.kernel_h * g.window.kernel_w * cin;
     for (px, y) in pixels(&g.window).zip(y.chunks_exact_mut(cout)) {
         if let Some(first) = px.contiguous(&g.window) {
-            let xs = &x[first * cin..][..per_oc];
-            p.row(y, &|oc| {
-                w.bias(oc).wrapping_add(p.dot_row(xs, &w.filter[oc * per_oc..][..per_oc], oc))
-            });
+            whole_rows(&x[first * cin..][..per_oc], y, p);
             continue;
         }
         p.row(y, &|oc| {
@@ -339,8 +365,22 @@ pub(super) fn fully_connected(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &m
 /// [`conv2d_with`]: one dot product per input row and output feature, one
 /// [`DotPieces::row`] per output row.
 pub(super) fn fully_connected_with(g: &FcGeometry, x: &[i8], y: &mut [i8], p: &impl DotPieces) {
-    let (w, k) = (&p.quant().weights, g.in_features);
+    let k = g.in_features;
     for (x, y) in x.chunks_exact(k).zip(y.chunks_exact_mut(g.out_features)) {
+        whole_rows(x, y, p);
+    }
+}
+
+/// One output pixel or row `y` whose accumulators are each the bias plus one dot product
+/// of `x` with the whole filter row (`x.len()` values): up to [`ROW_SUMS_CHANNELS`]
+/// channels at once ([`DotPieces::dot_rows`]), one at a time beyond.
+fn whole_rows(x: &[i8], y: &mut [i8], p: &impl DotPieces) {
+    let (w, k, cout) = (&p.quant().weights, x.len(), y.len());
+    if cout <= ROW_SUMS_CHANNELS {
+        let mut acc = [0i32; ROW_SUMS_CHANNELS];
+        p.dot_rows(x, &w.filter[..cout * k], 0, &mut acc[..cout]);
+        p.row(y, &|j| w.bias(j).wrapping_add(acc[j]));
+    } else {
         p.row(y, &|j| w.bias(j).wrapping_add(p.dot_row(x, &w.filter[j * k..][..k], j)));
     }
 }

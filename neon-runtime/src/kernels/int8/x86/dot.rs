@@ -65,6 +65,44 @@ pub(super) unsafe fn dot_with_sum(path: DotPath, x: &[i8], w: &[i8], x_zp: i32, 
     }
 }
 
+/// `acc[j] = dot_with_sum(path, x, row j of rows, x_zp, sums[j])` for each `j` of `acc`,
+/// the rows `x.len()` long and consecutive in `rows`: on AVX-512 VNNI four rows at a time
+/// (one load of `x` for four `vpdpbusd`, the four sums reduced together), the others one
+/// row at a time.
+///
+/// # Safety
+/// `path` is [`supported`](DotPath::supported).
+pub(super) unsafe fn dot_rows_with_sums(
+    path: DotPath,
+    x: &[i8],
+    rows: &[i8],
+    x_zp: i32,
+    sums: &[i32],
+    acc: &mut [i32],
+) {
+    let n = x.len();
+    let count = acc.len().min(sums.len()).min(rows.len() / n.max(1));
+    let (acc, sums) = (&mut acc[..count], &sums[..count]);
+    let mut done = 0;
+    if path == DotPath::Avx512Vnni && n > 0 {
+        for (a, s) in acc.chunks_exact_mut(4).zip(sums.chunks_exact(4)) {
+            // SAFETY: the caller's CPU guarantee; rows `done..done + 4` of `n` bytes lie in
+            // `rows` (`count` rows do).
+            let v = unsafe { vnni512_rows4(x.as_ptr(), rows.as_ptr().add(done * n), n) };
+            for (j, (a, &s)) in a.iter_mut().zip(s).enumerate() {
+                *a = v[j].wrapping_sub((128 + x_zp).wrapping_mul(s));
+            }
+            done += 4;
+        }
+    }
+    for ((a, w), &s) in
+        acc[done..].iter_mut().zip(rows[done * n..].chunks_exact(n)).zip(&sums[done..])
+    {
+        // SAFETY: the caller's guarantee.
+        *a = unsafe { dot_with_sum(path, x, w, x_zp, s) };
+    }
+}
+
 /// `body(x, w, count)` over the first `n - n mod B` values of equal-length `x` and `w`,
 /// plus `body` over the rest copied to zero-filled blocks of `B`.
 #[inline(always)]
@@ -191,4 +229,39 @@ unsafe fn vnni512<const SUMS: bool>(x: *const i8, w: *const i8, n: usize, x_zp: 
     }
     let (xw, ws) = (_mm512_reduce_add_epi32(xw), _mm512_reduce_add_epi32(ws));
     xw.wrapping_sub((128 + x_zp).wrapping_mul(ws))
+}
+
+/// `sum (x + 128) * w` (wrapping) of `x` with each of the 4 consecutive rows at `w` (`n`
+/// bytes each) on AVX-512 VNNI, 64 values per step, the tail masked; the four sums reduced
+/// together (`vpunpck{l,h}dq`, `vpunpck{l,h}qdq`, then the four 128-bit lanes).
+///
+/// # Safety
+/// AVX-512F, BW, VL and VNNI; `x` readable for `n` bytes, `w` for `4 * n`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn vnni512_rows4(x: *const i8, w: *const i8, n: usize) -> [i32; 4] {
+    let flip = _mm512_set1_epi8(i8::MIN);
+    let mut a = [_mm512_setzero_si512(); 4];
+    for k in (0..n).step_by(64) {
+        let m = first(n - k);
+        // SAFETY: the masked loads read only bytes below `n` of `x` and of each row.
+        let xv = _mm512_xor_si512(unsafe { _mm512_maskz_loadu_epi8(m, x.add(k)) }, flip);
+        for (r, a) in a.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let wv = unsafe { _mm512_maskz_loadu_epi8(m, w.add(r * n + k)) };
+            *a = _mm512_dpbusd_epi32(*a, xv, wv);
+        }
+    }
+    // Per 128-bit lane: [a0 0+2, a1 0+2, a0 1+3, a1 1+3], the same of a2 and a3, then
+    // [a0, a1, a2, a3]; then the four lanes added.
+    let pair = |p: __m512i, q: __m512i| {
+        _mm512_add_epi32(_mm512_unpacklo_epi32(p, q), _mm512_unpackhi_epi32(p, q))
+    };
+    let (t0, t1) = (pair(a[0], a[1]), pair(a[2], a[3]));
+    let u = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+    let h = _mm256_add_epi32(_mm512_castsi512_si256(u), _mm512_extracti64x4_epi64::<1>(u));
+    let v = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+    let mut out = [0i32; 4];
+    // SAFETY: stores 16 bytes into the 4-value array.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) };
+    out
 }

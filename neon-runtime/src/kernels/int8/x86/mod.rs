@@ -135,6 +135,11 @@ impl PathKernels for DotPath {
         unsafe { dot::dot_with_sum(self, x, w, x_zp, w_sum) }
     }
 
+    fn dot_rows_with_sums(self, x: &[i8], rows: &[i8], x_zp: i32, sums: &[i32], acc: &mut [i32]) {
+        // SAFETY: as in `dot`.
+        unsafe { dot::dot_rows_with_sums(self, x, rows, x_zp, sums, acc) }
+    }
+
     fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
         // SAFETY: every supported path includes AVX2, and only supported ones get here.
         unsafe { stage::finish_row(q, y, acc) }
