@@ -3,9 +3,12 @@
 //! requantisation is the scalar [`Requant::apply`](super::Requant::apply) per lane).
 //!
 //! - **Fully connected and conv2d**: the portable loops ([`DotPieces`](portable::DotPieces)) with one dot
-//!   product per output channel (per tap for conv2d) over contiguous input features, on
-//!   one of four [`DotPath`]s (`dot.rs`), and the output stage of whole blocks of 8
-//!   channels in AVX2 registers (`stage.rs`).
+//!   product per output channel (per tap for conv2d, or over the whole filter row where
+//!   a pixel's inputs are contiguous) over contiguous input features, on one of four
+//!   [`DotPath`]s (`dot.rs`), and the output stage of whole blocks of 8 channels in AVX2
+//!   registers (`stage.rs`). Given a prepared layer's [`RowSums`], the VNNI paths take
+//!   `sum w` from them instead of forming it, and AVX-512 VNNI forms the whole-row dots of
+//!   four output channels together.
 //! - **Depthwise** with depth multiplier 1: AVX2, 8 channels per step (`depthwise.rs`);
 //!   other depth multipliers run the portable kernel.
 //! - LUT, QUANTIZE and DEQUANTIZE stay portable (a few hundred values per model step).
