@@ -292,10 +292,13 @@ pub trait Int8Geometry: Copy {
 
     /// The [`RowSums`] of `filter` that [`run_with_sums`](Self::run_with_sums) takes:
     /// [`RowSums::new`] over [`filter_shape`](Self::filter_shape) for conv2d and fully
-    /// connected (rows stored contiguously), [`RowSums::NONE`] for the others (the
-    /// default) or a bad geometry.
-    fn row_sums(&self, _filter: &[i8]) -> RowSums {
-        RowSums::NONE
+    /// connected ([`ROW_SUMS`](Self::ROW_SUMS)), [`RowSums::NONE`] for the others or a bad
+    /// geometry.
+    fn row_sums(&self, filter: &[i8]) -> RowSums {
+        match self.filter_shape() {
+            Ok(shape) if Self::ROW_SUMS => RowSums::new(filter, shape),
+            _ => RowSums::NONE,
+        }
     }
 
     /// [`run_checked`](Self::run_checked) with the filter's [`RowSums`] computed once by
@@ -305,7 +308,27 @@ pub trait Int8Geometry: Copy {
         &self,
         x: &[i8],
         q: LayerQuant<'_>,
-        _sums: &RowSums,
+        sums: &RowSums,
+        y: &mut [i8],
+    ) {
+        let channels = self.filter_shape().ok().map(|[c, _]| c);
+        match sums.get() {
+            Some(s) if Some(s.len()) == channels => self.run_sums_hook::<B>(x, q, s, y),
+            _ => self.run_checked::<B>(x, q, y),
+        }
+    }
+
+    /// Whether the filter's rows (`filter_shape`) are stored one after another, so
+    /// [`row_sums`](Self::row_sums) holds their sums (conv2d, fully connected).
+    const ROW_SUMS: bool = false;
+
+    /// Runs backend `B`'s `*_with_sums` hook for this layer, `sums` one per output channel
+    /// (checked arguments; the default, for layers without one, `run_checked`).
+    fn run_sums_hook<B: Int8Kernels>(
+        &self,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        _sums: &[i32],
         y: &mut [i8],
     ) {
         self.run_checked::<B>(x, q, y);
@@ -411,21 +434,10 @@ impl Int8Geometry for ConvGeometry {
         B::conv2d_i8_checked(self, x, q, y);
     }
 
-    fn row_sums(&self, filter: &[i8]) -> RowSums {
-        self.filter_shape().map_or(RowSums::NONE, |shape| RowSums::new(filter, shape))
-    }
+    const ROW_SUMS: bool = true;
 
-    fn run_with_sums<B: Int8Kernels>(
-        &self,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: &RowSums,
-        y: &mut [i8],
-    ) {
-        match sums.get() {
-            Some(s) if s.len() == self.out_channels => B::conv2d_i8_with_sums(self, x, q, s, y),
-            _ => B::conv2d_i8_checked(self, x, q, y),
-        }
+    fn run_sums_hook<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
+        B::conv2d_i8_with_sums(self, x, q, s, y);
     }
 }
 
@@ -476,23 +488,10 @@ impl Int8Geometry for FcGeometry {
         B::fully_connected_i8_checked(self, x, q, y);
     }
 
-    fn row_sums(&self, filter: &[i8]) -> RowSums {
-        self.filter_shape().map_or(RowSums::NONE, |shape| RowSums::new(filter, shape))
-    }
+    const ROW_SUMS: bool = true;
 
-    fn run_with_sums<B: Int8Kernels>(
-        &self,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: &RowSums,
-        y: &mut [i8],
-    ) {
-        match sums.get() {
-            Some(s) if s.len() == self.out_features => {
-                B::fully_connected_i8_with_sums(self, x, q, s, y);
-            }
-            _ => B::fully_connected_i8_checked(self, x, q, y),
-        }
+    fn run_sums_hook<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
+        B::fully_connected_i8_with_sums(self, x, q, s, y);
     }
 }
 

@@ -197,40 +197,40 @@ impl<I: X86Isa> X86<I> {
         Self::require();
         DotPath::detect(I::LEVEL)
     }
+
+    /// Layer `g` on this level's dot path with row sums `sums` if given, or the portable
+    /// kernel `portable` without AVX2 (checked arguments).
+    #[inline]
+    fn dot_layer<G: DotLayer>(
+        g: &G,
+        (x, q, sums): (&[i8], LayerQuant<'_>, Option<&[i32]>),
+        y: &mut [i8],
+        portable: fn(&G, &[i8], LayerQuant<'_>, &mut [i8]),
+    ) {
+        match Self::int8_path() {
+            Some(path) => g.run_on(path, x, q, sums, y),
+            None => portable(g, x, q, y),
+        }
+    }
 }
 
 impl<I: X86Isa> Int8Kernels for X86<I> {
     fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, None, y),
-            None => portable::conv2d(g, x, q, y),
-        }
+        Self::dot_layer(g, (x, q, None), y, portable::conv2d);
     }
 
-    fn conv2d_i8_with_sums(
-        g: &ConvGeometry,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: &[i32],
-        y: &mut [i8],
-    ) {
-        match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, Some(sums), y),
-            None => portable::conv2d(g, x, q, y),
-        }
+    fn conv2d_i8_with_sums(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
+        Self::dot_layer(g, (x, q, Some(s)), y, portable::conv2d);
     }
 
     fn fully_connected_i8_with_sums(
         g: &FcGeometry,
         x: &[i8],
         q: LayerQuant<'_>,
-        sums: &[i32],
+        s: &[i32],
         y: &mut [i8],
     ) {
-        match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, Some(sums), y),
-            None => portable::fully_connected(g, x, q, y),
-        }
+        Self::dot_layer(g, (x, q, Some(s)), y, portable::fully_connected);
     }
 
     fn depthwise_conv2d_i8_checked(
@@ -248,9 +248,6 @@ impl<I: X86Isa> Int8Kernels for X86<I> {
     }
 
     fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, None, y),
-            None => portable::fully_connected(g, x, q, y),
-        }
+        Self::dot_layer(g, (x, q, None), y, portable::fully_connected);
     }
 }
