@@ -170,6 +170,23 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
                 with_row_sums(path, &g, &x, q, &want);
             }
         }
+        // Filter rows of 3 * 3 * 240 = 2160 bytes with padding: over NEON's 2048-byte
+        // gather row, so its pixels that are not one contiguous run take the per-tap loop.
+        let (cin, cout) = (240, 11);
+        let window =
+            Window2d::with_padding(cin, [4, 3], [3, 3], [1, 1], [1, 1], Padding::Same).unwrap();
+        let g = ConvGeometry { window, out_channels: cout };
+        let x = codes(&mut r, 4 * 3 * cin);
+        let filter = codes(&mut r, cout * 9 * cin);
+        let mults = random_multipliers(&mut r, cout, 9 * cin);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, None, &mults, &out);
+        let w = Int8Weights { filter: &filter, bias: None, multipliers: &mults };
+        let q = LayerQuant { x_zp, weights: w, out };
+        let mut y = vec![0x55i8; want.len()];
+        layer_i8_on(path, &g, &x, q, &mut y).unwrap();
+        assert_eq!(y, want, "{path:?} long filter rows: {g:?} {out:?}");
+        with_row_sums(path, &g, &x, q, &want);
         // Ties through the vector stage: 1x1 layers of 16 + 3 outputs, weight 1, x / 4.
         let quarter = QuantizedMultiplier { multiplier: 1 << 30, shift: -1 };
         let x: Vec<i8> = vec![-6];
@@ -189,7 +206,7 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
 
 /// Runs `g` on `path` with the filter's row sums (as a prepared layer does) and checks the
 /// result is `want`.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(any(all(target_arch = "aarch64", feature = "neon"), all(target_arch = "x86_64", not(miri))))]
 fn with_row_sums<G: neon_runtime::kernels::int8::DotLayer + core::fmt::Debug>(
     path: neon_runtime::kernels::int8::DotPath,
     g: &G,
@@ -205,17 +222,6 @@ fn with_row_sums<G: neon_runtime::kernels::int8::DotLayer + core::fmt::Debug>(
     assert_eq!(y, want, "{path:?} with row sums: {g:?} {:?}", q.out);
 }
 
-/// NEON has no row-sums entry: its prepared layers form the sums per call.
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
-fn with_row_sums<G>(
-    _: neon_runtime::kernels::int8::DotPath,
-    _: &G,
-    _: &[i8],
-    _: LayerQuant<'_>,
-    _: &[i8],
-) {
-}
-
 /// `NeonWidening` (the NEON int8 kernels with conv2d and fully connected forced onto the
 /// widening path, for measurements) against the same references as every backend.
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
@@ -224,4 +230,40 @@ fn neon_widening_matches_reference() {
     use neon_runtime::kernels::int8::NeonWidening;
     super::conv2d_matches_reference::<NeonWidening>();
     super::fully_connected_matches_reference::<NeonWidening>();
+}
+
+/// NEON's depthwise (depth multiplier 1) on kernels of more taps than its per-pixel tap list
+/// holds (9 x 9 = 81 > 64: the shared loop) and on the block path's edges (8 and 12
+/// channels, padding) against the portable kernel.
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+#[test]
+fn neon_depthwise_many_taps_matches_portable() {
+    use neon_runtime::kernels::{Neon, Portable};
+    let mut r = SmallRng::seed_from_u64(41);
+    for (channels, kernel) in [(12, 9), (8, 9), (12, 3), (8, 8)] {
+        let window = Window2d::with_padding(
+            channels,
+            [10, 9],
+            [kernel, kernel],
+            [1, 1],
+            [1, 1],
+            Padding::Same,
+        )
+        .unwrap();
+        let g = DepthwiseGeometry { window, depth_multiplier: 1 };
+        let x = codes(&mut r, 10 * 9 * channels);
+        let filter = codes(&mut r, kernel * kernel * channels);
+        let bias: Vec<i32> = (0..channels).map(|_| r.gen_range(-40_000..40_000)).collect();
+        let mults = random_multipliers(&mut r, channels, kernel * kernel);
+        let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
+        for bias in [Some(&bias[..]), None] {
+            let w = Int8Weights { filter: &filter, bias, multipliers: &mults };
+            let q = LayerQuant { x_zp, weights: w, out };
+            let n = window.out_height * window.out_width * channels;
+            let (mut want, mut y) = (vec![0i8; n], vec![0x55i8; n]);
+            Portable::layer_i8(&g, &x, q, &mut want).unwrap();
+            Neon::layer_i8(&g, &x, q, &mut y).unwrap();
+            assert_eq!(y, want, "{channels} channels, {kernel}x{kernel}: {out:?}");
+        }
+    }
 }

@@ -44,7 +44,7 @@ mod requant;
 mod x86;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pub use neon::{layer_i8_on, DotLayer, DotPath, NeonWidening};
+pub use neon::{layer_i8_on, layer_i8_on_with_sums, DotLayer, DotPath, NeonWidening};
 #[cfg(neon_x86)]
 pub use x86::{layer_i8_on, layer_i8_on_with_sums, DotLayer, DotPath};
 

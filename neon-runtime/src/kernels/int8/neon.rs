@@ -13,31 +13,37 @@
 //!   the portable output stage, which is also where [`Rounding::HalfUpBlocks`] puts its tail
 //!   (so the vector blocks always have one rounding).
 //! - **Depthwise** (depth multiplier 1; others run the portable kernel): per output
-//!   pixel, channels in chunks of 64 on the stack, each tap walked once per chunk (the
-//!   models' kernels are one column wide, so a tap is one row), its channels in blocks of 8
-//!   accumulated by `ssubl` (`x - x_zp` to i16, exact), `sxtl` of the weights and `smlal`
-//!   to i32; tail channels scalar in the same walk. The input offset is not folded
-//!   here: the models' layers compute one output pixel per call (streaming), where the
-//!   folded correction `bias - x_zp * sum w` costs as much as the sum it saves.
-//! - **Fully connected and conv2d**: one dot product per output channel (per tap for conv2d)
-//!   over contiguous input features, 16 at a time, on one of two paths ([`DotPath`]): `sdot`
-//!   with the offset folded (`sum x * w - x_zp * sum w`, the second sum an `sdot` by ones),
-//!   where the CPU has FEAT_DotProd; otherwise `ssubl` (`x - x_zp` widened to i16, exact),
-//!   `sxtl` of the weights and `smlal`. The requantisation as above.
+//!   pixel, blocks of 8 channels in registers, each walking every tap: `ssubl` (`x - x_zp`
+//!   to i16, exact), `sxtl` of the weights and `smlal` to i32; the last `C mod 8` channels
+//!   one more block over the pixel's last 8 ([`depthwise`]; under 8 channels the shared
+//!   loop, [`portable::depthwise_dm1_with`]). The input offset is not folded here: the
+//!   models' layers compute one output pixel per call (streaming), where the folded
+//!   correction `bias - x_zp * sum w` costs as much as the sum it saves.
+//! - **Fully connected and conv2d**: one dot product per output channel over the whole
+//!   filter row, four rows per load of the input, the offset folded with the filter's row
+//!   sums (`sum x * w - x_zp * sum w`), on one of two paths ([`DotPath`]): `sdot` where the
+//!   CPU has FEAT_DotProd, otherwise `smull`/`smull2` and `sadalp` ([`rows`]: also conv2d
+//!   pixels whose taps are not one contiguous run). Filters of rows over 2048 bytes run
+//!   the per-tap loop with one dot product per tap: `sdot` (offset folded, the second sum
+//!   an `sdot` by ones) or `ssubl` (`x - x_zp` widened to i16, exact), `sxtl` of the
+//!   weights and `smlal`. The requantisation as above.
 //!
 //! Sources: the instructions' pseudo-code (Arm A64 ISA: `SQRDMULH`, `SRSHL`, `SDOT`), and
 //! for the fix-up gemmlowp's `fixedpoint_neon.h` (`RoundingDivideByPOT`), read for the
 //! arithmetic only.
 
-use super::portable::{self, finish, DepthwisePieces, OnPath, PathKernels};
+use super::portable::{self, finish, DepthwisePieces, PathKernels};
 use super::{
     ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, Int8Weights,
-    LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
+    LayerQuant, OutputStage, Rounding, RowSums, ROUNDING_BLOCK,
 };
 use crate::error::Error;
 use crate::kernels::{cpu, BackendKind, BackendType, Neon};
 use core::arch::aarch64::*;
 use core::arch::asm;
+
+mod depthwise;
+mod rows;
 
 /// How the NEON fully connected and conv2d kernels form their dot products. Both are exact,
 /// so they give the same outputs.
@@ -75,27 +81,49 @@ impl DotPath {
 /// [`FcGeometry`].
 pub trait DotLayer: Int8Geometry {
     /// Runs the layer's NEON kernel on `path` (arguments that passed
-    /// [`Int8Geometry::check`]; `Sdot` only where the CPU has FEAT_DotProd).
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
+    /// [`Int8Geometry::check`]; `Sdot` only where the CPU has FEAT_DotProd), with the
+    /// filter's row sums `sums` ([`RowSums`], one per output channel) if given.
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    );
 }
 
-/// conv2d: per output pixel and channel, one dot product per inside tap over the input
-/// channels.
+/// conv2d: per output pixel, one dot product per output channel over the whole filter row
+/// (module docs).
 impl DotLayer for ConvGeometry {
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::conv2d_with(self, x, y, &OnPath { path, q: &q, sums: None });
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
+        rows::conv2d(path, self, x, &q, sums, y);
     }
 }
 
-/// Fully connected: one dot product per input row and output feature.
+/// Fully connected: one dot product per input row and output feature (module docs).
 impl DotLayer for FcGeometry {
-    fn run_on(&self, path: DotPath, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q, sums: None });
+    fn run_on(
+        &self,
+        path: DotPath,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
+        rows::fully_connected(path, self, x, &q, sums, y);
     }
 }
 
-/// The NEON pieces of the conv2d and fully connected loops: [`dot`] on the path, the output
-/// stage by [`finish_row`].
+/// The NEON pieces of the per-tap conv2d loop (filters of long rows, [`rows`]): [`dot`] on
+/// the path, the output stage by [`finish_row`].
 impl PathKernels for DotPath {
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
         dot(self, x, w, x_zp)
@@ -118,16 +146,57 @@ pub fn layer_i8_on<G: DotLayer>(
     q: LayerQuant<'_>,
     y: &mut [i8],
 ) -> Result<(), Error> {
-    g.check_then((x, q, y), |g, x, q, y| g.run_on(path.usable(), x, q, y))
+    layer_i8_on_with_sums(path, g, x, q, &RowSums::NONE, y)
+}
+
+/// [`layer_i8_on`] with the filter's row sums `sums` as a prepared layer passes them
+/// ([`Int8Geometry::row_sums`] of `q`'s filter; [`RowSums::NONE`]: formed per call).
+///
+/// # Errors
+/// As [`Int8Kernels::layer_i8`]; [`Error::Length`] when `sums` holds a number of channels
+/// other than the layer's.
+pub fn layer_i8_on_with_sums<G: DotLayer>(
+    path: DotPath,
+    g: &G,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    sums: &RowSums,
+    y: &mut [i8],
+) -> Result<(), Error> {
+    let sums = sums.get();
+    if let Some(s) = sums {
+        super::length("row sums", g.filter_shape().ok().map(|[c, _]| c), s.len())?;
+    }
+    g.check_then((x, q, y), |g, x, q, y| g.run_on(path.usable(), x, q, sums, y))
 }
 
 /// `impl Int8Kernels for $backend` with conv2d and fully connected on the [`DotPath`] that
-/// `$path` gives, depthwise on [`depthwise_hook`].
+/// `$path` gives (with the prepared row sums where given), depthwise on [`depthwise_hook`].
 macro_rules! neon_int8_kernels {
     ($backend:ty, $path:expr) => {
         impl Int8Kernels for $backend {
             fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-                g.run_on($path, x, q, y);
+                g.run_on($path, x, q, None, y);
+            }
+
+            fn conv2d_i8_with_sums(
+                g: &ConvGeometry,
+                x: &[i8],
+                q: LayerQuant<'_>,
+                sums: &[i32],
+                y: &mut [i8],
+            ) {
+                g.run_on($path, x, q, Some(sums), y);
+            }
+
+            fn fully_connected_i8_with_sums(
+                g: &FcGeometry,
+                x: &[i8],
+                q: LayerQuant<'_>,
+                sums: &[i32],
+                y: &mut [i8],
+            ) {
+                g.run_on($path, x, q, Some(sums), y);
             }
 
             fn depthwise_conv2d_i8_checked(
@@ -145,7 +214,7 @@ macro_rules! neon_int8_kernels {
                 q: LayerQuant<'_>,
                 y: &mut [i8],
             ) {
-                g.run_on($path, x, q, y);
+                g.run_on($path, x, q, None, y);
             }
         }
     };
@@ -175,7 +244,7 @@ neon_int8_kernels!(NeonWidening, DotPath::Widening);
 /// the portable one otherwise.
 fn depthwise_hook(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
     if g.depth_multiplier == 1 {
-        depthwise(g, x, q, y);
+        depthwise::depthwise(g, x, q, y);
     } else {
         portable::depthwise(g, x, q, y);
     }
@@ -259,25 +328,42 @@ impl Stage8 {
     }
 }
 
-/// Writes `y[j] = stage(acc(j))` for the output channels `j` of a row of `y.len()`: whole
-/// blocks of 8 through [`Stage8`], the rest through the portable stage.
+/// Writes `y[j] = stage(acc(j))` for the output channels `j` of a row of `y.len()`, in
+/// [`stage_block`]s of up to 64 channels.
 #[inline]
 fn finish_row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
-    let (out, w, n) = (&q.out, &q.weights, y.len());
-    let body = n - n % ROUNDING_BLOCK;
-    for (b, yb) in y[..body].chunks_exact_mut(8).enumerate() {
-        let j0 = 8 * b;
-        let a: [i32; 8] = core::array::from_fn(|j| acc(j0 + j));
-        let stage = Stage8::new(out, w, j0, n);
-        // SAFETY: NEON is baseline; the loads read the 8-value array, the store writes the
-        // 8-byte chunk.
-        unsafe {
-            let v = stage.apply([vld1q_s32(a.as_ptr()), vld1q_s32(a[4..].as_ptr())]);
-            vst1_s8(yb.as_mut_ptr(), v);
-        }
+    let n = y.len();
+    for (b, yb) in y.chunks_mut(64).enumerate() {
+        let c0 = 64 * b;
+        let a: [i32; 64] = core::array::from_fn(|j| if c0 + j < n { acc(c0 + j) } else { 0 });
+        stage_block(q, &a[..yb.len()], (c0, n), yb);
     }
-    for (j, y) in y.iter_mut().enumerate().skip(body) {
-        *y = finish(out, w, (j, n), acc(j));
+}
+
+/// Writes `y[j] = stage(acc[j])` for output channels `c0 + j` of `channels` (`c0` a
+/// multiple of 8, `y` and `acc` of equal length): the channels of whole blocks of 8 through
+/// [`Stage8`], the last `channels mod 8` through the portable stage.
+fn stage_block(q: &LayerQuant<'_>, acc: &[i32], (c0, channels): (usize, usize), y: &mut [i8]) {
+    let (out, w) = (&q.out, &q.weights);
+    let body = channels - channels % ROUNDING_BLOCK;
+    let vector = body.saturating_sub(c0).min(y.len());
+    let (yv, yt) = y.split_at_mut(vector);
+    for (b, (yb, ab)) in yv.chunks_exact_mut(8).zip(acc.chunks_exact(8)).enumerate() {
+        store8(&Stage8::new(out, w, c0 + 8 * b, channels), ab, yb);
+    }
+    for (j, (y, &a)) in yt.iter_mut().zip(&acc[vector..]).enumerate() {
+        *y = finish(out, w, (c0 + vector + j, channels), a);
+    }
+}
+
+/// `y[..8] = stage(acc[..8])`.
+#[inline(always)]
+fn store8(stage: &Stage8, acc: &[i32], y: &mut [i8]) {
+    assert!(acc.len() >= 8 && y.len() >= 8, "a block of 8 channels");
+    // SAFETY: NEON is baseline; `acc` and `y` hold 8 values each (asserted).
+    unsafe {
+        let v = [vld1q_s32(acc.as_ptr()), vld1q_s32(acc[4..].as_ptr())];
+        vst1_s8(y.as_mut_ptr(), stage.apply(v));
     }
 }
 
@@ -298,23 +384,8 @@ impl DepthwisePieces for NeonDepthwise {
         acc: &[i32],
         y: &mut [i8],
     ) {
-        assert!(acc.len() >= 8 && y.len() >= 8, "a block of 8 channels");
-        let stage = Stage8::new(&q.out, &q.weights, c0, channels);
-        // SAFETY: NEON is baseline; `acc` and `y` hold 8 values each (asserted).
-        unsafe {
-            let v = [vld1q_s32(acc.as_ptr()), vld1q_s32(acc[4..].as_ptr())];
-            vst1_s8(y.as_mut_ptr(), stage.apply(v));
-        }
+        store8(&Stage8::new(&q.out, &q.weights, c0, channels), acc, y);
     }
-}
-
-/// Depthwise conv2d with depth multiplier 1 (checked arguments; module docs): the shared
-/// loop ([`portable::depthwise_dm1_with`]: per pixel, channels in chunks of `DW_BLOCK`, each
-/// tap walked once per chunk) with blocks of 8 channels in NEON registers.
-fn depthwise(g: &DepthwiseGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-    // SAFETY: NEON is baseline on aarch64; `x_zp` is in the int8 range (checked).
-    let zp = unsafe { vdup_n_s8(q.x_zp as i8) };
-    portable::depthwise_dm1_with(g, x, q, y, &NeonDepthwise { zp });
 }
 
 /// `acc += (x - x_zp) * w` over whole blocks of 8 values of `acc` (`ssubl`: `x - x_zp`
