@@ -1,7 +1,7 @@
 #!/bin/bash
 # ort.sh: the ONNX Runtime rows of benches/arm-peers.sh: Silero VAD per 32 ms window, the
-# Moonshine base-en encoder and one decoder step, ours (benches/src/bin/insn_vad.rs,
-# insn_moonshine.rs) next to ONNX Runtime 1.30.0's C library for Linux arm64
+# Moonshine base-en encoder and one decoder step, the sanoTTS decoder per second of audio, ours
+# (benches/src/bin/insn_vad.rs, insn_moonshine.rs, insn_sanotts.rs) next to ONNX Runtime 1.30.0's C library for Linux arm64
 # (onnxruntime-node 1.30.0's bin/napi-v6/linux/arm64/libonnxruntime.so.1), both counted by
 # the insn-count plugin under qemu-aarch64 (count-insns.sh --region), at one thread.
 #
@@ -11,19 +11,20 @@
 #        SYM         a directory: also write each count's --sym profile (functions by
 #                    instructions) there, <workload>.<cpu>.<ours|peer>.txt
 #        ONLY        an extended regular expression: only the workloads whose key matches
-#                    (vad, ms_encoder_2, ms_encoder_beckett, ms_step)
+#                    (vad, ms_encoder_2, ms_encoder_beckett, ms_step, sanotts)
 #
 # Prints only table rows `| workload | cpu | ours | peer | ours/peer |` (instructions per
 # workload; the ratio to 2 decimals). Where the peer has two variants (the shipped int8 .ort
-# Moonshine files and their f32 copies), the peer is the one with fewer instructions on that
-# CPU, named in the row.
+# Moonshine files and their f32 copies; sanoTTS's graph unfolded and with its input convs
+# folded), the peer is the one with fewer instructions on that CPU, named in the row.
 #
 # Setup (idempotent, into target/arm-peers/ort): `npm pack onnxruntime-node@1.30.0` and
 # `pip download --no-deps silero-vad==6.2.3`, sha256 checked; the peer program
-# benches/arm/ort_peer.c built with Debian's aarch64-linux-gnu-gcc; the Moonshine inputs and
-# expected outputs written by benches/arm/ort_inputs.py (tools/moonshine's venv, its shipped
-# .ort files and f32 copies; the rows need tools/moonshine/fetch.sh's model and are left out
-# with a note on stderr without it); our bench binaries built for aarch64-unknown-linux-gnu.
+# benches/arm/ort_peer.c built with Debian's aarch64-linux-gnu-gcc; the Moonshine and sanoTTS
+# graphs, inputs and expected outputs written by benches/arm/ort_inputs.py (in the venvs of
+# tools/moonshine, with its shipped .ort files and f32 copies, and tools/sanotts; the Moonshine
+# rows need tools/moonshine/fetch.sh's model and are left out with a note on stderr without
+# it); our bench binaries built for aarch64-unknown-linux-gnu.
 #
 # The /proc/cpuinfo trap: ONNX Runtime reads /proc/cpuinfo when it loads (its CPU detection,
 # which also picks kernels by core: e.g. its Cortex-A53 SGEMM) and segfaults on the host's x86
@@ -39,19 +40,24 @@
 #   within 1e-4 of models/vad/goldens/train_numbers.json (insn_vad's tolerance);
 # - Moonshine: the encoder output within 5e-4 and the step's logits within 1e-3 of ONNX
 #   Runtime's on the host (models/tests/moonshine_golden.rs's tolerances; on beckett.wav these
-#   are the repository's goldens, models/moonshine/goldens/beckett.safetensors).
+#   are the repository's goldens, models/moonshine/goldens/beckett.safetensors);
+# - sanoTTS: the waveform within relative L2 1e-4 of the numpy f64 reference
+#   (tools/sanotts/reference.py; the bound of models/tests/sanotts_golden.rs).
 #
 # Rows (the same inputs on both sides, the region around the call that computes them):
 # - Silero VAD window: insn_vad `window` (the plan on window 109, after windows 0..108) against
 #   one session.run on the same window and state (silero_vad.onnx, as OnnxWrapper feeds it);
 # - Moonshine encoder 2 s / beckett: insn_moonshine `encoder 2` / `encoder 10` against one
 #   run of the encoder graph on the same samples after one warm-up run. Ours also computes the
-#   decoder's cross-attention keys and values there (16 T 416^2 multiply-adds, about 12% of
-#   the encode), which ONNX Runtime's graph leaves to its first decoder step: the ratio is
-#   pessimistic for ours by that much;
+#   decoder's cross-attention keys and values there (16 T 416^2 multiply-adds: 11% of the
+#   encode's at 2 s, 10% on beckett), which ONNX Runtime's graph leaves to its first decoder
+#   step: the ratio is pessimistic for ours by about that much;
 # - Moonshine decoder step: insn_moonshine `step` (position 7 over beckett's 413 frames)
 #   against one cached step of the merged decoder on the same token, caches and encoder
-#   output, every output fetched.
+#   output, every output fetched;
+# - sanoTTS decoder, 1 s: insn_sanotts `decode 125` (network and iSTFT, synthetic voice, the
+#   seeded test hidden states) against one run of tools/sanotts/onnx_peer.py's graph (network
+#   and the iSTFT as ConvTranspose) on the same voice and hidden states, after one warm-up run.
 set -euo pipefail
 case "${1:-}" in
   -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -142,8 +148,17 @@ moonshine_setup() {
   MS_PKG="$("$py" -c 'import sys; sys.path.insert(0, "tools/moonshine"); import ms_env, os; print(os.path.join(ms_env.source_dir(), "models/base-en"))')"
   if [ ! -f "$WORK/moonshine/done" ] || [ benches/arm/ort_inputs.py -nt "$WORK/moonshine/done" ]; then
     rm -rf "$WORK/moonshine"
-    "$py" benches/arm/ort_inputs.py "$WORK/moonshine"
+    "$py" benches/arm/ort_inputs.py moonshine "$WORK/moonshine"
     touch "$WORK/moonshine/done"
+  fi
+}
+
+sanotts_setup() {
+  tools/sanotts/setup.sh >/dev/null
+  if [ ! -f "$WORK/sanotts/done" ] || [ benches/arm/ort_inputs.py -nt "$WORK/sanotts/done" ]; then
+    rm -rf "$WORK/sanotts"
+    target/py/sanotts/bin/python benches/arm/ort_inputs.py sanotts "$WORK/sanotts"
+    touch "$WORK/sanotts/done"
   fi
 }
 
@@ -189,9 +204,13 @@ setup >&2
 [ -n "$SYM" ] && mkdir -p "$SYM"
 bins=(--bin insn_vad)
 ms=0
-if want ms_ && moonshine_setup >&2; then
+if { want ms_encoder_2 || want ms_encoder_beckett || want ms_step; } && moonshine_setup >&2; then
   ms=1
   bins+=(--bin insn_moonshine)
+fi
+if want sanotts; then
+  sanotts_setup >&2
+  bins+=(--bin insn_sanotts)
 fi
 cargo build --release --quiet -p neon-benches "${bins[@]}" --target aarch64-unknown-linux-gnu >&2
 BIN="$ROOT/target/aarch64-unknown-linux-gnu/release"
@@ -231,4 +250,17 @@ if [ $ms = 1 ]; then
   moonshine ms_encoder_2 "Moonshine base-en encoder, 2 s (82 frames)" encoder encoder 2
   moonshine ms_encoder_beckett "Moonshine base-en encoder, beckett.wav (9.96 s, 413 frames)" encoder encoder 10
   moonshine ms_step "Moonshine base-en decoder step (position 7, 413 frames)" decoder step
+fi
+
+if want sanotts; then
+  for cpu in $CPUS; do
+    p1="$(peer sanotts.unfolded "$cpu" run "$WORK/sanotts/sanotts_125/sanotts.onnx" "$WORK/sanotts/sanotts_125/spec")"
+    p2="$(peer sanotts.folded "$cpu" run "$WORK/sanotts/sanotts_125/sanotts_folded.onnx" "$WORK/sanotts/sanotts_125/spec")"
+    o="$(count "sanotts.$cpu.ours" "$cpu" "$BIN/insn_sanotts" decode 125)"
+    if [ "$p2" -lt "$p1" ]; then
+      row "sanoTTS decoder, 1 s of audio (125 frames)" "$cpu" "$o" "$p2" "folded graph; unfolded $p1"
+    else
+      row "sanoTTS decoder, 1 s of audio (125 frames)" "$cpu" "$o" "$p1" "unfolded graph; folded $p2"
+    fi
+  done
 fi

@@ -3,10 +3,14 @@
 program benches/arm/ort_peer.c (`ort_peer LIB run MODEL SPEC`): one folder per workload with a
 `spec` file and the raw little-endian tensors it names.
 
-Usage (tools/moonshine's venv, after tools/moonshine/fetch.sh and setup.sh):
-    target/py/moonshine/bin/python benches/arm/ort_inputs.py OUT_DIR
+Usage:
+    target/py/moonshine/bin/python benches/arm/ort_inputs.py moonshine OUT_DIR
+        (tools/moonshine's venv, after tools/moonshine/fetch.sh and setup.sh --bench)
+    target/py/sanotts/bin/python benches/arm/ort_inputs.py sanotts OUT_DIR
+        (tools/sanotts's venv, tools/sanotts/setup.sh)
 
-Workloads (the inputs of benches/src/bin/insn_moonshine.rs; beckett.wav as int16 / 32768):
+Moonshine workloads (the inputs of benches/src/bin/insn_moonshine.rs; beckett.wav as int16 /
+32768):
   ms_encoder_2       encoder graph, input_values [1, 32000] (the first 2 s); expected: ONNX
                      Runtime's encoder output on the host (shipped int8 encoder_model.ort)
   ms_encoder_beckett encoder graph, the whole clip [1, 159414]; expected: the golden encoder
@@ -18,6 +22,14 @@ Workloads (the inputs of benches/src/bin/insn_moonshine.rs; beckett.wav as int16
                      logits of step 7 (every present.* output fetched, not checked)
 
 Tolerances (models/tests/moonshine_golden.rs): encoder output 5e-4, logits 1e-3.
+
+sanoTTS workload (the input of benches/src/bin/insn_sanotts.rs `decode 125`):
+  sanotts_125        the decoder graph of tools/sanotts/onnx_peer.py for the synthetic voice
+                     (seed 0x5A70), written unfolded (sanotts.onnx) and folded
+                     (sanotts_folded.onnx), on the seeded test hidden states [1, 192, 125]
+                     (1 s of audio); expected: the numpy f64 reference waveform
+                     (tools/sanotts/reference.py, as the goldens' `reference`), relative L2
+                     within 1e-4 (issue 12's bound for every independent check of the decoder)
 """
 import os
 import sys
@@ -25,8 +37,6 @@ import sys
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "moonshine"))
-import ms_env  # noqa: E402
 
 SHORT_SAMPLES = 32_000  # neon_benches::moonshine::SHORT_SAMPLES
 STEP_POSITION = 7  # neon_benches::moonshine::STEP_POSITION
@@ -43,10 +53,9 @@ def write(out, name, lines, arrays):
         f.write("".join(line + "\n" for line in lines))
 
 
-def main():
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__)
-    out = sys.argv[1]
+def moonshine(out):
+    sys.path.insert(0, os.path.join(ROOT, "tools", "moonshine"))
+    import ms_env
     from safetensors.numpy import load_file
 
     golden = load_file(os.path.join(ms_env.MODELS_DIR, "goldens", "beckett.safetensors"))
@@ -87,5 +96,31 @@ def main():
           f"(ONNX Runtime {ort.version} on the host)", file=sys.stderr)
 
 
+SANO_FRAMES = 125  # 1 s of audio: insn_sanotts decode 125
+SANO_TOL = 1e-4
+
+
+def sanotts(out):
+    sys.path.insert(0, os.path.join(ROOT, "tools", "sanotts"))
+    import onnx
+    import onnx_peer
+    import reference
+    import voice
+
+    v = {k: np.asarray(a, np.float32) for k, a in voice.voice().items()}
+    h = np.asarray(voice.hidden(SANO_FRAMES), np.float32)
+    want = reference.decode(v, h)  # as tools/sanotts/goldens.py
+    d = os.path.join(out, "sanotts_125")
+    os.makedirs(d, exist_ok=True)
+    onnx.save(onnx_peer.build_model(v), os.path.join(d, "sanotts.onnx"))
+    onnx.save(onnx_peer.build_model(v, folded=True), os.path.join(d, "sanotts_folded.onnx"))
+    write(out, "sanotts_125", [f"in hidden f32 hidden.bin 1 192 {SANO_FRAMES}",
+                               f"out audio reference.bin {SANO_TOL} l2"],
+          {"hidden.bin": h.astype("<f4"), "reference.bin": np.asarray(want).astype("<f4")})
+    print(f"ort_inputs: wrote {d}", file=sys.stderr)
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 3 or sys.argv[1] not in ("moonshine", "sanotts"):
+        raise SystemExit(__doc__)
+    {"moonshine": moonshine, "sanotts": sanotts}[sys.argv[1]](sys.argv[2])

@@ -17,6 +17,7 @@
  *       its tolerance of the expected values. SPEC lines (paths relative to SPEC's folder):
  *         in NAME f32|i64|bool FILE D0 D1 ...   raw little-endian values, shape D0 x D1 ...
  *         out NAME FILE TOL                     expected f32 values; max |got - want| <= TOL
+ *         out NAME FILE TOL l2                  |got - want| / |want| <= TOL (Euclidean norms)
  *         out NAME - -                          fetched, not checked
  *
  * The session as the host peers open theirs (tools/NAME/): CPU provider, one intra-op and one
@@ -311,6 +312,7 @@ static int run_spec(const char *model, const char *spec) {
 
     char *in_names[MAX_VALUES], *out_names[MAX_VALUES], *want_files[MAX_VALUES];
     double tol[MAX_VALUES];
+    int l2[MAX_VALUES];
     Handle in[MAX_VALUES], out[MAX_VALUES];
     size_t n_in = 0, n_out = 0;
     char line[8192];
@@ -349,7 +351,9 @@ static int run_spec(const char *model, const char *spec) {
         } else if (!strcmp(kind, "out")) {
             if (n_out == MAX_VALUES) die("too many outputs");
             char *file = strtok_r(NULL, " \t\n", &save), *t = strtok_r(NULL, " \t\n", &save);
-            if (!file || !t) die("spec: out NAME FILE TOL");
+            char *mode = strtok_r(NULL, " \t\n", &save);
+            if (!file || !t) die("spec: out NAME FILE TOL [l2]");
+            l2[n_out] = mode && !strcmp(mode, "l2");
             char path[8192];
             snprintf(path, sizeof path, "%s%s", dir, file);
             out_names[n_out] = strdup(name);
@@ -379,14 +383,17 @@ static int run_spec(const char *model, const char *spec) {
             bad = 1;
             continue;
         }
-        double max = 0;
+        double max = 0, diff2 = 0, want2 = 0;
         for (size_t j = 0; j < n; j++) {
             double d = fabs((double)got[j] - want[j]);
             if (!(d <= max)) max = d; /* NaN propagates */
+            diff2 += d * d;
+            want2 += (double)want[j] * want[j];
         }
-        fprintf(stderr, "%s: %zu values, max |ORT - expected| = %.3g (tolerance %.3g)\n",
-                out_names[i], n, max, tol[i]);
-        if (!(max <= tol[i])) bad = 1;
+        double err = l2[i] ? sqrt(diff2 / want2) : max;
+        fprintf(stderr, "%s: %zu values, %s = %.3g (tolerance %.3g)\n", out_names[i], n,
+                l2[i] ? "relative L2 of ORT - expected" : "max |ORT - expected|", err, tol[i]);
+        if (!(err <= tol[i])) bad = 1;
     }
     return bad;
 }
