@@ -194,7 +194,7 @@ peer() {
 # row WORKLOAD CPU OURS PEER [PEER_NAME]
 row() {
   awk -v w="$1" -v c="$2" -v o="$3" -v p="$4" -v pn="${5:-}" 'BEGIN {
-    printf "| %s%s | %s | %d | %d | %.2f |\n", w, pn == "" ? "" : " (ONNX Runtime " pn ")", c, o, p, o / p
+    printf "| %s%s | %s | %.0f | %.0f | %.2f |\n", w, pn == "" ? "" : " (ONNX Runtime " pn ")", c, o, p, o / p
   }'
 }
 
