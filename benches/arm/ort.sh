@@ -59,20 +59,9 @@
 #   seeded test hidden states) against one run of tools/sanotts/onnx_peer.py's graph (network
 #   and the iSTFT as ConvTranspose) on the same voice and hidden states, after one warm-up run.
 set -euo pipefail
-case "${1:-}" in
-  -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-  "") ;;
-  *) echo "usage: $0 [--help]" >&2; exit 2 ;;
-esac
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-INSN_COUNT="${INSN_COUNT:-$ROOT/../shared/tools/insn-count/count-insns.sh}"
-CPUS="${CPUS:-neoverse-n1 cortex-a53}"
-SYM="${SYM:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+arm_peer_args "$@"
 ONLY="${ONLY:-}"
-cd "$ROOT"
-[ -x "$INSN_COUNT" ] || { echo "ort.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
-
-CACHE="$ROOT/target/py/cache"
 WORK="$ROOT/target/arm-peers/ort"
 ORT_TGZ=onnxruntime-node-1.30.0.tgz
 ORT_TGZ_SHA256=6e3390d6b783e7be946fad629292799da28d0b42f84856e50d2c1b0383291e75

@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "region.h"
+
 typedef void Status; /* OrtStatus*: NULL on success */
 typedef void *Handle;
 
@@ -83,20 +85,6 @@ static Handle memory_info;
 
 #define FN(slot, type) ((type)api[slot])
 
-/* The region markers of ../shared/tools/insn-count (svc #0 with x8 = 0x5A5A0 / 0x5A5A1, x0 =
- * the region id), as neon_benches::{region_start, region_stop}. */
-static void region(uint64_t marker, uint64_t id) {
-#if defined(__aarch64__)
-    register uint64_t x8 __asm__("x8") = marker;
-    register uint64_t x0 __asm__("x0") = id;
-    __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8) : "memory");
-#else
-    (void)marker;
-    (void)id;
-#endif
-}
-#define REGION_START(id) region(0x5A5A0, id)
-#define REGION_STOP(id) region(0x5A5A1, id)
 
 static void die(const char *what) {
     fprintf(stderr, "ort_peer: %s\n", what);

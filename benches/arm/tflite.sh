@@ -35,19 +35,8 @@
 # - openWakeWord push, five heads: insn_oww `push-heads:5` (WakeDetector::push, incremental
 #   embedding, the five official heads) against mel + embedding + the five .tflite heads.
 set -euo pipefail
-case "${1:-}" in
-  -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-  "") ;;
-  *) echo "usage: $0 [--help]" >&2; exit 2 ;;
-esac
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-INSN_COUNT="${INSN_COUNT:-$ROOT/../shared/tools/insn-count/count-insns.sh}"
-CPUS="${CPUS:-neoverse-n1 cortex-a53}"
-SYM="${SYM:-}"
-cd "$ROOT"
-[ -x "$INSN_COUNT" ] || { echo "tflite.sh: $INSN_COUNT not found (set INSN_COUNT)" >&2; exit 2; }
-
-CACHE="$ROOT/target/py/cache"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+arm_peer_args "$@"
 WORK="$ROOT/target/arm-peers/tflite"
 MWW_WHEEL=pymicro_wakeword-2.5.0-py3-none-manylinux_2_35_aarch64.whl
 MWW_WHEEL_SHA256=6c75b77c936efd19b8c35a094cb7e3fdbd4ebcd0f63635a0851ce591990829f2

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "region.h"
+
 typedef struct TfLiteModel TfLiteModel;
 typedef struct TfLiteInterpreter TfLiteInterpreter;
 typedef struct TfLiteInterpreterOptions TfLiteInterpreterOptions;
@@ -47,9 +49,6 @@ static struct {
 } api;
 
 #define MAX_MODELS 8
-/* The insn-count plugin's region markers: svc #0 with x8 = these, x0 = the region's id. */
-#define REGION_START 0x5A5A0
-#define REGION_STOP 0x5A5A1
 #define MAX_DIMS 8
 
 struct stage {
@@ -61,17 +60,6 @@ struct stage {
   size_t in_bytes, out_bytes;
   const char* out_path;
 };
-
-static void region(uint64_t marker, uint64_t id) {
-#if defined(__aarch64__)
-  register uint64_t x8 __asm__("x8") = marker;
-  register uint64_t x0 __asm__("x0") = id;
-  __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8) : "memory");
-#else
-  (void)marker;
-  (void)id;
-#endif
-}
 
 static int fail(const char* what, const char* detail) {
   fprintf(stderr, "tflite_peer: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -165,12 +153,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       struct stage* st = &stages[i];
       const uint64_t id = (uint64_t)i + 1;
-      if (s >= warm) region(REGION_START, id);
+      if (s >= warm) REGION_START(id);
       const int failed =
           api.copy_from(st->in, st->inputs + s * st->in_bytes, st->in_bytes) != 0 ||
           api.invoke(st->it) != 0 ||
           api.copy_to(st->out, st->outputs + s * st->out_bytes, st->out_bytes) != 0;
-      if (s >= warm) region(REGION_STOP, id);
+      if (s >= warm) REGION_STOP(id);
       if (failed) return fail("a step failed", NULL);
     }
   }
