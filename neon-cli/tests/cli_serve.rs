@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::tcp::TcpServer;
 use neon_audio::Audio;
 use neon_wyoming::event::{read_event, write_event, Event};
 use serde_json::json;
@@ -238,11 +239,10 @@ fn connect(port: u16) -> (BufReader<TcpStream>, TcpStream) {
 
 #[test]
 fn tcp_clients_at_once_get_their_own_results_and_a_bad_one_harms_none() {
-    let port = 10_700 + (std::process::id() % 2000) as u16;
     let dir = custom_dir();
-    let uri = format!("tcp://127.0.0.1:{port}");
-    let mut server =
-        spawn(&["--uri", &uri, "--custom-model-dir", dir.to_str().unwrap(), "--max-clients", "9"]);
+    let server =
+        TcpServer::start(&["--custom-model-dir", dir.to_str().unwrap(), "--max-clients", "9"]);
+    let port = server.port;
     // A malformed client first: error event, disconnected.
     let (mut r, mut w) = connect(port);
     w.write_all(b"{\"type\": \"audio-chunk\", \"payload_length\": -5}\n").unwrap();
@@ -280,8 +280,7 @@ fn tcp_clients_at_once_get_their_own_results_and_a_bad_one_harms_none() {
     let e = read_event(&mut r).unwrap().unwrap();
     assert_eq!((e.kind.as_str(), e.data["code"].as_str()), ("error", Some("too-many-clients")));
     drop(held);
-    server.kill().unwrap();
-    let _ = server.wait();
+    server.stop();
 }
 
 #[test]
@@ -528,9 +527,8 @@ fn a_head_scoring_nan_is_an_error_not_detections() {
 /// is served.
 #[test]
 fn idle_and_stalled_clients_are_closed_and_free_their_place() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let uri = format!("tcp://127.0.0.1:{port}");
-    let mut server = spawn(&["--uri", &uri, "--max-clients", "3", "--idle-timeout", "1"]);
+    let server = TcpServer::start(&["--max-clients", "3", "--idle-timeout", "1"]);
+    let port = server.port;
     let t0 = std::time::Instant::now();
     let (silent_r, _silent_w) = connect(port);
     let (half_r, mut half_w) = connect(port);
@@ -563,8 +561,7 @@ fn idle_and_stalled_clients_are_closed_and_free_their_place() {
     std::thread::sleep(Duration::from_millis(500));
     write_event(&mut w, &Event::new("describe")).unwrap();
     assert_eq!(read_event(&mut r).unwrap().unwrap().kind, "info");
-    server.kill().unwrap();
-    let _ = server.wait();
+    server.stop();
 }
 
 /// A client closed for an error (here a malformed event followed by bytes the server never
@@ -573,9 +570,8 @@ fn idle_and_stalled_clients_are_closed_and_free_their_place() {
 /// resets the connection, and a client still reading then loses the end of the stream).
 #[test]
 fn a_client_closed_for_an_error_reads_the_error_then_the_end() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let uri = format!("tcp://127.0.0.1:{port}");
-    let mut server = spawn(&["--uri", &uri]);
+    let server = TcpServer::start(&[]);
+    let port = server.port;
     for round in 0..5 {
         let (mut r, mut w) = connect(port);
         let mut bytes = b"not an event\n".to_vec();
@@ -590,8 +586,7 @@ fn a_client_closed_for_an_error_reads_the_error_then_the_end() {
         assert!(matches!(end, Ok(None)), "round {round}: {end:?}");
         drop(writer.join().unwrap());
     }
-    server.kill().unwrap();
-    let _ = server.wait();
+    server.stop();
 }
 
 /// At the file-descriptor limit (`ulimit -n 30`: a TCP client costs the server two), the
@@ -599,17 +594,12 @@ fn a_client_closed_for_an_error_reads_the_error_then_the_end() {
 /// not spin (little CPU, one log line), and once clients leave new ones are served.
 #[test]
 fn at_the_descriptor_limit_clients_are_refused_without_spinning() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let neon = env!("CARGO_BIN_EXE_neon");
-    let mut server = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n 30 && exec {neon} serve --uri tcp://127.0.0.1:{port} --max-clients 64"
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("ulimit -n 30 && exec {neon} serve --uri tcp://127.0.0.1:0 --max-clients 64"));
+    let server = TcpServer::spawn(sh);
+    let port = server.port;
     let mut clients: Vec<_> = (0..20).map(|_| connect(port)).collect();
     let mut answers = Vec::new();
     for (r, w) in &mut clients {
@@ -621,12 +611,10 @@ fn at_the_descriptor_limit_clients_are_refused_without_spinning() {
     let served = answers.iter().filter(|a| a.contains("\"info\"")).count();
     let refused = answers.iter().filter(|a| a.contains("too-many-clients")).count();
     if !(served >= 5 && refused >= 1 && served + refused == 20) {
-        let _ = server.kill();
-        let out = server.wait_with_output().unwrap();
-        panic!("{answers:?}\n{}", String::from_utf8_lossy(&out.stderr));
+        panic!("{answers:?}\n{}", server.stop());
     }
     std::thread::sleep(Duration::from_secs(1));
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.id())).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.child.id())).unwrap();
     let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
     assert!(ticks < 100, "{ticks} ticks of CPU: the accept loop spins");
@@ -644,8 +632,6 @@ fn at_the_descriptor_limit_clients_are_refused_without_spinning() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(got.len() < 50, "never served again: {got:?}");
-    server.kill().unwrap();
-    let out = server.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = server.stop();
     assert!(err.matches("accept failed").count() <= 3, "{err}");
 }

@@ -26,7 +26,7 @@ mod common;
 
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
@@ -302,35 +302,18 @@ fn connect(port: u16) -> TcpStream {
     s
 }
 
-/// A free TCP port on 127.0.0.1.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn serve_tcp(dir: &Path, port: u16) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["serve", "--uri", &format!("tcp://127.0.0.1:{port}")])
-        .args(["--model-dir", dir.to_str().unwrap(), "--asr-workers", "1", "--threads", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return child;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("neon serve did not listen on {port}");
-}
-
 #[test]
 fn a_client_vanishing_mid_request_harms_no_other() {
     let dir = common::moonshine::model_dir();
-    let port = free_port();
-    let mut child = serve_tcp(&dir, port);
+    let mut server = common::tcp::TcpServer::start(&[
+        "--model-dir",
+        dir.to_str().unwrap(),
+        "--asr-workers",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    let port = server.port;
     let speech = clip("cmu_goforward.wav");
     let padded = join(&[&silence(0.5), &speech, &silence(2.5), &speech]);
     // Gone mid-audio; gone right after a window closed (its decode may still run); gone
@@ -361,9 +344,8 @@ fn a_client_vanishing_mid_request_harms_no_other() {
     let (chunks, transcript) = answer(&events);
     assert_eq!(chunks.len(), 2, "{chunks:?}");
     assert!(transcript.to_lowercase().contains("forward"), "{transcript}");
-    assert!(child.try_wait().unwrap().is_none(), "the server is still running");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert!(server.alive(), "the server is still running");
+    server.stop();
 }
 
 #[test]

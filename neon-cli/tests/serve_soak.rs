@@ -8,13 +8,16 @@
 //! `#[ignore]`d: `scripts/test.sh` runs it once on the host
 //! (`cargo test -p neon-models --test serve_soak -- --ignored`), not under qemu.
 
+mod common;
+
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use common::tcp::TcpServer;
 
 use neon_audio::Audio;
 use neon_wyoming::event::{read_event, write_event, Event};
@@ -217,49 +220,13 @@ fn rss_kb(pid: u32) -> Option<u64> {
     status_kb(pid, "VmRSS:")
 }
 
-/// A server and its log, read as it is written (a full stderr pipe would block it).
-struct Server {
-    child: std::process::Child,
-    port: u16,
-    log: std::thread::JoinHandle<String>,
-}
-
-impl Server {
-    /// Stops the server; its log.
-    fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.log.join().unwrap()
-    }
-}
-
 /// Starts `neon serve` on a free port with `args`; returns it once it answers `describe`.
-fn start(args: &[&str]) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neon"))
-        .args(["serve", "--uri", &format!("tcp://127.0.0.1:{port}")])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = Instant::now();
-    let (mut r, mut w) = loop {
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-            break (BufReader::new(s.try_clone().unwrap()), s);
-        }
-        assert!(ready.elapsed() < Duration::from_secs(60), "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+fn start(args: &[&str]) -> TcpServer {
+    let server = TcpServer::start(args);
+    let (mut r, mut w) = connect(server.port);
     write_event(&mut w, &Event::new("describe")).unwrap();
     until(&mut r, "info", false);
-    let mut stderr = child.stderr.take().unwrap();
-    let log = std::thread::spawn(move || {
-        let mut log = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
-        log
-    });
-    Server { child, port, log }
+    server
 }
 
 /// 16 clients each sending the largest chunk that converts (2 MiB at 8 kHz: 131 s), all

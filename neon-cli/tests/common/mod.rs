@@ -7,6 +7,7 @@ mod models;
 pub use models::*;
 
 pub mod live;
+pub mod tcp;
 
 /// `neon ARGS` run to its end, with its output.
 pub fn neon(args: &[&str]) -> std::process::Output {
