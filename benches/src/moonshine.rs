@@ -1,6 +1,7 @@
 //! Moonshine base-en for the benchmarks: the converted model and `beckett.wav` from
 //! `models/moonshine/` (written by `tools/moonshine/fetch.sh`, not in the repository), the
-//! decoder position every benchmark measures, and the workloads' FLOPs.
+//! decoder position every benchmark measures (`neon_models::moonshine::reference`, shared
+//! with `neon bench`, re-exported here), and the workloads' FLOPs.
 //!
 //! Used by the criterion bench `benches/moonshine.rs`, the host timing binary
 //! `time_moonshine` and the aarch64 instruction-count binary `insn_moonshine`. It reads the
@@ -20,21 +21,9 @@ use neon_runtime::Backend;
 /// The command that fetches and converts the model.
 pub const FETCH_COMMAND: &str = "tools/moonshine/fetch.sh";
 
-/// beckett.wav's greedy tokens, BOS ... EOS (ONNX Runtime's and ours:
-/// `models/moonshine/goldens/beckett.json`).
-pub const BECKETT_TOKENS: [u32; 16] =
-    [1, 18274, 1898, 3926, 5229, 29892, 694, 4383, 1018, 1449, 4418, 1449, 4418, 2253, 29889, 2];
-
-/// Encoder frames of beckett.wav (159,414 samples).
-pub const BECKETT_FRAMES: usize = 413;
-
-/// The decoder position every step benchmark measures: the step fed the 8th token of
-/// beckett's greedy sequence (`BECKETT_TOKENS[7]`), with 7 tokens already in the
-/// self-attention cache, so it attends to 8 cached keys and to the 413 encoder frames.
-pub const STEP_POSITION: usize = 7;
-
-/// Samples of the short encoder clip (2 s at 16 kHz: 82 encoder frames).
-pub const SHORT_SAMPLES: usize = 32_000;
+pub use neon_models::moonshine::reference::{
+    prefill, prefill_in, BECKETT_FRAMES, BECKETT_TOKENS, SHORT_SAMPLES, STEP_POSITION,
+};
 
 /// A file of `models/moonshine/`.
 pub fn model_path(name: &str) -> PathBuf {
@@ -67,27 +56,6 @@ pub fn open<B: Backend>() -> Result<Transcriber, String> {
 pub fn beckett() -> Result<Vec<f32>, String> {
     let pcm = crate::wav_i16(&read("beckett.wav")?);
     Ok(pcm.iter().map(|&v| f32::from(v) / 32768.0).collect())
-}
-
-/// Restarts decoding the encoded segment and feeds `BECKETT_TOKENS[..position]`, so that the
-/// next `decode_step(BECKETT_TOKENS[position])` runs at `position`.
-///
-/// # Panics
-/// If nothing is encoded or `position >= 16`.
-pub fn prefill(t: &mut Transcriber, position: usize) {
-    prefill_in(t, &neon_runtime::Serial, position);
-}
-
-/// [`prefill`] with the steps on `par` (so a team's members are as busy before the timed
-/// step as in a decoding loop).
-///
-/// # Panics
-/// As [`prefill`].
-pub fn prefill_in(t: &mut Transcriber, par: &dyn neon_runtime::Parallel, position: usize) {
-    t.restart();
-    for &token in &BECKETT_TOKENS[..position] {
-        t.decode_step_in(par, token).expect("decoder step");
-    }
 }
 
 /// Multiply-adds of `Transcriber::encode` on `samples` samples, by part: `(stem, layers,

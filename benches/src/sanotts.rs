@@ -8,11 +8,11 @@
 use std::sync::Arc;
 
 use neon_models::sanotts::load::VoiceWeights;
-use neon_models::sanotts::synthetic::{self, VOICE_SEED};
+use neon_models::sanotts::synthetic::prepared_voice;
 use neon_models::sanotts::{EXPANDED, FRAME_VALUES, HIDDEN, KERNEL, WIDTH};
 
-/// Frames of one second of audio (16,000 samples / 128 per frame).
-pub const SECOND: usize = 125;
+/// Frames of one second of audio (125; `neon bench` times the same).
+pub use neon_models::sanotts::synthetic::SECOND_FRAMES as SECOND;
 
 /// Multiply-adds of the decoder network per frame, as the plan computes them (the folded
 /// input conv): input conv 128 x 192 x 7, residual convs 2 x 128 x 128 x 3, per ConvNeXt
@@ -27,8 +27,7 @@ const _: () = assert!(MACS_PER_FRAME == 732_928);
 
 /// The built-in synthetic voice, folded and packed.
 pub fn weights() -> Arc<VoiceWeights> {
-    let voice = synthetic::voice(VOICE_SEED).expect("the synthetic voice is finite");
-    Arc::new(VoiceWeights::prepare(&voice).expect("the synthetic voice prepares"))
+    prepared_voice().expect("the synthetic voice is finite and prepares")
 }
 
 /// Columns `from..to` of `hidden` `[192, t]` as their own `[192, to - from]`.

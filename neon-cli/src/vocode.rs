@@ -3,12 +3,10 @@
 //! the built-in synthetic voice.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use clap::Args;
 use neon_models::exec_plan::Family;
 use neon_models::sanotts::files::{load_weights, HiddenStates};
-use neon_models::sanotts::load::VoiceWeights;
 use neon_models::sanotts::synthetic::{self, VOICE_SEED};
 use neon_models::sanotts::vocoder::{Vocoder, MAX_BLOCK};
 use neon_models::sanotts::{HIDDEN, HOP, SAMPLE_RATE};
@@ -71,10 +69,7 @@ pub fn run(args: &VocodeArgs) -> Result<(), String> {
     }
     let weights = match &args.voice {
         Some(path) => load_weights(path).map_err(|e| e.to_string())?,
-        None => {
-            let voice = synthetic::voice(VOICE_SEED).map_err(|e| e.to_string())?;
-            Arc::new(VoiceWeights::prepare(&voice).map_err(|e| e.to_string())?)
-        }
+        None => synthetic::prepared_voice().map_err(|e| e.to_string())?,
     };
     let mut vocoder = Vocoder::new(weights, &options).map_err(|e| e.to_string())?;
     let spec = hound::WavSpec {

@@ -7,7 +7,8 @@
 //!   of the cross-attention keys and values (once per utterance) and of the LM head.
 //! - `load` (feature `alloc`): the converted weights file → prepared operators (int8 kept).
 //! - `tokenizer`, `transcriber` (greedy decoding, no allocation per step), `segment`
-//!   (long audio cut at quiet points), `files` (feature `std`: opening `models/moonshine`).
+//!   (long audio cut at quiet points), `files` (feature `std`: opening `models/moonshine`),
+//!   `reference` (the benchmarks' workloads: beckett.wav's tokens, the step measured).
 //!
 //! Facts about the official model (shapes, quantisation, tokenizer) are checked against ONNX
 //! Runtime by the converter in `tools/moonshine/`; the weights file is not in the repository
@@ -21,6 +22,8 @@ pub mod files;
 pub mod load;
 #[cfg(feature = "alloc")]
 mod names;
+#[cfg(feature = "alloc")]
+pub mod reference;
 #[cfg(feature = "alloc")]
 pub mod segment;
 #[cfg(feature = "alloc")]

@@ -17,8 +17,10 @@
 //! normal values drawn row-major (channel 0's frames first). The Python / ONNX peer in
 //! `tools/` uses the same conventions; keep them exactly.
 
+use std::sync::Arc;
 use std::vec::Vec;
 
+use super::load::VoiceWeights;
 use super::names::{Kind, TENSORS};
 use super::voice::Voice;
 use super::HIDDEN;
@@ -92,6 +94,20 @@ pub fn voice_tensors(seed: u64) -> Vec<Vec<f32>> {
 pub fn voice(seed: u64) -> Result<Voice, Error> {
     Voice::from_tensors(voice_tensors(seed), WeightsSource::Embedded("synthetic voice"))
 }
+
+/// The built-in synthetic voice ([`VOICE_SEED`]) folded and packed for the decoders: what
+/// `neon vocode` runs without `--voice`, and the voice of the benchmarks (`neon bench`,
+/// `benches/`).
+///
+/// # Errors
+/// As [`voice`] and [`VoiceWeights::prepare`] (none in practice).
+pub fn prepared_voice() -> Result<Arc<VoiceWeights>, Error> {
+    Ok(Arc::new(VoiceWeights::prepare(&voice(VOICE_SEED)?)?))
+}
+
+/// Frames of one second of audio: 16,000 samples at [`super::HOP`] (128) samples per frame,
+/// 125 (the benchmarks' sanoTTS workload).
+pub const SECOND_FRAMES: usize = super::SAMPLE_RATE / super::HOP;
 
 /// The metadata entries `neon vocode --save-voice` writes besides `architecture`.
 pub fn voice_metadata(seed: u64) -> [(&'static str, std::string::String); 2] {
