@@ -57,7 +57,8 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Wait for a wake word, then transcribe what follows up to a pause; repeat.
     Listen(listen::ListenArgs),
-    /// Time the models on this machine (1 thread and the cores) and describe the CPU.
+    /// Time the workloads of the aarch64 peer tables on this machine, one row each (1 thread
+    /// and the cores), and describe the CPU.
     Bench(bench::BenchArgs),
     /// Serve wake-word detection over the Wyoming protocol (Home Assistant), as
     /// wyoming-openwakeword does.
