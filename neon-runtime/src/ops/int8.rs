@@ -267,7 +267,7 @@ where
             weights: self.params.weights(),
             out: self.output,
         };
-        self.geometry.run_with_sums::<B>(x, q, &self.sums, y);
+        self.geometry.run_checked::<B>((x, q, self.sums.get()), y);
         Ok(())
     }
 }

@@ -46,21 +46,27 @@ pub(crate) fn depthwise_rounds_blocks_then_tail<B: Int8Kernels>() {
         let bias: Vec<i32> = (0..channels).map(|_| r.gen_range(-40_000..40_000)).collect();
         let mults = random_multipliers(&mut r, channels, kernel_h);
         let (x_zp, out) = (r.gen_range(-128..=127), random_stage(&mut r));
-        let want = ref_conv(
-            &window,
-            (channels, channels, Some(1)),
-            &x,
-            x_zp,
-            &filter,
-            Some(&bias),
-            &mults,
-            &out,
-        );
+        let c = (channels, channels, Some(1));
+        let (q, want) = biased_layer(&window, c, (&x, x_zp), (&filter, &bias, &mults), out);
         let mut y = vec![0x55i8; want.len()];
-        let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
-        B::layer_i8(&g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+        B::layer_i8(&g, &x, q, &mut y).unwrap();
         assert_eq!(y, want, "case {case}: {g:?} {out:?}");
     }
+}
+
+/// A layer of window `window` with `(Cin, Cout, depth multiplier)` channels (as
+/// [`ref_conv`] takes them) and a bias: its operands on input `x` with zero point `x_zp`,
+/// and its reference outputs.
+fn biased_layer<'a>(
+    window: &Window2d,
+    channels: (usize, usize, Option<usize>),
+    (x, x_zp): (&[i8], i32),
+    (filter, bias, mults): (&'a [i8], &'a [i32], &'a [QuantizedMultiplier]),
+    out: OutputStage,
+) -> (LayerQuant<'a>, Vec<i8>) {
+    let want = ref_conv(window, channels, x, x_zp, filter, Some(bias), mults, &out);
+    let weights = Int8Weights { filter, bias: Some(bias), multipliers: mults };
+    (LayerQuant { x_zp, weights, out }, want)
 }
 
 /// The NEON fully connected and conv2d kernels on each dot-product path (`Sdot` where the
@@ -112,7 +118,7 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
         for case in 0..200 {
             let c = FcCase::random(&mut r);
             let mut y = vec![0x55i8; c.want.len()];
-            layer_i8_on(path, &c.g, &c.x, c.quant(), &mut y).unwrap();
+            layer_i8_on(path, &c.g, &c.x, c.quant(), None, &mut y).unwrap();
             assert_eq!(y, c.want, "{path:?} case {case}: {:?} {:?}", c.g, c.out);
             with_row_sums(path, &c.g, &c.x, c.quant(), &c.want);
 
@@ -126,7 +132,7 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             let want = ref_conv(&window, (cin, cout, None), &x, x_zp, &filter, None, &mults, &out);
             let mut y = vec![0x55i8; want.len()];
             let w = Int8Weights { filter: &filter, bias: None, multipliers: &mults };
-            layer_i8_on(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &mut y).unwrap();
+            layer_i8_on(path, &g, &x, LayerQuant { x_zp, weights: w, out }, None, &mut y).unwrap();
             assert_eq!(y, want, "{path:?} case {case}: {g:?} {out:?}");
             with_row_sums(path, &g, &x, LayerQuant { x_zp, weights: w, out }, &want);
         }
@@ -151,22 +157,12 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             let bias: Vec<i32> = (0..cout).map(|_| r.gen_range(-40_000..40_000)).collect();
             let mults = random_multipliers(&mut r, cout, kh * cin);
             for x_zp in [-128, 127, r.gen_range(-128..=127)] {
-                let out = random_stage(&mut r);
-                let want = ref_conv(
-                    &window,
-                    (cin, cout, None),
-                    &x,
-                    x_zp,
-                    &filter,
-                    Some(&bias),
-                    &mults,
-                    &out,
-                );
-                let w = Int8Weights { filter: &filter, bias: Some(&bias), multipliers: &mults };
-                let q = LayerQuant { x_zp, weights: w, out };
+                let params = (&filter[..], &bias[..], &mults[..]);
+                let c = (cin, cout, None);
+                let (q, want) = biased_layer(&window, c, (&x, x_zp), params, random_stage(&mut r));
                 let mut y = vec![0x55i8; want.len()];
-                layer_i8_on(path, &g, &x, q, &mut y).unwrap();
-                assert_eq!(y, want, "{path:?} model shape {case}: {g:?} {out:?}");
+                layer_i8_on(path, &g, &x, q, None, &mut y).unwrap();
+                assert_eq!(y, want, "{path:?} model shape {case}: {g:?} {:?}", q.out);
                 with_row_sums(path, &g, &x, q, &want);
             }
         }
@@ -184,7 +180,7 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
         let w = Int8Weights { filter: &filter, bias: None, multipliers: &mults };
         let q = LayerQuant { x_zp, weights: w, out };
         let mut y = vec![0x55i8; want.len()];
-        layer_i8_on(path, &g, &x, q, &mut y).unwrap();
+        layer_i8_on(path, &g, &x, q, None, &mut y).unwrap();
         assert_eq!(y, want, "{path:?} long filter rows: {g:?} {out:?}");
         with_row_sums(path, &g, &x, q, &want);
         // Ties through the vector stage: 1x1 layers of 16 + 3 outputs, weight 1, x / 4.
@@ -196,7 +192,8 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
             let out = OutputStage::int8(0, rounding);
             let w = Int8Weights { filter: &filter, bias: None, multipliers: &[quarter] };
             let mut y = vec![0i8; 19];
-            layer_i8_on(path, &g, &x, LayerQuant { x_zp: 0, weights: w, out }, &mut y).unwrap();
+            layer_i8_on(path, &g, &x, LayerQuant { x_zp: 0, weights: w, out }, None, &mut y)
+                .unwrap();
             let want: Vec<i8> =
                 (0..19).map(|j| ref_stage(-6, quarter, &out, Some((j, 19)))).collect();
             assert_eq!(y, want, "{path:?} {rounding:?}");
@@ -207,18 +204,21 @@ fn dot_path_matches_reference(path: neon_runtime::kernels::int8::DotPath) {
 /// Runs `g` on `path` with the filter's row sums (as a prepared layer does) and checks the
 /// result is `want`.
 #[cfg(any(all(target_arch = "aarch64", feature = "neon"), all(target_arch = "x86_64", not(miri))))]
-fn with_row_sums<G: neon_runtime::kernels::int8::DotLayer + core::fmt::Debug>(
+fn with_row_sums<G>(
     path: neon_runtime::kernels::int8::DotPath,
     g: &G,
     x: &[i8],
     q: LayerQuant<'_>,
     want: &[i8],
-) {
-    use neon_runtime::kernels::int8::layer_i8_on_with_sums;
+) where
+    G: neon_runtime::kernels::int8::DotLayer<neon_runtime::kernels::int8::DotPath>
+        + core::fmt::Debug,
+{
+    use neon_runtime::kernels::int8::layer_i8_on;
     let sums = g.row_sums(q.weights.filter);
     assert!(sums.get().is_some(), "{g:?}: no row sums");
     let mut y = vec![0x55i8; want.len()];
-    layer_i8_on_with_sums(path, g, x, q, &sums, &mut y).unwrap();
+    layer_i8_on(path, g, x, q, sums.get(), &mut y).unwrap();
     assert_eq!(y, want, "{path:?} with row sums: {g:?} {:?}", q.out);
 }
 

@@ -28,7 +28,8 @@
 //! on bad input. The rounding
 //! is a parameter of every call ([`OutputStage::rounding`]): which form the TFLite library
 //! uses for an operator is a measured fact of the caller, not of these kernels. Files: this one (geometry, contract
-//! checks, the trait), `requant.rs` (the requantisation), `portable.rs` (the default hooks),
+//! checks, the trait, and [`DotLayer`] and [`layer_i8_on`], shared by the vector backends'
+//! dot paths), `requant.rs` (the requantisation), `portable.rs` (the default hooks),
 //! `neon.rs` (the `Neon` overrides, aarch64 with feature `neon`), `x86/` (the `X86` overrides).
 //!
 //! Sources (TensorFlow Lite 2.17, read for the arithmetic): `reference/integer_ops/conv.h`,
@@ -44,9 +45,9 @@ mod requant;
 mod x86;
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-pub use neon::{layer_i8_on, layer_i8_on_with_sums, DotLayer, DotPath, NeonWidening};
+pub use neon::{DotPath, NeonWidening};
 #[cfg(neon_x86)]
-pub use x86::{layer_i8_on, layer_i8_on_with_sums, DotLayer, DotPath};
+pub use x86::DotPath;
 
 pub use requant::{
     rounding_divide_by_pot, rounding_shift_half_up, srdhm, QuantizedMultiplier, Requant, Rounding,
@@ -57,6 +58,7 @@ pub use super::conv2d::{Padding, Window2d};
 
 use super::BackendType;
 use crate::error::{Error, ShapeError};
+use portable::PathKernels;
 
 /// An error of operator `op` breaking rule `reason`.
 fn geometry(op: &'static str, reason: &'static str) -> Error {
@@ -286,52 +288,17 @@ pub trait Int8Geometry: Copy {
         Ok(())
     }
 
-    /// Runs backend `B`'s hook for this layer (`*_checked`); only with arguments that
+    /// Runs backend `B`'s hook for this layer (`*_checked`) on `operands` (with the
+    /// filter's row sums if given; the depthwise hook takes none); only with arguments that
     /// passed [`check`](Self::check).
-    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]);
+    fn run_checked<B: Int8Kernels>(&self, operands: LayerOperands<'_>, y: &mut [i8]);
 
-    /// The [`RowSums`] of `filter` that [`run_with_sums`](Self::run_with_sums) takes:
-    /// [`RowSums::new`] over [`filter_shape`](Self::filter_shape) for conv2d and fully
-    /// connected ([`ROW_SUMS`](Self::ROW_SUMS)), [`RowSums::NONE`] for the others or a bad
-    /// geometry.
+    /// The [`RowSums`] of `filter` that [`run_checked`](Self::run_checked) takes:
+    /// [`RowSums::new`] over [`filter_shape`](Self::filter_shape) (conv2d and fully
+    /// connected, whose rows are stored one after another), [`RowSums::NONE`] for depthwise
+    /// or a bad geometry.
     fn row_sums(&self, filter: &[i8]) -> RowSums {
-        match self.filter_shape() {
-            Ok(shape) if Self::ROW_SUMS => RowSums::new(filter, shape),
-            _ => RowSums::NONE,
-        }
-    }
-
-    /// [`run_checked`](Self::run_checked) with the filter's [`RowSums`] computed once by
-    /// the caller (a prepared layer): the hooks that take them (`*_with_sums`) for conv2d
-    /// and fully connected, `run_checked` for the others.
-    fn run_with_sums<B: Int8Kernels>(
-        &self,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: &RowSums,
-        y: &mut [i8],
-    ) {
-        let channels = self.filter_shape().ok().map(|[c, _]| c);
-        match sums.get() {
-            Some(s) if Some(s.len()) == channels => self.run_sums_hook::<B>(x, q, s, y),
-            _ => self.run_checked::<B>(x, q, y),
-        }
-    }
-
-    /// Whether the filter's rows (`filter_shape`) are stored one after another, so
-    /// [`row_sums`](Self::row_sums) holds their sums (conv2d, fully connected).
-    const ROW_SUMS: bool = false;
-
-    /// Runs backend `B`'s `*_with_sums` hook for this layer, `sums` one per output channel
-    /// (checked arguments; the default, for layers without one, `run_checked`).
-    fn run_sums_hook<B: Int8Kernels>(
-        &self,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        _sums: &[i32],
-        y: &mut [i8],
-    ) {
-        self.run_checked::<B>(x, q, y);
+        self.filter_shape().map_or(RowSums::NONE, |shape| RowSums::new(filter, shape))
     }
 }
 
@@ -378,6 +345,10 @@ impl RowSums {
         (self.len > 0).then(|| &self.sums[..self.len])
     }
 }
+
+/// A layer kernel's operands besides its output: the input, the [`LayerQuant`], and the
+/// filter's row sums ([`RowSums`], one per output channel) if given.
+pub type LayerOperands<'a> = (&'a [i8], LayerQuant<'a>, Option<&'a [i32]>);
 
 /// What a conv, depthwise or fully connected kernel takes besides its input and output
 /// tensors: the input zero point, the weights and the output stage.
@@ -430,14 +401,8 @@ impl Int8Geometry for ConvGeometry {
         Ok([self.out_channels, volume([g.kernel_h, g.kernel_w, g.channels])?])
     }
 
-    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        B::conv2d_i8_checked(self, x, q, y);
-    }
-
-    const ROW_SUMS: bool = true;
-
-    fn run_sums_hook<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
-        B::conv2d_i8_with_sums(self, x, q, s, y);
+    fn run_checked<B: Int8Kernels>(&self, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        B::conv2d_i8_checked(self, x, q, sums, y);
     }
 }
 
@@ -454,8 +419,14 @@ impl Int8Geometry for DepthwiseGeometry {
         Ok([c_out, volume([self.window.kernel_h, self.window.kernel_w])?])
     }
 
-    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    fn run_checked<B: Int8Kernels>(&self, (x, q, _): LayerOperands<'_>, y: &mut [i8]) {
         B::depthwise_conv2d_i8_checked(self, x, q, y);
+    }
+
+    /// [`RowSums::NONE`]: the depthwise filter (`KH*KW*Cout`) holds no channel's row
+    /// contiguously, and its kernels take no sums.
+    fn row_sums(&self, _filter: &[i8]) -> RowSums {
+        RowSums::NONE
     }
 }
 
@@ -484,15 +455,59 @@ impl Int8Geometry for FcGeometry {
         Ok([self.out_features, self.in_features])
     }
 
-    fn run_checked<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        B::fully_connected_i8_checked(self, x, q, y);
+    fn run_checked<B: Int8Kernels>(&self, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        B::fully_connected_i8_checked(self, x, q, sums, y);
     }
+}
 
-    const ROW_SUMS: bool = true;
+/// A layer whose vector kernel forms its dot products on a path `P` (a backend's `DotPath`:
+/// NEON's `sdot` or widening, x86's four): [`ConvGeometry`] and [`FcGeometry`].
+pub trait DotLayer<P>: Int8Geometry {
+    /// Runs the layer's kernel on `path` (arguments that passed [`Int8Geometry::check`];
+    /// a path the CPU has, as [`layer_i8_on`] picks) with `operands`.
+    fn run_on(&self, path: P, operands: LayerOperands<'_>, y: &mut [i8]);
+}
 
-    fn run_sums_hook<B: Int8Kernels>(&self, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
-        B::fully_connected_i8_with_sums(self, x, q, s, y);
+/// conv2d: per output pixel, one dot product per output channel over the whole filter row
+/// where the pixel's inputs are contiguous (or gathered), else one per inside tap.
+impl<P: PathKernels> DotLayer<P> for ConvGeometry {
+    fn run_on(&self, path: P, operands: LayerOperands<'_>, y: &mut [i8]) {
+        path.conv2d(self, operands, y);
     }
+}
+
+/// Fully connected: one dot product per input row and output feature.
+impl<P: PathKernels> DotLayer<P> for FcGeometry {
+    fn run_on(&self, path: P, operands: LayerOperands<'_>, y: &mut [i8]) {
+        path.fully_connected(self, operands, y);
+    }
+}
+
+/// [`Int8Kernels::layer_i8`] on a chosen dot path `path` (a backend's `DotPath`; tests and
+/// measurements force each path with it), with the filter's row sums `sums` as a prepared
+/// layer passes them ([`Int8Geometry::row_sums`] of `q`'s filter) or `None` (formed per
+/// call). A path the CPU lacks runs the one the backend has instead: NEON `Sdot` without
+/// FEAT_DotProd runs `Widening`; an x86 path runs the best one the CPU has
+/// (`DotPath::detect`), or the portable kernel without AVX2.
+///
+/// # Errors
+/// As [`Int8Kernels::layer_i8`]; [`Error::Length`] when `sums` holds a number of values
+/// other than the layer's output channels.
+pub fn layer_i8_on<P: PathKernels, G: DotLayer<P>>(
+    path: P,
+    g: &G,
+    x: &[i8],
+    q: LayerQuant<'_>,
+    sums: Option<&[i32]>,
+    y: &mut [i8],
+) -> Result<(), Error> {
+    if let Some(s) = sums {
+        length("row sums", g.filter_shape().ok().map(|[c, _]| c), s.len())?;
+    }
+    g.check_then((x, q, y), |g, x, q, y| match path.usable() {
+        Some(path) => g.run_on(path, (x, q, sums), y),
+        None => g.run_checked::<super::Portable>((x, q, sums), y),
+    })
 }
 
 /// An affine quantisation of f32 values: `real = scale * (q - zero_point)`.
@@ -539,7 +554,7 @@ pub trait Int8Kernels: BackendType {
         q: LayerQuant<'_>,
         y: &mut [i8],
     ) -> Result<(), Error> {
-        g.check_then((x, q, y), G::run_checked::<Self>)
+        g.check_then((x, q, y), |g, x, q, y| g.run_checked::<Self>((x, q, None), y))
     }
 
     /// conv2d, the hook of [`layer_i8`](Self::layer_i8) for a [`ConvGeometry`] (checked
@@ -547,7 +562,18 @@ pub trait Int8Kernels: BackendType {
     /// x_zp) * w[oc, ky, kx, ic])` over the taps inside the image, `iy = oy * stride_h -
     /// pad_top + ky * dilation_h` (and the same for columns), `stage` the output stage with
     /// channel `oc`'s multiplier (TFLite `reference_integer_ops::ConvPerChannel`).
-    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
+    ///
+    /// `sums`: the filter's row sums ([`RowSums`], `Cout` values, those of `q`'s filter)
+    /// when a prepared layer holds them ([`Int8Geometry::row_sums`]), else `None`; a
+    /// backend whose dot products fold the input offset uses them, the portable kernel
+    /// ignores them (same outputs either way).
+    fn conv2d_i8_checked(
+        g: &ConvGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        _sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
         portable::conv2d(g, x, q, y);
     }
 
@@ -566,34 +592,16 @@ pub trait Int8Kernels: BackendType {
 
     /// Fully connected, the hook for an [`FcGeometry`] (checked arguments): `y[r, j] =
     /// stage(bias[j] + sum_k (x[r, k] - x_zp) * w[j, k])` (TFLite
-    /// `reference_integer_ops::FullyConnected`, filter zero point 0).
-    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        portable::fully_connected(g, x, q, y);
-    }
-
-    /// [`conv2d_i8_checked`](Self::conv2d_i8_checked) given the filter's row sums `sums`
-    /// (`Cout` values, [`RowSums`]; checked arguments, `sums` those of `q`'s filter): the
-    /// same outputs; a backend whose dot products fold the input offset uses them.
-    fn conv2d_i8_with_sums(
-        g: &ConvGeometry,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        _sums: &[i32],
-        y: &mut [i8],
-    ) {
-        Self::conv2d_i8_checked(g, x, q, y);
-    }
-
-    /// [`fully_connected_i8_checked`](Self::fully_connected_i8_checked) given the filter's
-    /// row sums, as [`conv2d_i8_with_sums`](Self::conv2d_i8_with_sums).
-    fn fully_connected_i8_with_sums(
+    /// `reference_integer_ops::FullyConnected`, filter zero point 0); `sums` as in
+    /// [`conv2d_i8_checked`](Self::conv2d_i8_checked) (`out` values).
+    fn fully_connected_i8_checked(
         g: &FcGeometry,
         x: &[i8],
         q: LayerQuant<'_>,
-        _sums: &[i32],
+        _sums: Option<&[i32]>,
         y: &mut [i8],
     ) {
-        Self::fully_connected_i8_checked(g, x, q, y);
+        portable::fully_connected(g, x, q, y);
     }
 
     /// A 256-entry table of an int8 unary function (TFLite's LUT path, e.g. LOGISTIC):

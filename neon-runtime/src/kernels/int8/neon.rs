@@ -34,10 +34,9 @@
 
 use super::portable::{self, finish, DepthwisePieces, PathKernels};
 use super::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, Int8Weights,
-    LayerQuant, OutputStage, Rounding, RowSums, ROUNDING_BLOCK,
+    ConvGeometry, DepthwiseGeometry, DotLayer, FcGeometry, Int8Kernels, Int8Weights, LayerOperands,
+    LayerQuant, OutputStage, Rounding, ROUNDING_BLOCK,
 };
-use crate::error::Error;
 use crate::kernels::{cpu, BackendKind, BackendType, Neon};
 use core::arch::aarch64::*;
 use core::arch::asm;
@@ -65,64 +64,10 @@ impl DotPath {
             DotPath::Widening
         }
     }
-
-    /// The path that runs: `self`, except `Sdot` on a CPU without FEAT_DotProd.
-    #[inline]
-    fn usable(self) -> Self {
-        if self == DotPath::Sdot && !cpu::aarch64_dotprod() {
-            DotPath::Widening
-        } else {
-            self
-        }
-    }
 }
 
-/// A layer whose NEON kernel forms its dot products on a [`DotPath`]: [`ConvGeometry`] and
-/// [`FcGeometry`].
-pub trait DotLayer: Int8Geometry {
-    /// Runs the layer's NEON kernel on `path` (arguments that passed
-    /// [`Int8Geometry::check`]; `Sdot` only where the CPU has FEAT_DotProd), with the
-    /// filter's row sums `sums` ([`RowSums`], one per output channel) if given.
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    );
-}
-
-/// conv2d: per output pixel, one dot product per output channel over the whole filter row
-/// (module docs).
-impl DotLayer for ConvGeometry {
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    ) {
-        rows::conv2d(path, self, x, &q, sums, y);
-    }
-}
-
-/// Fully connected: one dot product per input row and output feature (module docs).
-impl DotLayer for FcGeometry {
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    ) {
-        rows::fully_connected(path, self, x, &q, sums, y);
-    }
-}
-
-/// The NEON pieces of the per-tap conv2d loop (filters of long rows, [`rows`]): [`dot`] on
+/// The NEON kernels of a dot path: conv2d and fully connected on whole filter rows
+/// ([`rows`]), and the pieces of the per-tap conv2d loop (filters of long rows): [`dot`] on
 /// the path, the output stage by [`finish_row`].
 impl PathKernels for DotPath {
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
@@ -132,42 +77,24 @@ impl PathKernels for DotPath {
     fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32) {
         finish_row(q, y, acc);
     }
-}
 
-/// [`Int8Kernels::layer_i8`] for [`Neon`] on a chosen [`DotPath`] (tests and measurements
-/// force the widening path with it); `Sdot` on a CPU without FEAT_DotProd runs `Widening`.
-///
-/// # Errors
-/// As [`Int8Kernels::layer_i8`].
-pub fn layer_i8_on<G: DotLayer>(
-    path: DotPath,
-    g: &G,
-    x: &[i8],
-    q: LayerQuant<'_>,
-    y: &mut [i8],
-) -> Result<(), Error> {
-    layer_i8_on_with_sums(path, g, x, q, &RowSums::NONE, y)
-}
-
-/// [`layer_i8_on`] with the filter's row sums `sums` as a prepared layer passes them
-/// ([`Int8Geometry::row_sums`] of `q`'s filter; [`RowSums::NONE`]: formed per call).
-///
-/// # Errors
-/// As [`Int8Kernels::layer_i8`]; [`Error::Length`] when `sums` holds a number of channels
-/// other than the layer's.
-pub fn layer_i8_on_with_sums<G: DotLayer>(
-    path: DotPath,
-    g: &G,
-    x: &[i8],
-    q: LayerQuant<'_>,
-    sums: &RowSums,
-    y: &mut [i8],
-) -> Result<(), Error> {
-    let sums = sums.get();
-    if let Some(s) = sums {
-        super::length("row sums", g.filter_shape().ok().map(|[c, _]| c), s.len())?;
+    /// `self`, except `Sdot` on a CPU without FEAT_DotProd (`Widening`); never `None`.
+    #[inline]
+    fn usable(self) -> Option<Self> {
+        if self == DotPath::Sdot && !cpu::aarch64_dotprod() {
+            Some(DotPath::Widening)
+        } else {
+            Some(self)
+        }
     }
-    g.check_then((x, q, y), |g, x, q, y| g.run_on(path.usable(), x, q, sums, y))
+
+    fn conv2d(self, g: &ConvGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        rows::conv2d(self, g, x, &q, sums, y);
+    }
+
+    fn fully_connected(self, g: &FcGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        rows::fully_connected(self, g, x, &q, sums, y);
+    }
 }
 
 /// `impl Int8Kernels for $backend` with conv2d and fully connected on the [`DotPath`] that
@@ -175,28 +102,14 @@ pub fn layer_i8_on_with_sums<G: DotLayer>(
 macro_rules! neon_int8_kernels {
     ($backend:ty, $path:expr) => {
         impl Int8Kernels for $backend {
-            fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-                g.run_on($path, x, q, None, y);
-            }
-
-            fn conv2d_i8_with_sums(
+            fn conv2d_i8_checked(
                 g: &ConvGeometry,
                 x: &[i8],
                 q: LayerQuant<'_>,
-                sums: &[i32],
+                sums: Option<&[i32]>,
                 y: &mut [i8],
             ) {
-                g.run_on($path, x, q, Some(sums), y);
-            }
-
-            fn fully_connected_i8_with_sums(
-                g: &FcGeometry,
-                x: &[i8],
-                q: LayerQuant<'_>,
-                sums: &[i32],
-                y: &mut [i8],
-            ) {
-                g.run_on($path, x, q, Some(sums), y);
+                g.run_on($path, (x, q, sums), y);
             }
 
             fn depthwise_conv2d_i8_checked(
@@ -212,9 +125,10 @@ macro_rules! neon_int8_kernels {
                 g: &FcGeometry,
                 x: &[i8],
                 q: LayerQuant<'_>,
+                sums: Option<&[i32]>,
                 y: &mut [i8],
             ) {
-                g.run_on($path, x, q, None, y);
+                g.run_on($path, (x, q, sums), y);
             }
         }
     };

@@ -6,8 +6,8 @@
 //! Every i32 sum wraps (the exact result modulo 2^32, in any order).
 
 use super::{
-    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerQuant, OutputStage,
-    Requant, Rounding, Window2d, ROW_SUMS_CHANNELS,
+    AffineQuant, ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Weights, LayerOperands,
+    LayerQuant, OutputStage, Requant, Rounding, Window2d, ROW_SUMS_CHANNELS,
 };
 use core::ops::Range;
 
@@ -144,8 +144,10 @@ pub(super) trait DotPieces {
 }
 
 /// A vector backend's dot-product path (its `DotPath` enum): the kernels the conv2d and
-/// fully connected loops call through [`OnPath`].
-pub(super) trait PathKernels: Copy {
+/// fully connected loops call through [`OnPath`]. Public in this private module only (a
+/// sealed trait): the bound of [`DotLayer`](super::DotLayer)'s impls and
+/// [`layer_i8_on`](super::layer_i8_on).
+pub trait PathKernels: Copy {
     /// `sum (x - x_zp) * w` over equal-length `x` and `w` on this path, wrapping.
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32;
 
@@ -166,6 +168,21 @@ pub(super) trait PathKernels: Copy {
     /// Writes one output pixel or row, `y[j] = stage(acc(j))`, with the backend's output
     /// stage.
     fn row(q: &LayerQuant<'_>, y: &mut [i8], acc: &dyn Fn(usize) -> i32);
+
+    /// The path that runs in `self`'s place on this CPU (`self` where it has it), or
+    /// `None`: the portable kernel.
+    fn usable(self) -> Option<Self>;
+
+    /// conv2d on this path (checked arguments, a [`usable`](Self::usable) path):
+    /// [`conv2d_with`] over [`OnPath`] unless the backend has its own loops.
+    fn conv2d(self, g: &ConvGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        conv2d_with(g, x, y, &OnPath { path: self, q: &q, sums });
+    }
+
+    /// Fully connected on this path, as [`conv2d`](Self::conv2d) ([`fully_connected_with`]).
+    fn fully_connected(self, g: &FcGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        fully_connected_with(g, x, y, &OnPath { path: self, q: &q, sums });
+    }
 }
 
 /// The [`DotPieces`] of a vector backend: one layer's operands and the path its dot

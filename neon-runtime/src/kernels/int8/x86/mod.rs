@@ -6,9 +6,9 @@
 //!   product per output channel (per tap for conv2d, or over the whole filter row where
 //!   a pixel's inputs are contiguous) over contiguous input features, on one of four
 //!   [`DotPath`]s (`dot.rs`), and the output stage of whole blocks of 8 channels in AVX2
-//!   registers (`stage.rs`). Given a prepared layer's [`RowSums`], the VNNI paths take
-//!   `sum w` from them instead of forming it, and AVX-512 VNNI forms the whole-row dots of
-//!   four output channels together.
+//!   registers (`stage.rs`). Given a prepared layer's [`RowSums`](super::RowSums), the
+//!   VNNI paths take `sum w` from them instead of forming it, and AVX-512 VNNI forms the
+//!   whole-row dots of four output channels together.
 //! - **Depthwise** with depth multiplier 1: AVX2, 8 channels per step (`depthwise.rs`);
 //!   other depth multipliers run the portable kernel.
 //! - LUT, QUANTIZE and DEQUANTIZE stay portable (a few hundred values per model step).
@@ -23,11 +23,10 @@ mod stage;
 
 use super::portable::{self, OnPath, PathKernels};
 use super::{
-    ConvGeometry, DepthwiseGeometry, FcGeometry, Int8Geometry, Int8Kernels, LayerQuant, RowSums,
+    ConvGeometry, DepthwiseGeometry, DotLayer, FcGeometry, Int8Kernels, LayerOperands, LayerQuant,
 };
-use crate::error::Error;
 use crate::kernels::cpu::{X86Extension, X86Level};
-use crate::kernels::{X86Isa, X86};
+use crate::kernels::{Portable, X86Isa, X86};
 
 /// How the x86 fully connected and conv2d kernels form their dot products (`dot.rs`). All
 /// are exact, so they give the same outputs.
@@ -77,59 +76,12 @@ impl DotPath {
     }
 }
 
-/// A layer whose x86 kernel forms its dot products on a [`DotPath`]: [`ConvGeometry`] and
-/// [`FcGeometry`].
-pub trait DotLayer: Int8Geometry {
-    /// Runs the layer's x86 kernel on `path` (arguments that passed
-    /// [`Int8Geometry::check`]; `path` [`supported`](DotPath::supported)), with the
-    /// filter's row sums `sums` ([`RowSums`], one per output channel) if given.
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    );
-}
-
-/// conv2d: per output pixel and channel, one dot product per inside tap over the input
-/// channels, or one over the whole filter row where the pixel's inputs are contiguous.
-impl DotLayer for ConvGeometry {
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    ) {
-        assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::conv2d_with(self, x, y, &OnPath { path, q: &q, sums });
-    }
-}
-
-/// Fully connected: one dot product per input row and output feature.
-impl DotLayer for FcGeometry {
-    fn run_on(
-        &self,
-        path: DotPath,
-        x: &[i8],
-        q: LayerQuant<'_>,
-        sums: Option<&[i32]>,
-        y: &mut [i8],
-    ) {
-        assert!(path.supported(), "int8 dot path {path:?} used on a CPU without it");
-        portable::fully_connected_with(self, x, y, &OnPath { path, q: &q, sums });
-    }
-}
-
 /// The x86 pieces of the conv2d and fully connected loops: the dot product on the path
-/// (only reached with a [`supported`](DotPath::supported) one: the layers' `run_on` assert
-/// it), the AVX2 output stage.
+/// (only reached with a [`supported`](DotPath::supported) one: `conv2d` and
+/// `fully_connected` assert it before the shared loops run), the AVX2 output stage.
 impl PathKernels for DotPath {
     fn dot(self, x: &[i8], w: &[i8], x_zp: i32) -> i32 {
-        // SAFETY: the path is supported (`run_on` asserts it before building `OnPath`).
+        // SAFETY: the path is supported (asserted before `OnPath` is built).
         unsafe { dot::dot(self, x, w, x_zp) }
     }
 
@@ -147,47 +99,30 @@ impl PathKernels for DotPath {
         // SAFETY: every supported path includes AVX2, and only supported ones get here.
         unsafe { stage::finish_row(q, y, acc) }
     }
-}
 
-/// [`Int8Kernels::layer_i8`] for [`X86`] on a chosen [`DotPath`] (tests and measurements
-/// force each path with it); a path the CPU lacks runs the best one it has
-/// ([`DotPath::detect`]), or the portable kernel without AVX2.
-///
-/// # Errors
-/// As [`Int8Kernels::layer_i8`].
-pub fn layer_i8_on<G: DotLayer>(
-    path: DotPath,
-    g: &G,
-    x: &[i8],
-    q: LayerQuant<'_>,
-    y: &mut [i8],
-) -> Result<(), Error> {
-    layer_i8_on_with_sums(path, g, x, q, &RowSums::NONE, y)
-}
-
-/// [`layer_i8_on`] with the filter's row sums `sums` as a prepared layer passes them
-/// ([`Int8Geometry::row_sums`] of `q`'s filter; [`RowSums::NONE`]: formed per call).
-///
-/// # Errors
-/// As [`Int8Kernels::layer_i8`]; [`Error::Length`] when `sums` holds a number of channels
-/// other than the layer's.
-pub fn layer_i8_on_with_sums<G: DotLayer>(
-    path: DotPath,
-    g: &G,
-    x: &[i8],
-    q: LayerQuant<'_>,
-    sums: &RowSums,
-    y: &mut [i8],
-) -> Result<(), Error> {
-    let sums = sums.get();
-    if let Some(s) = sums {
-        super::length("row sums", g.filter_shape().ok().map(|[c, _]| c), s.len())?;
+    /// `self` where supported, else the best path the CPU has ([`DotPath::detect`]);
+    /// `None` without AVX2.
+    #[inline]
+    fn usable(self) -> Option<Self> {
+        if self.supported() {
+            Some(self)
+        } else {
+            DotPath::detect(X86Level::Avx512)
+        }
     }
-    let path = if path.supported() { Some(path) } else { DotPath::detect(X86Level::Avx512) };
-    g.check_then((x, q, y), |g, x, q, y| match path {
-        Some(path) => g.run_on(path, x, q, sums, y),
-        None => g.run_checked::<crate::kernels::Portable>(x, q, y),
-    })
+
+    /// Per output pixel and channel, one dot product per inside tap over the input
+    /// channels, or one over the whole filter row where the pixel's inputs are contiguous.
+    fn conv2d(self, g: &ConvGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        assert!(self.supported(), "int8 dot path {self:?} used on a CPU without it");
+        portable::conv2d_with(g, x, y, &OnPath { path: self, q: &q, sums });
+    }
+
+    /// One dot product per input row and output feature.
+    fn fully_connected(self, g: &FcGeometry, (x, q, sums): LayerOperands<'_>, y: &mut [i8]) {
+        assert!(self.supported(), "int8 dot path {self:?} used on a CPU without it");
+        portable::fully_connected_with(g, x, y, &OnPath { path: self, q: &q, sums });
+    }
 }
 
 impl<I: X86Isa> X86<I> {
@@ -198,39 +133,26 @@ impl<I: X86Isa> X86<I> {
         DotPath::detect(I::LEVEL)
     }
 
-    /// Layer `g` on this level's dot path with row sums `sums` if given, or the portable
-    /// kernel `portable` without AVX2 (checked arguments).
+    /// Layer `g` on this level's dot path, or the portable kernel without AVX2 (checked
+    /// arguments).
     #[inline]
-    fn dot_layer<G: DotLayer>(
-        g: &G,
-        (x, q, sums): (&[i8], LayerQuant<'_>, Option<&[i32]>),
-        y: &mut [i8],
-        portable: fn(&G, &[i8], LayerQuant<'_>, &mut [i8]),
-    ) {
+    fn dot_layer<G: DotLayer<DotPath>>(g: &G, operands: LayerOperands<'_>, y: &mut [i8]) {
         match Self::int8_path() {
-            Some(path) => g.run_on(path, x, q, sums, y),
-            None => portable(g, x, q, y),
+            Some(path) => g.run_on(path, operands, y),
+            None => g.run_checked::<Portable>(operands, y),
         }
     }
 }
 
 impl<I: X86Isa> Int8Kernels for X86<I> {
-    fn conv2d_i8_checked(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        Self::dot_layer(g, (x, q, None), y, portable::conv2d);
-    }
-
-    fn conv2d_i8_with_sums(g: &ConvGeometry, x: &[i8], q: LayerQuant<'_>, s: &[i32], y: &mut [i8]) {
-        Self::dot_layer(g, (x, q, Some(s)), y, portable::conv2d);
-    }
-
-    fn fully_connected_i8_with_sums(
-        g: &FcGeometry,
+    fn conv2d_i8_checked(
+        g: &ConvGeometry,
         x: &[i8],
         q: LayerQuant<'_>,
-        s: &[i32],
+        sums: Option<&[i32]>,
         y: &mut [i8],
     ) {
-        Self::dot_layer(g, (x, q, Some(s)), y, portable::fully_connected);
+        Self::dot_layer(g, (x, q, sums), y);
     }
 
     fn depthwise_conv2d_i8_checked(
@@ -247,7 +169,13 @@ impl<I: X86Isa> Int8Kernels for X86<I> {
         }
     }
 
-    fn fully_connected_i8_checked(g: &FcGeometry, x: &[i8], q: LayerQuant<'_>, y: &mut [i8]) {
-        Self::dot_layer(g, (x, q, None), y, portable::fully_connected);
+    fn fully_connected_i8_checked(
+        g: &FcGeometry,
+        x: &[i8],
+        q: LayerQuant<'_>,
+        sums: Option<&[i32]>,
+        y: &mut [i8],
+    ) {
+        Self::dot_layer(g, (x, q, sums), y);
     }
 }
