@@ -549,11 +549,12 @@ mod rows {
         }
     }
 
-    /// Long reductions, which the AVX2 driver runs in blocks of 256 steps over copies of
-    /// 192 columns of `B` (other backends in one pass): `k` of 2..=3 blocks and a tail,
-    /// segments whose boundaries fall inside a block, `n` over two column blocks with a
-    /// 17..=23 tail (and a 1..=8 one), padded `C`, the bias on the first block only and
-    /// the output stage on the last only.
+    /// Long reductions, which the x86 drivers (AVX2 and AVX-512) run in blocks of 256
+    /// steps over copies of 192 columns of `B` (other backends in one pass): `k` of 2..=3
+    /// blocks and a tail, segments whose boundaries fall inside a block, `n` over two
+    /// column blocks with a 17..=23 tail (and a 1..=8 one; AVX-512: 41- and 5-column last
+    /// strips), padded `C`, the bias on the first block only and the output stage on the
+    /// last only.
     pub(super) fn blocked<B: GemmKernels>() {
         let mut r = rng(29);
         for (m, n, rows, segments, ep) in [
@@ -711,3 +712,49 @@ fn rows_match_portable<B: GemmKernels>() {
 }
 
 neon_runtime::backend_tests!(gemm_suite, matches_portable, rows_suite, rows_match_portable);
+
+/// The x86 levels' packed-A product keeps one chain of fused multiply-adds per output,
+/// `bias`, then `kk = 0..k` in order, also where long reductions run blocked over copies of
+/// `B` (both levels: blocks of 256 steps by 192 columns): every output equals that chain
+/// computed in scalar f32 (`f32::mul_add`), bit for bit. `k` of one block, one step past,
+/// two blocks and a tail; segmented `B` whose boundaries fall inside a block; `n` over
+/// two column blocks with a partial last strip; an odd `m` (a partial last panel).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x86_packed_a_one_chain() {
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::{Avx2, Avx512, X86};
+    fn check<B: GemmKernels>() {
+        let mut r = rng(31);
+        for (m, n, rows, segments) in [(9, 50, 256, 1), (11, 233, 257, 1), (8, 197, 300, 2)] {
+            let k = rows * segments;
+            let ldb = n + 3;
+            let br = BRows { rows, ldb, segments, segment_stride: rows * ldb + 5 };
+            let b = uniform(&mut r, br.span(n).unwrap(), -1.0, 1.0);
+            let w = uniform(&mut r, m * k, -1.0, 1.0);
+            let bias = uniform(&mut r, m, -1.0, 1.0);
+            let mut packed = vec![f32::NAN; packed_a_len(m, k)];
+            pack_a(&w, m, k, &mut packed);
+            let mut c = vec![0.0; m * n];
+            let g = GemmA { m, n, rows: br, epilogue: None, ldc: n };
+            B::gemm_packed_a(g, &packed, &b, Some(&bias), &mut c);
+            for i in 0..m {
+                for j in 0..n {
+                    let mut acc = bias[i];
+                    for kk in 0..k {
+                        let off = kk / rows * br.segment_stride + kk % rows * ldb + j;
+                        acc = w[i * k + kk].mul_add(b[off], acc);
+                    }
+                    let got = c[i * n + j];
+                    assert_eq!(got.to_bits(), acc.to_bits(), "{} m={m} n={n} k={k}", B::NAME);
+                }
+            }
+        }
+    }
+    if X86Level::Avx2.supported() {
+        check::<X86<Avx2>>();
+    }
+    if X86Level::Avx512.supported() {
+        check::<X86<Avx512>>();
+    }
+}

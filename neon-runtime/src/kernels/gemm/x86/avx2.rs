@@ -7,9 +7,9 @@
 
 use super::seq_rows;
 use super::tile::{tile_b, At, Tile};
-use super::{TileA, VecEpilogue};
+use super::{ABlock, TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, BOperands, BTile, KernelB};
-use crate::kernels::gemm::{padded, BRows, GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::x86_simd::{Simd, Ymm};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
@@ -131,22 +131,11 @@ pub(crate) const KC_A: usize = 256;
 /// on the stack).
 const NC_A: usize = 8 * NR_A;
 
-/// The packed-A driver (`gemm_packed_a` with its contract checked, `m, n, k >= 1`; `t`
-/// the tiles' `B` rows, output stage in vector form and `C` stride, not accumulating).
-///
-/// Up to [`KC_A`] reduction steps, every tile reads `B` where it is ([`packed_a_columns`]).
-/// A longer reduction runs blocked, as GotoBLAS-style GEMMs do: per block of [`NC_A`]
-/// columns and [`KC_A`] steps, the rows of `B` (wherever `g.rows` places them, strided
-/// `ldb` apart) are first copied into a contiguous buffer of 24-column strips, then every
-/// panel runs over it, the first block starting from the bias, later ones from the partial
-/// sums in `C`, the output stage on the last. Without it each 4x24 tile read `k` rows of
-/// `B` one `ldb` stride apart (a strided walk of `24 x k` values, 280 KiB for conv2 of
-/// Moonshine's stem, that no cache level kept between panels). Every output keeps its one
-/// chain of FMAs over `kk = 0..k` in order, so both paths, and any column split a team
-/// makes, give the same bits.
+/// The packed-A driver: [`super::packed_a_blocked`] (blocks of [`KC_A`] steps by [`NC_A`]
+/// columns for longer reductions) over [`packed_a_columns`].
 ///
 /// # Safety
-/// AVX2 + FMA; the hook's contract (checked, `m, n, k >= 1`); `t` as described.
+/// AVX2 + FMA; [`super::packed_a_blocked`]'s contract.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn packed_a(
@@ -157,64 +146,13 @@ unsafe fn packed_a(
     bias: Option<&[f32]>,
     c: &mut StridedMut<'_>,
 ) {
-    let GemmA { m, n, rows: br, ldc, .. } = g;
-    let k = br.rows * br.segments;
-    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    if k <= KC_A {
-        let blk = ABlock { m, n, panel_stride: PACK_MR * k, strip_stride: NR_A };
-        // SAFETY: the contract of `gemm_packed_a`, checked by the caller: `a` holds the
-        // m.div_ceil(8) panels of 8 * k weights, `b` the k rows `br` places with n values
-        // each, `c` the m x n block (rows ldc apart).
-        unsafe { packed_a_columns(&t, &blk, ap, bp, bias, cp) };
-        return;
+    // SAFETY: the caller's contract; `columns` gets blocks whose strips hold the rows it
+    // is given (packed_a_blocked's guarantee) and `bias` holds m values (the contract).
+    unsafe {
+        super::packed_a_blocked::<NR_A, KC_A, NC_A>(g, t, a, b, c, |t, blk, ap, bp, cp| {
+            packed_a_columns(t, blk, ap, bp, bias, cp)
+        })
     }
-    // Uninitialised: the tiles read only the values copied in for their block.
-    let mut packed = core::mem::MaybeUninit::<[f32; KC_A * NC_A]>::uninit();
-    let pp = packed.as_mut_ptr().cast::<f32>();
-    for j0 in (0..n).step_by(NC_A) {
-        let nb = NC_A.min(n - j0);
-        for k0 in (0..k).step_by(KC_A) {
-            let kc = KC_A.min(k - k0);
-            for kk in 0..kc {
-                let (s, q) = ((k0 + kk) / br.rows, (k0 + kk) % br.rows);
-                let row = bp.add(s * br.segment_stride + q * br.ldb + j0);
-                for strip in 0..nb.div_ceil(NR_A) {
-                    let w = NR_A.min(nb - strip * NR_A);
-                    // SAFETY: row `k0 + kk` of `B` holds n >= j0 + nb values (the
-                    // contract); strip `strip` of the buffer holds kc <= KC_A rows of
-                    // NR_A values, and strip * KC_A * NR_A + kk * NR_A + w <= the
-                    // buffer's KC_A * NC_A values; the two do not overlap.
-                    unsafe {
-                        let dst = pp.add(strip * KC_A * NR_A + kk * NR_A);
-                        core::ptr::copy_nonoverlapping(row.add(strip * NR_A), dst, w);
-                    }
-                }
-            }
-            let last = k0 + kc == k;
-            let t = TileA {
-                br: BRows::contiguous(kc, NR_A),
-                ep: if last { t.ep } else { None },
-                ldc,
-                accumulate: k0 > 0,
-            };
-            let blk = ABlock { m, n: nb, panel_stride: PACK_MR * k, strip_stride: KC_A * NR_A };
-            // SAFETY: panel p's steps k0..k0 + kc are the 8 * kc weights from
-            // p * 8 * k + k0 * 8; the buffer holds the block's strips (above); columns
-            // j0..j0 + nb of the m rows of `c` are in the block the contract gives.
-            unsafe { packed_a_columns(&t, &blk, ap.add(k0 * PACK_MR), pp, bias, cp.add(j0)) };
-        }
-    }
-}
-
-/// The geometry [`packed_a_columns`] runs over: `m` rows (panels of 8 weights per step,
-/// `panel_stride` values apart) by `n` columns of `B`, whose column block `j` (a multiple
-/// of [`NR_A`]) starts `j / NR_A * strip_stride` values into `B` (`NR_A`: rows of `B` as
-/// they are; `KC_A * NR_A`: the strips of the blocked path's buffer).
-struct ABlock {
-    m: usize,
-    n: usize,
-    panel_stride: usize,
-    strip_stride: usize,
 }
 
 /// The packed-A tiles over one block: column blocks of 24, every half panel over each

@@ -8,9 +8,9 @@
 
 use super::seq_rows;
 use super::tile::{tile_b, At, Tile};
-use super::{TileA, VecEpilogue};
+use super::{ABlock, TileA, VecEpilogue};
 use crate::kernels::gemm::driver::{self, ATile, BOperands, BTile, KernelA, KernelB};
-use crate::kernels::gemm::{GemmA, GemmB, PACK_MR, PACK_NR};
+use crate::kernels::gemm::{padded, GemmA, GemmB, PACK_MR, PACK_NR};
 use crate::kernels::x86_simd::{Simd, Zmm};
 use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
@@ -67,9 +67,7 @@ impl KernelA for Avx512Kernel {
     const COLUMNS_OUTER: bool = true;
     type Ctx = TileA;
 
-    /// The widest of the [`Tile`] shapes (the 8-row panel by 1..=3 vectors) that fits
-    /// `t.cols`, the last vector masked when `t.cols` is not a multiple of 16 (masked loads
-    /// and stores touch no memory outside the mask).
+    /// [`tile_a`] on tile `t` of `b` as it is (column `t.j` at `b[t.j]`).
     #[inline(always)]
     unsafe fn tile(
         _: &GemmA,
@@ -81,24 +79,110 @@ impl KernelA for Avx512Kernel {
         t: ATile,
     ) {
         let k = ctx.br.rows * ctx.br.segments;
-        let (rows, cols) = (t.rows, t.cols);
-        // SAFETY: the drivers run in `gemm_packed_a`, which requires AVX-512F (so the
-        // token may exist) and sets `ctx.accumulate` false (the tile starts from `init`);
-        // by the contract (check_packed_a) panel row0 / 8 holds 8 * k values, every row of
-        // `b` that `br` places holds n >= j + cols values from its offset (`br.span(n) <=
-        // b.len()`), the block `c` owns n values from r * ldc in each row r < m (`c.ld()
-        // == ldc`); the tile touches columns j..j + cols only (masked tail).
+        // SAFETY: the drivers run in `gemm_packed_a`, which requires AVX-512F and sets
+        // `ctx.accumulate` false (the tile starts from `init`); by the contract
+        // (check_packed_a) panel row0 / 8 holds 8 * k values, every row of `b` that `br`
+        // places holds n >= j + cols values from its offset (`br.span(n) <= b.len()`),
+        // the block `c` owns n values from r * ldc in each row r < m (`c.ld() == ldc`).
         unsafe {
             let w = a.as_ptr().add(t.row0 * k);
             let (b, c) = (b.as_ptr().add(t.j), c.as_mut_ptr().add(t.row0 * ctx.ldc + t.j));
-            let (s, at, mask) = (Zmm::new(), At { w, b, c, rows }, lanes((cols - 1) % 16 + 1));
-            match cols {
-                48 => Tile::<16, Zmm, 8, 3, false>::run(s, ctx, at, init, mask),
-                33..=47 => Tile::<16, Zmm, 8, 3, true>::run(s, ctx, at, init, mask),
-                32 => Tile::<16, Zmm, 8, 2, false>::run(s, ctx, at, init, mask),
-                17..=31 => Tile::<16, Zmm, 8, 2, true>::run(s, ctx, at, init, mask),
-                16 => Tile::<16, Zmm, 8, 1, false>::run(s, ctx, at, init, mask),
-                _ => Tile::<16, Zmm, 8, 1, true>::run(s, ctx, at, init, mask),
+            tile_a(ctx, At { w, b, c, rows: t.rows }, init, t.cols);
+        }
+    }
+}
+
+/// A packed-A tile of one 8-row panel by `cols` (1..=[`NR_A`]) columns at `at`: the widest
+/// of the [`Tile`] shapes (1..=3 vectors) that fits, the last vector masked when `cols` is
+/// not a multiple of 16 (masked loads and stores touch no memory outside the mask).
+///
+/// # Safety
+/// AVX-512F; [`Tile::run`]'s contract for `cols` columns.
+#[inline(always)]
+unsafe fn tile_a(ctx: &TileA, at: At, init: &[f32; PACK_MR], cols: usize) {
+    // SAFETY: AVX-512F (contract), so the token may exist; the tile touches columns
+    // 0..cols only (masked tail), the caller's contract.
+    unsafe {
+        let (s, mask) = (Zmm::new(), lanes((cols - 1) % 16 + 1));
+        match cols {
+            48 => Tile::<16, Zmm, 8, 3, false>::run(s, ctx, at, init, mask),
+            33..=47 => Tile::<16, Zmm, 8, 3, true>::run(s, ctx, at, init, mask),
+            32 => Tile::<16, Zmm, 8, 2, false>::run(s, ctx, at, init, mask),
+            17..=31 => Tile::<16, Zmm, 8, 2, true>::run(s, ctx, at, init, mask),
+            16 => Tile::<16, Zmm, 8, 1, false>::run(s, ctx, at, init, mask),
+            _ => Tile::<16, Zmm, 8, 1, true>::run(s, ctx, at, init, mask),
+        }
+    }
+}
+
+/// Reduction steps per block of the packed-A product's blocked path
+/// ([`super::packed_a_blocked`]; Moonshine's stem convs, `k` = 2,912 and 2,496): an 8x48
+/// tile then reads 48 KiB of packed `B` and 8 KiB of weights per block.
+const KC_A: usize = 256;
+/// Columns of `B` packed per block of the blocked path: 4 strips of [`NR_A`], so every
+/// weight panel read for a block serves 192 columns (192 KiB of packed `B` on the stack,
+/// as at AVX2).
+const NC_A: usize = 4 * NR_A;
+
+/// The packed-A driver: up to [`KC_A`] steps the shared driver
+/// ([`driver::packed_a`] over [`Avx512Kernel`]), longer reductions blocked
+/// ([`super::packed_a_blocked`]: [`KC_A`] steps by [`NC_A`] columns of `B` copied into
+/// strips) over [`packed_a_columns`]. The same tiles in the same order per output: the
+/// same bits either way.
+///
+/// # Safety
+/// AVX-512F; [`super::packed_a_blocked`]'s contract.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn packed_a(
+    g: GemmA,
+    t: TileA,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut StridedMut<'_>,
+) {
+    // SAFETY: the caller's contract; `columns` gets blocks whose strips hold the rows it
+    // is given (packed_a_blocked's guarantee) and `bias` holds m values (the contract).
+    unsafe {
+        if t.br.rows * t.br.segments <= KC_A {
+            return driver::packed_a::<Avx512Kernel>(g, t, a, b, bias, c);
+        }
+        super::packed_a_blocked::<NR_A, KC_A, NC_A>(g, t, a, b, c, |t, blk, ap, bp, cp| {
+            packed_a_columns(t, blk, ap, bp, bias, cp)
+        })
+    }
+}
+
+/// The packed-A tiles over one block of the blocked path: strips of [`NR_A`] columns
+/// outermost, every panel over each strip while it is cached.
+///
+/// # Safety
+/// AVX-512F; panel `p < m.div_ceil(8)` readable at `a.add(p * panel_stride + kk * 8 + i)`
+/// (`kk < t.br`'s `k`, `i < 8`); for every strip `j`, the rows `t.br` places from
+/// `b.add(j / NR_A * strip_stride)` readable for its columns; `c.add(r * t.ldc + j)`
+/// writable (and readable when `t.accumulate`) for `r < m`, `j < n`; `bias`, if any,
+/// holds `m` values.
+#[inline(always)]
+unsafe fn packed_a_columns(
+    t: &TileA,
+    blk: &ABlock,
+    ap: *const f32,
+    bp: *const f32,
+    bias: Option<&[f32]>,
+    cp: *mut f32,
+) {
+    let ABlock { m, n, panel_stride, strip_stride } = *blk;
+    for j in (0..n).step_by(NR_A) {
+        for p in 0..m.div_ceil(PACK_MR) {
+            let row0 = p * PACK_MR;
+            let rows = (m - row0).min(PACK_MR);
+            let init = padded::<PACK_MR>(bias, row0, rows);
+            // SAFETY: the caller's contract, for panel p, strip j and its rows of `c`.
+            unsafe {
+                let (w, b) = (ap.add(p * panel_stride), bp.add(j / NR_A * strip_stride));
+                let at = At { w, b, c: cp.add(row0 * t.ldc + j), rows };
+                tile_a(t, at, &init, (n - j).min(NR_A));
             }
         }
     }
@@ -160,7 +244,7 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
     }
 }
 
-super::shared_drivers!(Avx512Kernel, driver::packed_a::<Avx512Kernel>, "avx512f", "AVX-512F");
+super::shared_drivers!(Avx512Kernel, packed_a, "avx512f", "AVX-512F");
 
 /// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
 /// panel are stored). Four accumulators per panel take the `k` values in turn, so

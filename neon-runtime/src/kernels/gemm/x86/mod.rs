@@ -34,6 +34,12 @@
 //!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2).
 //!   Tails: 32- and 16-wide tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
 //!   touches no memory outside the mask, so `B` and `C` rows need no padding).
+//!   Reductions longer than 256 run blocked as at AVX2 ([`packed_a_blocked`]: per 192
+//!   columns and 256 steps, `B` copied into 48-column strips, 192 KiB on the stack):
+//!   Moonshine's stem convs (`k` = 2,912 and 2,496) read each tile's strided `k x 48`
+//!   block of `B` from beyond L2 otherwise, as the 9.7 MB of conv2's weights stream
+//!   through; blocked, the encoder took 0.8x the time (BENCHMARKS.md, "Host: Moonshine
+//!   base-en vs ONNX Runtime"). The same bits either way.
 //! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
 //!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
 //!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile of
@@ -94,7 +100,7 @@ x86_simd_items! {
     pub(crate) mod avx512;
     mod tile;
 
-    use super::{BRows, Epilogue, GemmA, GemmB, Operands};
+    use super::{BRows, Epilogue, GemmA, GemmB, Operands, PACK_MR};
     use crate::kernels::cpu::X86Level;
     use crate::kernels::StridedMut;
 }
@@ -211,6 +217,97 @@ pub(crate) struct TileA {
     /// The tiles start from the values already in `C` (a later block of a blocked
     /// reduction) instead of the bias (AVX2 only; the AVX-512 tiles never block).
     pub(crate) accumulate: bool,
+}
+
+/// The geometry a level's packed-A column loop runs over (`columns` of
+/// [`packed_a_blocked`]): `m` rows (panels of 8 weights per step, `panel_stride` values
+/// apart) by `n` columns of `B`, whose column strip `j` (a multiple of the level's tile
+/// width `NR`) starts `j / NR * strip_stride` values into `B` (`NR`: the rows of `B` as
+/// `TileA::br` places them; `KC * NR`: the strips of the blocked path's buffer).
+#[cfg(neon_x86)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ABlock {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) panel_stride: usize,
+    pub(crate) strip_stride: usize,
+}
+
+/// The packed-A driver of both levels (`gemm_packed_a` with its contract checked, `m, n, k
+/// >= 1`; `t` the tiles' `B` rows, output stage in vector form and `C` stride, not
+/// accumulating), over the level's column loop `columns(t, block, a, b, c)`, which runs
+/// every panel's tiles over column strips `NR` wide ([`ABlock`]).
+///
+/// Up to `KC` reduction steps, the tiles read `B` where it is (one call, strips `NR`
+/// apart). A longer reduction runs blocked, as GotoBLAS-style GEMMs do: per block of `NC`
+/// columns and `KC` steps, the rows of `B` (wherever `g.rows` places them, strided `ldb`
+/// apart) are first copied into a contiguous buffer of `NR`-column strips (`KC * NC`
+/// values on the stack), then every panel runs over it, the first block starting from the
+/// bias, later ones from the partial sums in `C` (`TileA::accumulate`), the output stage
+/// on the last. Without it each tile read `k` rows of `B` one `ldb` stride apart (a
+/// strided walk of `NR x k` values, 280 KiB at `NR = 24` for conv2 of Moonshine's stem),
+/// which no cache level kept between panels while the weights streamed through. Every
+/// output keeps its one chain of FMAs over `kk = 0..k` in order, so both paths, and any
+/// column split a team makes, give the same bits.
+///
+/// # Safety
+/// The hook's contract (checked, `m, n, k >= 1`) for `g`, `a`, `b` and the block `c`;
+/// `columns` may be called with any [`ABlock`] of `m` rows and up to `NC` columns whose
+/// strips hold the `t.br` rows it is given, `c` pointing at the block's first column.
+#[cfg(neon_x86)]
+#[inline(always)]
+pub(crate) unsafe fn packed_a_blocked<const NR: usize, const KC: usize, const NC: usize>(
+    g: GemmA,
+    t: TileA,
+    a: &[f32],
+    b: &[f32],
+    c: &mut StridedMut<'_>,
+    columns: impl Fn(&TileA, &ABlock, *const f32, *const f32, *mut f32),
+) {
+    let GemmA { m, n, rows: br, ldc, .. } = g;
+    let k = br.rows * br.segments;
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    if k <= KC {
+        columns(&t, &ABlock { m, n, panel_stride: PACK_MR * k, strip_stride: NR }, ap, bp, cp);
+        return;
+    }
+    // Uninitialised: the tiles read only the values copied in for their block.
+    let mut packed = core::mem::MaybeUninit::<[[f32; KC]; NC]>::uninit();
+    let pp = packed.as_mut_ptr().cast::<f32>();
+    for j0 in (0..n).step_by(NC) {
+        let nb = NC.min(n - j0);
+        for k0 in (0..k).step_by(KC) {
+            let kc = KC.min(k - k0);
+            for kk in 0..kc {
+                let (s, q) = ((k0 + kk) / br.rows, (k0 + kk) % br.rows);
+                // SAFETY: row `k0 + kk` of `B` holds n >= j0 + nb values (the contract).
+                let row = unsafe { bp.add(s * br.segment_stride + q * br.ldb + j0) };
+                for strip in 0..nb.div_ceil(NR) {
+                    let w = NR.min(nb - strip * NR);
+                    // SAFETY: the row holds the strip's w values (above); strip `strip` of
+                    // the buffer holds kc <= KC rows of NR values, and strip * KC * NR +
+                    // kk * NR + w <= the buffer's KC * NC values; the two do not overlap.
+                    unsafe {
+                        let dst = pp.add(strip * KC * NR + kk * NR);
+                        core::ptr::copy_nonoverlapping(row.add(strip * NR), dst, w);
+                    }
+                }
+            }
+            let last = k0 + kc == k;
+            let t = TileA {
+                br: BRows::contiguous(kc, NR),
+                ep: if last { t.ep } else { None },
+                ldc,
+                accumulate: k0 > 0,
+            };
+            let blk = ABlock { m, n: nb, panel_stride: PACK_MR * k, strip_stride: KC * NR };
+            // SAFETY: panel p's steps k0..k0 + kc are the 8 * kc weights from
+            // p * 8 * k + k0 * 8 (the contract); columns j0..j0 + nb of the m rows of `c`
+            // are in the block the contract gives.
+            let (ak, cj) = unsafe { (ap.add(k0 * PACK_MR), cp.add(j0)) };
+            columns(&t, &blk, ak, pp, cj);
+        }
+    }
 }
 
 /// A level's `#[target_feature]` entry points: `shared_drivers!(Kernel, packed_a,
