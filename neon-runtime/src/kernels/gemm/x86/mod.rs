@@ -34,7 +34,7 @@
 //!   (`k x 192` bytes: 13.5 KiB at `k = 72`, in L1; 54 KiB at `k = 288`, L1 and L2).
 //!   Tails: 32- and 16-wide tiles, and a last vector loaded and stored under a lane mask (masked `vmovups`
 //!   touches no memory outside the mask, so `B` and `C` rows need no padding).
-//!   Reductions longer than 256 run blocked as at AVX2 ([`packed_a_blocked`]: per 192
+//!   Reductions longer than 256 run blocked as at AVX2 (`packed_a_blocked`: per 192
 //!   columns and 256 steps, `B` copied into 48-column strips, 192 KiB on the stack):
 //!   Moonshine's stem convs (`k` = 2,912 and 2,496) read each tile's strided `k x 48`
 //!   block of `B` from beyond L2 otherwise, as the 9.7 MB of conv2's weights stream
