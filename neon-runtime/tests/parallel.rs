@@ -372,10 +372,14 @@ fn quant_same_bits<B: QuantKernels>() {
                 let len = (m - 1) * g.ldc + n;
                 let mut want = vec![f32::NAN; len];
                 B::gemm_i8(g, &x, w, &mut want);
+                let mut want_dot = vec![f32::NAN; len];
+                B::gemm_i8_dot(g, &x, w, &mut want_dot);
                 for p in ctx.iter() {
                     let mut got = vec![f32::NAN; len];
-                    B::gemm_i8_in(p.as_ref(), g, &x, w, &mut got).unwrap();
+                    B::gemm_i8_in(p.as_ref(), QuantPath::Widening, g, &x, w, &mut got).unwrap();
                     assert_bits(&what, p.workers(), &got, &want);
+                    B::gemm_i8_in(p.as_ref(), QuantPath::Dot, g, &x, w, &mut got).unwrap();
+                    assert_bits(&format!("{what} dot"), p.workers(), &got, &want_dot);
                 }
             }
         }

@@ -11,7 +11,7 @@ use neon_runtime::kernels::conv2d::{im2col_gemm_in, PackedConv, Window2d};
 use neon_runtime::kernels::gemm::{pack_a, pack_b, packed_a_len, packed_b_len, GemmA, GemmB};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
-    QuantWeights,
+    QuantPath, QuantWeights,
 };
 use neon_runtime::kernels::{AttentionKernels, Conv2dKernels, GemmKernels, QuantKernels};
 use neon_runtime::{FastBackend, Portable, Team, TeamOptions};
@@ -92,7 +92,8 @@ where
             let w = QuantWeights { packed: &q, format, bias: Some(&bias) };
             for (rows, cols) in [(m, n), (3, n), (m, 32)] {
                 let g = QuantGemm { m: rows, n: cols, k, lda: k, ldc: n };
-                B::gemm_i8_in(&team, g, &a, w, c).unwrap();
+                B::gemm_i8_in(&team, QuantPath::Widening, g, &a, w, c).unwrap();
+                B::gemm_i8_in(&team, QuantPath::Dot, g, &a, w, c).unwrap();
             }
         }
         B::gemm_packed_b_in(&team, GemmB::contiguous(m, n, k), &a, &pb, Some(&bias), c).unwrap();

@@ -32,13 +32,18 @@ use crate::kernels::{Parallel, Serial};
 #[derive(Clone, Copy)]
 pub struct RunOptions<'p> {
     int8_path: QuantPath,
+    int8_gemm_path: QuantPath,
     parallel: &'p dyn Parallel,
 }
 
 impl RunOptions<'static> {
-    /// The defaults: [`QuantPath::Widening`], [`Serial`].
+    /// The defaults: [`QuantPath::Widening`] for single rows and for the GEMM, [`Serial`].
     pub const fn new() -> Self {
-        RunOptions { int8_path: QuantPath::Widening, parallel: &Serial }
+        RunOptions {
+            int8_path: QuantPath::Widening,
+            int8_gemm_path: QuantPath::Widening,
+            parallel: &Serial,
+        }
     }
 }
 
@@ -47,7 +52,7 @@ impl<'p> RunOptions<'p> {
     /// on `parallel`, e.g. a `Team` (feature `std`): the same bits for any context.
     #[must_use]
     pub const fn with_parallel<'q>(self, parallel: &'q dyn Parallel) -> RunOptions<'q> {
-        RunOptions { int8_path: self.int8_path, parallel }
+        RunOptions { int8_path: self.int8_path, int8_gemm_path: self.int8_gemm_path, parallel }
     }
 
     /// The execution context ([`Serial`] by default).
@@ -56,7 +61,8 @@ impl<'p> RunOptions<'p> {
     }
 
     /// These options with `path` for the single-row int8 products of
-    /// [`QuantLinear`](super::quant::QuantLinear) (its GEMM always widens).
+    /// [`QuantLinear`](super::quant::QuantLinear) (its GEMM follows
+    /// [`with_int8_gemm_path`](Self::with_int8_gemm_path)).
     #[must_use]
     pub const fn with_int8_path(mut self, path: QuantPath) -> Self {
         self.int8_path = path;
@@ -66,6 +72,21 @@ impl<'p> RunOptions<'p> {
     /// How [`QuantLinear`](super::quant::QuantLinear) computes a single row.
     pub const fn int8_path(&self) -> QuantPath {
         self.int8_path
+    }
+
+    /// These options with `path` for the int8 products of several rows (the GEMM) of
+    /// [`QuantLinear`](super::quant::QuantLinear): a separate choice from the single rows',
+    /// so a model can run, say, its encoder's GEMMs on [`QuantPath::Dot`] and its
+    /// decoder's GEMVs widening.
+    #[must_use]
+    pub const fn with_int8_gemm_path(mut self, path: QuantPath) -> Self {
+        self.int8_gemm_path = path;
+        self
+    }
+
+    /// How [`QuantLinear`](super::quant::QuantLinear) computes several rows.
+    pub const fn int8_gemm_path(&self) -> QuantPath {
+        self.int8_gemm_path
     }
 }
 
@@ -79,6 +100,7 @@ impl fmt::Debug for RunOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunOptions")
             .field("int8_path", &self.int8_path)
+            .field("int8_gemm_path", &self.int8_gemm_path)
             .field("workers", &self.parallel.workers())
             .finish()
     }

@@ -340,7 +340,8 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> QuantLinear<Q, S> {
         /// As [`QuantLinear::run_with`].
         run(input: &TensorView, output: &mut TensorViewMut);
         /// `output = input · W^T + bias` with `W = q * scale + offset`, backend `B`; a single
-        /// row takes `options.int8_path()` ([`QuantPath`]), several rows the GEMM.
+        /// row takes `options.int8_path()` ([`QuantPath`]), several rows the GEMM on
+        /// `options.int8_gemm_path()`.
         ///
         /// `input`: frame-major `[rows, in_features]` or rank-1 `[in_features]`; `output`:
         /// frame-major `[rows, out_features]`, or `[out_features]` for a rank-1 input. One row
@@ -510,7 +511,7 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         /// As [`QuantLinear::run`] (named `block_q8_linear`).
         run(input: &TensorView, output: &mut TensorViewMut);
         /// [`BlockQ8Linear::run`] on `options.parallel()` (the same bits for any context; the
-        /// int8 path option does not apply: block-int8 always widens).
+        /// int8 path options do not apply: block-int8 always widens).
         ///
         /// # Errors
         /// As [`BlockQ8Linear::run`], and the context's error ([`Error::Team`]) after the
@@ -518,7 +519,9 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
         run_with(options) => {
             let format = QuantFormat::Block(self.scales.as_ref());
             let w = QuantWeights { packed: self.weight.as_ref(), format, bias: self.bias() };
-            let widen = options.with_int8_path(QuantPath::Widening);
+            let widen = options
+                .with_int8_path(QuantPath::Widening)
+                .with_int8_gemm_path(QuantPath::Widening);
             run_rows::<B>(self.geometry.linear(), BLOCK_OP, w, widen, input, output)
         }
     }
@@ -526,7 +529,8 @@ impl<Q: AsRef<[i8]>, S: AsRef<[f32]>> BlockQ8Linear<Q, S> {
 
 /// The run of both operators (named `op` in errors): checks the call against `g`'s shape
 /// rule ([`LinearGeometry::check_run`]), then one row runs the GEMV (on the
-/// [`QuantPath::Dot`] path the int8-activation one), several the GEMM, on `rows x
+/// [`QuantPath::Dot`] path the int8-activation one), several the GEMM (on the GEMM path's
+/// choice), on `rows x
 /// in_features -> out_features`, on `options.parallel()`.
 fn run_rows<B: Backend>(
     g: LinearGeometry,
@@ -542,6 +546,7 @@ fn run_rows<B: Backend>(
     if rows == 1 {
         B::gemv_i8_in(par, options.int8_path(), (n, k), x, w, y)
     } else {
-        B::gemm_i8_in(par, QuantGemm::contiguous(rows, n, k), x, w, y)
+        let path = options.int8_gemm_path();
+        B::gemm_i8_in(par, path, QuantGemm::contiguous(rows, n, k), x, w, y)
     }
 }

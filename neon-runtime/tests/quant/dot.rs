@@ -4,7 +4,9 @@
 
 use crate::common::{assert_close, rng};
 use crate::problem::*;
-use neon_runtime::kernels::quant::{pack_i8, packed_i8_len, QuantFormat, BLOCK_K, DOT_KC};
+use neon_runtime::kernels::quant::{
+    pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, BLOCK_K, DOT_KC,
+};
 use neon_runtime::Backend;
 
 /// Which evaluation backend `B`'s `dot` GEMV runs here (printed with the errors).
@@ -131,7 +133,87 @@ fn widening_is_default<B: Backend>() {
     assert_ne!(via_gemv, via_dot, "{}: the dot path quantises activations", B::NAME);
 }
 
+/// Backend `B`'s `dot` GEMM on one problem: within the f64 reference's f32 bound plus the
+/// activation quantisation bound (worst row), and row `i` bit-equal to `gemv_i8_dot` on
+/// row `i` (the GEMM's stated contract). Returns (max err, tol, rms err / rms output).
+fn check_dot_gemm<B: Backend>(p: &Problem) -> (f64, f64, f64) {
+    let (want, tol) = p.reference();
+    let tol = tol + quantisation_bound(p);
+    let (b, s) = p.packed();
+    let got = p.run_gemm_dot::<B>(&b, &s);
+    let label = p.label(&format!("{} dot gemm", B::NAME));
+    assert_close(&label, &got, &want, tol, 0.0);
+    for i in 0..p.m {
+        let mut y = vec![f32::NAN; p.n];
+        let x = &p.a[i * p.lda..i * p.lda + p.k];
+        B::gemv_i8_dot(p.n, p.k, x, p.weights(&b, &s), &mut y);
+        let row = &got[i * p.n..(i + 1) * p.n];
+        let same = row.iter().zip(&y).all(|(g, w)| g.to_bits() == w.to_bits());
+        assert!(same, "{label}: row {i} differs from gemv_i8_dot");
+    }
+    let e2: f64 = got.iter().zip(&want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum();
+    let w2: f64 = want.iter().map(|w| w * w).sum();
+    (max_err(&got, &want), tol, (e2 / w2).sqrt())
+}
+
+/// `QuantKernels::gemm_i8_dot` (`QuantPath::Dot` of a several-row `QuantLinear`), both
+/// formats: every tail of m, n and k (the 4-row, 8-output tiles, partial blocks of 32),
+/// odd shapes, strides, Moonshine's encoder shapes, k past one quantisation chunk
+/// ([`DOT_KC`]) with and without a partial last block.
+fn dot_gemm<B: Backend>() {
+    let mut r = rng(33);
+    let how = dot_evaluation::<B>();
+    for block in [false, true] {
+        let (mut worst, mut rel) = (Worst::default(), 0.0f64);
+        let mut shapes = tail_shapes();
+        shapes.extend(odd_shapes());
+        shapes.extend([(82, 416, 1664), (9, 1664, 416), (6, 40, DOT_KC + 52)]);
+        shapes.extend([(5, 33, 2 * DOT_KC + 64), (4, 8, 32), (1, 16, 64)]);
+        for (idx, &(m, n, k)) in shapes.iter().enumerate() {
+            let k = if block { BLOCK_KS[k % 5].max(k.div_ceil(BLOCK_K) * BLOCK_K) } else { k };
+            let (lda, ldc) = if idx % 3 == 0 { (k + 3, n + 5) } else { (k, n) };
+            let p = Problem::new(&mut r, dims(m, n, k, lda, ldc), idx % 2 == 0, block);
+            let (e, t, q) = check_dot_gemm::<B>(&p);
+            worst.add((e, t));
+            if k >= 416 && n >= 416 {
+                rel = rel.max(q);
+            }
+        }
+        let kind = if block { "block" } else { "per-tensor" };
+        println!(
+            "{} dot gemm {kind} ({how}): {worst}, Moonshine shapes rms err / rms C {rel:.2e}",
+            B::NAME
+        );
+    }
+}
+
+/// A NaN or infinite activation makes its row's outputs NaN, and only its row's.
+fn dot_gemm_non_finite<B: Backend>() {
+    let (m, n, k) = (6, 20, 64);
+    let q = vec![3i8; n * k];
+    let mut b = vec![0; packed_i8_len(n, k)];
+    pack_i8(&q, n, k, &mut b);
+    let scales = vec![0.01f32; packed_block_scales_len(n, k)];
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for format in
+            [QuantFormat::PerTensor { scale: 0.01, offset: 0.0 }, QuantFormat::Block(&scales)]
+        {
+            let mut a = vec![0.5f32; m * k];
+            a[4 * k + 40] = bad;
+            let mut c = vec![0.0; m * n];
+            B::gemm_i8_dot(dims(m, n, k, k, n), &a, wts(&b, format, None), &mut c);
+            for (i, row) in c.chunks(n).enumerate() {
+                let nan = row.iter().all(|v| v.is_nan());
+                let finite = row.iter().all(|v| v.is_finite());
+                assert!(if i == 4 { nan } else { finite }, "{}: {bad} row {i}: {row:?}", B::NAME);
+            }
+        }
+    }
+}
+
 neon_runtime::backend_tests!(
+    dot_gemm,
+    dot_gemm_non_finite,
     dot_path,
     dot_gemv,
     dot_block_magnitudes,

@@ -177,9 +177,25 @@ impl Problem {
     /// Runs backend `B`'s GEMM; returns the `m x n` result after checking the padding
     /// columns between rows.
     pub(crate) fn run_gemm<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        self.run_gemm_with::<B>(b, scales, B::gemm_i8)
+    }
+
+    /// Runs backend `B`'s int8-activation GEMM; returns the `m x n` result after checking
+    /// the padding columns between rows.
+    pub(crate) fn run_gemm_dot<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        self.run_gemm_with::<B>(b, scales, B::gemm_i8_dot)
+    }
+
+    /// Runs `gemm` (a GEMM entry point of backend `B`); as [`Problem::run_gemm`].
+    fn run_gemm_with<B: Backend>(
+        &self,
+        b: &[i8],
+        scales: &[f32],
+        gemm: fn(QuantGemm, &[f32], QuantWeights<'_>, &mut [f32]),
+    ) -> Vec<f32> {
         let c_len = if self.m == 0 { 0 } else { (self.m - 1) * self.ldc + self.n };
         let mut c = vec![SENTINEL; c_len];
-        B::gemm_i8(self.geometry(), &self.a, self.weights(b, scales), &mut c);
+        gemm(self.geometry(), &self.a, self.weights(b, scales), &mut c);
         let mut out = Vec::with_capacity(self.m * self.n);
         for i in 0..self.m {
             let row = &c[i * self.ldc..];
@@ -247,10 +263,11 @@ pub(crate) fn check_gemv<B: Backend>(p: &Problem) -> (f64, f64) {
 /// the rounding of `x / d_b`, relative 2^-24 of 127, and of `d_b` itself), so output `j`
 /// moves by at most `sum_b |w_scale| d_b / 2 sum_{k in b} |q[j, k]|`; 1% slack covers
 /// those roundings and the f32 accumulation of the (slightly larger) quantised terms.
+/// The worst over every row and output.
 pub(crate) fn quantisation_bound(p: &Problem) -> f64 {
-    let x = &p.a[..p.k];
     let mut worst: f64 = 0.0;
-    for j in 0..p.n {
+    for (i, j) in (0..p.m).flat_map(|i| (0..p.n).map(move |j| (i, j))) {
+        let x = &p.a[i * p.lda..i * p.lda + p.k];
         let mut e = 0.0;
         for (b, xb) in x.chunks(BLOCK_K).enumerate() {
             let d = xb.iter().map(|&v| (v as f64).abs()).fold(0.0, f64::max) / 127.0;

@@ -9,7 +9,8 @@
 //! result moves by up to `max|x_block| / 254` per activation (measured errors: see
 //! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `sdot` has no stable
 //! intrinsic in Rust 1.95, so it is `asm!` inside `#[target_feature(enable = "dotprod")]`
-//! functions. The GEMMs always use the widening conversion and the f32 micro-kernel.
+//! functions. The GEMM of the same arithmetic is `dot_gemm.rs` (it quantises with
+//! [`quantize`]).
 //!
 //! The activations are quantised to int8 in blocks of 32 (`d = max|x| / 127` per block,
 //! `x_i = round(x / d)`, ties to even; the last block zero padded), then
@@ -38,7 +39,7 @@ use core::arch::aarch64::*;
 /// `round(x / d)` (ties to even; zero past `x.len()` up to the block end), `xd[b]` the
 /// block's `d = max|x| / 127`. An all-zero block has `d = 0`; a block holding a NaN or
 /// an infinity gets `d = NaN` or `inf` and zero codes, so its outputs become NaN.
-fn quantize(x: &[f32], xq: &mut [i8; DOT_KC], xd: &mut [f32; DOT_KC / BLOCK_K]) {
+pub(super) fn quantize(x: &[f32], xq: &mut [i8; DOT_KC], xd: &mut [f32; DOT_KC / BLOCK_K]) {
     for (blk, xb) in x.chunks(BLOCK_K).enumerate() {
         let mut t = [0.0f32; BLOCK_K];
         t[..xb.len()].copy_from_slice(xb);

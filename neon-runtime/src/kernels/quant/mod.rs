@@ -40,6 +40,7 @@
 //! - `portable.rs`: plain Rust, the default of every hook;
 //! - `neon.rs`: the NEON widening GEMV and conversion (every ARMv8-A core);
 //! - `dot.rs`: the NEON `sdot` GEMV (cores with the dot-product extension);
+//! - `dot_gemm.rs`: the NEON `sdot` GEMM ([`gemm_i8_dot`](QuantKernels::gemm_i8_dot));
 //! - `x86/`: the AVX2 + FMA and AVX-512F GEMV and conversion of [`X86`](super::X86).
 //!
 //! On a worker team ([`gemm_i8_in`](QuantKernels::gemm_i8_in)) the GEMM splits its output
@@ -82,6 +83,8 @@ use crate::error::Error;
 mod converted;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod dot;
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod dot_gemm;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
@@ -363,23 +366,25 @@ impl QuantGemm {
     }
 }
 
-/// How a GEMV with int8 weights runs ([`QuantKernels::gemv_i8_in`]); for a
-/// [`QuantLinear`], a per-call choice given in [`RunOptions`]
-/// ([`QuantLinear::run_with`]), re-exported as `ops::quant::QuantPath`.
+/// How a GEMV or GEMM with int8 weights runs ([`QuantKernels::gemv_i8_in`],
+/// [`QuantKernels::gemm_i8_in`]); for a [`QuantLinear`], per-call choices given in
+/// [`RunOptions`] (one for single rows, one for the GEMM; [`QuantLinear::run_with`]),
+/// re-exported as `ops::quant::QuantPath`.
 ///
 /// [`QuantLinear`]: crate::ops::quant::QuantLinear
 /// [`QuantLinear::run_with`]: crate::ops::quant::QuantLinear::run_with
 /// [`RunOptions`]: crate::ops::RunOptions
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuantPath {
-    /// int8 weights widened to f32, f32 products ([`QuantKernels::gemv_i8`]): exact
-    /// products, the default.
+    /// int8 weights widened to f32, f32 products ([`QuantKernels::gemv_i8`],
+    /// [`QuantKernels::gemm_i8`]): exact products, the default.
     #[default]
     Widening,
     /// Activations quantised to int8 per block of 32, integer dot products (`sdot` on
-    /// aarch64 CPUs with the dot-product extension; [`QuantKernels::gemv_i8_dot`]):
-    /// several times fewer instructions than [`Widening`](Self::Widening) (`BENCHMARKS.md`,
-    /// "Results", the int8 rows), at the cost of the activations' quantisation error.
+    /// aarch64 CPUs with the dot-product extension; [`QuantKernels::gemv_i8_dot`],
+    /// [`QuantKernels::gemm_i8_dot`]): several times fewer instructions than
+    /// [`Widening`](Self::Widening) (`BENCHMARKS.md`, "Results", the int8 rows), at the
+    /// cost of the activations' quantisation error.
     Dot,
 }
 
@@ -469,6 +474,31 @@ pub trait QuantKernels: BackendType + GemmKernels {
         }
     }
 
+    /// GEMM on the int8-activation (`dot`) path: the contract of
+    /// [`gemm_i8`](Self::gemm_i8), each row of `A` computed as
+    /// [`gemv_i8_dot`](Self::gemv_i8_dot) computes it (activations quantised per block of
+    /// 32, exact i32 block sums, `offset * sum(row)` from the f32 row). Row `i` of the
+    /// result has the bits of `gemv_i8_dot` on row `i` on the same backend and CPU.
+    ///
+    /// The default is the portable evaluation (row by row); NEON runs an `sdot`
+    /// micro-kernel (4 rows x 8 outputs, `dot_gemm.rs`) when the CPU has the dot-product
+    /// extension and the portable evaluation otherwise; x86 backends use the portable one.
+    ///
+    /// # Panics
+    /// As [`gemm_i8`](Self::gemm_i8).
+    fn gemm_i8_dot(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
+        check_gemm("gemm_i8_dot", g, a, w, c);
+        if g.m == 0 || g.n == 0 {
+            return;
+        }
+        if g.k == 0 {
+            return bias_only(g, w.bias, c);
+        }
+        let c = StridedMut::new(c, g.m, g.n, g.ldc);
+        // SAFETY: the contract was checked above; m, n, k >= 1.
+        unsafe { Self::gemm_i8_dot_unchecked(g, a, w, c) }
+    }
+
     /// The GEMV on `par` by `path`: [`gemv_i8`](Self::gemv_i8) ([`QuantPath::Widening`])
     /// or [`gemv_i8_dot`](Self::gemv_i8_dot) ([`QuantPath::Dot`]; each block quantises
     /// `x` itself: the same codes), in blocks of whole pairs of panels (`2 * PACK_NR`
@@ -497,13 +527,16 @@ pub trait QuantKernels: BackendType + GemmKernels {
         }
     }
 
-    /// [`gemm_i8`](Self::gemm_i8) on `par`: a grid of blocks of whole tiles,
+    /// [`gemm_i8`](Self::gemm_i8) ([`QuantPath::Widening`]) or
+    /// [`gemm_i8_dot`](Self::gemm_i8_dot) ([`QuantPath::Dot`]) on `par`: a grid of blocks
+    /// of whole tiles,
     /// [`QUANT_GEMM_ROW_TILE`](Self::QUANT_GEMM_ROW_TILE) rows by
     /// [`QUANT_GEMM_COL_TILE`](Self::QUANT_GEMM_COL_TILE) outputs (the same bits for any
     /// context). Each block converts the weights of its columns once for all its rows, so
     /// blocks of columns convert every weight once in all; the grid splits rows as well
     /// only where that balances the blocks better than the repeated conversions cost
-    /// (few column tiles for the threads).
+    /// (few column tiles for the threads). On the dot path every block quantises its rows
+    /// itself (the same codes: each output's bits do not depend on the split either).
     ///
     /// # Errors
     /// The context's ([`Parallel::dispatch`]); `c` is then partly written.
@@ -512,12 +545,17 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// As [`gemm_i8`](Self::gemm_i8), before any task runs.
     fn gemm_i8_in(
         par: &dyn Parallel,
+        path: QuantPath,
         g: QuantGemm,
         a: &[f32],
         w: QuantWeights<'_>,
         c: &mut [f32],
     ) -> Result<(), Error> {
-        check_gemm("gemm_i8", g, a, w, c);
+        let (name, hook): (_, QuantGemmHook) = match path {
+            QuantPath::Widening => ("gemm_i8", Self::gemm_i8_unchecked),
+            QuantPath::Dot => ("gemm_i8_dot", Self::gemm_i8_dot_unchecked),
+        };
+        check_gemm(name, g, a, w, c);
         if g.m == 0 || g.n == 0 {
             return Ok(());
         }
@@ -538,8 +576,8 @@ pub trait QuantKernels: BackendType + GemmKernels {
             // SAFETY: the contract was checked for the whole product; rows `rows` of `A`
             // times the weights of outputs `cols` (whole panels from `cols.start`, a
             // multiple of PACK_NR) into the block `c` are a product of the same contract,
-            // with m, n, k >= 1.
-            unsafe { Self::gemm_i8_unchecked(gs, a, w, c) }
+            // with m, n, k >= 1: what `hook` (the entry point's hook) requires.
+            unsafe { hook(gs, a, w, c) }
         })
     }
 
@@ -563,6 +601,21 @@ pub trait QuantKernels: BackendType + GemmKernels {
         gemm_converted::<Self, 1, KC>(g, a, w, c, portable::convert)
     }
 
+    /// The hook of [`gemm_i8_dot`](Self::gemm_i8_dot) (and of the dot path's blocks of
+    /// [`gemm_i8_in`](Self::gemm_i8_in)), writing the `m x n` block `c`; default: the
+    /// portable evaluation, row by row.
+    ///
+    /// # Safety
+    /// Called only by the entry points: contract checked, `m, n, k >= 1`.
+    unsafe fn gemm_i8_dot_unchecked(
+        g: QuantGemm,
+        a: &[f32],
+        w: QuantWeights<'_>,
+        c: StridedMut<'_>,
+    ) {
+        portable::gemm_dot(g, a, w, c)
+    }
+
     /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot) (`k = x.len()`, `n = y.len()`);
     /// default: the portable evaluation.
     ///
@@ -574,6 +627,9 @@ pub trait QuantKernels: BackendType + GemmKernels {
 }
 
 impl QuantKernels for super::Portable {}
+
+/// A GEMM hook of [`QuantKernels`] (`gemm_i8_unchecked`, `gemm_i8_dot_unchecked`).
+type QuantGemmHook = unsafe fn(QuantGemm, &[f32], QuantWeights<'_>, StridedMut<'_>);
 
 /// Minimum length of a strided matrix with `rows` rows of `cols` values, `ld` apart.
 const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {

@@ -451,6 +451,21 @@ impl QuantKernels for Neon {
         gemm_converted::<Self, 1, KC>(g, a, w, c, convert)
     }
 
+    unsafe fn gemm_i8_dot_unchecked(
+        g: QuantGemm,
+        a: &[f32],
+        w: QuantWeights<'_>,
+        c: StridedMut<'_>,
+    ) {
+        if cpu::aarch64_dotprod() {
+            // SAFETY: the CPU implements dotprod (checked just above); the entry point
+            // checked the contract, m, n, k >= 1.
+            unsafe { super::dot_gemm::gemm(g, a, w, c) }
+        } else {
+            super::portable::gemm_dot(g, a, w, c)
+        }
+    }
+
     unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         if cpu::aarch64_dotprod() {
             // SAFETY: the CPU implements dotprod (checked just above); the entry point

@@ -16,9 +16,10 @@
 //! (`dot.rs`) in plain Rust: exact i32 block sums, one f32 rounding per block and output.
 
 use super::{
-    finish, k_padded, Dequant, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, GROUP, PACK_NR,
-    QUANT_KR,
+    finish, k_padded, Dequant, Gemv, QuantFormat, QuantGemm, QuantWeights, BLOCK_K, DOT_KC, GROUP,
+    PACK_NR, QUANT_KR,
 };
+use crate::kernels::StridedMut;
 
 /// The portable conversion of [`gemm_converted`](super::gemm_converted): per group, 64
 /// weights to f32 in the packed-B layout, dequantised ([`Dequant`]; per tensor a multiply
@@ -198,4 +199,15 @@ pub(super) fn gemv_dot(g: Gemv<'_>, y: &mut [f32]) {
         }
     }
     finish(y, format, format.scale_shift(x).1, bias);
+}
+
+/// The portable evaluation of [`QuantKernels::gemm_i8_dot`](super::QuantKernels::gemm_i8_dot)
+/// (contract checked, `m, n, k >= 1`): [`gemv_dot`] on every row, so each row is quantised
+/// once and has the GEMV's bits.
+pub(super) fn gemm_dot(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, mut c: StridedMut<'_>) {
+    for i in 0..g.m {
+        let x = &a[i * g.lda..i * g.lda + g.k];
+        let y = c.row(i);
+        gemv_dot(Gemv::new(x, w, y), y);
+    }
 }
