@@ -135,6 +135,7 @@ WORKLOADS=(
   "insn_attention rotary 1 200||rotary embedding of one decoder step (1 frame at position 200), NEON"
   "insn_moonshine encoder 2|$MS_ENC2_FLOPS|Moonshine base-en encode of 2 s (82 frames): stem, 8 layers, norm, decoder cross-attention K/V; NEON"
   "insn_moonshine encoder 2 portable|$MS_ENC2_FLOPS|the same encode on the Portable backend"
+  "insn_moonshine encoder-dot 2|$MS_ENC2_FLOPS|the same encode, its int8 GEMMs on the int8-activation path (moonshine_asr.encoder_int8=dot: sdot); NEON"
   "insn_moonshine step|$MS_STEP_FLOPS|Moonshine base-en decoder step at position 7 (8 cached tokens) over 413 frames (int8 GEMVs, LM head); NEON"
   "insn_moonshine step portable|$MS_STEP_FLOPS|the same decoder step on the Portable backend"
   "insn_sanotts network 125|$SANO_FLOPS|sanoTTS decoder network, 1 s of audio (125 frames), synthetic voice; NEON"

@@ -6,6 +6,7 @@
 //! | `openwakeword.embedding_mode` | `incremental`, `full` ([`EmbeddingMode`]) | `incremental` |
 //! | `moonshine_asr.exec_plan` | JSON, components `encoder`, `decoder` | `default` |
 //! | `moonshine_asr.int8` | `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run) | `widening` |
+//! | `moonshine_asr.encoder_int8` | `widening`, `dot` ([`QuantPath`]: how the encoder's int8 GEMMs run) | `widening` |
 //! | `sanotts.exec_plan` | JSON, component `decoder` | `default` |
 //! | `silero_vad.exec_plan` | JSON, component `network` | `default` |
 //!
@@ -40,11 +41,12 @@ use crate::exec_plan::{parse_impl_choices, unknown_family, Family, ImplChoices};
 use crate::openwakeword::detector::EmbeddingMode;
 
 /// Every key, in the order errors list them.
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 7] = [
     "openwakeword.exec_plan",
     "openwakeword.embedding_mode",
     "moonshine_asr.exec_plan",
     "moonshine_asr.int8",
+    "moonshine_asr.encoder_int8",
     "sanotts.exec_plan",
     "silero_vad.exec_plan",
 ];
@@ -56,6 +58,7 @@ pub struct SessionOptions {
     impl_choices: [ImplChoices; Family::ALL.len()],
     embedding_mode: EmbeddingMode,
     int8: QuantPath,
+    encoder_int8: QuantPath,
 }
 
 impl Default for SessionOptions {
@@ -75,6 +78,7 @@ impl SessionOptions {
             impl_choices: Family::ALL.map(ImplChoices::default_for),
             embedding_mode: EmbeddingMode::default(),
             int8: QuantPath::Widening,
+            encoder_int8: QuantPath::Widening,
         }
     }
 
@@ -138,13 +142,8 @@ impl SessionOptions {
                     _ => return Err(bad_value(key, value, &["incremental", "full"])),
                 }
             }
-            "moonshine_asr.int8" => {
-                self.int8 = match value {
-                    "widening" => QuantPath::Widening,
-                    "dot" => QuantPath::Dot,
-                    _ => return Err(bad_value(key, value, &["widening", "dot"])),
-                }
-            }
+            "moonshine_asr.int8" => self.int8 = quant_path(key, value)?,
+            "moonshine_asr.encoder_int8" => self.encoder_int8 = quant_path(key, value)?,
             _ => {
                 return Err(option_error(
                     key,
@@ -186,6 +185,11 @@ impl SessionOptions {
         self.int8
     }
 
+    /// `moonshine_asr.encoder_int8`.
+    pub fn encoder_int8(&self) -> QuantPath {
+        self.encoder_int8
+    }
+
     /// Every option and its current value, one `KEY=VALUE` per entry, exec plans with the
     /// impl each component resolved to on this machine (`{"encoder":"x86",...}`): valid
     /// input for [`SessionOptions::from_pairs`], which gives the same backends and values.
@@ -199,17 +203,31 @@ impl SessionOptions {
             EmbeddingMode::Full => "full",
         };
         out.push(format!("openwakeword.embedding_mode={mode}"));
-        let int8 = match self.int8 {
-            QuantPath::Widening => "widening",
-            QuantPath::Dot => "dot",
-        };
-        out.push(format!("moonshine_asr.int8={int8}"));
+        out.push(format!("moonshine_asr.int8={}", quant_path_name(self.int8)));
+        out.push(format!("moonshine_asr.encoder_int8={}", quant_path_name(self.encoder_int8)));
         out
     }
 }
 
 fn family_index(family: Family) -> usize {
     Family::ALL.iter().position(|&f| f == family).unwrap_or(0)
+}
+
+/// A [`QuantPath`] option's value.
+fn quant_path(key: &str, value: &str) -> Result<QuantPath, Error> {
+    match value {
+        "widening" => Ok(QuantPath::Widening),
+        "dot" => Ok(QuantPath::Dot),
+        _ => Err(bad_value(key, value, &["widening", "dot"])),
+    }
+}
+
+/// The value naming `path` ([`quant_path`]).
+fn quant_path_name(path: QuantPath) -> &'static str {
+    match path {
+        QuantPath::Widening => "widening",
+        QuantPath::Dot => "dot",
+    }
 }
 
 fn bad_value(key: &str, value: &str, valid: &[&str]) -> Error {

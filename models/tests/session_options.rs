@@ -255,12 +255,18 @@ fn session_options_parse_key_value_pairs() {
     let o = SessionOptions::from_pairs(["moonshine_asr.int8=dot", "moonshine_asr.int8=widening"])
         .unwrap();
     assert_eq!(o.int8(), QuantPath::Widening);
+    // The encoder's int8 GEMMs have their own key, independent of the decoder's.
+    let o = SessionOptions::from_pairs(["moonshine_asr.encoder_int8=dot"]).unwrap();
+    assert_eq!((o.encoder_int8(), o.int8()), (QuantPath::Dot, QuantPath::Widening));
+    assert!(o.describe().contains(&"moonshine_asr.encoder_int8=dot".to_string()));
+    assert_eq!(d.encoder_int8(), QuantPath::Widening);
+    assert!(SessionOptions::from_pairs(["moonshine_asr.encoder_int8=sdot"]).is_err());
 }
 
 #[test]
 fn bad_session_options_are_errors_and_change_nothing() {
     let cases = [
-        ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, sanotts.exec_plan, silero_vad.exec_plan"),
+        ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, moonshine_asr.encoder_int8, sanotts.exec_plan, silero_vad.exec_plan"),
         ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: widening, dot"),
         ("openwakeword.embedding_mode=half", "session option `openwakeword.embedding_mode`: unknown value \"half\"; valid: incremental, full"),
         ("whisper.exec_plan={}", "session option `whisper.exec_plan`: unknown model family \"whisper\"; valid: openwakeword, moonshine_asr, sanotts, silero_vad"),

@@ -180,7 +180,7 @@ struct SessionArgs {
     /// A session option of a model this command runs, e.g.
     /// `openwakeword.exec_plan={"embedding":"portable"}` (repeatable; keys:
     /// openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan,
-    /// moonshine_asr.int8, sanotts.exec_plan, silero_vad.exec_plan). Unknown keys and values, and keys of models
+    /// moonshine_asr.int8, moonshine_asr.encoder_int8, sanotts.exec_plan, silero_vad.exec_plan). Unknown keys and values, and keys of models
     /// the command does not run, are errors.
     #[arg(long = "session-option", value_name = "KEY=VALUE")]
     session_option: Vec<String>,

@@ -14,6 +14,9 @@
 //!   per utterance). 2 s = 32,000 samples = 82 frames. `encoder SECONDS THREADS` runs it on
 //!   a worker team of `THREADS` threads that parks without spinning (a deterministic count;
 //!   count it with `count-insns.sh --percpu`, the region then includes every thread);
+//! - `encoder-dot SECONDS [THREADS]`: the same encode with the encoder's int8 GEMMs on the
+//!   int8-activation path (`Transcriber::set_encoder_path(QuantPath::Dot)`, session option
+//!   `moonshine_asr.encoder_int8=dot`: `sdot` on cores with the dot-product extension);
 //! - `step [POSITION]`: encode the whole clip (413 frames, not counted), feed beckett's
 //!   greedy tokens `0..POSITION` (default 7, not counted), then count one
 //!   `Transcriber::decode_step` of token `POSITION` (self-attention over `POSITION + 1` keys,
@@ -29,6 +32,7 @@ use neon_benches::moonshine::{BECKETT_FRAMES, BECKETT_TOKENS};
 use neon_benches::{region_start, region_stop};
 use neon_models::moonshine::transcriber::argmax;
 use neon_models::moonshine::SAMPLE_RATE;
+use neon_runtime::ops::quant::QuantPath;
 use neon_runtime::{Backend, Portable, Team, TeamOptions};
 
 #[cfg(target_arch = "aarch64")]
@@ -36,21 +40,24 @@ type Fast = neon_runtime::Neon;
 #[cfg(not(target_arch = "aarch64"))]
 type Fast = Portable;
 
-const USAGE: &str = "usage: insn_moonshine encoder SECONDS [THREADS] | step [POSITION]  [portable]";
+const USAGE: &str =
+    "usage: insn_moonshine encoder|encoder-dot SECONDS [THREADS] | step [POSITION]  [portable]";
 
-/// A workload and its parameters: samples and threads for the encoder, the position for the
-/// step.
+/// A workload and its parameters: samples, threads and the int8 GEMM path for the encoder,
+/// the position for the step.
 enum Workload {
-    Encoder(usize, usize),
+    Encoder(usize, usize, QuantPath),
     Step(usize),
 }
 
 fn parse(args: &[String]) -> Option<Workload> {
     match args.first()?.as_str() {
-        "encoder" => {
+        name @ ("encoder" | "encoder-dot") => {
             let seconds: f64 = args.get(1)?.parse().ok()?;
             let threads = args.get(2).map_or(Some(1), |t| t.parse().ok().filter(|&n| n >= 1))?;
-            Some(Workload::Encoder((seconds * SAMPLE_RATE as f64).round() as usize, threads))
+            let samples = (seconds * SAMPLE_RATE as f64).round() as usize;
+            let path = if name == "encoder" { QuantPath::Widening } else { QuantPath::Dot };
+            Some(Workload::Encoder(samples, threads, path))
         }
         "step" => {
             let position = args.get(1).map_or(Some(7), |p| p.parse().ok())?;
@@ -65,8 +72,9 @@ fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
     let mut t = open::<B>()?;
     let audio = beckett()?;
     Ok(match *workload {
-        Workload::Encoder(samples, threads) => {
+        Workload::Encoder(samples, threads, path) => {
             let samples = &audio[..samples.min(audio.len())];
+            t.set_encoder_path(path);
             // Parked, not spinning, between dispatches: a deterministic count.
             let team = Team::with_options(threads, TeamOptions { spin: false })
                 .map_err(|e| e.to_string())?;

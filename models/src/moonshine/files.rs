@@ -71,8 +71,8 @@ impl MoonshineModel {
 
 impl Transcriber {
     /// A transcriber over a shared `model` configured by `options`: the encoder's and the
-    /// decoder's backends (`moonshine_asr.exec_plan`) and the decoder's int8 path
-    /// (`moonshine_asr.int8`).
+    /// decoder's backends (`moonshine_asr.exec_plan`), the decoder's int8 path
+    /// (`moonshine_asr.int8`) and the encoder's (`moonshine_asr.encoder_int8`).
     ///
     /// # Errors
     /// [`Error::Backend`] when a selected backend cannot run here (the options were
@@ -83,6 +83,7 @@ impl Transcriber {
             (options.backend(family, "encoder"), options.backend(family, "decoder"));
         let mut t = Transcriber::with_backends(model, encoder, decoder)?;
         t.set_decoder_path(options.int8());
+        t.set_encoder_path(options.encoder_int8());
         Ok(t)
     }
 

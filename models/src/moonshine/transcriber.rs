@@ -117,6 +117,8 @@ pub struct Transcriber {
     pos: usize,
     /// How the decoder's int8 GEMVs run (passed to every decoder step).
     decoder_path: QuantPath,
+    /// How the encoder's int8 GEMMs run (passed to every encode).
+    encoder_path: QuantPath,
 }
 
 impl Transcriber {
@@ -144,8 +146,9 @@ impl Transcriber {
     }
 
     /// A transcriber over `model` with the encoder on `encoder` and the decoder on
-    /// `decoder`; allocates every buffer. The decoder's int8 path is
-    /// [`QuantPath::Widening`] ([`Transcriber::set_decoder_path`]).
+    /// `decoder`; allocates every buffer. The decoder's and the encoder's int8 paths are
+    /// [`QuantPath::Widening`] ([`Transcriber::set_decoder_path`],
+    /// [`Transcriber::set_encoder_path`]).
     ///
     /// # Errors
     /// [`Error::Backend`] when either backend cannot run here, naming what is missing.
@@ -185,6 +188,7 @@ impl Transcriber {
             frames: 0,
             pos: 0,
             decoder_path: QuantPath::Widening,
+            encoder_path: QuantPath::Widening,
         })
     }
 
@@ -201,11 +205,23 @@ impl Transcriber {
     /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
     /// the LM head) from the next decoder step on: [`QuantPath::Widening`] (the default,
     /// exact products) or [`QuantPath::Dot`] (activations quantised per block of 32; `sdot`
-    /// on CPUs with the dot-product extension). The encoder's GEMMs always widen. The
-    /// choice belongs to this transcriber, not to the weights: it is passed to the decoder
-    /// plans with every call ([`RunOptions`]).
+    /// on CPUs with the dot-product extension). The encoder's GEMMs have their own choice
+    /// ([`Transcriber::set_encoder_path`]). The choice belongs to this transcriber, not to
+    /// the weights: it is passed to the decoder plans with every call ([`RunOptions`]).
     pub fn set_decoder_path(&mut self, path: QuantPath) {
         self.decoder_path = path;
+    }
+
+    /// Selects how the encoder's int8 GEMMs run (the projections and MLP of the eight
+    /// layers and the cross-attention keys and values) from the next encode on:
+    /// [`QuantPath::Widening`] (the default, exact products) or [`QuantPath::Dot`] (each
+    /// frame's activations quantised per block of 32; `sdot` on CPUs with the dot-product
+    /// extension, the portable evaluation of the same arithmetic elsewhere; accuracy and
+    /// instructions: BENCHMARKS.md, "Moonshine encoder on the int8-activation path").
+    /// Passed to the encoder plans with every call
+    /// ([`RunOptions::with_int8_gemm_path`]).
+    pub fn set_encoder_path(&mut self, path: QuantPath) {
+        self.encoder_path = path;
     }
 
     /// The tokenizer.
@@ -263,7 +279,7 @@ impl Transcriber {
         let frames = encoder_frames(audio.len());
         let len = frames * D_MODEL;
         let w = &self.model.weights;
-        let o = RunOptions::new().with_parallel(par);
+        let o = RunOptions::new().with_int8_gemm_path(self.encoder_path).with_parallel(par);
         // A failed step leaves the encoder output meaningless: no segment until the next
         // encode succeeds.
         self.frames = 0;
