@@ -442,16 +442,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// `c` than `(m-1)*ldc + n`); for blocks, when `k % 32 != 0` or the scales are shorter
     /// than [`packed_block_scales_len`].
     fn gemm_i8(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
-        check_gemm("gemm_i8", g, a, w, c);
-        if g.m == 0 || g.n == 0 {
-            return;
-        }
-        if g.k == 0 {
-            return bias_only(g, w.bias, c);
-        }
-        let c = StridedMut::new(c, g.m, g.n, g.ldc);
-        // SAFETY: the contract was checked above; m, n, k >= 1.
-        unsafe { Self::gemm_i8_unchecked(g, a, w, c) }
+        gemm_entry("gemm_i8", g, (a, w), c, Self::gemm_i8_unchecked)
     }
 
     /// GEMV on the int8-activation (`dot`) path: the contract of
@@ -487,16 +478,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// # Panics
     /// As [`gemm_i8`](Self::gemm_i8).
     fn gemm_i8_dot(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, c: &mut [f32]) {
-        check_gemm("gemm_i8_dot", g, a, w, c);
-        if g.m == 0 || g.n == 0 {
-            return;
-        }
-        if g.k == 0 {
-            return bias_only(g, w.bias, c);
-        }
-        let c = StridedMut::new(c, g.m, g.n, g.ldc);
-        // SAFETY: the contract was checked above; m, n, k >= 1.
-        unsafe { Self::gemm_i8_dot_unchecked(g, a, w, c) }
+        gemm_entry("gemm_i8_dot", g, (a, w), c, Self::gemm_i8_dot_unchecked)
     }
 
     /// The GEMV on `par` by `path`: [`gemv_i8`](Self::gemv_i8) ([`QuantPath::Widening`])
@@ -630,6 +612,29 @@ impl QuantKernels for super::Portable {}
 
 /// A GEMM hook of [`QuantKernels`] (`gemm_i8_unchecked`, `gemm_i8_dot_unchecked`).
 type QuantGemmHook = unsafe fn(QuantGemm, &[f32], QuantWeights<'_>, StridedMut<'_>);
+
+/// The GEMM entry points (named `name` in panics): checks the contract, handles the empty
+/// shapes (`m = 0` or `n = 0`: nothing; `k = 0`: the bias, or zeros), then runs `hook` (the
+/// entry point's hook) on the whole product.
+fn gemm_entry(
+    name: &str,
+    g: QuantGemm,
+    (a, w): (&[f32], QuantWeights<'_>),
+    c: &mut [f32],
+    hook: QuantGemmHook,
+) {
+    check_gemm(name, g, a, w, c);
+    if g.m == 0 || g.n == 0 {
+        return;
+    }
+    if g.k == 0 {
+        return bias_only(g, w.bias, c);
+    }
+    let c = StridedMut::new(c, g.m, g.n, g.ldc);
+    // SAFETY: the contract was checked above; m, n, k >= 1: what `hook` (the entry
+    // point's hook) requires.
+    unsafe { hook(g, a, w, c) }
+}
 
 /// Minimum length of a strided matrix with `rows` rows of `cols` values, `ld` apart.
 const fn strided_len(rows: usize, cols: usize, ld: usize) -> usize {
