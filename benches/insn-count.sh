@@ -138,6 +138,7 @@ WORKLOADS=(
   "insn_moonshine encoder-dot 2|$MS_ENC2_FLOPS|the same encode, its int8 GEMMs on the int8-activation path (moonshine_asr.encoder_int8=dot: sdot); NEON"
   "insn_moonshine step|$MS_STEP_FLOPS|Moonshine base-en decoder step at position 7 (8 cached tokens) over 413 frames (int8 GEMVs, LM head); NEON"
   "insn_moonshine step portable|$MS_STEP_FLOPS|the same decoder step on the Portable backend"
+  "insn_moonshine step-dot|$MS_STEP_FLOPS|the same decoder step on the int8-activation path (moonshine_asr.int8=dot: sdot where the core has dotprod, e.g. neoverse-n1; portable arithmetic elsewhere, e.g. cortex-a53); NEON"
   "insn_sanotts network 125|$SANO_FLOPS|sanoTTS decoder network, 1 s of audio (125 frames), synthetic voice; NEON"
   "insn_sanotts decode 125|$SANO_FLOPS|sanoTTS whole-utterance decode of 1 s: network + iSTFT; NEON"
   "insn_sanotts stream 125 25|$SANO_FLOPS|sanoTTS Vocoder, 1 s in pushes of 25 frames (200 ms), context recomputed; NEON"

@@ -11,7 +11,7 @@
 #        SYM         a directory: also write each count's --sym profile (functions by
 #                    instructions) there, <workload>.<cpu>.<ours|peer>.txt
 #        ONLY        an extended regular expression: only the workloads whose key matches
-#                    (vad, ms_encoder_2, ms_encoder_beckett, ms_step, sanotts)
+#                    (vad, ms_encoder_2, ms_encoder_beckett, ms_step, ms_step_dot, sanotts)
 #
 # Prints only table rows `| workload | cpu | ours | peer | ours/peer |` (instructions per
 # workload; the ratio to 2 decimals). Where the peer has two variants (the shipped int8 .ort
@@ -55,6 +55,10 @@
 # - Moonshine decoder step: insn_moonshine `step` (position 7 over beckett's 413 frames)
 #   against one cached step of the merged decoder on the same token, caches and encoder
 #   output, every output fetched;
+# - Moonshine decoder step, dot path: insn_moonshine `step-dot` (the same step on the
+#   decoder's int8-activation path, moonshine_asr.int8=dot: `sdot` on neoverse-n1, the
+#   portable evaluation of the same arithmetic on cortex-a53, which has no dotprod) against
+#   the same ONNX Runtime step (counted once per run for both step rows);
 # - sanoTTS decoder, 1 s: insn_sanotts `decode 125` (network and iSTFT, synthetic voice, the
 #   seeded test hidden states) against one run of tools/sanotts/onnx_peer.py's graph (network
 #   and the iSTFT as ConvTranspose) on the same voice and hidden states, after one warm-up run.
@@ -193,7 +197,8 @@ setup >&2
 [ -n "$SYM" ] && mkdir -p "$SYM"
 bins=(--bin insn_vad)
 ms=0
-if { want ms_encoder_2 || want ms_encoder_beckett || want ms_step; } && moonshine_setup >&2; then
+if { want ms_encoder_2 || want ms_encoder_beckett || want ms_step || want ms_step_dot; } &&
+  moonshine_setup >&2; then
   ms=1
   bins+=(--bin insn_moonshine)
 fi
@@ -214,19 +219,24 @@ if want vad; then
   done
 fi
 
-# moonshine KEY DESCRIPTION GRAPH (encoder or decoder) OURS_ARGS...: the row of each CPU, the
-# peer the faster of the int8 .ort graph and its f32 copy.
+# moonshine KEY SPEC DESCRIPTION GRAPH (encoder or decoder) OURS_ARGS...: the row of each CPU,
+# the peer the faster of the int8 .ort graph and its f32 copy on the inputs of ort_inputs.py's
+# SPEC (each peer counted once per run and CPU, in PEER_COUNT).
+declare -A PEER_COUNT
 moonshine() {
-  local key="$1" desc="$2" graph="$3" int8 f32 cpu o p8 p32
-  shift 3
+  local key="$1" spec="$2" desc="$3" graph="$4" int8 f32 cpu o p8 p32
+  shift 4
   want "$key" || return 0
   case "$graph" in
     encoder) int8="$MS_PKG/encoder_model.ort" f32="$MS_F32/encoder_model_f32.onnx" ;;
     decoder) int8="$MS_PKG/decoder_model_merged.ort" f32="$MS_F32/decoder_model_merged_f32.onnx" ;;
   esac
   for cpu in $CPUS; do
-    p8="$(peer "$key.int8" "$cpu" run "$int8" "$WORK/moonshine/$key/spec")"
-    p32="$(peer "$key.f32" "$cpu" run "$f32" "$WORK/moonshine/$key/spec")"
+    [ -n "${PEER_COUNT[$spec.int8.$cpu]:-}" ] ||
+      PEER_COUNT[$spec.int8.$cpu]="$(peer "$spec.int8" "$cpu" run "$int8" "$WORK/moonshine/$spec/spec")"
+    [ -n "${PEER_COUNT[$spec.f32.$cpu]:-}" ] ||
+      PEER_COUNT[$spec.f32.$cpu]="$(peer "$spec.f32" "$cpu" run "$f32" "$WORK/moonshine/$spec/spec")"
+    p8="${PEER_COUNT[$spec.int8.$cpu]}" p32="${PEER_COUNT[$spec.f32.$cpu]}"
     o="$(count "$key.$cpu.ours" "$cpu" "$BIN/insn_moonshine" "$@")"
     if [ "$p32" -lt "$p8" ]; then
       row "$desc" "$cpu" "$o" "$p32" "f32 copy; int8 .ort $p8"
@@ -236,9 +246,10 @@ moonshine() {
   done
 }
 if [ $ms = 1 ]; then
-  moonshine ms_encoder_2 "Moonshine base-en encoder, 2 s (82 frames)" encoder encoder 2
-  moonshine ms_encoder_beckett "Moonshine base-en encoder, beckett.wav (9.96 s, 413 frames)" encoder encoder 10
-  moonshine ms_step "Moonshine base-en decoder step (position 7, 413 frames)" decoder step
+  moonshine ms_encoder_2 ms_encoder_2 "Moonshine base-en encoder, 2 s (82 frames)" encoder encoder 2
+  moonshine ms_encoder_beckett ms_encoder_beckett "Moonshine base-en encoder, beckett.wav (9.96 s, 413 frames)" encoder encoder 10
+  moonshine ms_step ms_step "Moonshine base-en decoder step (position 7, 413 frames)" decoder step
+  moonshine ms_step_dot ms_step "Moonshine base-en decoder step, dot path (position 7, 413 frames)" decoder step-dot
 fi
 
 if want sanotts; then

@@ -21,7 +21,12 @@
 //!   greedy tokens `0..POSITION` (default 7, not counted), then count one
 //!   `Transcriber::decode_step` of token `POSITION` (self-attention over `POSITION + 1` keys,
 //!   cross-attention over 413 frames, the 32768-wide LM head); its argmax is checked
-//!   against the golden next token.
+//!   against the golden next token;
+//! - `step-dot [POSITION]`: the same step on the decoder's int8-activation path
+//!   (`moonshine_asr.int8=dot`, [`QuantPath::Dot`]: `sdot` on cores with the dot-product
+//!   extension such as neoverse-n1, the portable evaluation of the same arithmetic elsewhere,
+//!   e.g. cortex-a53); the tokens before it are fed on that path too, and the same next token
+//!   is checked.
 //!
 //! FLOPs (in `insn-count.sh`, from `neon_benches::moonshine::encoder_macs` and `step_macs`):
 //! 2 x the multiply-adds of convs, linears and attention (`q · k` and `p · v`). On aarch64
@@ -41,13 +46,13 @@ type Fast = neon_runtime::Neon;
 type Fast = Portable;
 
 const USAGE: &str =
-    "usage: insn_moonshine encoder|encoder-dot SECONDS [THREADS] | step [POSITION]  [portable]";
+    "usage: insn_moonshine encoder|encoder-dot SECONDS [THREADS] | step[-dot] [POSITION]  [portable]";
 
 /// A workload and its parameters: samples, threads and the int8 GEMM path for the encoder,
-/// the position for the step.
+/// the position and the decoder's int8 path for the step.
 enum Workload {
     Encoder(usize, usize, QuantPath),
-    Step(usize),
+    Step(usize, QuantPath),
 }
 
 fn parse(args: &[String]) -> Option<Workload> {
@@ -59,9 +64,10 @@ fn parse(args: &[String]) -> Option<Workload> {
             let path = if name == "encoder" { QuantPath::Widening } else { QuantPath::Dot };
             Some(Workload::Encoder(samples, threads, path))
         }
-        "step" => {
+        step @ ("step" | "step-dot") => {
             let position = args.get(1).map_or(Some(7), |p| p.parse().ok())?;
-            (position + 1 < BECKETT_TOKENS.len()).then_some(Workload::Step(position))
+            let path = if step == "step" { QuantPath::Widening } else { QuantPath::Dot };
+            (position + 1 < BECKETT_TOKENS.len()).then_some(Workload::Step(position, path))
         }
         _ => None,
     }
@@ -87,7 +93,8 @@ fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
             });
             t.encoder_output().iter().sum()
         }
-        Workload::Step(position) => {
+        Workload::Step(position, path) => {
+            t.set_decoder_path(path);
             let frames = t.encode(&audio).map_err(|e| e.to_string())?;
             assert_eq!(frames, BECKETT_FRAMES);
             prefill(&mut t, position);
@@ -96,7 +103,10 @@ fn run<B: Backend>(workload: &Workload) -> Result<f32, String> {
             region_stop(1);
             let next = argmax(logits);
             assert_eq!(next, BECKETT_TOKENS[position + 1], "step {position}: next token");
-            eprintln!("step at position {position}: {} FLOPs", 2 * step_macs(position, frames));
+            eprintln!(
+                "step at position {position} ({path:?}): {} FLOPs",
+                2 * step_macs(position, frames)
+            );
             logits.iter().sum()
         }
     })
