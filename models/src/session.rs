@@ -5,8 +5,8 @@
 //! | `openwakeword.exec_plan` | JSON ([`crate::exec_plan`]), component `embedding` | `default` |
 //! | `openwakeword.embedding_mode` | `incremental`, `full` ([`EmbeddingMode`]) | `incremental` |
 //! | `moonshine_asr.exec_plan` | JSON, components `encoder`, `decoder` | `default` |
-//! | `moonshine_asr.int8` | `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run) | `widening` |
-//! | `moonshine_asr.encoder_int8` | `widening`, `dot` ([`QuantPath`]: how the encoder's int8 GEMMs run) | `widening` |
+//! | `moonshine_asr.int8` | `auto`, `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run; `auto`: [`auto_int8`]) | `auto` |
+//! | `moonshine_asr.encoder_int8` | `auto`, `widening`, `dot` ([`QuantPath`]: how the encoder's int8 GEMMs run; `auto`: [`auto_int8`]) | `widening` |
 //! | `sanotts.exec_plan` | JSON, component `decoder` | `default` |
 //! | `silero_vad.exec_plan` | JSON, component `network` | `default` |
 //!
@@ -57,8 +57,28 @@ pub const KEYS: [&str; 7] = [
 pub struct SessionOptions {
     impl_choices: [ImplChoices; Family::ALL.len()],
     embedding_mode: EmbeddingMode,
-    int8: QuantPath,
-    encoder_int8: QuantPath,
+    /// `None`: `auto` ([`auto_int8`]).
+    int8: Option<QuantPath>,
+    /// `None`: `auto` ([`auto_int8`]).
+    encoder_int8: Option<QuantPath>,
+}
+
+/// The path `auto` picks for the int8 products of a Moonshine component on `backend`:
+/// [`QuantPath::Dot`] on [`BackendKind::Neon`] where
+/// [`cpu::aarch64_dotprod`](neon_runtime::kernels::cpu::aarch64_dotprod) says the core has the
+/// dot-product extension (the decoder step's `sdot` GEMVs: 0.21x the widening path's
+/// instructions on neoverse-n1, with the same WER and tokens on the ASR corpus: BENCHMARKS.md,
+/// "Moonshine decoder: the dot path"), [`QuantPath::Widening`] elsewhere (there the dot path
+/// is a portable evaluation of the same arithmetic, no cheaper). `moonshine_asr.int8`
+/// defaults to `auto`; `moonshine_asr.encoder_int8` to `widening` (its error, 2-4% of the
+/// encoder output, is ten times the decoder's: BENCHMARKS.md, "Moonshine encoder on the
+/// int8-activation path").
+pub fn auto_int8(backend: BackendKind) -> QuantPath {
+    if backend == BackendKind::Neon && neon_runtime::kernels::cpu::aarch64_dotprod() {
+        QuantPath::Dot
+    } else {
+        QuantPath::Widening
+    }
 }
 
 impl Default for SessionOptions {
@@ -77,8 +97,8 @@ impl SessionOptions {
         Self {
             impl_choices: Family::ALL.map(ImplChoices::default_for),
             embedding_mode: EmbeddingMode::default(),
-            int8: QuantPath::Widening,
-            encoder_int8: QuantPath::Widening,
+            int8: None,
+            encoder_int8: Some(QuantPath::Widening),
         }
     }
 
@@ -180,14 +200,17 @@ impl SessionOptions {
         self.embedding_mode
     }
 
-    /// `moonshine_asr.int8`.
+    /// `moonshine_asr.int8`, `auto` resolved for the decoder's backend on this CPU
+    /// ([`auto_int8`]).
     pub fn int8(&self) -> QuantPath {
-        self.int8
+        self.int8.unwrap_or_else(|| auto_int8(self.backend(Family::MoonshineAsr, "decoder")))
     }
 
-    /// `moonshine_asr.encoder_int8`.
+    /// `moonshine_asr.encoder_int8`, `auto` resolved for the encoder's backend on this CPU
+    /// ([`auto_int8`]).
     pub fn encoder_int8(&self) -> QuantPath {
         self.encoder_int8
+            .unwrap_or_else(|| auto_int8(self.backend(Family::MoonshineAsr, "encoder")))
     }
 
     /// Every option and its current value, one `KEY=VALUE` per entry, exec plans with the
@@ -214,19 +237,21 @@ fn family_index(family: Family) -> usize {
 }
 
 /// A [`QuantPath`] option's value.
-fn quant_path(key: &str, value: &str) -> Result<QuantPath, Error> {
+fn quant_path(key: &str, value: &str) -> Result<Option<QuantPath>, Error> {
     match value {
-        "widening" => Ok(QuantPath::Widening),
-        "dot" => Ok(QuantPath::Dot),
-        _ => Err(bad_value(key, value, &["widening", "dot"])),
+        "auto" => Ok(None),
+        "widening" => Ok(Some(QuantPath::Widening)),
+        "dot" => Ok(Some(QuantPath::Dot)),
+        _ => Err(bad_value(key, value, &["auto", "widening", "dot"])),
     }
 }
 
-/// The value naming `path` ([`quant_path`]).
-fn quant_path_name(path: QuantPath) -> &'static str {
+/// The value naming `path` ([`quant_path`]; `None`: `auto`).
+fn quant_path_name(path: Option<QuantPath>) -> &'static str {
     match path {
-        QuantPath::Widening => "widening",
-        QuantPath::Dot => "dot",
+        None => "auto",
+        Some(QuantPath::Widening) => "widening",
+        Some(QuantPath::Dot) => "dot",
     }
 }
 

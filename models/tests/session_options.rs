@@ -3,8 +3,8 @@
 
 use neon_models::exec_plan::{parse_impl_choices, Family, Impl};
 use neon_models::openwakeword::detector::EmbeddingMode;
-use neon_models::session::SessionOptions;
-use neon_runtime::kernels::cpu::X86Level;
+use neon_models::session::{auto_int8, SessionOptions};
+use neon_runtime::kernels::cpu::{self, X86Level};
 use neon_runtime::ops::quant::QuantPath;
 use neon_runtime::BackendKind;
 
@@ -240,7 +240,26 @@ fn session_options_parse_key_value_pairs() {
     assert!(described.contains(&want), "{described:?}");
     // Defaults.
     let d = SessionOptions::new();
-    assert_eq!((d.int8(), d.embedding_mode()), (QuantPath::Widening, EmbeddingMode::Incremental));
+    let best = BackendKind::best();
+    assert_eq!((d.int8(), d.embedding_mode()), (auto_int8(best), EmbeddingMode::Incremental));
+    assert!(d.describe().contains(&"moonshine_asr.int8=auto".to_string()));
+    // `auto`: the dot path exactly on NEON where the CPU has the dot-product extension.
+    let dotprod = cpu::aarch64_dotprod();
+    let want =
+        if best == BackendKind::Neon && dotprod { QuantPath::Dot } else { QuantPath::Widening };
+    assert_eq!(auto_int8(best), want);
+    assert_eq!(
+        auto_int8(BackendKind::Neon),
+        if dotprod { QuantPath::Dot } else { QuantPath::Widening }
+    );
+    assert_eq!(auto_int8(BackendKind::Portable), QuantPath::Widening);
+    // A portable decoder stays on the widening path under `auto`.
+    let o =
+        SessionOptions::from_pairs([r#"moonshine_asr.exec_plan={"decoder":"portable"}"#]).unwrap();
+    assert_eq!(o.int8(), QuantPath::Widening);
+    let o =
+        SessionOptions::from_pairs(["moonshine_asr.int8=dot", "moonshine_asr.int8=auto"]).unwrap();
+    assert_eq!(o, d);
     // ASCII whitespace around the key and the value is ignored.
     let o = SessionOptions::from_pairs([" moonshine_asr.int8 =  dot\t"]).unwrap();
     assert_eq!(o.int8(), QuantPath::Dot);
@@ -267,7 +286,7 @@ fn session_options_parse_key_value_pairs() {
 fn bad_session_options_are_errors_and_change_nothing() {
     let cases = [
         ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, moonshine_asr.encoder_int8, sanotts.exec_plan, silero_vad.exec_plan"),
-        ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: widening, dot"),
+        ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: auto, widening, dot"),
         ("openwakeword.embedding_mode=half", "session option `openwakeword.embedding_mode`: unknown value \"half\"; valid: incremental, full"),
         ("whisper.exec_plan={}", "session option `whisper.exec_plan`: unknown model family \"whisper\"; valid: openwakeword, moonshine_asr, sanotts, silero_vad"),
         ("moonshine_asr.int8", "session option `moonshine_asr.int8`: expected KEY=VALUE"),

@@ -40,10 +40,11 @@ pub struct TranscribeArgs {
     /// "encoder_ms", "decode_ms"}.
     #[arg(long)]
     json: bool,
-    /// How the decoder's int8 GEMVs run: `widening` (exact products, the default) or `dot`
-    /// (activations quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
+    /// How the decoder's int8 GEMVs run: `auto` (the default: `dot` on ARM CPUs with
+    /// dotprod, `widening` elsewhere), `widening` (exact products) or `dot` (activations
+    /// quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
     /// Shorthand for `--session-option moonshine_asr.int8=MODE`.
-    #[arg(long, value_name = "MODE", value_parser = ["widening", "dot"])]
+    #[arg(long, value_name = "MODE", value_parser = ["auto", "widening", "dot"])]
     int8: Option<String>,
     /// Threads running the encoder and each decoder step (default: the cores the OS
     /// offers, at most 4; 1 runs on the calling thread). The transcript is the same for any
