@@ -1,6 +1,6 @@
 //! The decoder's two int8 paths (`moonshine_asr.int8`: `widening`, `dot`) on the ASR corpus:
 //! word error rate against the reference texts and token agreement with ONNX Runtime. A
-//! measurement, not a check: ignored by default (about half a minute on the host), run with
+//! measurement, not a check: ignored by default (about 40 s on the host), run with
 //!
 //! ```text
 //! cargo test -p neon-models --test moonshine_corpus -- --ignored --nocapture
