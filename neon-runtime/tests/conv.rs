@@ -494,6 +494,7 @@ fn matches_portable<B: Backend>() {
         let (mut p, mut n) = (nan_vec(ch * of), nan_vec(ch * of));
         Portable::depthwise_conv1d(&x, win, &w, Some(&bias), of, &mut p);
         B::depthwise_conv1d(&x, win, &w, Some(&bias), of, &mut n);
+        common::assert_x86_bits::<B>(&format!("depthwise {g:?}"), &n, &p);
         let tol = 2.0 * (k as f32 + 2.0) * f32::EPSILON * (k as f32 + 1.0);
         common::assert_close_f32(&format!("depthwise {} vs portable", B::NAME), &n, &p, tol, 0.0);
     }

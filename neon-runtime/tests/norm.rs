@@ -260,6 +260,7 @@ fn matches_portable<B: Backend>() {
             Portable::layer_norm_channels(c, t, &x, pc, &mut a);
             B::layer_norm_channels(c, t, &x, pc, &mut b);
             assert_close_f32("layer_norm_channels", &b, &a, 1e-5, 0.0);
+            common::assert_x86_bits::<B>(&format!("layer_norm_channels {c} x {t}"), &b, &a);
             Portable::layer_norm_rows(c, t, &x, pt, &mut a);
             B::layer_norm_rows(c, t, &x, pt, &mut b);
             assert_close_f32("layer_norm_rows", &b, &a, 1e-5, 0.0);

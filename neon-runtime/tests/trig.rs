@@ -127,6 +127,10 @@ fn log_polar<B: Backend>() {
         let p = uniform(&mut r, n, -50.0, 50.0);
         let (mut a, mut b) = (l.clone(), p.clone());
         B::from_log_polar(LN_100, &mut a, &mut b);
+        let (mut pa, mut pb) = (l.clone(), p.clone());
+        neon_runtime::Portable::from_log_polar(LN_100, &mut pa, &mut pb);
+        common::assert_x86_bits::<B>(&format!("log_polar re n={n}"), &a, &pa);
+        common::assert_x86_bits::<B>(&format!("log_polar im n={n}"), &b, &pb);
         for i in 0..n {
             let m = (l[i] as f64).min(100f64.ln()).exp();
             let (ws, wc) = (p[i] as f64).sin_cos();

@@ -280,14 +280,22 @@ impl<'a> Istft<'a> {
         s.frames += 1;
         // Buffer samples hop*t .. hop*(t+1) are complete; emit those past the trim.
         let start = hop * (s.frames - 1);
-        let mut written = 0;
-        for i in 0..hop {
-            let p = start + i;
-            if p >= n / 2 {
-                out[written] = self.normalised(s.tail[i], p, s.frames);
-                written += 1;
+        let skip = (n / 2).saturating_sub(start).min(hop);
+        // Their envelope, in `frame` (dead once added): the terms of `normalised` in the same
+        // order (frame by frame, the oldest first), one frame's window slice at a time.
+        let env = &mut s.frame[..hop];
+        env.fill(0.0);
+        for t in (start + 1).saturating_sub(n).div_ceil(hop)..s.frames {
+            let w = &self.window[start - hop * t..];
+            for (e, &w) in env.iter_mut().zip(w) {
+                *e += w * w;
             }
         }
+        let done = s.tail[skip..hop].iter().zip(&env[skip..]);
+        for (o, (&v, &e)) in out.iter_mut().zip(done) {
+            *o = if e < MIN_ENVELOPE { v } else { v / e };
+        }
+        let written = hop - skip;
         s.tail.copy_within(hop.., 0);
         s.tail[n - hop..].fill(0.0);
         Ok(written)

@@ -68,6 +68,16 @@ pub fn assert_close_f32(what: &str, a: &[f32], b: &[f32], abs: f32, rel: f32) {
     }
 }
 
+/// For the kernels whose x86 levels run the portable code compiled for their vectors (the
+/// same bits): on `X86<_>`, asserts that `got` equals `portable` bit for bit; a no-op on
+/// other backends (their tests bound the difference instead).
+pub fn assert_x86_bits<B: neon_runtime::Backend>(what: &str, got: &[f32], portable: &[f32]) {
+    if matches!(B::KIND, neon_runtime::BackendKind::X86(_)) {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(got), bits(portable), "{what}: {} vs portable", B::NAME);
+    }
+}
+
 /// Every vector tail: sizes 1..=33, then a few larger odd sizes.
 pub fn tail_sizes() -> impl Iterator<Item = usize> {
     (1..=33).chain([47, 63, 64, 65, 127, 255, 257, 1000, 1023])

@@ -30,7 +30,7 @@
 //! ([`ConvKernels::im2col_frame_major_unchecked`], over the shared block driver
 //! `im2col_fm_with`), and one depthwise row ([`ConvKernels::depthwise_row_unchecked`]).
 //! `portable.rs` holds the portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the
-//! portable code.
+//! portable depthwise row compiled for its level (`x86.rs`) and the portable im2col.
 
 use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
@@ -41,6 +41,8 @@ use core::ops::Range;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(in crate::kernels) mod neon;
 mod portable;
+#[cfg(neon_x86)]
+mod x86;
 
 /// The sliding window of a conv1d over a channel-first input `x[channels, frames]`, as
 /// PyTorch's `Conv1d` describes it (see the [module docs](self)): output frame `n`, tap `t`
@@ -601,4 +603,15 @@ fn depthwise_scalar_at(
 
 impl ConvKernels for Portable {}
 
-impl<I: X86Isa> ConvKernels for X86<I> {}
+impl<I: X86Isa> ConvKernels for X86<I> {
+    #[cfg(neon_x86)]
+    unsafe fn depthwise_row_unchecked(
+        window: &Window1d,
+        xr: &[f32],
+        wr: &[f32],
+        bias: f32,
+        yr: &mut [f32],
+    ) {
+        x86::depthwise_row::<I>(window, xr, wr, bias, yr)
+    }
+}

@@ -19,7 +19,9 @@ pub(super) fn im2col_fm(x: &[f32], w: Win, col: &mut [f32]) {
     });
 }
 
-/// Portable depthwise over one channel, the stride a constant for 1 and 2.
+/// Portable depthwise over one channel, the stride a constant for 1 and 2 (inlined into
+/// the x86 levels' copies, `x86.rs`).
+#[inline(always)]
 pub(super) fn depthwise_row(w: &Window1d, xr: &[f32], wr: &[f32], b: f32, yr: &mut [f32]) {
     let taps = [w.stride, w.dilation, w.pad_left];
     match w.stride {

@@ -11,13 +11,15 @@
 //!
 //! The walk over the tiles and the edges is shared ([`LayoutKernels::transpose`]); a backend
 //! provides the 4 x 4 blocks of one tile ([`LayoutKernels::transpose_tile`]). `X86<I>` runs
-//! the portable code.
+//! SSE blocks (`x86.rs`).
 
 use super::{BackendType, Portable, X86Isa, X86};
 
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
+#[cfg(neon_x86)]
+mod x86;
 
 /// Side of the cache tiles (elements).
 const TILE: usize = 32;
@@ -108,4 +110,9 @@ fn transpose_scalar(
 
 impl LayoutKernels for Portable {}
 
-impl<I: X86Isa> LayoutKernels for X86<I> {}
+impl<I: X86Isa> LayoutKernels for X86<I> {
+    #[cfg(neon_x86)]
+    fn transpose_tile(tile: Tile, x: &[f32], y: &mut [f32]) {
+        x86::transpose_tile(tile, x, y)
+    }
+}

@@ -52,7 +52,8 @@
 //! the hooks: the row reductions and row outputs (`sum_shifted`, `sum_sq_dev`, `sum_sq`,
 //! `normalize_row`, `scale_row`, `scale_shift_row`, `inv_std`) and the channel-first blocks of
 //! 16, 4 and 1 frames (`layer_norm_frames`, `rms_norm_frames`). `portable.rs` holds the
-//! portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the portable code.
+//! portable hooks, `neon.rs` the NEON ones; `X86<I>` runs the portable channel-first
+//! LayerNorm blocks compiled for its level (`x86.rs`) and the portable code elsewhere.
 
 use super::parallel::{row_blocks, Parallel, Rows};
 use super::{BackendType, Portable, X86Isa, X86};
@@ -61,6 +62,8 @@ use crate::error::Error;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
+#[cfg(neon_x86)]
+mod x86;
 
 /// Correctly rounded square root of an `f32` (IEEE 754 `sqrt`, round to nearest even)
 /// without `std`.
@@ -555,4 +558,14 @@ fn frame_blocks(t: usize, mut block: impl FnMut(usize, usize)) {
 
 impl NormKernels for Portable {}
 
-impl<I: X86Isa> NormKernels for X86<I> {}
+impl<I: X86Isa> NormKernels for X86<I> {
+    #[cfg(neon_x86)]
+    fn layer_norm_frames<const W: usize>(
+        b: FrameBlock,
+        x: &[f32],
+        p: NormParams<'_>,
+        y: &mut [f32],
+    ) {
+        x86::layer_norm_frames::<I, W>(b, x, p, y)
+    }
+}

@@ -9,7 +9,7 @@
 //! portable code rounds twice), and its quadrant choice `round(x 2/pi)` is computed with
 //! one rounding instead of two, so near a quadrant boundary the two backends may reduce to
 //! neighbouring quadrants (both reductions are exact up to the bound below). `X86<I>` runs
-//! the portable code.
+//! the portable code, `from_log_polar` compiled for its level (`x86.rs`: the same bits).
 //!
 //! # Algorithm
 //! - **Range reduction** (Cody & Waite, *Software Manual for the Elementary Functions*,
@@ -76,6 +76,8 @@ use super::{BackendType, Portable, X86Isa, X86};
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 pub(crate) mod neon;
 pub(crate) mod portable;
+#[cfg(neon_x86)]
+mod x86;
 
 /// Largest `|x|` for which the measured accuracy of [`TrigKernels::sin_cos`] is stated (see
 /// the [module docs](self)).
@@ -146,4 +148,9 @@ pub trait TrigKernels: BackendType {
 
 impl TrigKernels for Portable {}
 
-impl<I: X86Isa> TrigKernels for X86<I> {}
+impl<I: X86Isa> TrigKernels for X86<I> {
+    #[cfg(neon_x86)]
+    fn from_log_polar_unchecked(max_log: f32, a: &mut [f32], b: &mut [f32]) {
+        x86::from_log_polar::<I>(max_log, a, b)
+    }
+}

@@ -59,7 +59,9 @@ pub(crate) fn log_polar(max_log: f32, l: f32, p: f32) -> (f32, f32) {
     (m * c, m * s)
 }
 
-/// [`log_polar`] over `(a, b)` in place (equal lengths, checked by the entry point).
+/// [`log_polar`] over `(a, b)` in place (equal lengths, checked by the entry point;
+/// inlined into the x86 levels' copies, `x86.rs`).
+#[inline(always)]
 pub(crate) fn from_log_polar(max_log: f32, a: &mut [f32], b: &mut [f32]) {
     for (l, p) in a.iter_mut().zip(b.iter_mut()) {
         (*l, *p) = log_polar(max_log, *l, *p);

@@ -159,3 +159,41 @@ macro_rules! memory_intrinsics {
     };
 }
 use memory_intrinsics;
+
+/// Portable code compiled for an x86 level: `at_level! { $(#[doc])* vis fn name<const N:
+/// usize, ..>(arg: T, ..) { body } }` defines `name::<I: X86Isa, N, ..>(args)`, which asserts
+/// that the CPU has level `I` ([`X86::require`](crate::kernels::X86::require)) and runs `body`
+/// compiled with that level's target features (`avx512f`; `avx2,fma`). The body calls the
+/// portable kernel, whose `#[inline(always)]` loops LLVM then vectorises with the level's
+/// 16- or 8-lane registers instead of the SSE2 baseline's 4 lanes. Same bits as the portable
+/// code: Rust neither fuses a multiply and an add nor reorders floating-point operations,
+/// whatever the target features, so only the vector width changes. For the kernels that are
+/// plain loops and whose hand-written form would repeat the portable algorithm.
+macro_rules! at_level {
+    (
+        $(#[$m:meta])*
+        $vis:vis fn $name:ident $(<$(const $g:ident: $gt:ty),+>)?
+            ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block
+    ) => {
+        $(#[$m])*
+        #[inline]
+        $vis fn $name<I: crate::kernels::X86Isa $($(, const $g: $gt)+)?>(
+            $($arg: $ty),*
+        ) $(-> $ret)? {
+            #[target_feature(enable = "avx512f")]
+            fn avx512 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? $body
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? $body
+            crate::kernels::X86::<I>::require();
+            // SAFETY: `require` asserted that the CPU implements level I, whose target
+            // features the chosen function is compiled with.
+            unsafe {
+                match I::LEVEL {
+                    crate::kernels::cpu::X86Level::Avx2 => avx2 $(::<$($g),+>)? ($($arg),*),
+                    crate::kernels::cpu::X86Level::Avx512 => avx512 $(::<$($g),+>)? ($($arg),*),
+                }
+            }
+        }
+    };
+}
+pub(crate) use at_level;
