@@ -14,7 +14,7 @@ pub(super) fn transpose_tile(t: Tile, x: &[f32], y: &mut [f32]) {
     let (rows, cols) = (t.rows, t.cols);
     // The unsafe loads and stores below rely on the tile lying inside both matrices.
     assert!(t.r1 <= rows && t.c1 <= cols && x.len() >= rows * cols && y.len() >= rows * cols);
-    assert!(t.r0 % 4 == 0 && t.r1 % 4 == 0 && t.c0 % 4 == 0 && t.c1 % 4 == 0);
+    assert!([t.r0, t.r1, t.c0, t.c1].iter().all(|v| v.is_multiple_of(4)));
     let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
     for i in (t.r0..t.r1).step_by(4) {
         for j in (t.c0..t.c1).step_by(4) {
