@@ -276,9 +276,14 @@ fn session_options_parse_key_value_pairs() {
     assert_eq!(o.int8(), QuantPath::Widening);
     // The encoder's int8 GEMMs have their own key, independent of the decoder's.
     let o = SessionOptions::from_pairs(["moonshine_asr.encoder_int8=dot"]).unwrap();
-    assert_eq!((o.encoder_int8(), o.int8()), (QuantPath::Dot, QuantPath::Widening));
+    assert_eq!((o.encoder_int8(), o.int8()), (QuantPath::Dot, auto_int8(best)));
     assert!(o.describe().contains(&"moonshine_asr.encoder_int8=dot".to_string()));
+    // Its default is `widening` on every CPU; `auto` is the decoder's rule.
     assert_eq!(d.encoder_int8(), QuantPath::Widening);
+    assert!(d.describe().contains(&"moonshine_asr.encoder_int8=widening".to_string()));
+    let o = SessionOptions::from_pairs(["moonshine_asr.encoder_int8=auto"]).unwrap();
+    assert_eq!(o.encoder_int8(), auto_int8(best));
+    assert!(o.describe().contains(&"moonshine_asr.encoder_int8=auto".to_string()));
     assert!(SessionOptions::from_pairs(["moonshine_asr.encoder_int8=sdot"]).is_err());
 }
 
