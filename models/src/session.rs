@@ -246,8 +246,9 @@ fn quant_path(key: &str, value: &str) -> Result<Option<QuantPath>, Error> {
     }
 }
 
-/// The value naming `path` ([`quant_path`]; `None`: `auto`).
-fn quant_path_name(path: Option<QuantPath>) -> &'static str {
+/// The value of `moonshine_asr.int8` / `moonshine_asr.encoder_int8` naming `path` (`None`:
+/// `auto`).
+pub fn quant_path_name(path: Option<QuantPath>) -> &'static str {
     match path {
         None => "auto",
         Some(QuantPath::Widening) => "widening",

@@ -29,7 +29,7 @@ use neon_models::openwakeword::stream::CHUNK;
 use neon_models::sanotts::synthetic::{hidden_states, prepared_voice, SECOND_FRAMES};
 use neon_models::sanotts::utterance::Decoder;
 use neon_models::sanotts::HOP;
-use neon_models::session::SessionOptions;
+use neon_models::session::{quant_path_name, SessionOptions};
 use neon_models::vad::detector::Vad;
 use neon_models::vad::WINDOW;
 use neon_runtime::ops::quant::QuantPath;
@@ -539,21 +539,13 @@ fn time_moonshine(
                 "Moonshine base-en decoder step (position {STEP_POSITION}, {BECKETT_FRAMES} frames)"
             );
             if path != QuantPath::Widening {
-                name.push_str(&format!(", {} path", quant_path_name(path)));
+                name.push_str(&format!(", {} path", quant_path_name(Some(path))));
             }
             rows.push("ms_step", name, team.threads(), ms, None);
         }
         t.set_decoder_path(options.int8());
     }
     Ok(())
-}
-
-/// The session option's name of `path` (`moonshine_asr.int8`).
-fn quant_path_name(path: QuantPath) -> &'static str {
-    match path {
-        QuantPath::Widening => "widening",
-        QuantPath::Dot => "dot",
-    }
 }
 
 /// `n` in words up to nine (the tables' "five heads", "the four on one stream").
@@ -596,7 +588,7 @@ impl Report<'_> {
             ("openwakeword.embedding", b(Family::OpenWakeWord, "embedding")),
             ("moonshine_asr.encoder", b(Family::MoonshineAsr, "encoder")),
             ("moonshine_asr.decoder", b(Family::MoonshineAsr, "decoder")),
-            ("moonshine_asr.int8", quant_path_name(self.options.int8()).to_string()),
+            ("moonshine_asr.int8", quant_path_name(Some(self.options.int8())).to_string()),
             ("sanotts.decoder", b(Family::SanoTts, "decoder")),
             ("silero_vad.network", b(Family::SileroVad, "network")),
             ("microwakeword.step", micro_backend().name().to_string()),
