@@ -4,9 +4,11 @@
 //! samples at 16 kHz.
 //!
 //! Layers, channel-first `[128, frames]` between them:
-//! 1. input conv `[128, 192, 7]`, padding 3: the acoustic model's bias-free projection
-//!    `[80, 192]` folded into the decoder's `conv_embed` `[128, 80, 7]` at load time, and
-//!    the speaker embedding folded into its bias ([`super::load`]);
+//! 1. the acoustic model's bias-free projection `[80, 192]` (a `[80, 192, 1]` conv), then the
+//!    decoder's input conv `conv_embed` `[128, 80, 7]`, padding 3, with the speaker
+//!    embedding folded into its bias at load time ([`super::load`]). Unfolded on purpose:
+//!    the two steps cost 80 x 192 + 128 x 80 x 7 = 87,040 multiply-adds per frame, the
+//!    projection folded into the conv (a `[128, 192, 7]` conv) 172,032;
 //! 2. ResidualConv: `x + conv2(lrelu(conv1(lrelu(x))))`, leaky ReLU slope 0.1, both convs
 //!    `[128, 128, 3]`, dilation 1 (padding 1) then 3 (padding 3);
 //! 3. LayerNorm over channels (eps 1e-6, affine);
@@ -22,8 +24,8 @@
 //! Every step computes an output frame with the same operations whatever the number of
 //! frames and the frame's place among them, so a window of an utterance gives the bits of
 //! the whole utterance's run for the frames it holds with full context (what the streaming
-//! [`super::vocoder::Vocoder`] relies on). That is why the head is a channel-first conv
-//! followed by a transpose rather than a conv written frame-major: the frame-major GEMM
+//! [`super::vocoder::Vocoder`] relies on). That is why the projection is a channel-first conv, and
+//! the head one followed by a transpose rather than a conv written frame-major: the frame-major GEMM
 //! (packed weights as `B`, frames as rows) sums the rows of a partial tile in another order
 //! on x86 (several accumulator sets over `k`), so a frame's bits would depend on the
 //! window's length.
@@ -37,7 +39,8 @@ neon_plan! {
     pub plan DecoderNet {
         workers 64;
         dim frames in 1..=2000;
-        weight embed: f32[128, 192, 7];
+        weight proj: f32[80, 192, 1];
+        weight embed: f32[128, 80, 7];
         weight embed_b: f32[128];
         weight res: residual_conv[128, 3];
         weight norm0: f32[128];
@@ -53,8 +56,9 @@ neon_plan! {
         input hidden: [192, frames];
         output y: [frames, 514];
 
-        // Input conv (projection and speaker folded in).
-        let x = conv1d(hidden, embed, embed_b, padding = (3, 3));
+        // The projection, then the input conv (speaker folded into its bias).
+        let m = conv1d(hidden, proj);
+        let x = conv1d(m, embed, embed_b, padding = (3, 3));
         let x = residual_conv(x, res, dilations = (1, 3), slope = 0.1);
         let x = layer_norm(x, norm0, norm0_b, eps = 1e-6);
         let x = convnext(x, cn0, eps = 1e-6);

@@ -1,12 +1,13 @@
-//! A checked [`Voice`] → the decoder's prepared operators ([`VoiceWeights`]), with the two
-//! folds of `sanotts.md` done once, at load time, accumulating in f64:
+//! A checked [`Voice`] → the decoder's prepared operators ([`VoiceWeights`]), with the one
+//! fold of `sanotts.md` done once, at load time, in f64: the speaker embedding `s` `[128]`
+//! into the input conv's bias, `b'[d] = b[d] + s[d]` (it is added to every frame right after
+//! the conv).
 //!
-//! - the acoustic model's bias-free projection `P` `[80, 192]` into the input conv
-//!   `W` `[128, 80, 7]`: `W'[d, h, t] = sum_m W[d, m, t] P[m, h]`, a conv `[128, 192, 7]`
-//!   on the hidden states. Exact up to rounding, edges included: with no bias in `P`, the
-//!   zero padding of the hidden states projects to the zero padding of the projected ones;
-//! - the speaker embedding `s` `[128]` into the conv's bias: `b'[d] = b[d] + s[d]` (it is
-//!   added to every frame right after the conv).
+//! The acoustic model's bias-free projection `P` `[80, 192]` stays a step of its own (an
+//! `[80, 192, 1]` conv, the same values in the same order), run before the input conv
+//! `[128, 80, 7]`: folding it in (`W'[d, h, t] = sum_m W[d, m, t] P[m, h]`, a `[128, 192, 7]`
+//! conv) would be exact up to rounding but cost 172,032 multiply-adds per frame where the
+//! two steps cost 87,040 (see [`super::decoder`]).
 //!
 //! The residual block and the four ConvNeXt blocks are the runtime's blocks
 //! ([`ResidualConv`], [`ConvNeXt`]), built from the file's unfolded tensors (the pointwise
@@ -26,32 +27,12 @@ use super::{EXPANDED, HIDDEN, KERNEL, MEL, WIDTH};
 use crate::error::Error;
 use crate::weights::TensorFile;
 
-/// The prepared (folded, packed) weights of one voice: immutable; share them through an
+/// The prepared (speaker folded, packed) weights of one voice: immutable; share them through an
 /// `Arc` among every [`super::utterance::Decoder`] and [`super::vocoder::Vocoder`] of the
 /// voice.
 pub struct VoiceWeights {
     /// The plan's operators.
     pub net: DecoderNetWeights<Vec<f32>>,
-}
-
-/// The folded input conv `[128, 192, 7]` (row-major) from `embed.weight` `[128, 80, 7]`
-/// and `proj.weight` `[80, 192]`: `W'[d, h, t] = sum_m W[d, m, t] P[m, h]`, summed in f64
-/// over `m` in order and rounded once.
-pub fn fold_projection(embed: &[f32], proj: &[f32]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(WIDTH * HIDDEN * KERNEL);
-    for d in 0..WIDTH {
-        for h in 0..HIDDEN {
-            for t in 0..KERNEL {
-                let mut acc = 0.0f64;
-                for m in 0..MEL {
-                    let w = f64::from(embed[(d * MEL + m) * KERNEL + t]);
-                    acc += w * f64::from(proj[m * HIDDEN + h]);
-                }
-                out.push(acc as f32);
-            }
-        }
-    }
-    out
 }
 
 /// The folded bias `b + s` (each sum in f64, rounded once).
@@ -97,7 +78,6 @@ impl VoiceWeights {
     pub fn prepare(voice: &Voice) -> Result<Self, Error> {
         type P = DecoderNet;
         let t = |i: usize| voice.tensor(i);
-        let embed = fold_projection(t(index::EMBED), t(index::PROJ));
         let embed_b = fold_speaker(t(index::EMBED_BIAS), t(index::SPEAKER));
         let res = ResidualConvWeights {
             conv1_weight: t(index::RES_CONV1).to_vec(),
@@ -106,7 +86,8 @@ impl VoiceWeights {
             conv2_bias: t(index::RES_CONV2_BIAS).to_vec(),
         };
         let net = DecoderNetWeights {
-            embed: Conv1d::new(P::EMBED, embed, Some(embed_b))?,
+            proj: Conv1d::new(P::PROJ, t(index::PROJ).to_vec(), None)?,
+            embed: Conv1d::new(P::EMBED, t(index::EMBED).to_vec(), Some(embed_b))?,
             res: ResidualConv::new(P::RES, res)?,
             norm0: norm(P::NORM0, t(index::NORM0), t(index::NORM0_BIAS))?,
             cn0: convnext(voice, 0, P::CN0)?,
@@ -130,7 +111,10 @@ impl VoiceWeights {
 
 // The plan's geometry is the architecture of `sanotts.md`.
 const _: () = {
-    assert!(DecoderNet::EMBED.in_channels == HIDDEN);
+    assert!(DecoderNet::PROJ.in_channels == HIDDEN);
+    assert!(DecoderNet::PROJ.out_channels == MEL);
+    assert!(DecoderNet::PROJ.kernel == 1);
+    assert!(DecoderNet::EMBED.in_channels == MEL);
     assert!(DecoderNet::EMBED.out_channels == WIDTH);
     assert!(DecoderNet::EMBED.kernel == KERNEL);
     assert!(DecoderNet::CN0.hidden == EXPANDED);

@@ -30,7 +30,7 @@ pub mod voice;
 
 /// Channels of the acoustic hidden states (the decoder's input).
 pub const HIDDEN: usize = 192;
-/// Channels of the acoustic model's projection (mel-like), folded away at load time.
+/// Channels of the acoustic model's projection (mel-like): the input conv's input.
 pub const MEL: usize = 80;
 /// Channels inside the decoder.
 pub const WIDTH: usize = 128;

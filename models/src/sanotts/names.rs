@@ -2,8 +2,9 @@
 //! kinds, in the file's documented order (also the draw order of the synthetic voice).
 //!
 //! Voice files are unfolded, as a training framework exports them: the acoustic model's
-//! projection `proj.weight` and the speaker embedding `speaker` are separate tensors, folded
-//! into the decoder's input conv at load time ([`super::load`]). All tensors are f32;
+//! projection `proj.weight` and the speaker embedding `speaker` are separate tensors (the
+//! speaker is folded into the input conv's bias at load time, [`super::load`]; the
+//! projection stays a step of its own). All tensors are f32;
 //! conv weights are `[out, in / groups, kernel]`, linear weights `[out, in]`.
 
 /// What a tensor is, which sets its synthetic distribution ([`super::synthetic`]).
