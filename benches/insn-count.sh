@@ -75,10 +75,10 @@ ms_step_flops() {
 }
 MS_ENC2_FLOPS=$(ms_encoder_flops 32000)   # 2 s of beckett.wav: 82 frames
 MS_STEP_FLOPS=$(ms_step_flops 7 413)      # position 7 over beckett's 413 frames
-# sanoTTS decoder, as neon_benches::sanotts::MACS_PER_FRAME: 732,928 multiply-adds per frame
-# (input conv 128x192x7, residual convs 2x128x128x3, 4 ConvNeXt 128x7 + 2x128x384, head
-# 514x128); 125 frames = 1 s of audio. Streaming's recomputed context frames not counted.
-SANO_FLOPS=$((2 * 732928 * 125))
+# sanoTTS decoder, as neon_benches::sanotts::MACS_PER_FRAME: 647,936 multiply-adds per frame
+# (projection 80x192, input conv 128x80x7, residual convs 2x128x128x3, 4 ConvNeXt 128x7 +
+# 2x128x384, head 514x128); 125 frames = 1 s of audio. Streaming's recomputed context frames not counted.
+SANO_FLOPS=$((2 * 647936 * 125))
 # Silero VAD, as neon_benches::vad::MACS_PER_WINDOW: 679,552 multiply-adds per 512-sample window
 # (STFT conv 258x256 x 4 frames, encoder convs 128x129x3 x 4, 64x128x3 x 2, 64x64x3 x 1,
 # 128x64x3 x 1, LSTM cell 512x256, decoder 128).

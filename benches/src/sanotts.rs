@@ -9,23 +9,24 @@ use std::sync::Arc;
 
 use neon_models::sanotts::load::VoiceWeights;
 use neon_models::sanotts::synthetic::prepared_voice;
-use neon_models::sanotts::{EXPANDED, FRAME_VALUES, HIDDEN, KERNEL, WIDTH};
+use neon_models::sanotts::{EXPANDED, FRAME_VALUES, HIDDEN, KERNEL, MEL, WIDTH};
 
 /// Frames of one second of audio (125; `neon bench` times the same).
 pub use neon_models::sanotts::synthetic::SECOND_FRAMES as SECOND;
 
-/// Multiply-adds of the decoder network per frame, as the plan computes them (the folded
-/// input conv): input conv 128 x 192 x 7, residual convs 2 x 128 x 128 x 3, per ConvNeXt
-/// block depthwise 128 x 7 and pointwise 2 x 128 x 384, head 514 x 128: 732,928. The iSTFT
+/// Multiply-adds of the decoder network per frame, as the plan computes them: projection
+/// 80 x 192, input conv 128 x 80 x 7, residual convs 2 x 128 x 128 x 3, per ConvNeXt
+/// block depthwise 128 x 7 and pointwise 2 x 128 x 384, head 514 x 128: 647,936. The iSTFT
 /// (an inverse FFT of 512 per frame) and the norms and activations count no FLOPs here.
-pub const MACS_PER_FRAME: usize = WIDTH * HIDDEN * KERNEL
+pub const MACS_PER_FRAME: usize = MEL * HIDDEN
+    + WIDTH * MEL * KERNEL
     + 2 * WIDTH * WIDTH * 3
     + 4 * (WIDTH * 7 + 2 * WIDTH * EXPANDED)
     + FRAME_VALUES * WIDTH;
 
-const _: () = assert!(MACS_PER_FRAME == 732_928);
+const _: () = assert!(MACS_PER_FRAME == 647_936);
 
-/// The built-in synthetic voice, folded and packed.
+/// The built-in synthetic voice, prepared (speaker folded, packed).
 pub fn weights() -> Arc<VoiceWeights> {
     prepared_voice().expect("the synthetic voice is finite and prepares")
 }

@@ -13,7 +13,7 @@
 //! - `stream FRAMES CHUNK`: a `Vocoder` (block 1) fed pushes of CHUNK frames, then
 //!   `finish` (each window recomputes its context frames).
 //!
-//! FLOPs (in `insn-count.sh`): 2 x `neon_benches::sanotts::MACS_PER_FRAME` (732,928) per
+//! FLOPs (in `insn-count.sh`): 2 x `neon_benches::sanotts::MACS_PER_FRAME` (647,936) per
 //! frame of the network, the context frames streaming recomputes not counted (so FLOPs per
 //! instruction of `stream` is per useful FLOP). On aarch64 the backend is `Neon` (or
 //! `Portable` with the last argument `portable`).
