@@ -380,6 +380,8 @@ fn quant_same_bits<B: QuantKernels>() {
                     assert_bits(&what, p.workers(), &got, &want);
                     B::gemm_i8_in(p.as_ref(), QuantPath::Dot, g, &x, w, &mut got).unwrap();
                     assert_bits(&format!("{what} dot"), p.workers(), &got, &want_dot);
+                    B::gemm_i8_in(p.as_ref(), QuantPath::Mmla, g, &x, w, &mut got).unwrap();
+                    assert_bits(&format!("{what} mmla"), p.workers(), &got, &want_dot);
                 }
             }
         }

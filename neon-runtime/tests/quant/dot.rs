@@ -133,9 +133,20 @@ fn widening_is_default<B: Backend>() {
     assert_ne!(via_gemv, via_dot, "{}: the dot path quantises activations", B::NAME);
 }
 
+/// Which evaluation backend `B`'s `QuantPath::Mmla` GEMM runs here.
+fn mmla_evaluation<B: Backend>() -> &'static str {
+    if B::NAME == "neon" && neon_runtime::kernels::cpu::aarch64_i8mm() {
+        "smmla"
+    } else {
+        dot_evaluation::<B>()
+    }
+}
+
 /// Backend `B`'s `dot` GEMM on one problem: within the f64 reference's f32 bound plus the
 /// activation quantisation bound (worst row), and row `i` bit-equal to `gemv_i8_dot` on
-/// row `i` (the GEMM's stated contract). Returns (max err, tol, rms err / rms output).
+/// row `i` (the GEMM's stated contract); the `QuantPath::Mmla` GEMM (`smmla` where the CPU
+/// has i8mm) bit-equal to it, columns past `n` untouched. Returns (max err, tol, rms err /
+/// rms output).
 fn check_dot_gemm<B: Backend>(p: &Problem) -> (f64, f64, f64) {
     let (want, tol) = p.reference();
     let tol = tol + quantisation_bound(p);
@@ -151,13 +162,18 @@ fn check_dot_gemm<B: Backend>(p: &Problem) -> (f64, f64, f64) {
         let same = row.iter().zip(&y).all(|(g, w)| g.to_bits() == w.to_bits());
         assert!(same, "{label}: row {i} differs from gemv_i8_dot");
     }
+    let mmla = p.run_gemm_mmla::<B>(&b, &s);
+    for (i, (g, w)) in mmla.iter().zip(&got).enumerate() {
+        assert!(g.to_bits() == w.to_bits(), "{label}: mmla [{i}] {g} != dot {w}");
+    }
     let e2: f64 = got.iter().zip(&want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum();
     let w2: f64 = want.iter().map(|w| w * w).sum();
     (max_err(&got, &want), tol, (e2 / w2).sqrt())
 }
 
-/// `QuantKernels::gemm_i8_dot` (`QuantPath::Dot` of a several-row `QuantLinear`), both
-/// formats: every tail of m, n and k (the 4-row, 8-output tiles, partial blocks of 32),
+/// `QuantKernels::gemm_i8_dot` (`QuantPath::Dot` of a several-row `QuantLinear`) and the
+/// `QuantPath::Mmla` GEMM, both formats: every tail of m, n and k (the 4-row, 8-output
+/// `sdot` and 8-row, 4-output `smmla` tiles, partial blocks of 32),
 /// odd shapes, strides, Moonshine's encoder shapes, k past one quantisation chunk
 /// ([`DOT_KC`]) with and without a partial last block.
 fn dot_gemm<B: Backend>() {
@@ -181,8 +197,9 @@ fn dot_gemm<B: Backend>() {
         }
         let kind = if block { "block" } else { "per-tensor" };
         println!(
-            "{} dot gemm {kind} ({how}): {worst}, Moonshine shapes rms err / rms C {rel:.2e}",
-            B::NAME
+            "{} dot gemm {kind} ({how}; mmla path: {}): {worst}, Moonshine shapes rms err / rms C {rel:.2e}",
+            B::NAME,
+            mmla_evaluation::<B>()
         );
     }
 }

@@ -4,8 +4,9 @@
 use crate::common::{assert_close, uniform};
 use neon_runtime::kernels::quant::{
     pack_block_scales, pack_i8, packed_block_scales_len, packed_i8_len, QuantFormat, QuantGemm,
-    QuantWeights, BLOCK_K, KC, MC,
+    QuantPath, QuantWeights, BLOCK_K, KC, MC,
 };
+use neon_runtime::kernels::Serial;
 use neon_runtime::Backend;
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -184,6 +185,14 @@ impl Problem {
     /// the padding columns between rows.
     pub(crate) fn run_gemm_dot<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
         self.run_gemm_with::<B>(b, scales, B::gemm_i8_dot)
+    }
+
+    /// Runs backend `B`'s [`QuantPath::Mmla`] GEMM (`gemm_i8_in` on [`Serial`]); as
+    /// [`Problem::run_gemm`].
+    pub(crate) fn run_gemm_mmla<B: Backend>(&self, b: &[i8], scales: &[f32]) -> Vec<f32> {
+        self.run_gemm_with::<B>(b, scales, |g, a, w, c| {
+            B::gemm_i8_in(&Serial, QuantPath::Mmla, g, a, w, c).expect("serial GEMM")
+        })
     }
 
     /// Runs `gemm` (a GEMM entry point of backend `B`); as [`Problem::run_gemm`].

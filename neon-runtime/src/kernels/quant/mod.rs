@@ -41,6 +41,7 @@
 //! - `neon.rs`: the NEON widening GEMV and conversion (every ARMv8-A core);
 //! - `dot.rs`: the NEON `sdot` GEMV (cores with the dot-product extension);
 //! - `dot_gemm.rs`: the NEON `sdot` GEMM ([`gemm_i8_dot`](QuantKernels::gemm_i8_dot));
+//! - `mmla_gemm.rs`: the NEON `smmla` GEMM of the same arithmetic ([`QuantPath::Mmla`]);
 //! - `x86/`: the AVX2 + FMA and AVX-512F GEMV and conversion of [`X86`](super::X86).
 //!
 //! On a worker team ([`gemm_i8_in`](QuantKernels::gemm_i8_in)) the GEMM splits its output
@@ -85,6 +86,8 @@ mod converted;
 mod dot;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod dot_gemm;
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod mmla_gemm;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
@@ -386,6 +389,14 @@ pub enum QuantPath {
     /// [`Widening`](Self::Widening) (`BENCHMARKS.md`, "Results", the int8 rows), at the
     /// cost of the activations' quantisation error.
     Dot,
+    /// [`Dot`](Self::Dot) with the GEMM's integer products on `smmla` (aarch64 CPUs with
+    /// the int8 matrix-multiply extension, FEAT_I8MM: [`cpu::aarch64_i8mm`]; `mmla_gemm.rs`)
+    /// and its GEMV on `sdot`: the bits of [`Dot`](Self::Dot) on every CPU (elsewhere it
+    /// runs [`Dot`](Self::Dot)'s kernels). Fewer instructions than the `sdot` GEMM:
+    /// `BENCHMARKS.md`, "Moonshine encoder on the int8-activation path".
+    ///
+    /// [`cpu::aarch64_i8mm`]: super::cpu::aarch64_i8mm
+    Mmla,
 }
 
 /// Int8-weight GEMV and GEMM of both formats ([`QuantWeights`], [`QuantFormat`]). All
@@ -503,7 +514,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
             QuantPath::Widening => {
                 gemv_blocks(par, "gemv_i8", (n, k), (x, w), y, Self::gemv_i8_unchecked)
             }
-            QuantPath::Dot => {
+            QuantPath::Dot | QuantPath::Mmla => {
                 gemv_blocks(par, "gemv_i8_dot", (n, k), (x, w), y, Self::gemv_i8_dot_unchecked)
             }
         }
@@ -536,6 +547,7 @@ pub trait QuantKernels: BackendType + GemmKernels {
         let (name, hook): (_, QuantGemmHook) = match path {
             QuantPath::Widening => ("gemm_i8", Self::gemm_i8_unchecked),
             QuantPath::Dot => ("gemm_i8_dot", Self::gemm_i8_dot_unchecked),
+            QuantPath::Mmla => ("gemm_i8_dot", Self::gemm_i8_mmla_unchecked),
         };
         check_gemm(name, g, a, w, c);
         if g.m == 0 || g.n == 0 {
@@ -596,6 +608,22 @@ pub trait QuantKernels: BackendType + GemmKernels {
         c: StridedMut<'_>,
     ) {
         portable::gemm_dot(g, a, w, c)
+    }
+
+    /// The hook of the [`QuantPath::Mmla`] GEMM blocks of [`gemm_i8_in`](Self::gemm_i8_in):
+    /// the contract and the bits of [`gemm_i8_dot_unchecked`](Self::gemm_i8_dot_unchecked),
+    /// which is the default.
+    ///
+    /// # Safety
+    /// As [`gemm_i8_dot_unchecked`](Self::gemm_i8_dot_unchecked).
+    unsafe fn gemm_i8_mmla_unchecked(
+        g: QuantGemm,
+        a: &[f32],
+        w: QuantWeights<'_>,
+        c: StridedMut<'_>,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { Self::gemm_i8_dot_unchecked(g, a, w, c) }
     }
 
     /// The hook of [`gemv_i8_dot`](Self::gemv_i8_dot) (`k = x.len()`, `n = y.len()`);

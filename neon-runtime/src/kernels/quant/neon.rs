@@ -466,6 +466,22 @@ impl QuantKernels for Neon {
         }
     }
 
+    unsafe fn gemm_i8_mmla_unchecked(
+        g: QuantGemm,
+        a: &[f32],
+        w: QuantWeights<'_>,
+        c: StridedMut<'_>,
+    ) {
+        if cpu::aarch64_i8mm() {
+            // SAFETY: the CPU implements i8mm (checked just above); the entry point
+            // checked the contract, m, n, k >= 1.
+            unsafe { super::mmla_gemm::gemm(g, a, w, c) }
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { Self::gemm_i8_dot_unchecked(g, a, w, c) }
+        }
+    }
+
     unsafe fn gemv_i8_dot_unchecked(x: &[f32], w: QuantWeights<'_>, y: &mut [f32]) {
         if cpu::aarch64_dotprod() {
             // SAFETY: the CPU implements dotprod (checked just above); the entry point
