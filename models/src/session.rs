@@ -5,8 +5,8 @@
 //! | `openwakeword.exec_plan` | JSON ([`crate::exec_plan`]), component `embedding` | `default` |
 //! | `openwakeword.embedding_mode` | `incremental`, `full` ([`EmbeddingMode`]) | `incremental` |
 //! | `moonshine_asr.exec_plan` | JSON, components `encoder`, `decoder` | `default` |
-//! | `moonshine_asr.int8` | `auto`, `widening`, `dot` ([`QuantPath`]: how the decoder's int8 GEMVs run; `auto`: [`auto_int8`]) | `auto` |
-//! | `moonshine_asr.encoder_int8` | `auto`, `widening`, `dot` ([`QuantPath`]: how the encoder's int8 GEMMs run; `auto`: [`auto_int8`]) | `widening` |
+//! | `moonshine_asr.int8` | `auto`, `widening`, `dot`, `mmla` ([`QuantPath`]: how the decoder's int8 GEMVs run, `mmla` as `dot`; `auto`: [`auto_int8`]) | `auto` |
+//! | `moonshine_asr.encoder_int8` | `auto`, `widening`, `dot`, `mmla` ([`QuantPath`]: how the encoder's int8 GEMMs run, `mmla`: `smmla` on i8mm cores, the bits of `dot`; `auto`: [`auto_int8`]) | `widening` |
 //! | `sanotts.exec_plan` | JSON, component `decoder` | `default` |
 //! | `silero_vad.exec_plan` | JSON, component `network` | `default` |
 //!
@@ -242,7 +242,8 @@ fn quant_path(key: &str, value: &str) -> Result<Option<QuantPath>, Error> {
         "auto" => Ok(None),
         "widening" => Ok(Some(QuantPath::Widening)),
         "dot" => Ok(Some(QuantPath::Dot)),
-        _ => Err(bad_value(key, value, &["auto", "widening", "dot"])),
+        "mmla" => Ok(Some(QuantPath::Mmla)),
+        _ => Err(bad_value(key, value, &["auto", "widening", "dot", "mmla"])),
     }
 }
 
@@ -253,6 +254,7 @@ pub fn quant_path_name(path: Option<QuantPath>) -> &'static str {
         None => "auto",
         Some(QuantPath::Widening) => "widening",
         Some(QuantPath::Dot) => "dot",
+        Some(QuantPath::Mmla) => "mmla",
     }
 }
 

@@ -285,13 +285,17 @@ fn session_options_parse_key_value_pairs() {
     assert_eq!(o.encoder_int8(), auto_int8(best));
     assert!(o.describe().contains(&"moonshine_asr.encoder_int8=auto".to_string()));
     assert!(SessionOptions::from_pairs(["moonshine_asr.encoder_int8=sdot"]).is_err());
+    // `mmla`: the `smmla` GEMM where the CPU has i8mm (the bits of `dot`).
+    let o = SessionOptions::from_pairs(["moonshine_asr.encoder_int8=mmla"]).unwrap();
+    assert_eq!(o.encoder_int8(), QuantPath::Mmla);
+    assert!(o.describe().contains(&"moonshine_asr.encoder_int8=mmla".to_string()));
 }
 
 #[test]
 fn bad_session_options_are_errors_and_change_nothing() {
     let cases = [
         ("moonshine_asr.int9=dot", "session option `moonshine_asr.int9`: unknown session option; valid: openwakeword.exec_plan, openwakeword.embedding_mode, moonshine_asr.exec_plan, moonshine_asr.int8, moonshine_asr.encoder_int8, sanotts.exec_plan, silero_vad.exec_plan"),
-        ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: auto, widening, dot"),
+        ("moonshine_asr.int8=fast", "session option `moonshine_asr.int8`: unknown value \"fast\"; valid: auto, widening, dot, mmla"),
         ("openwakeword.embedding_mode=half", "session option `openwakeword.embedding_mode`: unknown value \"half\"; valid: incremental, full"),
         ("whisper.exec_plan={}", "session option `whisper.exec_plan`: unknown model family \"whisper\"; valid: openwakeword, moonshine_asr, sanotts, silero_vad"),
         ("moonshine_asr.int8", "session option `moonshine_asr.int8`: expected KEY=VALUE"),

@@ -17,6 +17,9 @@
 //! - `encoder-dot SECONDS [THREADS]`: the same encode with the encoder's int8 GEMMs on the
 //!   int8-activation path (`Transcriber::set_encoder_path(QuantPath::Dot)`, session option
 //!   `moonshine_asr.encoder_int8=dot`: `sdot` on cores with the dot-product extension);
+//! - `encoder-mmla SECONDS [THREADS]`: the same with `QuantPath::Mmla`
+//!   (`moonshine_asr.encoder_int8=mmla`: the GEMMs on `smmla` on cores with the int8
+//!   matrix-multiply extension, qemu's `max`; the same bits as `encoder-dot`);
 //! - `step [POSITION]`: encode the whole clip (413 frames, not counted), feed beckett's
 //!   greedy tokens `0..POSITION` (default 7, not counted), then count one
 //!   `Transcriber::decode_step` of token `POSITION` (self-attention over `POSITION + 1` keys,
@@ -46,7 +49,7 @@ type Fast = neon_runtime::Neon;
 type Fast = Portable;
 
 const USAGE: &str =
-    "usage: insn_moonshine encoder|encoder-dot SECONDS [THREADS] | step[-dot] [POSITION]  [portable]";
+    "usage: insn_moonshine encoder|encoder-dot|encoder-mmla SECONDS [THREADS] | step[-dot] [POSITION]  [portable]";
 
 /// A workload and its parameters: samples, threads and the int8 GEMM path for the encoder,
 /// the position and the decoder's int8 path for the step.
@@ -57,11 +60,15 @@ enum Workload {
 
 fn parse(args: &[String]) -> Option<Workload> {
     match args.first()?.as_str() {
-        name @ ("encoder" | "encoder-dot") => {
+        name @ ("encoder" | "encoder-dot" | "encoder-mmla") => {
             let seconds: f64 = args.get(1)?.parse().ok()?;
             let threads = args.get(2).map_or(Some(1), |t| t.parse().ok().filter(|&n| n >= 1))?;
             let samples = (seconds * SAMPLE_RATE as f64).round() as usize;
-            let path = if name == "encoder" { QuantPath::Widening } else { QuantPath::Dot };
+            let path = match name {
+                "encoder" => QuantPath::Widening,
+                "encoder-dot" => QuantPath::Dot,
+                _ => QuantPath::Mmla,
+            };
             Some(Workload::Encoder(samples, threads, path))
         }
         step @ ("step" | "step-dot") => {

@@ -175,7 +175,7 @@ fn check_dot_gemm<B: Backend>(p: &Problem) -> (f64, f64, f64) {
 /// `QuantPath::Mmla` GEMM, both formats: every tail of m, n and k (the 4-row, 8-output
 /// `sdot` and 8-row, 4-output `smmla` tiles, partial blocks of 32),
 /// odd shapes, strides, Moonshine's encoder shapes, k past one quantisation chunk
-/// ([`DOT_KC`]) with and without a partial last block.
+/// ([`DOT_KC`]) with and without a partial last block, also with whole tiles.
 fn dot_gemm<B: Backend>() {
     let mut r = rng(33);
     let how = dot_evaluation::<B>();
@@ -185,6 +185,8 @@ fn dot_gemm<B: Backend>() {
         shapes.extend(odd_shapes());
         shapes.extend([(82, 416, 1664), (9, 1664, 416), (6, 40, DOT_KC + 52)]);
         shapes.extend([(5, 33, 2 * DOT_KC + 64), (4, 8, 32), (1, 16, 64)]);
+        // Whole 8-row, 16-output tiles across chunks (written in `c` directly).
+        shapes.extend([(16, 32, DOT_KC + 100), (17, 48, 2 * DOT_KC + 8)]);
         for (idx, &(m, n, k)) in shapes.iter().enumerate() {
             let k = if block { BLOCK_KS[k % 5].max(k.div_ceil(BLOCK_K) * BLOCK_K) } else { k };
             let (lda, ldc) = if idx % 3 == 0 { (k + 3, n + 5) } else { (k, n) };

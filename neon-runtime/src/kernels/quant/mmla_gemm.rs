@@ -11,9 +11,11 @@
 //! in `vn` with the two columns of 8 codes in `vm`. The packed weights hold 4 `k` per output
 //! and group (`mod.rs`, "Packed layout"), so each 8 `k` of a quarter panel (4 outputs) are
 //! two 16-byte loads, 64 bytes apart, and one `zip1` / `zip2` of their 32-bit lanes gives
-//! the 8 codes of outputs 0, 1 and of outputs 2, 3: no second packed copy of the weights
-//! (one in the 8-`k` layout would save the 8 zips of a block, 10% of its instructions,
-//! for the memory of the weights once more: 7.4 MB for Moonshine tiny's encoder).
+//! the 8 codes of outputs 0, 1 and of outputs 2, 3: no second packed copy of the weights.
+//! (One in an 8-`k` layout, packed at prepare time, would save the 8 zips of a block, 10%
+//! of its instructions, for the memory of those weights once more, as the widening and
+//! `sdot` paths read the 4-`k` layout: 19.4 MB for Moonshine base-en's encoder, its 48
+//! GEMMs and the 16 cross-attention key and value projections.)
 //!
 //! Each row of `A` is quantised once per call and chunk of [`DOT_KC`] values, as the
 //! `sdot` GEMM does (the GEMV's `quantize`), eight rows at a time, the codes laid out for
@@ -184,6 +186,15 @@ unsafe fn smmla_8x4(
     }
 }
 
+/// The 64-bit transpose of `a`, `b` (`[a0, a1, b0, b1]`, `[a2, a3, b2, b3]`): two rows'
+/// 4 outputs into the 2 x 2 tiles of `smmla`'s lanes, and back.
+#[inline]
+#[target_feature(enable = "neon")]
+fn trn(a: float32x4_t, b: float32x4_t) -> [float32x4_t; 2] {
+    let (a, b) = (vreinterpretq_f64_f32(a), vreinterpretq_f64_f32(b));
+    [vreinterpretq_f32_f64(vtrn1q_f64(a, b)), vreinterpretq_f32_f64(vtrn2q_f64(a, b))]
+}
+
 /// The codes of up to eight rows laid out for [`smmla_8x4`]: row `r`'s code `kk` of block
 /// `b` at `codes[b * 256 + (kk / 8) * 64 + (r / 2) * 16 + (r % 2) * 8 + kk % 8]`, the
 /// block's `d` of row `r` at `scales[b * 16 + (r / 2) * 4 + (r % 2) * 2..][..2]`. Rows past
@@ -239,6 +250,12 @@ pub(super) unsafe fn gemm(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, mut c: S
     let panels = n.div_ceil(PACK_NR);
     let mut x = Rows8 { codes: [0; MR * DOT_KC], scales: [0.0; BLOCK_D * DOT_KC / BLOCK_K] };
     let row = |i: usize| &a[i * lda..i * lda + k];
+    // The staging rows of a tile with fewer than MR rows or PACK_NR outputs (whole tiles
+    // are read and written in `c` directly), and a partial last block of weights, zero
+    // padded to a whole block (only the last chunk has one: the same bytes every time).
+    let mut t = [[0.0f32; PACK_NR]; MR];
+    let mut tail = [0i8; PANEL_BLOCK];
+    let (cp, ldc) = (c.as_mut_ptr(), c.ld());
     for i0 in (0..m).step_by(MR) {
         let mr = (m - i0).min(MR);
         for c0 in (0..k).step_by(DOT_KC) {
@@ -248,19 +265,25 @@ pub(super) unsafe fn gemm(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, mut c: S
             for p in 0..panels {
                 let col0 = p * PACK_NR;
                 let cols = (n - col0).min(PACK_NR);
-                // The partial sums of earlier chunks (zero before the first).
-                let mut t = [[0.0f32; PACK_NR]; MR];
-                if c0 > 0 {
-                    for (r, t) in t.iter_mut().enumerate().take(mr) {
-                        t[..cols].copy_from_slice(&c.row(i0 + r)[col0..col0 + cols]);
+                let direct = mr == MR && cols == PACK_NR;
+                // The rows of the tile: in `c`, or staged in `t` with the partial sums of
+                // earlier chunks.
+                let rows: [*mut f32; MR] = if direct {
+                    // SAFETY: rows i0..i0 + MR < m and outputs col0..col0 + 16 <= n are
+                    // within the block `c` (its contract: `ldc` apart).
+                    core::array::from_fn(|r| unsafe { cp.add((i0 + r) * ldc + col0) })
+                } else {
+                    if c0 > 0 {
+                        for (r, t) in t.iter_mut().enumerate().take(mr) {
+                            t[..cols].copy_from_slice(&c.row(i0 + r)[col0..col0 + cols]);
+                        }
                     }
-                }
-                // The panel's chunk (groups from c0 / 4 on) and its partial last block,
-                // zero padded to a whole block (the packed panel ends at the next group).
+                    core::array::from_fn(|r| t[r].as_mut_ptr())
+                };
+                // The panel's chunk (groups from c0 / 4 on).
                 // SAFETY: panel p exists (p < panels) and holds k_padded(k) >= c0 + kc
                 // values of k, 16 bytes each.
                 let wp = unsafe { b.as_ptr().add(p * stride + c0 * PACK_NR) };
-                let mut tail = [0i8; PANEL_BLOCK];
                 if !kc.is_multiple_of(BLOCK_K) {
                     let bytes = (k_padded(kc) - full * BLOCK_K) * PACK_NR;
                     // SAFETY: the partial block's groups are within the panel (above);
@@ -277,17 +300,20 @@ pub(super) unsafe fn gemm(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, mut c: S
                     if h * NR >= cols {
                         break;
                     }
-                    // Tile `i` holds rows 2 (i / 2) + (0, 1), outputs 4h + 2 (i % 2) + (0, 1).
-                    let at =
-                        |i: usize, l: usize| (2 * (i / 2) + l / 2, h * NR + 2 * (i % 2) + l % 2);
-                    let mut acc: [float32x4_t; MR] = core::array::from_fn(|i| {
-                        let v: [f32; 4] = core::array::from_fn(|l| {
-                            let (r, j) = at(i, l);
-                            t[r][j]
-                        });
-                        // SAFETY: `v` holds 4 values.
-                        unsafe { vld1q_f32(v.as_ptr()) }
-                    });
+                    // Tile 2j + q: rows 2j, 2j + 1, outputs 4h + 2q, 4h + 2q + 1; from and to
+                    // the rows' 4 outputs by 64-bit transposes (`trn1`, `trn2` of `.2d`).
+                    let mut acc = [vdupq_n_f32(0.0); MR];
+                    if c0 > 0 {
+                        for j in 0..PAIRS {
+                            // SAFETY: each row of `rows` holds 16 values (a row of `c` from
+                            // col0, or of `t`), 4 from 4h.
+                            let (r0, r1) = unsafe {
+                                let r0 = vld1q_f32(rows[2 * j].add(h * NR));
+                                (r0, vld1q_f32(rows[2 * j + 1].add(h * NR)))
+                            };
+                            [acc[2 * j], acc[2 * j + 1]] = trn(r0, r1);
+                        }
+                    }
                     // SAFETY: the codes hold the chunk's blocks; the quarter panel's full
                     // blocks are within the panel and the partial one in `tail`; block
                     // scales exist for blocks (k a multiple of 32, no partial block), the
@@ -309,18 +335,19 @@ pub(super) unsafe fn gemm(g: QuantGemm, a: &[f32], w: QuantWeights<'_>, mut c: S
                             smmla_8x4(&mut acc, xq, xd, tp, None, 1);
                         }
                     }
-                    for (i, &v) in acc.iter().enumerate() {
-                        let mut s = [0.0f32; 4];
-                        // SAFETY: `s` holds 4 values.
-                        unsafe { vst1q_f32(s.as_mut_ptr(), v) };
-                        for (l, &s) in s.iter().enumerate() {
-                            let (r, j) = at(i, l);
-                            t[r][j] = s;
+                    for j in 0..PAIRS {
+                        let [r0, r1] = trn(acc[2 * j], acc[2 * j + 1]);
+                        // SAFETY: as the loads above.
+                        unsafe {
+                            vst1q_f32(rows[2 * j].add(h * NR), r0);
+                            vst1q_f32(rows[2 * j + 1].add(h * NR), r1);
                         }
                     }
                 }
-                for (r, t) in t.iter().enumerate().take(mr) {
-                    c.row(i0 + r)[col0..col0 + cols].copy_from_slice(&t[..cols]);
+                if !direct {
+                    for (r, t) in t.iter().enumerate().take(mr) {
+                        c.row(i0 + r)[col0..col0 + cols].copy_from_slice(&t[..cols]);
+                    }
                 }
             }
         }
