@@ -68,14 +68,23 @@ pub struct SessionOptions {
 /// [`cpu::aarch64_dotprod`](neon_runtime::kernels::cpu::aarch64_dotprod) says the core has the
 /// dot-product extension (the decoder step's `sdot` GEMVs: 0.21x the widening path's
 /// instructions on neoverse-n1, with the same WER and tokens on the ASR corpus: BENCHMARKS.md,
-/// "Moonshine decoder: the dot path"), [`QuantPath::Widening`] elsewhere (there the dot path
+/// "Moonshine decoder: the dot path"), and [`QuantPath::Mmla`] where
+/// [`cpu::aarch64_i8mm`](neon_runtime::kernels::cpu::aarch64_i8mm) says the core also has
+/// the int8 matrix-multiply extension (the same bits; its `smmla` GEMM: 0.91x the `sdot`
+/// path's instructions for the 2 s encode on qemu's `max`, BENCHMARKS.md, "Moonshine encoder
+/// on the int8-activation path"), [`QuantPath::Widening`] elsewhere (there the dot path
 /// is a portable evaluation of the same arithmetic, no cheaper). `moonshine_asr.int8`
 /// defaults to `auto`; `moonshine_asr.encoder_int8` to `widening` (its error, 2-4% of the
 /// encoder output, is ten times the decoder's: BENCHMARKS.md, "Moonshine encoder on the
 /// int8-activation path").
 pub fn auto_int8(backend: BackendKind) -> QuantPath {
-    if backend == BackendKind::Neon && neon_runtime::kernels::cpu::aarch64_dotprod() {
-        QuantPath::Dot
+    use neon_runtime::kernels::cpu;
+    if backend == BackendKind::Neon && cpu::aarch64_dotprod() {
+        if cpu::aarch64_i8mm() {
+            QuantPath::Mmla
+        } else {
+            QuantPath::Dot
+        }
     } else {
         QuantPath::Widening
     }

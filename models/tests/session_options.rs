@@ -243,15 +243,17 @@ fn session_options_parse_key_value_pairs() {
     let best = BackendKind::best();
     assert_eq!((d.int8(), d.embedding_mode()), (auto_int8(best), EmbeddingMode::Incremental));
     assert!(d.describe().contains(&"moonshine_asr.int8=auto".to_string()));
-    // `auto`: the dot path exactly on NEON where the CPU has the dot-product extension.
+    // `auto`: the dot path exactly on NEON where the CPU has the dot-product extension,
+    // its `smmla` GEMM where it also has i8mm.
     let dotprod = cpu::aarch64_dotprod();
-    let want =
-        if best == BackendKind::Neon && dotprod { QuantPath::Dot } else { QuantPath::Widening };
+    let neon = match (dotprod, cpu::aarch64_i8mm()) {
+        (false, _) => QuantPath::Widening,
+        (true, false) => QuantPath::Dot,
+        (true, true) => QuantPath::Mmla,
+    };
+    let want = if best == BackendKind::Neon { neon } else { QuantPath::Widening };
     assert_eq!(auto_int8(best), want);
-    assert_eq!(
-        auto_int8(BackendKind::Neon),
-        if dotprod { QuantPath::Dot } else { QuantPath::Widening }
-    );
+    assert_eq!(auto_int8(BackendKind::Neon), neon);
     assert_eq!(auto_int8(BackendKind::Portable), QuantPath::Widening);
     // A portable decoder stays on the widening path under `auto`.
     let o =

@@ -205,7 +205,8 @@ impl Transcriber {
     /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
     /// the LM head) from the next decoder step on: [`QuantPath::Widening`] (the default,
     /// exact products) or [`QuantPath::Dot`] (activations quantised per block of 32; `sdot`
-    /// on CPUs with the dot-product extension). The encoder's GEMMs have their own choice
+    /// on CPUs with the dot-product extension; [`QuantPath::Mmla`] runs the same GEMVs).
+    /// The encoder's GEMMs have their own choice
     /// ([`Transcriber::set_encoder_path`]). The choice belongs to this transcriber, not to
     /// the weights: it is passed to the decoder plans with every call ([`RunOptions`]).
     pub fn set_decoder_path(&mut self, path: QuantPath) {
@@ -217,7 +218,9 @@ impl Transcriber {
     /// [`QuantPath::Widening`] (the default, exact products) or [`QuantPath::Dot`] (each
     /// frame's activations quantised per block of 32; `sdot` on CPUs with the dot-product
     /// extension, the portable evaluation of the same arithmetic elsewhere; accuracy and
-    /// instructions: BENCHMARKS.md, "Moonshine encoder on the int8-activation path").
+    /// instructions: BENCHMARKS.md, "Moonshine encoder on the int8-activation path") or
+    /// [`QuantPath::Mmla`] (the same bits, the GEMMs on `smmla` on CPUs with the int8
+    /// matrix-multiply extension: 0.91x `Dot`'s instructions there).
     /// Passed to the encoder plans with every call
     /// ([`RunOptions::with_int8_gemm_path`]).
     pub fn set_encoder_path(&mut self, path: QuantPath) {
