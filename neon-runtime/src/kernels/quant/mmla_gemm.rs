@@ -26,9 +26,11 @@
 //! into 8 i32 tiles; per block of 32 `k`, the tiles converted (`scvtf`) and added times
 //! `d` (`fmla`; block-int8: times `scale * d`, as the GEMV) to 8 f32 tiles held in
 //! registers. Per block: 32 `smmla`, 8 loads and 8 zips of weights, 5 loads of
-//! activations, 8 `movi`, 8 `scvtf`, 8 `fmla` (block-int8: 18 more) and the loop: 79
-//! instructions for the 32 x 32 multiply-adds the `sdot` 4 x 8 tile does in 101
-//! (measured: BENCHMARKS.md, "Moonshine encoder on the int8-activation path").
+//! activations, 8 `movi`, 8 `scvtf`, 8 `fmla` (block-int8: 2 loads, 8 `fmul` more), the
+//! loop: 79 instructions for the 32 x 32 multiply-adds the `sdot` 4 x 8 tile does in 101
+//! (measured: BENCHMARKS.md, "Moonshine encoder on the int8-activation path"). Whole tiles
+//! (8 rows, a whole panel) are read and written in `C` directly, tails through a staging
+//! block.
 //!
 //! Every output gets the `sdot` GEMM's operations in its order (per block `scvtf`, then one
 //! fused multiply-add by `d`, or by `scale * d` rounded once), so the bits are those of
