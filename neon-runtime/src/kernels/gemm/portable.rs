@@ -19,17 +19,16 @@ pub(super) const P_MR_B: usize = 2;
 /// BENCHMARKS.md, Kernel design measurements).
 pub(super) const P_NC_A: usize = 4;
 
-/// Portable packed-B tile: `R` rows of `a` (`g.lda` apart) times one panel, stored into
-/// columns `col0 .. col0 + cols` of rows `i .. i + R` of `c`.
-#[inline(always)]
-fn tile_b<const R: usize>(
+/// The sums of the portable packed-B tile: `init` plus `R` rows of `a` (`g.lda` apart)
+/// times one panel, `acc[r]` holding row `r`. Out of line for the reason
+/// [`reduce_a`] is.
+#[inline(never)]
+fn reduce_b<const R: usize>(
     g: &GemmB,
     a: &[f32],
     panel: &[f32],
     init: &[f32; PACK_NR],
-    c: &mut StridedMut<'_>,
-    (i, col0, cols): (usize, usize, usize),
-) {
+) -> [[f32; PACK_NR]; R] {
     let (k, lda) = (g.k, g.lda);
     let mut acc = [*init; R];
     let rows: [&[f32]; R] = core::array::from_fn(|r| &a[r * lda..r * lda + k]);
@@ -42,23 +41,44 @@ fn tile_b<const R: usize>(
             }
         }
     }
+    acc
+}
+
+/// Portable packed-B tile: `R` rows of `a` (`g.lda` apart) times one panel, stored into
+/// columns `col0 .. col0 + cols` of rows `i .. i + R` of `c`.
+#[inline(always)]
+fn tile_b<const R: usize>(
+    g: &GemmB,
+    a: &[f32],
+    panel: &[f32],
+    init: &[f32; PACK_NR],
+    c: &mut StridedMut<'_>,
+    (i, col0, cols): (usize, usize, usize),
+) {
+    let acc = reduce_b::<R>(g, a, panel, init);
     for (r, acc) in acc.iter().enumerate() {
         c.row(i + r)[col0..col0 + cols].copy_from_slice(&acc[..cols]);
     }
 }
 
-/// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows placed by
-/// `g.rows`, relative to `b[0]`), `cols <= NC` of them valid, stored into columns `j ..
-/// j + cols` of `rows` rows of `c` from `row0` on, after the epilogue.
-#[inline(always)]
-fn tile_a<const NC: usize>(
+/// The sums of the portable packed-A tile: `init` plus the 8-row panel times `NC` columns
+/// of `b` (`cols <= NC` of them valid; rows placed by `g.rows`, relative to `b[0]`), as
+/// `acc[j]` holding column `j` for the 8 rows.
+///
+/// Out of line on purpose: inlined into the driver's loops, LLVM (rustc 1.95, aarch64)
+/// kept columns 1.. of the accumulators in memory, a scalar multiply-add and a store per
+/// product, whenever `B` has several segments (the convolutions: 3.4x the instructions of
+/// sanoTTS's portable network, BENCHMARKS.md "Instruction counts"; the packed-B tile
+/// likewise in Silero VAD's). On its own, `acc` is
+/// a local that never escapes, so the accumulators stay in registers.
+#[inline(never)]
+fn reduce_a<const NC: usize>(
     g: &GemmA,
     panel: &[f32],
     b: &[f32],
     init: &[f32; PACK_MR],
-    c: &mut StridedMut<'_>,
-    (row0, j, rows, cols): (usize, usize, usize, usize),
-) {
+    cols: usize,
+) -> [[f32; PACK_MR]; NC] {
     // acc[j] holds column j for the 8 rows: the vectors run along the packed weights
     // (contiguous) and B[k, j] is broadcast; this keeps LLVM's vectoriser off shuffles.
     let mut acc: [[f32; PACK_MR]; NC] = [*init; NC];
@@ -87,6 +107,22 @@ fn tile_a<const NC: usize>(
             }
         }
     }
+    acc
+}
+
+/// Portable packed-A tile: the 8-row panel times `NC` columns of `b` (rows placed by
+/// `g.rows`, relative to `b[0]`), `cols <= NC` of them valid, stored into columns `j ..
+/// j + cols` of `rows` rows of `c` from `row0` on, after the epilogue.
+#[inline(always)]
+fn tile_a<const NC: usize>(
+    g: &GemmA,
+    panel: &[f32],
+    b: &[f32],
+    init: &[f32; PACK_MR],
+    c: &mut StridedMut<'_>,
+    (row0, j, rows, cols): (usize, usize, usize, usize),
+) {
+    let acc = reduce_a::<NC>(g, panel, b, init, cols);
     let epilogue = g.epilogue;
     for r in 0..rows {
         for (dst, acc) in c.row(row0 + r)[j..j + cols].iter_mut().zip(&acc) {
