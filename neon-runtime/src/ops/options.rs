@@ -38,6 +38,13 @@ pub struct RunOptions<'p> {
 
 impl RunOptions<'static> {
     /// The defaults: [`QuantPath::Widening`] for single rows and for the GEMM, [`Serial`].
+    ///
+    /// Widening, not the `auto` of the sessions' `moonshine_asr.int8` (`sdot` where the core
+    /// has the dot-product extension): the options are one value for every backend, so
+    /// they cannot name the path per backend, and [`QuantPath::Dot`] adds the activations'
+    /// quantisation error, a trade a model accepts only after measuring it (the Moonshine
+    /// decoder, on its ASR corpus: `neon_models::session::auto_int8`). The default is
+    /// therefore the exact products, the same results on every backend.
     pub const fn new() -> Self {
         RunOptions {
             int8_path: QuantPath::Widening,
