@@ -758,3 +758,56 @@ fn x86_packed_a_one_chain() {
         check::<X86<Avx512>>();
     }
 }
+
+/// The AVX-512 packed-B product of long reductions runs blocked (blocks of at most 256
+/// steps, later blocks continuing from the sums stored in `C`): within the f64 tolerance
+/// (tails of `m` around the 12-row tile, `n` with a partial last panel, padded strides,
+/// with and without bias); every row in a tile of 4 or more rows equals the one chain
+/// `bias, then kk = 0..k` computed in scalar f32 (`f32::mul_add`), bit for bit; and the
+/// last 1..=3 rows (a tile whose chains take the steps in turn, run unblocked) have the
+/// bits of the same product over those rows alone.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x86_packed_b_blocked() {
+    use neon_runtime::kernels::cpu::X86Level;
+    use neon_runtime::{Avx512, X86};
+    type B = X86<Avx512>;
+    if !X86Level::Avx512.supported() {
+        return;
+    }
+    let mut r = rng(37);
+    let shapes = [
+        (16, 50, 257, true),
+        (12, 16, 300, false),
+        (29, 33, 513, true),
+        (26, 17, 700, true),
+        (13, 1, 260, false),
+        (2, 40, 600, true),
+        (39, 70, 416, true),
+        (47, 31, 1664, false),
+    ];
+    for (idx, &(m, n, k, bias)) in shapes.iter().enumerate() {
+        let p = Problem::new(&mut r, Packed::B, (m, n, k), (k + idx, n + 2 * idx), bias);
+        check::<B>(&p);
+        let got = p.run::<B>(&p.packed());
+        let tail = if m % 12 < 4 { m % 12 } else { 0 };
+        for i in 0..m - tail {
+            for j in 0..n {
+                let mut acc = p.bias.as_ref().map_or(0.0, |b| b[j]);
+                for kk in 0..k {
+                    acc = p.x[i * p.ld + kk].mul_add(p.w[j * k + kk], acc);
+                }
+                let g = got[i * n + j];
+                assert_eq!(g.to_bits(), acc.to_bits(), "m={m} n={n} k={k}: ({i}, {j})");
+            }
+        }
+        if tail > 0 {
+            let x = p.x[(m - tail) * p.ld..].to_vec();
+            let rows = Problem { m: tail, x, bias: p.bias.clone(), w: p.w.clone(), ..p };
+            let alone = rows.run::<B>(&rows.packed());
+            for (idx, (g, w)) in got[(m - tail) * n..].iter().zip(&alone).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "m={m} n={n} k={k}: tail index {idx}");
+            }
+        }
+    }
+}

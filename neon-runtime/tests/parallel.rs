@@ -81,6 +81,9 @@ fn gemm_packed_b_same_bits<B: GemmKernels>() {
         // Few rows, many columns: column blocks, the last panel partial.
         (3, 1000, 41, 0, 5),
         (9, 333, 70, 1, 2),
+        // Long reductions (blocked at AVX-512), with 1..=3 rows past a 12-row tile.
+        (62, 75, 300, 1, 2),
+        (50, 40, 520, 0, 0),
     ] {
         let g = GemmB { m, n, k, lda: k + pa, ldc: n + pc };
         let a = uniform(&mut r, (m - 1) * g.lda + k, -1.0, 1.0);

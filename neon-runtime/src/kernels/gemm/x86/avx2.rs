@@ -296,12 +296,12 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         if t.cols == PACK_NR {
             let masks = [s.first(8); 2];
             seq_rows!(t.rows, R =>
-                tile_b::<8, _, R, 2, false>(s, g, aa, pp, &init, cc, masks);
+                tile_b::<8, _, R, 2, false>(s, g, aa, pp, Some(&init), cc, masks);
                 1 2 3 4 5; 6)
         } else {
             let masks = [s.first(t.cols.min(8)), s.first(t.cols.saturating_sub(8))];
             seq_rows!(t.rows, R =>
-                tile_b::<8, _, R, 2, true>(s, g, aa, pp, &init, cc, masks);
+                tile_b::<8, _, R, 2, true>(s, g, aa, pp, Some(&init), cc, masks);
                 1 2 3 4 5; 6)
         }
     }

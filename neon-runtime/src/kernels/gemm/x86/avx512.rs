@@ -16,13 +16,21 @@ use crate::kernels::StridedMut;
 use core::arch::x86_64::*;
 
 /// Rows of the packed-B tile.
-pub(crate) const MR_B: usize = 8;
+pub(crate) const MR_B: usize = 12;
 /// Panels (of 16 columns) of the packed-B tile.
 pub(crate) const NP_B: usize = 2;
-/// Rows of `A` per block of the packed-B driver (a multiple of [`MR_B`]): the block
-/// stays in L2 while every pair of panels passes over it, each pair (`32 * k` values)
-/// in L1 (for `k` up to ~300).
-const MC_B: usize = 10 * MR_B;
+/// Rows of `A` per block of the shared packed-B driver (a multiple of [`MR_B`]), for
+/// reductions up to [`KC_B`]: the block stays in L2 while every pair of panels passes over
+/// it, each pair (`32 * k` values) in L1.
+const MC_B: usize = 8 * MR_B;
+/// Longest reduction of the shared packed-B driver; longer ones run blocked
+/// ([`packed_b`]) in blocks of at most this many steps: a pair of panels' block (`32 * KC_B`
+/// values, 32 KiB) stays in L1 while the tiles of [`MC_KB`] rows pass over it.
+const KC_B: usize = 256;
+/// Rows of `A` per block of the blocked packed-B driver (a multiple of [`MR_B`]): the
+/// block's `MC_KB x KC_B` values (432 KiB) stay in L2 while every pair of panels passes
+/// over them, so each block of packed `B` is read from beyond L2 once per row block.
+const MC_KB: usize = 36 * MR_B;
 
 /// Columns of the packed-A tile (3 vectors) by one 8-row panel.
 pub(crate) const NR_A: usize = 48;
@@ -234,17 +242,102 @@ unsafe fn tile_b_at(op: &BOperands<'_>, c: &mut StridedMut<'_>, t: BTile) {
         if t.cols > PACK_NR {
             let (pp, masks) = ([pan, pan.add(PACK_NR * g.k)], [0xFFFF, mask]);
             seq_rows!(t.rows, R =>
-                tile_b::<16, _, R, 2, true>(s, g, aa, pp, &iv, cc, masks);
-                1 2 3 4 5 6 7; 8)
+                tile_b::<16, _, R, 2, true>(s, g, aa, pp, Some(&iv), cc, masks);
+                1 2 3 4 5 6 7 8 9 10 11; 12)
         } else {
             seq_rows!(t.rows, R =>
-                tile_b::<16, _, R, 1, true>(s, g, aa, [pan], &[iv[0]], cc, [mask]);
-                1 2 3 4 5 6 7; 8)
+                tile_b::<16, _, R, 1, true>(s, g, aa, [pan], Some(&[iv[0]]), cc, [mask]);
+                1 2 3 4 5 6 7 8 9 10 11; 12)
         }
     }
 }
 
-super::shared_drivers!(Avx512Kernel, packed_a, "avx512f", "AVX-512F");
+super::shared_drivers!(Avx512Kernel, packed_a, packed_b, "avx512f", "AVX-512F");
+
+/// The packed-B driver: up to [`KC_B`] steps the shared driver ([`driver::packed_b`] over
+/// [`Avx512Kernel`]); longer reductions in `k.div_ceil(KC_B)` blocks of equal length (the
+/// last shorter), each block over rows of [`MC_KB`] by pairs of panels by tiles of
+/// [`MR_B`] rows, later blocks continuing from the sums the earlier ones stored in `C`.
+/// A tile of 4 or more rows keeps one chain of FMAs per output, so blocked it gives the
+/// bits of the shared driver; the last tile, when it has fewer than 4 rows (its chains
+/// take the `k` steps in turn, see [`tile_b`]), runs unblocked, as there.
+///
+/// # Safety
+/// AVX-512F; [`KernelB::tile`]'s contract for the whole product (`m, n, k >= 1`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn packed_b(
+    g: GemmB,
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut StridedMut<'_>,
+) {
+    if g.k <= KC_B {
+        // SAFETY: the caller's contract.
+        return unsafe { driver::packed_b::<Avx512Kernel>(g, a, b, bias, c) };
+    }
+    let (m, n, k) = (g.m, g.n, g.k);
+    let kc = k.div_ceil(k.div_ceil(KC_B));
+    // Rows in tiles of one chain per output; the rest (0..=3 rows) is the last tile.
+    let tail = if m % MR_B < 4 { m % MR_B } else { 0 };
+    let blocked = m - tail;
+    let panels = n.div_ceil(PACK_NR);
+    // SAFETY: AVX-512F (contract), so the token may exist.
+    let s = unsafe { Zmm::new() };
+    for k0 in (0..k).step_by(kc) {
+        let gk = GemmB { k: kc.min(k - k0), ..g };
+        for i0 in (0..blocked).step_by(MC_KB) {
+            let end = blocked.min(i0 + MC_KB);
+            for p in (0..panels).step_by(NP_B) {
+                let col0 = p * PACK_NR;
+                let cols = (n - col0).min(NP_B * PACK_NR);
+                let init = padded::<{ 2 * PACK_NR }>(bias, col0, cols);
+                let iv = [s.load(init.as_ptr()), s.load(init.as_ptr().add(16))];
+                let start = if k0 == 0 { Some(&iv) } else { None };
+                let mask = lanes((cols - 1) % 16 + 1);
+                let mut i = i0;
+                while i < end {
+                    let rows = (end - i).min(MR_B);
+                    // SAFETY: check_packed_b: rows i..i + rows < m of `a` hold k values
+                    // from i * lda, of which steps k0..k0 + gk.k are read; panels p and
+                    // (when cols > 16) p + 1 exist (16 * k values each, read from step
+                    // k0 on); the block `c` owns n >= col0 + cols values from i * ldc in
+                    // each row i < m (`c.ld() == ldc`), stores limited to its valid lanes
+                    // and, from the second block on, read where they are stored.
+                    unsafe {
+                        let aa = a.as_ptr().add(i * g.lda + k0);
+                        let pan = b.as_ptr().add(col0 * k + k0 * PACK_NR);
+                        let cc = c.as_mut_ptr().add(i * g.ldc + col0);
+                        if cols > PACK_NR {
+                            let (pp, masks) = ([pan, pan.add(PACK_NR * k)], [0xFFFF, mask]);
+                            seq_rows!(rows, R =>
+                                tile_b::<16, _, R, 2, true>(s, &gk, aa, pp, start, cc, masks);
+                                4 5 6 7 8 9 10 11; 12)
+                        } else {
+                            let one = start.map(|iv| [iv[0]]);
+                            seq_rows!(rows, R =>
+                                tile_b::<16, _, R, 1, true>(s, &gk, aa, [pan], one.as_ref(), cc, [mask]);
+                                4 5 6 7 8 9 10 11; 12)
+                        }
+                    }
+                    i += rows;
+                }
+            }
+        }
+    }
+    if tail > 0 {
+        let op = BOperands { g, a, b, init: [0.0; 2 * PACK_NR] };
+        for p in (0..panels).step_by(NP_B) {
+            let col0 = p * PACK_NR;
+            let cols = (n - col0).min(NP_B * PACK_NR);
+            let op = BOperands { init: padded(bias, col0, cols), ..op };
+            // SAFETY: the caller's contract; rows blocked..m are one tile of the shared
+            // driver's loops (the last, as MC_B is a multiple of MR_B).
+            unsafe { tile_b_at(&op, c, BTile { i: blocked, rows: tail, col0, cols }) };
+        }
+    }
+}
 
 /// GEMV over `P` consecutive panels (`16 * P` outputs; the lanes in `mask` of the last
 /// panel are stored). Four accumulators per panel take the `k` values in turn, so

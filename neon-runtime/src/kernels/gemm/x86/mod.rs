@@ -40,14 +40,22 @@
 //!   block of `B` from beyond L2 otherwise, as the 9.7 MB of conv2's weights stream
 //!   through; blocked, the encoder took 0.8x the time (BENCHMARKS.md, "Host: Moonshine
 //!   base-en vs ONNX Runtime"). The same bits either way.
-//! - **AVX-512, packed B: 8x32** (two panels): 16 accumulators; per `k`: 2 panel loads,
-//!   8 broadcasts of `A[i, k]`, 16 FMAs. Blocks of 80 rows of `A` (L2) by pairs of panels
-//!   (`32 * k` values, L1). Rows past a multiple of 8 use 1..=7-row tiles; when a tile of
-//!   two panels would have fewer than 8 accumulators, consecutive `k` go to 2-4 accumulator
-//!   sets added at the end. The set count depends on the rows only, so a lone last panel
-//!   (or the first panel of a team's column block) gets the bits it would get paired, and
-//!   a team may split columns at any panel. A partial last panel is computed whole (zero
-//!   padding) and stored under a mask.
+//! - **AVX-512, packed B: 12x32** (two panels): 24 accumulators; per `k`: 2 panel loads,
+//!   12 broadcasts of `A[i, k]`, 24 FMAs (14 loads per 24 FMAs; 24 + 2 + 1 of 32
+//!   registers). Up to 256 steps: blocks of 96 rows of `A` (L2) by pairs of panels
+//!   (`32 * k` values, L1). Longer reductions (Moonshine's linears, `k` = 416 and 1,664)
+//!   run blocked: `k` in equal blocks of at most 256 steps, each block over 432 rows of
+//!   `A` (432 KiB, L2) by pairs of panels (32 KiB, L1) by tiles; later blocks continue
+//!   from the sums stored in `C`, so each output keeps its one chain of FMAs and the bits
+//!   of one pass. Unblocked, a pair of panels of `k = 416` (53 KiB) no longer fits L1 and
+//!   the 2.7 MB of a 416 x 1664 weight is read from beyond L2 once per 96 rows; this
+//!   tile blocked ran Moonshine's linears (413 frames) 1.12-1.21x as fast as the 8x32 tile
+//!   unblocked (BENCHMARKS.md, "Host: Moonshine base-en vs ONNX Runtime"). Rows past a multiple of 12 use 1..=11-row tiles; when a tile of
+//!   two panels would have fewer than 8 accumulators (1..=3 rows), consecutive `k` go to
+//!   2-4 accumulator sets added at the end (such a tile runs unblocked). The set count
+//!   depends on the rows only, so a lone last panel (or the first panel of a team's
+//!   column block) gets the bits it would get paired, and a team may split columns at any
+//!   panel. A partial last panel is computed whole (zero padding) and stored under a mask.
 //! - **AVX-512, GEMV:** two panels at a time, 4 accumulators per panel taking the `k`
 //!   values in turn (8 FMA chains); x broadcast from memory. Bandwidth-bound.
 //! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`
@@ -87,8 +95,8 @@
 //!   outside the image row (masks per 48-column block and tap, from a bit pattern of the
 //!   image width). No im2col; the same bits as im2col + `gemm_packed_a`.
 //!
-//! The AVX-512 packed-B tile is 8x32 rather than one panel high (14x16, as on NEON): 8
-//! broadcasts feed 16 FMAs instead of 14 feeding 14. The GEMV is bandwidth-bound. Speeds
+//! The AVX-512 packed-B tile is 12x32 rather than one panel high (14x16, as on NEON): 12
+//! broadcasts feed 24 FMAs instead of 14 feeding 14 (and 8x32 before it: 8 feeding 16). The GEMV is bandwidth-bound. Speeds
 //! of every level on the host, against the portable kernels and matrixmultiply, and the
 //! variants measured: see BENCHMARKS.md, "Kernel design measurements (GEMM and int8)".
 
@@ -315,10 +323,14 @@ pub(crate) unsafe fn packed_a_blocked<const NR: usize, const KC: usize, const NC
 /// `GemmA`, `GemmB`, `TileA`, `VecEpilogue` and `StridedMut`) defines `gemm_packed_a` over
 /// the packed-A driver `packed_a` (the shared [`super::driver::packed_a`] over `Kernel`, or the
 /// level's own), and `gemm_packed_b` and `gemv_packed_b` over the shared drivers and
-/// `Kernel`.
+/// `Kernel`; `shared_drivers!(Kernel, packed_a, packed_b, ...)` runs the level's own
+/// packed-B driver `packed_b` instead.
 #[cfg(neon_x86)]
 macro_rules! shared_drivers {
     ($kernel:ty, $packed_a:expr, $features:literal, $needs:literal) => {
+        super::shared_drivers!($kernel, $packed_a, driver::packed_b::<$kernel>, $features, $needs);
+    };
+    ($kernel:ty, $packed_a:expr, $packed_b:expr, $features:literal, $needs:literal) => {
         /// The packed-A product, with the output stage in vector form, `ep`, instead of
         /// `g.epilogue`.
         ///
@@ -338,11 +350,7 @@ macro_rules! shared_drivers {
             unsafe { $packed_a(g, t, a, b, bias, c) }
         }
 
-        #[doc = concat!(
-                                            "The packed-B product ([`driver::packed_b`] over [`",
-                                            stringify!($kernel),
-                                            "`])."
-                                        )]
+        #[doc = concat!("The packed-B product (`", stringify!($packed_b), "`).")]
         ///
         /// # Safety
         #[doc = concat!($needs, "; the hook's contract (checked, `m, n, k >= 1`).")]
@@ -355,14 +363,10 @@ macro_rules! shared_drivers {
             c: &mut StridedMut<'_>,
         ) {
             // SAFETY: forwarded contract.
-            unsafe { driver::packed_b::<$kernel>(g, a, b, bias, c) }
+            unsafe { $packed_b(g, a, b, bias, c) }
         }
 
-        #[doc = concat!(
-                                            "The GEMV ([`driver::gemv`] over [`",
-                                            stringify!($kernel),
-                                            "`]; `k = x.len()`, `n = y.len()`)."
-                                        )]
+        /// The GEMV ([`driver::gemv`] over the level's kernel; `k = x.len()`, `n = y.len()`).
         ///
         /// # Safety
         #[doc = concat!($needs, "; the hook's contract (checked, `n, k >= 1`).")]

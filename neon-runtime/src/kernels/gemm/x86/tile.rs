@@ -185,9 +185,11 @@ impl<const L: usize, S: Simd<L>, const R: usize, const NV: usize, const MASKED: 
 
 /// Packed-B tile: `R` rows of `A` (`g.lda` apart) times `NV` vectors of `L` columns of
 /// packed `B`, vector `q` of reduction step `kk` at `pp[q] + 16 kk` (one 16-wide panel in
-/// two `ymm` vectors, or `NV` panels in `zmm` vectors), from the bias vectors `init`;
-/// vector `q` of each row stored to `c + L q` (rows `g.ldc` apart), through `masks[q]`
-/// when `MASKED`.
+/// two `ymm` vectors, or `NV` panels in `zmm` vectors), from the bias vectors `init`, or,
+/// when `init` is `None` (a later block of a blocked reduction), from the `R` rows of `C`
+/// that the earlier blocks stored (continuing an output's one chain of FMAs: the bits of
+/// an unblocked reduction when `U` is 1); vector `q` of each row stored to `c + L q`
+/// (rows `g.ldc` apart), through `masks[q]` when `MASKED`.
 ///
 /// Fewer than 8 accumulators cannot hide the FMA latency (4 cycles, 2 per cycle): then `U`
 /// sets take the `k` values in turn and are added at the end. The count depends on the
@@ -197,7 +199,8 @@ impl<const L: usize, S: Simd<L>, const R: usize, const NV: usize, const MASKED: 
 ///
 /// # Safety
 /// `a.add(r * g.lda)` readable for `g.k` values (`r < R`), `pp[q]` for `16 * (g.k - 1) +
-/// L` values; `c.add(r * g.ldc + L * q + l)` writable for the lanes `l` stored.
+/// L` values; `c.add(r * g.ldc + L * q + l)` writable for the lanes `l` stored (and
+/// readable when `init` is `None`).
 #[inline(always)]
 pub(super) unsafe fn tile_b<
     const L: usize,
@@ -210,14 +213,32 @@ pub(super) unsafe fn tile_b<
     g: &GemmB,
     a: *const f32,
     pp: [*const f32; NV],
-    init: &[S::V; NV],
+    init: Option<&[S::V; NV]>,
     c: *mut f32,
     masks: [S::Mask; NV],
 ) {
     let (k, lda, ldc) = (g.k, g.lda, g.ldc);
     let u_sets = (4 / R).clamp(1, 4);
     let mut acc = [[[s.zero(); NV]; R]; 4];
-    acc[0] = [*init; R];
+    match init {
+        Some(init) => acc[0] = [*init; R],
+        None => {
+            for (r, acc) in acc[0].iter_mut().enumerate() {
+                let cr = c.wrapping_add(r * ldc);
+                for q in 0..NV {
+                    // SAFETY: the lanes stored below are readable (the caller's
+                    // contract); masked loads touch no memory outside the mask.
+                    acc[q] = unsafe {
+                        if MASKED {
+                            s.load_masked(cr.wrapping_add(L * q), masks[q])
+                        } else {
+                            s.load(cr.add(L * q))
+                        }
+                    };
+                }
+            }
+        }
+    }
     let mut rows = [a; R];
     for (r, row) in rows.iter_mut().enumerate() {
         *row = a.wrapping_add(r * lda);
