@@ -49,7 +49,7 @@ fn gemm_f32<B: GemmKernels>(
 /// tensor, a final pass applying the scale and `offset * sum(row)` to the whole output
 /// would load the output again, missing the cache on large products; measured: see
 /// BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `NP = 2` suits f32 tiles
-/// two panels wide (x86 AVX-512: 8x32); the stack holds `NP * (KB + MC) * 16` f32.
+/// two panels wide (x86 AVX-512: 12x32); the stack holds `NP * (KB + MC) * 16` f32.
 ///
 /// `convert(src, rows, dequant, dst)` converts `rows` consecutive `k` values of one panel
 /// (`src`: their groups, starting at a group boundary) into dequantised f32 weights in

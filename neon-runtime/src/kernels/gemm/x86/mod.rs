@@ -43,19 +43,22 @@
 //! - **AVX-512, packed B: 12x32** (two panels): 24 accumulators; per `k`: 2 panel loads,
 //!   12 broadcasts of `A[i, k]`, 24 FMAs (14 loads per 24 FMAs; 24 + 2 + 1 of 32
 //!   registers). Up to 256 steps: blocks of 96 rows of `A` (L2) by pairs of panels
-//!   (`32 * k` values, L1). Longer reductions (Moonshine's linears, `k` = 416 and 1,664)
-//!   run blocked: `k` in equal blocks of at most 256 steps, each block over 432 rows of
-//!   `A` (432 KiB, L2) by pairs of panels (32 KiB, L1) by tiles; later blocks continue
-//!   from the sums stored in `C`, so each output keeps its one chain of FMAs and the bits
-//!   of one pass. Unblocked, a pair of panels of `k = 416` (53 KiB) no longer fits L1 and
-//!   the 2.7 MB of a 416 x 1664 weight is read from beyond L2 once per 96 rows; this
-//!   tile blocked ran Moonshine's linears (413 frames) 1.12-1.21x as fast as the 8x32 tile
-//!   unblocked (BENCHMARKS.md, "Host: Moonshine base-en vs ONNX Runtime"). Rows past a multiple of 12 use 1..=11-row tiles; when a tile of
-//!   two panels would have fewer than 8 accumulators (1..=3 rows), consecutive `k` go to
-//!   2-4 accumulator sets added at the end (such a tile runs unblocked). The set count
-//!   depends on the rows only, so a lone last panel (or the first panel of a team's
-//!   column block) gets the bits it would get paired, and a team may split columns at any
-//!   panel. A partial last panel is computed whole (zero padding) and stored under a mask.
+//!   (`32 * k` values, L1). Longer reductions run blocked: `k` in equal blocks of at most
+//!   256 steps, each block over 432 rows of `A` (432 KiB, L2) by pairs of panels (32 KiB,
+//!   L1) by tiles; later blocks continue from the sums stored in `C`, so each output keeps
+//!   its one chain of FMAs and the bits of one pass. Moonshine's int8 linears call this
+//!   product on converted blocks of 80 rows by 2 panels by up to 512 steps
+//!   (`quant::converted`): unblocked, such a pair of panels (53-64 KiB at `k` = 416-512)
+//!   does not fit the 48 KiB L1. With the 12x32 tile, blocked, the encoder network took
+//!   about 0.8x the time of the 8x32 tile unblocked (BENCHMARKS.md, "Host: Moonshine
+//!   base-en vs ONNX Runtime"), and the f32 product on the linears' whole shapes (413
+//!   rows, 416 -> 416 / 1,248 / 1,664 and 1,664 -> 416) ran 1.12-1.21x as fast. Rows past
+//!   a multiple of 12 use 1..=11-row tiles; when a tile of two panels would have fewer
+//!   than 8 accumulators (1..=3 rows), consecutive `k` go to 2-4 accumulator sets added at
+//!   the end (such a tile runs unblocked). The set count depends on the rows only, so a
+//!   lone last panel (or the first panel of a team's column block) gets the bits it would
+//!   get paired, and a team may split columns at any panel. A partial last panel is
+//!   computed whole (zero padding) and stored under a mask.
 //! - **AVX-512, GEMV:** two panels at a time, 4 accumulators per panel taking the `k`
 //!   values in turn (8 FMA chains); x broadcast from memory. Bandwidth-bound.
 //! - **AVX2, packed A: 4x24** (half a panel by 3 vectors of 8): 12 accumulators + 3 `B`
