@@ -1,6 +1,6 @@
 //! The int8-activation (`dot`) GEMV of both formats on every backend: activations
-//! quantised to int8 per block of 32; `sdot` on Neon where the CPU has dotprod, the
-//! portable evaluation elsewhere.
+//! quantised to int8 per block of 32; on Neon `sdot` where the CPU has dotprod, plain NEON
+//! (`smull`, `sadalp`) elsewhere; the portable evaluation on the other backends.
 
 use crate::common::{assert_close, rng};
 use crate::problem::*;
@@ -11,10 +11,10 @@ use neon_runtime::Backend;
 
 /// Which evaluation backend `B`'s `dot` GEMV runs here (printed with the errors).
 fn dot_evaluation<B: Backend>() -> &'static str {
-    if B::NAME == "neon" && neon_runtime::kernels::cpu::aarch64_dotprod() {
-        "sdot"
-    } else {
-        "portable evaluation"
+    match (B::NAME, neon_runtime::kernels::cpu::aarch64_dotprod()) {
+        ("neon", true) => "sdot",
+        ("neon", false) => "smull/sadalp",
+        _ => "portable evaluation",
     }
 }
 

@@ -4,8 +4,9 @@
 //! The int8-activation GEMV is opt-in (the backend's default is the widening path, so
 //! results do not depend on the CPU); [`Neon`](crate::kernels::Neon) runs this `sdot`
 //! implementation where [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod) says
-//! so (the build targets dotprod, or feature `std` detects it at run time) and the portable
-//! evaluation of the same arithmetic elsewhere. This trades accuracy for instructions: the
+//! so (the build targets dotprod, or feature `std` detects it at run time) and the plain
+//! NEON evaluation of the same arithmetic elsewhere (`dot_widen.rs`, on this file's driver,
+//! [`gemv_with`]: the same bits). This trades accuracy for instructions: the
 //! result moves by up to `max|x_block| / 254` per activation (measured errors: see
 //! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `sdot` has no stable
 //! intrinsic in Rust 1.95, so it is `asm!` inside `#[target_feature(enable = "dotprod")]`
@@ -271,9 +272,10 @@ unsafe fn sdot_1x16(
     }
 }
 
-/// An `sdot` inner loop over `P` panels: `(accumulators, codes, block scales of the
-/// activations, panels, weight block scales, blocks)`.
-type DotKernel<const P: usize> = unsafe fn(
+/// An inner loop over `P` panels: `(accumulators, codes, block scales of the
+/// activations, panels, weight block scales, blocks)`: [`sdot_2x16`] / [`sdot_1x16`], or
+/// the kernels of `dot_widen.rs` (cores without dotprod).
+pub(super) type DotKernel<const P: usize> = unsafe fn(
     &mut [[float32x4_t; 4]; P],
     *const i8,
     *const f32,
@@ -287,10 +289,10 @@ type DotKernel<const P: usize> = unsafe fn(
 /// group, not the next block) from a zero-padded copy of its groups.
 ///
 /// # Safety
-/// The CPU implements dotprod; `panels[q]` readable for the chunk's packed groups
-/// (`16 * k_padded(kc)` bytes), `ws[q]` for its `16 * kc.div_ceil(32)` scales;
+/// The CPU implements what `kernel` needs; `panels[q]` readable for the chunk's packed
+/// groups (`16 * k_padded(kc)` bytes), `ws[q]` for its `16 * kc.div_ceil(32)` scales;
 /// `xq` / `xd` hold the chunk's `kc.div_ceil(32)` blocks.
-#[target_feature(enable = "dotprod")]
+#[inline(always)]
 unsafe fn dot_panels<const P: usize>(
     kc: usize,
     xq: &[i8; DOT_KC],
@@ -332,6 +334,23 @@ unsafe fn dot_panels<const P: usize>(
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "dotprod")]
 pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
+    // SAFETY: forwarded; the CPU implements dotprod, which the `sdot` kernels need.
+    unsafe { gemv_with(g, y, (sdot_2x16, sdot_1x16)) }
+}
+
+/// The GEMV of both formats on the inner loops `kernels` (two panels, one panel): the
+/// activations quantised a chunk at a time, the panels walked in pairs, the epilogue.
+///
+/// # Safety
+/// The CPU implements what `kernels` need; the contract of
+/// [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds (checked by the
+/// entry point), `n, k >= 1`.
+#[inline(always)]
+pub(super) unsafe fn gemv_with(
+    g: Gemv<'_>,
+    y: &mut [f32],
+    (kernel2, kernel1): (DotKernel<2>, DotKernel<1>),
+) {
     let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
     let stride = PACK_NR * k_padded(k);
     let nb = k.div_ceil(BLOCK_K);
@@ -366,14 +385,14 @@ pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
                         [v.0, v.1, v.2, v.3]
                     });
                     let ws = ws.map(|s| [s, s.add(nb * PACK_NR)]);
-                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, sdot_2x16);
+                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, kernel2);
                     for (q, a) in acc.iter().enumerate() {
                         vst1q_f32_x4(tp.add(16 * q), float32x4x4_t(a[0], a[1], a[2], a[3]));
                     }
                 } else {
                     let v = vld1q_f32_x4(tp);
                     let mut acc = [[v.0, v.1, v.2, v.3]];
-                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, sdot_1x16);
+                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, kernel1);
                     let a = acc[0];
                     vst1q_f32_x4(tp, float32x4x4_t(a[0], a[1], a[2], a[3]));
                 }

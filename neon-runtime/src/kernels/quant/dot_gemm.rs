@@ -4,8 +4,9 @@
 //!
 //! Opt-in like the GEMV ([`QuantPath::Dot`](super::QuantPath::Dot)); [`Neon`](crate::kernels::Neon)
 //! runs it where [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod) says so and
-//! the portable evaluation of the same arithmetic elsewhere. The `smmla` (FEAT_I8MM) GEMM of
-//! the same arithmetic is `mmla_gemm.rs` ([`QuantPath::Mmla`](super::QuantPath::Mmla)).
+//! the plain NEON GEMV of the same arithmetic row by row elsewhere (`dot_widen.rs`). The
+//! `smmla` (FEAT_I8MM) GEMM of the same arithmetic is `mmla_gemm.rs`
+//! ([`QuantPath::Mmla`](super::QuantPath::Mmla)).
 //!
 //! Each row of `A` is quantised once per call and chunk of [`DOT_KC`] values (per block of
 //! 32, `d = max|x| / 127`, ties to even: the GEMV's `quantize`), four rows at a time, their

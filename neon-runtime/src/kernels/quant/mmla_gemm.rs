@@ -3,8 +3,8 @@
 //! GEMM (`dot_gemm.rs`) with the 2 x 8 by 8 x 2 products of `smmla`.
 //!
 //! [`Neon`](crate::kernels::Neon) runs it where
-//! [`cpu::aarch64_i8mm`](crate::kernels::cpu::aarch64_i8mm) says so and the `sdot` GEMM (or
-//! its portable evaluation) elsewhere: the same bits on every CPU.
+//! [`cpu::aarch64_i8mm`](crate::kernels::cpu::aarch64_i8mm) says so and the `sdot` GEMM (or, without
+//! dotprod, the plain NEON evaluation of `dot_widen.rs`) elsewhere: the same bits on every CPU.
 //!
 //! `smmla vd.4s, vn.16b, vm.16b` adds to the 2 x 2 i32 tile `vd` (lanes: row 0 column 0,
 //! row 0 column 1, row 1 column 0, row 1 column 1) the products of the two rows of 8 codes

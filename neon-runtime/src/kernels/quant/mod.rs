@@ -42,6 +42,8 @@
 //! - `dot.rs`: the NEON `sdot` GEMV (cores with the dot-product extension);
 //! - `dot_gemm.rs`: the NEON `sdot` GEMM ([`gemm_i8_dot`](QuantKernels::gemm_i8_dot));
 //! - `mmla_gemm.rs`: the NEON `smmla` GEMM of the same arithmetic ([`QuantPath::Mmla`]);
+//! - `dot_widen.rs`: the same int8-activation GEMV and GEMM on cores without dotprod
+//!   (`smull`, `smlal`, `sadalp`), with the `sdot` path's bits;
 //! - `x86/`: the AVX2 + FMA and AVX-512F GEMV and conversion of [`X86`](super::X86).
 //!
 //! On a worker team ([`gemm_i8_in`](QuantKernels::gemm_i8_in)) the GEMM splits its output
@@ -88,6 +90,8 @@ mod dot;
 mod dot_gemm;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod mmla_gemm;
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod dot_widen;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
@@ -464,8 +468,9 @@ pub trait QuantKernels: BackendType + GemmKernels {
     /// `dot.rs`, the NEON `sdot` implementation.
     ///
     /// The default is the portable evaluation of that arithmetic; NEON runs `sdot` when
-    /// the CPU has the dot-product extension and falls back to the portable evaluation
-    /// otherwise, so the results are the same formula on every CPU.
+    /// the CPU has the dot-product extension and `smull` / `sadalp` (`dot_widen.rs`, the
+    /// same bits) otherwise, so the results are the same formula on every CPU (the portable
+    /// evaluation rounds `f32(sum) * d` before adding it, NEON fuses the two).
     ///
     /// # Panics
     /// As [`gemv_i8`](Self::gemv_i8).
@@ -484,7 +489,8 @@ pub trait QuantKernels: BackendType + GemmKernels {
     ///
     /// The default is the portable evaluation (row by row); NEON runs an `sdot`
     /// micro-kernel (4 rows x 8 outputs, `dot_gemm.rs`) when the CPU has the dot-product
-    /// extension and the portable evaluation otherwise; x86 backends use the portable one.
+    /// extension and its plain NEON GEMV row by row otherwise (`dot_widen.rs`); x86
+    /// backends use the portable one.
     ///
     /// # Panics
     /// As [`gemm_i8`](Self::gemm_i8).

@@ -462,7 +462,8 @@ impl QuantKernels for Neon {
             // checked the contract, m, n, k >= 1.
             unsafe { super::dot_gemm::gemm(g, a, w, c) }
         } else {
-            super::portable::gemm_dot(g, a, w, c)
+            // SAFETY: forwarded contract (checked by the entry point, m, n, k >= 1).
+            unsafe { super::dot_widen::gemm(g, a, w, c) }
         }
     }
 
@@ -488,7 +489,8 @@ impl QuantKernels for Neon {
             // checked the contract, n, k >= 1.
             unsafe { super::dot::gemv(Gemv::new(x, w, y), y) }
         } else {
-            super::portable::gemv_dot(Gemv::new(x, w, y), y)
+            // SAFETY: forwarded contract (checked by the entry point, n, k >= 1).
+            unsafe { super::dot_widen::gemv(Gemv::new(x, w, y), y) }
         }
     }
 }
