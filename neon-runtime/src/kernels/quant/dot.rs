@@ -6,7 +6,7 @@
 //! implementation where [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod) says
 //! so (the build targets dotprod, or feature `std` detects it at run time) and the plain
 //! NEON evaluation of the same arithmetic elsewhere (`dot_widen.rs`, on this file's driver,
-//! [`gemv_with`]: the same bits). This trades accuracy for instructions: the
+//! `dot_gemv!`: the same bits). This trades accuracy for instructions: the
 //! result moves by up to `max|x_block| / 254` per activation (measured errors: see
 //! BENCHMARKS.md, "Kernel design measurements (GEMM and int8)"). `sdot` has no stable
 //! intrinsic in Rust 1.95, so it is `asm!` inside `#[target_feature(enable = "dotprod")]`
@@ -31,9 +31,7 @@
 //! so Moonshine's large offsets (`|offset / scale|` up to 65) add no quantisation error.
 //! Quantised activations are held on the stack, [`DOT_KC`] at a time (2 KiB + 256 B).
 
-use super::{
-    finish, k_padded, panel_pairs, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC, PACK_NR,
-};
+use super::{k_padded, Gemv, BLOCK_K, DOT_KC, PACK_NR};
 use core::arch::aarch64::*;
 
 /// Quantises `x` (at most [`DOT_KC`] values) in blocks of 32: `xq` gets
@@ -293,7 +291,7 @@ pub(super) type DotKernel<const P: usize> = unsafe fn(
 /// groups (`16 * k_padded(kc)` bytes), `ws[q]` for its `16 * kc.div_ceil(32)` scales;
 /// `xq` / `xd` hold the chunk's `kc.div_ceil(32)` blocks.
 #[inline(always)]
-unsafe fn dot_panels<const P: usize>(
+pub(super) unsafe fn dot_panels<const P: usize>(
     kc: usize,
     xq: &[i8; DOT_KC],
     xd: &[f32; DOT_KC / BLOCK_K],
@@ -334,71 +332,78 @@ unsafe fn dot_panels<const P: usize>(
 /// entry point), `n, k >= 1`.
 #[target_feature(enable = "dotprod")]
 pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
-    // SAFETY: forwarded; the CPU implements dotprod, which the `sdot` kernels need.
-    unsafe { gemv_with(g, y, (sdot_2x16, sdot_1x16)) }
+    // The body's unsafe blocks rely on this function's contract; the CPU implements
+    // dotprod, which the `sdot` kernels need.
+    dot_gemv!(g, y, sdot_2x16, sdot_1x16)
 }
 
-/// The GEMV of both formats on the inner loops `kernels` (two panels, one panel): the
-/// activations quantised a chunk at a time, the panels walked in pairs, the epilogue.
-///
-/// # Safety
-/// The CPU implements what `kernels` need; the contract of
-/// [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds (checked by the
-/// entry point), `n, k >= 1`.
-#[inline(always)]
-pub(super) unsafe fn gemv_with(
-    g: Gemv<'_>,
-    y: &mut [f32],
-    (kernel2, kernel1): (DotKernel<2>, DotKernel<1>),
-) {
-    let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = g;
-    let stride = PACK_NR * k_padded(k);
-    let nb = k.div_ceil(BLOCK_K);
-    let mut xq = [0i8; DOT_KC];
-    let mut xd = [0.0f32; DOT_KC / BLOCK_K];
-    y.fill(0.0);
-    for c0 in (0..k).step_by(DOT_KC) {
-        let kc = (k - c0).min(DOT_KC);
-        quantize(&x[c0..c0 + kc], &mut xq, &mut xd);
-        panel_pairs(n, |p, cols, two| {
-            let col0 = p * PACK_NR;
-            // The partial sums of earlier chunks (y is zero before the first).
-            let mut t = [0.0f32; 2 * PACK_NR];
-            t[..cols].copy_from_slice(&y[col0..col0 + cols]);
-            // SAFETY: the contract: b holds the packed panels (stride bytes each), of
-            // which p and, when `two`, p + 1 exist; the chunk's groups start at byte
-            // c0 * 16 of each (c0 is a multiple of 32) and end within it. For blocks
-            // (k a multiple of 32, nb = k / 32), the panels' scales follow from
-            // (p * nb + c0 / 32) * 16. `t` holds 32 values.
-            unsafe {
-                let w = b.as_ptr().add(p * stride + c0 * PACK_NR);
-                let ws = match format {
-                    QuantFormat::Block(s) => {
-                        Some(s.as_ptr().add((p * nb + c0 / BLOCK_K) * PACK_NR))
+/// The body of a GEMV of both formats (`$g: Gemv`, `$y: &mut [f32]`) on the inner loops
+/// `$kernel2` (two panels) and `$kernel1` (one panel), [`DotKernel`]s: the activations
+/// quantised a chunk at a time, the panels walked in pairs, the epilogue. A macro, so that
+/// the body (and its closures) gets the target features of the function it is expanded in
+/// (`sdot` kernels inlined into [`gemv`]); to be expanded in an `unsafe fn` whose contract
+/// is [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot)'s (checked by the
+/// entry point, `n, k >= 1`) on a CPU that implements what the kernels need.
+macro_rules! dot_gemv {
+    ($g:expr, $y:expr, $kernel2:expr, $kernel1:expr) => {{
+        use core::arch::aarch64::*;
+        use $crate::kernels::quant::dot::{dot_panels, quantize, DotKernel};
+        use $crate::kernels::quant::{
+            finish, k_padded, panel_pairs, Gemv, QuantFormat, QuantWeights, BLOCK_K, DOT_KC,
+            PACK_NR,
+        };
+        let (kernel2, kernel1): (DotKernel<2>, DotKernel<1>) = ($kernel2, $kernel1);
+        let y: &mut [f32] = $y;
+        let Gemv { n, k, x, w: QuantWeights { packed: b, format, bias } } = $g;
+        let stride = PACK_NR * k_padded(k);
+        let nb = k.div_ceil(BLOCK_K);
+        let mut xq = [0i8; DOT_KC];
+        let mut xd = [0.0f32; DOT_KC / BLOCK_K];
+        y.fill(0.0);
+        for c0 in (0..k).step_by(DOT_KC) {
+            let kc = (k - c0).min(DOT_KC);
+            quantize(&x[c0..c0 + kc], &mut xq, &mut xd);
+            panel_pairs(n, |p, cols, two| {
+                let col0 = p * PACK_NR;
+                // The partial sums of earlier chunks (y is zero before the first).
+                let mut t = [0.0f32; 2 * PACK_NR];
+                t[..cols].copy_from_slice(&y[col0..col0 + cols]);
+                // SAFETY: the contract: b holds the packed panels (stride bytes each), of
+                // which p and, when `two`, p + 1 exist; the chunk's groups start at byte
+                // c0 * 16 of each (c0 is a multiple of 32) and end within it. For blocks
+                // (k a multiple of 32, nb = k / 32), the panels' scales follow from
+                // (p * nb + c0 / 32) * 16. `t` holds 32 values.
+                unsafe {
+                    let w = b.as_ptr().add(p * stride + c0 * PACK_NR);
+                    let ws = match format {
+                        QuantFormat::Block(s) => {
+                            Some(s.as_ptr().add((p * nb + c0 / BLOCK_K) * PACK_NR))
+                        }
+                        QuantFormat::PerTensor { .. } => None,
+                    };
+                    let tp = t.as_mut_ptr();
+                    if two {
+                        let mut acc: [[float32x4_t; 4]; 2] = core::array::from_fn(|q| {
+                            let v = vld1q_f32_x4(tp.add(16 * q));
+                            [v.0, v.1, v.2, v.3]
+                        });
+                        let ws = ws.map(|s| [s, s.add(nb * PACK_NR)]);
+                        dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, kernel2);
+                        for (q, a) in acc.iter().enumerate() {
+                            vst1q_f32_x4(tp.add(16 * q), float32x4x4_t(a[0], a[1], a[2], a[3]));
+                        }
+                    } else {
+                        let v = vld1q_f32_x4(tp);
+                        let mut acc = [[v.0, v.1, v.2, v.3]];
+                        dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, kernel1);
+                        let a = acc[0];
+                        vst1q_f32_x4(tp, float32x4x4_t(a[0], a[1], a[2], a[3]));
                     }
-                    QuantFormat::PerTensor { .. } => None,
-                };
-                let tp = t.as_mut_ptr();
-                if two {
-                    let mut acc: [[float32x4_t; 4]; 2] = core::array::from_fn(|q| {
-                        let v = vld1q_f32_x4(tp.add(16 * q));
-                        [v.0, v.1, v.2, v.3]
-                    });
-                    let ws = ws.map(|s| [s, s.add(nb * PACK_NR)]);
-                    dot_panels::<2>(kc, &xq, &xd, [w, w.add(stride)], ws, &mut acc, kernel2);
-                    for (q, a) in acc.iter().enumerate() {
-                        vst1q_f32_x4(tp.add(16 * q), float32x4x4_t(a[0], a[1], a[2], a[3]));
-                    }
-                } else {
-                    let v = vld1q_f32_x4(tp);
-                    let mut acc = [[v.0, v.1, v.2, v.3]];
-                    dot_panels::<1>(kc, &xq, &xd, [w], ws.map(|s| [s]), &mut acc, kernel1);
-                    let a = acc[0];
-                    vst1q_f32_x4(tp, float32x4x4_t(a[0], a[1], a[2], a[3]));
                 }
-            }
-            y[col0..col0 + cols].copy_from_slice(&t[..cols]);
-        });
-    }
-    finish(y, format, format.scale_shift(x).1, bias);
+                y[col0..col0 + cols].copy_from_slice(&t[..cols]);
+            });
+        }
+        finish(y, format, format.scale_shift(x).1, bias);
+    }};
 }
+pub(super) use dot_gemv;

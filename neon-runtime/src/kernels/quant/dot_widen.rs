@@ -7,7 +7,7 @@
 //! [`cpu::aarch64_dotprod`](crate::kernels::cpu::aarch64_dotprod) says the core has no
 //! dotprod. The activations are quantised as on the `sdot` path (`dot.rs`, `quantize`:
 //! blocks of 32, codes in `[-127, 127]`), the panels walked by the same driver
-//! (`dot::gemv_with`); only the inner loop differs. Per two groups (8 `k`) of a weight
+//! (`dot.rs`'s `dot_gemv!`); only the inner loop differs. Per two groups (8 `k`) of a weight
 //! vector (4 outputs x 4 `k` of a packed group), with the groups' 4 codes replicated over
 //! the vector (`ld1r .4s`):
 //! - `smull` / `smull2` multiply the first group's 16 weights by the codes into 16 i16
@@ -37,7 +37,7 @@
 //! sum included, so this path costs about 2.3 times the `sdot` path's instructions in the
 //! kernel, less than the widening path's f32 GEMV (about 0.5 per multiply-add).
 
-use super::dot::{gemv_with, DotKernel};
+use super::dot::dot_gemv;
 use super::{Gemv, QuantGemm, QuantWeights};
 use crate::kernels::StridedMut;
 use core::arch::aarch64::*;
@@ -117,7 +117,7 @@ macro_rules! widen_scaled {
 }
 
 /// One panel (16 outputs) over `blocks` blocks of 32 `k` (`blocks >= 1`): the
-/// [`DotKernel`] of `dot.rs`'s `sdot_1x16` on plain NEON, the same arguments and bits.
+/// `DotKernel` of `dot.rs`'s `sdot_1x16` on plain NEON, the same arguments and bits.
 ///
 /// # Safety
 /// `xq` readable for `32 * blocks` bytes, `xd` for `blocks` values, `p0` for
@@ -196,9 +196,9 @@ unsafe fn widen_2x16(
 /// The contract of [`QuantKernels::gemv_i8_dot`](super::QuantKernels::gemv_i8_dot) holds
 /// (checked by the entry point), `n, k >= 1`.
 pub(super) unsafe fn gemv(g: Gemv<'_>, y: &mut [f32]) {
-    let kernels: (DotKernel<2>, DotKernel<1>) = (widen_2x16, widen_1x16);
-    // SAFETY: forwarded; the kernels need plain NEON only.
-    unsafe { gemv_with(g, y, kernels) }
+    // The body's unsafe blocks rely on this function's contract; the kernels need plain
+    // NEON only.
+    dot_gemv!(g, y, widen_2x16, widen_1x16)
 }
 
 /// The GEMM of both formats on plain NEON: [`gemv`] on every row (each row quantised once,
