@@ -35,7 +35,8 @@
 //!
 //! The plain ARMv8.0 multiplies are 8 products per instruction against `sdot`'s 16 with the
 //! sum included, so this path costs about 2.3 times the `sdot` path's instructions in the
-//! kernel, less than the widening path's f32 GEMV (about 0.5 per multiply-add).
+//! kernel, a third of the widening GEMV's (about 0.8 per multiply-add in the decoder step:
+//! 93% of its 32.9 M instructions for 38.6 M multiply-adds).
 
 use super::dot::dot_gemv;
 use super::{Gemv, QuantGemm, QuantWeights};
