@@ -64,23 +64,27 @@ pub struct SessionOptions {
 }
 
 /// The path `auto` picks for the int8 products of a Moonshine component on `backend`:
-/// [`QuantPath::Dot`] on [`BackendKind::Neon`] where
-/// [`cpu::aarch64_dotprod`](neon_runtime::kernels::cpu::aarch64_dotprod) says the core has the
-/// dot-product extension (the decoder step's `sdot` GEMVs: 0.21x the widening path's
-/// instructions on neoverse-n1, with the same WER and tokens on the ASR corpus: BENCHMARKS.md,
-/// "Moonshine decoder: the dot path"), and [`QuantPath::Mmla`] where
-/// [`cpu::aarch64_i8mm`](neon_runtime::kernels::cpu::aarch64_i8mm) says the core also has
-/// the int8 matrix-multiply extension (the same bits; its `smmla` GEMM: 0.91x the `sdot`
-/// path's instructions for the 2 s encode on qemu's `max`, BENCHMARKS.md, "Moonshine encoder
-/// on the int8-activation path"), [`QuantPath::Widening`] elsewhere (there the dot path
-/// is a portable evaluation of the same arithmetic, no cheaper). `moonshine_asr.int8`
+/// [`QuantPath::Dot`] on [`BackendKind::Neon`], whatever the core, and [`QuantPath::Mmla`]
+/// there where [`cpu::aarch64_i8mm`](neon_runtime::kernels::cpu::aarch64_i8mm) says the core
+/// also has the int8 matrix-multiply extension (the same bits; its `smmla` GEMM: 0.91x the
+/// `sdot` path's instructions for the 2 s encode on qemu's `max`, BENCHMARKS.md, "Moonshine
+/// encoder on the int8-activation path"); [`QuantPath::Widening`] elsewhere (the portable and
+/// x86 backends evaluate the dot path in portable code, slower than their widening kernels).
+///
+/// On NEON the dot path is `sdot` where the core has the dot-product extension and plain
+/// ARMv8.0 NEON (`smull`, `smlal`, `sadalp`) elsewhere, with the same bits (exact integer
+/// block sums, then the same f32 operations: `neon-runtime/src/kernels/quant/dot_widen.rs`
+/// tests it), so the tokens do not depend on the core: on the ASR corpus both paths give
+/// ONNX Runtime's tokens on all 14 clips, the same WER (3.20%), and the decoder step takes
+/// 0.21x the widening path's instructions on Neoverse N1 and 0.38x on Cortex-A53, which has
+/// no dotprod (BENCHMARKS.md, "Moonshine decoder: the dot path"). `moonshine_asr.int8`
 /// defaults to `auto`; `moonshine_asr.encoder_int8` to `widening` (its error, 2-4% of the
 /// encoder output, is ten times the decoder's: BENCHMARKS.md, "Moonshine encoder on the
 /// int8-activation path").
 pub fn auto_int8(backend: BackendKind) -> QuantPath {
     use neon_runtime::kernels::cpu;
-    if backend == BackendKind::Neon && cpu::aarch64_dotprod() {
-        if cpu::aarch64_i8mm() {
+    if backend == BackendKind::Neon {
+        if cpu::aarch64_dotprod() && cpu::aarch64_i8mm() {
             QuantPath::Mmla
         } else {
             QuantPath::Dot

@@ -243,13 +243,12 @@ fn session_options_parse_key_value_pairs() {
     let best = BackendKind::best();
     assert_eq!((d.int8(), d.embedding_mode()), (auto_int8(best), EmbeddingMode::Incremental));
     assert!(d.describe().contains(&"moonshine_asr.int8=auto".to_string()));
-    // `auto`: the dot path exactly on NEON where the CPU has the dot-product extension,
-    // its `smmla` GEMM where it also has i8mm.
-    let dotprod = cpu::aarch64_dotprod();
-    let neon = match (dotprod, cpu::aarch64_i8mm()) {
-        (false, _) => QuantPath::Widening,
-        (true, false) => QuantPath::Dot,
-        (true, true) => QuantPath::Mmla,
+    // `auto`: the dot path exactly on NEON, whatever the core (`sdot` or `smull`/`sadalp`,
+    // the same bits), its `smmla` GEMM where the core has dotprod and i8mm.
+    let neon = if cpu::aarch64_dotprod() && cpu::aarch64_i8mm() {
+        QuantPath::Mmla
+    } else {
+        QuantPath::Dot
     };
     let want = if best == BackendKind::Neon { neon } else { QuantPath::Widening };
     assert_eq!(auto_int8(best), want);

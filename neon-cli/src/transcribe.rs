@@ -40,9 +40,10 @@ pub struct TranscribeArgs {
     /// "encoder_ms", "decode_ms"}.
     #[arg(long)]
     json: bool,
-    /// How the decoder's int8 GEMVs run: `auto` (the default: `dot` on ARM CPUs with
-    /// dotprod, `widening` elsewhere), `widening` (exact products) or `dot` (activations
-    /// quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod).
+    /// How the decoder's int8 GEMVs run: `auto` (the default: `dot` on the NEON kernels of
+    /// ARM CPUs, `widening` elsewhere), `widening` (exact products) or `dot` (activations
+    /// quantised to int8 per block of 32; `sdot` on ARM CPUs with dotprod, `smull` and
+    /// `sadalp` on the others, the same bits).
     /// Shorthand for `--session-option moonshine_asr.int8=MODE`.
     #[arg(long, value_name = "MODE", value_parser = ["auto", "widening", "dot"])]
     int8: Option<String>,

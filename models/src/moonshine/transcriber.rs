@@ -205,8 +205,9 @@ impl Transcriber {
     /// Selects how the decoder's int8 GEMVs run (every projection of the eight layers and
     /// the LM head) from the next decoder step on: [`QuantPath::Widening`] (the default,
     /// exact products) or [`QuantPath::Dot`] (activations quantised per block of 32; `sdot`
-    /// on CPUs with the dot-product extension; [`QuantPath::Mmla`] runs the same GEMVs).
-    /// The encoder's GEMMs have their own choice
+    /// on CPUs with the dot-product extension, `smull` / `sadalp` with the same bits on the
+    /// other ARM cores; [`QuantPath::Mmla`] runs the same GEMVs). The encoder's GEMMs have
+    /// their own choice
     /// ([`Transcriber::set_encoder_path`]). The choice belongs to this transcriber, not to
     /// the weights: it is passed to the decoder plans with every call ([`RunOptions`]).
     pub fn set_decoder_path(&mut self, path: QuantPath) {
