@@ -45,8 +45,9 @@
 //! Both backends run this algorithm with the same twiddles; [`Portable`] is plain Rust
 //! (its radix-2 loops vectorise, `portable.rs`), `Neon` is written with `float32x4_t`
 //! intrinsics (`neon.rs`); NEON fuses multiply-adds (`fmla`/`fmls`), so the two agree to
-//! rounding (see below), not bitwise. `X86<I>` runs the portable code (but for the magnitudes
-//! of a split spectrum: `x86.rs`). The order of the
+//! rounding (see below), not bitwise. `X86<I>` runs step 1, the inverse transform's steps 1
+//! and 3 and the magnitudes of a split spectrum with SSE (`x86.rs`, no FMA: the portable
+//! code's bits), the rest with the portable code. The order of the
 //! steps, the pairing of the stages and the checks are shared ([`FftKernels::rfft`]); a
 //! backend provides the steps (the hooks [`FftKernels::rfft_first_pass`],
 //! [`FftKernels::rfft_radix2`], [`FftKernels::rfft_radix22`], [`FftKernels::rfft_post`]).
