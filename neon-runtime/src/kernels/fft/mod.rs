@@ -47,7 +47,8 @@
 //! intrinsics (`neon.rs`); NEON fuses multiply-adds (`fmla`/`fmls`), so the two agree to
 //! rounding (see below), not bitwise. `X86<I>` runs step 1, the inverse transform's steps 1
 //! and 3 and the magnitudes of a split spectrum with SSE (`x86.rs`, no FMA: the portable
-//! code's bits), the rest with the portable code. The order of the
+//! code's bits), the rest with the portable code; those three steps are one generic
+//! four-lane code for NEON and SSE (`simd.rs`). The order of the
 //! steps, the pairing of the stages and the checks are shared ([`FftKernels::rfft`]); a
 //! backend provides the steps (the hooks [`FftKernels::rfft_first_pass`],
 //! [`FftKernels::rfft_radix2`], [`FftKernels::rfft_radix22`], [`FftKernels::rfft_post`]).
@@ -170,6 +171,8 @@ use crate::error::{Error, ShapeError};
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
+#[cfg(any(all(target_arch = "aarch64", feature = "neon"), neon_x86))]
+mod simd;
 mod twiddles;
 mod x86;
 

@@ -2,7 +2,7 @@
 //! spectrum buffer; the bounds each one relies on are established by `rfft` (which checks
 //! the slice lengths) and stated at each `unsafe` block.
 
-use super::{map_pairs, rev, FftKernels, RealFft, Twiddles};
+use super::{map_pairs, simd, simd::FftLanes, FftKernels, RealFft, Twiddles};
 use crate::kernels::rotary::neon::rotate;
 use crate::kernels::Neon;
 use core::arch::aarch64::*;
@@ -19,79 +19,6 @@ fn cmul(
     // `(c bi - s br, c br + s bi)`, with the same roundings (products commute).
     let (im, re) = rotate(bi, br, c, s);
     (re, im)
-}
-
-/// 4x4 transpose: rows `(a, b, c, d)` -> columns.
-#[inline(always)]
-fn transpose(a: float32x4_t, b: float32x4_t, c: float32x4_t, d: float32x4_t) -> [float32x4_t; 4] {
-    // SAFETY: register-only NEON permutes; NEON is statically enabled.
-    unsafe {
-        let ab0 = vtrn1q_f32(a, b); // a0 b0 a2 b2
-        let ab1 = vtrn2q_f32(a, b); // a1 b1 a3 b3
-        let cd0 = vtrn1q_f32(c, d); // c0 d0 c2 d2
-        let cd1 = vtrn2q_f32(c, d); // c1 d1 c3 d3
-        let f = |u: float32x4_t| vreinterpretq_f64_f32(u);
-        let g = |u: float64x2_t| vreinterpretq_f32_f64(u);
-        [
-            g(vzip1q_f64(f(ab0), f(cd0))), // a0 b0 c0 d0
-            g(vzip1q_f64(f(ab1), f(cd1))), // a1 b1 c1 d1
-            g(vzip2q_f64(f(ab0), f(cd0))), // a2 b2 c2 d2
-            g(vzip2q_f64(f(ab1), f(cd1))), // a3 b3 c3 d3
-        ]
-    }
-}
-
-/// Step 1 for `m >= 16`: four `b` per iteration.
-///
-/// # Safety
-/// `x` points to `2m` readable floats; `re` and `im` to `m` writable floats each
-/// (disjoint from `x`); `m` is a power of two `>= 16`.
-#[inline(always)]
-unsafe fn first_pass(x: *const f32, re: *mut f32, im: *mut f32, m: usize) {
-    let q = m / 4;
-    let bits = q.trailing_zeros();
-    // Lane i of the block starting at b (a multiple of 4) goes to 4 rev(b + i) =
-    // 4 rev(b) + 4 rev(i), with 4 rev(i) = 0, m/2, m/4, 3m/4 for i = 0..4.
-    let off = [0, m / 2, m / 4, 3 * m / 4];
-    let mut b = 0;
-    while b < q {
-        // SAFETY: b + 3q + 3 < 4q = m, so each ld2 reads 8 floats inside x[..2m].
-        // b is a multiple of 4, so rev(b) (over log2 q bits) has its top two bits clear:
-        // rev(b) <= q/4 - 1, p = 4 rev(b) <= m/4 - 4, and p + off[i] + 3 <= m - 1: every
-        // store is inside re[..m] / im[..m].
-        unsafe {
-            let z0 = vld2q_f32(x.add(2 * b));
-            let z1 = vld2q_f32(x.add(2 * (b + q)));
-            let z2 = vld2q_f32(x.add(2 * (b + 2 * q)));
-            let z3 = vld2q_f32(x.add(2 * (b + 3 * q)));
-            let ar = vaddq_f32(z0.0, z2.0);
-            let ai = vaddq_f32(z0.1, z2.1);
-            let br = vsubq_f32(z0.0, z2.0);
-            let bi = vsubq_f32(z0.1, z2.1);
-            let cr = vaddq_f32(z1.0, z3.0);
-            let ci = vaddq_f32(z1.1, z3.1);
-            let dr = vsubq_f32(z1.0, z3.0);
-            let di = vsubq_f32(z1.1, z3.1);
-            let yr = transpose(
-                vaddq_f32(ar, cr),
-                vaddq_f32(br, di),
-                vsubq_f32(ar, cr),
-                vsubq_f32(br, di),
-            );
-            let yi = transpose(
-                vaddq_f32(ai, ci),
-                vsubq_f32(bi, dr),
-                vsubq_f32(ai, ci),
-                vaddq_f32(bi, dr),
-            );
-            let p = 4 * rev(b, bits);
-            for i in 0..4 {
-                vst1q_f32(re.add(p + off[i]), yr[i]);
-                vst1q_f32(im.add(p + off[i]), yi[i]);
-            }
-        }
-        b += 4;
-    }
 }
 
 /// Radix-2 stage of half-span `h` (a multiple of 4).
@@ -234,79 +161,16 @@ fn post(fft: &RealFft<'_>, re: &mut [f32], im: &mut [f32]) {
     }
 }
 
-/// Inverse step 1 for `m >= 16`: four `k` per iteration, the mirrored block lane-reversed
-/// (see `portable::inverse_pre` for the scalar form).
-fn inverse_pre(fft: &RealFft<'_>, re: &[f32], im: &[f32], x: &mut [f32]) {
-    let m = fft.n / 2;
-    assert!(m >= 16 && re.len() == m + 1 && im.len() == m + 1 && x.len() == 2 * m);
-    let (c, s) = fft.post();
-    assert!(c.len() == m / 2 && s.len() == m / 2);
-    let g = 1.0 / fft.n as f32;
-    let (rp, ip, xp) = (re.as_ptr(), im.as_ptr(), x.as_mut_ptr());
-    let mut k = 0;
-    while k < m / 2 {
-        // SAFETY: k + 3 < m/2 (m/2 is a multiple of 4) and the post twiddles have m/2
-        // entries; the mirrored loads read m-k-3 ..= m-k <= m, inside the m + 1 entries of
-        // each row. Stores: Z[k..k+4] at x[2k..2k+8] with 2k + 8 <= m; the mirrored block
-        // m-k-3 ..= m-k at x[2(m-k-3)..2(m-k+1)], inside x[..2m] for k >= 4 (for k = 0 the
-        // lane of index m is dropped through a stack buffer), disjoint from the first.
-        unsafe {
-            let (cv, sv) = (vld1q_f32(c.as_ptr().add(k)), vld1q_f32(s.as_ptr().add(k)));
-            let pm = m - k - 3;
-            let (ar, mut ai) = (vld1q_f32(rp.add(k)), vld1q_f32(ip.add(k)));
-            let br = reverse(vld1q_f32(rp.add(pm)));
-            let mut bi = reverse(vld1q_f32(ip.add(pm)));
-            if k == 0 {
-                // Im X[0] and Im X[m] are ignored (lane 0 of each).
-                ai = vsetq_lane_f32::<0>(0.0, ai);
-                bi = vsetq_lane_f32::<0>(0.0, bi);
-            }
-            let gv = vdupq_n_f32(g);
-            let er = vmulq_f32(vaddq_f32(ar, br), gv);
-            let ei = vmulq_f32(vsubq_f32(ai, bi), gv);
-            let dr = vmulq_f32(vsubq_f32(ar, br), gv);
-            let di = vmulq_f32(vaddq_f32(ai, bi), gv);
-            // O = D (c + i s).
-            let or = vfmsq_f32(vmulq_f32(cv, dr), sv, di);
-            let oi = vfmaq_f32(vmulq_f32(sv, dr), cv, di);
-            // Swapped: imaginary part first.
-            vst2q_f32(xp.add(2 * k), float32x4x2_t(vaddq_f32(ei, or), vsubq_f32(er, oi)));
-            let zm = float32x4x2_t(reverse(vsubq_f32(or, ei)), reverse(vaddq_f32(er, oi)));
-            if k == 0 {
-                let mut buf = [0.0f32; 8];
-                vst2q_f32(buf.as_mut_ptr(), zm);
-                core::ptr::copy_nonoverlapping(buf.as_ptr(), xp.add(2 * pm), 6);
-            } else {
-                vst2q_f32(xp.add(2 * pm), zm);
-            }
-        }
-        k += 4;
-    }
-    // Z[m/2] = 2 conj X[m/2] / n.
-    let h = m / 2;
-    x[2 * h] = -(2.0 * g) * im[h];
-    x[2 * h + 1] = (2.0 * g) * re[h];
-}
-
 impl FftKernels for Neon {
     #[inline(always)]
     unsafe fn irfft_pre(fft: &RealFft<'_>, re: &[f32], im: &[f32], x: &mut [f32]) {
-        inverse_pre(fft, re, im, x)
+        simd::inverse_pre::<float32x4_t>(fft, re, im, x)
     }
 
     #[inline(always)]
     unsafe fn irfft_interleave(re: &[f32], im: &[f32], x: &mut [f32]) {
-        let m = re.len();
-        let mut j = 0;
-        while j < m {
-            // SAFETY: the caller guarantees re and im hold m values and x 2m, m a multiple
-            // of 4: j + 4 <= m, and the st2 writes x[2j..2j+8] inside x[..2m].
-            unsafe {
-                let v = float32x4x2_t(vld1q_f32(im.as_ptr().add(j)), vld1q_f32(re.as_ptr().add(j)));
-                vst2q_f32(x.as_mut_ptr().add(2 * j), v);
-            }
-            j += 4;
-        }
+        // SAFETY: the caller's contract (the hook's).
+        unsafe { simd::interleave_swapped::<float32x4_t>(re, im, x) }
     }
 
     #[inline(always)]
@@ -314,7 +178,7 @@ impl FftKernels for Neon {
         let m = re.len();
         // SAFETY: the caller guarantees x has 2m floats, re and im m each, m a power of two
         // >= 16; the spectrum does not alias x (& vs &mut).
-        unsafe { first_pass(x.as_ptr(), re.as_mut_ptr(), im.as_mut_ptr(), m) }
+        unsafe { simd::first_pass::<float32x4_t>(x.as_ptr(), re.as_mut_ptr(), im.as_mut_ptr(), m) }
     }
 
     #[inline(always)]
@@ -358,5 +222,80 @@ impl super::Lanes4 for float32x4_t {
     unsafe fn store(p: *mut f32, v: Self) {
         // SAFETY: `p` is writable for 4 floats (the caller's contract).
         unsafe { vst1q_f32(p, v) }
+    }
+}
+
+// SAFETY (every block below): register-only NEON operations (NEON is statically enabled),
+// or loads and stores within the caller's contract.
+impl FftLanes for float32x4_t {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vaddq_f32(a, b) }
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vsubq_f32(a, b) }
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vmulq_f32(a, b) }
+    }
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        // SAFETY: see above.
+        unsafe { vdupq_n_f32(v) }
+    }
+    /// `fmls`: the second product fused.
+    #[inline(always)]
+    fn mul_sub(a: Self, b: Self, c: Self, d: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vfmsq_f32(vmulq_f32(a, b), c, d) }
+    }
+    /// `fmla`: the second product fused.
+    #[inline(always)]
+    fn mul_add(a: Self, b: Self, c: Self, d: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vfmaq_f32(vmulq_f32(a, b), c, d) }
+    }
+    #[inline(always)]
+    fn zero_lane0(v: Self) -> Self {
+        // SAFETY: see above.
+        unsafe { vsetq_lane_f32::<0>(0.0, v) }
+    }
+    #[inline(always)]
+    fn reverse(v: Self) -> Self {
+        reverse(v)
+    }
+    #[inline(always)]
+    fn transpose(a: Self, b: Self, c: Self, d: Self) -> [Self; 4] {
+        // SAFETY: see above.
+        unsafe {
+            let ab0 = vtrn1q_f32(a, b); // a0 b0 a2 b2
+            let ab1 = vtrn2q_f32(a, b); // a1 b1 a3 b3
+            let cd0 = vtrn1q_f32(c, d); // c0 d0 c2 d2
+            let cd1 = vtrn2q_f32(c, d); // c1 d1 c3 d3
+            let f = |u: float32x4_t| vreinterpretq_f64_f32(u);
+            let g = |u: float64x2_t| vreinterpretq_f32_f64(u);
+            [
+                g(vzip1q_f64(f(ab0), f(cd0))), // a0 b0 c0 d0
+                g(vzip1q_f64(f(ab1), f(cd1))), // a1 b1 c1 d1
+                g(vzip2q_f64(f(ab0), f(cd0))), // a2 b2 c2 d2
+                g(vzip2q_f64(f(ab1), f(cd1))), // a3 b3 c3 d3
+            ]
+        }
+    }
+    #[inline(always)]
+    unsafe fn load2(p: *const f32) -> (Self, Self) {
+        // SAFETY: `p` is readable for 8 floats (the caller's contract).
+        let v = unsafe { vld2q_f32(p) };
+        (v.0, v.1)
+    }
+    #[inline(always)]
+    unsafe fn store2(p: *mut f32, a: Self, b: Self) {
+        // SAFETY: `p` is writable for 8 floats (the caller's contract).
+        unsafe { vst2q_f32(p, float32x4x2_t(a, b)) }
     }
 }
