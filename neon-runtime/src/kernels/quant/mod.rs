@@ -89,9 +89,9 @@ mod dot;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod dot_gemm;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
-mod mmla_gemm;
-#[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod dot_widen;
+#[cfg(all(target_arch = "aarch64", feature = "neon"))]
+mod mmla_gemm;
 #[cfg(all(target_arch = "aarch64", feature = "neon"))]
 mod neon;
 mod portable;
