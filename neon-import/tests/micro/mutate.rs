@@ -65,3 +65,29 @@ fn single_byte_mutants_are_refused_or_consistent() {
     assert!(refused > 0 && parsed > 0, "refused {refused}, parsed {parsed}");
     eprintln!("mutants: {refused} refused, {parsed} parsed");
 }
+
+/// A variable name holding a newline (one byte of a `VAR_HANDLE`'s or the init subgraph's
+/// `shared_name` changed, as the fuzzer found: `variable ` followed by a raw newline) gives
+/// a one-line error: names are escaped in messages.
+#[test]
+fn newline_in_a_variable_name_gives_a_one_line_error() {
+    let mut hits = 0;
+    for (model, dir) in MODELS {
+        let bytes = model_bytes(model, dir);
+        let at: Vec<usize> = bytes
+            .windows(7)
+            .enumerate()
+            .filter(|(_, w)| *w == b"stream_")
+            .map(|(i, _)| i)
+            .collect();
+        for &i in &at {
+            let mut m = bytes.clone();
+            m[i] = b'\n';
+            if let Err(e) = parse_stream(&m, &LIMITS) {
+                assert!(!e.to_string().contains('\n'), "{model} at {i}: multi-line error: {e}");
+                hits += 1;
+            }
+        }
+    }
+    assert!(hits > 0, "no mutant was refused");
+}

@@ -630,7 +630,12 @@ impl<'m, 'a> Reader<'m, 'a> {
             code::STRIDED_SLICE => self.strided_slice(op)?,
             code::SPLIT_V => self.split_v(op)?,
             code::RESHAPE => self.reshape(op)?,
-            code::CUSTOM => return Err(format!("unsupported custom operator `{}`", op.custom)),
+            code::CUSTOM => {
+                return Err(format!(
+                    "unsupported custom operator `{}`",
+                    crate::onnx::short(op.custom)
+                ))
+            }
             _ => return Err("unsupported operator".into()),
         };
         Ok(Some(step))

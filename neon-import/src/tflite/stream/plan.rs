@@ -62,7 +62,9 @@ pub fn stream_plan(graph: &StreamGraph) -> Result<StreamPlan, Error> {
         .vars
         .iter()
         .map(|v| {
-            variable(&mut b, v).map_err(|e| Error::new(format!("variable {}: {e}", v.shared_name)))
+            variable(&mut b, v).map_err(|e| {
+                Error::new(format!("variable {}: {e}", crate::onnx::short(&v.shared_name)))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut values = BTreeMap::new();

@@ -48,7 +48,9 @@ impl Vars {
             .specs
             .iter()
             .position(|v| (v.container.as_str(), v.shared_name.as_str()) == key)
-            .ok_or_else(|| format!("variable `{}` is not initialised by CALL_ONCE", key.1))?;
+            .ok_or_else(|| {
+                format!("variable `{}` is not initialised by CALL_ONCE", crate::onnx::short(key.1))
+            })?;
         r.resource(r.main, h)?;
         self.handles.push((h as usize, var));
         Ok(())
